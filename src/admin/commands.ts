@@ -1,0 +1,137 @@
+import type { Logger } from 'pino';
+import { VirtualClock, iso } from '../domain/clock/clock.js';
+import type { Scheduler } from '../domain/clock/scheduler.js';
+import type { DomainEnv } from '../domain/env.js';
+import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
+import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
+import type { Store } from '../store/types.js';
+import { parseDuration } from '../util/duration.js';
+import { ApiError } from '../api/errors.js';
+
+/** What an operator command can reach: a running server's, or one opened by the CLI. */
+export interface AdminContext {
+  store: Store;
+  env: DomainEnv;
+  log?: Logger;
+  keyUsage?: KeyUsage;
+  /** Present when a server runs (clock commands need it). */
+  scheduler?: Scheduler;
+  /** Extra commands of a running server (bots traces …), by name. */
+  extra?: Record<string, AdminCommand>;
+}
+
+export type AdminArgs = Record<string, unknown>;
+export type AdminCommand = (ctx: AdminContext, args: AdminArgs) => Promise<unknown>;
+
+/** An operator mistake: printed on stderr as is, exit code 1. */
+export class AdminError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+function str(args: AdminArgs, name: string): string {
+  const v = args[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new AdminError(`--${name.replace(/_/g, '-')} is required`);
+  return v;
+}
+
+/** Finds a user by PIN for a command, with an operator-facing error. */
+function pinUser(ctx: AdminContext, pin: string) {
+  try {
+    return userByPin(ctx.store.read, pin);
+  } catch (err) {
+    if (err instanceof ApiError) throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
+    throw err;
+  }
+}
+
+/**
+ * Hooks for commands whose domain lands with later issues (wallet grants, subscriptions).
+ * Internal: domain modules fill them in.
+ */
+export const walletAdmin: {
+  grant?: (ctx: AdminContext, userId: string, amount: number) => Promise<unknown>;
+  subscribe?: (ctx: AdminContext, userId: string, days: number) => Promise<unknown>;
+} = {};
+
+/** Every operator command, shared by the admin socket and the offline CLI. */
+export const adminCommands: Record<string, AdminCommand> = {
+  'users.add': async (ctx, args) => {
+    const name = str(args, 'name');
+    if (name.trim().length > 100) throw new AdminError('--name is at most 100 characters');
+    const balance = args.balance === undefined ? undefined : Number(args.balance);
+    if (balance !== undefined && !(Number.isFinite(balance) && balance >= 0)) throw new AdminError('--balance must be a number ≥ 0, e.g. 25 or 12.50');
+    const { user, key } = await ctx.store.transaction((tx) => {
+      const user = createUser(tx, ctx.env, { name });
+      return { user, key: createKey(tx, ctx.env, user.id) };
+    });
+    if (balance) {
+      if (!walletAdmin.grant) throw new AdminError('--balance needs the wallet, which this build does not have');
+      await walletAdmin.grant(ctx, user.id, balance);
+    }
+    return { ...publicUser(user), api_key: key.api_key };
+  },
+  'users.list': async (ctx) => {
+    const users = [...ctx.store.read.col(Users).all()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    return { users: users.map(publicUser) };
+  },
+  'users.grant': async (ctx, args) => {
+    const user = pinUser(ctx, str(args, 'pin'));
+    const amount = Number(args.amount);
+    if (!walletAdmin.grant) throw new AdminError('grants need the wallet, which this build does not have');
+    if (!Number.isFinite(amount) || amount <= 0) throw new AdminError('--amount must be a number > 0 with at most 2 decimals');
+    return walletAdmin.grant(ctx, user.id, amount);
+  },
+  'users.subscribe': async (ctx, args) => {
+    const user = pinUser(ctx, str(args, 'pin'));
+    const days = Number(args.days);
+    if (!Number.isInteger(days) || days < 1) throw new AdminError('--days must be a whole number ≥ 1');
+    if (!walletAdmin.subscribe) throw new AdminError('subscriptions need the wallet, which this build does not have');
+    return walletAdmin.subscribe(ctx, user.id, days);
+  },
+  'keys.create': async (ctx, args) => {
+    const user = pinUser(ctx, str(args, 'pin'));
+    return ctx.store.transaction((tx) => createKey(tx, ctx.env, user.id));
+  },
+  'keys.list': async (ctx, args) => {
+    const user = pinUser(ctx, str(args, 'pin'));
+    return { keys: listKeys(ctx.store.read, user.id, ctx.keyUsage) };
+  },
+  'keys.revoke': async (ctx, args) => {
+    const id = str(args, 'id');
+    const found = await ctx.store.transaction((tx) => revokeKey(tx, ctx.env, id));
+    if (!found) throw new AdminError(`no key has the id ${id}; see \`pinbot keys list --pin PIN\``);
+    const k = ctx.store.read.col(Keys).get(id)!;
+    return { id, revoked_at: iso(k.revoked_at!) };
+  },
+  'clock.advance': async (ctx, args) => {
+    const clock = virtualClock(ctx);
+    const ms = parseDuration(str(args, 'duration'));
+    if (ms === undefined) throw new AdminError('DURATION is like 90s, 15m, 2h or 3d');
+    await ctx.scheduler!.advanceTo(clock.now() + ms);
+    return { now: iso(clock.now()) };
+  },
+  'clock.set': async (ctx, args) => {
+    const clock = virtualClock(ctx);
+    const text = str(args, 'iso');
+    const ms = Date.parse(text);
+    if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
+    await ctx.scheduler!.advanceTo(ms);
+    return { now: iso(clock.now()) };
+  },
+};
+
+function virtualClock(ctx: AdminContext): VirtualClock {
+  if (!ctx.scheduler) throw new AdminError('clock commands need a running `pinbot serve --virtual-clock` on this data directory');
+  if (!(ctx.env.clock instanceof VirtualClock)) throw new AdminError('this server runs on the real clock; restart it with `pinbot serve --virtual-clock`');
+  return ctx.env.clock;
+}
+
+/** Runs a command by name (the admin socket and the offline CLI both come here). */
+export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
+  const cmd = ctx.extra?.[name] ?? adminCommands[name];
+  if (!cmd) throw new AdminError(`unknown admin command ${name}`);
+  return cmd(ctx, args);
+}

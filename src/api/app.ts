@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import type { DomainEnv } from '../domain/env.js';
+import { KeyUsage } from '../domain/users/keys.js';
+import type { Store } from '../store/types.js';
+import { ApiError } from './errors.js';
+import { authMiddleware } from './middleware/auth.js';
+import { Idempotency } from './middleware/idempotency.js';
+import { createLimiters } from './middleware/rate-limit.js';
+import { buildOpenApi } from './openapi.js';
+import type { RouteDef } from './route.js';
+import { allRoutes } from './routes.js';
+import { check, compileBody, compileStrings } from './validation.js';
+
+export interface AppOptions {
+  store: Store;
+  env: DomainEnv;
+  log: Logger;
+  keyUsage?: KeyUsage;
+  routes?: readonly RouteDef[];
+}
+
+/** Sends a JSON body that is already a string (so replays are byte for byte). Internal. */
+function sendJson(res: Response, status: number, body: string): void {
+  res.status(status).type('application/json; charset=utf-8').send(body);
+}
+
+/**
+ * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
+ * (100 kB), schema validation, idempotent writes, the error catalogue, `/healthz` and
+ * `/openapi.json`.
+ *
+ * @example
+ * const { app } = createApp({ store, env: { clock: systemClock, config }, log });
+ * await supertest(app).get('/healthz').expect(200);
+ */
+export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes }: AppOptions) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  const idempotency = new Idempotency(store, env.clock);
+  const openapi = buildOpenApi(routes);
+
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  const api = express.Router();
+  const limiters = createLimiters(env.config);
+  api.use(authMiddleware(store.read, keyUsage, env.clock));
+  api.use(limiters.general);
+  api.use(express.json({ limit: '100kb', type: () => true, strict: true }));
+
+  for (const route of routes) {
+    const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
+    const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
+    const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
+    const buckets = (route.buckets ?? []).map((b) => limiters[b]);
+    api[route.method](route.path, ...buckets, async (req: Request, res: Response) => {
+      const ctxParams = { ...req.params };
+      if (params) check(params, 'params', ctxParams);
+      const ctxQuery = { ...(req.query as Record<string, unknown>) };
+      check(query, 'query', ctxQuery);
+      let ctxBody: unknown = req.body;
+      if (route.method === 'post') {
+        if (ctxBody === undefined) ctxBody = {};
+        if (body) check(body, 'body', ctxBody);
+      }
+      const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+      if (!route.write) {
+        const r = route.handler(ctx);
+        sendJson(res, r.status, JSON.stringify(r.body));
+        return;
+      }
+      const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
+      const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
+      if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
+      sendJson(res, out.status, out.body);
+    });
+  }
+  app.use('/api/v1', api);
+
+  app.use((_req, _res, next) => next(new ApiError('not_found')));
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let apiError: ApiError;
+    const e = err as { type?: string; status?: number };
+    if (err instanceof ApiError) apiError = err;
+    else if (e?.type === 'entity.parse.failed') apiError = new ApiError('invalid_json');
+    else if (e?.type === 'entity.too.large') apiError = new ApiError('payload_too_large');
+    else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+      apiError = new ApiError('validation_failed', 'The request body must be UTF-8 JSON.');
+    } else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+      apiError = new ApiError('validation_failed', 'The request could not be read as JSON.');
+    } else {
+      (req as Request & { log?: Logger }).log?.error({ err, reqId: (req as Request & { id?: string }).id }, 'internal error');
+      apiError = new ApiError('internal_error');
+    }
+    if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    if (res.headersSent) return;
+    sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
+  });
+
+  return { app, idempotency, keyUsage, openapi };
+}

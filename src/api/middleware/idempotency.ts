@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { defineCollection, type Store, type Tx } from '../../store/types.js';
+import type { Clock } from '../../domain/clock/clock.js';
+import { utcDate } from '../../domain/clock/clock.js';
+import { ApiError } from '../errors.js';
+import type { RouteResult } from '../route.js';
+
+/** A stored outcome of a POST made with an Idempotency-Key. */
+export interface IdempotencyRecord {
+  readonly id: string;
+  readonly user_id: string;
+  readonly fingerprint: string;
+  readonly status: number;
+  /** The exact response body sent the first time. */
+  readonly body: string;
+  readonly created_at: number;
+}
+
+export const IdempotencyRecords = defineCollection<IdempotencyRecord>({
+  name: 'idempotency',
+  multi: { day: (r) => utcDate(r.created_at) },
+});
+
+/** Codes that never reached the operation and so are not stored (API.md "Money"). */
+const NOT_STORED = new Set(['unauthorized', 'rate_limited', 'invalid_json', 'validation_failed', 'payload_too_large', 'internal_error']);
+
+/** How long a stored outcome is kept at least (the sweep removes older days). */
+export const IDEMPOTENCY_RETENTION_DAYS = 2;
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * Runs a write with `Idempotency-Key` semantics (as Stripe does): the first outcome of a
+ * (user, key) pair is stored in the same transaction as the operation, so a crash cannot keep
+ * one without the other; a retry with the same request gets it byte for byte; the same key with
+ * another request is 409 `idempotency_key_reused`; a retry while the first runs is 409
+ * `idempotency_key_in_use`.
+ */
+export class Idempotency {
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Executes `op` inside a transaction. Without a key, it just runs; with one, the outcome is
+   * recorded. Returns the status and the body as the exact string to send.
+   */
+  async run(req: Request, userId: string, key: string | undefined, op: (tx: Tx) => RouteResult): Promise<{ status: number; body: string; replayed: boolean }> {
+    if (key === undefined) {
+      const r = await this.store.transaction(op);
+      return { status: r.status, body: JSON.stringify(r.body), replayed: false };
+    }
+    if (key.length < 1 || key.length > 255) {
+      throw new ApiError('validation_failed', undefined, [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
+    }
+    const id = `idem_${sha(`${userId}\u0000${key}`)}`;
+    const fingerprint = sha(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`);
+    const existing = this.store.read.col(IdempotencyRecords).get(id);
+    if (existing) {
+      if (existing.fingerprint !== fingerprint) throw new ApiError('idempotency_key_reused');
+      return { status: existing.status, body: existing.body, replayed: true };
+    }
+    if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
+    this.running.add(id);
+    const record = (tx: Tx, status: number, body: string) =>
+      tx.col(IdempotencyRecords).put({ id, user_id: userId, fingerprint, status, body, created_at: this.clock.now() });
+    try {
+      return await this.store.transaction((tx) => {
+        const r = op(tx);
+        const body = JSON.stringify(r.body);
+        record(tx, r.status, body);
+        return { status: r.status, body, replayed: false };
+      });
+    } catch (err) {
+      if (err instanceof ApiError && !NOT_STORED.has(err.code)) {
+        const body = JSON.stringify(err.toBody());
+        await this.store.transaction((tx) => record(tx, err.status, body));
+        return { status: err.status, body, replayed: false };
+      }
+      throw err;
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  /** Deletes stored outcomes older than the retention (run daily by the scheduler). */
+  async sweep(): Promise<number> {
+    const cutoff = utcDate(this.clock.now() - IDEMPOTENCY_RETENTION_DAYS * 86_400_000);
+    return this.store.transaction((tx) => {
+      const coll = tx.col(IdempotencyRecords);
+      const days = new Set<string>();
+      for (const r of coll.all()) if (utcDate(r.created_at) < cutoff) days.add(utcDate(r.created_at));
+      let n = 0;
+      for (const day of days) for (const rid of [...coll.ids('day', day)]) n += coll.delete(rid) ? 1 : 0;
+      return n;
+    });
+  }
+}

@@ -1,0 +1,79 @@
+import type { ReadView, Tx } from '../store/types.js';
+import type { DomainEnv } from '../domain/env.js';
+import type { User } from '../domain/users/users.js';
+
+/** A JSON Schema object (ajv / OpenAPI 3.1 dialect). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Names of the rate-limit buckets (API.md "Rate limits"); `general` counts every request. */
+export type BucketName = 'messages' | 'contacts' | 'intros';
+
+export interface RouteContext<B = any, Q = any, P = any> {
+  user: User;
+  body: B;
+  query: Q;
+  params: P;
+  env: DomainEnv;
+  /** Read access to the store (the committed state). */
+  db: ReadView;
+}
+
+export interface WriteContext<B = any, Q = any, P = any> extends RouteContext<B, Q, P> {
+  /** The transaction this request's writes go into. */
+  tx: Tx;
+}
+
+export interface RouteResult {
+  status: number;
+  body: unknown;
+}
+
+interface RouteBase {
+  method: 'get' | 'post' | 'delete';
+  /** Express path under /api/v1, e.g. `/wallet/transactions/:id/accept`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Extra rate-limit buckets this route counts against. */
+  buckets?: BucketName[];
+  schemas: {
+    body?: JsonSchema;
+    query?: JsonSchema;
+    params?: JsonSchema;
+    /** Success responses by status, for the OpenAPI document and response checks in tests. */
+    responses: Record<number, JsonSchema>;
+  };
+  /** Error codes this route may answer with, for the OpenAPI document. */
+  errors?: string[];
+}
+
+/** A route that reads only. */
+export interface ReadRoute extends RouteBase {
+  write?: false;
+  handler: (ctx: RouteContext) => RouteResult;
+}
+
+/**
+ * A route that writes: its handler runs inside one store transaction (all-or-nothing) and the
+ * response is sent after the commit is durable. POST routes honour `Idempotency-Key`.
+ */
+export interface WriteRoute extends RouteBase {
+  write: true;
+  handler: (ctx: WriteContext) => RouteResult;
+}
+
+export type RouteDef = ReadRoute | WriteRoute;
+
+/**
+ * Declares a route with its schemas beside its handler.
+ *
+ * @example
+ * export const meRoute = defineRoute({
+ *   method: 'get', path: '/me', summary: 'Your profile', tags: ['profile'],
+ *   schemas: { responses: { 200: { $ref: 'User' } } },
+ *   handler: ({ user }) => ({ status: 200, body: publicUser(user) }),
+ * });
+ */
+export function defineRoute<R extends RouteDef>(route: R): R {
+  return route;
+}

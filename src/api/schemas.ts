@@ -1,0 +1,74 @@
+/**
+ * Shared JSON Schemas, registered with ajv by `$id` and referenced as `{ $ref: 'User' }`.
+ * The OpenAPI document lists them under components/schemas.
+ */
+export const sharedSchemas = {
+  Pin: {
+    $id: 'Pin',
+    type: 'string',
+    minLength: 1,
+    maxLength: 16,
+    description: '6 characters A-Z 0-9; trimmed and upper-cased before lookup',
+  },
+  Amount: {
+    $id: 'Amount',
+    type: 'number',
+    description: '> 0, at most 2 decimal places, at most wallet.max_transfer',
+  },
+  Id: { $id: 'Id', type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z]+_[0-9a-z]+$' },
+  User: {
+    $id: 'User',
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'display_name', 'pin_code'],
+    properties: { id: { type: 'string' }, display_name: { type: 'string' }, pin_code: { type: 'string' } },
+  },
+  Error: {
+    $id: 'Error',
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          details: {
+            type: 'array',
+            items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+          },
+          retry_after: { type: 'integer' },
+        },
+      },
+    },
+  },
+  Message: {
+    $id: 'Message',
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'conversation_id', 'content', 'sender', 'timestamp', 'created_at'],
+    properties: {
+      id: { type: 'string' },
+      conversation_id: { type: 'string' },
+      content: { type: 'string' },
+      sender: { $ref: 'User' },
+      timestamp: { type: 'integer' },
+      created_at: { type: 'string' },
+    },
+  },
+} as const;
+
+/** A body schema for POST routes that take no fields (accept, decline). */
+export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+/** A params schema for routes with one `:id`. */
+export const idParams = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: { id: { $ref: 'Id' } },
+} as const;
+
+/** Query of list endpoints: `limit` (1–200). */
+export const limitQuery = (dflt = 50) => ({ type: 'integer', minimum: 1, maximum: 200, default: dflt }) as const;

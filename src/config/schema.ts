@@ -1,0 +1,124 @@
+import { DURATION_PATTERN } from '../util/duration.js';
+
+const bucket = (limit: number, window: string) => ({
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties: {
+    limit: { type: 'integer', minimum: 1, default: limit },
+    window: { type: 'string', pattern: DURATION_PATTERN, default: window, description: 'e.g. 1m, 1h' },
+  },
+});
+
+/** JSON Schema of config.yaml, with every default (API.md "config.yaml keys"). */
+export const configSchema = {
+  $id: 'pinbot-config',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+      },
+    },
+    rate_limits: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        general: bucket(100, '1m'),
+        messages: bucket(30, '1m'),
+        contacts: bucket(20, '1h'),
+        intros: bucket(10, '1h'),
+      },
+    },
+    wallet: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: { max_transfer: { type: 'number', exclusiveMinimum: 0, default: 1_000_000 } },
+    },
+    ubi: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        amount_per_day: { type: 'number', minimum: 0, default: 1 },
+        schedule: { type: 'string', default: '0 0 * * *' },
+      },
+    },
+    subscription: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: { trial_days: { type: 'integer', minimum: 0, default: 30 } },
+    },
+    messaging: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        max_length: { type: 'integer', minimum: 1, default: 4000 },
+        max_group_size: { type: 'integer', minimum: 3, default: 100 },
+      },
+    },
+    bots: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
+        enabled: { type: 'boolean', default: true },
+      },
+    },
+    plugins: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        dir: { type: 'string', default: 'plugins' },
+        packages: { type: 'array', items: { type: 'string' }, default: [] },
+      },
+    },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        compact_bytes: { type: 'integer', minimum: 1024, default: 67_108_864, description: 'journal size that triggers a snapshot' },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+      },
+    },
+  },
+} as const;
+
+export interface BucketConfig {
+  limit: number;
+  window: string;
+}
+
+/** The validated configuration, every key filled in. */
+export interface Config {
+  server: { host: string; port: number };
+  rate_limits: { enabled: boolean; general: BucketConfig; messages: BucketConfig; contacts: BucketConfig; intros: BucketConfig };
+  wallet: { max_transfer: number };
+  ubi: { amount_per_day: number; schedule: string };
+  subscription: { trial_days: number };
+  messaging: { max_length: number; max_group_size: number };
+  bots: { dir: string; enabled: boolean };
+  plugins: { dir: string; packages: string[] };
+  store: { compact_bytes: number };
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+}

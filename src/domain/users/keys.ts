@@ -1,0 +1,110 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { newId } from '../../util/ids.js';
+import { iso } from '../clock/clock.js';
+import type { DomainEnv } from '../env.js';
+import { Users, type User } from './users.js';
+
+export interface ApiKey {
+  readonly id: string;
+  readonly user_id: string;
+  /** SHA-256 of the key, hex. The key itself is never stored. */
+  readonly hash: string;
+  readonly created_at: number;
+  readonly revoked_at: number | null;
+  readonly last_used_at: number | null;
+}
+
+export const Keys = defineCollection<ApiKey>({
+  name: 'api_keys',
+  unique: { hash: (k) => k.hash },
+  multi: { user: (k) => k.user_id },
+});
+
+export const KEY_PREFIX = 'pinbot_';
+const KEY_SHAPE = /^pinbot_[A-Za-z0-9_-]{32}$/;
+
+function digest(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/** Creates a key (192 random bits) for a user; the plain key is returned once, never stored. */
+export function createKey(tx: Tx, env: DomainEnv, userId: string): { id: string; api_key: string } {
+  const apiKey = KEY_PREFIX + randomBytes(24).toString('base64url');
+  const record = tx.col(Keys).insert({
+    id: newId('key'),
+    user_id: userId,
+    hash: digest(apiKey).toString('hex'),
+    created_at: env.clock.now(),
+    revoked_at: null,
+    last_used_at: null,
+  });
+  return { id: record.id, api_key: apiKey };
+}
+
+/** Revokes a key; returns false when there is no such key. Revoking twice is harmless. */
+export function revokeKey(tx: Tx, env: DomainEnv, keyId: string): boolean {
+  const key = tx.col(Keys).get(keyId);
+  if (!key) return false;
+  if (key.revoked_at === null) tx.col(Keys).update(keyId, { revoked_at: env.clock.now() });
+  return true;
+}
+
+/**
+ * Remembers when each key was last used without a journal write per request: uses are kept in
+ * memory and written in one transaction by `flush()` (periodically and at shutdown).
+ */
+export class KeyUsage {
+  private readonly pending = new Map<string, number>();
+
+  touch(keyId: string, at: number): void {
+    this.pending.set(keyId, at);
+  }
+
+  /** The last use of a key, counting uses not yet flushed. */
+  lastUsed(key: ApiKey): number | null {
+    return this.pending.get(key.id) ?? key.last_used_at;
+  }
+
+  /** Writes pending uses in one transaction. */
+  flush(store: { transaction<R>(fn: (tx: Tx) => R): Promise<R> }): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    const batch = [...this.pending];
+    this.pending.clear();
+    return store.transaction((tx) => {
+      const keys = tx.col(Keys);
+      for (const [id, at] of batch) {
+        const k = keys.get(id);
+        if (k && (k.last_used_at ?? 0) < at) keys.update(id, { last_used_at: at });
+      }
+    });
+  }
+}
+
+/**
+ * The user a presented key belongs to, or undefined (malformed, unknown or revoked).
+ * The lookup is by digest; the digests are then compared in constant time.
+ */
+export function authenticate(db: ReadView, presented: string): { user: User; key: ApiKey } | undefined {
+  if (!KEY_SHAPE.test(presented)) return undefined;
+  const d = digest(presented);
+  const key = db.col(Keys).one('hash', d.toString('hex'));
+  if (!key || !timingSafeEqual(Buffer.from(key.hash, 'hex'), d) || key.revoked_at !== null) return undefined;
+  const user = db.col(Users).get(key.user_id);
+  return user ? { user, key } : undefined;
+}
+
+/** The keys of a user as `pinbot keys list` prints them. */
+export function listKeys(db: ReadView, userId: string, usage?: KeyUsage) {
+  const keys = db.col(Keys);
+  return keys.ids('user', userId).map((id) => {
+    const k = keys.get(id)!;
+    const used = usage ? usage.lastUsed(k) : k.last_used_at;
+    return {
+      id: k.id,
+      created_at: iso(k.created_at),
+      last_used_at: used === null ? null : iso(used),
+      revoked_at: k.revoked_at === null ? null : iso(k.revoked_at),
+    };
+  });
+}

@@ -1,0 +1,146 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server as NetServer } from 'node:net';
+import type { Logger } from 'pino';
+import { listenAdmin } from './admin/socket.js';
+import type { AdminCommand } from './admin/commands.js';
+import { createApp } from './api/app.js';
+import { loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { systemClock, VirtualClock, type Clock } from './domain/clock/clock.js';
+import { createScheduler, type Scheduler } from './domain/clock/scheduler.js';
+import type { DomainEnv } from './domain/env.js';
+import { KeyUsage } from './domain/users/keys.js';
+import { createLogger } from './log.js';
+import { FileStore } from './store/file-store.js';
+import { defaultServices } from './services.js';
+
+export interface ServerOptions {
+  dataDir: string;
+  /** config.yaml path (ignored when `config` is given). */
+  configFile?: string;
+  config?: Config;
+  host?: string;
+  port?: number;
+  /** Start on a virtual clock (at this time in ms, or now when `true`). */
+  virtualClock?: boolean | number;
+  /** Run the bots of `config.bots.dir` (default: config.bots.enabled). */
+  bots?: boolean;
+  log?: Logger;
+  /** Services to start (default: `defaultServices` of services.ts). */
+  services?: readonly ServerService[];
+}
+
+/** Something the server starts and stops with itself (UBI, bots, sweeps). */
+export interface ServerService {
+  name: string;
+  start(ctx: ServerContext): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** Admin commands it adds (e.g. `bots.trace`). */
+  commands?: Record<string, AdminCommand>;
+}
+
+export interface ServerContext {
+  store: FileStore;
+  env: DomainEnv;
+  clock: Clock;
+  scheduler: Scheduler;
+  log: Logger;
+  dataDir: string;
+  /** Base URL of this server once it listens. */
+  url: string;
+  options: ServerOptions;
+}
+
+export interface RunningServer extends ServerContext {
+  port: number;
+  close(): Promise<void>;
+}
+
+
+/** Thrown with a one-line, actionable message when the port is taken. */
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(`port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/**
+ * Starts the API on a data directory: opens the store (taking its lock), serves HTTP, the
+ * admin socket and the registered services. `close()` finishes in-flight requests, writes the
+ * snapshot and releases the directory.
+ *
+ * @example
+ * const server = await startServer({ dataDir: './data', port: 0 });
+ * console.log(server.url);
+ * await server.close();
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
+  const log = options.log ?? createLogger({ level: config.log.level });
+  const store = await FileStore.open(options.dataDir, {
+    compactBytes: config.store.compact_bytes,
+    warn: (msg, extra) => log.warn(extra ?? {}, msg),
+  });
+  const clock: Clock = options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock;
+  const scheduler = createScheduler(clock);
+  const env: DomainEnv = { clock, config };
+  const keyUsage = new KeyUsage();
+  const { app, idempotency } = createApp({ store, env, log, keyUsage });
+  const http: Server = createServer(app);
+  const host = options.host ?? config.server.host;
+  const port = options.port ?? config.server.port;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : err));
+      http.listen(port, host, () => resolve());
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const actualPort = (http.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  const ctx: ServerContext = { store, env, clock, scheduler, log, dataDir: options.dataDir, url, options };
+
+  scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });
+  const flushTimer = setInterval(() => void keyUsage.flush(store).catch((err) => log.error({ err }, 'key usage flush failed')), 60_000);
+  flushTimer.unref();
+
+  const started: ServerService[] = [];
+  const extra: Record<string, AdminCommand> = {};
+  let admin: NetServer | undefined;
+  const close = async () => {
+    clearInterval(flushTimer);
+    for (const s of [...started].reverse()) {
+      try {
+        await s.stop?.();
+      } catch (err) {
+        log.error({ err, service: s.name }, 'service failed to stop');
+      }
+    }
+    scheduler.stop();
+    await new Promise<void>((resolve) => {
+      http.close(() => resolve());
+      http.closeIdleConnections();
+    });
+    await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
+    await keyUsage.flush(store);
+    await store.close();
+  };
+  try {
+    admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
+    for (const s of options.services ?? defaultServices) {
+      if (s.name === 'bots' && options.bots === false) continue;
+      await s.start(ctx);
+      started.push(s);
+      Object.assign(extra, s.commands ?? {});
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  log.info({ url, dataDir: options.dataDir, virtualClock: clock.virtual }, `listening on ${url}`);
+  return { ...ctx, port: actualPort, close };
+}

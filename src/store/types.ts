@@ -1,0 +1,81 @@
+/** A record kept by the store: every record has a string `id`. */
+export interface StoredRecord {
+  readonly id: string;
+}
+
+/**
+ * A typed collection: its name and the indexes kept over it.
+ * `unique` indexes map one key to one record; `multi` indexes map a key to the ids of every
+ * record under it, kept in ascending id order (ids are time-sortable, so that is creation order).
+ *
+ * @example
+ * const Users = defineCollection<User>({ name: 'users', unique: { pin: (u) => u.pin_code } });
+ */
+export interface CollectionDef<T extends StoredRecord> {
+  readonly name: string;
+  readonly unique?: Readonly<Record<string, (record: T) => string | undefined>>;
+  readonly multi?: Readonly<Record<string, (record: T) => string | readonly string[] | undefined>>;
+  /** Internal: carries the record type. */
+  readonly __type?: T;
+}
+
+/** Declares a collection. Domain modules declare their own; the store binds them on first use. */
+export function defineCollection<T extends StoredRecord>(def: Omit<CollectionDef<T>, '__type'>): CollectionDef<T> {
+  return def as CollectionDef<T>;
+}
+
+/** Read access to one collection. Records are frozen: change them with `put`/`update`. */
+export interface ReadCollection<T extends StoredRecord> {
+  get(id: string): T | undefined;
+  /** The record a unique index holds under `key`. */
+  one(index: string, key: string): T | undefined;
+  /** Ids under `key` in a multi index, ascending (oldest first). Do not mutate. */
+  ids(index: string, key: string): readonly string[];
+  count(): number;
+  /** Every record, in no particular order. Only for operator commands and start-up jobs. */
+  all(): IterableIterator<T>;
+}
+
+/** Write access to one collection inside a transaction. */
+export interface WriteCollection<T extends StoredRecord> extends ReadCollection<T> {
+  /** Adds a record; throws if the id exists or a unique key is taken. */
+  insert(record: T): T;
+  /** Adds or replaces a record. */
+  put(record: T): T;
+  /** Replaces fields of an existing record; throws if it does not exist. */
+  update(id: string, patch: Partial<T>): T;
+  delete(id: string): boolean;
+}
+
+export interface ReadView {
+  col<T extends StoredRecord>(def: CollectionDef<T>): ReadCollection<T>;
+}
+
+export interface Tx {
+  col<T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T>;
+}
+
+/**
+ * The store: state in memory, every mutation a synchronous all-or-nothing transaction.
+ * `transaction` resolves once the change set is durable (for the file store: fsync'd).
+ *
+ * @example
+ * const user = await store.transaction((tx) => tx.col(Users).insert({ id: newId('usr'), ... }));
+ */
+export interface Store {
+  readonly read: ReadView;
+  transaction<R>(fn: (tx: Tx) => R): Promise<R>;
+  /** Writes everything out (file store: snapshot, journal cut) and releases the directory. */
+  close(): Promise<void>;
+}
+
+/** One change of a transaction: collection, id, and the new record or null for a delete. */
+export type Change = [collection: string, id: string, record: StoredRecord | null];
+
+/** Thrown when an insert collides with an existing id or unique key. */
+export class ConstraintError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConstraintError';
+  }
+}

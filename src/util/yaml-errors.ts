@@ -1,0 +1,117 @@
+import type { ErrorObject } from 'ajv';
+import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+
+/** A YAML document with the means to turn a data path into `line:col`. */
+export interface LocatedYaml {
+  file: string;
+  doc: Document.Parsed;
+  lines: LineCounter;
+}
+
+/** A problem in a user-written file, with its position, what was expected and a hint. */
+export interface FileProblem {
+  file: string;
+  line: number;
+  col: number;
+  path: string;
+  message: string;
+  hint?: string;
+}
+
+/** Formats a problem as `file:line:col: path: message (hint)`. */
+export function formatProblem(p: FileProblem): string {
+  const where = `${p.file}:${p.line}:${p.col}`;
+  const path = p.path ? `${p.path}: ` : '';
+  return `${where}: ${path}${p.message}${p.hint ? ` — ${p.hint}` : ''}`;
+}
+
+/** Parses YAML text; syntax errors come back as problems with their positions. */
+export function parseYaml(file: string, text: string): { located: LocatedYaml; value: unknown; problems: FileProblem[] } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const problems: FileProblem[] = doc.errors.map((e) => {
+    const pos = lines.linePos(e.pos[0]);
+    return { file, line: pos.line, col: pos.col, path: '', message: e.message.split('\n')[0]!, hint: 'fix the YAML syntax' };
+  });
+  const value = problems.length ? undefined : doc.toJS();
+  return { located: { file, doc, lines }, value, problems };
+}
+
+/** Splits an ajv instancePath (`/a/0/b`) into segments. */
+export function pathSegments(instancePath: string): Array<string | number> {
+  if (!instancePath) return [];
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/** The `line:col` of the node at `path` (or of its nearest existing parent; a key if `key`). */
+export function locate(y: LocatedYaml, path: ReadonlyArray<string | number>, key = false): { line: number; col: number } {
+  let p = [...path];
+  while (p.length >= 0) {
+    const node = p.length ? y.doc.getIn(p, true) : y.doc.contents;
+    if (isNode(node) && node.range) {
+      let offset = node.range[0];
+      if (key && p.length) {
+        const parent = p.length > 1 ? y.doc.getIn(p.slice(0, -1), true) : y.doc.contents;
+        const pair = (parent as { items?: Array<{ key: unknown }> } | null)?.items?.find(
+          (it) => isNode(it.key) && (it.key as { value?: unknown }).value === p[p.length - 1],
+        );
+        if (pair && isNode(pair.key) && pair.key.range) offset = pair.key.range[0];
+      }
+      const pos = y.lines.linePos(offset);
+      return { line: pos.line, col: pos.col };
+    }
+    if (p.length === 0) break;
+    p = p.slice(0, -1);
+  }
+  return { line: 1, col: 1 };
+}
+
+/** Turns ajv errors over a YAML document into problems with positions and plain messages. */
+export function ajvProblems(y: LocatedYaml, errors: ErrorObject[] | null | undefined): FileProblem[] {
+  const out: FileProblem[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    const segs = pathSegments(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    let hint: string | undefined;
+    let at = segs;
+    let onKey = false;
+    switch (e.keyword) {
+      case 'additionalProperties': {
+        const extra = (e.params as { additionalProperty: string }).additionalProperty;
+        at = [...segs, extra];
+        onKey = true;
+        message = `unknown key "${extra}"`;
+        hint = 'remove it or check its spelling';
+        break;
+      }
+      case 'type':
+        message = `expected ${(e.params as { type: string }).type}`;
+        hint = `change the value to a ${(e.params as { type: string }).type}`;
+        break;
+      case 'enum':
+        message = `expected one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
+        break;
+      case 'required':
+        message = `missing required key "${(e.params as { missingProperty: string }).missingProperty}"`;
+        hint = 'add it';
+        break;
+      case 'pattern':
+        message = `expected a value matching ${(e.params as { pattern: string }).pattern}`;
+        break;
+      default:
+        break;
+    }
+    const pos = locate(y, at, onKey);
+    const path = at.map(String).join('.');
+    const id = `${pos.line}:${pos.col}:${message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ file: y.file, line: pos.line, col: pos.col, path, message, hint });
+  }
+  return out;
+}

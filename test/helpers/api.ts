@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import supertest from 'supertest';
+import { createApp } from '../../src/api/app.js';
+import { configFrom } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { VirtualClock } from '../../src/domain/clock/clock.js';
+import type { DomainEnv } from '../../src/domain/env.js';
+import { createKey } from '../../src/domain/users/keys.js';
+import { createUser, type User } from '../../src/domain/users/users.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { Store } from '../../src/store/types.js';
+
+/** A fresh temp directory, removed by the returned cleanup. */
+export function tempDir(prefix = 'pinbot-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestApi {
+  store: Store;
+  clock: VirtualClock;
+  env: DomainEnv;
+  config: Config;
+  /** supertest over the app (real HTTP on an ephemeral port). */
+  http: ReturnType<typeof supertest>;
+  app: ReturnType<typeof createApp>['app'];
+  /** Creates a user with a key; `as(u)` gives headers for requests. */
+  user(name: string): Promise<{ user: User; key: string; headers: Record<string, string> }>;
+  close(): Promise<void>;
+}
+
+/**
+ * An API over a real file store in a temp dir (or a memory store), a virtual clock set to
+ * 2026-11-21T12:00:00Z, and the given config overrides (rate limits off unless given).
+ */
+export async function testApi({ config: overrides = {}, memory = false, now = Date.parse('2026-11-21T12:00:00Z') }: { config?: Record<string, unknown>; memory?: boolean; now?: number } = {}): Promise<TestApi> {
+  const tmp = tempDir();
+  const config = configFrom({ rate_limits: { enabled: false }, ...overrides });
+  const store: Store = memory ? new MemoryStore() : await FileStore.open(tmp.dir);
+  const clock = new VirtualClock(now);
+  const env: DomainEnv = { clock, config };
+  const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
+  const http = supertest(app);
+  return {
+    store,
+    clock,
+    env,
+    config,
+    http,
+    app,
+    async user(name) {
+      const { user, key } = await store.transaction((tx) => {
+        const user = createUser(tx, env, { name });
+        return { user, key: createKey(tx, env, user.id).api_key };
+      });
+      return { user, key, headers: { 'X-API-Key': key } };
+    },
+    async close() {
+      await store.close();
+      tmp.cleanup();
+    },
+  };
+}
