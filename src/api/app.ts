@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
@@ -9,6 +7,7 @@ import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
+import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
 import { allRoutes } from './routes.js';
@@ -44,22 +43,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes);
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(log));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -116,7 +100,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     } else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
       apiError = new ApiError('validation_failed', 'The request could not be read as JSON.');
     } else {
-      (req as Request & { log?: Logger }).log?.error({ err, reqId: (req as Request & { id?: string }).id }, 'internal error');
+      log.error({ err, reqId: req.id, req: { method: req.method, url: req.originalUrl } }, 'internal error');
       apiError = new ApiError('internal_error');
     }
     if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+/** The level of a finished request's log line: 5xx error, 4xx info, the rest debug. Internal. */
+function levelOf(status: number): 'error' | 'info' | 'debug' {
+  return status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+}
+
+/**
+ * Gives every request an id (a well-formed incoming `X-Request-Id`, else a UUID), echoes it in
+ * `X-Request-Id`, and writes one line per finished request: `{ req: { id, method, url }, res:
+ * { statusCode }, responseTime }` at `error` for 5xx, `info` for 4xx, `debug` otherwise.
+ *
+ * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
+ * request, even when the line is below the log level. Under load that was a quarter of the CPU
+ * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written.
+ *
+ * @example
+ * app.use(requestLog(log));
+ */
+export function requestLog(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    const start = performance.now();
+    // 'close' comes once per response, after 'finish' or when the client went away first.
+    res.once('close', () => {
+      const level = levelOf(res.statusCode);
+      if (!log.isLevelEnabled(level)) return;
+      const responseTime = Math.round(performance.now() - start);
+      const line = { req: { id, method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode }, responseTime };
+      log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+    });
+    next();
+  };
+}
