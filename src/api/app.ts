@@ -56,14 +56,15 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config);
   api.use(authMiddleware(store.read, keyUsage, env.clock));
   api.use(limiters.general);
-  api.use(express.json({ limit: '100kb', type: () => true, strict: true }));
+  // JSON bodies are parsed only on the routes that take one: a GET skips the parser's work.
+  const parseJson = express.json({ limit: '100kb', type: () => true, strict: true });
 
   for (const route of routes) {
     const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
     const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
     const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
     const buckets = (route.buckets ?? []).map((b) => limiters[b]);
-    api[route.method](route.path, ...buckets, async (req: Request, res: Response) => {
+    const context = (req: Request) => {
       const ctxParams = { ...req.params };
       if (params) check(params, 'params', ctxParams);
       const ctxQuery = { ...(req.query as Record<string, unknown>) };
@@ -73,17 +74,23 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
         if (ctxBody === undefined) ctxBody = {};
         if (body) check(body, 'body', ctxBody);
       }
-      const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
-      if (!route.write) {
-        const r = route.handler(ctx);
-        sendJson(res, r.status, JSON.stringify(r.body));
-        return;
-      }
-      const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
-      const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
-      if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
-      sendJson(res, out.status, out.body);
-    });
+      return { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+    };
+    // Reads answer synchronously (no promise per request); writes wait for the durable commit.
+    const handler = route.write
+      ? async (req: Request, res: Response) => {
+          const ctx = context(req);
+          const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
+          const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
+          if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
+          sendJson(res, out.status, out.body);
+        }
+      : (req: Request, res: Response) => {
+          const r = route.handler(context(req));
+          sendJson(res, r.status, JSON.stringify(r.body));
+        };
+    if (route.method === 'get') api.get(route.path, ...buckets, handler);
+    else api[route.method](route.path, parseJson, ...buckets, handler);
   }
   app.use('/api/v1', api);
 
