@@ -12,7 +12,7 @@ describe('introductions: state table', () => {
   beforeAll(async () => {
     api = await testApi({ memory: true });
     call = caller(api);
-    [alice, bob, carol, dave, eve] = await Promise.all(['Alice', 'Bob', 'Carol', 'Dave', 'Eve'].map((n) => api.user(n)));
+    [alice, bob, carol, dave, eve] = [await api.user('Alice'), await api.user('Bob'), await api.user('Carol'), await api.user('Dave'), await api.user('Eve')];
   });
   afterAll(() => api.close());
 
