@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/domain/clock/clock.js';
 import type { DomainEnv } from '../src/domain/env.js';
-import { Conversations } from '../src/domain/messaging/collections.js';
+import { ConversationActivity } from '../src/domain/messaging/collections.js';
 import { createGroup } from '../src/domain/messaging/conversations.js';
 import { listMessages } from '../src/domain/messaging/messages.js';
 import { sendToConversation } from '../src/domain/messaging/send.js';
@@ -152,7 +152,7 @@ describe('since is a binary search over the conversation index (domain, property
       clock.set(clock.now() - 60_000);
       const next = await store.transaction((tx) => sendToConversation(tx, env, a, convId, 'after restart'));
       expect(next.timestamp).toBe(before.timestamp + 1);
-      expect(store.read.col(Conversations).get(convId)!.last_message_id).toBe(next.id);
+      expect(store.read.col(ConversationActivity).get(convId)!.last_message_id).toBe(next.id);
       await store.close();
     } finally {
       tmp.cleanup();

@@ -7,7 +7,7 @@ import { compileResponse } from '../../src/api/validation.js';
 import { ContactRequests } from '../../src/domain/contacts/contact-requests.js';
 import { Contacts } from '../../src/domain/contacts/contacts.js';
 import { Introductions } from '../../src/domain/introductions/introductions.js';
-import { Conversations, Messages } from '../../src/domain/messaging/collections.js';
+import { ConversationActivity, Conversations, Messages } from '../../src/domain/messaging/collections.js';
 import type { CollectionDef, Store, StoredRecord } from '../../src/store/types.js';
 import type { TestApi } from './api.js';
 
@@ -67,7 +67,7 @@ export function caller(api: TestApi) {
 /** Every record of the messaging, introduction and contact collections, for "nothing changed" checks. */
 export function socialState(store: Store): string {
   const out: Record<string, unknown[]> = {};
-  for (const def of [Conversations, Messages, Introductions, ContactRequests, Contacts] as unknown as CollectionDef<StoredRecord>[]) {
+  for (const def of [Conversations, ConversationActivity, Messages, Introductions, ContactRequests, Contacts] as unknown as CollectionDef<StoredRecord>[]) {
     out[def.name] = [...store.read.col(def).all()].sort((a, b) => (a.id < b.id ? -1 : 1));
   }
   return JSON.stringify(out);

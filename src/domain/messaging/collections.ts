@@ -10,6 +10,16 @@ export interface ConversationRecord {
   /** Direct only: the two user ids sorted and joined, so one pair has one direct conversation. */
   readonly direct_key?: string;
   readonly created_at: number;
+}
+
+/**
+ * What changes with every message, kept apart from the conversation (same id) so that a message
+ * rewrites a record without indexes: updating the conversation itself would re-index it under
+ * every participant, a cost that grows with the group.
+ */
+export interface ConversationActivityRecord {
+  /** The conversation's id. */
+  readonly id: string;
   /** Last activity (ms): the newest message's timestamp, or `created_at` while there is none. */
   readonly activity_at: number;
   readonly last_message_id: string | null;
@@ -35,6 +45,9 @@ export const Conversations = defineCollection<ConversationRecord>({
   unique: { direct: (c) => c.direct_key },
   multi: { participant: (c) => c.participant_ids },
 });
+
+/** The activity of each conversation, by conversation id (no indexes). */
+export const ConversationActivity = defineCollection<ConversationActivityRecord>({ name: 'conversation_activity' });
 
 /**
  * Messages, indexed by conversation. The index keeps ids ascending; ids are time-sortable and

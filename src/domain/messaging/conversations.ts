@@ -4,7 +4,7 @@ import { newId } from '../../util/ids.js';
 import { iso } from '../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { normalizePin, otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
-import { Conversations, directKey, Messages, type ConversationRecord } from './collections.js';
+import { ConversationActivity, Conversations, directKey, Messages, type ConversationActivityRecord, type ConversationRecord } from './collections.js';
 import { toMessage, type MessageView } from './messages.js';
 
 /** The conversation object of every response (API.md "Messaging"). */
@@ -20,7 +20,8 @@ export interface ConversationView {
 
 /** Renders a stored conversation with its participants and last message. */
 export function toConversation(db: ReadView, c: ConversationRecord): ConversationView {
-  const last = c.last_message_id === null ? undefined : db.col(Messages).get(c.last_message_id);
+  const activity = activityOf(db, c.id);
+  const last = activity.last_message_id === null ? undefined : db.col(Messages).get(activity.last_message_id);
   return {
     id: c.id,
     type: c.type,
@@ -28,8 +29,22 @@ export function toConversation(db: ReadView, c: ConversationRecord): Conversatio
     participants: c.participant_ids.map((id) => publicUser(userById(db, id))),
     last_message: last ? toMessage(db, last) : null,
     created_at: iso(c.created_at),
-    updated_at: iso(c.activity_at),
+    updated_at: iso(activity.activity_at),
   };
+}
+
+/** The activity record of a conversation (written with it, so it always exists). */
+export function activityOf(db: ReadView, conversationId: string): ConversationActivityRecord {
+  const a = db.col(ConversationActivity).get(conversationId);
+  if (!a) throw new Error(`conversation ${conversationId} has no activity record`);
+  return a;
+}
+
+/** Stores a new conversation with its activity record. Internal. */
+function insertConversation(tx: Tx, record: ConversationRecord): ConversationRecord {
+  const conversation = tx.col(Conversations).insert(record);
+  tx.col(ConversationActivity).insert({ id: record.id, activity_at: record.created_at, last_message_id: null, last_timestamp: 0 });
+  return conversation;
 }
 
 /** The conversation `id` if `user` is in it; otherwise 404 `conversation_not_found`, as if it did not exist. */
@@ -50,33 +65,13 @@ export function directConversation(tx: Tx, env: DomainEnv, creatorId: string, ot
   const existing = coll.one('direct', key);
   if (existing) return { conversation: existing, created: false };
   const now = env.clock.now();
-  const conversation = coll.insert({
-    id: newId('cnv'),
-    type: 'direct',
-    name: null,
-    participant_ids: [creatorId, otherId],
-    direct_key: key,
-    created_at: now,
-    activity_at: now,
-    last_message_id: null,
-    last_timestamp: 0,
-  });
+  const conversation = insertConversation(tx, { id: newId('cnv'), type: 'direct', name: null, participant_ids: [creatorId, otherId], direct_key: key, created_at: now });
   return { conversation, created: true };
 }
 
 /** Creates a group conversation of `participantIds` (already checked: distinct, existing). */
 export function createGroup(tx: Tx, env: DomainEnv, participantIds: readonly string[], name: string): ConversationRecord {
-  const now = env.clock.now();
-  return tx.col(Conversations).insert({
-    id: newId('cnv'),
-    type: 'group',
-    name,
-    participant_ids: [...participantIds],
-    created_at: now,
-    activity_at: now,
-    last_message_id: null,
-    last_timestamp: 0,
-  });
+  return insertConversation(tx, { id: newId('cnv'), type: 'group', name, participant_ids: [...participantIds], created_at: env.clock.now() });
 }
 
 /**
@@ -140,7 +135,7 @@ export function openConversation(tx: Tx, env: DomainEnv, user: User, input: Open
  */
 export function listConversations(db: ReadView, user: User): ConversationView[] {
   const coll = db.col(Conversations);
-  const mine = coll.ids('participant', user.id).map((id) => coll.get(id)!);
-  mine.sort((a, b) => b.activity_at - a.activity_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  return mine.map((c) => toConversation(db, c));
+  const mine = coll.ids('participant', user.id).map((id) => ({ c: coll.get(id)!, at: activityOf(db, id).activity_at }));
+  mine.sort((a, b) => b.at - a.at || (a.c.id < b.c.id ? 1 : a.c.id > b.c.id ? -1 : 0));
+  return mine.map(({ c }) => toConversation(db, c));
 }

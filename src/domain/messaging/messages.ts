@@ -4,7 +4,7 @@ import { newId } from '../../util/ids.js';
 import { iso } from '../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { publicUser, userById, type PublicUser } from '../users/users.js';
-import { Conversations, Messages, type ConversationRecord, type MessageRecord } from './collections.js';
+import { ConversationActivity, Messages, type ConversationRecord, type MessageRecord } from './collections.js';
 
 /** The message object of every response (API.md "Messaging"). */
 export interface MessageView {
@@ -54,12 +54,13 @@ export function checkContent(env: DomainEnv, content: string, path = 'body.conte
  * @example const m = postMessage(tx, env, conv, alice.id, 'hello');
  */
 export function postMessage(tx: Tx, env: DomainEnv, conv: ConversationRecord, senderId: string, content: string): MessageRecord {
-  const timestamp = Math.max(env.clock.now(), conv.last_timestamp + 1);
+  const activity = tx.col(ConversationActivity).get(conv.id)!;
+  const timestamp = Math.max(env.clock.now(), activity.last_timestamp + 1);
   let id = newId('msg');
   // Ids are monotonic within a process; this guard keeps the index in timestamp order regardless.
-  while (conv.last_message_id !== null && id <= conv.last_message_id) id = newId('msg');
+  while (activity.last_message_id !== null && id <= activity.last_message_id) id = newId('msg');
   const message = tx.col(Messages).insert({ id, conversation_id: conv.id, sender_id: senderId, content, timestamp });
-  tx.col(Conversations).update(conv.id, { last_message_id: id, last_timestamp: timestamp, activity_at: Math.max(conv.activity_at, timestamp) });
+  tx.col(ConversationActivity).update(conv.id, { last_message_id: id, last_timestamp: timestamp, activity_at: Math.max(activity.activity_at, timestamp) });
   return message;
 }
 
