@@ -35,6 +35,11 @@ export interface ContactRequestView {
   created_at: string;
 }
 
+/**
+ * Renders a request as `POST /contacts/request` answers it.
+ *
+ * @example toContactRequest(tx, requestContact(tx, env, alice, pin)).status // 'pending'
+ */
 export function toContactRequest(db: ReadView, r: ContactRequestRecord): ContactRequestView {
   return {
     id: r.id,

@@ -30,6 +30,11 @@ export interface ContactEntry {
   created_at: string;
 }
 
+/**
+ * Renders a contact from one side: `contact` is the other user.
+ *
+ * @example toContactEntry(db, contact, alice.id).contact.display_name // 'Bob'
+ */
 export function toContactEntry(db: ReadView, c: ContactRecord, viewerId: string): ContactEntry {
   const other = c.user_ids[0] === viewerId ? c.user_ids[1] : c.user_ids[0];
   return { id: c.id, contact: publicUser(userById(db, other)), created_at: iso(c.created_at) };

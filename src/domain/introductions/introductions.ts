@@ -45,6 +45,11 @@ export interface IntroductionView {
   created_at: string;
 }
 
+/**
+ * Renders a stored introduction for any of its parties.
+ *
+ * @example toIntroduction(db, db.col(Introductions).get(id)!).participants[0].response // 'pending'
+ */
 export function toIntroduction(db: ReadView, i: IntroductionRecord): IntroductionView {
   return {
     id: i.id,

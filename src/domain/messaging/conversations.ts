@@ -18,7 +18,11 @@ export interface ConversationView {
   updated_at: string;
 }
 
-/** Renders a stored conversation with its participants and last message. */
+/**
+ * Renders a stored conversation with its participants and last message.
+ *
+ * @example toConversation(db, conversationFor(db, alice, id)).last_message?.content
+ */
 export function toConversation(db: ReadView, c: ConversationRecord): ConversationView {
   const activity = activityOf(db, c.id);
   const last = activity.last_message_id === null ? undefined : db.col(Messages).get(activity.last_message_id);

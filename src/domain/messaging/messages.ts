@@ -16,7 +16,11 @@ export interface MessageView {
   created_at: string;
 }
 
-/** Renders a stored message. */
+/**
+ * Renders a stored message; `created_at` is its timestamp as ISO 8601.
+ *
+ * @example toMessage(db, m).sender.pin_code
+ */
 export function toMessage(db: ReadView, m: MessageRecord): MessageView {
   return {
     id: m.id,
