@@ -175,12 +175,16 @@ export class Engine implements ReadView {
       s.set(id, next);
       changes.push([s.name, id, next]);
     };
+    // One write view per collection per transaction: domain code calls tx.col(X) for every
+    // record it touches, and a new object of closures each time dominated bulk writes.
+    const views = new Map<CollectionState, WriteCollection<StoredRecord>>();
     const tx: Tx = {
       col: <T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T> => {
         const s = this.bound(def);
-        const base = this.reader(s);
+        const cached = views.get(s);
+        if (cached) return cached as unknown as WriteCollection<T>;
         const coll: WriteCollection<StoredRecord> = {
-          ...base,
+          ...(s.view ??= this.reader(s)),
           insert: (record) => {
             if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
             s.checkUnique(record);
@@ -208,6 +212,7 @@ export class Engine implements ReadView {
             return true;
           },
         };
+        views.set(s, coll);
         return coll as unknown as WriteCollection<T>;
       },
     };
