@@ -68,7 +68,7 @@ export async function dataset<M>(name: string, params: Record<string, unknown>, 
 
 function generate(name: string, dir: string, params: Record<string, unknown>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--max-old-space-size=4096', 'bin/run-ts.js', 'bench/data/generate.ts', name, dir, JSON.stringify(params)], {
+    const child = spawn(process.execPath, ['--max-old-space-size=4096', '--max-semi-space-size=64', 'bin/run-ts.js', 'bench/data/generate.ts', name, dir, JSON.stringify(params)], {
       cwd: REPO,
       stdio: ['ignore', 'inherit', 'pipe'],
     });
