@@ -8,6 +8,9 @@ import { Engine } from './engine.js';
 import { acquireLock } from './lock.js';
 import type { Change, ReadView, Store, StoredRecord, Tx } from './types.js';
 
+/** The part after the prefix of an id made by `newId`: time, counter, random (base32). */
+const NEW_ID_BODY = /^[0-9a-hjkmnp-tv-z]{13}[0-9a-v]{8}$/;
+
 /** The snapshot format version this code reads and writes. */
 export const SCHEMA_VERSION = 1;
 
@@ -124,11 +127,15 @@ export class FileStore implements Store {
     const hadOld = existsSync(this.oldJournalPath);
     if (hadOld) this.replay(this.oldJournalPath, snapSeq);
     if (existsSync(this.journalPath)) this.replay(this.journalPath, snapSeq);
+    // New ids must sort after every loaded one. Ids of one collection share their prefix, so
+    // each collection's greatest id is found by plain comparison (no string slicing per record:
+    // this runs over every record at start-up); ids not made by newId (idempotency records are
+    // `idem_<sha-256>`) carry no time and are skipped.
     let maxBody = '';
     let maxId = '';
-    for (const id of this.engine.allIds()) {
+    for (const id of this.engine.maxIds()) {
       const body = id.slice(id.indexOf('_') + 1);
-      if (body > maxBody) {
+      if (NEW_ID_BODY.test(body) && body > maxBody) {
         maxBody = body;
         maxId = id;
       }
