@@ -6,7 +6,22 @@ import type { ServerProcess } from './server-process.js';
  * A load to run against one server: the spec without the common settings, and the server
  * process, whose CPU time per request is then measured too.
  */
-export type Variant = Omit<LoadSpec, 'connections' | 'durationS'> & { connections?: number; server?: ServerProcess };
+export type Variant = Omit<LoadSpec, 'connections' | 'durationS'> & { connections?: number; durationS?: number; server?: ServerProcess };
+
+/**
+ * Waits until `server` has been idle (under 5% of a core) for 300 ms, at most `maxMs`: a load
+ * generator that stops leaves requests in flight, and the next run must not pay for them.
+ */
+export async function settle(server: ServerProcess, maxMs = 60_000): Promise<void> {
+  const until = performance.now() + maxMs;
+  let last = server.cpuMs();
+  while (last !== undefined && performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = server.cpuMs();
+    if (now === undefined || now - last < 15) return;
+    last = now;
+  }
+}
 
 /** Runs one load, measuring the server's CPU time around it. Internal. */
 async function measure(v: Variant, spec: LoadSpec): Promise<LoadResult> {
@@ -38,11 +53,16 @@ export async function interleave<K extends string>(variants: Record<K, Variant>,
   const names = Object.keys(variants) as K[];
   const out = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<K, LoadResult[]>;
   const spec = ({ server: _server, ...v }: Variant, durationS: number): LoadSpec => ({ ...v, connections: v.connections ?? opts.connections, durationS });
+  const run = async (v: Variant, durationS: number) => {
+    const r = await measure(v, spec(v, durationS));
+    if (v.server) await settle(v.server);
+    return r;
+  };
   const warmupS = opts.warmupS ?? 1;
-  if (warmupS > 0) for (const n of names) await runLoad(spec(variants[n], warmupS));
+  if (warmupS > 0) for (const n of names) await run(variants[n], warmupS);
   for (let round = 1; round <= opts.rounds; round++) {
     for (const n of names) {
-      const r = await measure(variants[n], spec(variants[n], opts.durationS));
+      const r = await run(variants[n], variants[n].durationS ?? opts.durationS);
       const cpu = r.cpuUsPerReq === undefined ? '' : `, CPU ${Math.round(r.cpuUsPerReq)} µs/req`;
       opts.progress?.(`  round ${round}/${opts.rounds} ${n}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}${loadProblem(r) ? ` (${loadProblem(r)})` : ''}`);
       out[n].push(r);

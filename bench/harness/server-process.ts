@@ -14,7 +14,10 @@ export interface ServerProcess {
   memory(): { rss: number; peak: number } | undefined;
   /** CPU time (user + system) used so far, in milliseconds; undefined where /proc is absent. */
   cpuMs(): number | undefined;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  /**
+   * SIGTERM, then SIGKILL after `graceMs` (0: SIGKILL at once, for a throw-away copy of a big
+   * store whose shutdown snapshot nobody needs); resolves when the process is gone.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -125,7 +128,7 @@ function handle(name: string, child: ChildProcess, url: string, startupMs: numbe
     cpuMs: () => procCpuMs(pid),
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
