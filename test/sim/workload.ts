@@ -137,7 +137,9 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
           if (!t) return;
           const accept = () => call(t.to, 'POST', answerPath(t.id, 'accept'), {});
           const decline = () => call(t.to, 'POST', answerPath(t.id, 'decline'), {});
-          const [a, d] = op.acceptFirst ? await Promise.all([accept(), decline()]) : (await Promise.all([decline(), accept()])).reverse();
+          const [a, d] = op.acceptFirst
+            ? await Promise.all([accept(), decline()])
+            : await Promise.all([decline(), accept()]).then(([dd, aa]) => [aa, dd] as const);
           if (a.status === 200 && d.status === 200) fail(`op ${i}: accept and decline of ${t.id} both succeeded`);
           answered(i, 'race accept', a, t, 'accept');
           answered(i, 'race decline', d, t, 'decline');
