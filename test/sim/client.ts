@@ -13,7 +13,7 @@ export interface Reply {
  */
 export function jsonClient(base: string, maxSockets = 64) {
   const url = new URL(base);
-  const agent = new Agent({ keepAlive: true, maxSockets });
+  const agent = new Agent({ keepAlive: true, maxSockets, scheduling: 'lifo' });
   const call = (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);

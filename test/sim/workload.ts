@@ -70,6 +70,9 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
   const env = { clock, config: configFrom({ rate_limits: { enabled: false }, log: { level: 'silent' } }) };
   const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
   const http = createServer(app);
+  // Sockets may sit idle for seconds while a busy machine runs other work: never let the
+  // server close one the client is about to reuse (the keep-alive race reads as ECONNRESET).
+  http.keepAliveTimeout = 600_000;
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const client = jsonClient(`http://127.0.0.1:${(http.address() as AddressInfo).port}/api/v1`);
   const fail = (msg: string): never => {
@@ -196,7 +199,9 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
     plan.forEach((op, i) => {
       const done = queue.add(async () => {
         if (failure) return;
-        await runOp(i, op);
+        await runOp(i, op).catch((err: unknown) => {
+          throw err instanceof SimFailure ? err : new SimFailure(seed, `op ${i} (${op.kind}): ${(err as Error).stack ?? String(err)}`);
+        });
         // The books balance at every instant, not just at the end.
         assertConserved(store.read, `after op ${i} (${op.kind})`);
       });
