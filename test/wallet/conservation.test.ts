@@ -10,7 +10,7 @@ import { simulate } from '../sim/workload.js';
 
 // The same workload as `npm run sim -- --seeds 1000`, for a few seeds on every `npm test`.
 describe('conservation: balances + pending = UBI + grants under a random concurrent workload', () => {
-  it.each([1, 2, 3])('seed %i, memory store: 2,000 operations, 32 in flight', async (seed) => {
+  it.each([1, 2])('seed %i, memory store: 2,000 operations, 32 in flight', { timeout: 120_000 }, async (seed) => {
     const report = await simulate({ seed, ops: 2000, concurrency: 32 });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
     // The workload really exercised what it claims to.
@@ -26,8 +26,8 @@ describe('conservation: balances + pending = UBI + grants under a random concurr
     expect(report.ledger.ubi).toBeGreaterThan(0);
   });
 
-  it('seed 4, journaled file store (fsync, group commit)', async () => {
-    const report = await simulate({ seed: 4, ops: 2000, concurrency: 32, store: 'file' });
+  it('seed 3, journaled file store (fsync, group commit)', { timeout: 120_000 }, async () => {
+    const report = await simulate({ seed: 3, ops: 2000, concurrency: 32, store: 'file' });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
   });
 

@@ -43,7 +43,7 @@ describe('pinbot serve --virtual-clock driven by the CLI', () => {
       server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
       server.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     if (server && server.exitCode === null) {
       const exited = new Promise((resolve) => server.once('exit', resolve));
@@ -51,9 +51,9 @@ describe('pinbot serve --virtual-clock driven by the CLI', () => {
       await exited;
     }
     tmp.cleanup();
-  });
+  }, 60_000);
 
-  it('send, pending, accept, decline, then UBI arrives with `clock advance`', async () => {
+  it('send, pending, accept, decline, then UBI arrives with `clock advance`', { timeout: 120_000 }, async () => {
     const { pin_code: alicePin, api_key: aliceKey } = alice;
     // … and one made through the running server's admin socket.
     const bob = await cli('users', 'add', '--name', 'Bob');
