@@ -4,7 +4,6 @@ import { compileResponse } from '../../src/api/validation.js';
 import { balanceSchema, subscriptionSchema } from '../../src/api/wallet/schemas.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 
-const DAY = 86_400_000;
 const checkSub = compileResponse(subscriptionSchema);
 const checkBalance = compileResponse(balanceSchema);
 
