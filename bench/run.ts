@@ -1,5 +1,6 @@
 // npm run bench [-- NAME…] [--rounds N] [--duration S] [--connections C] [--list]
 // Runs the named benches (all by default) and prints their figures as one table.
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benches } from './benches.js';
 import type { BenchContext } from './harness/bench.js';
@@ -42,6 +43,8 @@ if (!(durationS >= 1) || !Number.isInteger(connections) || connections < 1) {
 const selected = positionals.length ? benches.filter((b) => positionals.includes(b.name)) : benches;
 const ctx: BenchContext = { rounds, durationS, connections, progress: (msg) => process.stderr.write(msg + '\n') };
 const started = performance.now();
+// Other work on the machine moves every absolute figure; the table says how busy it was.
+const loadAtStart = loadavg()[0]!;
 ctx.progress(`pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`);
 
 const all: Figure[] = [];
@@ -61,7 +64,8 @@ for (const bench of selected) {
   all.push(...figures);
 }
 
-console.log(`\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all\n`);
+const load = `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
+console.log(`\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all, ${load}\n`);
 console.log(tableHeader());
 for (const f of all) console.log(figureLine(f));
 const missed = all.filter((f) => f.pass === false);
