@@ -85,9 +85,19 @@ class CollectionState {
     for (const u of this.uniqueList) this.uniques.set(u.name, u.map);
     for (const m of this.multiList) this.multis.set(m.name, m.map);
     if (this.uniqueList.length + this.multiList.length === 0) return;
-    // Indexing in id order makes every multi-index insertion an append.
-    const sorted = [...this.records.keys()].sort();
-    for (const id of sorted) this.index(this.records.get(id)!);
+    // Indexing in id order makes every multi-index insertion an append. Records loaded from a
+    // snapshot usually come in id order already (they were inserted in it): then no sort.
+    let ordered = true;
+    let prev = '';
+    for (const id of this.records.keys()) {
+      if (id < prev) {
+        ordered = false;
+        break;
+      }
+      prev = id;
+    }
+    if (ordered) for (const record of this.records.values()) this.index(record);
+    else for (const id of [...this.records.keys()].sort()) this.index(this.records.get(id)!);
   }
 
   get bound(): boolean {
