@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -10,6 +10,7 @@ import type { Config } from './config/schema.js';
 import { systemClock, VirtualClock, type Clock } from './domain/clock/clock.js';
 import { createScheduler, type Scheduler } from './domain/clock/scheduler.js';
 import type { DomainEnv } from './domain/env.js';
+import type { RouteDef } from './api/route.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createLogger } from './log.js';
 import { FileStore } from './store/file-store.js';
@@ -29,6 +30,10 @@ export interface ServerOptions {
   log?: Logger;
   /** Services to start (default: `defaultServices` of services.ts). */
   services?: readonly ServerService[];
+  /** The /api/v1 routes (default: all); tests add their own. */
+  routes?: readonly RouteDef[];
+  /** Longest wait for in-flight requests at shutdown before connections are cut (default 30 s). */
+  shutdownGraceMs?: number;
 }
 
 /** Something the server starts and stops with itself (UBI, bots, sweeps). */
@@ -66,6 +71,39 @@ export class PortInUseError extends Error {
   }
 }
 
+/** Thrown with a one-line, actionable message when the server cannot listen for another reason. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, err: NodeJS.ErrnoException) {
+    const why =
+      err.code === 'EACCES'
+        ? `permission denied (ports below 1024 need privileges). Start with --port 3000, or any port above 1023`
+        : err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND'
+          ? `this machine has no address ${host}. Start with --host 127.0.0.1 (or 0.0.0.0 for every interface)`
+          : `${err.code ?? 'error'}: ${err.message}`;
+    super(`cannot listen on ${host}:${port}: ${why}.`);
+    this.name = 'ListenError';
+  }
+}
+
+/**
+ * Closes an HTTP server gracefully: no new connections, in-flight requests finish (their
+ * responses say `Connection: close`), idle keep-alive connections are closed at once rather
+ * than after their 5 s timeout, and whatever is still open after `graceMs` is cut. Internal.
+ */
+function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: number): Promise<void> {
+  for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  return new Promise<void>((resolve) => {
+    const poll = setInterval(() => http.closeIdleConnections(), 25);
+    const cut = setTimeout(() => http.closeAllConnections(), graceMs);
+    http.close(() => {
+      clearInterval(poll);
+      clearTimeout(cut);
+      resolve();
+    });
+    http.closeIdleConnections();
+  });
+}
+
 /**
  * Starts the API on a data directory: opens the store (taking its lock), serves HTTP, the
  * admin socket and the registered services. `close()` finishes in-flight requests, writes the
@@ -87,13 +125,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const scheduler = createScheduler(clock);
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage });
+  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
   const http: Server = createServer(app);
+  const inflight = new Set<ServerResponse>();
+  let closing = false;
+  http.on('request', (_req, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inflight.add(res);
+    res.on('close', () => inflight.delete(res));
+  });
   const host = options.host ?? config.server.host;
   const port = options.port ?? config.server.port;
   try {
     await new Promise<void>((resolve, reject) => {
-      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : err));
+      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)));
       http.listen(port, host, () => resolve());
     });
   } catch (err) {
@@ -111,7 +156,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const started: ServerService[] = [];
   const extra: Record<string, AdminCommand> = {};
   let admin: NetServer | undefined;
-  const close = async () => {
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= shutdown());
+  const shutdown = async () => {
+    closing = true;
     clearInterval(flushTimer);
     for (const s of [...started].reverse()) {
       try {
@@ -121,13 +169,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
     }
     scheduler.stop();
-    await new Promise<void>((resolve) => {
-      http.close(() => resolve());
-      http.closeIdleConnections();
-    });
+    await closeGracefully(http, inflight, options.shutdownGraceMs ?? 30_000);
     await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
-    await keyUsage.flush(store);
-    await store.close();
+    try {
+      await keyUsage.flush(store);
+    } finally {
+      await store.close();
+    }
   };
   try {
     admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
