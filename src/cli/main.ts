@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
-import { ListenError, startServer, PortInUseError } from '../server.js';
+import { ListenError, PortInUseError } from '../server-errors.js';
 import { JournalCorruptError } from '../store/journal.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
@@ -45,9 +45,17 @@ common(
   const config = commandConfig(opts);
   const log = createLogger({ level: config.log.level });
   if (opts.dryRun) process.env.PINBOT_DRY_RUN = '1';
+  // Loaded here, not at the top: the other commands do not need express.
+  const { startServer } = await import('../server.js');
+  // Signals are caught from the start: one that arrives while starting stops the server as
+  // soon as it is up (the `listening` line may already be out).
+  let early: string | undefined;
+  let stop = (signal: string) => void (early ??= signal);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, log });
   let stopping = false;
-  const stop = (signal: string) => {
+  stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C: the operator does not want to wait. The journal keeps every write.
       log.warn({ signal }, 'stopping now without a snapshot (the journal replays at the next start)');
@@ -68,8 +76,7 @@ common(
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  if (early) stop(early);
 });
 
 const users = program.command('users').description('manage users (the stand-in for the mobile app)');
