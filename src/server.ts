@@ -60,6 +60,8 @@ export interface ServerContext {
 
 export interface RunningServer extends ServerContext {
   port: number;
+  /** The HTTP server (for tests and for services that attach to it). */
+  http: Server;
   close(): Promise<void>;
 }
 
@@ -171,5 +173,5 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw err;
   }
   log.info({ url, dataDir: options.dataDir, virtualClock: clock.virtual }, `listening on ${url}`);
-  return { ...ctx, port: actualPort, close };
+  return { ...ctx, port: actualPort, http, close };
 }
