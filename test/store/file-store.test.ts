@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, SCHEMA_VERSION } from '../../src/store/file-store.js';
@@ -182,5 +182,27 @@ describe('file store', () => {
     await write;
     expect(events).toEqual(['write acked', 'durable']);
     expect(readFileSync(join(d, 'journal.jsonl'), 'utf8')).toContain('item_1');
+  });
+
+  it('a copy taken while running — journal.jsonl, then journal.old.jsonl, then db.json — always restores', async () => {
+    const d = dir();
+    const store = await open(d, { compactBytes: 1024 });
+    let n = 0;
+    const burst = () => addItems(store, (n += 7) - 7, 7);
+    for (let round = 0; round < 15; round++) {
+      const copy = dir();
+      // Writes and compactions keep running between the copies of the files.
+      copyFileSync(join(d, 'journal.jsonl'), join(copy, 'journal.jsonl'));
+      await burst();
+      if (round % 3 === 0) await Promise.all([store.compact(), burst()]);
+      if (existsSync(join(d, 'journal.old.jsonl'))) copyFileSync(join(d, 'journal.old.jsonl'), join(copy, 'journal.old.jsonl'));
+      await burst();
+      if (existsSync(join(d, 'db.json'))) copyFileSync(join(d, 'db.json'), join(copy, 'db.json'));
+      const restored = await open(copy);
+      const items = restored.read.col(Items);
+      expect(restored.read.col(Counters).get('count')?.value ?? 0).toBe(items.count());
+      for (let i = 0; i < items.count(); i++) expect(items.one('n', String(i)), `round ${round}, item ${i}`).toBeDefined();
+      await restored.close();
+    }
   });
 });
