@@ -8,7 +8,7 @@ const tmp = tempDir('pinbot-cli-');
 afterAll(() => tmp.cleanup());
 
 // Without a server, each command opens the store itself under its lock.
-describe('the CLI without a running server', () => {
+describe('the CLI without a running server', { timeout: 120_000 }, () => {
   it('users add --json prints one JSON object; the user and key are in the data directory afterwards', async () => {
     const data = join(tmp.dir, 'offline');
     const add = await pinbot(['users', 'add', '--name', '  Bob  ', '--json', '--data', data]);

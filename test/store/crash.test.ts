@@ -37,7 +37,7 @@ function expectConsistent(store: FileStore, ids: string[]): void {
   expect(items.count()).toBeGreaterThanOrEqual(ids.length);
 }
 
-describe.concurrent('file store under crashes (child processes)', () => {
+describe.concurrent('file store under crashes (child processes)', { timeout: 120_000 }, () => {
   it('keeps every acknowledged write when the writer is killed with SIGKILL mid-burst', async () => {
     const d = dir();
     // A small compact_bytes makes compactions run during the burst too.
