@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/api/app.js';
+import { createLogger } from '../src/log.js';
 import { configFrom } from '../src/config/load.js';
 import { VirtualClock } from '../src/domain/clock/clock.js';
 import { createKey } from '../src/domain/users/keys.js';
@@ -24,7 +24,7 @@ describe('request ids and request log lines', () => {
     const store = new MemoryStore();
     const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: { enabled: false } }) };
     key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
-    const { app } = createApp({ store, env, log: pino({ level: 'info' }, sink) });
+    const { app } = createApp({ store, env, log: createLogger({ level: 'info', destination: sink }) });
     http = supertest(app);
   });
   afterAll(() => sink.end());
@@ -49,6 +49,8 @@ describe('request ids and request log lines', () => {
     const line = await lineFor('r-404');
     expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { id: 'r-404', method: 'GET', url: '/api/v1/nope' }, res: { statusCode: 404 } });
     expect(typeof line!.responseTime).toBe('number');
+    expect(line!.user_id).toMatch(/^usr_/);
+    expect(line!.req.headers['x-api-key']).toBe('[redacted]');
     expect(JSON.stringify(lines)).not.toContain(key);
   });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -86,12 +86,14 @@ describe('a reopened file store rebuilds its indexes from snapshot and journal',
     await store.transaction((tx) => tx.col(Items).update('i2', { owner: 'bob' }));
     const expected = state(store.read);
     expect(expected).toEqual({ codeA: 'i2', codeB: undefined, ann: ['i1'], bob: ['i2'], red: ['i1', 'i2'], blue: ['i1'] });
-    // Simulate a crash: no close() (so no snapshot), only the journal has the update.
-    await (store as unknown as { journal: { close(): Promise<void> } }).journal.close();
-    rmSync(join(dir, 'pinbot.lock'));
-    const again = await FileStore.open(dir);
+    // A copy of the live directory is what a crash leaves: no snapshot of the update, only the journal.
+    const image = mkdtempSync(join(tmpdir(), 'pinbot-idx-crash-'));
+    dirs.push(image);
+    cpSync(dir, image, { recursive: true });
+    const again = await FileStore.open(image);
     expect(state(again.read)).toEqual(expected);
     await again.close();
+    await store.close();
   });
 
   it('keeps new ids after the loaded ones, ignoring ids that carry no time (idem_<sha>)', async () => {

@@ -1,10 +1,11 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
+import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -18,20 +19,12 @@ export interface AppOptions {
   env: DomainEnv;
   log: Logger;
   keyUsage?: KeyUsage;
+  /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
 }
 
-/**
- * Sends a JSON body that is already a string (so replays are byte for byte). Internal.
- * Written straight to node's response: express's `send` would re-parse the content type twice
- * and check freshness for an ETag we never set, measurable on every read (bench/read).
- */
-function sendJson(res: Response, status: number, body: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-}
+/** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
+const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
 
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
@@ -63,15 +56,16 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config);
   api.use(authMiddleware(store.read, keyUsage, env.clock));
   api.use(limiters.general);
-  // JSON bodies are parsed only on the routes that take one: a GET skips the parser's work.
-  const parseJson = express.json({ limit: '100kb', type: () => true, strict: true });
 
   for (const route of routes) {
     const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
     const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
     const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
     const buckets = (route.buckets ?? []).map((b) => limiters[b]);
-    const context = (req: Request) => {
+    // The body is read only once the route is known (an unknown route is 404 whatever its
+    // body) and after the rate limits (a rejected request costs no parsing).
+    const parse = route.method === 'post' ? [jsonBody] : [];
+    api[route.method](route.path, ...buckets, ...parse, async (req: Request, res: Response) => {
       const ctxParams = { ...req.params };
       if (params) check(params, 'params', ctxParams);
       const ctxQuery = { ...(req.query as Record<string, unknown>) };
@@ -81,46 +75,24 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
         if (ctxBody === undefined) ctxBody = {};
         if (body) check(body, 'body', ctxBody);
       }
-      return { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
-    };
-    // Reads answer synchronously (no promise per request); writes wait for the durable commit.
-    const handler = route.write
-      ? async (req: Request, res: Response) => {
-          const ctx = context(req);
-          const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
-          const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
-          if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
-          sendJson(res, out.status, out.body);
-        }
-      : (req: Request, res: Response) => {
-          const r = route.handler(context(req));
-          sendJson(res, r.status, JSON.stringify(r.body));
-        };
-    if (route.method === 'get') api.get(route.path, ...buckets, handler);
-    else api[route.method](route.path, parseJson, ...buckets, handler);
+      const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+      if (!route.write) {
+        const r = route.handler(ctx);
+        const text = JSON.stringify(r.body);
+        await store.durable();
+        sendJson(res, r.status, text);
+        return;
+      }
+      const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
+      const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
+      if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
+      sendJson(res, out.status, out.body);
+    });
   }
   app.use('/api/v1', api);
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
-
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let apiError: ApiError;
-    const e = err as { type?: string; status?: number };
-    if (err instanceof ApiError) apiError = err;
-    else if (e?.type === 'entity.parse.failed') apiError = new ApiError('invalid_json');
-    else if (e?.type === 'entity.too.large') apiError = new ApiError('payload_too_large');
-    else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-      apiError = new ApiError('validation_failed', 'The request body must be UTF-8 JSON.');
-    } else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-      apiError = new ApiError('validation_failed', 'The request could not be read as JSON.');
-    } else {
-      log.error({ err, reqId: req.id, req: { method: req.method, url: req.originalUrl } }, 'internal error');
-      apiError = new ApiError('internal_error');
-    }
-    if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
-    if (res.headersSent) return;
-    sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
-  });
+  app.use(errorHandler());
 
   return { app, idempotency, keyUsage, openapi };
 }

@@ -1,6 +1,22 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
 
+/**
+ * Freezes a record and everything inside it, so no caller can change stored state except
+ * through a transaction (which is what gets journaled). Internal.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    // for…in rather than Object.values: no array per record when 1M are loaded at start-up.
+    for (const k in value) {
+      const v = value[k];
+      if (v && typeof v === 'object') deepFreeze(v);
+    }
+  }
+  return value;
+}
+
 /** Finds the insertion point of `id` in an ascending array. Internal. */
 export function lowerBound(arr: readonly string[], id: string): number {
   let lo = 0;
@@ -117,6 +133,12 @@ class CollectionState {
     return map.get(key) ?? [];
   }
 
+  keys(index: string): IterableIterator<string> {
+    const map = this.multis.get(index) ?? this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.keys();
+  }
+
   /** Throws if `record` would take a unique key held by another record. */
   checkUnique(record: StoredRecord): void {
     for (const u of this.uniqueList) {
@@ -169,10 +191,10 @@ class CollectionState {
   /** Adds records loaded from a snapshot, before any index exists. */
   loadRecords(records: readonly StoredRecord[]): void {
     if (this.def) {
-      for (const r of records) this.set(r.id, Object.freeze(r));
+      for (const r of records) this.set(r.id, deepFreeze(r));
       return;
     }
-    for (const r of records) this.records.set(r.id, Object.freeze(r));
+    for (const r of records) this.records.set(r.id, deepFreeze(r));
   }
 }
 
@@ -208,6 +230,7 @@ export class Engine implements ReadView {
       get: (id) => s.records.get(id),
       one: (index, key) => s.one(index, key),
       ids: (index, key) => s.ids(index, key),
+      keys: (index) => s.keys(index),
       count: () => s.records.size,
       all: () => s.records.values(),
     };
@@ -240,20 +263,20 @@ export class Engine implements ReadView {
           insert: (record) => {
             if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
             s.checkUnique(record);
-            const frozen = Object.freeze({ ...record });
+            const frozen = deepFreeze({ ...record });
             write(s, record.id, frozen);
             return frozen;
           },
           put: (record) => {
             s.checkUnique(record);
-            const frozen = Object.freeze({ ...record });
+            const frozen = deepFreeze({ ...record });
             write(s, record.id, frozen);
             return frozen;
           },
           update: (id, patch) => {
             const prev = s.records.get(id);
             if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
-            const next = Object.freeze({ ...prev, ...patch, id });
+            const next = deepFreeze({ ...prev, ...patch, id });
             s.checkUnique(next);
             write(s, id, next);
             return next;
@@ -289,7 +312,7 @@ export class Engine implements ReadView {
   /** Applies a change set read back from the journal. */
   apply(changes: readonly Change[]): void {
     for (const [name, id, record] of changes) {
-      this.state(name).set(id, record ? Object.freeze(record) : null);
+      this.state(name).set(id, record ? deepFreeze(record) : null);
     }
   }
 
@@ -307,11 +330,17 @@ export class Engine implements ReadView {
     return out;
   }
 
-  /** The greatest record id of each non-empty collection (plain string order). */
+  /**
+   * The greatest id of each collection among those shaped like `newId`'s (a 21-character body
+   * after the prefix; other ids, e.g. `idem_<sha-256>`, carry no time), in plain string order.
+   */
   *maxIds(): IterableIterator<string> {
     for (const s of this.states.values()) {
       let max: string | undefined;
-      for (const id of s.records.keys()) if (max === undefined || id > max) max = id;
+      for (const id of s.records.keys()) {
+        if (id.length - id.indexOf('_') !== 22) continue;
+        if (max === undefined || id > max) max = id;
+      }
       if (max !== undefined) yield max;
     }
   }

@@ -11,8 +11,10 @@ function levelOf(status: number): 'error' | 'info' | 'debug' {
 
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id`, else a UUID), echoes it in
- * `X-Request-Id`, and writes one line per finished request: `{ req: { id, method, url }, res:
- * { statusCode }, responseTime }` at `error` for 5xx, `info` for 4xx, `debug` otherwise.
+ * `X-Request-Id`, and writes one line per finished request: `{ req: { id, method, url, headers },
+ * res: { statusCode }, responseTime, user_id }` at `error` for 5xx, `info` for 4xx, `debug`
+ * otherwise (successes show with `log.level: debug`). Keys in headers are redacted by the
+ * logger (src/log.ts REDACT). `req.log` is the logger, for the error handler.
  *
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
@@ -26,6 +28,7 @@ export function requestLog(log: Logger): RequestHandler {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
+    (req as typeof req & { log: Logger }).log = log;
     res.setHeader('X-Request-Id', id);
     const start = performance.now();
     // 'close' comes once per response, after 'finish' or when the client went away first.
@@ -33,7 +36,12 @@ export function requestLog(log: Logger): RequestHandler {
       const level = levelOf(res.statusCode);
       if (!log.isLevelEnabled(level)) return;
       const responseTime = Math.round(performance.now() - start);
-      const line = { req: { id, method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode }, responseTime };
+      const line = {
+        req: { id, method: req.method, url: req.originalUrl, headers: req.headers },
+        res: { statusCode: res.statusCode },
+        responseTime,
+        ...(req.user ? { user_id: req.user.id } : {}),
+      };
       log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
     });
     next();
