@@ -65,7 +65,7 @@ export class Http {
   constructor(private readonly opts: HttpOptions) {
     const trimmed = opts.baseUrl.replace(/\/+$/, '');
     this.base = trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
-    this.budget = opts.budget ?? createRateBudget();
+    this.budget = opts.budget ?? createRateBudget({ sleep: opts.sleep });
     this.retry = { attempts: 5, baseMs: 500, capMs: 30_000, max429: 10, ...opts.retry };
     this.fetchFn = opts.fetch ?? fetch;
     this.sleep = opts.sleep ?? realSleep;
