@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ConditionResult } from './types.js';
+
+/** One step of a traced run. */
+export interface TraceStep {
+  index: number;
+  action: string;
+  status: 'done' | 'failed' | 'dry_run' | 'skipped';
+  args?: unknown;
+  result?: unknown;
+  error?: string;
+  duration_ms?: number;
+  /** Finished by an earlier process (the run was resumed after a restart). */
+  resumed?: boolean;
+}
+
+/**
+ * One rule evaluation: the event, each condition's result, each action with its result or
+ * error, the duration — and when the rule did not run, why not.
+ */
+export interface Trace {
+  bot: string;
+  version: string;
+  rule: string;
+  event: { key: string; type: string; summary: string };
+  /** ISO time (bot clock) the evaluation started. */
+  at: string;
+  outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted';
+  /** Why not: disabled, cooldown, condition_false, single_running, limit, unauthorized … */
+  reason?: string;
+  message?: string;
+  conditions?: ConditionResult;
+  steps: TraceStep[];
+  duration_ms: number;
+  resumed?: boolean;
+}
+
+const MAX_VALUE = 1000;
+
+/** Keeps a traced value small: long values become a truncated JSON text. Internal. */
+export function compact(v: unknown): unknown {
+  if (v === undefined) return undefined;
+  const s = JSON.stringify(v);
+  if (s === undefined || s.length <= MAX_VALUE) return v;
+  return `${s.slice(0, MAX_VALUE)}…(truncated)`;
+}
+
+/** Reads the last `limit` traces of a file (offline `pinbot bots trace`). */
+export function readTraces(file: string, limit = 100): Trace[] {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const out: Trace[] = [];
+  for (const line of lines.slice(-limit)) {
+    try {
+      out.push(JSON.parse(line) as Trace);
+    } catch {
+      // a line torn by a crash: skip it
+    }
+  }
+  return out;
+}
+
+/**
+ * The bounded trace history of one bot: the last `limit` runs in memory, appended to a JSONL
+ * file (rewritten to the last `limit` when it doubles), so it survives restarts. Writes are
+ * queued in order and never block the bot; `flush()` waits for them.
+ *
+ * @example
+ * const log = TraceLog.open('data/bots/traces/tip-jar.jsonl', 100);
+ * log.add(trace); await log.flush();
+ */
+export class TraceLog {
+  private ring: Trace[];
+  private lines: number;
+  private chain: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly file: string | undefined,
+    private limit: number,
+  ) {
+    this.ring = file ? readTraces(file, limit) : [];
+    this.lines = file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+    if (file) mkdirSync(dirname(file), { recursive: true });
+  }
+
+  /** Opens the history of a file (or a memory-only one without a file). */
+  static open(file: string | undefined, limit: number): TraceLog {
+    return new TraceLog(file, limit);
+  }
+
+  setLimit(limit: number): void {
+    this.limit = limit;
+    if (this.ring.length > limit) this.ring = this.ring.slice(-limit);
+  }
+
+  add(trace: Trace): void {
+    this.ring.push(trace);
+    if (this.ring.length > this.limit) this.ring.shift();
+    if (!this.file) return;
+    const file = this.file;
+    const line = JSON.stringify(trace) + '\n';
+    this.lines++;
+    const rotate = this.lines > this.limit * 2;
+    const snapshot = rotate ? this.ring.map((t) => JSON.stringify(t) + '\n').join('') : '';
+    if (rotate) this.lines = this.ring.length;
+    this.chain = this.chain
+      .then(async () => {
+        if (rotate) {
+          await writeFile(`${file}.tmp`, snapshot);
+          await rename(`${file}.tmp`, file);
+        } else await appendFile(file, line);
+      })
+      .catch(() => undefined); // traces are diagnostics: a full disk must not stop the bot
+  }
+
+  /** The last `n` traces, oldest first. */
+  list(n = this.limit): Trace[] {
+    return this.ring.slice(-n);
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+}
