@@ -1,7 +1,8 @@
+import { createBotsService } from './runtime/service.js';
 import type { ServerService } from './server.js';
 
 /**
  * The services every `pinbot serve` starts after its port is open, in order (UBI, bots …).
  * A new area adds its service here.
  */
-export const defaultServices: ServerService[] = [];
+export const defaultServices: ServerService[] = [createBotsService()];

@@ -123,7 +123,7 @@ export class BotRunner {
         const waiting = err instanceof IdentityPending;
         this.status = 'waiting';
         this.message = waiting ? err.message : `cannot reach the server: ${(err as Error).message}`;
-        if (attempt === 1 || !waiting) log.warn({ bot: bot.name }, `bot ${bot.name} is waiting: ${this.message}`);
+        if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${this.message}`);
         this.ready();
         await sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
       }
@@ -165,7 +165,7 @@ export class BotRunner {
     if (ruleIds('startup').length) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
-    log.info({ bot: bot.name, user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
+    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
     this.ready();
     if (bot.sources.length === 0) return;
     let failures = 0;
@@ -183,7 +183,7 @@ export class BotRunner {
 
   private unauthorized(): void {
     const msg = 'the server refused the API key (401): check key:, or whether the key was revoked. Fix the file and it reloads.';
-    this.o.log.error({ bot: this.name }, `bot ${this.name} stopped: ${msg}`);
+    this.o.log.error(`bot ${this.name} stopped: ${msg}`);
     this.fail(msg);
   }
 

@@ -36,7 +36,7 @@ function validatorFor(registry: Registry): ValidateFunction {
 }
 
 /** Schema errors as problems, with did-you-mean hints and without if/then noise. Internal. */
-function schemaProblems(y: LocatedYaml, errors: ErrorObject[]): FileProblem[] {
+function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): FileProblem[] {
   const out: FileProblem[] = [];
   for (const e of errors) {
     if (e.keyword === 'if' || e.keyword === 'anyOf') continue;
@@ -50,6 +50,8 @@ function schemaProblems(y: LocatedYaml, errors: ErrorObject[]): FileProblem[] {
     if (e.keyword === 'enum' && typeof e.data === 'string') {
       p.hint = hintFor(e.data, (e.params as { allowedValues: string[] }).allowedValues.map(String), 'values');
     }
+    const line = text.split('\n')[p.line - 1] ?? '';
+    if (line.slice(p.col - 1).startsWith('{{')) p.hint = 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"';
     out.push(p);
   }
   return out;
@@ -108,7 +110,7 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   } catch {
     checks = []; // the schema problems say what is wrong with the shape
   }
-  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? []), located(y, checks));
+  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks));
   if (problems.length) return { problems };
   return { bot: compile(file, text, data as BotSpec, registry), problems: [] };
 }

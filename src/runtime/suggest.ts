@@ -18,7 +18,7 @@ function distance(a: string, b: string): number {
  *
  * @example suggest('replay', ['reply', 'log']) // 'reply'
  */
-export function suggest(word: string, known: Iterable<string>): string | undefined {
+export function suggest(word: string, known: string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   for (const k of known) {
@@ -28,7 +28,10 @@ export function suggest(word: string, known: Iterable<string>): string | undefin
       bestD = d;
     }
   }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+  if (best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3))) return best;
+  // `poll_every` for `poll`: a known word the typo starts with (or the other way round)
+  const w = word.toLowerCase();
+  return [...known].find((k) => k.length >= 3 && (w.startsWith(k.toLowerCase()) || k.toLowerCase().startsWith(w)));
 }
 
 /** `did you mean "x"?` or a list of what is known, for hints. */

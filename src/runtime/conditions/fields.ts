@@ -74,7 +74,7 @@ export function checkField(field: string, spec: unknown, triggers: TriggerDef[])
   const listy = [...known].some((k) => field.startsWith(`${k}.`) && /^\d+(\.|$)/.test(field.slice(k.length + 1)));
   if (triggers.length && !known.has(field) && !listy) {
     const names = triggers.map((t) => t.name).join(', ');
-    out.push({ path: [], message: `unknown condition or event field "${field}" for ${names} events`, hint: hintFor(field, [...known, 'from', 'all', 'any', 'not', 'liquid'], 'fields') });
+    out.push({ path: [], onKey: true, message: `unknown condition or event field "${field}" for ${names} events`, hint: hintFor(field, [...known, 'from', 'all', 'any', 'not', 'liquid'], 'fields') });
   }
   const m = spec as Matcher;
   if (m && typeof m === 'object' && typeof m.matches === 'string') {
