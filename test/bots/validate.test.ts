@@ -1,9 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { validateFiles } from '../../src/cli/bots-commands.js';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { loadBot } from '../../src/runtime/loader.js';
 import { BOT_SCHEMA_FILE, botSchemaText } from '../../src/runtime/write-schema.js';
@@ -79,7 +80,7 @@ describe('the published JSON Schema', () => {
 });
 
 describe('pinbot bots validate', () => {
-  it('prints each problem with its position and exits 1; exits 0 when all are valid', () => {
+  it('prints each problem with its position and exits 1; names used twice are problems', () => {
     const tmp = tempDir();
     try {
       const bad = join(tmp.dir, 'bad.yaml');
@@ -91,8 +92,7 @@ describe('pinbot bots validate', () => {
       expect(r.stdout).toContain(`${bad}:5:10: rules.0.do.0: unknown action "acept" — did you mean "accept"?`);
       expect(r.stdout).toContain(`ok  ${good} (good)`);
       expect(r.stdout).toContain('1 of 2 bot file(s) valid');
-      const ok = execFileSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', good, '--json'], { encoding: 'utf8' });
-      expect(JSON.parse(ok)).toEqual({ files: [{ file: good, name: 'good', valid: true, problems: [] }] });
+      expect(validateFiles([good, good])[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
     } finally {
       tmp.cleanup();
     }
