@@ -50,6 +50,8 @@ export class BotRunner {
   status: RunnerStatus = 'starting';
   message = '';
   me?: UserRef;
+  /** When the last poll finished (real time ms), if one has. */
+  lastPollAt?: number;
   private readonly ac = new AbortController();
   private loop?: Promise<void>;
   private engine?: Engine;
@@ -204,6 +206,7 @@ export class BotRunner {
         if (this.ac.signal.aborted) return;
         const created = await state.commit(out.cursors, out.events);
         for (const entry of created) this.dispatch(entry);
+        this.lastPollAt = Date.now();
       } catch (err) {
         ok = false;
         if (err instanceof UnauthorizedError) return this.unauthorized();

@@ -6,6 +6,7 @@ import type { UserRef } from '../client/types.js';
 import { iso, type Clock } from '../domain/clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
+import { crashPoint } from './crash-points.js';
 import { DailyCapError, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
 import { compact, type Trace, type TraceLog, type TraceStep } from './traces.js';
@@ -294,6 +295,7 @@ export class Engine {
       // a refused transfer does not count against the daily cap
       return fail(err, args, effects.spendCents ? -effects.spendCents : undefined);
     }
+    crashPoint(`after-action:${this.d.bot.name}:${rule.id}:${step.index}`);
     return save({ status: 'done', args, result, duration_ms: Math.round(performance.now() - t0) }, { vars: effects.vars });
   }
 }

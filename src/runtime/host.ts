@@ -47,6 +47,8 @@ export interface BotStatus {
   version?: string;
   dry_run?: boolean;
   problems?: string[];
+  /** ISO time of the last finished poll. */
+  last_poll?: string;
 }
 
 interface Slot {
@@ -214,7 +216,8 @@ export class BotHost {
       const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
       const base = { name: s.bot?.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
-      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid };
+      const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
+      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll };
     });
   }
 

@@ -1,0 +1,88 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { callAdmin } from '../../src/admin/socket.js';
+import { createClient } from '../../src/client/client.js';
+import type { BotStatus } from '../../src/runtime/host.js';
+import type { Trace } from '../../src/runtime/traces.js';
+import { tempDir } from '../helpers/api.js';
+import { eventually, spawnServe, type ServeChild } from '../helpers/serve-child.js';
+
+const children: ServeChild[] = [];
+const temps: Array<() => void> = [];
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    if (c.proc.exitCode === null && c.proc.signalCode === null) {
+      c.proc.kill('SIGKILL');
+      await c.exited;
+    }
+  }
+  for (const t of temps.splice(0)) t();
+});
+
+const echo = `name: echo
+as: Echo
+create_user: true
+poll: 1s
+rules:
+  - id: twice
+    on: message.received
+    do:
+      - reply: "one"
+      - reply: "two"
+`;
+
+/** A data dir, a bots dir and a config pointing at it. */
+function setup(bot: string) {
+  const tmp = tempDir('pinbot-crash-');
+  temps.push(tmp.cleanup);
+  const data = join(tmp.dir, 'data');
+  const bots = join(tmp.dir, 'bots');
+  mkdirSync(bots);
+  writeFileSync(join(bots, 'bot.yaml'), bot);
+  const config = join(tmp.dir, 'config.yaml');
+  writeFileSync(config, `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nlog: { level: info }\n`);
+  return { data, args: ['--data', data, '--config', config] };
+}
+
+/** Waits for a poll of the bot that finished after `after` (ISO). */
+async function polled(data: string, name: string, after = ''): Promise<BotStatus> {
+  return eventually(async () => {
+    const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
+    const b = bots.find((x) => x.name === name);
+    return b?.last_poll && b.last_poll > after ? b : undefined;
+  }, 20_000, `${name} to poll`);
+}
+
+describe('exactly once across kill -9', () => {
+  it('a server killed right after a reply was sent, before it was recorded, does not reply twice after the restart', async () => {
+    const s = setup(echo);
+    const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:echo:twice:0' });
+    children.push(first);
+    const bot = await polled(s.data, 'echo');
+    const alice = (await callAdmin(s.data, 'users.add', { name: 'Alice' })) as { api_key: string };
+    const echoPin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
+    const api = createClient({ baseUrl: first.url, apiKey: alice.api_key });
+    await api.messages.send({ recipient_pin: echoPin, content: 'hi' });
+    // the child kills itself (SIGKILL) once the first reply has been answered
+    expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    const second = await spawnServe(s.args);
+    children.push(second);
+    const api2 = createClient({ baseUrl: second.url, apiKey: alice.api_key });
+    const contents = async () => {
+      const [conv] = (await api2.conversations.list()).conversations;
+      return (await api2.conversations.messages(conv!.id)).messages.map((m) => m.content);
+    };
+    await eventually(async () => (await contents()).length >= 3, 20_000, 'the second reply');
+    const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'echo' })) as { traces: Trace[] };
+    const done = traces.find((t) => t.outcome === 'done')!;
+    expect(done.resumed).toBe(true);
+    expect(done.steps.map((x) => [x.action, x.status])).toEqual([
+      ['reply', 'done'],
+      ['reply', 'done'],
+    ]);
+    await polled(s.data, 'echo', new Date().toISOString()); // one more poll: nothing new may come of it
+    expect(await contents()).toEqual(['hi', 'one', 'two']);
+  });
+});
