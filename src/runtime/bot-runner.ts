@@ -60,7 +60,7 @@ export class BotRunner {
   private readonly inflight = new Set<Promise<void>>();
   private readonly cleanups: Array<() => void> = [];
   private polling: Promise<void> | undefined;
-  private readonly contacts = new Map<string, { v: boolean; at: number }>();
+  private readonly contacts = new Map<string, boolean>();
   private ready!: () => void;
   /** Resolves when the bot has started (or could not). */
   readonly started = new Promise<void>((r) => (this.ready = r));
@@ -197,6 +197,7 @@ export class BotRunner {
     let ok = true;
     const run = async () => {
       if (this.inflight.size >= (this.o.maxBacklog ?? 1000)) return; // let the backlog drain first
+      this.contacts.clear(); // `from: contacts` answers hold for the events of one poll
       try {
         const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock });
         for (const e of out.errors) {
@@ -233,9 +234,9 @@ export class BotRunner {
 
   private async isContact(pin: string): Promise<boolean> {
     const hit = this.contacts.get(pin);
-    if (hit && Date.now() - hit.at < this.o.bot.pollMs) return hit.v;
+    if (hit !== undefined) return hit;
     const { is_contact } = await this.api!.contacts.check(pin, { signal: this.ac.signal });
-    this.contacts.set(pin, { v: is_contact, at: Date.now() });
+    this.contacts.set(pin, is_contact);
     return is_contact;
   }
 }
