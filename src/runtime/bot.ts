@@ -35,6 +35,8 @@ export interface CompiledTrigger {
 
 export interface CompiledStep {
   index: number;
+  /** Hash of the step as written: a reload that changes a step gives it a new identity. */
+  sig: string;
   action: ActionDef;
   /** As written: strings are templates. */
   args: unknown;

@@ -164,6 +164,9 @@ export class Engine {
     // the entry may have moved on while this run was queued: take its latest progress
     const current = this.d.state.entry(entry.id) ?? entry;
     const progress: RunProgress = structuredClone(current.runs[rule.id] ?? { steps: [] });
+    // after a reload, progress is kept only for the leading steps that did not change
+    const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
+    if (changed !== -1) progress.steps.length = changed;
     const trace = this.newTrace(rule, entry, !!progress.decision);
     const trigger = this.triggerOf(rule, entry.event.type);
     const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result) });
@@ -245,7 +248,7 @@ export class Engine {
       api: this.d.api,
       scope,
       trigger,
-      key: idempotencyKey(this.d.bot.name, rule.id, entry.key, step.index),
+      key: idempotencyKey(this.d.bot.name, rule.id, entry.key, step.index, step.sig),
       signal: this.d.signal,
       log: this.d.log.child({ rule: rule.id, step: step.index }),
       clock: this.d.clock,
@@ -253,7 +256,7 @@ export class Engine {
       onPark: (parked) => this.busy(parked ? -1 : 1),
     });
     const save = async (sp: StepProgress, more: { spend?: number; vars?: Record<string, unknown> } = {}) => {
-      progress.steps[step.index] = sp;
+      progress.steps[step.index] = { ...sp, sig: step.sig };
       const spend = more.spend ? { date: spendDate(this.d.clock), cents: more.spend, max: more.spend > 0 ? this.d.bot.limits.maxPerDay : undefined } : undefined;
       await this.d.state.write({ entry: entry.id, rule: rule.id, progress, spend, vars: more.vars });
       return sp;

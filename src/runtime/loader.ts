@@ -138,7 +138,8 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     condition: r.if === undefined ? undefined : compileConditions(registry, r.if),
     steps: r.do.map((step, i) => {
       const e = stepEntry(step)!;
-      return { index: i, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true };
+      const sig = createHash('sha256').update(JSON.stringify([e.name, e.args ?? null])).digest('hex').slice(0, 8);
+      return { index: i, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true };
     }),
     mode: r.mode ?? 'queued',
     cooldownMs: r.cooldown ? parseDuration(r.cooldown)! : 0,

@@ -9,15 +9,16 @@ import type { BotState } from './state.js';
 import { LimitError, type ActionContext, type BotEvent, type RunScope, type TriggerDef } from './types.js';
 
 /**
- * The Idempotency-Key of one step: derived from (bot, rule, event, step) only, so a retry —
+ * The Idempotency-Key of one step: derived from (bot, rule, event, step and the step's text)
+ * only, so a retry —
  * in this process or after a kill -9 and restart — sends the same key and the server replays
  * the first outcome instead of paying or replying twice.
  *
- * @example idempotencyKey('tip-jar', 'thanks', 'transfer.received:txn_1', 1) // 'pinbot:tip-jar:thanks:…:1'
+ * @example idempotencyKey('tip-jar', 'thanks', 'transfer.received:txn_1', 1, 'a1b2c3d4') // 'pinbot:tip-jar:thanks:…:1-a1b2c3d4'
  */
-export function idempotencyKey(bot: string, rule: string, eventKey: string, step: number): string {
+export function idempotencyKey(bot: string, rule: string, eventKey: string, step: number, sig = ''): string {
   const h = createHash('sha256').update(eventKey).digest('hex').slice(0, 24);
-  return `pinbot:${bot}:${rule}:${h}:${step}`;
+  return `pinbot:${bot}:${rule}:${h}:${step}${sig ? `-${sig}` : ''}`;
 }
 
 /** What templates see for an event: its data, plus `type` and `event_id`. */

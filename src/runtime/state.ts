@@ -26,6 +26,8 @@ export interface BotCursor {
 /** The state of one step of a run, persisted as it goes. */
 export interface StepProgress {
   status: 'started' | 'done' | 'failed' | 'dry_run';
+  /** The step's signature when it ran (see CompiledStep.sig). */
+  sig?: string;
   /** Arguments as sent (written before the step runs, so a retry sends the same). */
   args?: unknown;
   result?: unknown;

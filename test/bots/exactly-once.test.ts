@@ -51,11 +51,11 @@ async function polled(data: string, name: string, after = ''): Promise<BotStatus
     const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
     const b = bots.find((x) => x.name === name);
     return b?.last_poll && b.last_poll > after ? b : undefined;
-  }, 20_000, `${name} to poll`);
+  }, 40_000, `${name} to poll`);
 }
 
 describe('exactly once across kill -9', () => {
-  it('a server killed right after a reply was sent, before it was recorded, does not reply twice after the restart', async () => {
+  it('a server killed right after a reply was sent, before it was recorded, does not reply twice after the restart', { timeout: 90_000 }, async () => {
     const s = setup(echo);
     const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:echo:twice:0' });
     children.push(first);
@@ -74,7 +74,7 @@ describe('exactly once across kill -9', () => {
       const [conv] = (await api2.conversations.list()).conversations;
       return (await api2.conversations.messages(conv!.id)).messages.map((m) => m.content);
     };
-    await eventually(async () => (await contents()).length >= 3, 20_000, 'the second reply');
+    await eventually(async () => (await contents()).length >= 3, 40_000, 'the second reply');
     const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'echo' })) as { traces: Trace[] };
     const done = traces.find((t) => t.outcome === 'done')!;
     expect(done.resumed).toBe(true);

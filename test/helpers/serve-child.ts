@@ -15,7 +15,7 @@ const ROOT = join(import.meta.dirname, '../..');
  * Starts `pinbot serve` in a child process (port 0) and resolves once it listens.
  * Internal to tests that kill -9 a server.
  */
-export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<ServeChild> {
+export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 40_000): Promise<ServeChild> {
   const proc = spawn(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'serve', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
