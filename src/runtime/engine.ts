@@ -10,7 +10,7 @@ import { crashPoint } from './crash-points.js';
 import { DailyCapError, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
 import { compact, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type ConditionContext, type RunScope, type TriggerDef } from './types.js';
+import { LimitError, type ConditionContext, type ConditionResult, type RunScope, type TriggerDef } from './types.js';
 
 export interface EngineDeps {
   bot: CompiledBot;
@@ -227,15 +227,19 @@ export class Engine {
 
   private async decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef): Promise<NonNullable<RunProgress['decision']> & { message?: string }> {
     if (!rule.enabled) return { run: false, reason: 'disabled', message: 'the rule has enabled: false' };
+    let conditions: ConditionResult | undefined;
+    if (rule.condition) {
+      const ctx: ConditionContext = { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) };
+      conditions = await rule.condition(ctx);
+      if (!conditions.ok) return { run: false, reason: 'condition_false', message: 'a condition did not hold', conditions };
+    }
+    // the cooldown is checked last: "cooldown" means the rule would have run
     if (rule.cooldownMs) {
       const last = this.d.state.meta().last_run[rule.id];
       const left = last === undefined ? 0 : last + rule.cooldownMs - this.d.clock.now();
-      if (left > 0) return { run: false, reason: 'cooldown', message: `cooldown: ${Math.ceil(left / 1000)} s left` };
+      if (left > 0) return { run: false, reason: 'cooldown', message: `cooldown: ${Math.ceil(left / 1000)} s left`, conditions };
     }
-    if (!rule.condition) return { run: true };
-    const ctx: ConditionContext = { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) };
-    const conditions = await rule.condition(ctx);
-    return conditions.ok ? { run: true, conditions } : { run: false, reason: 'condition_false', message: 'a condition did not hold', conditions };
+    return { run: true, conditions };
   }
 
   /** Takes one step: render, check, write ahead, run (retrying transient failures), record. */
