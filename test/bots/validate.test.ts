@@ -98,3 +98,11 @@ describe('pinbot bots validate', () => {
     }
   });
 });
+
+describe('docs/bots.md', () => {
+  it('documents every registered trigger, condition and action', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/bots.md'), 'utf8');
+    const names = [...registry.triggers.keys(), ...registry.conditions.keys(), ...registry.actions.keys()];
+    expect(names.filter((n) => !doc.includes(`| \`${n}\` |`))).toEqual([]);
+  });
+});
