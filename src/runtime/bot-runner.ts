@@ -52,6 +52,8 @@ export class BotRunner {
   me?: UserRef;
   /** When the last poll finished (real time ms), if one has. */
   lastPollAt?: number;
+  /** Polls finished since the start. */
+  polls = 0;
   private readonly ac = new AbortController();
   private loop?: Promise<void>;
   private engine?: Engine;
@@ -208,6 +210,7 @@ export class BotRunner {
         const created = await state.commit(out.cursors, out.events);
         for (const entry of created) this.dispatch(entry);
         this.lastPollAt = Date.now();
+        this.polls++;
       } catch (err) {
         ok = false;
         if (err instanceof UnauthorizedError) return this.unauthorized();

@@ -33,6 +33,18 @@ export interface EngineDeps {
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 class Interrupted extends Error {}
 
+/**
+ * Changes of a run not written yet: they go with its next write (a step's write-ahead, or the
+ * run's last write), so an event with one API step costs two writes of the bot's state.
+ * Internal.
+ */
+interface Pending {
+  lastRun?: number;
+  vars?: Record<string, unknown>;
+  /** Cents to add to today's spend (negative gives back a refused transfer). */
+  spend: number;
+}
+
 /** A step that failed for good. Internal. */
 interface StepFailure {
   failed: true;
@@ -126,13 +138,23 @@ export class Engine {
 
   private async notRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
     const trace = { ...this.newTrace(rule, entry, false), outcome: 'not_run' as const, reason, message };
-    await this.finishRun(rule, entry, shared, { decision: { run: false, reason }, steps: [], done: true });
+    await this.finishRun(rule, entry, shared, { decision: { run: false, reason }, steps: [] }, { spend: 0 });
     this.d.traces.add(trace);
   }
 
-  private async finishRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, progress: RunProgress) {
+  /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
+  private async flush(rule: CompiledRule, entry: InboxEntry, progress: RunProgress, pending: Pending, finish = false): Promise<void> {
+    const spend = pending.spend ? { date: spendDate(this.d.clock), cents: pending.spend, max: pending.spend > 0 ? this.d.bot.limits.maxPerDay : undefined } : undefined;
+    await this.d.state.write({ entry: entry.id, rule: rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, finish });
+    pending.spend = 0;
+    pending.vars = undefined;
+    pending.lastRun = undefined;
+  }
+
+  private async finishRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, progress: RunProgress, pending: Pending) {
     shared.remaining--;
-    await this.d.state.write({ entry: entry.id, rule: rule.id, progress: { ...progress, done: true }, finish: shared.remaining === 0 });
+    progress.done = true;
+    await this.flush(rule, entry, progress, pending, shared.remaining === 0);
   }
 
   /** Retries `fn` on transient failures with doubling backoff until it works or the bot stops. */
@@ -169,7 +191,8 @@ export class Engine {
     if (changed !== -1) progress.steps.length = changed;
     const trace = this.newTrace(rule, entry, !!progress.decision);
     const trigger = this.triggerOf(rule, entry.event.type);
-    const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result) });
+    const pending: Pending = { spend: 0 };
+    const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
@@ -179,10 +202,11 @@ export class Engine {
         trace.conditions = decision.conditions;
         if (!decision.run) {
           Object.assign(trace, { outcome: 'not_run', reason: decision.reason, message: decision.message });
-          await this.finishRun(rule, entry, shared, progress);
+          await this.finishRun(rule, entry, shared, progress, pending);
           return;
         }
-        await this.d.state.write({ entry: entry.id, rule: rule.id, progress, lastRun: rule.cooldownMs ? this.d.clock.now() : undefined });
+        // written with the first step's write-ahead: a crash before it just decides again
+        if (rule.cooldownMs) pending.lastRun = this.d.clock.now();
       } else trace.conditions = progress.decision.conditions;
       let failed: StepFailure | undefined;
       for (const step of rule.steps) {
@@ -196,7 +220,7 @@ export class Engine {
           }
           continue;
         }
-        const out = await this.step(rule, step, entry, progress, scope, trigger);
+        const out = await this.step(rule, step, entry, progress, scope, trigger, pending);
         trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
@@ -206,7 +230,7 @@ export class Engine {
       }
       if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
       else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
-      await this.finishRun(rule, entry, shared, progress);
+      await this.finishRun(rule, entry, shared, progress, pending);
     } catch (err) {
       if (err instanceof Interrupted || this.d.signal.aborted) {
         Object.assign(trace, { outcome: 'interrupted', reason: 'stopping', message: 'the bot stopped during this run; it resumes at the next start' });
@@ -242,8 +266,11 @@ export class Engine {
     return { run: true, conditions };
   }
 
-  /** Takes one step: render, check, write ahead, run (retrying transient failures), record. */
-  private async step(rule: CompiledRule, step: CompiledStep, entry: InboxEntry, progress: RunProgress, scope: RunScope, trigger: TriggerDef): Promise<StepProgress> {
+  /**
+   * Takes one step: render, check, write ahead (steps with an effect), run (retrying transient
+   * failures), record. The outcome is written with the next write of the run.
+   */
+  private async step(rule: CompiledRule, step: CompiledStep, entry: InboxEntry, progress: RunProgress, scope: RunScope, trigger: TriggerDef, pending: Pending): Promise<StepProgress> {
     const { action } = step;
     const t0 = performance.now();
     const effects: StepEffects = {};
@@ -259,17 +286,16 @@ export class Engine {
       effects,
       onPark: (parked) => this.busy(parked ? -1 : 1),
     });
-    const save = async (sp: StepProgress, more: { spend?: number; vars?: Record<string, unknown> } = {}) => {
-      progress.steps[step.index] = { ...sp, sig: step.sig };
-      const spend = more.spend ? { date: spendDate(this.d.clock), cents: more.spend, max: more.spend > 0 ? this.d.bot.limits.maxPerDay : undefined } : undefined;
-      await this.d.state.write({ entry: entry.id, rule: rule.id, progress, spend, vars: more.vars });
-      return sp;
+    const record = (sp: StepProgress): StepProgress => {
+      const out = { ...sp, sig: step.sig, duration_ms: sp.status === 'started' ? undefined : Math.round(performance.now() - t0) };
+      progress.steps[step.index] = out;
+      return out;
     };
-    const fail = (err: unknown, args: unknown, spend?: number) => {
+    const fail = (err: unknown, args: unknown) => {
       const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : 'error';
       const code = err instanceof ApiRequestError ? err.code : undefined;
       this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: (err as Error).message }, 'step failed');
-      return save({ status: 'failed', args, error: { kind, code, message: (err as Error).message }, duration_ms: Math.round(performance.now() - t0) }, { spend });
+      return record({ status: 'failed', args, error: { kind, code, message: (err as Error).message } });
     };
     let args: unknown;
     const resumed = progress.steps[step.index];
@@ -283,14 +309,18 @@ export class Engine {
       }
       if (this.d.dryRun && action.effect === 'api') {
         this.d.log.info({ rule: rule.id, step: step.index, action: action.name, args }, `dry run: would ${action.name}`);
-        return save({ status: 'dry_run', args, duration_ms: Math.round(performance.now() - t0) });
+        return record({ status: 'dry_run', args });
       }
       if (action.effect === 'api' || action.durable) {
+        // write ahead: the exact arguments (and the money it reserves) are durable before the request
+        record({ status: 'started', args });
+        pending.spend += effects.spendCents ?? 0;
         try {
-          await save({ status: 'started', args }, { spend: effects.spendCents });
+          await this.flush(rule, entry, progress, pending);
         } catch (err) {
-          if (err instanceof DailyCapError) return fail(err, args);
-          throw err;
+          if (!(err instanceof DailyCapError)) throw err;
+          pending.spend -= effects.spendCents ?? 0;
+          return fail(err, args);
         }
       }
     }
@@ -300,9 +330,11 @@ export class Engine {
     } catch (err) {
       if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
       // a refused transfer does not count against the daily cap
-      return fail(err, args, effects.spendCents ? -effects.spendCents : undefined);
+      pending.spend -= effects.spendCents ?? 0;
+      return fail(err, args);
     }
     crashPoint(`after-action:${this.d.bot.name}:${rule.id}:${step.index}`);
-    return save({ status: 'done', args, result, duration_ms: Math.round(performance.now() - t0) }, { vars: effects.vars });
+    if (effects.vars) pending.vars = { ...pending.vars, ...effects.vars };
+    return record({ status: 'done', args, result });
   }
 }

@@ -108,6 +108,7 @@ export class BotHost {
       if (!files.includes(file) || !existsSync(file)) {
         if (slot.runner) this.o.log.info({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name} stopped: its file was removed`);
         await slot.runner?.stop();
+        await slot.traces?.close();
         this.slots.delete(file);
       }
     }
@@ -234,6 +235,7 @@ export class BotHost {
     this.stopped = true;
     await this.chain;
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
+    await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
     if (this.remoteStore) await (await this.remoteStore).close();
   }
 }

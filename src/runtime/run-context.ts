@@ -30,14 +30,25 @@ export function templateEvent(e: BotEvent): Record<string, unknown> {
  * The scope of one run: event, bot, me, vars (read fresh, so a `set` in this or another rule
  * is seen), steps (earlier results), now, and wallet (fetched once, on first use).
  */
-export function runScope(o: { bot: CompiledBot; event: BotEvent; me: UserRef; state: BotState; clock: Clock; api: Client; steps: unknown[] }): RunScope {
+export function runScope(o: {
+  bot: CompiledBot;
+  event: BotEvent;
+  me: UserRef;
+  state: BotState;
+  clock: Clock;
+  api: Client;
+  steps: unknown[];
+  /** Variables set by this run and not written yet. */
+  pendingVars?: () => Record<string, unknown> | undefined;
+}): RunScope {
   let wallet: Promise<unknown> | undefined;
   return {
     event: templateEvent(o.event),
     bot: { name: o.bot.name },
     me: o.me,
     get vars() {
-      return o.state.meta().vars;
+      const pending = o.pendingVars?.();
+      return pending ? { ...o.state.meta().vars, ...pending } : o.state.meta().vars;
     },
     steps: o.steps,
     get now() {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { appendFile, rename, writeFile } from 'node:fs/promises';
+import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { ConditionResult } from './types.js';
 
@@ -65,7 +65,8 @@ export function readTraces(file: string, limit = 100): Trace[] {
 /**
  * The bounded trace history of one bot: the last `limit` runs in memory, appended to a JSONL
  * file (rewritten to the last `limit` when it doubles), so it survives restarts. Writes are
- * queued in order and never block the bot; `flush()` waits for them.
+ * batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
+ * diagnostics: they are not fsync'd, and a write error never stops the bot.
  *
  * @example
  * const log = TraceLog.open('data/bots/traces/tip-jar.jsonl', 100);
@@ -75,6 +76,8 @@ export class TraceLog {
   private ring: Trace[];
   private lines: number;
   private chain: Promise<void> = Promise.resolve();
+  private queue: string[] = [];
+  private handle?: FileHandle;
 
   private constructor(
     readonly file: string | undefined,
@@ -99,20 +102,27 @@ export class TraceLog {
     this.ring.push(trace);
     if (this.ring.length > this.limit) this.ring.shift();
     if (!this.file) return;
-    const file = this.file;
-    const line = JSON.stringify(trace) + '\n';
+    this.queue.push(JSON.stringify(trace) + '\n');
     this.lines++;
-    const rotate = this.lines > this.limit * 2;
-    const snapshot = rotate ? this.ring.map((t) => JSON.stringify(t) + '\n').join('') : '';
-    if (rotate) this.lines = this.ring.length;
-    this.chain = this.chain
-      .then(async () => {
-        if (rotate) {
-          await writeFile(`${file}.tmp`, snapshot);
-          await rename(`${file}.tmp`, file);
-        } else await appendFile(file, line);
-      })
-      .catch(() => undefined); // traces are diagnostics: a full disk must not stop the bot
+    // lines added in the same tick go out in one write
+    if (this.queue.length === 1) this.chain = this.chain.then(() => this.write()).catch(() => undefined);
+  }
+
+  /** Appends the queued lines, or rewrites the file to the ring when it has doubled. Internal. */
+  private async write(): Promise<void> {
+    const file = this.file!;
+    const lines = this.queue.splice(0);
+    if (lines.length === 0) return;
+    if (this.lines > this.limit * 2) {
+      this.lines = this.ring.length;
+      await this.handle?.close();
+      this.handle = undefined;
+      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''));
+      await rename(`${file}.tmp`, file);
+      return;
+    }
+    this.handle ??= await open(file, 'a');
+    await this.handle.write(lines.join(''));
   }
 
   /** The last `n` traces, oldest first. */
@@ -122,5 +132,12 @@ export class TraceLog {
 
   flush(): Promise<void> {
     return this.chain;
+  }
+
+  /** Writes what is queued and closes the file. */
+  async close(): Promise<void> {
+    await this.chain;
+    await this.handle?.close().catch(() => undefined);
+    this.handle = undefined;
   }
 }

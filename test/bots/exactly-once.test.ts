@@ -75,8 +75,10 @@ describe('exactly once across kill -9', () => {
       return (await api2.conversations.messages(conv!.id)).messages.map((m) => m.content);
     };
     await eventually(async () => (await contents()).length >= 3, 40_000, 'the second reply');
-    const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'echo' })) as { traces: Trace[] };
-    const done = traces.find((t) => t.outcome === 'done')!;
+    const done = await eventually(async () => {
+      const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'echo' })) as { traces: Trace[] };
+      return traces.find((t) => t.outcome === 'done');
+    }, 40_000, 'the trace of the resumed run');
     expect(done.resumed).toBe(true);
     expect(done.steps.map((x) => [x.action, x.status])).toEqual([
       ['reply', 'done'],
