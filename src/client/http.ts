@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiRequestError, TransientError, UnauthorizedError } from './errors.js';
 import { createRateBudget, type RateBudget, type RequestKind } from './rate-budget.js';
 import { AbortedError, sleep as realSleep, type SleepFn } from './sleep.js';
+import { fetchTransport, nodeTransport, type RawResponse, type Transport } from './transport.js';
 import type { ErrorBody } from './types.js';
 
 export interface RetryOptions {
@@ -23,6 +24,7 @@ export interface HttpOptions {
   retry?: RetryOptions;
   /** Per attempt. */
   timeoutMs?: number;
+  /** Send requests with this fetch instead of node:http (other runtimes, tests). */
   fetch?: typeof fetch;
   sleep?: SleepFn;
   /** Told about every retry (for logs). */
@@ -59,7 +61,7 @@ export class Http {
   readonly budget: RateBudget;
   private readonly learned = new Map<string, string[]>();
   private readonly retry: Required<RetryOptions>;
-  private readonly fetchFn: typeof fetch;
+  private readonly transport: Transport;
   private readonly sleep: SleepFn;
 
   constructor(private readonly opts: HttpOptions) {
@@ -67,7 +69,7 @@ export class Http {
     this.base = trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
     this.budget = opts.budget ?? createRateBudget({ sleep: opts.sleep });
     this.retry = { attempts: 5, baseMs: 500, capMs: 30_000, max429: 10, ...opts.retry };
-    this.fetchFn = opts.fetch ?? fetch;
+    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeTransport;
     this.sleep = opts.sleep ?? realSleep;
   }
 
@@ -101,7 +103,7 @@ export class Http {
     let waits429 = 0;
     for (;;) {
       const buckets = ['general', ...(this.learned.get(route) ?? ROUTE_BUCKETS[route] ?? [])];
-      let res: Response;
+      let res: RawResponse;
       try {
         res = await this.budget.run({ kind, buckets, signal: o.signal }, () => this.send(url, method, headers, payload, o.signal));
       } catch (err) {
@@ -113,8 +115,8 @@ export class Http {
       }
       const reported = this.budget.observe(res.headers);
       if (reported.length) this.learned.set(route, reported);
-      const text = await res.text();
-      if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
+      const text = res.text;
+      if (res.status >= 200 && res.status < 300) return (text ? JSON.parse(text) : undefined) as T;
       let body: ErrorBody | undefined;
       try {
         body = text ? (JSON.parse(text) as ErrorBody) : undefined;
@@ -151,9 +153,7 @@ export class Http {
     await this.sleep(waitMs, signal);
   }
 
-  private async send(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<Response> {
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
-    const s = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    return this.fetchFn(url, { method, headers, body, signal: s });
+  private send(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<RawResponse> {
+    return this.transport({ url, method, headers, body, signal, timeoutMs: this.opts.timeoutMs ?? 30_000 });
   }
 }

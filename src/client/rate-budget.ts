@@ -37,7 +37,7 @@ export interface RateBudgetOptions {
 export interface RateBudget {
   run<T>(req: { kind: RequestKind; buckets: readonly string[]; signal?: AbortSignal }, fn: () => Promise<T>): Promise<T>;
   /** Updates buckets from a response's headers; returns the bucket names it reported. */
-  observe(headers: Headers): string[];
+  observe(headers: { get(name: string): string | null }): string[];
   /** After a 429: nothing more on these buckets for `ms`. */
   block(buckets: readonly string[], ms: number): void;
   /** A copy of what is known, by bucket name. */

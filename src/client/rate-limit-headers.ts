@@ -53,7 +53,7 @@ function item(text: string): { name: string; params: Record<string, number> } {
  * parseRateLimitHeaders(new Headers({ RateLimit: '"general"; r=99; t=60' }))
  * // [{ name: 'general', remaining: 99, resetSec: 60 }]
  */
-export function parseRateLimitHeaders(headers: Headers): BucketReport[] {
+export function parseRateLimitHeaders(headers: { get(name: string): string | null }): BucketReport[] {
   const byName = new Map<string, BucketReport>();
   const get = (name: string) => {
     let r = byName.get(name);

@@ -207,7 +207,9 @@ export class BotRunner {
           if (!this.ac.signal.aborted) this.o.log[isTransient(e.error) ? 'warn' : 'error']({ source: e.source, err: (e.error as Error).message }, `polling ${e.source} failed; backing off`);
         }
         if (this.ac.signal.aborted) return;
-        const created = await state.commit(out.cursors, out.events);
+        // an idle poll writes nothing: only cursors that moved go to the store
+        const moved = Object.fromEntries(Object.entries(out.cursors).filter(([source, c]) => JSON.stringify(c) !== JSON.stringify(state.cursor(source))));
+        const created = Object.keys(moved).length || out.events.length ? await state.commit(moved, out.events) : [];
         for (const entry of created) this.dispatch(entry);
         this.lastPollAt = Date.now();
         this.polls++;

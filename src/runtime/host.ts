@@ -75,7 +75,7 @@ export class BotHost {
   private readonly budgets = new Map<string, RateBudget>();
   private remoteStore?: Promise<FileStore>;
   private chain: Promise<unknown> = Promise.resolve();
-  private identityLock: Promise<unknown> = Promise.resolve();
+  private readonly identityLocks = new Map<string, Promise<unknown>>();
   private stopped = false;
 
   constructor(private readonly o: HostOptions) {}
@@ -182,8 +182,14 @@ export class BotHost {
         else {
           const id = bot.identity;
           const e = this.o.embedded!;
-          const task = this.identityLock.then(() => embeddedKey({ store: e.store, env: e.env, keysDir: join(this.o.stateDir, 'keys'), bot: bot.name, as: id.as, createUser: id.createUser }));
-          this.identityLock = task.catch(() => undefined);
+          // bots acting as the same user resolve it one at a time (a missing user is created once)
+          const lockKey = id.as.trim().toLowerCase();
+          const task = (this.identityLocks.get(lockKey) ?? Promise.resolve()).then(() =>
+            embeddedKey({ store: e.store, env: e.env, keysDir: join(this.o.stateDir, 'keys'), bot: bot.name, as: id.as, createUser: id.createUser }),
+          );
+          const settled = task.catch(() => undefined);
+          this.identityLocks.set(lockKey, settled);
+          void settled.then(() => this.identityLocks.get(lockKey) === settled && this.identityLocks.delete(lockKey));
           const r = await task;
           if (r.created) log.info({ user: r.user.pin_code }, `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`);
           apiKey = r.apiKey;

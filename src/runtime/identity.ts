@@ -34,7 +34,13 @@ export async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: st
     if (!o.createUser) {
       throw new IdentityPending(`no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`);
     }
-    user = await o.store.transaction((tx) => createUser(tx, o.env, { name: o.as }));
+    // the user and the bot's key in one write
+    const made = await o.store.transaction((tx) => {
+      const u = createUser(tx, o.env, { name: o.as });
+      return { u, key: createKey(tx, o.env, u.id) };
+    });
+    saveKeyFile(o.keysDir, o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
+    return { user: made.u, apiKey: made.key.api_key, created: true };
   }
   const file = join(o.keysDir, `${o.bot}.json`);
   let saved: KeyFile | undefined;
@@ -55,10 +61,15 @@ export async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: st
     if (saved && tx.col(Keys).get(saved.key_id)) revokeKey(tx, o.env, saved.key_id);
     return createKey(tx, o.env, u.id);
   });
-  mkdirSync(o.keysDir, { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ user_id: user.id, key_id: key.id, api_key: key.api_key } satisfies KeyFile), { mode: 0o600 });
-  renameSync(tmp, file);
-  chmodSync(file, 0o600);
+  saveKeyFile(o.keysDir, o.bot, { user_id: user.id, key_id: key.id, api_key: key.api_key });
   return { user, apiKey: key.api_key, created: true };
+}
+
+/** Writes a bot's key file atomically, readable by the owner only. Internal. */
+function saveKeyFile(dir: string, bot: string, k: KeyFile): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${bot}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+  chmodSync(file, 0o600);
 }
