@@ -1,3 +1,4 @@
+import { ubiService } from './domain/wallet/ubi-service.js';
 import { createBotsService } from './runtime/service.js';
 import type { ServerService } from './server.js';
 
@@ -5,4 +6,4 @@ import type { ServerService } from './server.js';
  * The services every `pinbot serve` starts after its port is open, in order (UBI, bots …).
  * A new area adds its service here.
  */
-export const defaultServices: ServerService[] = [createBotsService()];
+export const defaultServices: ServerService[] = [ubiService(), createBotsService()];
