@@ -69,3 +69,49 @@ describe('shipped example bots, against the embedded server', () => {
     ]);
   });
 });
+
+describe('shipped money examples', () => {
+  it('tip-jar accepts tips up to 10 with a thank-you, and declines larger ones with a note', async () => {
+    const jar = await start('tip-jar');
+    const bob = await w.user('Bob', 100);
+    const small = await bob.api.wallet.send({ recipient_pin: jar.pin_code, amount: 5, note: 'coffee' });
+    const big = await bob.api.wallet.send({ recipient_pin: jar.pin_code, amount: 50 });
+    await w.poll('tip-jar');
+    const status = async (id: string) => (await bob.api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
+    expect(await status(small.transaction.id)).toBe('accepted');
+    expect(await status(big.transaction.id)).toBe('declined');
+    expect((await bob.api.wallet.balance()).balance).toBe(95);
+    expect(await conversationWith(bob.api, jar.id)).toEqual([
+      'Tip Jar: Thank you Bob for the tip of 5!',
+      'Tip Jar: That is very generous, Bob, but this jar only takes tips up to 10. Your 50 is on its way back.',
+    ]);
+    const { BotState } = await import('../../src/runtime/state.js');
+    expect(new BotState(w.server.store, 'tip-jar').meta().vars).toEqual({ tips: 1 });
+  });
+
+  it('refunder declines small change from strangers and leaves the rest alone', async () => {
+    const refunder = await start('refunder');
+    const stranger = await w.user('Stranger', 10);
+    const friend = await w.user('Friend', 10);
+    // Friend and the refunder are contacts
+    const req = await friend.api.contacts.request({ pin_code: refunder.pin_code });
+    const { createKey } = await import('../../src/domain/users/keys.js');
+    const { createClient } = await import('../../src/client/client.js');
+    const key = await w.server.store.transaction((tx) => createKey(tx, w.server.env, refunder.id));
+    await createClient({ baseUrl: w.server.url, apiKey: key.api_key }).contacts.acceptRequest(req.id);
+    const a = await stranger.api.wallet.send({ recipient_pin: refunder.pin_code, amount: 0.5 });
+    const b = await stranger.api.wallet.send({ recipient_pin: refunder.pin_code, amount: 5 });
+    const c = await friend.api.wallet.send({ recipient_pin: refunder.pin_code, amount: 0.5 });
+    await w.poll('refunder');
+    const statusOf = async (api: Client, id: string) => (await api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
+    expect([await statusOf(stranger.api, a.transaction.id), await statusOf(stranger.api, b.transaction.id), await statusOf(friend.api, c.transaction.id)]).toEqual(['declined', 'pending', 'pending']);
+    expect((await stranger.api.wallet.balance()).balance).toBe(5);
+    expect(await conversationWith(stranger.api, refunder.id)).toEqual(['Refunder: I do not accept small change from people I do not know, Stranger. Your 0.5 has been returned.']);
+    const why = w.host.traces('refunder')!.map((t) => [t.event.summary.split(' from ')[1]?.split(' (')[0], t.event.summary.split(' ')[1], t.outcome]);
+    expect(why).toEqual([
+      ['Stranger', '0.5', 'done'],
+      ['Stranger', '5', 'not_run'],
+      ['Friend', '0.5', 'not_run'],
+    ]);
+  });
+});

@@ -6,6 +6,7 @@ import { configFrom } from '../../src/config/load.js';
 import type { VirtualClock } from '../../src/domain/clock/clock.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser, type User } from '../../src/domain/users/users.js';
+import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -19,8 +20,8 @@ export interface BotWorld {
   host: BotHost;
   dir: string;
   botsDir: string;
-  /** A user with a key and a client acting as them. */
-  user(name: string): Promise<{ user: User; key: string; api: Client }>;
+  /** A user with a key, a client acting as them, and `balance` granted. */
+  user(name: string, balance?: number): Promise<{ user: User; key: string; api: Client }>;
   /** The user a bot acts as, once its runner has started. */
   botUser(name: string): User;
   writeBot(file: string, text: string): void;
@@ -69,9 +70,10 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
     host,
     dir: tmp.dir,
     botsDir,
-    async user(name) {
+    async user(name, balance = 0) {
       const { user, key } = await server.store.transaction((tx) => {
         const user = createUser(tx, server.env, { name });
+        if (balance) grantMoney(tx, server.env, user.id, Math.round(balance * 100));
         return { user, key: createKey(tx, server.env, user.id).api_key };
       });
       return { user, key, api: createClient({ baseUrl: server.url, apiKey: key }) };
