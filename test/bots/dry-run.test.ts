@@ -67,6 +67,27 @@ describe('dry run', () => {
     expect(state.inbox()).toEqual([]);
   });
 
+  it('a dry-run tip jar leaves transfers pending and balances as they were', async () => {
+    const { readFileSync } = await import('node:fs');
+    w = await botWorld({ bots: { 'tip-jar.yaml': readFileSync(join(import.meta.dirname, '../../bots/tip-jar.yaml'), 'utf8') }, host: { dryRun: true } });
+    await w.host.start();
+    await w.host.runner('tip-jar')!.started;
+    const bob = await w.user('Bob', 20);
+    const sent = await bob.api.wallet.send({ recipient_pin: w.botUser('tip-jar').pin_code, amount: 5 });
+    await w.poll('tip-jar');
+    await w.poll('tip-jar');
+    expect((await bob.api.wallet.transactions()).transactions.find((t) => t.id === sent.transaction.id)!.status).toBe('pending');
+    expect((await bob.api.wallet.balance()).balance).toBe(15);
+    expect((await bob.api.conversations.list()).conversations).toEqual([]);
+    const traces = w.host.traces('tip-jar')!;
+    expect(traces.map((t) => `${t.rule} ${t.outcome}`).sort()).toEqual(['refuse-large-tips not_run', 'thank-small-tips dry_run']);
+    expect(traces.find((t) => t.rule === 'thank-small-tips')!.steps.map((x) => [x.action, x.status, x.args])).toEqual([
+      ['accept', 'dry_run', null],
+      ['reply', 'dry_run', 'Thank you Bob for the tip of 5!'],
+      ['set', 'done', { tips: 1 }],
+    ]);
+  });
+
   it('serve --dry-run (PINBOT_DRY_RUN=1) makes every bot of the service a dry run; the admin socket answers status and traces', async () => {
     const tmp = tempDir();
     cleanups.push(tmp.cleanup);

@@ -54,7 +54,41 @@ async function polled(data: string, name: string, after = ''): Promise<BotStatus
   }, 40_000, `${name} to poll`);
 }
 
+const payer = `name: payer
+as: Payer
+create_user: true
+poll: 1s
+rules:
+  - id: pay
+    on: message.received
+    do:
+      - send_money: { to: "{{ event.sender.pin_code }}", amount: 2, note: "for {{ event.content }}" }
+      - reply: "sent you {{ steps[0].transaction.amount }}"
+`;
+
 describe('exactly once across kill -9', () => {
+  it('a server killed right after a payment was made, before it was recorded, does not pay twice after the restart', { timeout: 90_000 }, async () => {
+    const s = setup(payer);
+    const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:payer:pay:0' });
+    children.push(first);
+    const bot = await polled(s.data, 'payer');
+    const botPin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
+    await callAdmin(s.data, 'users.grant', { pin: botPin, amount: '10' });
+    const alice = (await callAdmin(s.data, 'users.add', { name: 'Alice' })) as { api_key: string };
+    await createClient({ baseUrl: first.url, apiKey: alice.api_key }).messages.send({ recipient_pin: botPin, content: 'lunch' });
+    expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    const second = await spawnServe(s.args);
+    children.push(second);
+    const api = createClient({ baseUrl: second.url, apiKey: alice.api_key });
+    await eventually(async () => (await api.conversations.list()).conversations[0]?.last_message?.content.startsWith('sent you'), 40_000, 'the reply after the restart');
+    await polled(s.data, 'payer', new Date().toISOString());
+    const pending = (await api.wallet.pending()).pending_transactions;
+    expect(pending.map((t) => [t.amount, t.note])).toEqual([[2, 'for lunch']]);
+    const [conv] = (await api.conversations.list()).conversations;
+    expect((await api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual(['lunch', 'sent you 2']);
+  });
+
   it('a server killed right after a reply was sent, before it was recorded, does not reply twice after the restart', { timeout: 90_000 }, async () => {
     const s = setup(echo);
     const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:echo:twice:0' });
