@@ -157,7 +157,9 @@ export function registerBotCommands(program: Command): void {
       traces = found;
     }
     if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces }) + '\n');
-    process.stdout.write(traces.map(formatTrace).join('\n') + '\n');
+    // runs of one event finish in any order; people read them in the order they started
+    const ordered = [...traces].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    process.stdout.write(ordered.map(formatTrace).join('\n') + '\n');
   });
 
   common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {

@@ -54,6 +54,8 @@ export interface BotStatus {
 interface Slot {
   file: string;
   text: string;
+  /** The bot's name, when the file got that far. */
+  name?: string;
   bot?: CompiledBot;
   problems: FileProblem[];
   runner?: BotRunner;
@@ -135,7 +137,7 @@ export class BotHost {
         if (slot?.runner) {
           this.o.log.warn({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name}: the new file is invalid; the running version is kept`);
           this.slots.set(file, { ...slot, text, problems });
-        } else this.slots.set(file, { file, text, problems });
+        } else this.slots.set(file, { file, text, problems, name: bot?.name });
         continue;
       }
       if (slot?.runner) {
@@ -221,7 +223,7 @@ export class BotHost {
   status(): BotStatus[] {
     return [...this.slots.values()].map((s) => {
       const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
-      const base = { name: s.bot?.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined };
+      const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll };
@@ -232,7 +234,7 @@ export class BotHost {
     return [...this.slots.values()].find((s) => s.bot?.name === name)?.runner;
   }
 
-  /** The recent traces of a bot, oldest first; undefined for an unknown bot. */
+  /** The recent traces of a bot, in the order they finished; undefined for an unknown bot. */
   traces(name: string, limit?: number): Trace[] | undefined {
     return [...this.slots.values()].find((s) => s.bot?.name === name)?.traces?.list(limit);
   }
