@@ -147,7 +147,6 @@ export class BotState {
     await this.store.transaction((tx) => {
       const inbox = tx.col(BotInbox);
       const entry = inbox.get(w.entry);
-      if (!entry) return;
       const m = this.metaIn(tx);
       let next = m;
       if (w.spend) {
@@ -160,6 +159,7 @@ export class BotState {
       if (w.vars) next = { ...next, vars: { ...next.vars, ...w.vars } };
       if (w.lastRun !== undefined) next = { ...next, last_run: { ...next.last_run, [w.rule]: w.lastRun } };
       if (next !== m) tx.col(BotMetas).put(next);
+      if (!entry) return; // finished by another run of the same event: the meta changes still count
       if (w.finish) inbox.delete(w.entry);
       else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: w.progress } });
     });
