@@ -3,14 +3,15 @@ import type { Client } from '../client/client.js';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
 import { AbortedError, sleep } from '../client/sleep.js';
 import type { UserRef } from '../client/types.js';
-import { iso, type Clock } from '../domain/clock/clock.js';
+import type { Clock } from '../domain/clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
 import { crashPoint } from './crash-points.js';
 import { DailyCapError, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
-import { compact, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type ConditionContext, type ConditionResult, type RunScope, type TriggerDef } from './types.js';
+import { decide } from './decide.js';
+import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
+import { LimitError, type RunScope, type TriggerDef } from './types.js';
 
 export interface EngineDeps {
   bot: CompiledBot;
@@ -120,20 +121,8 @@ export class Engine {
   }
 
   private newTrace(rule: CompiledRule, entry: InboxEntry, resumed: boolean): Trace {
-    const e = entry.event;
-    const who = this.triggerOf(rule, e.type).actor?.(e.payload, this.d.me);
-    const what = typeof e.payload.content === 'string' ? ` "${e.payload.content.slice(0, 60)}"` : e.payload.amount !== undefined ? ` ${e.payload.amount}` : '';
-    return {
-      bot: this.d.bot.name,
-      version: this.d.bot.version,
-      rule: rule.id,
-      event: { key: e.key, type: e.type, summary: `${e.type}${what}${who ? ` from ${who.display_name} (${who.pin_code})` : ''}` },
-      at: iso(this.d.clock.now()),
-      outcome: 'done',
-      steps: [],
-      duration_ms: 0,
-      ...(resumed ? { resumed: true } : {}),
-    };
+    const trigger = this.triggerOf(rule, entry.event.type);
+    return startTrace({ bot: this.d.bot, rule: rule.id, event: entry.event, who: trigger.actor?.(entry.event.payload, this.d.me), at: this.d.clock.now(), resumed });
   }
 
   private async notRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
@@ -249,21 +238,8 @@ export class Engine {
     }
   }
 
-  private async decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef): Promise<NonNullable<RunProgress['decision']> & { message?: string }> {
-    if (!rule.enabled) return { run: false, reason: 'disabled', message: 'the rule has enabled: false' };
-    let conditions: ConditionResult | undefined;
-    if (rule.condition) {
-      const ctx: ConditionContext = { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) };
-      conditions = await rule.condition(ctx);
-      if (!conditions.ok) return { run: false, reason: 'condition_false', message: 'a condition did not hold', conditions };
-    }
-    // the cooldown is checked last: "cooldown" means the rule would have run
-    if (rule.cooldownMs) {
-      const last = this.d.state.meta().last_run[rule.id];
-      const left = last === undefined ? 0 : last + rule.cooldownMs - this.d.clock.now();
-      if (left > 0) return { run: false, reason: 'cooldown', message: `cooldown: ${Math.ceil(left / 1000)} s left`, conditions };
-    }
-    return { run: true, conditions };
+  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef) {
+    return decide(rule, { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }, this.d.state, this.d.clock);
   }
 
   /**

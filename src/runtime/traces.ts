@@ -1,7 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ConditionResult } from './types.js';
+import type { UserRef } from '../client/types.js';
+import { iso } from '../domain/clock/clock.js';
+import type { CompiledBot } from './bot.js';
+import type { BotEvent, ConditionResult } from './types.js';
 
 /** One step of a traced run. */
 export interface TraceStep {
@@ -45,6 +48,23 @@ export function compact(v: unknown): unknown {
   const s = JSON.stringify(v);
   if (s === undefined || s.length <= MAX_VALUE) return v;
   return `${s.slice(0, MAX_VALUE)}…(truncated)`;
+}
+
+/** A new trace of a rule's run for an event, with a one-line summary of the event. */
+export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent; who?: UserRef; at: number; resumed: boolean }): Trace {
+  const e = o.event;
+  const what = typeof e.payload.content === 'string' ? ` "${e.payload.content.slice(0, 60)}"` : e.payload.amount !== undefined ? ` ${e.payload.amount}` : '';
+  return {
+    bot: o.bot.name,
+    version: o.bot.version,
+    rule: o.rule,
+    event: { key: e.key, type: e.type, summary: `${e.type}${what}${o.who ? ` from ${o.who.display_name} (${o.who.pin_code})` : ''}` },
+    at: iso(o.at),
+    outcome: 'done',
+    steps: [],
+    duration_ms: 0,
+    ...(o.resumed ? { resumed: true } : {}),
+  };
 }
 
 /** Reads the last `limit` traces of a file (offline `pinbot bots trace`). */
