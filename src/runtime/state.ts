@@ -114,7 +114,7 @@ export class BotState {
   async boot(initialVars: Record<string, unknown>): Promise<number> {
     return this.store.transaction((tx) => {
       const m = this.metaIn(tx);
-      const vars = { ...initialVars, ...m.vars };
+      const vars = { ...structuredClone(initialVars), ...m.vars };
       tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1 });
       return m.boots + 1;
     });
@@ -156,12 +156,13 @@ export class BotState {
         }
         next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };
       }
-      if (w.vars) next = { ...next, vars: { ...next.vars, ...w.vars } };
+      if (w.vars) next = { ...next, vars: { ...next.vars, ...structuredClone(w.vars) } };
       if (w.lastRun !== undefined) next = { ...next, last_run: { ...next.last_run, [w.rule]: w.lastRun } };
       if (next !== m) tx.col(BotMetas).put(next);
       if (!entry) return; // finished by another run of the same event: the meta changes still count
       if (w.finish) inbox.delete(w.entry);
-      else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: w.progress } });
+      // the store freezes what it keeps: it gets a copy, the run keeps changing its own
+      else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
     });
   }
 
