@@ -13,7 +13,7 @@ const BOTS = 1000;
 const SENDERS = 100;
 const POLL_S = 5;
 const SAMPLES = 100;
-const IDLE_S = 20;
+const IDLE_S = 15;
 
 /** An echo bot acting as an existing user, polling every POLL_S seconds. */
 const botFile = (i: number) =>
@@ -57,7 +57,7 @@ async function cpuPercent(srv: ServerProcess, seconds: number): Promise<number |
 
 /**
  * bots: 1,000 echo bots (one YAML file each, `poll: 5s`) run by `pinbot serve` on its embedded
- * server. Idle CPU: the server process over 20 s with no events. Event→action: SAMPLES messages
+ * server. Idle CPU: the server process over IDLE_S (15) s with no events. Event→action: SAMPLES messages
  * sent to random bots at random moments; the latency is the reply's timestamp minus the
  * message's (both server timestamps), so it includes the wait for the bot's next poll.
  */

@@ -51,7 +51,7 @@ export default defineBench({
       const runs = await interleave(
         // json-server writes one request at a time, each taking a large fraction of a second: a
         // few connections keep it busy, and a longer run completes enough requests to count.
-        { 'json-server': { url: js.url, server: js, requests: jsRequests, connections: 4, durationS: Math.max(10, ctx.durationS), timeoutS: 30 }, pinbot: { url: pinbot.url, server: pinbot, requests } },
+        { 'json-server': { url: js.url, server: js, requests: jsRequests, connections: 4, durationS: Math.max(8, ctx.durationS), timeoutS: 30 }, pinbot: { url: pinbot.url, server: pinbot, requests } },
         { ...ctx, warmupS: 1 },
       );
       const fig = throughputFigure('json-server', 'json-server: pinbot write ÷ json-server', runs.pinbot, { name: 'json-server 0.17 POST /posts, 100k', runs: runs['json-server'] });
