@@ -198,6 +198,79 @@ class CollectionState {
   }
 }
 
+/** The change set and undo log of one transaction. Internal. */
+class TxLog {
+  readonly changes: Change[] = [];
+  readonly undo: Array<[CollectionState, string, StoredRecord | null]> = [];
+
+  write(s: CollectionState, id: string, next: StoredRecord | null): void {
+    this.undo.push([s, id, s.records.get(id) ?? null]);
+    s.set(id, next);
+    this.changes.push([s.name, id, next]);
+  }
+}
+
+/** Read access to one collection; one per collection, shared by every reader. Internal. */
+class CollectionReader implements ReadCollection<StoredRecord> {
+  constructor(protected readonly s: CollectionState) {}
+  get(id: string): StoredRecord | undefined {
+    return this.s.records.get(id);
+  }
+  one(index: string, key: string): StoredRecord | undefined {
+    return this.s.one(index, key);
+  }
+  ids(index: string, key: string): readonly string[] {
+    return this.s.ids(index, key);
+  }
+  keys(index: string): IterableIterator<string> {
+    return this.s.keys(index);
+  }
+  count(): number {
+    return this.s.records.size;
+  }
+  all(): IterableIterator<StoredRecord> {
+    return this.s.records.values();
+  }
+}
+
+/** Write access to one collection inside one transaction. Internal. */
+class WriteView extends CollectionReader implements WriteCollection<StoredRecord> {
+  constructor(
+    s: CollectionState,
+    private readonly log: TxLog,
+  ) {
+    super(s);
+  }
+  insert(record: StoredRecord): StoredRecord {
+    const s = this.s;
+    if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
+    s.checkUnique(record);
+    const frozen = deepFreeze({ ...record });
+    this.log.write(s, record.id, frozen);
+    return frozen;
+  }
+  put(record: StoredRecord): StoredRecord {
+    this.s.checkUnique(record);
+    const frozen = deepFreeze({ ...record });
+    this.log.write(this.s, record.id, frozen);
+    return frozen;
+  }
+  update(id: string, patch: Partial<StoredRecord>): StoredRecord {
+    const s = this.s;
+    const prev = s.records.get(id);
+    if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
+    const next = deepFreeze({ ...prev, ...patch, id });
+    s.checkUnique(next);
+    this.log.write(s, id, next);
+    return next;
+  }
+  delete(id: string): boolean {
+    if (!this.s.records.has(id)) return false;
+    this.log.write(this.s, id, null);
+    return true;
+  }
+}
+
 /**
  * The in-memory state shared by the memory and file stores: collections, indexes and
  * synchronous transactions with an undo log. Internal to `store/`.
@@ -222,18 +295,7 @@ export class Engine implements ReadView {
 
   col<T extends StoredRecord>(def: CollectionDef<T>): ReadCollection<T> {
     const s = this.bound(def);
-    return (s.view ??= this.reader(s)) as ReadCollection<T>;
-  }
-
-  private reader(s: CollectionState): ReadCollection<StoredRecord> {
-    return {
-      get: (id) => s.records.get(id),
-      one: (index, key) => s.one(index, key),
-      ids: (index, key) => s.ids(index, key),
-      keys: (index) => s.keys(index),
-      count: () => s.records.size,
-      all: () => s.records.values(),
-    };
+    return (s.view ??= new CollectionReader(s)) as unknown as ReadCollection<T>;
   }
 
   /**
@@ -242,53 +304,19 @@ export class Engine implements ReadView {
    */
   run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[] } {
     if (this.active) throw new Error('transactions do not nest: use the tx you were given');
-    const changes: Change[] = [];
-    const undo: Array<[CollectionState, string, StoredRecord | null]> = [];
-    this.active = changes;
-    const write = (s: CollectionState, id: string, next: StoredRecord | null) => {
-      undo.push([s, id, s.records.get(id) ?? null]);
-      s.set(id, next);
-      changes.push([s.name, id, next]);
-    };
+    const log = new TxLog();
+    this.active = log.changes;
+    const changes = log.changes;
+    const undo = log.undo;
     // One write view per collection per transaction: domain code calls tx.col(X) for every
-    // record it touches, and a new object of closures each time dominated bulk writes.
-    const views = new Map<CollectionState, WriteCollection<StoredRecord>>();
+    // record it touches. Views are class instances, so a transaction allocates no closures.
+    const views = new Map<CollectionState, WriteView>();
     const tx: Tx = {
       col: <T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T> => {
         const s = this.bound(def);
-        const cached = views.get(s);
-        if (cached) return cached as unknown as WriteCollection<T>;
-        const coll: WriteCollection<StoredRecord> = {
-          ...(s.view ??= this.reader(s)),
-          insert: (record) => {
-            if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
-            s.checkUnique(record);
-            const frozen = deepFreeze({ ...record });
-            write(s, record.id, frozen);
-            return frozen;
-          },
-          put: (record) => {
-            s.checkUnique(record);
-            const frozen = deepFreeze({ ...record });
-            write(s, record.id, frozen);
-            return frozen;
-          },
-          update: (id, patch) => {
-            const prev = s.records.get(id);
-            if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
-            const next = deepFreeze({ ...prev, ...patch, id });
-            s.checkUnique(next);
-            write(s, id, next);
-            return next;
-          },
-          delete: (id) => {
-            if (!s.records.has(id)) return false;
-            write(s, id, null);
-            return true;
-          },
-        };
-        views.set(s, coll);
-        return coll as unknown as WriteCollection<T>;
+        let view = views.get(s);
+        if (!view) views.set(s, (view = new WriteView(s, log)));
+        return view as unknown as WriteCollection<T>;
       },
     };
     try {
