@@ -11,8 +11,8 @@ import { stopLoad } from './harness/load.js';
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
-    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '4' },
+    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
+    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '3' },
     connections: { type: 'string', default: '50' },
     list: { type: 'boolean', default: false },
   },
