@@ -1,3 +1,123 @@
-import type { RouteDef } from '../route.js';
+import { answerIntroduction, createIntroduction, listIntroductions, pendingIntroductions, toIntroduction } from '../../domain/introductions/introductions.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { emptyBody, idParams } from '../schemas.js';
 
-export const introductionRoutes: RouteDef[] = [];
+/** The introduction object (API.md "Introductions"). */
+export const introductionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'introducer', 'participants', 'message', 'status', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    introducer: { $ref: 'User' },
+    participants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'display_name', 'pin_code', 'response'],
+        properties: {
+          id: { type: 'string' },
+          display_name: { type: 'string' },
+          pin_code: { type: 'string' },
+          response: { enum: ['pending', 'accepted', 'declined'] },
+        },
+      },
+    },
+    message: { type: 'string' },
+    status: { enum: ['pending', 'accepted', 'declined'] },
+    conversation_id: { type: 'string', description: 'absent until every participant has accepted' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const listSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['introductions'],
+  properties: { introductions: { type: 'array', items: introductionSchema } },
+} as const;
+
+const answerErrors = ['introduction_not_found', 'forbidden', 'introduction_not_pending'];
+
+export const introductionRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'post',
+    path: '/introductions',
+    summary: 'Introduce two or more people to each other by PIN',
+    tags: ['introductions'],
+    buckets: ['intros'],
+    write: true,
+    schemas: {
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['participant_pins'],
+        properties: {
+          participant_pins: { type: 'array', minItems: 2, items: { $ref: 'Pin' }, description: '2 or more distinct PINs of other users' },
+          message: { type: 'string', maxLength: 1000 },
+        },
+      },
+      responses: { 201: introductionSchema },
+    },
+    errors: ['user_not_found', 'cannot_target_self'],
+    handler: ({ tx, env, user, body }) => ({ status: 201, body: toIntroduction(tx, createIntroduction(tx, env, user, body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/introductions',
+    summary: 'Introductions you made or are in, newest first',
+    tags: ['introductions'],
+    schemas: { responses: { 200: listSchema } },
+    handler: ({ db, user }) => ({ status: 200, body: { introductions: listIntroductions(db, user) } }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/introductions/pending',
+    summary: 'Pending introductions awaiting your answer, newest first',
+    tags: ['introductions'],
+    schemas: { responses: { 200: listSchema } },
+    handler: ({ db, user }) => ({ status: 200, body: { introductions: pendingIntroductions(db, user) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/introductions/:id/accept',
+    summary: 'Accept an introduction; the last acceptance creates the conversation',
+    tags: ['introductions'],
+    write: true,
+    schemas: {
+      params: idParams,
+      body: emptyBody,
+      responses: {
+        200: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'status'],
+          properties: {
+            id: { type: 'string' },
+            status: { enum: ['pending', 'accepted'] },
+            conversation_id: { type: 'string', description: 'present once every participant has accepted' },
+          },
+        },
+      },
+    },
+    errors: answerErrors,
+    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerIntroduction(tx, env, user, params.id, 'accepted') }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/introductions/:id/decline',
+    summary: 'Decline an introduction (one decline ends it)',
+    tags: ['introductions'],
+    write: true,
+    schemas: {
+      params: idParams,
+      body: emptyBody,
+      responses: {
+        200: { type: 'object', additionalProperties: false, required: ['id', 'status'], properties: { id: { type: 'string' }, status: { const: 'declined' } } },
+      },
+    },
+    errors: answerErrors,
+    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerIntroduction(tx, env, user, params.id, 'declined') }),
+  }),
+];
