@@ -27,6 +27,8 @@ export interface MatrixFigures {
   requests: number;
   /** Must be 0. */
   leaks: number;
+  /** Requests replayed under another user's Idempotency-Key (each must not be a replay). */
+  crossUserReplays: number;
   samples: string[];
   rows: MatrixRow[];
 }
@@ -55,7 +57,7 @@ export async function runMatrix({ seed = 7, rounds = 4 }: { seed?: number; round
     const revokedKey = await h.revokedKey(groups[0]![0]!.pin);
     const ops = operations(h.doc, h.routes);
     const world = new World(everyone);
-    const f: MatrixFigures = { routes: ops.length, covered: 0, uncovered: [], requests: 0, leaks: 0, samples: [], rows: [] };
+    const f: MatrixFigures = { routes: ops.length, covered: 0, uncovered: [], requests: 0, leaks: 0, crossUserReplays: 0, samples: [], rows: [] };
     let sampleSeed = seed * 7919;
     const plan = (op: Operation, actor: number, override: Partial<Plan> = {}): Plan => ({ ...fc.sample(validPlan(h.doc, op), { seed: sampleSeed++, numRuns: 1 })[0]!, actor, ...override });
     const exec = async (p: Plan, actors: Actor[], params: Record<string, string> = {}) => {
@@ -107,7 +109,8 @@ export async function runMatrix({ seed = 7, rounds = 4 }: { seed?: number; round
         for (const t of pins) probes.push({ params: Object.fromEntries(pinParams(op).map((p) => [p.name, t.pin])), allowed: new Set([t.id]) });
         if (!op.pathParams.length) probes.push({ params: {}, allowed: new Set() }, { params: {}, allowed: new Set() });
         for (const [i, probe] of probes.entries()) {
-          const { m, res, wrote } = await exec(plan(op, i), outsiders, probe.params);
+          // No Idempotency-Key: a 409 for reusing one's own key would say nothing about the resource.
+          const { m, res, wrote } = await exec(plan(op, i, { headers: {} }), outsiders, probe.params);
           row.nonParty++;
           const foreign = world.foreignIn(g, res.text, probe.allowed);
           const namesResource = ids.length > 0;
@@ -141,6 +144,7 @@ export async function runMatrix({ seed = 7, rounds = 4 }: { seed?: number; round
       const outsider = groups[1]!.find((a) => a.key !== wire.headers['x-api-key']) ?? groups[1]![0]!;
       const again = await send(h.url, { ...wire, headers: { ...wire.headers, 'x-api-key': outsider.key } });
       f.requests++;
+      f.crossUserReplays++;
       if (again.headers['idempotent-replayed'] === 'true' || again.text === res.text) leak(`[idempotency replay across users] ${op.id}: ${describe(wire, again)}`);
     }
     return f;

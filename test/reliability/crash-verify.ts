@@ -1,0 +1,139 @@
+import type { CrashModel, Tracked } from './crash-model.js';
+import type { Retry } from './crash-workload.js';
+import { call } from './http.js';
+
+export interface VerifyResult {
+  /** Acknowledged writes the server does not show as acknowledged. Must be empty. */
+  lost: string[];
+  /** Idempotent retries of writes cut off by the kill, and those that happened twice (must be 0). */
+  retried: number;
+  duplicates: string[];
+  /** Money invariant (in cents), when this build has a wallet. */
+  money?: { balances: number; pending: number; credits: number; holds: boolean; transactions: number };
+}
+
+const cents = (x: unknown) => Math.round(Number(x) * 100);
+
+async function getJson<T>(url: string, path: string, key: string): Promise<T> {
+  const res = await call(url, 'GET', path, key);
+  if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${res.text.slice(0, 200)}`);
+  return res.json as T;
+}
+
+/** Every message id and content of a conversation, paging with `since`. Internal. */
+async function allMessages(url: string, conv: string, key: string): Promise<Array<{ id: string; content: string }>> {
+  const out: Array<{ id: string; content: string }> = [];
+  let since = 0;
+  for (;;) {
+    const page = await getJson<{ messages: Array<{ id: string; content: string }>; timestamp: number; has_more: boolean }>(url, `/api/v1/conversations/${conv}/messages?since=${since}&limit=200`, key);
+    out.push(...page.messages);
+    if (!page.has_more || page.messages.length === 0) return out;
+    since = page.timestamp;
+  }
+}
+
+/**
+ * After a restart: first retries the writes the kill cut off (same Idempotency-Key, same body),
+ * then reads everything back through the API and checks that every acknowledged write is there
+ * in an allowed state, that each retried write exists exactly once, and that the money
+ * invariant holds (sum of balances + pending = UBI + grants, over every tracked user).
+ *
+ * @example
+ * const v = await verifyAfterRestart(url, model, state.retries, has);
+ */
+export async function verifyAfterRestart(url: string, model: CrashModel, retries: Retry[], has: Set<string>): Promise<VerifyResult> {
+  const r: VerifyResult = { lost: [], retried: 0, duplicates: [] };
+  const once: Array<{ retry: Retry; conv?: string }> = [];
+  for (const retry of retries.splice(0)) {
+    const res = await call(url, 'POST', retry.path, retry.key, retry.body, { 'idempotency-key': retry.idem });
+    r.retried++;
+    if (res.status >= 500) throw new Error(`retry of ${retry.path} answered ${res.status}: ${res.text}`);
+    if (res.status < 300 && retry.kind === 'send') {
+      const id = (res.json as { transaction: { id: string } }).transaction.id;
+      model.created('txn', id, 'pending', { owner: retry.key, recipient: retry.recipient ?? '', note: retry.marker }, 'send (retried)');
+    }
+    const conv = retry.conv ?? (res.status < 300 ? (res.json as { conversation_id?: string }).conversation_id : undefined);
+    if (res.status < 300 && retry.kind === 'msg') model.created('msg', (res.json as { id: string }).id, 'present', { conv: conv!, key: retry.key }, 'message (retried)');
+    once.push({ retry, conv });
+  }
+
+  const items = [...model.items.values()];
+  const users = items.filter((t) => t.kind === 'user');
+  const byKind = (k: Tracked['kind']) => items.filter((t) => t.kind === k);
+  const check = (t: Tracked, observed: string) => {
+    if (!model.observe(t, observed)) r.lost.push(`${t.kind} ${t.id}: acknowledged as ${[...t.allowed].join('|')}, found ${observed}`);
+  };
+
+  for (const u of users) {
+    const me = await call(url, 'GET', '/api/v1/me', u.meta.key);
+    check(u, me.status === 200 && (me.json as { pin_code: string }).pin_code === u.meta.pin ? 'present' : `missing (${me.status})`);
+  }
+  const live = users.filter((u) => u.allowed.has('present'));
+
+  if (has.has('get /wallet/transactions')) {
+    const txns = new Map<string, { status: string; type: string; amount: number; note?: string }>();
+    let balances = 0;
+    for (const u of live) {
+      balances += cents((await getJson<{ balance: number }>(url, '/api/v1/wallet/balance', u.meta.key!)).balance);
+      let before = '';
+      for (;;) {
+        const page = await getJson<{ transactions: Array<{ id: string; status: string; type: string; amount: number; note?: string }>; has_more: boolean }>(url, `/api/v1/wallet/transactions?limit=200${before ? `&before=${before}` : ''}`, u.meta.key!);
+        for (const t of page.transactions) txns.set(t.id, t);
+        if (!page.has_more || !page.transactions.length) break;
+        before = page.transactions[page.transactions.length - 1]!.id;
+      }
+    }
+    for (const t of byKind('txn')) check(t, txns.get(t.id)?.status ?? 'missing');
+    let pending = 0;
+    let credits = 0;
+    for (const t of txns.values()) {
+      if (t.type === 'transfer' && t.status === 'pending') pending += cents(t.amount);
+      if ((t.type === 'ubi' || t.type === 'grant') && t.status === 'accepted') credits += cents(t.amount);
+    }
+    r.money = { balances, pending, credits, holds: balances + pending === credits, transactions: txns.size };
+    for (const { retry } of once.filter((o) => o.retry.kind === 'send')) {
+      const copies = [...txns.values()].filter((t) => t.note?.startsWith(`${retry.marker} `)).length;
+      if (copies > 1) r.duplicates.push(`send ${retry.marker} exists ${copies} times after an idempotent retry`);
+    }
+  }
+
+  const convs = new Map<string, { key: string; msgs: Tracked[] }>();
+  for (const m of byKind('msg')) {
+    const c = convs.get(m.meta.conv!) ?? { key: m.meta.key!, msgs: [] };
+    c.msgs.push(m);
+    convs.set(m.meta.conv!, c);
+  }
+  const contents = new Map<string, string[]>();
+  for (const [conv, { key, msgs }] of convs) {
+    const list = await allMessages(url, conv, key);
+    contents.set(conv, list.map((m) => m.content));
+    const ids = new Set(list.map((m) => m.id));
+    for (const m of msgs) check(m, ids.has(m.id) ? 'present' : 'missing');
+  }
+  for (const { retry, conv } of once.filter((o) => o.retry.kind === 'msg' && o.conv)) {
+    const list = contents.get(conv!) ?? (await allMessages(url, conv!, retry.key)).map((m) => m.content);
+    const copies = list.filter((c) => c.startsWith(`${retry.marker} `)).length;
+    if (copies > 1) r.duplicates.push(`message ${retry.marker} exists ${copies} times after an idempotent retry`);
+  }
+
+  const perKey = async <T>(key: string, path: string, cache: Map<string, T>) => {
+    if (!cache.has(key)) cache.set(key, await getJson<T>(url, path, key));
+    return cache.get(key)!;
+  };
+  const pendingReqs = new Map<string, { requests: Array<{ id: string }> }>();
+  for (const t of byKind('creq')) {
+    const list = await perKey(t.meta.recipient!, '/api/v1/contacts/requests/pending', pendingReqs);
+    check(t, list.requests.some((x) => x.id === t.id) ? 'pending' : 'gone');
+  }
+  const contacts = new Map<string, { contacts: Array<{ id: string }> }>();
+  for (const t of byKind('contact')) {
+    const list = await perKey(t.meta.owner!, '/api/v1/contacts', contacts);
+    check(t, list.contacts.some((x) => x.id === t.id) ? 'present' : 'gone');
+  }
+  const intros = new Map<string, { introductions: Array<{ id: string; status: string }> }>();
+  for (const t of byKind('intro')) {
+    const list = await perKey(t.meta.introducer!, '/api/v1/introductions', intros);
+    check(t, list.introductions.find((x) => x.id === t.id)?.status ?? 'missing');
+  }
+  return r;
+}
