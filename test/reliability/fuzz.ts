@@ -94,7 +94,10 @@ export async function runFuzz({ requests, seed = 1, onProgress }: { requests: nu
           f.serverErrors++;
           sample('5xx', what);
         }
-        const problems = responseProblems(plan.op, res, m.routable, m.wire.method);
+        // The method mutation may land on another operation of the same path (GET vs POST /conversations).
+        const served = ops.find((o) => o.path === plan.op.path && o.method.toUpperCase() === m.wire.method);
+        const routable = m.routable && (served !== undefined || m.wire.method === 'HEAD');
+        const problems = responseProblems(served ?? plan.op, res, routable, m.wire.method);
         if (problems.length) {
           f.schemaBreaks++;
           sample('schema', `${what} :: ${problems.join('; ')}`);
@@ -109,14 +112,14 @@ export async function runFuzz({ requests, seed = 1, onProgress }: { requests: nu
             f.balanceChanges++;
             sample('money', `${what} :: balances ${before} → ${balances()}`);
           }
-        } else if (res.status < 300 && m.routable) {
-          ok2xx.add(plan.op.id);
+        } else if (res.status < 300 && routable && served) {
+          ok2xx.add(served.id);
           world.harvest(m.actor.group, res.json);
         }
         if (res.status !== 404) for (const id of m.pathIds) world.learn(plan.op.id, id);
         const code = (res.json as { error?: { code?: string } } | undefined)?.error?.code;
         const stored = res.status < 300 || (code !== undefined && !NOT_STORED.has(code));
-        if (m.wire.headers['idempotency-key'] && m.routable && plan.op.route.write && m.wire.method === 'POST' && stored && res.status < 500 && plan.actor % 3 === 0) {
+        if (m.wire.headers['idempotency-key'] && routable && served?.route.write && m.wire.method === 'POST' && stored && res.status < 500 && plan.actor % 3 === 0) {
           const again = await send(h.url, m.wire);
           f.replays++;
           if (again.status !== res.status || again.text !== res.text || again.headers['idempotent-replayed'] !== 'true') {

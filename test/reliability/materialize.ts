@@ -75,7 +75,9 @@ export function materialize(plan: Plan, world: World, callers: Callers): Materia
 
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(plan.params)) params[k] = String(fill(v, 'path'));
-  const routable = plan.op.pathParams.every((p) => (params[p.name] ?? '') !== '') && ['GET', 'POST', 'DELETE'].includes(plan.method) && plan.method === plan.op.method.toUpperCase();
+  // An empty segment cannot match the route; the method is judged by the caller (another
+  // operation may serve the same path with it).
+  const routable = plan.op.pathParams.every((p) => (params[p.name] ?? '') !== '');
   const qs: string[] = [];
   for (const [k, v] of Object.entries(plan.query)) {
     if (v === undefined) continue;
