@@ -46,7 +46,11 @@ export interface CrashOptions {
   compactBytes?: number;
   /** Share of kills aimed at a starting server (replay, compaction at open). */
   earlyKillShare?: number;
+  /** Every how many cycles a user is added with the CLI (`pinbot users add`, a process each). */
+  cliEvery?: number;
   onProgress?: (f: CrashFigures) => void;
+  /** Stops the loop early (the long run's time budget); the figures say how far it got. */
+  stopWhen?: () => boolean;
 }
 
 /**
@@ -62,7 +66,7 @@ export interface CrashOptions {
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, onProgress } = opts;
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, onProgress, stopWhen } = opts;
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
   const dataDir = join(root, 'data');
@@ -107,7 +111,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   };
 
   try {
-    for (let cycle = 0; cycle < kills; cycle++) {
+    for (let cycle = 0; cycle < kills && !stopWhen?.(); cycle++) {
       if (cycle > 0 && rnd.chance(earlyKillShare)) {
         // Kill it while it replays the journal / compacts at open, maybe before it listens.
         await killDuringStart({ dataDir, configFile, onLine: (l) => logs.push(l), delayMs: rnd.int(30, 700) });
@@ -123,7 +127,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
         for (const [p, ms] of Object.entries(doc.paths)) for (const m of Object.keys(ms)) state.has.add(`${m} ${p.replace(/^\/api\/v1/, '')}`);
       }
       await check(server.url);
-      if (cycle % 10 === 0) {
+      if (cycle % cliEvery === 0) {
         const cli = await runCli(['users', 'add', '--name', `cli user ${cycle}`, '--json', '--data', dataDir, '--config', configFile]);
         if (cli.code !== 0) throw new Error(`pinbot users add failed: ${cli.stderr}`);
         const u = JSON.parse(cli.stdout) as { id: string; pin_code: string; api_key: string };
