@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHarness, type Actor, type Harness } from './harness-app.js';
 import { send, type WireRequest, type WireResponse } from './http.js';
 import { materialize } from './materialize.js';
@@ -47,8 +48,8 @@ const pinParams = (op: Operation) => op.pathParams.filter((p) => isPin(p.schema,
  * @example
  * const m = await runMatrix(); if (m.uncovered.length || m.leaks) console.log(m.samples);
  */
-export async function runMatrix({ seed = 7, rounds = 4 }: { seed?: number; rounds?: number } = {}): Promise<MatrixFigures> {
-  const h = await startHarness();
+export async function runMatrix({ seed = 7, rounds = 4, routes }: { seed?: number; rounds?: number; routes?: readonly RouteDef[] } = {}): Promise<MatrixFigures> {
+  const h = await startHarness({ routes });
   try {
     const groups: Actor[][] = [[], []];
     for (const [name, g] of [['Ana', 0], ['Ben', 0], ['Dee', 0], ['Cy', 1], ['Eve', 1]] as const) groups[g]!.push(await h.addActor(name, g));

@@ -51,6 +51,8 @@ export interface CrashOptions {
   onProgress?: (f: CrashFigures) => void;
   /** Stops the loop early (the long run's time budget); the figures say how far it got. */
   stopWhen?: () => boolean;
+  /** Test-only: damages the data dir after each kill, to show the loop notices lost writes. */
+  sabotage?: (dataDir: string) => void;
 }
 
 /**
@@ -66,7 +68,7 @@ export interface CrashOptions {
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, onProgress, stopWhen } = opts;
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, onProgress, stopWhen, sabotage } = opts;
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
   const dataDir = join(root, 'data');
@@ -140,6 +142,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       await killServe(server);
       f.kills++;
       await Promise.all(running);
+      sabotage?.(dataDir);
       scanLogs();
       f.acknowledged = model.acks.total;
       onProgress?.(f);

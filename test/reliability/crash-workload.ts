@@ -63,6 +63,11 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
       try {
         const u = (await callAdmin(s.dataDir, 'users.add', { name: `crash user ${n}` }, 10_000)) as { id: string; pin_code: string; api_key: string };
         s.model.created('user', u.id, 'present', { key: u.api_key, pin: u.pin_code }, 'user (admin socket)');
+        if (s.has.has('get /wallet/balance')) {
+          // A starting balance, as `users add --balance` gives: an operator grant.
+          const t = (await callAdmin(s.dataDir, 'users.grant', { pin: u.pin_code, amount: 100 }, 10_000)) as { id: string };
+          s.model.created('txn', t.id, 'accepted', { owner: u.api_key }, 'grant (admin socket)');
+        }
       } catch {
         if (stop()) return;
       }

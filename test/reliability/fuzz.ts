@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
+import type { RouteDef } from '../../src/api/route.js';
 import { startHarness, type Actor } from './harness-app.js';
 import { send, type WireResponse } from './http.js';
 import { materialize } from './materialize.js';
@@ -47,9 +48,9 @@ const NOT_STORED = new Set(['unauthorized', 'rate_limited', 'invalid_json', 'val
  * const f = await runFuzz({ requests: 2000, seed: 1 });
  * if (f.serverErrors) console.log(f.samples);
  */
-export async function runFuzz({ requests, seed = 1, onProgress }: { requests: number; seed?: number; onProgress?: (done: number) => void }): Promise<FuzzFigures> {
+export async function runFuzz({ requests, seed = 1, routes, onProgress }: { requests: number; seed?: number; routes?: readonly RouteDef[]; onProgress?: (done: number) => void }): Promise<FuzzFigures> {
   const started = Date.now();
-  const h = await startHarness();
+  const h = await startHarness({ routes });
   try {
     const actors: Actor[] = [];
     for (const name of ['Ana', 'Ben', 'Cai', 'Dee']) actors.push(await h.addActor(name, 0));
