@@ -48,7 +48,7 @@ const pinParams = (op: Operation) => op.pathParams.filter((p) => isPin(p.schema,
  * @example
  * const m = await runMatrix(); if (m.uncovered.length || m.leaks) console.log(m.samples);
  */
-export async function runMatrix({ seed = 7, rounds = 4, routes }: { seed?: number; rounds?: number; routes?: readonly RouteDef[] } = {}): Promise<MatrixFigures> {
+export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: number; rounds?: number; routes?: readonly RouteDef[] } = {}): Promise<MatrixFigures> {
   const h = await startHarness({ routes });
   try {
     const groups: Actor[][] = [[], []];
@@ -161,7 +161,7 @@ function candidateIds(world: World, group: number): string[] {
     const p = id.slice(0, id.indexOf('_'));
     byPrefix.set(p, [...(byPrefix.get(p) ?? []), id]);
   }
-  return [...byPrefix.values()].flatMap((list) => (list.length <= 12 ? list : [...list.slice(0, 4), ...list.slice(-8)]));
+  return [...byPrefix.values()].flatMap((list) => (list.length <= 6 ? list : [...list.slice(0, 2), ...list.slice(-4)]));
 }
 
 async function closeHarness(h: Harness): Promise<void> {
