@@ -51,6 +51,8 @@ export interface CrashOptions {
   onProgress?: (f: CrashFigures) => void;
   /** Stops the loop early (the long run's time budget); the figures say how far it got. */
   stopWhen?: () => boolean;
+  /** Finish with a clean SIGTERM stop and one more restart (default true). */
+  cleanStop?: boolean;
   /** Test-only: damages the data dir after each kill, to show the loop notices lost writes. */
   sabotage?: (dataDir: string) => void;
 }
@@ -68,7 +70,7 @@ export interface CrashOptions {
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, onProgress, stopWhen, sabotage } = opts;
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage } = opts;
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
   const dataDir = join(root, 'data');
@@ -151,6 +153,9 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     const last = await start();
     if (last) {
       await check(last.url);
+      if (!cleanStop) await killServe(last);
+    }
+    if (last && cleanStop) {
       const how = await stopServe(last);
       if (how !== '0') (f.unloadableStarts++, sample(`clean stop exited with ${how}`));
       const again = await start();

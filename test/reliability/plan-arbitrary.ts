@@ -70,7 +70,7 @@ function mutations(doc: OpenApiDoc, op: Operation): Mutation[] {
   if (op.body) {
     m.push(named('body.extra', fc.tuple(fc.constantFrom(...PROTO_KEYS, ...massAssign), fc.constantFrom<unknown>(1, 'x', { isAdmin: true }, null, [])).map(([k, v]) => (p) => withBody(p, (b) => set(b, k, v)))));
     m.push(named('body.notObject', fc.constantFrom(...badRawBodies()).map((raw) => (p) => ({ ...p, rawBody: raw }))));
-    m.push(named('body.tooLarge', fc.integer({ min: 100_001, max: 300_000 }).map((n) => (p) => ({ ...p, rawBody: JSON.stringify({ [props[0]?.[0] ?? 'x']: 'a'.repeat(n) }) }))));
+    m.push(named('body.tooLarge', fc.integer({ min: 100_001, max: 110_000 }).map((n) => (p) => ({ ...p, rawBody: JSON.stringify({ [props[0]?.[0] ?? 'x']: 'a'.repeat(n) }) }))));
     m.push(named('body.nearLimit', fc.integer({ min: 90_000, max: 102_350 }).map((n) => (p) => withBody(p, (b) => set(b, props[0]?.[0] ?? 'x', 'é'.repeat(n / 2))))));
   }
   if (required.length) m.push(named('body.missing', fc.nat().map((n) => (p) => withBody(p, (b) => delete b[pick(required, n)]))));
@@ -97,7 +97,7 @@ function mutations(doc: OpenApiDoc, op: Operation): Mutation[] {
     m.push(named('body.hugeArray', fc.tuple(fc.nat(), fc.constantFrom(0, 1, 2, 3)).map(([n, how]) => (p) => withBody(p, (b) => {
       const [k, s] = pick(arrays, n);
       const max = Number(deref(doc, s).maxItems ?? 100);
-      set(b, k, how === 0 ? [] : how === 1 ? Array.from({ length: max + 1 }, (_, i) => `P${i}`) : how === 2 ? Array.from({ length: 10_000 }, () => 'AAAAAA') : [[['nested']]]);
+      set(b, k, how === 0 ? [] : how === 1 ? Array.from({ length: max + 1 }, (_, i) => `P${i}`) : how === 2 ? Array.from({ length: 5_000 }, () => 'AAAAAA') : [[['nested']]]);
     }))));
   }
   const pins = props.filter(([k, s]) => isPin(s, k) || (kindOf(doc, s) === 'array' && isPin((deref(doc, s).items ?? {}) as JsonSchema, k.replace(/s$/, ''))));
@@ -125,7 +125,7 @@ function mutations(doc: OpenApiDoc, op: Operation): Mutation[] {
   if (op.method === 'post') {
     m.push(named('header.idempotency', fc.constantFrom('k'.repeat(256), ' ', 'fuzz-shared-key', 'fuzz-shared-key', '\t').map((k) => (p) => ({ ...p, headers: { ...p.headers, 'idempotency-key': k } }))));
   } else {
-    m.push(named('body.onRead', fc.constantFrom('{"a":1}', '{', 'x'.repeat(200_000)).map((raw) => (p) => ({ ...p, rawBody: raw }))));
+    m.push(named('body.onRead', fc.constantFrom('{"a":1}', '{', 'x'.repeat(110_000)).map((raw) => (p) => ({ ...p, rawBody: raw }))));
   }
   return m;
 }
