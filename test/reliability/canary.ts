@@ -91,7 +91,13 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
       const broken = fc.sample(planArb(h.doc, [op]), { seed: seed + 1000 + i, numRuns: perRoute / 2 });
       for (const [j, p] of [...valid, ...broken].entries()) await run(h.url, { ...p, actor: 0, auth: p.auth === 'key' && j % 2 ? ('bearer' as Auth) : p.auth });
     }
-    await run(h.url, { ...fc.sample(validPlan(h.doc, ops[0]!), { seed, numRuns: 1 })[0]!, op: { ...ops[0]!, path: '/api/v1/no-such-route' } });
+    // The paths every route shares, made certain: unknown route, revoked key, too large, not JSON.
+    const base = fc.sample(validPlan(h.doc, ops[0]!), { seed, numRuns: 1 })[0]!;
+    await run(h.url, { ...base, op: { ...ops[0]!, path: '/api/v1/no-such-route' } });
+    await run(h.url, { ...base, auth: 'revoked' });
+    await run(h.url, { ...base, auth: 'none' });
+    await run(h.url, { ...base, method: 'POST', rawBody: JSON.stringify({ x: 'a'.repeat(110_000) }) });
+    await run(h.url, { ...base, method: 'POST', rawBody: '{"not json' });
     // The same store behind an app with tight rate limits, until every route has answered 429.
     const tight = configFrom({ rate_limits: { enabled: true, general: { limit: 3, window: '1h' }, messages: { limit: 1, window: '1h' }, contacts: { limit: 1, window: '1h' }, intros: { limit: 1, window: '1h' } } });
     const limitedUrl = await h.serveApp(tight);

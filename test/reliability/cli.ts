@@ -34,7 +34,12 @@ const line = (label: string, value: unknown, mustBeZero = false) => {
   console.log(`  ${label.padEnd(44)} ${text}${mustBeZero ? (value === 0 ? '' : '   <-- must be 0') : ''}`);
   if (mustBeZero && value !== 0) bad.push(label);
 };
-const progress = (s: string) => process.stderr.write(`\r${s}   `);
+let lastLine = 0;
+/** Progress on one terminal line; in a log file, one line every 30 s. */
+const progress = (s: string) => {
+  if (process.stderr.isTTY) process.stderr.write(`\r${s}   `);
+  else if (Date.now() - lastLine > 30_000) (lastLine = Date.now(), process.stderr.write(`${s}\n`));
+};
 
 const started = Date.now();
 console.log(`seed ${opts.seed}`);
@@ -64,6 +69,7 @@ if (opts.kills !== undefined || nothing) {
   line('money invariant checks', f.invariantChecks);
   line('money invariant violations', f.invariantViolations, true);
   line('transactions at the end', f.transactions);
+  line('torn journal tails dropped at start', f.tornTails);
   line('API keys in server logs', f.keysInLogs, true);
   for (const s of f.samples) console.log(`    ${s}`);
 }

@@ -30,6 +30,8 @@ export interface CrashFigures {
   invariantViolations: number;
   /** API keys found in the server's log output. Must be 0. */
   keysInLogs: number;
+  /** Starts that found a torn last journal line (a kill mid-append) and dropped it. */
+  tornTails: number;
   transactions: number;
   samples: string[];
   ms: number;
@@ -81,13 +83,16 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers };
   const f: CrashFigures = {
     seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
-    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, transactions: 0, samples: [], ms: 0,
+    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
   };
   let logs: string[] = [];
   const sample = (s: string) => f.samples.length < 20 && f.samples.push(s);
   const scanLogs = () => {
     const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
-    for (const line of logs) for (const k of keys) if (line.includes(k)) (f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`));
+    for (const line of logs) {
+      for (const k of keys) if (line.includes(k)) (f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`));
+      if (line.includes('dropped a torn last line')) f.tornTails++;
+    }
     logs = [];
   };
   const start = async (): Promise<ServeProcess | undefined> => {
