@@ -73,12 +73,19 @@ export class World {
    */
   idFor(opId: string, group: number, n: number): string | undefined {
     const all = this.ids.get(group) ?? [];
+    if (!all.length) return undefined;
+    const prefixOf = (id: string) => ID_SHAPE.exec(id)?.[1] ?? '';
     const fit = this.fits.get(opId);
-    const fitting = fit && n % 5 !== 0 ? all.filter((id) => fit.has(ID_SHAPE.exec(id)?.[1] ?? '')) : [];
-    const pool = fitting.length ? fitting : all;
+    // Until the operation has shown which prefixes it takes (and now and then after), pick a
+    // prefix first, so rare kinds of ids get tried as often as common ones.
+    const prefixes = [...new Set(all.map(prefixOf))];
+    const known = fit && n % 5 !== 0 ? prefixes.filter((p) => fit.has(p)) : [];
+    const choices = known.length ? known : prefixes;
+    const prefix = choices[n % choices.length]!;
+    const pool = all.filter((id) => prefixOf(id) === prefix);
     // Prefer recent ids: resources still pending are more interesting than old ones.
-    const recent = n % 3 === 0 ? pool : pool.slice(-40);
-    return recent.length ? recent[(n >>> 2) % recent.length] : undefined;
+    const recent = (n >>> 3) % 3 === 0 ? pool : pool.slice(-20);
+    return recent[(n >>> 5) % recent.length];
   }
 
   /**
