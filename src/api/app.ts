@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
-import { KeyUsage } from '../domain/users/keys.js';
+import { KEY_PREFIX, KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
@@ -21,6 +21,9 @@ export interface AppOptions {
   keyUsage?: KeyUsage;
   routes?: readonly RouteDef[];
 }
+
+/** Anything shaped like an API key, also URL-encoded. Internal. */
+const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_%-]{20,}`, 'g');
 
 /** Sends a JSON body that is already a string (so replays are byte for byte). Internal. */
 function sendJson(res: Response, status: number, body: string): void {
@@ -55,7 +58,8 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        // A key pasted into a URL by mistake (?api_key=…) must not reach the log either.
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),

@@ -98,6 +98,8 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     await run(h.url, { ...base, auth: 'none' });
     await run(h.url, { ...base, method: 'POST', rawBody: JSON.stringify({ x: 'a'.repeat(110_000) }) });
     await run(h.url, { ...base, method: 'POST', rawBody: '{"not json' });
+    // A client that pastes its key into the URL by mistake.
+    await run(h.url, { ...base, query: { api_key: canary.key } });
     // The same store behind an app with tight rate limits, until every route has answered 429.
     const tight = configFrom({ rate_limits: { enabled: true, general: { limit: 3, window: '1h' }, messages: { limit: 1, window: '1h' }, contacts: { limit: 1, window: '1h' }, intros: { limit: 1, window: '1h' } } });
     const limitedUrl = await h.serveApp(tight);
