@@ -1,6 +1,7 @@
 import type { CrashModel, Tracked } from './crash-model.js';
 import type { Retry } from './crash-workload.js';
 import { call } from './http.js';
+import { invariantOf, walletSnapshot, type MoneyFigures } from './money.js';
 
 export interface VerifyResult {
   /** Acknowledged writes the server does not show as acknowledged. Must be empty. */
@@ -9,10 +10,8 @@ export interface VerifyResult {
   retried: number;
   duplicates: string[];
   /** Money invariant (in cents), when this build has a wallet. */
-  money?: { balances: number; pending: number; credits: number; holds: boolean; transactions: number };
+  money?: MoneyFigures;
 }
-
-const cents = (x: unknown) => Math.round(Number(x) * 100);
 
 /**
  * A GET that must work. 401 (the key's user is gone) and 404 (the resource is gone) are data
@@ -78,30 +77,13 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
   const live = users.filter((u) => u.allowed.has('present'));
 
   if (has.has('get /wallet/transactions')) {
-    const txns = new Map<string, { status: string; type: string; amount: number; note?: string }>();
-    let balances = 0;
-    for (const u of live) {
-      balances += cents((await getJson<{ balance: number }>(url, '/api/v1/wallet/balance', u.meta.key!))?.balance);
-      let before = '';
-      for (;;) {
-        const page = await getJson<{ transactions: Array<{ id: string; status: string; type: string; amount: number; note?: string }>; has_more: boolean }>(url, `/api/v1/wallet/transactions?limit=200${before ? `&before=${before}` : ''}`, u.meta.key!);
-        if (!page) throw new Error(`GET /wallet/transactions of a present user answered 401/404`);
-        for (const t of page.transactions) txns.set(t.id, t);
-        if (!page.has_more || !page.transactions.length) break;
-        before = page.transactions[page.transactions.length - 1]!.id;
-      }
-    }
-    for (const t of byKind('txn')) check(t, txns.get(t.id)?.status ?? 'missing');
-    let pending = 0;
-    let credits = 0;
-    for (const t of txns.values()) {
-      if (t.type === 'transfer' && t.status === 'pending') pending += cents(t.amount);
-      if ((t.type === 'ubi' || t.type === 'grant') && t.status === 'accepted') credits += cents(t.amount);
-    }
+    const snap = await walletSnapshot(url, live.map((u) => u.meta.key!));
+    if (!snap) throw new Error('a present user could not read the wallet');
+    for (const t of byKind('txn')) check(t, snap.txns.get(t.id)?.status ?? 'missing');
     // With a user lost the sums cover a different set of people: the loss is already reported.
-    if (live.length === users.length) r.money = { balances, pending, credits, holds: balances + pending === credits, transactions: txns.size };
+    if (live.length === users.length) r.money = invariantOf(snap, live.length);
     for (const { retry } of once.filter((o) => o.retry.kind === 'send')) {
-      const copies = [...txns.values()].filter((t) => t.note?.startsWith(`${retry.marker} `)).length;
+      const copies = [...snap.txns.values()].filter((t) => t.note?.startsWith(`${retry.marker} `)).length;
       if (copies > 1) r.duplicates.push(`send ${retry.marker} exists ${copies} times after an idempotent retry`);
     }
   }

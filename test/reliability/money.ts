@@ -27,44 +27,60 @@ export interface MoneyFigures {
   holds: boolean;
 }
 
-interface Txn {
+/** A transaction as the API lists it (the fields the invariant needs). */
+export interface ListedTxn {
   id: string;
   type: string;
   amount: number;
   status: string;
+  note?: string;
 }
 
 /**
- * The money invariant through the API (API.md "Money"): sum of balances + sum of pending
- * transfers = every UBI credit + every operator grant. Reads each user's balance and pages
- * through each user's transactions (`before`, 200 a page). Undefined without a wallet.
- *
- * @example
- * const m = await moneyInvariant(url, keys); if (m && !m.holds) throw new Error('money leaked');
+ * Every user's balance (summed, in cents) and every transaction any of them can see, through
+ * the API: `GET /wallet/balance` and `GET /wallet/transactions` paged with `before`, 200 a page.
+ * Undefined without a wallet, or when a key no longer works (that user's data is gone).
  */
-export async function moneyInvariant(baseUrl: string, keys: readonly string[]): Promise<MoneyFigures | undefined> {
-  const txns = new Map<string, Txn>();
+export async function walletSnapshot(baseUrl: string, keys: readonly string[]): Promise<{ balances: number; txns: Map<string, ListedTxn> } | undefined> {
+  const txns = new Map<string, ListedTxn>();
   let balances = 0;
   for (const key of keys) {
     const bal = await call(baseUrl, 'GET', '/api/v1/wallet/balance', key);
-    if (bal.status === 404) return undefined;
+    if (bal.status === 404 || bal.status === 401) return undefined;
     if (bal.status !== 200) throw new Error(`GET /wallet/balance answered ${bal.status}: ${bal.text}`);
     balances += cents((bal.json as { balance: number }).balance);
     let before = '';
     for (;;) {
       const page = await call(baseUrl, 'GET', `/api/v1/wallet/transactions?limit=200${before ? `&before=${before}` : ''}`, key);
       if (page.status !== 200) throw new Error(`GET /wallet/transactions answered ${page.status}: ${page.text}`);
-      const body = page.json as { transactions: Txn[]; has_more: boolean };
+      const body = page.json as { transactions: ListedTxn[]; has_more: boolean };
       for (const t of body.transactions) txns.set(t.id, t);
       if (!body.has_more || body.transactions.length === 0) break;
       before = body.transactions[body.transactions.length - 1]!.id;
     }
   }
+  return { balances, txns };
+}
+
+/** The invariant over a snapshot: balances + pending transfers = UBI + grants (cents). */
+export function invariantOf(snap: { balances: number; txns: Map<string, ListedTxn> }, users: number): MoneyFigures {
   let pending = 0;
   let credits = 0;
-  for (const t of txns.values()) {
+  for (const t of snap.txns.values()) {
     if (t.type === 'transfer' && t.status === 'pending') pending += cents(t.amount);
     if ((t.type === 'ubi' || t.type === 'grant') && t.status === 'accepted') credits += cents(t.amount);
   }
-  return { users: keys.length, transactions: txns.size, balances, pending, credits, holds: balances + pending === credits };
+  return { users, transactions: snap.txns.size, balances: snap.balances, pending, credits, holds: snap.balances + pending === credits };
+}
+
+/**
+ * The money invariant through the API (API.md "Money"): sum of balances + sum of pending
+ * transfers = every UBI credit + every operator grant. Undefined without a wallet.
+ *
+ * @example
+ * const m = await moneyInvariant(url, keys); if (m && !m.holds) throw new Error('money leaked');
+ */
+export async function moneyInvariant(baseUrl: string, keys: readonly string[]): Promise<MoneyFigures | undefined> {
+  const snap = await walletSnapshot(baseUrl, keys);
+  return snap && invariantOf(snap, keys.length);
 }
