@@ -63,6 +63,7 @@ if (opts.kills !== undefined || nothing) {
   line('acknowledged writes', f.acknowledged);
   for (const [k, n] of Object.entries(f.byKind).sort((a, b) => b[1] - a[1])) line(`  ${k}`, n);
   line('lost acknowledged writes', f.lost, true);
+  line('5xx answers', f.serverErrors, true);
   line('unloadable starts', f.unloadableStarts, true);
   line('writes retried after a kill (Idempotency-Key)', f.retried);
   line('duplicated by a retry', f.duplicates, true);

@@ -30,6 +30,8 @@ export interface CrashFigures {
   invariantViolations: number;
   /** API keys found in the server's log output. Must be 0. */
   keysInLogs: number;
+  /** 5xx answers to the clients. Must be 0. */
+  serverErrors: number;
   /** Starts that found a torn last journal line (a kill mid-append) and dropped it. */
   tornTails: number;
   transactions: number;
@@ -80,10 +82,10 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   writeFileSync(configFile, `rate_limits: { enabled: false }\nbots: { enabled: false }\nstore: { compact_bytes: ${compactBytes} }\nlog: { level: info }\n`);
   const rnd = prng(seed);
   const model = new CrashModel();
-  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers };
+  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [] };
   const f: CrashFigures = {
     seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
-    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
+    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
   };
   let logs: string[] = [];
   const sample = (s: string) => f.samples.length < 20 && f.samples.push(s);
@@ -150,6 +152,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       f.kills++;
       await Promise.all(running);
       sabotage?.(dataDir);
+      for (const e of state.serverErrors.splice(0)) (f.serverErrors++, sample(e));
       scanLogs();
       f.acknowledged = model.acks.total;
       onProgress?.(f);

@@ -26,17 +26,22 @@ export interface WorkloadState {
   retries: Retry[];
   seq: number;
   maxUsers: number;
+  /** 5xx answers seen by the clients (must stay empty). */
+  serverErrors: string[];
 }
 
 type Outcome = { res?: WireResponse; failed: boolean };
 
 /** A request that may die with the server: failed = no answer. Internal. */
-async function attempt(url: string, method: string, path: string, key: string, body?: unknown, idem?: string): Promise<Outcome> {
+async function attempt(s: WorkloadState, url: string, method: string, path: string, key: string, body?: unknown, idem?: string): Promise<Outcome> {
+  let res: WireResponse;
   try {
-    return { res: await call(url, method, path, key, body, idem ? { 'idempotency-key': idem } : {}), failed: false };
+    res = await call(url, method, path, key, body, idem ? { 'idempotency-key': idem } : {});
   } catch {
     return { failed: true };
   }
+  if (res.status >= 500) s.serverErrors.push(`${method} ${path} → ${res.status} ${res.text.slice(0, 200)}`);
+  return { res, failed: false };
 }
 
 const ok = (o: Outcome) => !!o.res && o.res.status < 300;
@@ -85,7 +90,7 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
       const marker = `cl${n}x`;
       const body = { recipient_pin: other.meta.pin!, amount: rnd.int(1, 300) / 100, note: `${marker} crash loop` };
       const idem = `send-${n}`;
-      const o = await attempt(url, 'POST', '/api/v1/wallet/send', mk, body, idem);
+      const o = await attempt(s, url, 'POST', '/api/v1/wallet/send', mk, body, idem);
       if (ok(o)) s.model.created('txn', (o.res!.json as { transaction: { id: string } }).transaction.id, 'pending', { owner: mk, recipient: other.meta.key!, note: marker }, 'send');
       else if (o.failed) s.retries.push({ kind: 'send', path: '/api/v1/wallet/send', key: mk, body, idem, marker, recipient: other.meta.key! });
     } else if (roll < 0.42 && s.has.has('post /wallet/transactions/{id}/accept')) {
@@ -98,7 +103,7 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
       const body = { content: `${marker} hello`, ...(conv ? {} : { recipient_pin: other.meta.pin! }) };
       const path = conv ? `/api/v1/conversations/${conv.meta.conv}/messages` : '/api/v1/messages/send';
       const key = conv ? conv.meta.key! : mk;
-      const o = await attempt(url, 'POST', path, key, body, idem);
+      const o = await attempt(s, url, 'POST', path, key, body, idem);
       if (ok(o)) {
         const m = o.res!.json as { id: string; conversation_id: string };
         s.model.created('msg', m.id, 'present', { conv: m.conversation_id, key }, 'message');
@@ -106,9 +111,11 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
     } else if (roll < 0.72 && s.has.has('post /contacts/request')) {
       // If `other` already asked `me`, this request accepts theirs (mutual intent): that request
       // may leave the pending state now, so it is in flight too.
+      const reverseAny = [...s.model.items.values()].find((x) => x.kind === 'creq' && x.allowed.has('pending') && x.meta.requester === other.meta.key && x.meta.recipient === mk);
+      if (reverseAny?.busy) continue; // its answer is in flight: the race would leave its state unknowable
       const reverse = s.model.free('creq', 'pending', (x) => x.meta.requester === other.meta.key && x.meta.recipient === mk)[0];
       const endReverse = reverse ? s.model.begin(reverse, 'gone', 'contact request (mutual)') : undefined;
-      const o = await attempt(url, 'POST', '/api/v1/contacts/request', mk, { pin_code: other.meta.pin });
+      const o = await attempt(s, url, 'POST', '/api/v1/contacts/request', mk, { pin_code: other.meta.pin });
       const r = ok(o) ? (o.res!.json as { id: string; status: string }) : undefined;
       if (r?.status === 'pending') s.model.created('creq', r.id, 'pending', { recipient: other.meta.key!, requester: mk }, 'contact request');
       endReverse?.(r?.status === 'accepted' ? 'acked' : o.failed ? 'unknown' : 'refused');
@@ -127,7 +134,7 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
       if (t) await transition(url, s, t, 'gone', () => ['DELETE', `/api/v1/contacts/${t.id}`, t.meta.owner!]);
     } else if (roll < 0.92 && s.has.has('post /introductions') && people.length >= 3) {
       const [a, b] = people.filter((u) => u !== me).sort(() => rnd.next() - 0.5);
-      const o = await attempt(url, 'POST', '/api/v1/introductions', mk, { participant_pins: [a!.meta.pin, b!.meta.pin], message: `cl${n}x intro` });
+      const o = await attempt(s, url, 'POST', '/api/v1/introductions', mk, { participant_pins: [a!.meta.pin, b!.meta.pin], message: `cl${n}x intro` });
       if (ok(o)) s.model.created('intro', (o.res!.json as { id: string }).id, 'pending', { introducer: mk, parts: `${a!.meta.key},${b!.meta.key}`, answered: '' }, 'introduction');
     } else if (s.has.has('post /introductions/{id}/accept')) {
       const t = pickFree(s, rnd, 'intro', 'pending', (x) => !x.meta.frozen && x.meta.parts!.split(',').some((k) => !x.meta.answered!.includes(k)));
@@ -154,12 +161,14 @@ async function transition(
 ): Promise<void> {
   const [method, path, key] = req(target);
   const end = s.model.begin(t, target, `${t.kind} → ${target}`);
-  const o = await attempt(url, method, path, key, method === 'POST' ? {} : undefined);
+  const o = await attempt(s, url, method, path, key, method === 'POST' ? {} : undefined);
   if (ok(o)) {
     end('acked');
     onAck?.(o.res!);
-  } else if (refused(o)) end('refused');
+  } else if (refused(o) && o.res!.status !== 409) end('refused');
   else {
+    // No answer, or 409 (something else moved it first): the state is not ours to know until
+    // the next verification reads it.
     end('unknown');
     onUnknown?.();
   }
