@@ -23,10 +23,11 @@ const program = new Command('torture')
   .option('--seed <n>', 'seed of the schedule and the generated requests', (v) => Number(v), Date.now() % 1_000_000)
   .option('--burst <min-max>', 'crash loop: write burst before each kill, ms', '50-300')
   .option('--clients <n>', 'crash loop: concurrent clients', (v) => Number(v), 4)
+  .option('--parallel <n>', 'crash loop: independent loops side by side (seed, seed + 1, …)', (v) => Number(v), 1)
   .option('--max-minutes <n>', 'crash loop: stop after this many minutes and report how far it got', (v) => Number(v))
   .parse();
 
-const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; maxMinutes?: number }>();
+const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number }>();
 const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary;
 const bad: string[] = [];
 const line = (label: string, value: unknown, mustBeZero = false) => {
@@ -47,16 +48,27 @@ if (opts.kills !== undefined || nothing) {
   const kills = opts.kills ?? 20;
   const [lo, hi] = opts.burst.split('-').map(Number) as [number, number];
   const deadline = opts.maxMinutes ? Date.now() + opts.maxMinutes * 60_000 : Infinity;
-  const f = await runCrashLoop({
-    kills, seed: opts.seed, burstMs: [lo, hi], clients: opts.clients,
-    onProgress: (x: CrashFigures) => {
-      const rate = x.kills / ((Date.now() - started) / 60_000);
-      progress(`kill ${x.kills}/${kills}  acknowledged ${x.acknowledged}  lost ${x.lost}  ${rate.toFixed(1)} kills/min`);
-    },
-    stopWhen: () => Date.now() > deadline,
-  });
+  // --parallel N runs N independent loops (own data dir, seed + i) and adds their figures up.
+  const loops = Math.max(1, opts.parallel);
+  const live: CrashFigures[] = [];
+  const parts = await Promise.all(
+    Array.from({ length: loops }, (_, i) =>
+      runCrashLoop({
+        kills: Math.floor(kills / loops) + (i < kills % loops ? 1 : 0), seed: opts.seed + i, burstMs: [lo, hi], clients: opts.clients,
+        onProgress: (x: CrashFigures) => {
+          live[i] = x;
+          const done = live.reduce((n, y) => n + (y?.kills ?? 0), 0);
+          const acked = live.reduce((n, y) => n + (y?.acknowledged ?? 0), 0);
+          const lost = live.reduce((n, y) => n + (y?.lost ?? 0), 0);
+          progress(`kill ${done}/${kills}  acknowledged ${acked}  lost ${lost}  ${(done / ((Date.now() - started) / 60_000)).toFixed(1)} kills/min`);
+        },
+        stopWhen: () => Date.now() > deadline,
+      }),
+    ),
+  );
+  const f = sumFigures(parts);
   process.stderr.write('\n');
-  console.log(`\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min)`);
+  console.log(`\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min${loops > 1 ? `, ${loops} loops side by side` : ''})`);
   line('kills (SIGKILL)', f.kills);
   line('  of which during start-up / recovery', f.killsDuringStart);
   line('starts', f.starts);
@@ -111,5 +123,17 @@ if (opts.canary || nothing) {
   line('occurrences of the key', c.occurrences, true);
   for (const s of c.where) console.log(`    ${s}`);
 }
+/** Adds up the figures of loops run side by side (ms: the longest). Internal. */
+function sumFigures(parts: CrashFigures[]): CrashFigures {
+  const out = { ...parts[0]!, byKind: { ...parts[0]!.byKind }, samples: [...parts[0]!.samples] };
+  for (const p of parts.slice(1)) {
+    for (const [k, v] of Object.entries(p)) if (typeof v === 'number' && k !== 'seed' && k !== 'ms') (out as unknown as Record<string, number>)[k]! += v;
+    for (const [k, n] of Object.entries(p.byKind)) out.byKind[k] = (out.byKind[k] ?? 0) + n;
+    out.samples.push(...p.samples);
+    out.ms = Math.max(out.ms, p.ms);
+  }
+  return out;
+}
+
 console.log(bad.length ? `\nFAILED: ${bad.join(', ')}` : '\nall must-be-zero figures are zero');
 process.exit(bad.length ? 1 : 0);
