@@ -1,7 +1,8 @@
+import { ubiService } from './domain/wallet/ubi-service.js';
 import type { ServerService } from './server.js';
 
 /**
  * The services every `pinbot serve` starts after its port is open, in order (UBI, bots …).
  * A new area adds its service here.
  */
-export const defaultServices: ServerService[] = [];
+export const defaultServices: ServerService[] = [ubiService()];

@@ -7,6 +7,10 @@ import { createUser, publicUser, Users, userByPin } from '../domain/users/users.
 import type { Store } from '../store/types.js';
 import { parseDuration } from '../util/duration.js';
 import { ApiError } from '../api/errors.js';
+import { grantMoney } from '../domain/wallet/grants.js';
+import { CENTS, MAX_GRANT, parseAmountText } from '../domain/wallet/money.js';
+import { MAX_SUBSCRIBE_DAYS, subscribe } from '../domain/wallet/subscription.js';
+import { transactionView } from '../domain/wallet/transactions.js';
 
 /** What an operator command can reach: a running server's, or one opened by the CLI. */
 export interface AdminContext {
@@ -47,30 +51,26 @@ function pinUser(ctx: AdminContext, pin: string) {
   }
 }
 
-/**
- * Hooks for commands whose domain lands with later issues (wallet grants, subscriptions).
- * Internal: domain modules fill them in.
- */
-export const walletAdmin: {
-  grant?: (ctx: AdminContext, userId: string, amount: number) => Promise<unknown>;
-  subscribe?: (ctx: AdminContext, userId: string, days: number) => Promise<unknown>;
-} = {};
+/** Parses an operator's amount (`--amount 12.50`) into cents, or says how to write it. */
+function cents(args: AdminArgs, name: string, { zero = false } = {}): number {
+  const c = parseAmountText(String(args[name] ?? ''));
+  if (c === undefined || (!zero && c === 0) || c > MAX_GRANT * CENTS) {
+    throw new AdminError(`--${name} must be a number ${zero ? '≥ 0' : '> 0'} with at most 2 decimals and at most ${MAX_GRANT}, e.g. 25 or 12.50`);
+  }
+  return c;
+}
 
 /** Every operator command, shared by the admin socket and the offline CLI. */
 export const adminCommands: Record<string, AdminCommand> = {
   'users.add': async (ctx, args) => {
     const name = str(args, 'name');
     if (name.trim().length > 100) throw new AdminError('--name is at most 100 characters');
-    const balance = args.balance === undefined ? undefined : Number(args.balance);
-    if (balance !== undefined && !(Number.isFinite(balance) && balance >= 0)) throw new AdminError('--balance must be a number ≥ 0, e.g. 25 or 12.50');
+    const balance = args.balance === undefined ? 0 : cents(args, 'balance', { zero: true });
     const { user, key } = await ctx.store.transaction((tx) => {
       const user = createUser(tx, ctx.env, { name });
+      if (balance > 0) grantMoney(tx, ctx.env, user.id, balance, 'starting balance');
       return { user, key: createKey(tx, ctx.env, user.id) };
     });
-    if (balance) {
-      if (!walletAdmin.grant) throw new AdminError('--balance needs the wallet, which this build does not have');
-      await walletAdmin.grant(ctx, user.id, balance);
-    }
     return { ...publicUser(user), api_key: key.api_key };
   },
   'users.list': async (ctx) => {
@@ -79,17 +79,14 @@ export const adminCommands: Record<string, AdminCommand> = {
   },
   'users.grant': async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
-    const amount = Number(args.amount);
-    if (!walletAdmin.grant) throw new AdminError('grants need the wallet, which this build does not have');
-    if (!Number.isFinite(amount) || amount <= 0) throw new AdminError('--amount must be a number > 0 with at most 2 decimals');
-    return walletAdmin.grant(ctx, user.id, amount);
+    const amount = cents(args, 'amount');
+    return ctx.store.transaction((tx) => transactionView(tx, grantMoney(tx, ctx.env, user.id, amount), user.id));
   },
   'users.subscribe': async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     const days = Number(args.days);
-    if (!Number.isInteger(days) || days < 1) throw new AdminError('--days must be a whole number ≥ 1');
-    if (!walletAdmin.subscribe) throw new AdminError('subscriptions need the wallet, which this build does not have');
-    return walletAdmin.subscribe(ctx, user.id, days);
+    if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS) throw new AdminError(`--days must be a whole number from 1 to ${MAX_SUBSCRIBE_DAYS}`);
+    return ctx.store.transaction((tx) => subscribe(tx, ctx.env, user.id, days));
   },
   'keys.create': async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));

@@ -1,3 +1,86 @@
-import type { RouteDef } from '../route.js';
+import { walletBalance } from '../../domain/wallet/balance.js';
+import { subscriptionView } from '../../domain/wallet/subscription.js';
+import { listTransactions, pendingFor, transactionView } from '../../domain/wallet/transactions.js';
+import { acceptTransfer, declineTransfer, sendMoney } from '../../domain/wallet/transfers.js';
+import { formatAmount } from '../../domain/wallet/money.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { emptyBody, idParams } from '../schemas.js';
+import { balanceSchema, pageSchema, pendingSchema, sendBody, subscriptionSchema, transactionResult, transactionsQuery } from './schemas.js';
 
-export const walletRoutes: RouteDef[] = [];
+const tags = ['wallet'];
+const answerErrors = ['forbidden', 'transaction_not_found', 'transaction_not_pending'];
+
+export const walletRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/wallet/balance',
+    summary: 'Your balance, subscription days and the next Shmita',
+    tags,
+    schemas: { responses: { 200: balanceSchema } },
+    handler: ({ db, env, user }) => ({ status: 200, body: walletBalance(db, env, user.id) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/wallet/send',
+    summary: 'Send money to a PIN: debited now, pending until the recipient accepts or declines',
+    tags,
+    write: true,
+    schemas: { body: sendBody, responses: { 201: transactionResult } },
+    errors: ['invalid_amount', 'insufficient_funds', 'user_not_found', 'cannot_target_self'],
+    handler: ({ tx, env, user, body }) => {
+      const t = sendMoney(tx, env, user, body);
+      const view = transactionView(tx, t, user.id);
+      return { status: 201, body: { message: `Sent ${formatAmount(t.amount_cents)} to ${view.recipient.display_name}; pending until they accept.`, transaction: view } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/wallet/transactions',
+    summary: 'Your transactions (sent and received, UBI, grants), newest first',
+    tags,
+    schemas: { query: transactionsQuery, responses: { 200: pageSchema } },
+    handler: ({ db, user, query }) => ({ status: 200, body: listTransactions(db, user.id, query) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/wallet/pending',
+    summary: 'Incoming transfers awaiting your answer, newest first',
+    tags,
+    schemas: { responses: { 200: pendingSchema } },
+    handler: ({ db, user }) => ({ status: 200, body: { pending_transactions: pendingFor(db, user.id) } }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/wallet/transactions/:id/accept',
+    summary: 'Accept an incoming transfer: the amount is credited to you',
+    tags,
+    write: true,
+    schemas: { body: emptyBody, params: idParams, responses: { 200: transactionResult } },
+    errors: answerErrors,
+    handler: ({ tx, env, user, params }) => {
+      const t = acceptTransfer(tx, env, user, params.id);
+      return { status: 200, body: { message: `Accepted ${formatAmount(t.amount_cents)}.`, transaction: transactionView(tx, t, user.id) } };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/wallet/transactions/:id/decline',
+    summary: 'Decline an incoming transfer: the amount goes back to the sender',
+    tags,
+    write: true,
+    schemas: { body: emptyBody, params: idParams, responses: { 200: transactionResult } },
+    errors: answerErrors,
+    handler: ({ tx, env, user, params }) => {
+      const t = declineTransfer(tx, env, user, params.id);
+      return { status: 200, body: { message: `Declined ${formatAmount(t.amount_cents)}; it was refunded to the sender.`, transaction: transactionView(tx, t, user.id) } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/wallet/subscription',
+    summary: 'Your subscription',
+    tags,
+    schemas: { responses: { 200: subscriptionSchema } },
+    handler: ({ db, env, user }) => ({ status: 200, body: subscriptionView(db, user.id, env.clock.now()) }),
+  }),
+];
