@@ -62,7 +62,12 @@ export async function runFuzz({ requests, seed = 1, routes, onProgress }: { requ
     const ops = operations(h.doc, h.routes);
     const world = new World(actors);
     const balanceOf = balanceReader(h.routes, h.store.read, h.env);
-    const balances = () => (balanceOf ? actors.map((a) => balanceOf(h.user(a.id))).join(',') : '');
+    // Balances live in the store: they are read again only after the store took a write.
+    let cached = { mark: -1, value: '' };
+    const balances = () => {
+      if (cached.mark !== h.store.writes.length) cached = { mark: h.store.writes.length, value: balanceOf ? actors.map((a) => balanceOf(h.user(a.id))).join(',') : '' };
+      return cached.value;
+    };
     const arb = planArb(h.doc, ops);
     const f: FuzzFigures = {
       seed, operations: ops.length, requests: 0, valid: 0, byStatus: {}, serverErrors: 0, schemaBreaks: 0, balanceChanges: 0,
