@@ -50,7 +50,7 @@ export interface CrashOptions {
   compactBytes?: number;
   /** Share of kills aimed at a starting server (replay, compaction at open). */
   earlyKillShare?: number;
-  /** Every how many cycles a user is added with the CLI (`pinbot users add`, a process each). */
+  /** Every how many cycles a user is added with the CLI (`pinbot users add`, a process each); 0: never. */
   cliEvery?: number;
   onProgress?: (f: CrashFigures) => void;
   /** Stops the loop early (the long run's time budget); the figures say how far it got. */
@@ -88,6 +88,8 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
   };
   let logs: string[] = [];
+  /** The server now running, so an error anywhere still kills it. */
+  let current: ServeProcess | undefined;
   const sample = (s: string) => f.samples.length < 20 && f.samples.push(s);
   const scanLogs = () => {
     const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
@@ -100,7 +102,8 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   const start = async (): Promise<ServeProcess | undefined> => {
     try {
       f.starts++;
-      return await startServe({ dataDir, configFile, onLine: (l) => logs.push(l) });
+      current = await startServe({ dataDir, configFile, onLine: (l) => logs.push(l) });
+      return current;
     } catch (err) {
       if (!(err instanceof StartFailure)) throw err;
       f.unloadableStarts++;
@@ -138,7 +141,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
         for (const [p, ms] of Object.entries(doc.paths)) for (const m of Object.keys(ms)) state.has.add(`${m} ${p.replace(/^\/api\/v1/, '')}`);
       }
       await check(server.url);
-      if (cycle % cliEvery === 0) {
+      if (cliEvery > 0 && cycle % cliEvery === 0) {
         const cli = await runCli(['users', 'add', '--name', `cli user ${cycle}`, '--json', '--data', dataDir, '--config', configFile]);
         if (cli.code !== 0) throw new Error(`pinbot users add failed: ${cli.stderr}`);
         const u = JSON.parse(cli.stdout) as { id: string; pin_code: string; api_key: string };
@@ -174,6 +177,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     }
     scanLogs();
   } finally {
+    if (current && current.child.exitCode === null && current.child.signalCode === null) await killServe(current);
     rmSync(root, { recursive: true, force: true });
   }
   f.acknowledged = model.acks.total;

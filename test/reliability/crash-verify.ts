@@ -70,11 +70,13 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
     if (!model.observe(t, observed)) r.lost.push(`${t.kind} ${t.id}: acknowledged as ${[...t.allowed].join('|')}, found ${observed}`);
   };
 
+  const live: Tracked[] = [];
   for (const u of users) {
     const me = await call(url, 'GET', '/api/v1/me', u.meta.key);
-    check(u, me.status === 200 && (me.json as { pin_code: string }).pin_code === u.meta.pin ? 'present' : `missing (${me.status})`);
+    const found = me.status === 200 && (me.json as { pin_code: string }).pin_code === u.meta.pin;
+    check(u, found ? 'present' : `missing (${me.status})`);
+    if (found) live.push(u);
   }
-  const live = users.filter((u) => u.allowed.has('present'));
 
   if (has.has('get /wallet/transactions')) {
     const snap = await walletSnapshot(url, live.map((u) => u.meta.key!));
