@@ -60,7 +60,8 @@ export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: numbe
     const world = new World(everyone);
     const f: MatrixFigures = { routes: ops.length, covered: 0, uncovered: [], requests: 0, leaks: 0, crossUserReplays: 0, samples: [], rows: [] };
     let sampleSeed = seed * 7919;
-    const plan = (op: Operation, actor: number, override: Partial<Plan> = {}): Plan => ({ ...fc.sample(validPlan(h.doc, op), { seed: sampleSeed++, numRuns: 1 })[0]!, actor, ...override });
+    const arbs = new Map(ops.map((op) => [op, validPlan(h.doc, op)]));
+    const plan = (op: Operation, actor: number, override: Partial<Plan> = {}): Plan => ({ ...fc.sample(arbs.get(op)!, { seed: sampleSeed++, numRuns: 1 })[0]!, actor, ...override });
     const exec = async (p: Plan, actors: Actor[], params: Record<string, string> = {}) => {
       const m = materialize({ ...p, params: { ...p.params, ...params } }, world, { actors, revokedKey });
       const mark = h.store.writes.length;
@@ -103,7 +104,7 @@ export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: numbe
       // 3. Each group on the other group's resources.
       for (const [g, outsiders] of groups.entries()) {
         const other = 1 - g;
-        const ids = idParams(op).length ? candidateIds(world, other) : [];
+        const ids = idParams(op).length ? candidateIds(world, other, world.fits.get(op.id)) : [];
         const pins = pinParams(op).length ? groups[other]!.map((a) => a) : [];
         const probes: Array<{ params: Record<string, string>; allowed: Set<string> }> = [];
         for (const id of ids) probes.push({ params: Object.fromEntries(idParams(op).map((p) => [p.name, id])), allowed: new Set() });
@@ -123,7 +124,9 @@ export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: numbe
       // 4. Coverage: a party gets a real answer (not 404) for at least one of those ids.
       if (row.realResource === false) {
         search: for (const g of [0, 1]) {
-          for (const id of candidateIds(world, g)) {
+          const fits = world.fits.get(op.id);
+          const ids = candidateIds(world, g).sort((a, b) => Number(!!fits?.has(b.slice(0, b.indexOf('_')))) - Number(!!fits?.has(a.slice(0, a.indexOf('_')))));
+          for (const id of ids) {
             for (let i = 0; i < groups[g]!.length; i++) {
               const { res } = await exec(plan(op, i), groups[g]!, Object.fromEntries(idParams(op).map((p) => [p.name, id])));
               if (res.status !== 404 && res.status < 500) {
@@ -154,14 +157,17 @@ export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: numbe
   }
 }
 
-/** Ids `group` has seen, a bounded sample per prefix (oldest and newest). Internal. */
-function candidateIds(world: World, group: number): string[] {
+/**
+ * Ids `group` has seen: up to 6 per prefix the operation is known to take (oldest and newest,
+ * so several states), and one of every other prefix (a wrong kind of id must 404 too). Internal.
+ */
+function candidateIds(world: World, group: number, fits?: ReadonlySet<string>): string[] {
   const byPrefix = new Map<string, string[]>();
   for (const id of world.ids.get(group) ?? []) {
     const p = id.slice(0, id.indexOf('_'));
     byPrefix.set(p, [...(byPrefix.get(p) ?? []), id]);
   }
-  return [...byPrefix.values()].flatMap((list) => (list.length <= 6 ? list : [...list.slice(0, 2), ...list.slice(-4)]));
+  return [...byPrefix].flatMap(([p, list]) => (fits && !fits.has(p) ? list.slice(-1) : list.length <= 6 ? list : [...list.slice(0, 2), ...list.slice(-4)]));
 }
 
 async function closeHarness(h: Harness): Promise<void> {
