@@ -33,9 +33,14 @@ export function isPin(schema: JsonSchema, name?: string): boolean {
   return refName(schema) === 'Pin' || (!!name && PIN_NAME.test(name) && types(schema).includes('string'));
 }
 
-/** True when the schema (or a property of this name) is an id. */
+/** Patterns of ids: `^txn_…`, `^[a-z]+_…`. */
+const ID_PATTERN = /^\^(\[a-z\]\+|[a-z]+)_/;
+
+/** True when the schema (or a property of this name) is an id, e.g. `before: { pattern: '^txn_…' }`. */
 export function isId(schema: JsonSchema, name?: string): boolean {
-  return refName(schema) === 'Id' || (!!name && ID_NAME.test(name) && types(schema).includes('string') && !schema.enum);
+  if (refName(schema) === 'Id') return true;
+  if (!types(schema).includes('string') || schema.enum) return false;
+  return (typeof schema.pattern === 'string' && ID_PATTERN.test(schema.pattern)) || (!!name && ID_NAME.test(name));
 }
 
 const pinArb = fc
