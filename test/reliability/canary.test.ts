@@ -10,5 +10,6 @@ describe('secrets: a canary key never leaves the request', () => {
     expect(c.logLines).toBeGreaterThan(c.requests);
     expect(c.files).toBeGreaterThanOrEqual(2);
     expect(c.occurrences, c.where.join('\n')).toBe(0);
+    expect(c.revealing500s, c.where.join('\n')).toBe(0);
   }, 120_000);
 });

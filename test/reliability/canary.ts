@@ -38,6 +38,8 @@ export interface CanaryFigures {
   bodies: number;
   /** Occurrences of the key (or its secret part) in logs, files and responses. Must be 0. */
   occurrences: number;
+  /** 500 answers that show more than `internal_error` (the thrown message, a stack). Must be 0. */
+  revealing500s: number;
   where: string[];
 }
 
@@ -71,7 +73,7 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     const callers = { actors: [canary], revokedKey: await h.revokedKey(canary.pin) };
     const ops = operations(h.doc, routes);
     const responses: WireResponse[] = [];
-    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, bodies: 0, occurrences: 0, where: [] };
+    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
     const run = async (url: string, plan: Plan) => {
       const m = materialize(plan, world, callers);
       let res: WireResponse;
@@ -126,6 +128,10 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     }
     for (const [i, res] of responses.entries()) {
       f.bodies++;
+      if (res.status === 500 && (/boom|at .*\.ts:\d+/.test(res.text) || (res.json as { error?: { code?: string } })?.error?.code !== 'internal_error')) {
+        f.revealing500s++;
+        if (f.where.length < 20) f.where.push(`response ${i + 1}: 500 shows ${res.text.slice(0, 120)}`);
+      }
       count(res.text + JSON.stringify(res.headers), `response ${i + 1} (${res.status})`);
     }
     return f;

@@ -121,6 +121,7 @@ if (opts.canary || nothing) {
   line('  by status', Object.entries(c.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
   line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
   line('occurrences of the key', c.occurrences, true);
+  line('500 answers showing more than internal_error', c.revealing500s, true);
   for (const s of c.where) console.log(`    ${s}`);
 }
 /** Adds up the figures of loops run side by side (ms: the longest). Internal. */
