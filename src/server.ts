@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -10,10 +10,12 @@ import type { Config } from './config/schema.js';
 import { systemClock, VirtualClock, type Clock } from './domain/clock/clock.js';
 import { createScheduler, type Scheduler } from './domain/clock/scheduler.js';
 import type { DomainEnv } from './domain/env.js';
+import type { RouteDef } from './api/route.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createLogger } from './log.js';
 import { FileStore } from './store/file-store.js';
 import { defaultServices } from './services.js';
+import { ListenError, PortInUseError } from './server-errors.js';
 
 export interface ServerOptions {
   dataDir: string;
@@ -29,6 +31,10 @@ export interface ServerOptions {
   log?: Logger;
   /** Services to start (default: `defaultServices` of services.ts). */
   services?: readonly ServerService[];
+  /** The /api/v1 routes (default: all); tests add their own. */
+  routes?: readonly RouteDef[];
+  /** Longest wait for in-flight requests at shutdown before connections are cut (default 30 s). */
+  shutdownGraceMs?: number;
 }
 
 /** Something the server starts and stops with itself (UBI, bots, sweeps). */
@@ -54,16 +60,31 @@ export interface ServerContext {
 
 export interface RunningServer extends ServerContext {
   port: number;
+  /** The HTTP server (for tests and for services that attach to it). */
+  http: Server;
   close(): Promise<void>;
 }
 
 
-/** Thrown with a one-line, actionable message when the port is taken. */
-export class PortInUseError extends Error {
-  constructor(host: string, port: number) {
-    super(`port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`);
-    this.name = 'PortInUseError';
-  }
+export { ListenError, PortInUseError } from './server-errors.js';
+
+/**
+ * Closes an HTTP server gracefully: no new connections, in-flight requests finish (their
+ * responses say `Connection: close`), idle keep-alive connections are closed at once rather
+ * than after their 5 s timeout, and whatever is still open after `graceMs` is cut. Internal.
+ */
+function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: number): Promise<void> {
+  for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+  return new Promise<void>((resolve) => {
+    const poll = setInterval(() => http.closeIdleConnections(), 25);
+    const cut = setTimeout(() => http.closeAllConnections(), graceMs);
+    http.close(() => {
+      clearInterval(poll);
+      clearTimeout(cut);
+      resolve();
+    });
+    http.closeIdleConnections();
+  });
 }
 
 /**
@@ -87,13 +108,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const scheduler = createScheduler(clock);
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage });
+  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
   const http: Server = createServer(app);
+  const inflight = new Set<ServerResponse>();
+  let closing = false;
+  http.on('request', (_req, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inflight.add(res);
+    res.on('close', () => inflight.delete(res));
+  });
   const host = options.host ?? config.server.host;
   const port = options.port ?? config.server.port;
   try {
     await new Promise<void>((resolve, reject) => {
-      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : err));
+      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)));
       http.listen(port, host, () => resolve());
     });
   } catch (err) {
@@ -111,7 +139,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const started: ServerService[] = [];
   const extra: Record<string, AdminCommand> = {};
   let admin: NetServer | undefined;
-  const close = async () => {
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= shutdown());
+  const shutdown = async () => {
+    closing = true;
     clearInterval(flushTimer);
     for (const s of [...started].reverse()) {
       try {
@@ -121,13 +152,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
     }
     scheduler.stop();
-    await new Promise<void>((resolve) => {
-      http.close(() => resolve());
-      http.closeIdleConnections();
-    });
+    await closeGracefully(http, inflight, options.shutdownGraceMs ?? 30_000);
     await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
-    await keyUsage.flush(store);
-    await store.close();
+    try {
+      await keyUsage.flush(store);
+    } finally {
+      await store.close();
+    }
   };
   try {
     admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
@@ -142,5 +173,5 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw err;
   }
   log.info({ url, dataDir: options.dataDir, virtualClock: clock.virtual }, `listening on ${url}`);
-  return { ...ctx, port: actualPort, close };
+  return { ...ctx, port: actualPort, http, close };
 }

@@ -19,6 +19,9 @@ interface Request {
  */
 export async function listenAdmin(dataDir: string, ctx: AdminContext): Promise<Server> {
   const path = socketPath(dataDir);
+  if (Buffer.byteLength(path) > 103) {
+    throw new AdminError(`the admin socket path ${path} is too long for a Unix socket (at most 103 bytes). Use a shorter --data path.`);
+  }
   if (existsSync(path)) rmSync(path); // we hold the data dir lock, so it is stale
   const server = createServer((conn) => {
     let buf = '';
@@ -60,6 +63,14 @@ export async function listenAdmin(dataDir: string, ctx: AdminContext): Promise<S
   return server;
 }
 
+/** The admin socket refused the connection (no server behind it): the command was not sent. */
+export class AdminUnreachableError extends AdminError {
+  constructor(path: string, why: string) {
+    super(`cannot reach the server's admin socket ${path}: ${why}`);
+    this.name = 'AdminUnreachableError';
+  }
+}
+
 /** Sends one command to a running server's admin socket. */
 export function callAdmin(dataDir: string, cmd: string, args: AdminArgs = {}, timeoutMs = 600_000): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -70,11 +81,19 @@ export function callAdmin(dataDir: string, cmd: string, args: AdminArgs = {}, ti
       reject(new AdminError(`the server did not answer ${cmd} within ${timeoutMs / 1000} s`));
     }, timeoutMs);
     conn.setEncoding('utf8');
-    conn.on('connect', () => conn.write(JSON.stringify({ cmd, args }) + '\n'));
+    let connected = false;
+    conn.on('connect', () => {
+      connected = true;
+      conn.write(JSON.stringify({ cmd, args }) + '\n');
+    });
     conn.on('data', (c: string) => (buf += c));
     conn.on('error', (err) => {
       clearTimeout(timer);
-      reject(new AdminError(`cannot reach the server's admin socket ${socketPath(dataDir)}: ${err.message}`));
+      reject(
+        connected
+          ? new AdminError(`the connection to the server's admin socket broke during ${cmd} (${err.message}); check whether it took effect`)
+          : new AdminUnreachableError(socketPath(dataDir), err.message),
+      );
     });
     conn.on('end', () => {
       clearTimeout(timer);

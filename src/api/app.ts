@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
@@ -7,6 +7,7 @@ import { KEY_PREFIX, KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
+import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
 import { buildOpenApi } from './openapi.js';
@@ -19,16 +20,15 @@ export interface AppOptions {
   env: DomainEnv;
   log: Logger;
   keyUsage?: KeyUsage;
+  /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
 }
 
 /** Anything shaped like an API key, also URL-encoded. Internal. */
 const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_%-]{20,}`, 'g');
 
-/** Sends a JSON body that is already a string (so replays are byte for byte). Internal. */
-function sendJson(res: Response, status: number, body: string): void {
-  res.status(status).type('application/json; charset=utf-8').send(body);
-}
+/** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
+const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
 
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
@@ -56,10 +56,18 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
         res.setHeader('X-Request-Id', id);
         return id;
       },
+      // Successes at debug, client errors at info, bugs at error: `log.level: debug` shows all.
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      customProps: (req) => (req.user ? { user_id: req.user.id } : {}),
       serializers: {
-        // A key pasted into a URL by mistake (?api_key=…) must not reach the log either.
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`) }),
+        // Headers are logged with X-API-Key and Authorization redacted (src/log.ts REDACT); a key
+        // pasted into a URL by mistake (?api_key=…) is redacted from the URL.
+        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`),
+          headers: req.headers,
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -76,14 +84,16 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config);
   api.use(authMiddleware(store.read, keyUsage, env.clock));
   api.use(limiters.general);
-  api.use(express.json({ limit: '100kb', type: () => true, strict: true }));
 
   for (const route of routes) {
     const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
     const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
     const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
     const buckets = (route.buckets ?? []).map((b) => limiters[b]);
-    api[route.method](route.path, ...buckets, async (req: Request, res: Response) => {
+    // The body is read only once the route is known (an unknown route is 404 whatever its
+    // body) and after the rate limits (a rejected request costs no parsing).
+    const parse = route.method === 'post' ? [jsonBody] : [];
+    api[route.method](route.path, ...buckets, ...parse, async (req: Request, res: Response) => {
       const ctxParams = { ...req.params };
       if (params) check(params, 'params', ctxParams);
       const ctxQuery = { ...(req.query as Record<string, unknown>) };
@@ -96,7 +106,9 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
       if (!route.write) {
         const r = route.handler(ctx);
-        sendJson(res, r.status, JSON.stringify(r.body));
+        const text = JSON.stringify(r.body);
+        await store.durable();
+        sendJson(res, r.status, text);
         return;
       }
       const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
@@ -111,25 +123,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.use('/api/v1', api);
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
-
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let apiError: ApiError;
-    const e = err as { type?: string; status?: number };
-    if (err instanceof ApiError) apiError = err;
-    else if (e?.type === 'entity.parse.failed') apiError = new ApiError('invalid_json');
-    else if (e?.type === 'entity.too.large') apiError = new ApiError('payload_too_large');
-    else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-      apiError = new ApiError('validation_failed', 'The request body must be UTF-8 JSON.');
-    } else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-      apiError = new ApiError('validation_failed', 'The request could not be read as JSON.');
-    } else {
-      (req as Request & { log?: Logger }).log?.error({ err, reqId: (req as Request & { id?: string }).id }, 'internal error');
-      apiError = new ApiError('internal_error');
-    }
-    if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
-    if (res.headersSent) return;
-    sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
-  });
+  app.use(errorHandler());
 
   return { app, idempotency, keyUsage, openapi };
 }

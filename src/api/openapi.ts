@@ -40,9 +40,9 @@ export function buildOpenApi(routes: readonly RouteDef[], version = '0.1.0'): Re
       responses[status] = { description: 'Success', content: { 'application/json': { schema: toOpenApi(schema) } } };
     }
     const codes = new Set<string>(['unauthorized', 'rate_limited', 'internal_error', ...(r.errors ?? [])]);
-    // Every route checks its query (unknown fields are 400) and every request body is parsed as
-    // JSON before routing, even on GET: these three can answer any operation.
-    codes.add('validation_failed').add('invalid_json').add('payload_too_large');
+    // Every route checks its query (unknown fields are 400); POST routes parse a JSON body.
+    codes.add('validation_failed');
+    if (r.method === 'post') codes.add('invalid_json').add('payload_too_large');
     // Any POST write may carry an Idempotency-Key (API.md "Money"), so it may answer these too.
     if (r.method === 'post' && r.write) codes.add('idempotency_key_reused').add('idempotency_key_in_use');
     for (const code of codes) {

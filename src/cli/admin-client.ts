@@ -1,35 +1,68 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runAdminCommand, type AdminArgs } from '../admin/commands.js';
-import { callAdmin, socketPath } from '../admin/socket.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AdminError, runAdminCommand, type AdminArgs } from '../admin/commands.js';
+import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 import { systemClock } from '../domain/clock/clock.js';
 import { FileStore } from '../store/file-store.js';
-import { lockHolder } from '../store/lock.js';
+import { DataDirLockedError, lockHolder } from '../store/lock.js';
 
 export interface CommonOptions {
   data: string;
   config: string;
+  /** True when --config was given on the command line (then the file must exist). */
+  configGiven?: boolean;
+}
+
+/** How long a command waits for a directory held by a process without an admin socket. */
+const BUSY_WAIT_MS = 10_000;
+
+/**
+ * Loads the config of a command: `--config FILE` given explicitly must exist; the default
+ * ./config.yaml may be missing (all defaults).
+ */
+export function commandConfig(opts: CommonOptions): Config {
+  if (opts.configGiven && !existsSync(opts.config)) {
+    throw new AdminError(`config file ${opts.config} does not exist. Check the path, or leave out --config to use ./config.yaml (or the defaults).`);
+  }
+  return loadConfig(opts.config);
 }
 
 /**
  * Runs an operator command on a data directory: through the admin socket when a server holds
- * the directory, otherwise by opening the store itself (under its lock).
+ * the directory, otherwise by opening the store itself (under its lock). A directory held by a
+ * process without a socket yet (a server starting, another CLI command) is waited for.
  */
 export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs): Promise<unknown> {
   const dataDir = resolve(opts.data);
-  const holder = lockHolder(dataDir);
-  if (holder !== undefined) {
-    if (!existsSync(socketPath(dataDir))) {
-      throw new Error(`process ${holder} holds ${dataDir} but has no admin socket (${socketPath(dataDir)}); is it a pinbot serve?`);
+  const config = commandConfig(opts);
+  const deadline = Date.now() + BUSY_WAIT_MS;
+  for (;;) {
+    const holder = lockHolder(dataDir);
+    if (holder !== undefined && existsSync(socketPath(dataDir))) {
+      try {
+        return await callAdmin(dataDir, cmd, args);
+      } catch (err) {
+        // Not sent (the server is starting or stopping): safe to try again.
+        if (!(err instanceof AdminUnreachableError) || Date.now() > deadline) throw err;
+      }
+    } else if (holder === undefined) {
+      try {
+        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+        try {
+          return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
+        } finally {
+          await store.close();
+        }
+      } catch (err) {
+        if (!(err instanceof DataDirLockedError)) throw err;
+      }
     }
-    return callAdmin(dataDir, cmd, args);
-  }
-  const config = loadConfig(opts.config);
-  const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
-  try {
-    return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
-  } finally {
-    await store.close();
+    if (Date.now() > deadline) {
+      throw new AdminError(`process ${lockHolder(dataDir) ?? '?'} holds ${dataDir} but has no admin socket (${socketPath(dataDir)}) after ${BUSY_WAIT_MS / 1000} s; is it a pinbot serve? Stop it or wait for it to finish.`);
+    }
+    await sleep(100);
   }
 }

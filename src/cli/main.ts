@@ -1,10 +1,12 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminError } from '../admin/commands.js';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
-import { startServer, PortInUseError } from '../server.js';
+import { ListenError, PortInUseError } from '../server-errors.js';
+import { JournalCorruptError } from '../store/journal.js';
 import { DataDirLockedError } from '../store/lock.js';
-import { runOnDataDir, type CommonOptions } from './admin-client.js';
+import { SnapshotError } from '../store/snapshot-file.js';
+import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
 import { registerExtraCommands } from './extra-commands.js';
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
@@ -20,7 +22,11 @@ export function common(cmd: Command): Command {
 
 const program = new Command('pinbot')
   .description('Self-hostable bot runtime and local twin of the /api/v1 service')
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  .hook('preAction', (_program, action) => {
+    // An explicit --config must exist; the default ./config.yaml may be missing (all defaults).
+    if (action.getOptionValue('config') !== undefined) action.setOptionValue('configGiven', action.getOptionValueSource('config') === 'cli');
+  });
 
 common(
   program
@@ -29,20 +35,33 @@ common(
     .option('--host <host>', 'interface to listen on (default from config: 127.0.0.1)')
     .addOption(new Option('--port <port>', 'port (0 picks a free one)').argParser((v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new AdminError(`--port must be 0–65535, not ${v}`);
+      if (!/^\d+$/.test(v) || n > 65535) throw new InvalidArgumentError('a port is a whole number 0–65535 (0 picks a free port)');
       return n;
     }))
     .option('--virtual-clock', 'time moves only with `pinbot clock advance|set`')
     .option('--no-bots', 'do not run the bots of bots/')
     .option('--dry-run', 'bots evaluate rules and log actions without taking them'),
 ).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
-  const config = loadConfig(opts.config);
+  const config = commandConfig(opts);
   const log = createLogger({ level: config.log.level });
   if (opts.dryRun) process.env.PINBOT_DRY_RUN = '1';
+  // Loaded here, not at the top: the other commands do not need express.
+  const { startServer } = await import('../server.js');
+  // Signals are caught from the start: one that arrives while starting stops the server as
+  // soon as it is up (the `listening` line may already be out).
+  let early: string | undefined;
+  let stop = (signal: string) => void (early ??= signal);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, log });
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  stop = (signal: string) => {
+    if (stopping) {
+      // A second Ctrl-C: the operator does not want to wait. The journal keeps every write.
+      log.warn({ signal }, 'stopping now without a snapshot (the journal replays at the next start)');
+      log.flush?.();
+      process.exit(130);
+    }
     stopping = true;
     log.info({ signal }, 'stopping: finishing in-flight requests, writing the snapshot');
     server.close().then(
@@ -57,8 +76,7 @@ common(
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  if (early) stop(early);
 });
 
 const users = program.command('users').description('manage users (the stand-in for the mobile app)');
@@ -113,10 +131,15 @@ common(clock.command('set').description('set the time (ISO 8601), running due jo
 
 registerExtraCommands(program);
 
+/** Errors an operator can act on from their message alone: printed as one line, no stack. */
+const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, JournalCorruptError];
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  const known = err instanceof AdminError || err instanceof ConfigError || err instanceof DataDirLockedError || err instanceof PortInUseError;
-  process.stderr.write(`pinbot: ${known ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
+  const e = err as NodeJS.ErrnoException;
+  // System errors (EACCES on the data directory, ENOSPC …) name the path and the cause.
+  const known = OPERATOR_ERRORS.some((c) => err instanceof c) || (typeof e?.code === 'string' && typeof e.syscall === 'string');
+  process.stderr.write(`pinbot: ${known ? e.message : (e?.stack ?? String(err))}\n`);
   process.exit(1);
 }

@@ -13,7 +13,7 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
 const validateConfig = ajv.compile(configSchema);
 
 const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;

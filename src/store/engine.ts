@@ -1,6 +1,18 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
 
+/**
+ * Freezes a record and everything inside it, so no caller can change stored state except
+ * through a transaction (which is what gets journaled). Internal.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** Finds the insertion point of `id` in an ascending array. Internal. */
 export function lowerBound(arr: readonly string[], id: string): number {
   let lo = 0;
@@ -52,6 +64,12 @@ class CollectionState {
     const map = this.multis.get(index);
     if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
     return map.get(key) ?? [];
+  }
+
+  keys(index: string): IterableIterator<string> {
+    const map = this.multis.get(index) ?? this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.keys();
   }
 
   /** Throws if `record` would take a unique key held by another record. */
@@ -149,6 +167,7 @@ export class Engine implements ReadView {
       get: (id) => s.records.get(id),
       one: (index, key) => s.one(index, key),
       ids: (index, key) => s.ids(index, key),
+      keys: (index) => s.keys(index),
       count: () => s.records.size,
       all: () => s.records.values(),
     };
@@ -177,20 +196,20 @@ export class Engine implements ReadView {
           insert: (record) => {
             if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
             s.checkUnique(record);
-            const frozen = Object.freeze({ ...record });
+            const frozen = deepFreeze({ ...record });
             write(s, record.id, frozen);
             return frozen;
           },
           put: (record) => {
             s.checkUnique(record);
-            const frozen = Object.freeze({ ...record });
+            const frozen = deepFreeze({ ...record });
             write(s, record.id, frozen);
             return frozen;
           },
           update: (id, patch) => {
             const prev = s.records.get(id);
             if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
-            const next = Object.freeze({ ...prev, ...patch, id });
+            const next = deepFreeze({ ...prev, ...patch, id });
             s.checkUnique(next);
             write(s, id, next);
             return next;
@@ -225,7 +244,7 @@ export class Engine implements ReadView {
   /** Applies a change set read back from the journal. */
   apply(changes: readonly Change[]): void {
     for (const [name, id, record] of changes) {
-      this.state(name).set(id, record ? Object.freeze(record) : null);
+      this.state(name).set(id, record ? deepFreeze(record) : null);
     }
   }
 
@@ -233,7 +252,7 @@ export class Engine implements ReadView {
   load(collections: Record<string, StoredRecord[]>): void {
     for (const [name, records] of Object.entries(collections)) {
       const s = this.state(name);
-      for (const r of records) s.set(r.id, Object.freeze(r));
+      for (const r of records) s.set(r.id, deepFreeze(r));
     }
   }
 

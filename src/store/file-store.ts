@@ -1,32 +1,31 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
-import { DataFile } from 'lowdb/node';
 import { observeId } from '../util/ids.js';
 import { Engine } from './engine.js';
+import { appendAll, replayJournal } from './journal.js';
 import { acquireLock } from './lock.js';
-import type { Change, ReadView, Store, StoredRecord, Tx } from './types.js';
+import { fsyncPath, SnapshotFile, type Snapshot } from './snapshot-file.js';
+import type { Change, ReadView, Store, Tx } from './types.js';
 
 /** The snapshot format version this code reads and writes. */
 export const SCHEMA_VERSION = 1;
 
-interface Snapshot {
-  schema_version: number;
-  seq: number;
-  collections: Record<string, StoredRecord[]>;
-}
-
-interface JournalLine {
-  s: number;
-  c: Change[];
-}
+/** Steps of a compaction, for fault-injection tests (`hooks.compaction`). */
+export type CompactionStep = 'rotated' | 'snapshot-written';
 
 export interface FileStoreOptions {
-  /** Compact (snapshot + cut the journal) once the journal passes this many bytes. */
+  /**
+   * Compact (snapshot + cut the journal) once the journal passes this many bytes — or the size of
+   * the last snapshot, if larger, so that compaction work stays proportional to the bytes written
+   * and a write's amortised cost does not grow with the store.
+   */
   compactBytes?: number;
-  /** Where warnings go (torn journal tail, compaction). */
+  /** Where warnings go (torn journal tail, compaction failures). */
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Test-only: called at each compaction step (a test may kill the process there). */
+  hooks?: { compaction?: (step: CompactionStep) => void | Promise<void> };
 }
 
 interface Pending {
@@ -35,20 +34,12 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-async function fsyncPath(path: string): Promise<void> {
-  const fh = await open(path, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 /**
  * The durable store of a data directory: state in memory, each transaction's change set
  * appended to `journal.jsonl` and fsync'd before `transaction()` resolves, with group commit
  * (every transaction arriving during an fsync shares the next one). lowdb writes the snapshot
- * `db.json` atomically on compaction and on `close()`, after which the journal is cut.
+ * `db.json` (durably, see SnapshotFile) on compaction and on `close()`, after which the journal
+ * is cut. Start-up loads the snapshot and replays the journal.
  *
  * @example
  * const store = await FileStore.open('./data');
@@ -57,16 +48,21 @@ async function fsyncPath(path: string): Promise<void> {
  */
 export class FileStore implements Store {
   private readonly engine = new Engine();
+  private readonly snapshotFile: SnapshotFile;
   private journal!: FileHandle;
   private journalBytes = 0;
+  private snapshotBytes = 0;
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
+  /** Settles when the last transaction run so far is durable (or has failed). */
+  private lastCommit: Promise<void> = Promise.resolve();
   private failed: Error | undefined;
   private journalMutex: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly compactBytes: number;
   private readonly warn: NonNullable<FileStoreOptions['warn']>;
+  private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
 
   private constructor(
     readonly dir: string,
@@ -75,11 +71,10 @@ export class FileStore implements Store {
   ) {
     this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024;
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
+    this.hooks = opts.hooks ?? {};
+    this.snapshotFile = new SnapshotFile(join(dir, 'db.json'));
   }
 
-  private get snapshotPath() {
-    return join(this.dir, 'db.json');
-  }
   private get journalPath() {
     return join(this.dir, 'journal.jsonl');
   }
@@ -105,75 +100,41 @@ export class FileStore implements Store {
     return this.engine;
   }
 
+  /** Sequence number of the last committed transaction (for tests and diagnostics). */
+  get seq(): number {
+    return this.engine.seq;
+  }
+
   private async load(): Promise<void> {
-    const db = new Low<Snapshot | null>(new DataFile<Snapshot | null>(this.snapshotPath, { parse: JSON.parse, stringify: JSON.stringify }), null);
+    const db = new Low<Snapshot | null>(this.snapshotFile, null);
     await db.read();
     let snapSeq = 0;
     if (db.data) {
       const version = db.data.schema_version;
       if (version !== SCHEMA_VERSION) {
         throw new Error(
-          `${this.snapshotPath} has schema version ${version}; this pinbot reads version ${SCHEMA_VERSION}. ` +
+          `${this.snapshotFile.file} has schema version ${version}; this pinbot reads version ${SCHEMA_VERSION}. ` +
             `Use the pinbot release that wrote it, or restore a backup.`,
         );
       }
       this.engine.load(db.data.collections);
       snapSeq = db.data.seq;
     }
+    this.snapshotBytes = this.snapshotFile.size();
     this.engine.seq = snapSeq;
+    const apply = (entry: { s: number; c: Change[] }) => {
+      if (entry.s <= snapSeq) return; // already in the snapshot
+      this.engine.apply(entry.c);
+      this.engine.seq = entry.s;
+    };
+    // A compaction that did not finish leaves journal.old.jsonl: it holds the older lines.
     const hadOld = existsSync(this.oldJournalPath);
-    if (hadOld) this.replay(this.oldJournalPath, snapSeq);
-    if (existsSync(this.journalPath)) this.replay(this.journalPath, snapSeq);
-    let maxBody = '';
-    let maxId = '';
-    for (const id of this.engine.allIds()) {
-      const body = id.slice(id.indexOf('_') + 1);
-      if (body > maxBody) {
-        maxBody = body;
-        maxId = id;
-      }
-    }
-    if (maxId) observeId(maxId);
-    this.journal = await open(this.journalPath, 'a');
-    this.journalBytes = existsSync(this.journalPath) ? statSync(this.journalPath).size : 0;
+    if (hadOld) replayJournal(this.oldJournalPath, apply, this.warn);
+    if (existsSync(this.journalPath)) replayJournal(this.journalPath, apply, this.warn);
+    for (const id of this.engine.allIds()) observeId(id);
+    this.journal = await open(this.journalPath, 'a', 0o600);
+    this.journalBytes = statSync(this.journalPath).size;
     if (hadOld) await this.compact();
-  }
-
-  /** Applies the lines of one journal file past `afterSeq`; drops a torn last line. */
-  private replay(path: string, afterSeq: number): void {
-    const text = readFileSync(path, 'utf8');
-    let offset = 0;
-    let lineNo = 0;
-    while (offset < text.length) {
-      const nl = text.indexOf('\n', offset);
-      const end = nl === -1 ? text.length : nl;
-      const raw = text.slice(offset, end);
-      lineNo++;
-      let entry: JournalLine | undefined;
-      try {
-        entry = raw.trim() === '' ? undefined : (JSON.parse(raw) as JournalLine);
-      } catch {
-        entry = undefined;
-        const last = nl === -1 || text.slice(nl + 1).trim() === '';
-        if (!last) {
-          throw new Error(
-            `${path}:${lineNo} is corrupt (not the last line, so not a torn write). ` +
-              `Restore a backup, or move the journal aside to start from the last snapshot.`,
-          );
-        }
-        const goodBytes = Buffer.byteLength(text.slice(0, offset));
-        this.warn(`${path}:${lineNo}: dropped a torn last line (an unacknowledged write cut short by a crash)`, {
-          bytes: Buffer.byteLength(raw),
-        });
-        truncateSync(path, goodBytes);
-        return;
-      }
-      if (entry && entry.s > afterSeq) {
-        this.engine.apply(entry.c);
-        this.engine.seq = entry.s;
-      }
-      offset = end + 1;
-    }
   }
 
   transaction<R>(fn: (tx: Tx) => R): Promise<R> {
@@ -187,10 +148,24 @@ export class FileStore implements Store {
     }
     if (run.changes.length === 0) return Promise.resolve(run.result);
     const line = JSON.stringify({ s: this.engine.seq, c: run.changes }) + '\n';
-    return new Promise<R>((resolve, reject) => {
+    const done = new Promise<R>((resolve, reject) => {
       this.queue.push({ line, resolve: () => resolve(run.result), reject });
       this.kick();
     });
+    this.lastCommit = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  }
+
+  /**
+   * Resolves once every transaction committed so far is durable, so a read never answers with
+   * state a crash could still take back. Rejects when the journal has failed.
+   */
+  async durable(): Promise<void> {
+    await this.lastCommit;
+    if (this.failed) throw this.failed;
   }
 
   /** Starts a flush unless one runs; the running one picks up the queue when it ends. */
@@ -206,12 +181,12 @@ export class FileStore implements Store {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      const data = batch.map((p) => p.line).join('');
+      const data = Buffer.from(batch.map((p) => p.line).join(''));
       try {
         await this.withJournal(async () => {
-          await this.journal.write(data);
+          await appendAll(this.journal, data);
           await this.journal.datasync();
-          this.journalBytes += Buffer.byteLength(data);
+          this.journalBytes += data.length;
         });
       } catch (err) {
         this.failed = new Error(`journal write failed; the store stopped accepting writes: ${(err as Error).message}`);
@@ -221,24 +196,26 @@ export class FileStore implements Store {
         return;
       }
       for (const p of batch) p.resolve();
-      if (this.journalBytes > this.compactBytes && !this.compacting) {
-        void this.compact().catch((err) => this.warn(`compaction failed: ${(err as Error).message}`));
+      if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
+        void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
       }
     }
   }
 
   /**
    * Writes a snapshot of the current state and cuts the journal. The live journal is first
-   * renamed aside, so writes continue into a fresh one while lowdb writes `db.json`; a crash at
-   * any point leaves snapshot + journals that replay to the same state.
+   * renamed to journal.old.jsonl, so writes continue into a fresh one while lowdb writes
+   * `db.json`; a crash at any point leaves snapshot + journals that replay to the same state.
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting;
     this.compacting = (async () => {
       const snapshot = await this.withJournal(async () => this.rotateJournal());
-      const db = new Low<Snapshot>(new DataFile<Snapshot>(this.snapshotPath, { parse: JSON.parse, stringify: JSON.stringify }), snapshot);
+      await this.hooks.compaction?.('rotated');
+      const db = new Low<Snapshot | null>(this.snapshotFile, snapshot);
       await db.write();
-      await fsyncPath(this.snapshotPath);
+      this.snapshotBytes = this.snapshotFile.size();
+      await this.hooks.compaction?.('snapshot-written');
       rmSync(this.oldJournalPath, { force: true });
       await fsyncPath(this.dir);
     })().finally(() => {
@@ -263,33 +240,39 @@ export class FileStore implements Store {
    * sequence number the snapshot already covers, so replay skips them).
    */
   private async rotateJournal(): Promise<Snapshot> {
-      await this.journal.close();
-      if (!existsSync(this.oldJournalPath)) renameSync(this.journalPath, this.oldJournalPath);
-      else {
-        // A previous compaction did not finish: keep its old journal and append the live one to it.
-        const live = readFileSync(this.journalPath);
-        const fh = await open(this.oldJournalPath, 'a');
-        await fh.write(live);
+    await this.journal.close();
+    if (!existsSync(this.oldJournalPath)) renameSync(this.journalPath, this.oldJournalPath);
+    else {
+      // A previous compaction did not finish: keep its old journal and append the live one to it.
+      const fh = await open(this.oldJournalPath, 'a');
+      try {
+        await appendAll(fh, readFileSync(this.journalPath));
         await fh.sync();
+      } finally {
         await fh.close();
-        rmSync(this.journalPath);
       }
-      const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
-      this.journal = await open(this.journalPath, 'a');
-      this.journalBytes = 0;
-      await fsyncPath(this.dir);
-      return snapshot;
+      rmSync(this.journalPath);
+    }
+    const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
+    this.journal = await open(this.journalPath, 'a', 0o600);
+    this.journalBytes = 0;
+    await fsyncPath(this.dir);
+    return snapshot;
   }
 
+  /** Waits for pending writes, writes the snapshot, cuts the journal and releases the lock. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.flushing || this.compacting) {
-      if (this.flushing) await this.flushing;
-      if (this.compacting) await this.compacting;
+    try {
+      while (this.flushing || this.compacting) {
+        if (this.flushing) await this.flushing;
+        if (this.compacting) await this.compacting.catch(() => undefined);
+      }
+      if (!this.failed) await this.compact();
+    } finally {
+      await this.journal.close().catch(() => undefined);
+      this.release();
     }
-    if (!this.failed) await this.compact();
-    await this.journal.close();
-    this.release();
   }
 }

@@ -20,5 +20,9 @@ export class MemoryStore implements Store {
     }
   }
 
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {}
 }

@@ -24,13 +24,15 @@ export function defineCollection<T extends StoredRecord>(def: Omit<CollectionDef
   return def as CollectionDef<T>;
 }
 
-/** Read access to one collection. Records are frozen: change them with `put`/`update`. */
+/** Read access to one collection. Records are deeply frozen: change them with `put`/`update`. */
 export interface ReadCollection<T extends StoredRecord> {
   get(id: string): T | undefined;
   /** The record a unique index holds under `key`. */
   one(index: string, key: string): T | undefined;
   /** Ids under `key` in a multi index, ascending (oldest first). Do not mutate. */
   ids(index: string, key: string): readonly string[];
+  /** The keys present in an index (unique or multi), in no particular order. */
+  keys(index: string): IterableIterator<string>;
   count(): number;
   /** Every record, in no particular order. Only for operator commands and start-up jobs. */
   all(): IterableIterator<T>;
@@ -65,6 +67,11 @@ export interface Tx {
 export interface Store {
   readonly read: ReadView;
   transaction<R>(fn: (tx: Tx) => R): Promise<R>;
+  /**
+   * Resolves once every transaction committed so far is durable. The API awaits it before
+   * answering a read, so no response shows state that a crash could still take back.
+   */
+  durable(): Promise<void>;
   /** Writes everything out (file store: snapshot, journal cut) and releases the directory. */
   close(): Promise<void>;
 }

@@ -89,10 +89,13 @@ export function ajvProblems(y: LocatedYaml, errors: ErrorObject[] | null | undef
         hint = 'remove it or check its spelling';
         break;
       }
-      case 'type':
-        message = `expected ${(e.params as { type: string }).type}`;
-        hint = `change the value to a ${(e.params as { type: string }).type}`;
+      case 'type': {
+        const type = String((e.params as { type: string }).type).replace(/,/g, ' or ');
+        message = `expected ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+        // ajv's `verbose` option puts the offending value in `data`.
+        if ('data' in e) hint = `found ${JSON.stringify(e.data)}`;
         break;
+      }
       case 'enum':
         message = `expected one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
         break;

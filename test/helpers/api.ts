@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import type { RouteDef } from '../../src/api/route.js';
 import supertest from 'supertest';
 import { createApp } from '../../src/api/app.js';
 import { configFrom } from '../../src/config/load.js';
@@ -28,6 +29,9 @@ export interface TestApi {
   /** supertest over the app (real HTTP on an ephemeral port). */
   http: ReturnType<typeof supertest>;
   app: ReturnType<typeof createApp>['app'];
+  /** The app's record of key use (flushed to the store in batches). */
+  keyUsage: ReturnType<typeof createApp>['keyUsage'];
+  idempotency: ReturnType<typeof createApp>['idempotency'];
   /** Creates a user with a key; `as(u)` gives headers for requests. */
   user(name: string): Promise<{ user: User; key: string; headers: Record<string, string> }>;
   close(): Promise<void>;
@@ -37,13 +41,32 @@ export interface TestApi {
  * An API over a real file store in a temp dir (or a memory store), a virtual clock set to
  * 2026-11-21T12:00:00Z, and the given config overrides (rate limits off unless given).
  */
-export async function testApi({ config: overrides = {}, memory = false, now = Date.parse('2026-11-21T12:00:00Z') }: { config?: Record<string, unknown>; memory?: boolean; now?: number } = {}): Promise<TestApi> {
-  const tmp = tempDir();
+export async function testApi({
+  config: overrides = {},
+  memory = false,
+  now = Date.parse('2026-11-21T12:00:00Z'),
+  routes,
+  store: given,
+  dir,
+  log = pino({ level: 'silent' }),
+}: {
+  config?: Record<string, unknown>;
+  memory?: boolean;
+  now?: number;
+  /** Routes instead of every /api/v1 route (e.g. a test-only write route). */
+  routes?: readonly RouteDef[];
+  /** A store to use instead of a fresh one (e.g. a wrapper that delays commits). */
+  store?: Store;
+  /** An existing data directory to open (not removed by close()). */
+  dir?: string;
+  log?: Logger;
+} = {}): Promise<TestApi> {
+  const tmp = dir ? { dir, cleanup: () => undefined } : tempDir();
   const config = configFrom({ rate_limits: { enabled: false }, ...overrides });
-  const store: Store = memory ? new MemoryStore() : await FileStore.open(tmp.dir);
+  const store: Store = given ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
   const clock = new VirtualClock(now);
   const env: DomainEnv = { clock, config };
-  const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
+  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes });
   const http = supertest(app);
   return {
     store,
@@ -52,6 +75,8 @@ export async function testApi({ config: overrides = {}, memory = false, now = Da
     config,
     http,
     app,
+    keyUsage,
+    idempotency,
     async user(name) {
       const { user, key } = await store.transaction((tx) => {
         const user = createUser(tx, env, { name });

@@ -31,6 +31,10 @@ export class RecordingStore implements Store {
     return result;
   }
 
+  durable(): Promise<void> {
+    return this.inner.durable();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }
@@ -46,6 +50,7 @@ function wrapTx(tx: Tx, out: RecordedWrite[]): Tx {
         get: (id) => c.get(id),
         one: (index, key) => c.one(index, key),
         ids: (index, key) => c.ids(index, key),
+        keys: (index) => c.keys(index),
         count: () => c.count(),
         all: () => c.all(),
         insert: (r) => (note('insert', r.id), c.insert(r)),

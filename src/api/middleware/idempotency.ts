@@ -59,12 +59,14 @@ export class Idempotency {
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
     const fingerprint = sha(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`);
+    // "In use" is checked first: the first request's outcome is in memory before its journal
+    // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
+    if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
     if (existing) {
       if (existing.fingerprint !== fingerprint) throw new ApiError('idempotency_key_reused');
       return { status: existing.status, body: existing.body, replayed: true };
     }
-    if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     this.running.add(id);
     const record = (tx: Tx, status: number, body: string) =>
       tx.col(IdempotencyRecords).put({ id, user_id: userId, fingerprint, status, body, created_at: this.clock.now() });
@@ -87,16 +89,22 @@ export class Idempotency {
     }
   }
 
-  /** Deletes stored outcomes older than the retention (run daily by the scheduler). */
+  /**
+   * Deletes stored outcomes older than the retention (run daily by the scheduler): one
+   * transaction per UTC day found in the `day` index, so no collection is scanned.
+   */
   async sweep(): Promise<number> {
     const cutoff = utcDate(this.clock.now() - IDEMPOTENCY_RETENTION_DAYS * 86_400_000);
-    return this.store.transaction((tx) => {
-      const coll = tx.col(IdempotencyRecords);
-      const days = new Set<string>();
-      for (const r of coll.all()) if (utcDate(r.created_at) < cutoff) days.add(utcDate(r.created_at));
-      let n = 0;
-      for (const day of days) for (const rid of [...coll.ids('day', day)]) n += coll.delete(rid) ? 1 : 0;
-      return n;
-    });
+    const days = [...this.store.read.col(IdempotencyRecords).keys('day')].filter((d) => d < cutoff);
+    let n = 0;
+    for (const day of days) {
+      n += await this.store.transaction((tx) => {
+        const coll = tx.col(IdempotencyRecords);
+        let deleted = 0;
+        for (const rid of [...coll.ids('day', day)]) deleted += coll.delete(rid) ? 1 : 0;
+        return deleted;
+      });
+    }
+    return n;
   }
 }

@@ -1,0 +1,45 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors.js';
+
+/** Sends a JSON body that is already a string (so replays are byte for byte). Internal. */
+export function sendJson(res: Response, status: number, body: string): void {
+  res.status(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Maps what body-parser and express throw onto the catalogue. Internal. */
+function toApiError(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number } | undefined;
+  if (e?.type === 'entity.parse.failed') return new ApiError('invalid_json');
+  if (e?.type === 'entity.too.large') return new ApiError('payload_too_large');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return new ApiError('validation_failed', 'The request body must be UTF-8 JSON.');
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new ApiError('validation_failed', 'The request body could not be read; send it again as JSON.');
+  }
+  return undefined;
+}
+
+/**
+ * The last middleware: renders every failure as the catalogue body. Anything that is not a
+ * known client error is a bug: logged with the request id (never the key) and answered 500
+ * `internal_error` with no details.
+ */
+export function errorHandler() {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let apiError = toApiError(err);
+    if (!apiError) {
+      const log = (req as Request & { log?: Logger }).log;
+      log?.error({ err, reqId: (req as Request & { id?: unknown }).id }, 'internal error');
+      apiError = new ApiError('internal_error');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
+  };
+}

@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERRORS } from '../../src/api/errors.js';
+import { createKey, Keys, listKeys, revokeKey } from '../../src/domain/users/keys.js';
+import { createUser, Users } from '../../src/domain/users/users.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { testApi, type TestApi } from '../helpers/api.js';
+
+const UNAUTHORIZED = { error: { code: 'unauthorized', message: ERRORS.unauthorized[1] } };
+
+describe('authentication', () => {
+  let api: TestApi;
+  let alice: Awaited<ReturnType<TestApi['user']>>;
+  let revoked: string;
+  beforeAll(async () => {
+    api = await testApi();
+    alice = await api.user('Alice');
+    const bob = await api.user('Bob');
+    revoked = bob.key;
+    const keyId = api.store.read.col(Keys).ids('user', bob.user.id)[0]!;
+    await api.store.transaction((tx) => revokeKey(tx, api.env, keyId));
+  });
+  afterAll(() => api.close());
+
+  const me = () => api.http.get('/api/v1/me');
+
+  it.each([
+    ['no key at all', {}],
+    ['an empty X-API-Key', { 'X-API-Key': '' }],
+    ['a malformed key', { 'X-API-Key': 'not-a-key' }],
+    ['a well-formed unknown key', { 'X-API-Key': `pinbot_${'A'.repeat(32)}` }],
+    ['a revoked key', () => ({ 'X-API-Key': revoked })],
+    ['a revoked key as Bearer', () => ({ Authorization: `Bearer ${revoked}` })],
+    ['Basic instead of Bearer', () => ({ Authorization: `Basic ${alice.key}` })],
+    ['Bearer without a key', { Authorization: 'Bearer ' }],
+    ['a valid key with a suffix', () => ({ 'X-API-Key': `${alice.key}x` })],
+  ] as Array<[string, Record<string, string> | (() => Record<string, string>)]>)('%s → 401 with WWW-Authenticate: Bearer', async (_name, h) => {
+    const res = await me().set(typeof h === 'function' ? h() : h).expect(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.body).toEqual(UNAUTHORIZED);
+  });
+
+  it.each([
+    ['X-API-Key', () => ({ 'X-API-Key': alice.key })],
+    ['Authorization: Bearer', () => ({ Authorization: `Bearer ${alice.key}` })],
+    ['Authorization: bearer (any case)', () => ({ Authorization: `bearer ${alice.key}` })],
+  ])('%s → 200', async (_name, h) => {
+    const res = await me().set(h()).expect(200);
+    expect(res.body).toEqual({ id: alice.user.id, display_name: 'Alice', pin_code: alice.user.pin_code });
+  });
+
+  it('a user may hold several keys; revoking one leaves the others working', async () => {
+    const second = await api.store.transaction((tx) => createKey(tx, api.env, alice.user.id));
+    await me().set('X-API-Key', second.api_key).expect(200);
+    await api.store.transaction((tx) => revokeKey(tx, api.env, second.id));
+    await me().set('X-API-Key', second.api_key).expect(401);
+    await me().set('X-API-Key', alice.key).expect(200);
+  });
+
+  it('every /api/v1 route of the table requires a key', async () => {
+    const { allRoutes } = await import('../../src/api/routes.js');
+    for (const r of allRoutes) {
+      const path = '/api/v1' + r.path.replace(/:(\w+)/g, 'x_1');
+      const res = await api.http[r.method](path);
+      expect(res.status, `${r.method} ${path}`).toBe(401);
+    }
+  });
+});
+
+describe('API keys and users', () => {
+  it('keys are pinbot_ + 192 random bits, stored only as their SHA-256', async () => {
+    const api = await testApi();
+    try {
+      const keys = new Set<string>();
+      for (let i = 0; i < 50; i++) {
+        const { key, user } = await api.user(`U${i}`);
+        expect(key).toMatch(/^pinbot_[A-Za-z0-9_-]{32}$/);
+        expect(Buffer.from(key.slice(7), 'base64url')).toHaveLength(24);
+        keys.add(key);
+        const stored = api.store.read.col(Keys).get(api.store.read.col(Keys).ids('user', user.id)[0]!)!;
+        expect(stored.hash).toBe(createHash('sha256').update(key).digest('hex'));
+        expect(JSON.stringify(stored)).not.toContain(key.slice(7));
+      }
+      expect(keys.size).toBe(50);
+      await api.store.close();
+      const dir = (api.store as FileStore).dir;
+      const disk = readFileSync(join(dir, 'db.json'), 'utf8');
+      for (const k of keys) expect(disk).not.toContain(k.slice(7));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('PINs are 6 characters A-Z 0-9 and unique', async () => {
+    const api = await testApi({ memory: true });
+    const pins = await api.store.transaction((tx) => Array.from({ length: 1000 }, (_, i) => createUser(tx, api.env, { name: `u${i}` }).pin_code));
+    for (const p of pins) expect(p).toMatch(/^[A-Z0-9]{6}$/);
+    expect(new Set(pins).size).toBe(pins.length);
+    expect(api.store.read.col(Users).one('pin', pins[7]!)?.display_name).toBe('u7');
+    await api.close();
+  });
+
+  it('last use is kept in memory per request and written in one batch, not one journal line per request', async () => {
+    const api = await testApi();
+    try {
+      const { user, headers } = await api.user('Alice');
+      const keyId = api.store.read.col(Keys).ids('user', user.id)[0]!;
+      const dir = (api.store as FileStore).dir;
+      const journal = () => readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+      const before = journal();
+      for (let i = 0; i < 20; i++) {
+        api.clock.set(api.clock.now() + 1000);
+        await api.http.get('/api/v1/me').set(headers).expect(200);
+      }
+      expect(journal()).toBe(before);
+      expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBeNull();
+      expect(listKeys(api.store.read, user.id, api.keyUsage)[0]!.last_used_at).toBe(new Date(api.clock.now()).toISOString());
+      await api.keyUsage.flush(api.store);
+      expect(journal()).toBe(before + 1);
+      expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBe(api.clock.now());
+    } finally {
+      await api.close();
+    }
+  });
+});

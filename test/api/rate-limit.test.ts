@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../../src/domain/users/keys.js';
+import { meRoutes } from '../../src/api/me/routes.js';
+import { testApi, type TestApi } from '../helpers/api.js';
+import { Notes, testRoutes } from '../helpers/test-routes.js';
+
+// Windows of an hour: the counts below cannot be reset by the wall clock during the test.
+const config = { rate_limits: { enabled: true, general: { limit: 5, window: '1h' }, messages: { limit: 2, window: '1h' } } };
+
+describe('rate limits', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await testApi({ config, routes: [...meRoutes, ...testRoutes] });
+  });
+  afterAll(() => api.close());
+
+  it('exactly the limit passes; the next request is 429 with Retry-After, RateLimit fields and the error body', async () => {
+    const alice = await api.user('Alice');
+    for (let i = 1; i <= 5; i++) {
+      const res = await api.http.get('/api/v1/me').set(alice.headers).expect(200);
+      expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
+      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"general"; r=${5 - i}; t=\\d+$`));
+    }
+    const res = await api.http.get('/api/v1/me').set(alice.headers).expect(429);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600).toBe(true);
+    expect(res.headers['ratelimit']).toMatch(/^"general"; r=0; t=\d+$/);
+    expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600/);
+    expect(res.body).toEqual({
+      error: {
+        code: 'rate_limited',
+        message: `Rate limit of the general bucket (5 per 1h) reached. Retry after ${retryAfter} s.`,
+        retry_after: retryAfter,
+      },
+    });
+  });
+
+  it('users are counted apart; all keys of one user share one budget', async () => {
+    const bob = await api.user('Bob');
+    const carol = await api.user('Carol');
+    const bobKey2 = (await api.store.transaction((tx) => createKey(tx, api.env, bob.user.id))).api_key;
+    for (let i = 0; i < 3; i++) await api.http.get('/api/v1/me').set(bob.headers).expect(200);
+    for (let i = 0; i < 2; i++) await api.http.get('/api/v1/me').set('Authorization', `Bearer ${bobKey2}`).expect(200);
+    await api.http.get('/api/v1/me').set('X-API-Key', bobKey2).expect(429);
+    await api.http.get('/api/v1/me').set(bob.headers).expect(429);
+    const c = await api.http.get('/api/v1/me').set(carol.headers).expect(200);
+    expect(c.headers['ratelimit']).toMatch(/r=4;/);
+  });
+
+  it('a route with its own bucket reports both buckets; a request it rejects changes nothing', async () => {
+    const dave = await api.user('Dave');
+    for (let i = 1; i <= 2; i++) {
+      const res = await api.http.post('/api/v1/test/messages').set(dave.headers).send({ text: `m${i}` }).expect(201);
+      expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600; pk=:[^:]+:, "messages"; q=2; w=3600; pk=:[^:]+:$/);
+      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"general"; r=${5 - i}; t=\\d+, "messages"; r=${2 - i}; t=\\d+$`));
+    }
+    const res = await api.http.post('/api/v1/test/messages').set(dave.headers).send({ text: 'm3' }).expect(429);
+    expect(res.body.error.code).toBe('rate_limited');
+    expect(res.body.error.message).toMatch(/messages bucket \(2 per 1h\)/);
+    expect(api.store.read.col(Notes).ids('user', dave.user.id)).toHaveLength(2);
+    // The general budget still has room for other routes.
+    await api.http.get('/api/v1/me').set(dave.headers).expect(200);
+  });
+
+  it('requests without a valid key are not counted against anyone', async () => {
+    const erin = await api.user('Erin');
+    for (let i = 0; i < 10; i++) await api.http.get('/api/v1/me').set('X-API-Key', 'pinbot_bad').expect(401);
+    await api.http.get('/api/v1/me').set(erin.headers).expect(200);
+  });
+});
+
+describe('rate limits switched off', () => {
+  it('rate_limits.enabled: false lets everything through without RateLimit fields', async () => {
+    const api = await testApi({ config: { rate_limits: { ...config.rate_limits, enabled: false } } });
+    try {
+      const alice = await api.user('Alice');
+      for (let i = 0; i < 12; i++) {
+        const res = await api.http.get('/api/v1/me').set(alice.headers).expect(200);
+        expect(res.headers['ratelimit']).toBeUndefined();
+      }
+    } finally {
+      await api.close();
+    }
+  });
+});

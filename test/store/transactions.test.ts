@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { ConstraintError } from '../../src/store/types.js';
+import { Counters, Items } from '../helpers/store-fixtures.js';
+
+describe('store transactions (memory store)', () => {
+  it('a throw undoes every change of the transaction, indexes included', async () => {
+    const store = new MemoryStore();
+    await store.transaction((tx) => {
+      tx.col(Items).insert({ id: 'item_1', n: 1, owner: 'ann', tags: ['a', 'b'] });
+      tx.col(Items).insert({ id: 'item_2', n: 2, owner: 'ann' });
+      tx.col(Counters).put({ id: 'count', value: 2 });
+    });
+    await expect(
+      store.transaction((tx) => {
+        tx.col(Items).insert({ id: 'item_3', n: 3, owner: 'bob', tags: ['a'] });
+        tx.col(Items).update('item_1', { owner: 'bob', tags: ['c'], n: 10 });
+        tx.col(Items).delete('item_2');
+        tx.col(Counters).put({ id: 'count', value: 99 });
+        throw new Error('business rule says no');
+      }),
+    ).rejects.toThrow('business rule says no');
+    const items = store.read.col(Items);
+    expect(items.count()).toBe(2);
+    expect(items.get('item_3')).toBeUndefined();
+    expect(items.get('item_1')).toEqual({ id: 'item_1', n: 1, owner: 'ann', tags: ['a', 'b'] });
+    expect(items.get('item_2')).toBeDefined();
+    expect(items.ids('owner', 'ann')).toEqual(['item_1', 'item_2']);
+    expect(items.ids('owner', 'bob')).toEqual([]);
+    expect(items.ids('tag', 'a')).toEqual(['item_1']);
+    expect(items.ids('tag', 'c')).toEqual([]);
+    expect(items.one('n', '1')?.id).toBe('item_1');
+    expect(items.one('n', '10')).toBeUndefined();
+    expect(items.one('n', '3')).toBeUndefined();
+    expect(store.read.col(Counters).get('count')?.value).toBe(2);
+  });
+
+  it('a unique-key clash or a duplicate id rejects the whole transaction', async () => {
+    const store = new MemoryStore();
+    await store.transaction((tx) => tx.col(Items).insert({ id: 'item_1', n: 1 }));
+    await expect(
+      store.transaction((tx) => {
+        tx.col(Items).insert({ id: 'item_2', n: 2 });
+        tx.col(Items).insert({ id: 'item_3', n: 1 });
+      }),
+    ).rejects.toBeInstanceOf(ConstraintError);
+    await expect(store.transaction((tx) => tx.col(Items).insert({ id: 'item_1', n: 5 }))).rejects.toThrow(/exists/);
+    expect(store.read.col(Items).count()).toBe(1);
+    expect(store.read.col(Items).one('n', '2')).toBeUndefined();
+  });
+
+  it('multi indexes stay in ascending id order whatever the insertion order', async () => {
+    const store = new MemoryStore();
+    await store.transaction((tx) => {
+      for (const id of ['item_c', 'item_a', 'item_d', 'item_b']) tx.col(Items).insert({ id, n: id.charCodeAt(5), owner: 'o' });
+    });
+    expect(store.read.col(Items).ids('owner', 'o')).toEqual(['item_a', 'item_b', 'item_c', 'item_d']);
+    expect([...store.read.col(Items).keys('owner')]).toEqual(['o']);
+  });
+
+  it('records are deeply frozen, so state changes only through a transaction', async () => {
+    const store = new MemoryStore();
+    const tags = ['a'];
+    const rec = await store.transaction((tx) => tx.col(Items).insert({ id: 'item_1', n: 1, tags }));
+    expect(() => (rec as { n: number }).n++).toThrow(TypeError);
+    expect(() => (store.read.col(Items).get('item_1')!.tags as string[]).push('b')).toThrow(TypeError);
+    expect(store.read.col(Items).get('item_1')!.tags).toEqual(['a']);
+  });
+
+  it('refuses asynchronous and nested transactions', async () => {
+    const store = new MemoryStore();
+    await expect(
+      store.transaction(async (tx) => {
+        tx.col(Items).insert({ id: 'item_1', n: 1 });
+      }),
+    ).rejects.toThrow(/synchronous/);
+    expect(store.read.col(Items).get('item_1')).toBeUndefined();
+    let nested: Promise<unknown> | undefined;
+    await store.transaction((tx) => {
+      nested = store.transaction((inner) => inner.col(Items).insert({ id: 'item_3', n: 3 }));
+      tx.col(Items).insert({ id: 'item_2', n: 2 });
+    });
+    await expect(nested).rejects.toThrow(/do not nest/);
+    expect(store.read.col(Items).get('item_3')).toBeUndefined();
+    expect(store.read.col(Items).get('item_2')).toBeDefined();
+  });
+});
