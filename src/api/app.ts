@@ -3,7 +3,7 @@ import express, { type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
-import { KeyUsage } from '../domain/users/keys.js';
+import { KEY_PREFIX, KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
@@ -23,6 +23,9 @@ export interface AppOptions {
   /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
 }
+
+/** Anything shaped like an API key, also URL-encoded. Internal. */
+const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_%-]{20,}`, 'g');
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
@@ -57,8 +60,14 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
       customProps: (req) => (req.user ? { user_id: req.user.id } : {}),
       serializers: {
-        // Headers are logged with X-API-Key and Authorization redacted (src/log.ts REDACT).
-        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({ id: req.id, method: req.method, url: req.url, headers: req.headers }),
+        // Headers are logged with X-API-Key and Authorization redacted (src/log.ts REDACT); a key
+        // pasted into a URL by mistake (?api_key=…) is redacted from the URL.
+        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`),
+          headers: req.headers,
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -108,6 +117,9 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       sendJson(res, out.status, out.body);
     });
   }
+  // express would answer OPTIONS itself with a text/plain list of methods; this API has no CORS,
+  // so OPTIONS is an unknown route like any other (JSON out, always).
+  api.options(/.*/, (_req, _res, next) => next(new ApiError('not_found')));
   app.use('/api/v1', api);
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
