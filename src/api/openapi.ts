@@ -40,12 +40,21 @@ export function buildOpenApi(routes: readonly RouteDef[], version = '0.1.0'): Re
       responses[status] = { description: 'Success', content: { 'application/json': { schema: toOpenApi(schema) } } };
     }
     const codes = new Set<string>(['unauthorized', 'rate_limited', 'internal_error', ...(r.errors ?? [])]);
-    if (r.schemas.body || r.schemas.query || r.schemas.params) codes.add('validation_failed');
-    if (r.schemas.body) codes.add('invalid_json').add('payload_too_large');
+    // Every route checks its query (unknown fields are 400); POST routes parse a JSON body.
+    codes.add('validation_failed');
+    if (r.method === 'post') codes.add('invalid_json').add('payload_too_large');
+    // Any POST write may carry an Idempotency-Key (API.md "Money"), so it may answer these too.
+    if (r.method === 'post' && r.write) codes.add('idempotency_key_reused').add('idempotency_key_in_use');
     for (const code of codes) {
       const [status, message] = ERRORS[code as keyof typeof ERRORS] ?? [400, code];
-      const entry = (responses[String(status)] ??= { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }) as { description: string };
+      const entry = (responses[String(status)] ??= {
+        description: '',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        'x-error-codes': [],
+      }) as { description: string; 'x-error-codes'?: string[] };
       entry.description = entry.description ? `${entry.description}; ${code}` : `${code}: ${message}`;
+      // Machine-readable list of the codes behind this status (clients and the fuzz tests read it).
+      (entry['x-error-codes'] ??= []).push(code);
     }
     const op: Record<string, unknown> = {
       operationId: `${r.method}${r.path.replace(/[/:]+(\w)/g, (_m, c: string) => c.toUpperCase())}`,

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { KEY_PREFIX } from '../../domain/users/keys.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+/** Anything shaped like an API key, also URL-encoded: a key pasted into a URL is not logged. */
+const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_%-]{20,}`, 'g');
 
 /** The level of a finished request's log line: 5xx error, 4xx info, the rest debug. Internal. */
 function levelOf(status: number): 'error' | 'info' | 'debug' {
@@ -37,7 +41,7 @@ export function requestLog(log: Logger): RequestHandler {
       if (!log.isLevelEnabled(level)) return;
       const responseTime = Math.round(performance.now() - start);
       const line = {
-        req: { id, method: req.method, url: req.originalUrl, headers: req.headers },
+        req: { id, method: req.method, url: req.originalUrl.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`), headers: req.headers },
         res: { statusCode: res.statusCode },
         responseTime,
         ...(req.user ? { user_id: req.user.id } : {}),

@@ -1,0 +1,142 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { defineRoute, type RouteDef } from '../../src/api/route.js';
+import { allRoutes } from '../../src/api/routes.js';
+import { configFrom } from '../../src/config/load.js';
+import { startHarness, type Actor } from './harness-app.js';
+import { send, type WireResponse } from './http.js';
+import { materialize } from './materialize.js';
+import { operations } from './openapi-ops.js';
+import { planArb, validPlan, type Auth, type Plan } from './plan-arbitrary.js';
+import { World } from './world.js';
+
+/** Test-only routes that fail like a bug would: a read and a write that throw (→ 500). */
+export const boomRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'get', path: '/__test/boom', summary: 'Throws (test only)', tags: ['test'],
+    schemas: { responses: { 200: { type: 'object' } } },
+    handler: () => {
+      throw new Error('boom: a bug in a read handler');
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/__test/boom', summary: 'Throws inside a write (test only)', tags: ['test'], write: true,
+    schemas: { body: { type: 'object', additionalProperties: false, properties: {} }, responses: { 200: { type: 'object' } } },
+    handler: () => {
+      throw new TypeError('boom: a bug in a write handler');
+    },
+  }),
+];
+
+export interface CanaryFigures {
+  requests: number;
+  byStatus: Record<string, number>;
+  /** Where the key was looked for. */
+  logLines: number;
+  files: number;
+  bodies: number;
+  /** Occurrences of the key (or its secret part) in logs, files and responses. Must be 0. */
+  occurrences: number;
+  /** 500 answers that show more than `internal_error` (the thrown message, a stack). Must be 0. */
+  revealing500s: number;
+  where: string[];
+}
+
+/** Every file under `dir`, recursively (sockets and other non-files skipped). */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return filesUnder(p);
+    return e.isFile() || statSync(p).isFile() ? [p] : [];
+  });
+}
+
+/**
+ * The canary (API.md "Errors": 500 is logged "never the key"): one user's key is used on every
+ * route, valid and broken requests, the 401/404/413 paths, rate-limited until 429, and test-only
+ * routes that throw (500); pino runs at trace level. Then the key, and its secret part alone,
+ * are searched for in every log line, every file under the data dir (after close: snapshot and
+ * journal) and every response body and header.
+ *
+ * @example
+ * const c = await runCanary(); if (c.occurrences) console.log(c.where);
+ */
+export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; perRoute?: number } = {}): Promise<CanaryFigures> {
+  const routes = [...allRoutes, ...boomRoutes];
+  const h = await startHarness({ routes, logLevel: 'trace' });
+  try {
+    const canary = await h.addActor('Canary', 0);
+    const friends: Actor[] = [await h.addActor('Friend', 0), await h.addActor('Other', 0)];
+    for (const a of [canary, ...friends]) await h.grant(a.pin, 100);
+    const world = new World([canary, ...friends]);
+    const callers = { actors: [canary], revokedKey: await h.revokedKey(canary.pin) };
+    const ops = operations(h.doc, routes);
+    const responses: WireResponse[] = [];
+    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
+    const run = async (url: string, plan: Plan) => {
+      const m = materialize(plan, world, callers);
+      let res: WireResponse;
+      try {
+        res = await send(url, m.wire);
+      } catch {
+        return;
+      }
+      f.requests++;
+      f.byStatus[res.status] = (f.byStatus[res.status] ?? 0) + 1;
+      if (res.status < 300) world.harvest(0, res.json);
+      responses.push(res);
+    };
+    // Valid and broken requests on every route, with the key as X-API-Key and as Bearer.
+    for (const [i, op] of ops.entries()) {
+      const valid = fc.sample(validPlan(h.doc, op), { seed: seed + i, numRuns: perRoute / 2 });
+      const broken = fc.sample(planArb(h.doc, [op]), { seed: seed + 1000 + i, numRuns: perRoute / 2 });
+      for (const [j, p] of [...valid, ...broken].entries()) await run(h.url, { ...p, actor: 0, auth: p.auth === 'key' && j % 2 ? ('bearer' as Auth) : p.auth });
+    }
+    // The paths every route shares, made certain: unknown route, revoked key, too large, not JSON.
+    const base = fc.sample(validPlan(h.doc, ops[0]!), { seed, numRuns: 1 })[0]!;
+    await run(h.url, { ...base, op: { ...ops[0]!, path: '/api/v1/no-such-route' } });
+    await run(h.url, { ...base, auth: 'revoked' });
+    await run(h.url, { ...base, auth: 'none' });
+    await run(h.url, { ...base, method: 'POST', rawBody: JSON.stringify({ x: 'a'.repeat(110_000) }) });
+    await run(h.url, { ...base, method: 'POST', rawBody: '{"not json' });
+    // A client that pastes its key into the URL by mistake.
+    await run(h.url, { ...base, query: { api_key: canary.key } });
+    // The same store behind an app with tight rate limits, until every route has answered 429.
+    const tight = configFrom({ rate_limits: { enabled: true, general: { limit: 3, window: '1h' }, messages: { limit: 1, window: '1h' }, contacts: { limit: 1, window: '1h' }, intros: { limit: 1, window: '1h' } } });
+    const limitedUrl = await h.serveApp(tight);
+    for (const [i, op] of ops.entries()) {
+      for (const p of fc.sample(validPlan(h.doc, op), { seed: seed + 2000 + i, numRuns: 2 })) await run(limitedUrl, { ...p, actor: 0 });
+    }
+    await h.close();
+
+    const needles = [canary.key, canary.key.slice(canary.key.indexOf('_') + 1)];
+    const count = (text: string, where: string) => {
+      for (const n of needles) {
+        const hits = text.split(n).length - 1;
+        if (hits) {
+          f.occurrences += hits;
+          if (f.where.length < 20) f.where.push(`${where}: ${hits}×`);
+        }
+      }
+    };
+    for (const [i, line] of h.logLines.entries()) count(line, `log line ${i + 1}`);
+    f.logLines = h.logLines.length;
+    for (const file of filesUnder(h.dir)) {
+      f.files++;
+      count(readFileSync(file, 'latin1'), file.slice(h.dir.length + 1));
+    }
+    for (const [i, res] of responses.entries()) {
+      f.bodies++;
+      if (res.status === 500 && (/boom|at .*\.ts:\d+/.test(res.text) || (res.json as { error?: { code?: string } })?.error?.code !== 'internal_error')) {
+        f.revealing500s++;
+        if (f.where.length < 20) f.where.push(`response ${i + 1}: 500 shows ${res.text.slice(0, 120)}`);
+      }
+      count(res.text + JSON.stringify(res.headers), `response ${i + 1} (${res.status})`);
+    }
+    return f;
+  } finally {
+    await h.close().catch(() => undefined);
+    h.cleanup();
+  }
+}

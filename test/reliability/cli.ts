@@ -1,0 +1,140 @@
+/**
+ * The long versions of the reliability tests (docs/reliability.md):
+ *
+ *   npm run torture -- --kills 1000            crash loop: 1,000 SIGKILLs of `pinbot serve`
+ *   npm run torture -- --fuzz 100000           100,000 fuzz requests from /openapi.json
+ *   npm run torture -- --matrix --canary       authorization matrix and secrets canary
+ *   npm run torture -- --kills 50 --seed 7     replay a schedule
+ *
+ * Prints the figures of each part; exits 1 if any must-be-zero figure is not zero.
+ */
+import { Command } from 'commander';
+import { runMatrix } from './auth-matrix.js';
+import { runCanary } from './canary.js';
+import { runCrashLoop, type CrashFigures } from './crash-loop.js';
+import { runFuzz } from './fuzz.js';
+
+const program = new Command('torture')
+  .description('long reliability runs: crash loop, fuzz, authorization matrix, canary')
+  .option('--kills <n>', 'crash loop: number of SIGKILLs', (v) => Number(v))
+  .option('--fuzz <n>', 'fuzz: number of requests', (v) => Number(v))
+  .option('--matrix', 'authorization matrix')
+  .option('--canary', 'secrets canary')
+  .option('--seed <n>', 'seed of the schedule and the generated requests', (v) => Number(v), Date.now() % 1_000_000)
+  .option('--burst <min-max>', 'crash loop: write burst before each kill, ms', '50-300')
+  .option('--clients <n>', 'crash loop: concurrent clients', (v) => Number(v), 4)
+  .option('--parallel <n>', 'crash loop: independent loops side by side (seed, seed + 1, …)', (v) => Number(v), 1)
+  .option('--max-minutes <n>', 'crash loop: stop after this many minutes and report how far it got', (v) => Number(v))
+  .parse();
+
+const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number }>();
+const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary;
+const bad: string[] = [];
+const line = (label: string, value: unknown, mustBeZero = false) => {
+  const text = typeof value === 'number' ? value.toLocaleString('en-US') : String(value);
+  console.log(`  ${label.padEnd(44)} ${text}${mustBeZero ? (value === 0 ? '' : '   <-- must be 0') : ''}`);
+  if (mustBeZero && value !== 0) bad.push(label);
+};
+let lastLine = 0;
+/** Progress on one terminal line; in a log file, one line every 30 s. */
+const progress = (s: string) => {
+  if (process.stderr.isTTY) process.stderr.write(`\r${s}   `);
+  else if (Date.now() - lastLine > 30_000) (lastLine = Date.now(), process.stderr.write(`${s}\n`));
+};
+
+const started = Date.now();
+console.log(`seed ${opts.seed}`);
+if (opts.kills !== undefined || nothing) {
+  const kills = opts.kills ?? 20;
+  const [lo, hi] = opts.burst.split('-').map(Number) as [number, number];
+  const deadline = opts.maxMinutes ? Date.now() + opts.maxMinutes * 60_000 : Infinity;
+  // --parallel N runs N independent loops (own data dir, seed + i) and adds their figures up.
+  const loops = Math.max(1, opts.parallel);
+  const live: CrashFigures[] = [];
+  const parts = await Promise.all(
+    Array.from({ length: loops }, (_, i) =>
+      runCrashLoop({
+        kills: Math.floor(kills / loops) + (i < kills % loops ? 1 : 0), seed: opts.seed + i, burstMs: [lo, hi], clients: opts.clients,
+        onProgress: (x: CrashFigures) => {
+          live[i] = x;
+          const done = live.reduce((n, y) => n + (y?.kills ?? 0), 0);
+          const acked = live.reduce((n, y) => n + (y?.acknowledged ?? 0), 0);
+          const lost = live.reduce((n, y) => n + (y?.lost ?? 0), 0);
+          progress(`kill ${done}/${kills}  acknowledged ${acked}  lost ${lost}  ${(done / ((Date.now() - started) / 60_000)).toFixed(1)} kills/min`);
+        },
+        stopWhen: () => Date.now() > deadline,
+      }),
+    ),
+  );
+  const f = sumFigures(parts);
+  process.stderr.write('\n');
+  console.log(`\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min${loops > 1 ? `, ${loops} loops side by side` : ''})`);
+  line('kills (SIGKILL)', f.kills);
+  line('  of which during start-up / recovery', f.killsDuringStart);
+  line('starts', f.starts);
+  line('acknowledged writes', f.acknowledged);
+  for (const [k, n] of Object.entries(f.byKind).sort((a, b) => b[1] - a[1])) line(`  ${k}`, n);
+  line('lost acknowledged writes', f.lost, true);
+  line('5xx answers', f.serverErrors, true);
+  line('unloadable starts', f.unloadableStarts, true);
+  line('writes retried after a kill (Idempotency-Key)', f.retried);
+  line('duplicated by a retry', f.duplicates, true);
+  line('money invariant checks', f.invariantChecks);
+  line('money invariant violations', f.invariantViolations, true);
+  line('transactions at the end', f.transactions);
+  line('torn journal tails dropped at start', f.tornTails);
+  line('API keys in server logs', f.keysInLogs, true);
+  for (const s of f.samples) console.log(`    ${s}`);
+}
+if (opts.fuzz !== undefined || nothing) {
+  const f = await runFuzz({ requests: opts.fuzz ?? 2000, seed: opts.seed, onProgress: (n) => progress(`fuzz ${n}/${opts.fuzz ?? 2000}`) });
+  process.stderr.write('\n');
+  console.log(`\nfuzz (${(f.ms / 1000).toFixed(0)} s, ${f.operations} operations)`);
+  line('requests', f.requests);
+  line('  valid / broken', `${f.valid} / ${f.requests - f.valid}`);
+  line('  by status', Object.entries(f.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
+  line('5xx', f.serverErrors, true);
+  line('responses breaking their documented schema', f.schemaBreaks, true);
+  line('rejected requests that wrote', f.rejectedWrites, true);
+  line('balance changes from rejected requests', f.balanceChanges, true);
+  line('idempotent retries / not byte-for-byte', `${f.replays} / ${f.replayMismatches}`);
+  if (f.replayMismatches) bad.push('replay mismatches');
+  line('operations reached with a 2xx', `${f.operationsWith2xx.length} of ${f.operations}`);
+  if (f.money) line('money invariant', f.money.holds ? `holds (${f.money.transactions} transactions)` : `BROKEN ${JSON.stringify(f.money)}`);
+  if (f.money && !f.money.holds) bad.push('money invariant');
+  for (const s of f.samples) console.log(`    ${s}`);
+}
+if (opts.matrix || nothing) {
+  const m = await runMatrix({ seed: opts.seed });
+  console.log(`\nauthorization matrix`);
+  line('routes', m.routes);
+  line('routes covered', m.covered);
+  line('routes not covered', m.uncovered.length, true);
+  line('requests', m.requests);
+  line('leaks', m.leaks, true);
+  for (const s of [...m.uncovered, ...m.samples]) console.log(`    ${s}`);
+}
+if (opts.canary || nothing) {
+  const c = await runCanary({ seed: opts.seed });
+  console.log(`\nsecrets canary`);
+  line('requests', c.requests);
+  line('  by status', Object.entries(c.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
+  line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
+  line('occurrences of the key', c.occurrences, true);
+  line('500 answers showing more than internal_error', c.revealing500s, true);
+  for (const s of c.where) console.log(`    ${s}`);
+}
+/** Adds up the figures of loops run side by side (ms: the longest). Internal. */
+function sumFigures(parts: CrashFigures[]): CrashFigures {
+  const out = { ...parts[0]!, byKind: { ...parts[0]!.byKind }, samples: [...parts[0]!.samples] };
+  for (const p of parts.slice(1)) {
+    for (const [k, v] of Object.entries(p)) if (typeof v === 'number' && k !== 'seed' && k !== 'ms') (out as unknown as Record<string, number>)[k]! += v;
+    for (const [k, n] of Object.entries(p.byKind)) out.byKind[k] = (out.byKind[k] ?? 0) + n;
+    out.samples.push(...p.samples);
+    out.ms = Math.max(out.ms, p.ms);
+  }
+  return out;
+}
+
+console.log(bad.length ? `\nFAILED: ${bad.join(', ')}` : '\nall must-be-zero figures are zero');
+process.exit(bad.length ? 1 : 0);

@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CrashModel } from './crash-model.js';
+import { verifyAfterRestart } from './crash-verify.js';
+import { runClient, type WorkloadState } from './crash-workload.js';
+import { send } from './http.js';
+import type { OpenApiDoc } from './openapi-ops.js';
+import { prng } from './prng.js';
+import { killDuringStart, killServe, runCli, startServe, StartFailure, stopServe, type ServeProcess } from './supervisor.js';
+
+export interface CrashFigures {
+  seed: number;
+  /** SIGKILLs, of which some landed while the server was still starting (recovering). */
+  kills: number;
+  killsDuringStart: number;
+  starts: number;
+  /** Starts that failed (the store did not load). Must be 0. */
+  unloadableStarts: number;
+  acknowledged: number;
+  byKind: Record<string, number>;
+  /** Acknowledged writes missing or in the wrong state after a restart. Must be 0. */
+  lost: number;
+  /** Writes cut off by a kill and retried with their Idempotency-Key, and duplicates among them (must be 0). */
+  retried: number;
+  duplicates: number;
+  /** Money invariant checks after restarts, and failures (must be 0). */
+  invariantChecks: number;
+  invariantViolations: number;
+  /** API keys found in the server's log output. Must be 0. */
+  keysInLogs: number;
+  /** 5xx answers to the clients. Must be 0. */
+  serverErrors: number;
+  /** Starts that found a torn last journal line (a kill mid-append) and dropped it. */
+  tornTails: number;
+  transactions: number;
+  samples: string[];
+  ms: number;
+}
+
+export interface CrashOptions {
+  kills: number;
+  seed?: number;
+  /** Length of the write burst before each kill, ms. */
+  burstMs?: [number, number];
+  clients?: number;
+  maxUsers?: number;
+  /** store.compact_bytes of the server: small, so kills also land in compactions. */
+  compactBytes?: number;
+  /** Share of kills aimed at a starting server (replay, compaction at open). */
+  earlyKillShare?: number;
+  /** Every how many cycles a user is added with the CLI (`pinbot users add`, a process each); 0: never. */
+  cliEvery?: number;
+  onProgress?: (f: CrashFigures) => void;
+  /** Stops the loop early (the long run's time budget); the figures say how far it got. */
+  stopWhen?: () => boolean;
+  /** Finish with a clean SIGTERM stop and one more restart (default true). */
+  cleanStop?: boolean;
+  /** Test-only: damages the data dir after each kill, to show the loop notices lost writes. */
+  sabotage?: (dataDir: string) => void;
+}
+
+/**
+ * SQLite-style crash testing of `pinbot serve`: start it on a temp dir, let several clients write
+ * (users and grants through the admin socket and the CLI; sends, accepts, declines, messages,
+ * contacts and introductions through the API) for a random 50–300 ms, SIGKILL it, restart it,
+ * and check that every acknowledged write is there, the store loads, writes cut off by the kill
+ * retried with their Idempotency-Key exist once, and the money invariant holds. The schedule
+ * comes from the seed.
+ *
+ * @example
+ * const f = await runCrashLoop({ kills: 20, seed: 1 });
+ * if (f.lost || f.unloadableStarts) console.log(f.samples);
+ */
+export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage } = opts;
+  const started = Date.now();
+  const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
+  const dataDir = join(root, 'data');
+  const configFile = join(root, 'config.yaml');
+  writeFileSync(configFile, `rate_limits: { enabled: false }\nbots: { enabled: false }\nstore: { compact_bytes: ${compactBytes} }\nlog: { level: info }\n`);
+  const rnd = prng(seed);
+  const model = new CrashModel();
+  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [] };
+  const f: CrashFigures = {
+    seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
+    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
+  };
+  let logs: string[] = [];
+  /** The server now running, so an error anywhere still kills it. */
+  let current: ServeProcess | undefined;
+  const sample = (s: string) => f.samples.length < 20 && f.samples.push(s);
+  const scanLogs = () => {
+    const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
+    for (const line of logs) {
+      for (const k of keys) if (line.includes(k)) (f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`));
+      if (line.includes('dropped a torn last line')) f.tornTails++;
+    }
+    logs = [];
+  };
+  const start = async (): Promise<ServeProcess | undefined> => {
+    try {
+      f.starts++;
+      current = await startServe({ dataDir, configFile, onLine: (l) => logs.push(l) });
+      return current;
+    } catch (err) {
+      if (!(err instanceof StartFailure)) throw err;
+      f.unloadableStarts++;
+      sample(`unloadable start: ${err.message}\n${err.output.slice(-2000)}`);
+      return undefined;
+    }
+  };
+  const check = async (url: string) => {
+    const v = await verifyAfterRestart(url, model, state.retries, state.has);
+    f.lost += v.lost.length;
+    f.retried += v.retried;
+    f.duplicates += v.duplicates.length;
+    for (const s of [...v.lost, ...v.duplicates]) sample(`after kill ${f.kills}: ${s}`);
+    if (v.money) {
+      f.invariantChecks++;
+      f.transactions = v.money.transactions;
+      if (!v.money.holds) (f.invariantViolations++, sample(`after kill ${f.kills}: balances ${v.money.balances} + pending ${v.money.pending} ≠ credits ${v.money.credits} (cents)`));
+    }
+  };
+
+  try {
+    for (let cycle = 0; cycle < kills && !stopWhen?.(); cycle++) {
+      if (cycle > 0 && rnd.chance(earlyKillShare)) {
+        // Kill it while it replays the journal / compacts at open, maybe before it listens.
+        await killDuringStart({ dataDir, configFile, onLine: (l) => logs.push(l), delayMs: rnd.int(30, 700) });
+        f.starts++;
+        f.kills++;
+        f.killsDuringStart++;
+        continue;
+      }
+      const server = await start();
+      if (!server) break;
+      if (state.has.size === 0) {
+        const doc = (await send(server.url, { method: 'GET', path: '/openapi.json', headers: {} })).json as OpenApiDoc;
+        for (const [p, ms] of Object.entries(doc.paths)) for (const m of Object.keys(ms)) state.has.add(`${m} ${p.replace(/^\/api\/v1/, '')}`);
+      }
+      await check(server.url);
+      if (cliEvery > 0 && cycle % cliEvery === 0) {
+        const cli = await runCli(['users', 'add', '--name', `cli user ${cycle}`, '--json', '--data', dataDir, '--config', configFile]);
+        if (cli.code !== 0) throw new Error(`pinbot users add failed: ${cli.stderr}`);
+        const u = JSON.parse(cli.stdout) as { id: string; pin_code: string; api_key: string };
+        model.created('user', u.id, 'present', { key: u.api_key, pin: u.pin_code }, 'user (CLI)');
+      }
+      let stopped = false;
+      const running = Array.from({ length: clients }, (_, i) => runClient(server.url, state, prng(seed * 1_000_003 + cycle * 101 + i), () => stopped));
+      await sleep(rnd.int(burstMs[0], burstMs[1]));
+      stopped = true;
+      await killServe(server);
+      f.kills++;
+      await Promise.all(running);
+      sabotage?.(dataDir);
+      for (const e of state.serverErrors.splice(0)) (f.serverErrors++, sample(e));
+      scanLogs();
+      f.acknowledged = model.acks.total;
+      onProgress?.(f);
+    }
+    // The end: restart, verify; then a clean stop (SIGTERM, snapshot) and a last verification.
+    const last = await start();
+    if (last) {
+      await check(last.url);
+      if (!cleanStop) await killServe(last);
+    }
+    if (last && cleanStop) {
+      const how = await stopServe(last);
+      if (how !== '0') (f.unloadableStarts++, sample(`clean stop exited with ${how}`));
+      const again = await start();
+      if (again) {
+        await check(again.url);
+        await stopServe(again);
+      }
+    }
+    scanLogs();
+  } finally {
+    if (current && current.child.exitCode === null && current.child.signalCode === null) await killServe(current);
+    rmSync(root, { recursive: true, force: true });
+  }
+  f.acknowledged = model.acks.total;
+  f.byKind = model.acks.byKind;
+  f.ms = Date.now() - started;
+  return f;
+}
