@@ -89,6 +89,9 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       sendJson(res, out.status, out.body);
     });
   }
+  // express would answer OPTIONS itself with a text/plain list of methods; this API has no CORS,
+  // so OPTIONS is an unknown route like any other (JSON out, always).
+  api.options(/.*/, (_req, _res, next) => next(new ApiError('not_found')));
   app.use('/api/v1', api);
 
   app.use((_req, _res, next) => next(new ApiError('not_found')));
