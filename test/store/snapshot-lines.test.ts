@@ -10,13 +10,14 @@ describe('snapshot file read back line by line', () => {
 
   // ~3 MB of records with multi-byte characters, so lines and characters straddle the reader's
   // 1 MB chunks at arbitrary points.
+  const users = [{ id: 'usr_1', name: 'Zoë' }];
   const snapshot: Snapshot = {
     schema_version: 1,
     seq: 7,
     collections: {
       notes: Array.from({ length: 6000 }, (_, i) => ({ id: `note_${i}`, text: `${'é🙂ü'.repeat(i % 97)} ${i} ${'x'.repeat(i % 400)}` })),
       empty: [],
-      users: [{ id: 'usr_1', name: 'Zoë' }],
+      users,
     },
   };
 
