@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
-import { KEY_PREFIX, KeyUsage } from '../domain/users/keys.js';
+import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
+import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
 import { allRoutes } from './routes.js';
@@ -23,9 +22,6 @@ export interface AppOptions {
   /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
 }
-
-/** Anything shaped like an API key, also URL-encoded. Internal. */
-const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_%-]{20,}`, 'g');
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
@@ -47,31 +43,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes);
 
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Successes at debug, client errors at info, bugs at error: `log.level: debug` shows all.
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-      customProps: (req) => (req.user ? { user_id: req.user.id } : {}),
-      serializers: {
-        // Headers are logged with X-API-Key and Authorization redacted (src/log.ts REDACT); a key
-        // pasted into a URL by mistake (?api_key=…) is redacted from the URL.
-        req: (req: { id: string; method: string; url: string; headers: Record<string, unknown> }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`),
-          headers: req.headers,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(log));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -4,6 +4,8 @@ declare global {
   namespace Express {
     interface Request {
       user?: User;
+      /** The request id (middleware/request-log.ts), also sent as `X-Request-Id`. */
+      id?: string;
     }
   }
 }

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
+import { registerBotCommands } from './bots-commands.js';
 
 /**
  * Commands of later areas (bots, scenarios), added to the program here so main.ts stays small.
  * Internal.
  */
-export function registerExtraCommands(_program: Command): void {}
+export function registerExtraCommands(program: Command): void {
+  registerBotCommands(program);
+}

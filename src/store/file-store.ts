@@ -131,7 +131,10 @@ export class FileStore implements Store {
     const hadOld = existsSync(this.oldJournalPath);
     if (hadOld) replayJournal(this.oldJournalPath, apply, this.warn);
     if (existsSync(this.journalPath)) replayJournal(this.journalPath, apply, this.warn);
-    for (const id of this.engine.allIds()) observeId(id);
+    // New ids must sort after every loaded one. Only each collection's greatest id needs a look
+    // (ids of one collection share their prefix): decoding every id cost a regex and a decode
+    // per record at start-up (1M messages in bench/startup).
+    for (const id of this.engine.maxIds()) observeId(id);
     this.journal = await open(this.journalPath, 'a', 0o600);
     this.journalBytes = statSync(this.journalPath).size;
     if (hadOld) await this.compact();

@@ -1,0 +1,74 @@
+// npm run bench [-- NAME…] [--rounds N] [--duration S] [--connections C] [--list]
+// Runs the named benches (all by default) and prints their figures as one table.
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { benches } from './benches.js';
+import type { BenchContext } from './harness/bench.js';
+import { detectCores } from './harness/cores.js';
+import { figureLine, tableHeader, type Figure } from './harness/figure.js';
+import { stopLoad } from './harness/load.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
+    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '4' },
+    connections: { type: 'string', default: '50' },
+    list: { type: 'boolean', default: false },
+  },
+});
+
+if (values.list) {
+  for (const b of benches) console.log(`${b.name.padEnd(12)} ${b.summary}`);
+  process.exit(0);
+}
+
+const unknown = positionals.filter((n) => !benches.some((b) => b.name === n));
+if (unknown.length) {
+  console.error(`unknown bench ${unknown.join(', ')}; the benches are: ${benches.map((b) => b.name).join(', ')}`);
+  process.exit(2);
+}
+const rounds = Number(values.rounds);
+const durationS = Number(values.duration);
+const connections = Number(values.connections);
+if (!Number.isInteger(rounds) || rounds < 3) {
+  console.error('--rounds must be a whole number ≥ 3 (figures are medians of at least 3 rounds)');
+  process.exit(2);
+}
+if (!(durationS >= 1) || !Number.isInteger(connections) || connections < 1) {
+  console.error('--duration must be ≥ 1 (seconds) and --connections a whole number ≥ 1');
+  process.exit(2);
+}
+
+const selected = positionals.length ? benches.filter((b) => positionals.includes(b.name)) : benches;
+const ctx: BenchContext = { rounds, durationS, connections, progress: (msg) => process.stderr.write(msg + '\n') };
+const started = performance.now();
+// Other work on the machine moves every absolute figure; the table says how busy it was.
+const loadAtStart = loadavg()[0]!;
+ctx.progress(`pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`);
+
+const all: Figure[] = [];
+let failed = false;
+for (const bench of selected) {
+  const t0 = performance.now();
+  let figures: Figure[];
+  try {
+    figures = await bench.run(ctx);
+  } catch (err) {
+    failed = true;
+    figures = [{ bench: bench.name, name: bench.name, note: `FAILED: ${(err as Error).message.split('\n')[0]}` }];
+    ctx.progress(`${bench.name} failed: ${(err as Error).stack ?? err}`);
+  }
+  for (const f of figures) console.log(figureLine(f));
+  ctx.progress(`  (${bench.name} took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  all.push(...figures);
+}
+
+const load = `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
+console.log(`\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all, ${load}\n`);
+console.log(tableHeader());
+for (const f of all) console.log(figureLine(f));
+const missed = all.filter((f) => f.pass === false);
+if (missed.length) console.log(`\ntargets missed: ${missed.map((f) => f.name).join('; ')}`);
+stopLoad();
+process.exit(failed ? 1 : 0);

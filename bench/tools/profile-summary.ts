@@ -1,0 +1,68 @@
+// Summarises a V8 .cpuprofile (from node --cpu-prof): the functions and the packages that took
+// the most self time. node bin/run-ts.js bench/tools/profile-summary.ts FILE [TOP]
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const file = process.argv[2];
+const top = Number(process.argv[3] ?? 25);
+if (!file) {
+  console.error('usage: profile-summary.ts FILE.cpuprofile [TOP]');
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const self = new Map<number, number>();
+profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+// Idle time (the server waiting for load) says nothing about where work goes: leave it out.
+for (const [id] of self) if (byId.get(id)!.callFrame.functionName === '(idle)') self.delete(id);
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+
+/** Where a frame lives: a package name, a repository file, or a V8 / node category. */
+function owner(url: string, name: string): string {
+  if (!url) return `(${name || 'native'})`;
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + 13).split('/');
+    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  if (url.startsWith('node:')) return url;
+  const src = url.indexOf('/src/');
+  return src >= 0 ? url.slice(src + 1) : url.replace(/^file:\/\//, '');
+}
+
+const label = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'}  ${owner(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
+const fns = new Map<string, number>();
+const owners = new Map<string, number>();
+const inclusive = new Map<string, number>();
+for (const [id, us] of self) {
+  const n = byId.get(id)!;
+  const o = owner(n.callFrame.url, n.callFrame.functionName);
+  fns.set(label(n), (fns.get(label(n)) ?? 0) + us);
+  owners.set(o, (owners.get(o) ?? 0) + us);
+  // Inclusive time: every distinct function on the stack of this sample.
+  const seen = new Set<string>();
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const l = label(byId.get(at)!);
+    if (!seen.has(l)) inclusive.set(l, (inclusive.get(l) ?? 0) + us);
+    seen.add(l);
+  }
+}
+const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
+console.log(`${(total / 1e6).toFixed(1)} s of busy samples (idle left out)\n\nby owner (self time):`);
+for (const [o, us] of [...owners].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${o}`);
+console.log('\nby function (self time):');
+for (const [f, us] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${f}`);
+console.log('\nby function (inclusive time):');
+for (const [f, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${f}`);

@@ -1,0 +1,172 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { AdminError } from '../admin/commands.js';
+import { callAdmin, socketPath } from '../admin/socket.js';
+import { loadConfig } from '../config/load.js';
+import { systemClock } from '../domain/clock/clock.js';
+import { createScheduler } from '../domain/clock/scheduler.js';
+import { createLogger } from '../log.js';
+import { createRegistry } from '../runtime/builtins.js';
+import { BotHost } from '../runtime/host.js';
+import { loadBotFile } from '../runtime/loader.js';
+import { tracesFromFiles } from '../runtime/service.js';
+import { formatTrace } from '../runtime/trace-format.js';
+import type { Trace } from '../runtime/traces.js';
+import { watchBots } from '../runtime/watcher.js';
+import { lockHolder } from '../store/lock.js';
+import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
+
+interface Common {
+  data: string;
+  config: string;
+}
+
+const common = (cmd: Command) => cmd.option('--data <dir>', 'data directory', './data').option('--config <file>', 'config file', './config.yaml');
+
+/** The bot files named, or every *.yaml of the configured bots folder. Internal. */
+function botFiles(files: string[], opts: Common): string[] {
+  if (files.length) return files.map((f) => resolve(f));
+  const dir = resolve(loadConfig(opts.config).bots.dir);
+  if (!existsSync(dir)) throw new AdminError(`no bot files given and ${dir} does not exist`);
+  return readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Validates files: every problem of every file, and names used twice. */
+export function validateFiles(files: string[]): Array<{ file: string; name?: string; problems: FileProblem[] }> {
+  const registry = createRegistry();
+  const names = new Map<string, string>();
+  return files.map((file) => {
+    const { bot, problems } = loadBotFile(file, { registry });
+    if (bot) {
+      const other = names.get(bot.name);
+      if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
+      names.set(bot.name, file);
+    }
+    return { file, name: bot?.name, problems };
+  });
+}
+
+/** Is a server running on the data directory (reachable through its admin socket)? */
+function serverRunning(dataDir: string): boolean {
+  return lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
+}
+
+/** `pinbot bots …`: validate, run, list, trace, reload. */
+export function registerBotCommands(program: Command): void {
+  const bots = program.command('bots').description('validate, run and inspect bots (YAML files in bots/)');
+
+  common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
+    (files: string[], opts: Common & { json?: boolean }) => {
+      const results = validateFiles(botFiles(files, opts));
+      const bad = results.filter((r) => r.problems.length);
+      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
+      else {
+        for (const r of results) {
+          if (r.problems.length) for (const p of r.problems) process.stdout.write(formatProblem(p) + '\n');
+          else process.stdout.write(`ok  ${r.file} (${r.name})\n`);
+        }
+        process.stdout.write(`${results.length - bad.length} of ${results.length} bot file(s) valid\n`);
+      }
+      if (bad.length) process.exitCode = 1;
+    },
+  );
+
+  common(
+    bots
+      .command('run')
+      .description('run bots alone against a server (remote, or a `pinbot serve` elsewhere)')
+      .argument('[files...]')
+      .requiredOption('--server <url>', 'base URL of the server, e.g. https://api.example.com')
+      .option('--dry-run', 'poll and evaluate for real, log the actions, take none'),
+  ).action(async (files: string[], opts: Common & { server: string; dryRun?: boolean }) => {
+    try {
+      new URL(opts.server);
+    } catch {
+      throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
+    }
+    const config = loadConfig(opts.config);
+    const log = createLogger({ level: config.log.level });
+    const explicit = files.length > 0;
+    const dir = explicit ? undefined : resolve(config.bots.dir);
+    const host = new BotHost({
+      registry: createRegistry(),
+      log,
+      clock: systemClock,
+      scheduler: createScheduler(systemClock),
+      stateDir: join(resolve(opts.data), 'bots'),
+      files: explicit ? files : undefined,
+      dir,
+      server: opts.server,
+      dryRun: opts.dryRun === true || process.env.PINBOT_DRY_RUN === '1',
+    });
+    const report = await host.start();
+    const running = report.filter((b) => b.status !== 'invalid' && b.status !== 'disabled');
+    log.info(`bots: ${running.length} of ${report.length} started against ${opts.server}`);
+    if (running.length === 0) {
+      await host.stop();
+      throw new AdminError('no valid bot to run; see the problems above (`pinbot bots validate`)');
+    }
+    const unwatch = dir ? watchBots(dir, () => void host.reload()) : () => undefined;
+    const stop = () => {
+      unwatch();
+      void host.stop().then(() => process.exit(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+
+  common(bots.command('list').description('the bots and their state (from the running server, else from the files)').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
+    const dataDir = resolve(opts.data);
+    let list: Array<{ name?: string; file: string; status: string; message?: string; problems?: string[] }>;
+    if (serverRunning(dataDir)) list = ((await callAdmin(dataDir, 'bots.status')) as { bots: typeof list }).bots;
+    else
+      list = validateFiles(botFiles([], opts)).map((r) => ({
+        name: r.name,
+        file: r.file,
+        status: r.problems.length ? 'invalid' : 'valid (not running)',
+        problems: r.problems.map(formatProblem),
+      }));
+    if (opts.json) return void process.stdout.write(JSON.stringify({ bots: list }) + '\n');
+    if (!list.length) return void process.stdout.write('no bots\n');
+    for (const b of list) {
+      process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.message ?? ''}  ${b.file}\n`);
+      for (const p of b.problems ?? []) process.stdout.write(`    ${p}\n`);
+    }
+  });
+
+  common(
+    bots
+      .command('trace')
+      .description('why a bot did (or did not) act: its recent rule runs')
+      .argument('<name>')
+      .option('--limit <n>', 'how many runs', '20')
+      .option('--json', 'print JSON'),
+  ).action(async (name: string, opts: Common & { limit: string; json?: boolean }) => {
+    const dataDir = resolve(opts.data);
+    let traces: Trace[];
+    if (serverRunning(dataDir)) traces = ((await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as { traces: Trace[] }).traces;
+    else {
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
+      const found = tracesFromFiles(join(dataDir, 'bots'), name, limit);
+      if (!found) throw new AdminError(`no traces for a bot named ${name} in ${join(dataDir, 'bots')}; see \`pinbot bots list\``);
+      traces = found;
+    }
+    if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces }) + '\n');
+    // runs of one event finish in any order; people read them in the order they started
+    const ordered = [...traces].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    process.stdout.write(ordered.map(formatTrace).join('\n') + '\n');
+  });
+
+  common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
+    const dataDir = resolve(opts.data);
+    if (!serverRunning(dataDir)) throw new AdminError(`no server runs on ${dataDir}; bots are read when \`pinbot serve\` starts`);
+    const r = (await callAdmin(dataDir, 'bots.reload')) as { bots: Array<{ name?: string; status: string; file: string }> };
+    if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
+    for (const b of r.bots) process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.file}\n`);
+  });
+}

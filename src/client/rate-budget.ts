@@ -1,0 +1,124 @@
+import PQueue from 'p-queue';
+import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { sleep as realSleep, type SleepFn } from './sleep.js';
+
+/** Polls are background reads; actions are what a bot does (they go first and get the reserve). */
+export type RequestKind = 'poll' | 'action';
+
+/** What the budget knows of one bucket, from the last response that reported it. */
+export interface BucketState {
+  limit?: number;
+  windowMs?: number;
+  remaining: number;
+  /** Local time (ms) at which the window resets. */
+  resetAt: number;
+}
+
+export interface RateBudgetOptions {
+  /** Share of each bucket that polls may use; the rest is kept for actions. */
+  share?: number;
+  /** Requests in flight at once. */
+  concurrency?: number;
+  now?: () => number;
+  sleep?: SleepFn;
+}
+
+/**
+ * The request budget of one identity (all of a user's keys share the server's count).
+ * Learns each bucket's quota and what is left from the `RateLimit` headers, paces polls to
+ * `share` of every bucket (with a small burst), keeps the rest for actions, and after a 429
+ * holds every request on that bucket until `Retry-After` has passed.
+ *
+ * @example
+ * const budget = createRateBudget({ share: 0.5 });
+ * const res = await budget.run({ kind: 'poll', buckets: ['general'] }, () => fetch(url));
+ * budget.observe(res.headers);
+ */
+export interface RateBudget {
+  run<T>(req: { kind: RequestKind; buckets: readonly string[]; signal?: AbortSignal }, fn: () => Promise<T>): Promise<T>;
+  /** Updates buckets from a response's headers; returns the bucket names it reported. */
+  observe(headers: { get(name: string): string | null }): string[];
+  /** After a 429: nothing more on these buckets for `ms`. */
+  block(buckets: readonly string[], ms: number): void;
+  /** A copy of what is known, by bucket name. */
+  state(): Record<string, BucketState>;
+}
+
+/** Creates a budget (see RateBudget). */
+export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now, sleep = realSleep }: RateBudgetOptions = {}): RateBudget {
+  const buckets = new Map<string, BucketState>();
+  const queue = new PQueue({ concurrency });
+
+  /** Ms to wait before a request of `kind` may use bucket `b`; 0 when it may go now. */
+  const delay = (kind: RequestKind, b: BucketState): number => {
+    const t = now();
+    if (t >= b.resetAt) {
+      // The window has turned over: assume a full quota until the next answer says otherwise.
+      b.remaining = b.limit ?? Math.max(b.remaining, 1);
+      b.resetAt = t + (b.windowMs ?? 60_000);
+    }
+    if (kind === 'action') return b.remaining > 0 ? 0 : b.resetAt - t;
+    const limit = b.limit ?? b.remaining;
+    const quota = Math.floor(limit * share);
+    const used = limit - b.remaining;
+    if (used >= quota) return b.resetAt - t;
+    if (!b.windowMs || !b.limit) return 0;
+    // Pace: the poll share spreads over the window, with a burst of a fifth of it.
+    const elapsed = Math.max(0, b.windowMs - (b.resetAt - t));
+    const burst = Math.max(2, Math.floor(quota / 5));
+    const allowed = (quota * elapsed) / b.windowMs + burst;
+    if (used < allowed) return 0;
+    const needElapsed = ((used - burst + 1) * b.windowMs) / quota;
+    return Math.min(b.resetAt - t, Math.max(1, needElapsed - elapsed));
+  };
+
+  const waitForRoom = async (kind: RequestKind, names: readonly string[], signal?: AbortSignal) => {
+    for (;;) {
+      let wait = 0;
+      for (const n of names) {
+        const b = buckets.get(n);
+        if (b) wait = Math.max(wait, delay(kind, b));
+      }
+      if (wait <= 0) break;
+      await sleep(wait, signal);
+    }
+    // Count the request at once, so concurrent callers do not all see the same room.
+    for (const n of names) {
+      const b = buckets.get(n);
+      if (b) b.remaining = Math.max(0, b.remaining - 1);
+    }
+  };
+
+  return {
+    async run(req, fn) {
+      await waitForRoom(req.kind, req.buckets, req.signal);
+      return queue.add(fn, { priority: req.kind === 'action' ? 1 : 0, signal: req.signal }) as Promise<Awaited<ReturnType<typeof fn>>>;
+    },
+    observe(headers) {
+      const t = now();
+      const names: string[] = [];
+      for (const r of parseRateLimitHeaders(headers)) {
+        names.push(r.name);
+        const b = buckets.get(r.name) ?? { remaining: r.remaining ?? r.limit ?? 1, resetAt: t + 60_000 };
+        if (r.limit !== undefined) b.limit = r.limit;
+        if (r.windowSec !== undefined) b.windowMs = r.windowSec * 1000;
+        if (r.remaining !== undefined) b.remaining = r.remaining;
+        if (r.resetSec !== undefined) b.resetAt = t + r.resetSec * 1000;
+        buckets.set(r.name, b);
+      }
+      return names;
+    },
+    block(names, ms) {
+      const t = now();
+      for (const n of names) {
+        const b = buckets.get(n) ?? { remaining: 0, resetAt: t };
+        b.remaining = 0;
+        b.resetAt = Math.max(b.resetAt, t + ms);
+        buckets.set(n, b);
+      }
+    },
+    state() {
+      return Object.fromEntries([...buckets].map(([k, v]) => [k, { ...v }]));
+    },
+  };
+}

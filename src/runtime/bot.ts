@@ -1,0 +1,83 @@
+import type { ActionDef, ConditionFn, TriggerDef } from './types.js';
+
+/** A bot file as written (after `${env:VAR}` and schema validation). */
+export interface BotSpec {
+  name: string;
+  description?: string;
+  as?: string;
+  create_user?: boolean;
+  key?: string;
+  server?: string;
+  poll?: string;
+  enabled?: boolean;
+  dry_run?: boolean;
+  limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
+  traces?: number;
+  vars?: Record<string, unknown>;
+  rules: RuleSpec[];
+}
+
+export interface RuleSpec {
+  id?: string;
+  description?: string;
+  on: unknown;
+  if?: unknown;
+  do: unknown[];
+  mode?: 'queued' | 'single' | 'parallel';
+  cooldown?: string;
+  enabled?: boolean;
+}
+
+export interface CompiledTrigger {
+  def: TriggerDef;
+  options: unknown;
+}
+
+export interface CompiledStep {
+  index: number;
+  /** Hash of the step as written: a reload that changes a step gives it a new identity. */
+  sig: string;
+  action: ActionDef;
+  /** As written: strings are templates. */
+  args: unknown;
+  continueOnError: boolean;
+}
+
+export interface CompiledRule {
+  id: string;
+  index: number;
+  description?: string;
+  triggers: CompiledTrigger[];
+  condition?: ConditionFn;
+  steps: CompiledStep[];
+  mode: 'queued' | 'single' | 'parallel';
+  cooldownMs: number;
+  enabled: boolean;
+}
+
+/** Money guardrails in cents. */
+export interface Limits {
+  maxPerTransfer?: number;
+  maxPerDay?: number;
+  sendTo?: Set<string>;
+}
+
+/** A validated bot, ready to run. */
+export interface CompiledBot {
+  name: string;
+  file: string;
+  /** Hash of the file text: a changed file is a new version. */
+  version: string;
+  spec: BotSpec;
+  identity: { as: string; createUser: boolean } | { key: string };
+  /** `embedded`, or a base URL. */
+  server: string;
+  pollMs: number;
+  enabled: boolean;
+  dryRun: boolean;
+  limits: Limits;
+  traceLimit: number;
+  rules: CompiledRule[];
+  /** Poll sources the enabled rules need. */
+  sources: string[];
+}

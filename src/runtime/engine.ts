@@ -1,0 +1,316 @@
+import type { Logger } from 'pino';
+import type { Client } from '../client/client.js';
+import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
+import { AbortedError, sleep } from '../client/sleep.js';
+import type { UserRef } from '../client/types.js';
+import type { Clock } from '../domain/clock/clock.js';
+import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
+import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
+import { crashPoint } from './crash-points.js';
+import { DailyCapError, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
+import { renderDeep } from './templates.js';
+import { decide } from './decide.js';
+import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
+import { LimitError, type RunScope, type TriggerDef } from './types.js';
+
+export interface EngineDeps {
+  bot: CompiledBot;
+  state: BotState;
+  api: Client;
+  me: UserRef;
+  traces: TraceLog;
+  log: Logger;
+  clock: Clock;
+  dryRun: boolean;
+  signal: AbortSignal;
+  isContact(pin: string): Promise<boolean>;
+  /** The key was refused: the bot must stop. */
+  onUnauthorized(err: UnauthorizedError): void;
+  /** First wait after a transient failure (doubles to `retryCapMs`). */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+}
+
+/** Raised inside a run when the bot is stopping: the entry stays for the next start. */
+class Interrupted extends Error {}
+
+/**
+ * Changes of a run not written yet: they go with its next write (a step's write-ahead, or the
+ * run's last write), so an event with one API step costs two writes of the bot's state.
+ * Internal.
+ */
+interface Pending {
+  lastRun?: number;
+  vars?: Record<string, unknown>;
+  /** Cents to add to today's spend (negative gives back a refused transfer). */
+  spend: number;
+}
+
+/** A step that failed for good. Internal. */
+interface StepFailure {
+  failed: true;
+  reason: 'limit' | 'api' | 'error';
+  message: string;
+}
+
+/**
+ * Runs the rules of one bot over its inbox entries. Each matching rule gets a run, started in
+ * event order and governed by its mode (queued: one after another; single: skip while one runs;
+ * parallel). A run decides once (enabled, cooldown, conditions), then takes its steps; each step
+ * with an effect is written ahead with its exact arguments and carries an Idempotency-Key, so a
+ * run resumed after a crash repeats nothing. Transient failures (network, 5xx, 429) are retried
+ * in place with backoff; a 401 stops the bot; other errors fail the step. Every run is traced,
+ * including why a rule did not run.
+ */
+export class Engine {
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly live = new Map<string, number>();
+  private active = 0;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly d: EngineDeps) {}
+
+  /** Handles an entry; resolves when every rule's run for it has ended (or the bot stops). */
+  async handle(entry: InboxEntry): Promise<void> {
+    const rules = this.d.bot.rules.filter((r) => r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id));
+    const todo = rules.filter((r) => !entry.runs[r.id]?.done);
+    if (todo.length === 0) {
+      await this.d.state.finish(entry.id);
+      return;
+    }
+    const shared = { remaining: todo.length };
+    await Promise.all(todo.map((rule) => this.schedule(rule, entry, shared)));
+  }
+
+  /** Resolves once no run is taking a step (runs in `wait` or backoff do not count). */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.active !== 0) return void this.waiters.push(check);
+        setImmediate(() => (this.active === 0 ? resolve() : this.waiters.push(check)));
+      };
+      check();
+    });
+  }
+
+  private busy(delta: number): void {
+    this.active += delta;
+    if (this.active === 0) {
+      const w = this.waiters;
+      this.waiters = [];
+      for (const f of w) f();
+    }
+  }
+
+  private schedule(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }): Promise<void> {
+    const resuming = !!entry.runs[rule.id]?.decision;
+    if (rule.mode === 'single' && !resuming && (this.live.get(rule.id) ?? 0) > 0) {
+      return this.notRun(rule, entry, shared, 'single_running', 'mode single: a run of this rule is still going');
+    }
+    if (rule.mode === 'queued') {
+      this.live.set(rule.id, (this.live.get(rule.id) ?? 0) + 1);
+      const p = (this.chains.get(rule.id) ?? Promise.resolve()).then(() => this.run(rule, entry, shared, false));
+      this.chains.set(rule.id, p.catch(() => undefined));
+      return p;
+    }
+    return this.run(rule, entry, shared, true);
+  }
+
+  private triggerOf(rule: CompiledRule, type: string): TriggerDef {
+    return rule.triggers.find((t) => t.def.name === type)!.def;
+  }
+
+  private newTrace(rule: CompiledRule, entry: InboxEntry, resumed: boolean): Trace {
+    const trigger = this.triggerOf(rule, entry.event.type);
+    return startTrace({ bot: this.d.bot, rule: rule.id, event: entry.event, who: trigger.actor?.(entry.event.payload, this.d.me), at: this.d.clock.now(), resumed });
+  }
+
+  private async notRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
+    const trace = { ...this.newTrace(rule, entry, false), outcome: 'not_run' as const, reason, message };
+    await this.finishRun(rule, entry, shared, { decision: { run: false, reason }, steps: [] }, { spend: 0 });
+    this.d.traces.add(trace);
+  }
+
+  /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
+  private async flush(rule: CompiledRule, entry: InboxEntry, progress: RunProgress, pending: Pending, finish = false): Promise<void> {
+    const spend = pending.spend ? { date: spendDate(this.d.clock), cents: pending.spend, max: pending.spend > 0 ? this.d.bot.limits.maxPerDay : undefined } : undefined;
+    await this.d.state.write({ entry: entry.id, rule: rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, finish });
+    pending.spend = 0;
+    pending.vars = undefined;
+    pending.lastRun = undefined;
+  }
+
+  private async finishRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, progress: RunProgress, pending: Pending) {
+    shared.remaining--;
+    progress.done = true;
+    await this.flush(rule, entry, progress, pending, shared.remaining === 0);
+  }
+
+  /** Retries `fn` on transient failures with doubling backoff until it works or the bot stops. */
+  private async persist<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const base = this.d.retryBaseMs ?? 1000;
+    for (let attempt = 1; ; attempt++) {
+      if (this.d.signal.aborted) throw new Interrupted();
+      try {
+        return await fn();
+      } catch (err) {
+        if (this.d.signal.aborted || err instanceof AbortedError) throw new Interrupted();
+        if (!isTransient(err)) throw err;
+        const wait = Math.min(this.d.retryCapMs ?? 60_000, base * 2 ** (attempt - 1));
+        this.d.log.warn({ err: (err as Error).message, attempt, wait_ms: wait }, `${what} failed for now; retrying`);
+        this.busy(-1);
+        try {
+          await sleep(wait, this.d.signal).catch(() => undefined);
+        } finally {
+          this.busy(1);
+        }
+      }
+    }
+  }
+
+  private async run(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, countLive: boolean): Promise<void> {
+    if (countLive) this.live.set(rule.id, (this.live.get(rule.id) ?? 0) + 1);
+    this.busy(1);
+    const t0 = performance.now();
+    // the entry may have moved on while this run was queued: take its latest progress
+    const current = this.d.state.entry(entry.id) ?? entry;
+    const progress: RunProgress = structuredClone(current.runs[rule.id] ?? { steps: [] });
+    // after a reload, progress is kept only for the leading steps that did not change
+    const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
+    if (changed !== -1) progress.steps.length = changed;
+    const trace = this.newTrace(rule, entry, !!progress.decision);
+    const trigger = this.triggerOf(rule, entry.event.type);
+    const pending: Pending = { spend: 0 };
+    const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
+    try {
+      if (this.d.signal.aborted) throw new Interrupted();
+      if (!progress.decision) {
+        const decision = await this.persist('condition', () => this.decide(rule, scope, trigger));
+        progress.decision = decision;
+        progress.started_at = this.d.clock.now();
+        trace.conditions = decision.conditions;
+        if (!decision.run) {
+          Object.assign(trace, { outcome: 'not_run', reason: decision.reason, message: decision.message });
+          await this.finishRun(rule, entry, shared, progress, pending);
+          return;
+        }
+        // written with the first step's write-ahead: a crash before it just decides again
+        if (rule.cooldownMs) pending.lastRun = this.d.clock.now();
+      } else trace.conditions = progress.decision.conditions;
+      let failed: StepFailure | undefined;
+      for (const step of rule.steps) {
+        if (this.d.signal.aborted) throw new Interrupted();
+        const done = progress.steps[step.index];
+        if (done && done.status !== 'started') {
+          trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, resumed: true });
+          if (done.status === 'failed' && !step.continueOnError) {
+            failed = { failed: true, reason: done.error?.kind ?? 'error', message: done.error?.message ?? 'failed' };
+            break;
+          }
+          continue;
+        }
+        const out = await this.step(rule, step, entry, progress, scope, trigger, pending);
+        trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
+        scope.steps[step.index] = out.result;
+        if (out.status === 'failed' && !step.continueOnError) {
+          failed = { failed: true, reason: out.error!.kind, message: out.error!.message };
+          break;
+        }
+      }
+      if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
+      else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
+      await this.finishRun(rule, entry, shared, progress, pending);
+    } catch (err) {
+      if (err instanceof Interrupted || this.d.signal.aborted) {
+        Object.assign(trace, { outcome: 'interrupted', reason: 'stopping', message: 'the bot stopped during this run; it resumes at the next start' });
+      } else if (err instanceof UnauthorizedError) {
+        Object.assign(trace, { outcome: 'failed', reason: 'unauthorized', message: 'the server refused the API key (401); the bot stopped' });
+        this.d.onUnauthorized(err);
+      } else {
+        this.d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
+        Object.assign(trace, { outcome: 'failed', reason: 'error', message: (err as Error).message });
+      }
+    } finally {
+      trace.duration_ms = Math.round(performance.now() - t0);
+      this.d.traces.add(trace);
+      this.live.set(rule.id, (this.live.get(rule.id) ?? 1) - 1);
+      this.busy(-1);
+    }
+  }
+
+  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef) {
+    return decide(rule, { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }, this.d.state, this.d.clock);
+  }
+
+  /**
+   * Takes one step: render, check, write ahead (steps with an effect), run (retrying transient
+   * failures), record. The outcome is written with the next write of the run.
+   */
+  private async step(rule: CompiledRule, step: CompiledStep, entry: InboxEntry, progress: RunProgress, scope: RunScope, trigger: TriggerDef, pending: Pending): Promise<StepProgress> {
+    const { action } = step;
+    const t0 = performance.now();
+    const effects: StepEffects = {};
+    const ctx = actionContext({
+      bot: this.d.bot,
+      api: this.d.api,
+      scope,
+      trigger,
+      key: idempotencyKey(this.d.bot.name, rule.id, entry.key, step.index, step.sig),
+      signal: this.d.signal,
+      log: this.d.log.child({ rule: rule.id, step: step.index }),
+      clock: this.d.clock,
+      effects,
+      onPark: (parked) => this.busy(parked ? -1 : 1),
+    });
+    const record = (sp: StepProgress): StepProgress => {
+      const out = { ...sp, sig: step.sig, duration_ms: sp.status === 'started' ? undefined : Math.round(performance.now() - t0) };
+      progress.steps[step.index] = out;
+      return out;
+    };
+    const fail = (err: unknown, args: unknown) => {
+      const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : 'error';
+      const code = err instanceof ApiRequestError ? err.code : undefined;
+      this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: (err as Error).message }, 'step failed');
+      return record({ status: 'failed', args, error: { kind, code, message: (err as Error).message } });
+    };
+    let args: unknown;
+    const resumed = progress.steps[step.index];
+    if (resumed?.status === 'started') args = resumed.args;
+    else {
+      try {
+        const rendered = action.templated === false ? step.args : await renderDeep(step.args, scope);
+        args = action.prepare ? action.prepare(rendered, ctx) : rendered;
+      } catch (err) {
+        return fail(err, undefined);
+      }
+      if (this.d.dryRun && action.effect === 'api') {
+        this.d.log.info({ rule: rule.id, step: step.index, action: action.name, args }, `dry run: would ${action.name}`);
+        return record({ status: 'dry_run', args });
+      }
+      if (action.effect === 'api' || action.durable) {
+        // write ahead: the exact arguments (and the money it reserves) are durable before the request
+        record({ status: 'started', args });
+        pending.spend += effects.spendCents ?? 0;
+        try {
+          await this.flush(rule, entry, progress, pending);
+        } catch (err) {
+          if (!(err instanceof DailyCapError)) throw err;
+          pending.spend -= effects.spendCents ?? 0;
+          return fail(err, args);
+        }
+      }
+    }
+    let result: unknown;
+    try {
+      result = await this.persist(action.name, () => action.run(args, ctx));
+    } catch (err) {
+      if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
+      // a refused transfer does not count against the daily cap
+      pending.spend -= effects.spendCents ?? 0;
+      return fail(err, args);
+    }
+    crashPoint(`after-action:${this.d.bot.name}:${rule.id}:${step.index}`);
+    if (effects.vars) pending.vars = { ...pending.vars, ...effects.vars };
+    return record({ status: 'done', args, result });
+  }
+}

@@ -1,0 +1,249 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { createClient, type ClientOptions } from '../client/client.js';
+import { createRateBudget, type RateBudget } from '../client/rate-budget.js';
+import type { Clock } from '../domain/clock/clock.js';
+import type { Scheduler } from '../domain/clock/scheduler.js';
+import type { DomainEnv } from '../domain/env.js';
+import { FileStore } from '../store/file-store.js';
+import type { Store } from '../store/types.js';
+import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
+import type { CompiledBot } from './bot.js';
+import { BotRunner } from './bot-runner.js';
+import { embeddedKey } from './identity.js';
+import { loadBot } from './loader.js';
+import type { Registry } from './registry.js';
+import { TraceLog, type Trace } from './traces.js';
+
+export interface HostOptions {
+  registry: Registry;
+  log: Logger;
+  clock: Clock;
+  scheduler: Scheduler;
+  /** Where keys/, traces/ and remote/ (the state of remote bots) live: `DATA/bots`. */
+  stateDir: string;
+  /** The bots folder (every *.yaml / *.yml), or explicit files. */
+  dir?: string;
+  files?: string[];
+  /** The server this process serves: bots with `server: embedded` and `as:` use it. */
+  embedded?: { store: Store; env: DomainEnv; url: string };
+  /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
+  server?: string;
+  dryRun?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Client settings (tests make retries fast). */
+  client?: Partial<ClientOptions>;
+  jitter?: boolean;
+  retryBaseMs?: number;
+}
+
+/** One bot file as the host sees it. */
+export interface BotStatus {
+  name?: string;
+  file: string;
+  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled';
+  message?: string;
+  version?: string;
+  dry_run?: boolean;
+  problems?: string[];
+  /** ISO time of the last finished poll. */
+  last_poll?: string;
+}
+
+interface Slot {
+  file: string;
+  text: string;
+  /** The bot's name, when the file got that far. */
+  name?: string;
+  bot?: CompiledBot;
+  problems: FileProblem[];
+  runner?: BotRunner;
+  traces?: TraceLog;
+}
+
+/**
+ * Runs the bots of a folder (or a list of files): validates them all first, starts the valid
+ * ones and reports the rest; `reload()` re-reads the files — a changed file is validated and
+ * swapped in, and if the new text is invalid the running version is kept; a removed file stops
+ * its bot. Each bot runs on its own (BotRunner): an error or a 401 in one never stops another.
+ *
+ * @example
+ * const host = new BotHost({ registry, log, clock, scheduler, stateDir: 'data/bots', dir: 'bots', embedded });
+ * const report = await host.start();
+ */
+export class BotHost {
+  private readonly slots = new Map<string, Slot>();
+  private readonly budgets = new Map<string, RateBudget>();
+  private remoteStore?: Promise<FileStore>;
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly identityLocks = new Map<string, Promise<unknown>>();
+  private stopped = false;
+
+  constructor(private readonly o: HostOptions) {}
+
+  /** Loads every file and starts the valid bots. Returns the status of each file. */
+  start(): Promise<BotStatus[]> {
+    return this.reload();
+  }
+
+  /** Re-reads the files (serialised: a reload waits for the one before). */
+  reload(): Promise<BotStatus[]> {
+    const next = this.chain.then(() => this.doReload());
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  files(): string[] {
+    if (this.o.files) return this.o.files.map((f) => resolve(f));
+    if (!this.o.dir || !existsSync(this.o.dir)) return [];
+    return readdirSync(this.o.dir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort()
+      .map((f) => resolve(this.o.dir!, f));
+  }
+
+  private async doReload(): Promise<BotStatus[]> {
+    if (this.stopped) return this.status();
+    const files = this.files();
+    for (const [file, slot] of this.slots) {
+      if (!files.includes(file) || !existsSync(file)) {
+        if (slot.runner) this.o.log.info({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name} stopped: its file was removed`);
+        await slot.runner?.stop();
+        await slot.traces?.close();
+        this.slots.delete(file);
+      }
+    }
+    for (const file of files) {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        continue; // removed between listing and reading: the next reload sees it gone
+      }
+      const slot = this.slots.get(file);
+      if (slot && slot.text === text) continue;
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env });
+      const bot = res.bot;
+      const problems = [...res.problems];
+      if (bot) {
+        const other = [...this.slots.values()].find((s) => s.file !== file && s.bot?.name === bot.name);
+        if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other.file}`, hint: 'give each bot its own name' });
+        const runtime = this.runtimeProblem(bot);
+        if (runtime) problems.push({ file, line: 1, col: 1, path: 'server', message: runtime });
+      }
+      if (problems.length || !bot) {
+        for (const p of problems) this.o.log.error({ file }, formatProblem(p));
+        if (slot?.runner) {
+          this.o.log.warn({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name}: the new file is invalid; the running version is kept`);
+          this.slots.set(file, { ...slot, text, problems });
+        } else this.slots.set(file, { file, text, problems, name: bot?.name });
+        continue;
+      }
+      if (slot?.runner) {
+        this.o.log.info({ bot: bot.name, file, version: bot.version }, `bot ${bot.name} reloaded`);
+        await slot.runner.stop();
+      }
+      const next: Slot = { file, text, bot, problems: [] };
+      this.slots.set(file, next);
+      if (bot.enabled) this.launch(next, bot);
+    }
+    return this.status();
+  }
+
+  /** Why this process cannot run the bot at all, if it cannot. Internal. */
+  private runtimeProblem(bot: CompiledBot): string | undefined {
+    const server = this.o.server ?? bot.server;
+    if (server === 'embedded' && !this.o.embedded) return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
+    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:VAR} to run against a remote server';
+    return undefined;
+  }
+
+  private launch(slot: Slot, bot: CompiledBot): void {
+    const remote = (this.o.server ?? bot.server) !== 'embedded';
+    const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
+    const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
+    const traces = slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit);
+    traces.setLimit(bot.traceLimit);
+    slot.traces = traces;
+    const log = this.o.log.child({ bot: bot.name });
+    const runner = new BotRunner({
+      bot,
+      registry: this.o.registry,
+      openStore: async () => (remote ? this.remote() : this.o.embedded!.store),
+      traces,
+      log,
+      clock: this.o.clock,
+      scheduler: this.o.scheduler,
+      dryRun: this.o.dryRun === true || bot.dryRun,
+      jitter: this.o.jitter,
+      retryBaseMs: this.o.retryBaseMs,
+      identify: async (signal) => {
+        let apiKey: string;
+        if ('key' in bot.identity) apiKey = bot.identity.key;
+        else {
+          const id = bot.identity;
+          const e = this.o.embedded!;
+          // bots acting as the same user resolve it one at a time (a missing user is created once)
+          const lockKey = id.as.trim().toLowerCase();
+          const task = (this.identityLocks.get(lockKey) ?? Promise.resolve()).then(() =>
+            embeddedKey({ store: e.store, env: e.env, keysDir: join(this.o.stateDir, 'keys'), bot: bot.name, as: id.as, createUser: id.createUser }),
+          );
+          const settled = task.catch(() => undefined);
+          this.identityLocks.set(lockKey, settled);
+          void settled.then(() => this.identityLocks.get(lockKey) === settled && this.identityLocks.delete(lockKey));
+          const r = await task;
+          if (r.created) log.info({ user: r.user.pin_code }, `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`);
+          apiKey = r.apiKey;
+        }
+        const budgetKey = `${base}\u0000${apiKey}`;
+        let budget = this.budgets.get(budgetKey);
+        if (!budget) this.budgets.set(budgetKey, (budget = createRateBudget()));
+        const api = createClient({
+          baseUrl: base,
+          apiKey,
+          budget,
+          onRetry: (i) => log.debug(i, 'retrying a request'),
+          ...this.o.client,
+        });
+        const me = await api.me({ signal });
+        return { api, me };
+      },
+    });
+    slot.runner = runner;
+    runner.start();
+  }
+
+  private remote(): Promise<FileStore> {
+    this.remoteStore ??= FileStore.open(join(this.o.stateDir, 'remote'));
+    return this.remoteStore;
+  }
+
+  /** The state of every bot file. */
+  status(): BotStatus[] {
+    return [...this.slots.values()].map((s) => {
+      const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
+      const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined };
+      if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
+      const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
+      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll };
+    });
+  }
+
+  runner(name: string): BotRunner | undefined {
+    return [...this.slots.values()].find((s) => s.bot?.name === name)?.runner;
+  }
+
+  /** The recent traces of a bot, in the order they finished; undefined for an unknown bot. */
+  traces(name: string, limit?: number): Trace[] | undefined {
+    return [...this.slots.values()].find((s) => s.bot?.name === name)?.traces?.list(limit);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.chain;
+    await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
+    await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
+    if (this.remoteStore) await (await this.remoteStore).close();
+  }
+}

@@ -1,0 +1,41 @@
+import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from './types.js';
+
+/** Names of plugin entries are `plugin.name`; built-ins are plain words. */
+const NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+
+/**
+ * The triggers, conditions, actions and poll sources bots may use, by name. Built-ins register
+ * here and so do plugins; the bot JSON Schema and the docs are assembled from these entries, so
+ * a new action is validated and documented the moment it is registered.
+ *
+ * @example
+ * const registry = createRegistry();
+ * registry.addAction({ name: 'karma.give', description: '…', schema: { type: 'object' }, example: {}, effect: 'api', run: async () => ({}) });
+ */
+export class Registry {
+  readonly triggers = new Map<string, TriggerDef>();
+  readonly conditions = new Map<string, ConditionDef>();
+  readonly actions = new Map<string, ActionDef>();
+  readonly sources = new Map<string, SourceDef>();
+
+  private add<T extends { name: string }>(map: Map<string, T>, kind: string, def: T): this {
+    if (!NAME.test(def.name)) throw new Error(`${kind} name ${JSON.stringify(def.name)} must be lower-case words joined by dots`);
+    if (map.has(def.name)) throw new Error(`a ${kind} named ${def.name} is already registered`);
+    map.set(def.name, def);
+    return this;
+  }
+
+  addTrigger(def: TriggerDef): this {
+    if (def.source && !this.sources.has(def.source)) throw new Error(`trigger ${def.name}: no source named ${def.source} is registered`);
+    return this.add(this.triggers, 'trigger', def);
+  }
+  addCondition(def: ConditionDef): this {
+    return this.add(this.conditions, 'condition', def);
+  }
+  addAction(def: ActionDef): this {
+    return this.add(this.actions, 'action', def);
+  }
+  addSource(def: SourceDef): this {
+    return this.add(this.sources, 'source', def);
+  }
+}

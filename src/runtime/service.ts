@@ -1,0 +1,77 @@
+import { join, resolve } from 'node:path';
+import type { AdminCommand } from '../admin/commands.js';
+import { AdminError } from '../admin/commands.js';
+import type { ServerContext, ServerService } from '../server.js';
+import { createRegistry } from './builtins.js';
+import { BotHost } from './host.js';
+import { readTraces, type Trace } from './traces.js';
+import { watchBots } from './watcher.js';
+
+/** The traces of a bot from its history files (the bot need not run). Internal. */
+export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) return undefined;
+  const local = readTraces(join(stateDir, 'traces', `${name}.jsonl`), limit);
+  const remote = readTraces(join(stateDir, 'remote', 'traces', `${name}.jsonl`), limit);
+  const all = [...local, ...remote].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(-limit);
+  return all.length ? all : undefined;
+}
+
+const limitOf = (args: Record<string, unknown>) => {
+  const n = args.limit === undefined ? 20 : Number(args.limit);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new AdminError('--limit must be a whole number from 1 to 1000');
+  return n;
+};
+
+/**
+ * The bots of `config.bots.dir`, started with the server (`serve --no-bots` skips them;
+ * `serve --dry-run` sets PINBOT_DRY_RUN=1, which makes every bot a dry run). Bots reach this
+ * server over HTTP through the typed client, like any remote bot. The folder is watched: a
+ * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
+ * commands `bots.status`, `bots.trace` and `bots.reload`.
+ */
+export function createBotsService(): ServerService {
+  let host: BotHost | undefined;
+  let ctxRef: ServerContext | undefined;
+  let unwatch: (() => void) | undefined;
+  const commands: Record<string, AdminCommand> = {
+    'bots.status': async () => ({ bots: host?.status() ?? [] }),
+    'bots.reload': async () => ({ bots: (await host?.reload()) ?? [] }),
+    'bots.trace': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      const limit = limitOf(args);
+      const traces = host?.traces(name, limit) ?? (ctxRef ? tracesFromFiles(join(ctxRef.dataDir, 'bots'), name, limit) : undefined);
+      if (!traces) throw new AdminError(`no bot named ${name} has traces; see \`pinbot bots list\``);
+      return { bot: name, traces };
+    },
+  };
+  return {
+    name: 'bots',
+    commands,
+    async start(ctx) {
+      const config = ctx.env.config;
+      if (!config.bots.enabled) return;
+      ctxRef = ctx;
+      const log = ctx.log.child({ service: 'bots' });
+      const dir = resolve(config.bots.dir);
+      host = new BotHost({
+        registry: createRegistry(),
+        log,
+        clock: ctx.clock,
+        scheduler: ctx.scheduler,
+        stateDir: join(ctx.dataDir, 'bots'),
+        dir,
+        embedded: { store: ctx.store, env: ctx.env, url: ctx.url },
+        dryRun: process.env.PINBOT_DRY_RUN === '1',
+      });
+      const report = await host.start();
+      const invalid = report.filter((b) => b.status === 'invalid');
+      log.info({ dir, bots: report.length, invalid: invalid.length }, `bots: ${report.length - invalid.length} of ${report.length} started from ${dir}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`);
+      unwatch = watchBots(dir, () => void host?.reload().catch((err) => log.error({ err }, 'bots reload failed')));
+    },
+    async stop() {
+      unwatch?.();
+      await host?.stop();
+      host = undefined;
+    },
+  };
+}

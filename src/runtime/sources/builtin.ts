@@ -1,0 +1,89 @@
+import type { Introduction, Transaction } from '../../client/types.js';
+import type { SourceDef } from '../types.js';
+import { messagesSource } from './messages.js';
+import { pendingSource } from './pending.js';
+import { watchSource } from './watch.js';
+
+const pendingTransfers = pendingSource({
+  name: 'pending_transfers',
+  description: 'incoming transfers awaiting the bot (GET /wallet/pending)',
+  type: 'transfer.received',
+  list: async (ctx) => (await ctx.api.wallet.pending({ signal: ctx.signal, kind: 'poll' })).pending_transactions,
+});
+
+const sentTransfers = watchSource<Transaction>({
+  name: 'sent_transfers',
+  description: "the bot's outgoing transfers being accepted or declined (GET /wallet/transactions)",
+  page: async (ctx, before) => {
+    const r = await ctx.api.wallet.transactions({ limit: 200, before }, { signal: ctx.signal, kind: 'poll' });
+    return { items: r.transactions, has_more: r.has_more };
+  },
+  relevant: (t) => t.type === 'transfer' && t.direction === 'sent',
+  isOpen: (t) => t.status === 'pending',
+  event: (t) => ({ key: `transfer.${t.status}:${t.id}`, type: `transfer.${t.status}`, payload: { ...t } }),
+});
+
+const pendingIntroductions = pendingSource({
+  name: 'pending_introductions',
+  description: 'introductions awaiting the bot (GET /introductions/pending)',
+  type: 'introduction.received',
+  list: async (ctx) => (await ctx.api.introductions.pending({ signal: ctx.signal, kind: 'poll' })).introductions,
+});
+
+const introductions = watchSource<Introduction>({
+  name: 'introductions',
+  description: 'introductions the bot made or is in, completing (GET /introductions)',
+  // GET /introductions has no paging: one page holds them all.
+  page: async (ctx) => {
+    const r = await ctx.api.introductions.list({ signal: ctx.signal, kind: 'poll' });
+    return { items: [...r.introductions].sort((a, b) => (a.id < b.id ? 1 : -1)), has_more: false };
+  },
+  relevant: () => true,
+  isOpen: (i) => i.status === 'pending',
+  event: (i) => (i.status === 'accepted' ? { key: `introduction.completed:${i.id}`, type: 'introduction.completed', payload: { ...i } } : undefined),
+});
+
+const contactRequests = pendingSource({
+  name: 'contact_requests',
+  description: 'incoming contact requests (GET /contacts/requests/pending)',
+  type: 'contact_request.received',
+  list: async (ctx) => (await ctx.api.contacts.pendingRequests({ signal: ctx.signal, kind: 'poll' })).requests,
+});
+
+/** `contact.added`: contacts that were not there at the last poll (GET /contacts). */
+const contacts: SourceDef = {
+  name: 'contacts',
+  description: 'new entries in the contact list (GET /contacts)',
+  async poll(ctx, raw) {
+    const known = raw ? new Set((raw as { known: string[] }).known) : undefined;
+    const { contacts: list } = await ctx.api.contacts.list({ signal: ctx.signal, kind: 'poll' });
+    const events = known
+      ? list
+          .filter((c) => !known.has(c.id))
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .map((c) => ({ key: `contact.added:${c.id}`, type: 'contact.added', payload: { ...c } as Record<string, unknown> }))
+      : [];
+    return { events, cursor: { known: list.map((c) => c.id) } };
+  },
+};
+
+/** `balance.changed`: the balance differs from the last poll (transfers, UBI, grants). */
+const balance: SourceDef = {
+  name: 'balance',
+  description: 'changes of the wallet balance (GET /wallet/balance)',
+  async poll(ctx, raw) {
+    const prev = raw as { balance: number; seq: number } | undefined;
+    const { balance: now } = await ctx.api.wallet.balance({ signal: ctx.signal, kind: 'poll' });
+    if (!prev) return { events: [], cursor: { balance: now, seq: 0 } };
+    if (now === prev.balance) return { events: [], cursor: prev };
+    const seq = prev.seq + 1;
+    const delta = Math.round((now - prev.balance) * 100) / 100;
+    return {
+      events: [{ key: `balance.changed:${seq}`, type: 'balance.changed', payload: { balance: now, previous: prev.balance, delta } }],
+      cursor: { balance: now, seq },
+    };
+  },
+};
+
+/** Every built-in poll source. */
+export const builtinSources: SourceDef[] = [messagesSource, pendingTransfers, sentTransfers, pendingIntroductions, introductions, contactRequests, contacts, balance];

@@ -1,0 +1,190 @@
+import { defineCollection, type Store, type Tx } from '../store/types.js';
+import type { BotEvent, ConditionResult } from './types.js';
+
+/** Per bot: variables, counters and the daily spend. */
+export interface BotMeta {
+  readonly id: string;
+  readonly vars: Record<string, unknown>;
+  /** Last inbox sequence number handed out. */
+  readonly seq: number;
+  /** Times the bot has started (the startup event's id). */
+  readonly boots: number;
+  /** Cents sent on `date` (UTC, bot clock). */
+  readonly spend: { date: string; cents: number };
+  /** Per rule: clock ms of the last run's start (cooldowns). */
+  readonly last_run: Record<string, number>;
+}
+
+/** Where one poll source of one bot has read up to. */
+export interface BotCursor {
+  readonly id: string;
+  readonly bot: string;
+  readonly source: string;
+  readonly data: unknown;
+}
+
+/** The state of one step of a run, persisted as it goes. */
+export interface StepProgress {
+  status: 'started' | 'done' | 'failed' | 'dry_run';
+  /** The step's signature when it ran (see CompiledStep.sig). */
+  sig?: string;
+  /** Arguments as sent (written before the step runs, so a retry sends the same). */
+  args?: unknown;
+  result?: unknown;
+  error?: { code?: string; message: string; kind: 'limit' | 'api' | 'error' };
+  duration_ms?: number;
+}
+
+/** The run of one rule for one event. */
+export interface RunProgress {
+  decision?: { run: boolean; reason?: string; conditions?: ConditionResult };
+  steps: StepProgress[];
+  started_at?: number;
+  done?: boolean;
+}
+
+/**
+ * An event taken from a source but not yet fully handled, with the progress of each rule's run.
+ * The source's cursor moves in the same write that inserts it, so an event is always either
+ * ahead of the cursor or here: none is lost, and it leaves only when every run has finished.
+ */
+export interface InboxEntry {
+  readonly id: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly event: BotEvent;
+  readonly runs: Record<string, RunProgress>;
+}
+
+export const BotMetas = defineCollection<BotMeta>({ name: 'bot_meta' });
+export const BotCursors = defineCollection<BotCursor>({ name: 'bot_cursors', multi: { bot: (c) => c.bot } });
+export const BotInbox = defineCollection<InboxEntry>({
+  name: 'bot_inbox',
+  unique: { key: (e) => `${e.bot}\u0000${e.key}` },
+  multi: { bot: (e) => e.bot },
+});
+
+const pad = (n: number) => String(n).padStart(12, '0');
+
+/** Changes made in one write of a run (see BotState.write). */
+export interface RunWrite {
+  entry: string;
+  rule: string;
+  progress: RunProgress;
+  vars?: Record<string, unknown>;
+  spend?: { date: string; cents: number; max?: number };
+  lastRun?: number;
+  /** Removes the inbox entry (every run of it has finished). */
+  finish?: boolean;
+}
+
+/** Thrown inside a write when the daily cap would be passed; nothing is written. */
+export class DailyCapError extends Error {}
+
+/**
+ * The persistent state of one bot in a Store (the server's store for embedded bots, a store of
+ * its own under data/ for remote ones, a memory copy for dry runs). Every method that changes
+ * something is one store transaction, durable when it resolves.
+ */
+export class BotState {
+  constructor(
+    readonly store: Store,
+    readonly bot: string,
+  ) {}
+
+  meta(): BotMeta {
+    return this.store.read.col(BotMetas).get(this.bot) ?? { id: this.bot, vars: {}, seq: 0, boots: 0, spend: { date: '', cents: 0 }, last_run: {} };
+  }
+
+  cursor(source: string): unknown {
+    return this.store.read.col(BotCursors).get(`${this.bot}:${source}`)?.data;
+  }
+
+  /** Pending inbox entries, oldest first. */
+  inbox(): InboxEntry[] {
+    const col = this.store.read.col(BotInbox);
+    return col.ids('bot', this.bot).map((id) => col.get(id)!);
+  }
+
+  entry(id: string): InboxEntry | undefined {
+    return this.store.read.col(BotInbox).get(id);
+  }
+
+  /** Sets initial variables that are not set yet, and counts a start. Returns the boot number. */
+  async boot(initialVars: Record<string, unknown>): Promise<number> {
+    return this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      const vars = { ...structuredClone(initialVars), ...m.vars };
+      tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1 });
+      return m.boots + 1;
+    });
+  }
+
+  /**
+   * Moves source cursors and queues new events in one write. Events already queued (same key)
+   * are skipped. Returns the entries created.
+   */
+  async commit(cursors: Record<string, unknown>, events: BotEvent[]): Promise<InboxEntry[]> {
+    return this.store.transaction((tx) => {
+      for (const [source, data] of Object.entries(cursors)) tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
+      if (events.length === 0) return [];
+      const inbox = tx.col(BotInbox);
+      const m = this.metaIn(tx);
+      let seq = m.seq;
+      const created: InboxEntry[] = [];
+      for (const event of events) {
+        if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
+        seq++;
+        created.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
+      }
+      tx.col(BotMetas).put({ ...m, seq });
+      return created;
+    });
+  }
+
+  /** Writes a run's progress with what goes with it (vars, spend, cooldown), all or nothing. */
+  async write(w: RunWrite): Promise<void> {
+    await this.store.transaction((tx) => {
+      const inbox = tx.col(BotInbox);
+      const entry = inbox.get(w.entry);
+      const m = this.metaIn(tx);
+      let next = m;
+      if (w.spend) {
+        const spent = m.spend.date === w.spend.date ? m.spend.cents : 0;
+        if (w.spend.max !== undefined && spent + w.spend.cents > w.spend.max) {
+          throw new DailyCapError(`the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed (${(spent / 100).toFixed(2)} sent today)`);
+        }
+        next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };
+      }
+      if (w.vars) next = { ...next, vars: { ...next.vars, ...structuredClone(w.vars) } };
+      if (w.lastRun !== undefined) next = { ...next, last_run: { ...next.last_run, [w.rule]: w.lastRun } };
+      if (next !== m) tx.col(BotMetas).put(next);
+      if (!entry) return; // finished by another run of the same event: the meta changes still count
+      if (w.finish) inbox.delete(w.entry);
+      // the store freezes what it keeps: it gets a copy, the run keeps changing its own
+      else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
+    });
+  }
+
+  /** Removes an entry no rule needs (e.g. its rules were removed by a reload). */
+  async finish(entryId: string): Promise<void> {
+    await this.store.transaction((tx) => void tx.col(BotInbox).delete(entryId));
+  }
+
+  /** Copies this bot's records into another store (dry runs work on a copy). */
+  async copyTo(target: Store): Promise<void> {
+    const meta = this.store.read.col(BotMetas).get(this.bot);
+    const cursors = this.store.read.col(BotCursors);
+    const list = cursors.ids('bot', this.bot).map((id) => cursors.get(id)!);
+    const inbox = this.inbox();
+    await target.transaction((tx) => {
+      if (meta) tx.col(BotMetas).put(meta);
+      for (const c of list) tx.col(BotCursors).put(c);
+      for (const e of inbox) tx.col(BotInbox).put(e);
+    });
+  }
+
+  private metaIn(tx: Tx): BotMeta {
+    return tx.col(BotMetas).get(this.bot) ?? this.meta();
+  }
+}

@@ -1,0 +1,108 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { validateFiles } from '../../src/cli/bots-commands.js';
+import { createRegistry } from '../../src/runtime/builtins.js';
+import { loadBot } from '../../src/runtime/loader.js';
+import { BOT_SCHEMA_FILE, botSchemaText } from '../../src/runtime/write-schema.js';
+import { formatProblem } from '../../src/util/yaml-errors.js';
+import { tempDir } from '../helpers/api.js';
+
+const registry = createRegistry();
+const problems = (text: string, env: NodeJS.ProcessEnv = {}) => loadBot('bot.yaml', text, { registry, env }).problems.map(formatProblem);
+
+const head = 'name: t\nas: alice\nrules:\n';
+
+describe('bot files: every problem with file:line:col, what was expected and a hint', () => {
+  it.each([
+    ['a YAML syntax error', 'name: t\nas: alice\nrules:\n  - on: [transfer.received\n', /^bot\.yaml:5:1: .*fix the YAML syntax/],
+    ['an unquoted template', `${head}  - on: transfer.received\n    do:\n      - reply: {{ event.amount }}\n`, /^bot\.yaml:6:16: .*quote values that start with Liquid/],
+    ['a missing identity', 'name: t\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:1:1: missing as: or key: .* — as: NAME/],
+    ['both identities', 'name: t\nas: a\nkey: k\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:1: key: give as: or key:, not both/],
+    ['a bad name', 'name: Tip Jar\nas: a\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:1:7: name: expected a value matching/],
+    ['an unknown top-level key', `${head}  - on: startup\n    do: [{ log: hi }]\npoll_every: 5s\n`, /^bot\.yaml:6:1: poll_every: unknown key "poll_every" — did you mean "poll"\?/],
+    ['a misspelt trigger', `${head}  - on: transfer.recieved\n    do: [accept]\n`, /^bot\.yaml:4:9: rules\.0\.on: unknown trigger "transfer\.recieved" — did you mean "transfer\.received"\?/],
+    ['a misspelt bare action', `${head}  - on: transfer.received\n    do:\n      - acept\n`, /^bot\.yaml:6:9: rules\.0\.do\.0: unknown action "acept" — did you mean "accept"\?/],
+    ['a misspelt action key', `${head}  - on: transfer.received\n    do:\n      - replay: hi\n`, /^bot\.yaml:6:9: rules\.0\.do\.0\.replay: unknown action "replay" — did you mean "reply"\?/],
+    ['a misspelt event field', `${head}  - on: transfer.received\n    if: { amout: { max: 5 } }\n    do: [accept]\n`, /^bot\.yaml:5:11: rules\.0\.if\.amout: unknown condition or event field "amout" for transfer\.received events — did you mean "amount"\?/],
+    ['a misspelt condition', `${head}  - on: message.received\n    if:\n      form: [ABC123]\n    do: [{ reply: hi }]\n`, /^bot\.yaml:6:7: rules\.0\.if\.form: unknown condition or event field "form" .* did you mean "from"\?/],
+    ['a bad matcher key', `${head}  - on: transfer.received\n    if: { amount: { maximum: 5 } }\n    do: [accept]\n`, /^bot\.yaml:5:21: rules\.0\.if\.amount\.maximum: unknown key "maximum" — did you mean "max"\?/],
+    ['a bad regular expression', `${head}  - on: message.received\n    if: { content: { matches: "(" } }\n    do: [{ reply: hi }]\n`, /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression/],
+    ['accept on an event with nothing to accept', `${head}  - on: message.received\n    do: [accept]\n`, /^bot\.yaml:5:10: rules\.0\.do\.0: accept needs an event with something to accept, and message\.received has none/],
+    ['reply with no one to reply to', `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - reply: hi\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: reply needs an event with someone to reply to, and schedule has none — use send_message/],
+    ['a bad cron expression', `${head}  - on: { schedule: "61 * * * *" }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:21: rules\.0\.on\.schedule: "61 \* \* \* \*" is not a cron expression — five fields/],
+    ['an unknown time zone', `${head}  - on: { schedule: { cron: "0 9 * * *", timezone: Mars/Olympus } }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:52: rules\.0\.on\.schedule\.timezone: unknown time zone "Mars\/Olympus"/],
+    ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
+    ['a bad wait', `${head}  - on: startup\n    do:\n      - wait: 5 minutes\n`, /^bot\.yaml:6:15: rules\.0\.do\.0\.wait: "5 minutes" is not a duration — like 90s/],
+    ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
+    ['a missing environment variable', 'name: t\nkey: ${env:NOPE_KEY}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable NOPE_KEY is not set/],
+    ['as: with a remote server', 'name: t\nas: alice\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:1: as: as: works only with the embedded server — use key:/],
+    ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice/],
+    ['from with a bad PIN', `${head}  - on: transfer.received\n    if: { from: [ABC12] }\n    do: [accept]\n`, /^bot\.yaml:5:18: rules\.0\.if\.from\.0: "ABC12" is not a PIN/],
+    ['a too short poll', 'name: t\nas: a\npoll: 100ms\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:7: poll: poll 100ms is too short/],
+  ])('%s', (_what, text, expected) => {
+    const got = problems(text);
+    expect(got.some((p) => expected.test(p)), got.join('\n')).toBe(true);
+  });
+
+  it('reports every problem of a file at once, in file order', () => {
+    const got = problems(`${head}  - on: transfer.recieved\n    do: [acept]\n  - on: message.received\n    if: { content: { matches: "(" } }\n    do: [{ replay: hi }]\n`);
+    expect(got.map((p) => p.split(': ')[0]), got.join('\n')).toEqual(['bot.yaml:4:9', 'bot.yaml:5:10', 'bot.yaml:7:31', 'bot.yaml:8:12']);
+  });
+
+  it('reads ${env:VAR} and compiles a valid file', () => {
+    const r = loadBot('bot.yaml', 'name: remote\nkey: ${env:K}\nserver: https://x.example\nrules:\n  - on: transfer.received\n    do: [accept]\n', { registry, env: { K: 'pinbot_abc' } });
+    expect(r.problems).toEqual([]);
+    expect(r.bot).toMatchObject({ name: 'remote', identity: { key: 'pinbot_abc' }, server: 'https://x.example', pollMs: 5000, sources: ['pending_transfers'] });
+  });
+});
+
+describe('the published JSON Schema', () => {
+  it('schemas/bot.schema.json is up to date (run `npm run schemas`)', () => {
+    expect(readFileSync(BOT_SCHEMA_FILE, 'utf8')).toBe(botSchemaText());
+  });
+
+  it('accepts every example bot, as an editor would check it', () => {
+    const validate = new Ajv({ strict: false }).compile(JSON.parse(readFileSync(BOT_SCHEMA_FILE, 'utf8')));
+    const dir = join(import.meta.dirname, '../../bots');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    expect(files.length).toBeGreaterThanOrEqual(5);
+    for (const f of files) {
+      const text = readFileSync(join(dir, f), 'utf8');
+      expect(text.startsWith('# yaml-language-server: $schema=../schemas/bot.schema.json')).toBe(true);
+      expect(validate(parse(text)), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      expect(loadBot(f, text, { registry }).problems).toEqual([]);
+    }
+  });
+});
+
+describe('pinbot bots validate', () => {
+  it('prints each problem with its position and exits 1; names used twice are problems', () => {
+    const tmp = tempDir();
+    try {
+      const bad = join(tmp.dir, 'bad.yaml');
+      const good = join(tmp.dir, 'good.yaml');
+      writeFileSync(bad, `${head}  - on: transfer.received\n    do: [acept]\n`);
+      writeFileSync(good, `name: good\nas: alice\nrules:\n  - on: transfer.received\n    do: [accept]\n`);
+      const r = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', bad, good], { encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      expect(r.stdout).toContain(`${bad}:5:10: rules.0.do.0: unknown action "acept" — did you mean "accept"?`);
+      expect(r.stdout).toContain(`ok  ${good} (good)`);
+      expect(r.stdout).toContain('1 of 2 bot file(s) valid');
+      expect(validateFiles([good, good])[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+describe('docs/bots.md', () => {
+  it('documents every registered trigger, condition and action', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/bots.md'), 'utf8');
+    const names = [...registry.triggers.keys(), ...registry.conditions.keys(), ...registry.actions.keys()];
+    expect(names.filter((n) => !doc.includes(`| \`${n}\` |`))).toEqual([]);
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createRateBudget } from '../../src/client/rate-budget.js';
+
+/** A budget on a fake clock: sleeping moves the clock. */
+function fakeBudget(share = 0.5) {
+  let t = 0;
+  const waits: number[] = [];
+  const budget = createRateBudget({
+    share,
+    now: () => t,
+    sleep: async (ms) => {
+      waits.push(ms);
+      t += ms;
+    },
+  });
+  const headers = (remaining: number, reset: number, limit = 100) =>
+    new Headers({ RateLimit: `"general"; r=${remaining}; t=${reset}`, 'RateLimit-Policy': `"general"; q=${limit}; w=60` });
+  return { budget, waits, headers, now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+describe('rate budget', () => {
+  it('lets requests through while nothing is known', async () => {
+    const f = fakeBudget();
+    for (let i = 0; i < 5; i++) await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => i);
+    expect(f.waits).toEqual([]);
+  });
+
+  it('stops polls at their share but keeps the rest for actions', async () => {
+    const f = fakeBudget(0.5);
+    f.budget.observe(f.headers(50, 30)); // half the window gone, 50 used: the poll share is spent
+    await f.budget.run({ kind: 'action', buckets: ['general'] }, async () => 1);
+    expect(f.waits).toEqual([]);
+    await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
+    expect(f.waits).toEqual([30_000]); // until the window resets
+  });
+
+  it('holds actions too once the bucket is empty', async () => {
+    const f = fakeBudget();
+    f.budget.observe(f.headers(0, 12));
+    await f.budget.run({ kind: 'action', buckets: ['general'] }, async () => 1);
+    expect(f.waits).toEqual([12_000]);
+  });
+
+  it('paces polls over the window instead of spending the share at once', async () => {
+    const f = fakeBudget(0.5);
+    f.budget.observe(f.headers(100, 60));
+    for (let i = 0; i < 50; i++) await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => i);
+    // a burst of 10 goes at once; the other 40 are spread over the minute
+    expect(f.now()).toBeGreaterThan(40_000);
+    expect(f.now()).toBeLessThanOrEqual(60_000);
+    expect(f.waits.length).toBeGreaterThan(30);
+  });
+
+  it('block() holds every request on the bucket until the time has passed', async () => {
+    const f = fakeBudget();
+    f.budget.block(['messages'], 5000);
+    await f.budget.run({ kind: 'action', buckets: ['general', 'messages'] }, async () => 1);
+    expect(f.waits).toEqual([5000]);
+  });
+});

@@ -1,0 +1,99 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createClient, type Client } from '../../src/client/client.js';
+import { configFrom } from '../../src/config/load.js';
+import type { VirtualClock } from '../../src/domain/clock/clock.js';
+import { createKey } from '../../src/domain/users/keys.js';
+import { createUser, findUser, type User } from '../../src/domain/users/users.js';
+import { grantMoney } from '../../src/domain/wallet/grants.js';
+import { createRegistry } from '../../src/runtime/builtins.js';
+import { BotHost, type HostOptions } from '../../src/runtime/host.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { tempDir } from './api.js';
+
+export const T0 = Date.parse('2026-11-21T12:00:00Z');
+
+export interface BotWorld {
+  server: RunningServer;
+  clock: VirtualClock;
+  host: BotHost;
+  dir: string;
+  botsDir: string;
+  /** A user with a key, a client acting as them, and `balance` granted. */
+  user(name: string, balance?: number): Promise<{ user: User; key: string; api: Client }>;
+  /** The user a bot acts as, once its runner has started. */
+  botUser(name: string): User;
+  writeBot(file: string, text: string): void;
+  removeBot(file: string): void;
+  /** Polls the bot now and waits until its events are handled. */
+  poll(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real embedded server (virtual clock at T0, temp data dir, no default services) and a bot
+ * host over a temp bots folder, with fast retries and no poll jitter.
+ */
+export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: { config?: Record<string, unknown>; host?: Partial<HostOptions>; bots?: Record<string, string> } = {}): Promise<BotWorld> {
+  const tmp = tempDir('pinbot-bots-');
+  const dataDir = join(tmp.dir, 'data');
+  const botsDir = join(tmp.dir, 'bots');
+  mkdirSync(botsDir, { recursive: true });
+  for (const [f, t] of Object.entries(bots)) writeFileSync(join(botsDir, f), t);
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  const server = await startServer({
+    dataDir,
+    config: configFrom({ rate_limits: { enabled: false }, ...config }),
+    host: '127.0.0.1',
+    port: 0,
+    virtualClock: T0,
+    log,
+    services: [],
+  });
+  const host = new BotHost({
+    registry: createRegistry(),
+    log,
+    clock: server.clock,
+    scheduler: server.scheduler,
+    stateDir: join(dataDir, 'bots'),
+    dir: botsDir,
+    embedded: { store: server.store, env: server.env, url: server.url },
+    jitter: false,
+    client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
+    retryBaseMs: 20,
+    ...hostOpts,
+  });
+  return {
+    server,
+    clock: server.clock as VirtualClock,
+    host,
+    dir: tmp.dir,
+    botsDir,
+    async user(name, balance = 0) {
+      const { user, key } = await server.store.transaction((tx) => {
+        const user = createUser(tx, server.env, { name });
+        if (balance) grantMoney(tx, server.env, user.id, Math.round(balance * 100));
+        return { user, key: createKey(tx, server.env, user.id).api_key };
+      });
+      return { user, key, api: createClient({ baseUrl: server.url, apiKey: key }) };
+    },
+    botUser(name) {
+      const r = host.runner(name);
+      if (!r?.me) throw new Error(`bot ${name} has no user yet (status ${r?.status}: ${r?.message})`);
+      return findUser(server.store.read, r.me.pin_code)!;
+    },
+    writeBot: (f, t) => writeFileSync(join(botsDir, f), t),
+    removeBot: (f) => rmSync(join(botsDir, f)),
+    async poll(name) {
+      const r = host.runner(name);
+      if (!r) throw new Error(`no bot ${name}: ${JSON.stringify(host.status())}`);
+      await r.pollNow();
+    },
+    async close() {
+      await host.stop();
+      await server.close();
+      tmp.cleanup();
+    },
+  };
+}
