@@ -82,7 +82,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   writeFileSync(configFile, `rate_limits: { enabled: false }\nbots: { enabled: false }\nstore: { compact_bytes: ${compactBytes} }\nlog: { level: info }\n`);
   const rnd = prng(seed);
   const model = new CrashModel();
-  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [] };
+  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [], requesting: new Set() };
   const f: CrashFigures = {
     seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
     invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,

@@ -77,10 +77,13 @@ export class CrashModel {
     };
   }
 
-  /** After a verification: the resource is in `observed`; false when that is not allowed (lost). */
+  /**
+   * After a verification: the resource is in `observed`; false when that is not allowed (lost).
+   * Either way the model now expects what it saw, so one loss is reported once.
+   */
   observe(t: Tracked, observed: string): boolean {
-    if (!t.allowed.has(observed)) return false;
+    const ok = t.allowed.has(observed);
     t.allowed = new Set([observed]);
-    return true;
+    return ok;
   }
 }

@@ -67,7 +67,8 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
   const users = items.filter((t) => t.kind === 'user');
   const byKind = (k: Tracked['kind']) => items.filter((t) => t.kind === k);
   const check = (t: Tracked, observed: string) => {
-    if (!model.observe(t, observed)) r.lost.push(`${t.kind} ${t.id}: acknowledged as ${[...t.allowed].join('|')}, found ${observed}`);
+    const expected = [...t.allowed].join('|');
+    if (!model.observe(t, observed)) r.lost.push(`${t.kind} ${t.id}: acknowledged as ${expected}, found ${observed}`);
   };
 
   const live: Tracked[] = [];

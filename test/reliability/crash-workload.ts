@@ -28,6 +28,8 @@ export interface WorkloadState {
   maxUsers: number;
   /** 5xx answers seen by the clients (must stay empty). */
   serverErrors: string[];
+  /** Contact requests in flight, as `requesterKey>recipientKey`. */
+  requesting: Set<string>;
 }
 
 type Outcome = { res?: WireResponse; failed: boolean };
@@ -111,11 +113,16 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
     } else if (roll < 0.72 && s.has.has('post /contacts/request')) {
       // If `other` already asked `me`, this request accepts theirs (mutual intent): that request
       // may leave the pending state now, so it is in flight too.
+      // Not while the other way is in flight (its request not yet answered, or being answered):
+      // the server could pair them before the model knows the first one exists.
+      const pair = `${mk}>${other.meta.key}`;
       const reverseAny = [...s.model.items.values()].find((x) => x.kind === 'creq' && x.allowed.has('pending') && x.meta.requester === other.meta.key && x.meta.recipient === mk);
-      if (reverseAny?.busy) continue; // its answer is in flight: the race would leave its state unknowable
+      if (reverseAny?.busy || s.requesting.has(`${other.meta.key}>${mk}`)) continue;
+      s.requesting.add(pair);
       const reverse = s.model.free('creq', 'pending', (x) => x.meta.requester === other.meta.key && x.meta.recipient === mk)[0];
       const endReverse = reverse ? s.model.begin(reverse, 'gone', 'contact request (mutual)') : undefined;
       const o = await attempt(s, url, 'POST', '/api/v1/contacts/request', mk, { pin_code: other.meta.pin });
+      s.requesting.delete(pair);
       const r = ok(o) ? (o.res!.json as { id: string; status: string }) : undefined;
       if (r?.status === 'pending') s.model.created('creq', r.id, 'pending', { recipient: other.meta.key!, requester: mk }, 'contact request');
       endReverse?.(r?.status === 'accepted' ? 'acked' : o.failed ? 'unknown' : 'refused');
