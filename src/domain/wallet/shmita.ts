@@ -23,7 +23,14 @@ function gregorianOf(hd: HDate): string {
  * @example nextShmita('2029-09-10') // '2036-09-21' (29 Elul 5796)
  */
 export function nextShmita(date: string): string {
+  // The answer changes at most once a day, and every balance read asks: keep the last one.
+  if (date === last.date) return last.value;
   const year = hebrewOf(date).getFullYear();
   const shmitaYear = Math.ceil(year / 7) * 7;
-  return gregorianOf(new HDate(29, months.ELUL, shmitaYear));
+  const value = gregorianOf(new HDate(29, months.ELUL, shmitaYear));
+  last = { date, value };
+  return value;
 }
+
+/** The last question and answer of nextShmita. Internal. */
+let last = { date: '', value: '' };
