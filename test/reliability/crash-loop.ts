@@ -95,7 +95,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
     for (const line of logs) {
       for (const k of keys) if (line.includes(k)) (f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`));
-      if (line.includes('dropped a torn last line')) f.tornTails++;
+      if (line.includes('dropped a torn')) f.tornTails++;
     }
     logs = [];
   };

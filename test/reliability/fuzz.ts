@@ -5,7 +5,7 @@ import { startHarness, type Actor } from './harness-app.js';
 import { send, type WireResponse } from './http.js';
 import { materialize } from './materialize.js';
 import { balanceReader, moneyInvariant, type MoneyFigures } from './money.js';
-import { operations } from './openapi-ops.js';
+import { matchOperation, operations } from './openapi-ops.js';
 import { planArb } from './plan-arbitrary.js';
 import { responseProblems } from './response-check.js';
 import { World } from './world.js';
@@ -100,9 +100,10 @@ export async function runFuzz({ requests, seed = 1, routes, onProgress }: { requ
           f.serverErrors++;
           sample('5xx', what);
         }
-        // The method mutation may land on another operation of the same path (GET vs POST /conversations).
-        const served = ops.find((o) => o.path === plan.op.path && o.method.toUpperCase() === m.wire.method);
-        const routable = m.routable && (served !== undefined || m.wire.method === 'HEAD');
+        // A mutation may land on another operation (GET vs POST /conversations; an empty last id
+        // leaves `/conversations/`, which is GET /conversations): judge by what express serves.
+        const served = matchOperation(ops, m.wire.method, m.wire.path);
+        const routable = served !== undefined;
         const problems = responseProblems(served ?? plan.op, res, routable, m.wire.method);
         if (problems.length) {
           f.schemaBreaks++;
@@ -118,7 +119,7 @@ export async function runFuzz({ requests, seed = 1, routes, onProgress }: { requ
             f.balanceChanges++;
             sample('money', `${what} :: balances ${before} → ${balances()}`);
           }
-        } else if (res.status < 300 && routable && served) {
+        } else if (res.status < 300 && served && m.wire.method !== 'HEAD') {
           ok2xx.add(served.id);
           world.harvest(m.actor.group, res.json);
         }

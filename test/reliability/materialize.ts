@@ -15,8 +15,6 @@ export interface Callers {
 export interface Materialized {
   wire: WireRequest;
   actor: Actor;
-  /** False when the path cannot match the route (an empty segment): expect 404 not_found. */
-  routable: boolean;
   /** Ids the world chose for path params (learned from the answer). */
   pathIds: string[];
 }
@@ -75,9 +73,6 @@ export function materialize(plan: Plan, world: World, callers: Callers): Materia
 
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(plan.params)) params[k] = String(fill(v, 'path'));
-  // An empty segment cannot match the route; the method is judged by the caller (another
-  // operation may serve the same path with it).
-  const routable = plan.op.pathParams.every((p) => (params[p.name] ?? '') !== '');
   const qs: string[] = [];
   for (const [k, v] of Object.entries(plan.query)) {
     if (v === undefined) continue;
@@ -96,7 +91,7 @@ export function materialize(plan: Plan, world: World, callers: Callers): Materia
   else if (plan.body !== undefined) body = toJson(fill(plan.body, 'other'));
   if (body !== undefined) headers['content-type'] = 'application/json';
   for (const [k, v] of Object.entries(plan.headers)) headers[k] = v;
-  return { wire: { method: plan.method, path, headers, body }, actor, routable, pathIds };
+  return { wire: { method: plan.method, path, headers, body }, actor, pathIds };
 }
 
 /** encodeURIComponent that sends a lone surrogate as its raw (invalid UTF-8) bytes instead of throwing. */

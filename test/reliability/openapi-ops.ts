@@ -120,6 +120,17 @@ export function errorBodyValidator(): ValidateFunction {
   return (errorValidator ??= compileResponse({ $ref: 'Error' }));
 }
 
+/**
+ * The operation that serves `method path` the way express routes it: path params match one
+ * non-empty segment, a single trailing slash is ignored (non-strict routing, so
+ * `/conversations/` is `GET /conversations`), HEAD is served by GET. Undefined: no route.
+ */
+export function matchOperation(ops: readonly Operation[], method: string, pathAndQuery: string): Operation | undefined {
+  const path = pathAndQuery.split('?')[0]!.replace(/(.)\/$/, '$1');
+  const m = method === 'HEAD' ? 'GET' : method;
+  return ops.find((o) => o.method.toUpperCase() === m && new RegExp(`^${o.path.replace(/\{[A-Za-z_]+\}/g, '[^/]+')}$`).test(path));
+}
+
 /** Fills `{name}` segments of an OpenAPI path (values are URL-encoded). */
 export function fillPath(path: string, params: Record<string, string>, encode: (s: string) => string = encodeURIComponent): string {
   return path.replace(/\{([A-Za-z_]+)\}/g, (_m, name: string) => encode(params[name] ?? ''));
