@@ -7,7 +7,7 @@ import { verifyAfterRestart } from './crash-verify.js';
 import { runClient, type WorkloadState } from './crash-workload.js';
 import { send } from './http.js';
 import type { OpenApiDoc } from './openapi-ops.js';
-import { prng } from './prng.js';
+import { rng as prng } from '../sim/rng.js';
 import { killDuringStart, killServe, runCli, startServe, StartFailure, stopServe, type ServeProcess } from './supervisor.js';
 
 export interface CrashFigures {

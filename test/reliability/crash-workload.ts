@@ -1,7 +1,7 @@
 import { callAdmin } from '../../src/admin/socket.js';
 import { CrashModel, type Tracked } from './crash-model.js';
 import { call, type WireResponse } from './http.js';
-import type { Prng } from './prng.js';
+import type { Rng as Prng } from '../sim/rng.js';
 
 /** A request that got no answer (the server died) and carried an Idempotency-Key: retried after restart. */
 export interface Retry {

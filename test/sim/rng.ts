@@ -1,5 +1,6 @@
 /**
- * A small seeded PRNG (mulberry32): the same seed gives the same workload, so a failing seed
+ * A small seeded PRNG (mulberry32), shared by the wallet simulator and the crash loop: the same
+ * seed gives the same workload, so a failing seed
  * printed by the simulator can be replayed with `npm run sim -- --seed N`.
  *
  * @example const r = rng(42); r.int(1, 6)
