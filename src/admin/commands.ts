@@ -6,7 +6,7 @@ import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/u
 import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
 import type { Store } from '../store/types.js';
 import { parseDuration } from '../util/duration.js';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain/errors.js';
 import { grantMoney } from '../domain/wallet/grants.js';
 import { CENTS, MAX_GRANT, parseAmountText } from '../domain/wallet/money.js';
 import { MAX_SUBSCRIBE_DAYS, subscribe } from '../domain/wallet/subscription.js';
@@ -46,7 +46,7 @@ function pinUser(ctx: AdminContext, pin: string) {
   try {
     return userByPin(ctx.store.read, pin);
   } catch (err) {
-    if (err instanceof ApiError) throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
+    if (err instanceof DomainError && err.code === 'user_not_found') throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
     throw err;
   }
 }
@@ -130,5 +130,11 @@ function virtualClock(ctx: AdminContext): VirtualClock {
 export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
   const cmd = ctx.extra?.[name] ?? adminCommands[name];
   if (!cmd) throw new AdminError(`unknown admin command ${name}`);
-  return cmd(ctx, args);
+  try {
+    return await cmd(ctx, args);
+  } catch (err) {
+    // a rule of the domain refused: its message is written for a person, the operator included
+    if (err instanceof DomainError) throw new AdminError(err.message);
+    throw err;
+  }
 }
