@@ -1,5 +1,5 @@
 import { AbortedError, sleep } from '../client/sleep.js';
-import type { Clock } from '../domain/clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 
 /** How often a wait on a virtual clock looks at the time (real ms). */
 const VIRTUAL_TICK_MS = 20;

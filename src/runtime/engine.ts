@@ -3,7 +3,7 @@ import type { Client } from '../client/client.js';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
 import { AbortedError, sleep } from '../client/sleep.js';
 import type { UserRef } from '../client/types.js';
-import type { Clock } from '../domain/clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
 import { crashPoint } from './crash-points.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import type { UserRef } from '../client/types.js';
-import { iso, utcDate, type Clock } from '../domain/clock/clock.js';
+import { iso, utcDate, type Clock } from '../clock/clock.js';
 import type { CompiledBot } from './bot.js';
 import { sleepUntil } from './clock-sleep.js';
 import type { BotState } from './state.js';

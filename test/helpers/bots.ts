@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { createClient, type Client } from '../../src/client/client.js';
 import { configFrom } from '../../src/config/load.js';
-import type { VirtualClock } from '../../src/domain/clock/clock.js';
+import type { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser, type User } from '../../src/domain/users/users.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';

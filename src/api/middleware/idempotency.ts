@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { defineCollection, type Store, type Tx } from '../../store/types.js';
-import type { Clock } from '../../domain/clock/clock.js';
-import { utcDate } from '../../domain/clock/clock.js';
+import type { Clock } from '../../clock/clock.js';
+import { utcDate } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
 import { toApiError } from './error-handler.js';
 import type { RouteResult } from '../route.js';
