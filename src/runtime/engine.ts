@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
-import { AbortedError, sleep } from '../client/sleep.js';
+import { AbortedError } from '../util/abort.js';
+import type { Release } from '../clock/clock.js';
 import type { UserRef } from '../client/types.js';
 import type { Clock } from '../clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
@@ -67,6 +68,8 @@ export class Engine {
   private readonly live = new Map<string, number>();
   private active = 0;
   private waiters: Array<() => void> = [];
+  /** One clock hold per run taking a step: a virtual clock's advance waits for them. */
+  private readonly holds: Release[] = [];
 
   constructor(private readonly d: EngineDeps) {}
 
@@ -75,7 +78,12 @@ export class Engine {
     const rules = this.d.bot.rules.filter((r) => r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id));
     const todo = rules.filter((r) => !entry.runs[r.id]?.done);
     if (todo.length === 0) {
-      await this.d.state.finish(entry.id);
+      this.busy(1);
+      try {
+        await this.d.state.finish(entry.id);
+      } finally {
+        this.busy(-1);
+      }
       return;
     }
     const shared = { remaining: todo.length };
@@ -95,6 +103,8 @@ export class Engine {
 
   private busy(delta: number): void {
     this.active += delta;
+    if (delta > 0) this.holds.push(this.d.clock.hold(`bot ${this.d.bot.name}: run`));
+    else this.holds.pop()?.();
     if (this.active === 0) {
       const w = this.waiters;
       this.waiters = [];
@@ -160,7 +170,7 @@ export class Engine {
         this.d.log.warn({ err: (err as Error).message, attempt, wait_ms: wait }, `${what} failed for now; retrying`);
         this.busy(-1);
         try {
-          await sleep(wait, this.d.signal).catch(() => undefined);
+          await this.d.clock.sleep(wait, this.d.signal).catch(() => undefined);
         } finally {
           this.busy(1);
         }

@@ -22,7 +22,13 @@ export async function pollSources(bot: CompiledBot, registry: Registry, state: B
   const results = await Promise.allSettled(
     bot.sources.map(async (name) => {
       const source = registry.sources.get(name)!;
-      return { name, ...(await source.poll(ctx, state.cursor(name))) };
+      // each source is held work of its own: its waits (pacing, Retry-After) park only it
+      const release = ctx.clock.hold(`bot ${bot.name}: poll ${name}`);
+      try {
+        return { name, ...(await source.poll(ctx, state.cursor(name))) };
+      } finally {
+        release();
+      }
     }),
   );
   results.forEach((r, i) => {

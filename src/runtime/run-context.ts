@@ -4,7 +4,6 @@ import type { Client } from '../client/client.js';
 import type { UserRef } from '../client/types.js';
 import { iso, utcDate, type Clock } from '../clock/clock.js';
 import type { CompiledBot } from './bot.js';
-import { sleepUntil } from './clock-sleep.js';
 import type { BotState } from './state.js';
 import { LimitError, type ActionContext, type BotEvent, type RunScope, type TriggerDef } from './types.js';
 
@@ -92,7 +91,7 @@ export function actionContext(o: {
     async sleepUntil(until) {
       o.onPark(true);
       try {
-        await sleepUntil(o.clock, until, o.signal);
+        await o.clock.sleepUntil(until, o.signal);
       } finally {
         o.onPark(false);
       }

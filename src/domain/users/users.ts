@@ -1,3 +1,4 @@
+import { normalizePin } from '../../util/pin.js';
 import { randomInt } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
@@ -26,10 +27,7 @@ export const Users = defineCollection<User>({
 
 const PIN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-/** Trims and upper-cases a PIN as typed by a person (API.md "PIN codes"). */
-export function normalizePin(pin: string): string {
-  return pin.trim().toUpperCase();
-}
+export { normalizePin };
 
 export function publicUser(u: User): PublicUser {
   return { id: u.id, display_name: u.display_name, pin_code: u.pin_code };
