@@ -17,6 +17,7 @@ import type { Registry } from '../runtime/registry.js';
 import type { Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
 import { lockHolder } from '../store/lock.js';
+import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 
 interface Common {
@@ -107,6 +108,7 @@ export function registerBotCommands(program: Command): void {
       dir,
       server: opts.server,
       dryRun: opts.dryRun === true,
+      stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
     const report = await host.start();
     const running = report.filter((b) => b.status !== 'invalid' && b.status !== 'disabled');

@@ -15,6 +15,9 @@ import { BotState, type InboxEntry } from './state.js';
 import type { TraceLog } from './traces.js';
 import type { BotEvent } from './types.js';
 
+/** `runtime.step_timeout` when nothing says otherwise. */
+export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+
 /** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
 export class IdentityPending extends Error {}
 
@@ -32,6 +35,8 @@ export interface RunnerOptions {
   clock: Clock;
   scheduler: Scheduler;
   dryRun: boolean;
+  /** Working time an action, a rule's conditions or a poll source may take (default 10 s). */
+  stepTimeoutMs?: number;
   /** Spread the second poll over the interval (many bots do not poll in step). */
   jitter?: boolean;
   /** Entries waiting to be handled above which polling pauses. */
@@ -174,6 +179,7 @@ export class BotRunner {
       isContact: (pin) => this.isContact(pin),
       onUnauthorized: () => this.unauthorized(),
       retryBaseMs: this.o.retryBaseMs,
+      stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
     });
     const boots = await this.state.boot(bot.spec.vars ?? {});
     for (const entry of this.state.inbox()) this.dispatch(entry);
@@ -233,7 +239,7 @@ export class BotRunner {
       let release: (() => void) | undefined;
       try {
         // each source holds itself while it runs (poller.ts); the results are held from here
-        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock });
+        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock }, this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS);
         release = this.o.clock.hold(`bot ${this.o.bot.name}: poll results`);
         for (const e of out.errors) {
           ok = false;

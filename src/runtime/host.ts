@@ -8,6 +8,7 @@ import type { Scheduler } from '../clock/scheduler.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
+import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { IdentityProvider, StateStores } from './host-deps.js';
 import { loadBot } from './loader.js';
 import type { Registry } from './registry.js';
@@ -35,6 +36,8 @@ export interface HostOptions {
   client?: Partial<ClientOptions>;
   jitter?: boolean;
   retryBaseMs?: number;
+  /** Working time an action, a rule's conditions or a poll source may take (`runtime.step_timeout`). */
+  stepTimeoutMs?: number;
 }
 
 /** One bot file as the host sees it. */
@@ -175,6 +178,7 @@ export class BotHost {
       dryRun: this.o.dryRun === true || bot.dryRun,
       jitter: this.o.jitter,
       retryBaseMs: this.o.retryBaseMs,
+      stepTimeoutMs: this.o.stepTimeoutMs,
       identify: async (signal) => {
         let apiKey: string;
         if ('key' in bot.identity) apiKey = bot.identity.key;
@@ -187,7 +191,7 @@ export class BotHost {
         let budget = this.budgets.get(budgetKey);
         // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
         // bot's held work while they last (see Clock.hold)
-        const sleep = (ms: number, signal?: AbortSignal) => this.o.clock.sleep(ms, signal, { parked: true });
+        const sleep = (ms: number, signal?: AbortSignal) => waitingOffTheClock(() => this.o.clock.sleep(ms, signal, { parked: true }));
         if (!budget) this.budgets.set(budgetKey, (budget = createRateBudget({ now: () => this.o.clock.now(), sleep })));
         const api = createClient({
           baseUrl: base,

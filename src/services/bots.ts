@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
+import { parseDuration } from '../util/duration.js';
 import { BotHost } from '../runtime/host.js';
 import { readTraces, type Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
@@ -63,6 +64,7 @@ export function createBotsService(): ServerService {
         dir,
         ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir }),
         dryRun: ctx.dryRun,
+        stepTimeoutMs: parseDuration(config.runtime.step_timeout),
       });
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');
