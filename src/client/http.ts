@@ -27,6 +27,11 @@ export interface HttpOptions {
   /** Send requests with this fetch instead of node:http (other runtimes, tests). */
   fetch?: typeof fetch;
   sleep?: SleepFn;
+  /**
+   * Who this client polls for (a bot's name): clients sharing a budget get fair shares of its
+   * poll room by owner.
+   */
+  owner?: string;
   /** Told about every retry (for logs). */
   onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; reason: string }) => void;
 }
@@ -105,7 +110,7 @@ export class Http {
       const buckets = ['general', ...(this.learned.get(route) ?? ROUTE_BUCKETS[route] ?? [])];
       let res: RawResponse;
       try {
-        res = await this.budget.run({ kind, buckets, signal: o.signal }, () => this.send(url, method, headers, payload, o.signal));
+        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () => this.send(url, method, headers, payload, o.signal));
       } catch (err) {
         if (err instanceof AbortedError || o.signal?.aborted) throw err;
         failures++;

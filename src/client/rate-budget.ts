@@ -12,6 +12,8 @@ export interface BucketState {
   remaining: number;
   /** Local time (ms) at which the window resets. */
   resetAt: number;
+  /** Polls counted per owner (bot) in this window, for the fair share. Internal. */
+  owners?: Map<string, number>;
 }
 
 export interface RateBudgetOptions {
@@ -27,7 +29,9 @@ export interface RateBudgetOptions {
  * The request budget of one identity (all of a user's keys share the server's count).
  * Learns each bucket's quota and what is left from the `RateLimit` headers, paces polls to
  * `share` of every bucket (with a small burst), keeps the rest for actions, and after a 429
- * holds every request on that bucket until `Retry-After` has passed.
+ * holds every request on that bucket until `Retry-After` has passed. Several bots of one user
+ * share it fairly: when polls wait for room, the owner (bot) that has polled least in the
+ * window goes first, so a bot with many sources cannot starve one with few.
  *
  * @example
  * const budget = createRateBudget({ share: 0.5 });
@@ -35,7 +39,7 @@ export interface RateBudgetOptions {
  * budget.observe(res.headers);
  */
 export interface RateBudget {
-  run<T>(req: { kind: RequestKind; buckets: readonly string[]; signal?: AbortSignal }, fn: () => Promise<T>): Promise<T>;
+  run<T>(req: { kind: RequestKind; buckets: readonly string[]; signal?: AbortSignal; owner?: string }, fn: () => Promise<T>): Promise<T>;
   /** Updates buckets from a response's headers; returns the bucket names it reported. */
   observe(headers: { get(name: string): string | null }): string[];
   /** After a 429: nothing more on these buckets for `ms`. */
@@ -48,6 +52,8 @@ export interface RateBudget {
 export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now, sleep = realSleep }: RateBudgetOptions = {}): RateBudget {
   const buckets = new Map<string, BucketState>();
   const queue = new PQueue({ concurrency });
+  /** Owners with a poll waiting for room, and how many. */
+  const waiting = new Map<string, number>();
 
   /** Ms to wait before a request of `kind` may use bucket `b`; 0 when it may go now. */
   const delay = (kind: RequestKind, b: BucketState): number => {
@@ -56,6 +62,7 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
       // The window has turned over: assume a full quota until the next answer says otherwise.
       b.remaining = b.limit ?? Math.max(b.remaining, 1);
       b.resetAt = t + (b.windowMs ?? 60_000);
+      b.owners?.clear();
     }
     if (kind === 'action') return b.remaining > 0 ? 0 : b.resetAt - t;
     const limit = b.limit ?? b.remaining;
@@ -72,26 +79,59 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
     return Math.min(b.resetAt - t, Math.max(1, needElapsed - elapsed));
   };
 
-  const waitForRoom = async (kind: RequestKind, names: readonly string[], signal?: AbortSignal) => {
-    for (;;) {
-      let wait = 0;
-      for (const n of names) {
-        const b = buckets.get(n);
-        if (b) wait = Math.max(wait, delay(kind, b));
+  /**
+   * When polls wait for room: ms `owner` should let pass because another waiting owner has polled
+   * less in this window (it goes first); 0 when `owner` may go. Internal.
+   */
+  const yieldTo = (owner: string | undefined, names: readonly string[]): number => {
+    if (owner === undefined || waiting.size === 0) return 0;
+    for (const n of names) {
+      const b = buckets.get(n);
+      if (!b?.owners || !b.limit || !b.windowMs) continue;
+      const mine = b.owners.get(owner) ?? 0;
+      for (const other of waiting.keys()) {
+        if (other !== owner && (b.owners.get(other) ?? 0) < mine) return Math.max(1, Math.floor(b.windowMs / Math.max(1, b.limit * share)));
       }
-      if (wait <= 0) break;
-      await sleep(wait, signal);
+    }
+    return 0;
+  };
+
+  const waitForRoom = async (kind: RequestKind, names: readonly string[], signal?: AbortSignal, owner?: string) => {
+    let queued = false;
+    try {
+      for (;;) {
+        let wait = 0;
+        for (const n of names) {
+          const b = buckets.get(n);
+          if (b) wait = Math.max(wait, delay(kind, b));
+        }
+        if (wait <= 0 && kind === 'poll') wait = yieldTo(owner, names);
+        if (wait <= 0) break;
+        if (!queued && owner !== undefined && kind === 'poll') {
+          queued = true;
+          waiting.set(owner, (waiting.get(owner) ?? 0) + 1);
+        }
+        await sleep(wait, signal);
+      }
+    } finally {
+      if (queued) {
+        const n = waiting.get(owner!)! - 1;
+        if (n > 0) waiting.set(owner!, n);
+        else waiting.delete(owner!);
+      }
     }
     // Count the request at once, so concurrent callers do not all see the same room.
     for (const n of names) {
       const b = buckets.get(n);
-      if (b) b.remaining = Math.max(0, b.remaining - 1);
+      if (!b) continue;
+      b.remaining = Math.max(0, b.remaining - 1);
+      if (kind === 'poll' && owner !== undefined) (b.owners ??= new Map()).set(owner, (b.owners.get(owner) ?? 0) + 1);
     }
   };
 
   return {
     async run(req, fn) {
-      await waitForRoom(req.kind, req.buckets, req.signal);
+      await waitForRoom(req.kind, req.buckets, req.signal, req.owner);
       return queue.add(fn, { priority: req.kind === 'action' ? 1 : 0, signal: req.signal }) as Promise<Awaited<ReturnType<typeof fn>>>;
     },
     observe(headers) {
@@ -118,7 +158,7 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
       }
     },
     state() {
-      return Object.fromEntries([...buckets].map(([k, v]) => [k, { ...v }]));
+      return Object.fromEntries([...buckets].map(([k, { owners: _owners, ...v }]) => [k, v]));
     },
   };
 }

@@ -9,7 +9,8 @@ import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
 import type { CompiledBot } from './bot.js';
 import { Engine } from './engine.js';
-import { pollSources } from './poller.js';
+import { byServerTime } from './sources/messages.js';
+import { PollLoop, type SourceResult } from './poll-loop.js';
 import type { Registry } from './registry.js';
 import { BotState, type InboxEntry } from './state.js';
 import type { TraceLog } from './traces.js';
@@ -55,10 +56,6 @@ export class BotRunner {
   status: RunnerStatus = 'starting';
   message = '';
   me?: UserRef;
-  /** When the last poll finished (clock ms), if one has. */
-  lastPollAt?: number;
-  /** Polls finished since the start. */
-  polls = 0;
   private readonly ac = new AbortController();
   private loop?: Promise<void>;
   private engine?: Engine;
@@ -66,7 +63,7 @@ export class BotRunner {
   private api?: Client;
   private readonly inflight = new Set<Promise<void>>();
   private readonly cleanups: Array<() => void> = [];
-  private polling: Promise<void> | undefined;
+  private loop_?: PollLoop;
   private readonly contacts = new Map<string, boolean>();
   private ready!: () => void;
   /** Resolves when the bot has started (or could not). */
@@ -76,6 +73,21 @@ export class BotRunner {
 
   get name(): string {
     return this.o.bot.name;
+  }
+
+  /** The bot's API client, once its identity is known. */
+  get client(): Client | undefined {
+    return this.api;
+  }
+
+  /** When the last poll of a source finished (clock ms), if one has. */
+  get lastPollAt(): number | undefined {
+    return this.loop_?.lastPollAt;
+  }
+
+  /** Source polls finished since the start. */
+  get polls(): number {
+    return this.loop_?.polls ?? 0;
   }
 
   start(): void {
@@ -88,6 +100,7 @@ export class BotRunner {
   /** Stops polling and waits for runs to reach a step boundary (they resume at the next start). */
   async stop(): Promise<void> {
     this.ac.abort();
+    this.loop_?.stop();
     for (const c of this.cleanups.splice(0)) c();
     await this.loop;
     await Promise.allSettled([...this.inflight]);
@@ -98,7 +111,7 @@ export class BotRunner {
   /** Polls now (tests, `pinbot bots` tools) and waits until the events it found are handled or parked. */
   async pollNow(): Promise<void> {
     await this.started;
-    await this.pollOnce();
+    await this.loop_?.pollNow();
     // on a virtual clock: until everything woken has settled (runs parked on the clock do not count)
     if (this.o.clock instanceof VirtualClock) await this.o.clock.settle();
     else await this.idle();
@@ -107,17 +120,15 @@ export class BotRunner {
   /** Resolves when nothing is being polled or run (runs waiting on time do not count). */
   async idle(): Promise<void> {
     await this.started;
-    for (;;) {
-      if (this.polling) await this.polling;
-      await this.engine?.idle();
-      if (!this.polling) return;
-    }
+    await this.loop_?.whenIdle();
+    await this.engine?.idle();
   }
 
   private fail(message: string): void {
     this.status = 'failed';
     this.message = message;
     this.ac.abort();
+    this.loop_?.stop();
     this.ready();
   }
 
@@ -131,7 +142,7 @@ export class BotRunner {
     } finally {
       release();
     }
-    await this.pollLoop();
+    this.startPolling();
   }
 
   /** Identity, state, resumed events, startup, schedules. False when the bot cannot run. */
@@ -181,7 +192,8 @@ export class BotRunner {
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
     });
-    const boots = await this.state.boot(bot.spec.vars ?? {});
+    // the start is the baseline of sources not polled yet: what comes after it is not history
+    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.o.clock.now());
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
@@ -199,26 +211,30 @@ export class BotRunner {
   }
 
   /**
-   * Polls every `poll` on the clock. The waits are heartbeats: a virtual clock fires them only
-   * once something changed, so advancing a month costs a few polls, not half a million. After
-   * a failed poll the wait doubles (to 5 minutes).
+   * Polls the sources on the clock (see PollLoop): each every `poll`, each delivered as soon as
+   * it answers. The cadence timers are heartbeats: a virtual clock fires them only once
+   * something changed, so advancing a month costs a few polls, not half a million.
    */
-  private async pollLoop(): Promise<void> {
+  private startPolling(): void {
     const { bot, clock } = this.o;
-    const signal = this.ac.signal;
-    if (bot.sources.length === 0) return;
-    let failures = 0;
-    // many bots of one server should not poll in step (real time only: virtual runs stay repeatable)
-    let first = this.o.jitter !== false && !clock.virtual;
-    while (!signal.aborted) {
-      const t0 = clock.now();
-      const ok = await this.pollOnce();
-      failures = ok ? 0 : failures + 1;
-      let wait = failures ? Math.min(300_000, bot.pollMs * 2 ** failures) : bot.pollMs - (clock.now() - t0);
-      if (first) wait = Math.random() * bot.pollMs;
-      first = false;
-      await clock.sleep(Math.max(0, wait), signal, { heartbeat: failures === 0 }).catch(() => undefined);
-    }
+    if (bot.sources.length === 0 || this.ac.signal.aborted || !this.state) return;
+    this.loop_ = new PollLoop({
+      bot,
+      registry: this.o.registry,
+      state: this.state,
+      ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock },
+      timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      intervalOf: () => bot.pollMs,
+      deliver: (results) => this.deliver(results),
+      onError: (source, err) => {
+        if (err instanceof UnauthorizedError) return this.unauthorized();
+        this.o.log[isTransient(err) ? 'warn' : 'error']({ source, err: (err as Error).message }, `polling ${source} failed; backing off`);
+      },
+      jitter: this.o.jitter !== false,
+      paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
+      log: this.o.log,
+    });
+    this.loop_.start();
   }
 
   private unauthorized(): void {
@@ -227,41 +243,19 @@ export class BotRunner {
     this.fail(msg);
   }
 
-  /** One poll: sources → one write (cursors + new events) → the engine. False when a source failed. */
-  private pollOnce(): Promise<boolean> {
-    if (!this.state || !this.api || !this.me || this.ac.signal.aborted) return Promise.resolve(true);
-    if (this.polling) return this.polling.then(() => true);
-    const state = this.state;
-    let ok = true;
-    const run = async () => {
-      if (this.inflight.size >= (this.o.maxBacklog ?? 1000)) return; // let the backlog drain first
-      this.contacts.clear(); // `from: contacts` answers hold for the events of one poll
-      let release: (() => void) | undefined;
-      try {
-        // each source holds itself while it runs (poller.ts); the results are held from here
-        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock }, this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS);
-        release = this.o.clock.hold(`bot ${this.o.bot.name}: poll results`);
-        for (const e of out.errors) {
-          ok = false;
-          if (!this.ac.signal.aborted) this.o.log[isTransient(e.error) ? 'warn' : 'error']({ source: e.source, err: (e.error as Error).message }, `polling ${e.source} failed; backing off`);
-        }
-        if (this.ac.signal.aborted) return;
-        // an idle poll writes nothing: only cursors that moved go to the store
-        const moved = Object.fromEntries(Object.entries(out.cursors).filter(([source, c]) => JSON.stringify(c) !== JSON.stringify(state.cursor(source))));
-        const created = Object.keys(moved).length || out.events.length ? await state.commit(moved, out.events) : [];
-        for (const entry of created) this.dispatch(entry);
-        this.lastPollAt = this.o.clock.now();
-        this.polls++;
-      } catch (err) {
-        ok = false;
-        if (err instanceof UnauthorizedError) return this.unauthorized();
-        if (!this.ac.signal.aborted) this.o.log.error({ err }, 'poll failed');
-      } finally {
-        release?.();
-      }
-    };
-    this.polling = run().finally(() => (this.polling = undefined));
-    return this.polling.then(() => ok);
+  /**
+   * Sources that answered together → one write (the cursors that moved and the new events, in
+   * server time order) → the engine. An idle poll writes nothing.
+   */
+  private async deliver(results: SourceResult[]): Promise<void> {
+    const state = this.state!;
+    if (this.ac.signal.aborted) return;
+    this.contacts.clear(); // `from: contacts` answers hold for the events found together
+    const moved: Record<string, unknown> = {};
+    const events = results.flatMap((r) => r.events).sort(byServerTime);
+    for (const r of results) if (JSON.stringify(r.cursor) !== JSON.stringify(state.cursor(r.name))) moved[r.name] = r.cursor;
+    const created = Object.keys(moved).length || events.length ? await state.commit(moved, events) : [];
+    for (const entry of created) this.dispatch(entry);
   }
 
   private dispatch(entry: InboxEntry): void {

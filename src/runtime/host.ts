@@ -187,22 +187,18 @@ export class BotHost {
           if (r.created) log.info({ user: r.user.pin_code }, `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`);
           apiKey = r.apiKey;
         }
-        const budgetKey = `${base}\u0000${apiKey}`;
-        let budget = this.budgets.get(budgetKey);
         // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
         // bot's held work while they last (see Clock.hold)
         const sleep = (ms: number, signal?: AbortSignal) => waitingOffTheClock(() => this.o.clock.sleep(ms, signal, { parked: true }));
-        if (!budget) this.budgets.set(budgetKey, (budget = createRateBudget({ now: () => this.o.clock.now(), sleep })));
-        const api = createClient({
-          baseUrl: base,
-          apiKey,
-          budget,
-          sleep,
-          onRetry: (i) => log.debug(i, 'retrying a request'),
-          ...this.o.client,
-        });
-        const me = await api.me({ signal });
-        return { api, me };
+        const client = (budget: RateBudget) =>
+          createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'retrying a request'), ...this.o.client });
+        const newBudget = () => createRateBudget({ now: () => this.o.clock.now(), sleep });
+        const me = await client(newBudget()).me({ signal });
+        // the server counts every key of a user together: bots acting as one user share one budget
+        const budgetKey = `${base}\u0000${me.id}`;
+        let budget = this.budgets.get(budgetKey);
+        if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
+        return { api: client(budget), me };
       },
     });
     slot.runner = runner;

@@ -19,6 +19,11 @@ export interface BotMeta {
   readonly spend: { date: string; cents: number };
   /** Per rule: clock ms of the last run's start (cooldowns). */
   readonly last_run: Record<string, number>;
+  /**
+   * Per poll source: when the bot started needing it (clock ms). A source's first poll treats
+   * what happened after this as events, so nothing is lost while the first poll waits.
+   */
+  readonly baselines?: Record<string, number>;
 }
 
 /** Where one poll source of one bot has read up to. */
@@ -116,14 +121,26 @@ export class BotState {
     return this.store.read.col(BotInbox).get(id);
   }
 
-  /** Sets initial variables that are not set yet, and counts a start. Returns the boot number. */
-  async boot(initialVars: Record<string, unknown>): Promise<number> {
+  /**
+   * Sets initial variables that are not set yet, counts a start, and records `now` as the
+   * baseline of every source in `sources` that has neither a cursor nor a baseline yet (its
+   * first poll reads from there). Returns the boot number.
+   */
+  async boot(initialVars: Record<string, unknown>, sources: readonly string[] = [], now?: number): Promise<number> {
     return this.store.transaction((tx) => {
       const m = this.metaIn(tx);
       const vars = { ...structuredClone(initialVars), ...m.vars };
-      tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1 });
+      const baselines = { ...m.baselines };
+      const cursors = tx.col(BotCursors);
+      for (const s of sources) if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;
+      tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1, baselines });
       return m.boots + 1;
     });
+  }
+
+  /** When the bot started needing `source` (its first poll reads what came after), if known. */
+  baseline(source: string): number | undefined {
+    return this.meta().baselines?.[source];
   }
 
   /**

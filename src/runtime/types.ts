@@ -16,6 +16,11 @@ export interface BotEvent {
   type: string;
   /** When the bot saw it (clock ms). */
   at: number;
+  /**
+   * Server time of the item (ms: a message's timestamp, a transfer's created_at …). Events found
+   * together are handled in this order, across sources and conversations.
+   */
+  ts?: number;
   payload: Record<string, unknown>;
   /** Only this rule may run for it (schedule events belong to their rule). */
   rule?: string;
@@ -37,6 +42,11 @@ export interface SourceContext {
   signal: AbortSignal;
   log: Logger;
   clock: Clock;
+  /**
+   * With an `undefined` cursor (the first poll): when the bot started needing this source (clock
+   * ms). What happened after it is not history: it is returned as events.
+   */
+  baseline?: number;
 }
 
 /**
@@ -47,6 +57,12 @@ export interface SourceContext {
 export interface SourceDef {
   name: string;
   description: string;
+  /**
+   * What changes this source looks for (`messages`, `wallet`, `introductions`, `contacts`). On
+   * the embedded server a bot polls a source as soon as a change of one of its topics concerns
+   * the bot's user; a source without topics is polled on any such change.
+   */
+  topics?: readonly string[];
   poll(ctx: SourceContext, cursor: unknown): Promise<{ events: Array<Omit<BotEvent, 'at'>>; cursor: unknown }>;
 }
 

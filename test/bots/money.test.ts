@@ -37,6 +37,7 @@ describe('money guardrails', () => {
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, w.botUser('payer').id, 10_000));
     for (const text of ['pay 3', 'pay 6', 'pay 4', 'pay 2']) await alice.api.messages.send({ recipient_pin: pin, content: text });
+    w.clock.set(T0 + 1000); // events are handled in server time order: Bob's comes last
     await bob.api.messages.send({ recipient_pin: pin, content: 'pay 1' });
     await w.poll('payer');
     expect(outcomes()).toEqual([

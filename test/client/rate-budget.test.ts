@@ -58,3 +58,21 @@ describe('rate budget', () => {
     expect(f.waits).toEqual([5000]);
   });
 });
+
+describe('rate budget shared by several bots of one user', () => {
+  it('when polls wait for room, the bot that polled least goes first', async () => {
+    const { VirtualClock } = await import('../../src/clock/virtual-clock.js');
+    const clock = new VirtualClock(0);
+    const budget = createRateBudget({ share: 0.5, now: () => clock.now(), sleep: (ms, signal) => clock.sleep(ms, signal) });
+    budget.observe(new Headers({ RateLimit: '"general"; r=100; t=60', 'RateLimit-Policy': '"general"; q=100; w=60' }));
+    const order: string[] = [];
+    const poll = (owner: string) => budget.run({ kind: 'poll', buckets: ['general'], owner }, async () => void order.push(owner));
+    // a bot with many sources asks for 30 polls, then a bot with one source for 3
+    const busy = Array.from({ length: 30 }, () => poll('busy'));
+    const quiet = Array.from({ length: 3 }, () => poll('quiet'));
+    await clock.advance(60_000);
+    await Promise.all([...busy, ...quiet]);
+    // the burst (10) goes to the first asker; then the quiet bot's 3 go before the busy bot's rest
+    expect(order.slice(0, 13)).toEqual([...Array(10).fill('busy'), 'quiet', 'quiet', 'quiet']);
+  });
+});

@@ -1,13 +1,14 @@
 import type { Introduction, Transaction } from '../../client/types.js';
 import type { SourceDef } from '../types.js';
-import { messagesSource } from './messages.js';
-import { pendingSource } from './pending.js';
+import { byServerTime, messagesSource } from './messages.js';
+import { msOf, pendingSource } from './pending.js';
 import { watchSource } from './watch.js';
 
 const pendingTransfers = pendingSource({
   name: 'pending_transfers',
   description: 'incoming transfers awaiting the bot (GET /wallet/pending)',
   type: 'transfer.received',
+  topics: ['wallet'],
   list: async (ctx) => (await ctx.api.wallet.pending({ signal: ctx.signal, kind: 'poll' })).pending_transactions,
 });
 
@@ -20,6 +21,8 @@ const sentTransfers = watchSource<Transaction>({
   },
   relevant: (t) => t.type === 'transfer' && t.direction === 'sent',
   isOpen: (t) => t.status === 'pending',
+  changedAt: (t) => msOf(t.updated_at),
+  topics: ['wallet'],
   event: (t) => ({ key: `transfer.${t.status}:${t.id}`, type: `transfer.${t.status}`, payload: { ...t } }),
 });
 
@@ -27,6 +30,7 @@ const pendingIntroductions = pendingSource({
   name: 'pending_introductions',
   description: 'introductions awaiting the bot (GET /introductions/pending)',
   type: 'introduction.received',
+  topics: ['introductions'],
   list: async (ctx) => (await ctx.api.introductions.pending({ signal: ctx.signal, kind: 'poll' })).introductions,
 });
 
@@ -40,6 +44,9 @@ const introductions = watchSource<Introduction>({
   },
   relevant: () => true,
   isOpen: (i) => i.status === 'pending',
+  // an introduction has no time of completion: its creation time stands for it
+  changedAt: (i) => msOf(i.created_at),
+  topics: ['introductions'],
   event: (i) => (i.status === 'accepted' ? { key: `introduction.completed:${i.id}`, type: 'introduction.completed', payload: { ...i } } : undefined),
 });
 
@@ -47,6 +54,7 @@ const contactRequests = pendingSource({
   name: 'contact_requests',
   description: 'incoming contact requests (GET /contacts/requests/pending)',
   type: 'contact_request.received',
+  topics: ['contacts'],
   list: async (ctx) => (await ctx.api.contacts.pendingRequests({ signal: ctx.signal, kind: 'poll' })).requests,
 });
 
@@ -54,15 +62,16 @@ const contactRequests = pendingSource({
 const contacts: SourceDef = {
   name: 'contacts',
   description: 'new entries in the contact list (GET /contacts)',
+  topics: ['contacts'],
   async poll(ctx, raw) {
     const known = raw ? new Set((raw as { known: string[] }).known) : undefined;
     const { contacts: list } = await ctx.api.contacts.list({ signal: ctx.signal, kind: 'poll' });
-    const events = known
-      ? list
-          .filter((c) => !known.has(c.id))
-          .sort((a, b) => (a.id < b.id ? -1 : 1))
-          .map((c) => ({ key: `contact.added:${c.id}`, type: 'contact.added', payload: { ...c } as Record<string, unknown> }))
-      : [];
+    // first poll: contacts added after the bot started are events, older ones are history
+    const isNew = (c: (typeof list)[number]) => (known ? !known.has(c.id) : ctx.baseline !== undefined && (msOf(c.created_at) ?? 0) > ctx.baseline);
+    const events = list
+      .filter(isNew)
+      .map((c) => ({ key: `contact.added:${c.id}`, type: 'contact.added', ts: msOf(c.created_at), payload: { ...c } as Record<string, unknown> }))
+      .sort(byServerTime);
     return { events, cursor: { known: list.map((c) => c.id) } };
   },
 };
@@ -71,6 +80,7 @@ const contacts: SourceDef = {
 const balance: SourceDef = {
   name: 'balance',
   description: 'changes of the wallet balance (GET /wallet/balance)',
+  topics: ['wallet'],
   async poll(ctx, raw) {
     const prev = raw as { balance: number; seq: number } | undefined;
     const { balance: now } = await ctx.api.wallet.balance({ signal: ctx.signal, kind: 'poll' });
@@ -79,7 +89,7 @@ const balance: SourceDef = {
     const seq = prev.seq + 1;
     const delta = Math.round((now - prev.balance) * 100) / 100;
     return {
-      events: [{ key: `balance.changed:${seq}`, type: 'balance.changed', payload: { balance: now, previous: prev.balance, delta } }],
+      events: [{ key: `balance.changed:${seq}`, type: 'balance.changed', ts: ctx.clock.now(), payload: { balance: now, previous: prev.balance, delta } }],
       cursor: { balance: now, seq },
     };
   },

@@ -1,4 +1,11 @@
 import type { SourceContext, SourceDef } from '../types.js';
+import { byServerTime } from './messages.js';
+
+/** Milliseconds of an ISO time, or undefined. Internal. */
+export const msOf = (iso: unknown): number | undefined => {
+  const t = typeof iso === 'string' ? Date.parse(iso) : NaN;
+  return Number.isFinite(t) ? t : undefined;
+};
 
 /**
  * A source over a list of items that wait for the bot's answer (pending transfers, contact
@@ -8,22 +15,24 @@ import type { SourceContext, SourceDef } from '../types.js';
  *
  * @example pendingSource({ name: 'pending_transfers', type: 'transfer.received', list: (c) => … })
  */
-export function pendingSource<T extends { id: string }>(o: {
+export function pendingSource<T extends { id: string; created_at?: string }>(o: {
   name: string;
   description: string;
   type: string;
+  topics?: string[];
   list: (ctx: SourceContext) => Promise<T[]>;
 }): SourceDef {
   return {
     name: o.name,
     description: o.description,
+    topics: o.topics,
     async poll(ctx, cursor) {
       const seen = new Set((cursor as { seen?: string[] } | undefined)?.seen ?? []);
       const items = await o.list(ctx);
       const events = items
         .filter((it) => !seen.has(it.id))
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((it) => ({ key: `${o.type}:${it.id}`, type: o.type, payload: { ...it } as Record<string, unknown> }));
+        .map((it) => ({ key: `${o.type}:${it.id}`, type: o.type, ts: msOf(it.created_at), payload: { ...it } as Record<string, unknown> }))
+        .sort(byServerTime);
       return { events, cursor: { seen: items.map((it) => it.id) } };
     },
   };
