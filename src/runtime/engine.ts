@@ -78,7 +78,8 @@ interface StepFailure {
  */
 export class Engine {
   private readonly chains = new Map<string, Promise<void>>();
-  private readonly live = new Map<string, number>();
+  /** Per rule: runs that decided to run and have not ended (mode single skips while one goes). */
+  private readonly running = new Map<string, number>();
   private active = 0;
   private waiters: Array<() => void> = [];
   /** One clock hold per run taking a step: a virtual clock's advance waits for them. */
@@ -126,17 +127,12 @@ export class Engine {
   }
 
   private schedule(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }): Promise<void> {
-    const resuming = !!entry.runs[rule.id]?.decision;
-    if (rule.mode === 'single' && !resuming && (this.live.get(rule.id) ?? 0) > 0) {
-      return this.notRun(rule, entry, shared, 'single_running', 'mode single: a run of this rule is still going');
-    }
     if (rule.mode === 'queued') {
-      this.live.set(rule.id, (this.live.get(rule.id) ?? 0) + 1);
-      const p = (this.chains.get(rule.id) ?? Promise.resolve()).then(() => this.run(rule, entry, shared, false));
+      const p = (this.chains.get(rule.id) ?? Promise.resolve()).then(() => this.run(rule, entry, shared));
       this.chains.set(rule.id, p.catch(() => undefined));
       return p;
     }
-    return this.run(rule, entry, shared, true);
+    return this.run(rule, entry, shared);
   }
 
   private triggerOf(rule: CompiledRule, type: string): TriggerDef {
@@ -146,12 +142,6 @@ export class Engine {
   private newTrace(rule: CompiledRule, entry: InboxEntry, resumed: boolean): Trace {
     const trigger = this.triggerOf(rule, entry.event.type);
     return startTrace({ bot: this.d.bot, rule: rule.id, event: entry.event, who: trigger.actor?.(entry.event.payload, this.d.me), at: this.d.clock.now(), resumed });
-  }
-
-  private async notRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
-    const trace = { ...this.newTrace(rule, entry, false), outcome: 'not_run' as const, reason, message };
-    await this.finishRun(rule, entry, shared, { decision: { run: false, reason }, steps: [] }, { spend: 0 });
-    this.d.traces.add(trace);
   }
 
   /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
@@ -191,8 +181,8 @@ export class Engine {
     }
   }
 
-  private async run(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, countLive: boolean): Promise<void> {
-    if (countLive) this.live.set(rule.id, (this.live.get(rule.id) ?? 0) + 1);
+  private async run(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }): Promise<void> {
+    let counted = false;
     this.busy(1);
     const t0 = performance.now();
     // the entry may have moved on while this run was queued: take its latest progress
@@ -208,7 +198,11 @@ export class Engine {
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        const decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal));
+        let decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal));
+        // mode single: only a run that would take its steps is skipped while another one goes
+        if (decision.run && rule.mode === 'single' && (this.running.get(rule.id) ?? 0) > 0) {
+          decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
+        }
         progress.decision = decision;
         progress.started_at = this.d.clock.now();
         trace.conditions = decision.conditions;
@@ -220,6 +214,8 @@ export class Engine {
         // written with the first step's write-ahead: a crash before it just decides again
         if (rule.cooldownMs) pending.lastRun = this.d.clock.now();
       } else trace.conditions = progress.decision.conditions;
+      counted = true;
+      this.running.set(rule.id, (this.running.get(rule.id) ?? 0) + 1);
       let failed: StepFailure | undefined;
       for (const step of rule.steps) {
         if (this.d.signal.aborted) throw new Interrupted();
@@ -256,7 +252,7 @@ export class Engine {
     } finally {
       trace.duration_ms = Math.round(performance.now() - t0);
       this.d.traces.add(trace);
-      this.live.set(rule.id, (this.live.get(rule.id) ?? 1) - 1);
+      if (counted) this.running.set(rule.id, (this.running.get(rule.id) ?? 1) - 1);
       this.busy(-1);
     }
   }
