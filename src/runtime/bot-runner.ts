@@ -40,6 +40,8 @@ export interface RunnerOptions {
   stepTimeoutMs?: number;
   /** Spread the second poll over the interval (many bots do not poll in step). */
   jitter?: boolean;
+  /** Whether a user is one that bots act as (for `ignore_bots`). */
+  isBot?(userId: string): boolean;
   /** Entries waiting to be handled above which polling pauses. */
   maxBacklog?: number;
   retryBaseMs?: number;
@@ -189,6 +191,7 @@ export class BotRunner {
       signal,
       isContact: (pin) => this.isContact(pin),
       onUnauthorized: () => this.unauthorized(),
+      isBot: this.o.isBot,
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
     });

@@ -75,6 +75,21 @@ export function botSchema(registry: Registry): JsonSchema {
       },
       traces: { type: 'integer', minimum: 1, maximum: 1000, description: 'rule runs kept in the trace history (default 100)' },
       vars: { type: 'object', description: 'initial values of the persistent bot variables (vars.NAME)' },
+      loop_guard: {
+        description: 'stops answering a conversation that looks like a loop with another bot: max_replies runs that acted within `within` pause it for `pause` (default 10 in 1m, 10m); false turns it off',
+        if: { type: 'boolean' },
+        then: { const: false },
+        else: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            max_replies: { type: 'integer', minimum: 2, description: 'runs that acted in one conversation (default 10)' },
+            within: duration('within this time (default 1m)'),
+            pause: duration('then pause the conversation for this long (default 10m)'),
+          },
+        },
+      },
+      ignore_bots: { type: 'boolean', description: 'ignore events caused by users that bots act as (traced from_bot; default false)' },
       rules: { type: 'array', minItems: 1, items: { $ref: '#/definitions/rule' } },
     },
     definitions: {

@@ -1,3 +1,4 @@
+import type { LoopGuardOptions } from './loop-guard.js';
 import type { ActionDef, ConditionFn, TriggerDef } from './types.js';
 
 /** A bot file as written (after `${env:VAR}` and schema validation). */
@@ -14,6 +15,8 @@ export interface BotSpec {
   limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
   traces?: number;
   vars?: Record<string, unknown>;
+  loop_guard?: false | { max_replies?: number; within?: string; pause?: string };
+  ignore_bots?: boolean;
   rules: RuleSpec[];
 }
 
@@ -77,6 +80,10 @@ export interface CompiledBot {
   dryRun: boolean;
   limits: Limits;
   traceLimit: number;
+  /** `false`: off; undefined: the defaults. */
+  loopGuard?: LoopGuardOptions | false;
+  /** Events caused by users that bots act as are not run (traced `from_bot`). */
+  ignoreBots: boolean;
   rules: CompiledRule[];
   /** Poll sources the enabled rules need. */
   sources: string[];

@@ -11,9 +11,11 @@ import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } 
 import { crashPoint } from './crash-points.js';
 import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
-import { decide } from './decide.js';
+import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
 import { LimitError, type RunScope, type TriggerDef } from './types.js';
+import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
+import { iso } from '../clock/clock.js';
 
 export interface EngineDeps {
   bot: CompiledBot;
@@ -28,6 +30,8 @@ export interface EngineDeps {
   isContact(pin: string): Promise<boolean>;
   /** The key was refused: the bot must stop. */
   onUnauthorized(err: UnauthorizedError): void;
+  /** Whether a user is one that bots act as (for `ignore_bots`). */
+  isBot?(userId: string): boolean;
   /** Working time an action, the conditions of a rule, may take (`runtime.step_timeout`). */
   stepTimeoutMs: number;
   /** First wait after a transient failure (doubles to `retryCapMs`). */
@@ -84,8 +88,11 @@ export class Engine {
   private waiters: Array<() => void> = [];
   /** One clock hold per run taking a step: a virtual clock's advance waits for them. */
   private readonly holds: Release[] = [];
+  private readonly guard: LoopGuard;
 
-  constructor(private readonly d: EngineDeps) {}
+  constructor(private readonly d: EngineDeps) {
+    this.guard = new LoopGuard(d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD), d.state);
+  }
 
   /** Handles an entry; resolves when every rule's run for it has ended (or the bot stops). */
   async handle(entry: InboxEntry): Promise<void> {
@@ -195,10 +202,12 @@ export class Engine {
     const trigger = this.triggerOf(rule, entry.event.type);
     const pending: Pending = { spend: 0 };
     const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
+    const actor = trigger.actor?.(entry.event.payload, this.d.me);
+    const loopKey = LoopGuard.keyOf(entry.event, actor);
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        let decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal));
+        let decision = this.screen(actor, loopKey) ?? (await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal)));
         // mode single: only a run that would take its steps is skipped while another one goes
         if (decision.run && rule.mode === 'single' && (this.running.get(rule.id) ?? 0) > 0) {
           decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
@@ -239,6 +248,10 @@ export class Engine {
       if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
       else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
       await this.finishRun(rule, entry, shared, progress, pending);
+      if (rule.steps.some((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done')) {
+        const until = await this.guard.acted(loopKey, this.d.clock.now());
+        if (until !== undefined) this.d.log.warn({ rule: rule.id, key: loopKey }, `bot ${this.d.bot.name}: loop suspected in ${loopKey} (its answers keep getting answered); paused until ${iso(until)}`);
+      }
     } catch (err) {
       if (err instanceof Interrupted || this.d.signal.aborted) {
         Object.assign(trace, { outcome: 'interrupted', reason: 'stopping', message: 'the bot stopped during this run; it resumes at the next start' });
@@ -255,6 +268,16 @@ export class Engine {
       if (counted) this.running.set(rule.id, (this.running.get(rule.id) ?? 1) - 1);
       this.busy(-1);
     }
+  }
+
+  /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`), or from a conversation the loop guard paused. */
+  private screen(actor: UserRef | undefined, loopKey: string | undefined): Decision | undefined {
+    if (this.d.bot.ignoreBots && actor && this.d.isBot?.(actor.id)) {
+      return { run: false, reason: 'from_bot', message: `${actor.display_name} (${actor.pin_code}) is a bot, and ignore_bots is on` };
+    }
+    const until = this.guard.pausedUntil(loopKey, this.d.clock.now());
+    if (until !== undefined) return { run: false, reason: 'loop_suspected', message: `the bot kept answering in ${loopKey}: paused until ${iso(until)} (loop_guard)` };
+    return undefined;
   }
 
   private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef) {

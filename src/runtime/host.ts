@@ -77,6 +77,8 @@ interface Slot {
 export class BotHost {
   private readonly slots = new Map<string, Slot>();
   private readonly budgets = new Map<string, RateBudget>();
+  /** Users the bots of this host act as (for `ignore_bots`). */
+  private readonly botUsers = new Set<string>();
   private chain: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
@@ -112,6 +114,8 @@ export class BotHost {
         await slot.runner?.stop();
         await slot.traces?.close();
         this.slots.delete(file);
+        this.botUsers.clear();
+        for (const s of this.slots.values()) if (s.runner?.me) this.botUsers.add(s.runner.me.id);
       }
     }
     for (const file of files) {
@@ -179,6 +183,7 @@ export class BotHost {
       jitter: this.o.jitter,
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs,
+      isBot: (id) => this.botUsers.has(id),
       identify: async (signal) => {
         let apiKey: string;
         if ('key' in bot.identity) apiKey = bot.identity.key;
@@ -194,6 +199,7 @@ export class BotHost {
           createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'retrying a request'), ...this.o.client });
         const newBudget = () => createRateBudget({ now: () => this.o.clock.now(), sleep });
         const me = await client(newBudget()).me({ signal });
+        this.botUsers.add(me.id);
         // the server counts every key of a user together: bots acting as one user share one budget
         const budgetKey = `${base}\u0000${me.id}`;
         let budget = this.budgets.get(budgetKey);

@@ -12,6 +12,7 @@ import { compileConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
 import { hintFor } from './suggest.js';
 import type { CheckProblem } from './types.js';
+import { DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loop-guard.js';
 
 export interface LoadResult {
   bot?: CompiledBot;
@@ -125,6 +126,16 @@ export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
   return loadBot(file, text, opts);
 }
 
+/** `loop_guard:` as written → options in ms (defaults filled in). Internal. */
+function loopGuardOf(v: BotSpec['loop_guard']): LoopGuardOptions | false {
+  if (v === false) return false;
+  return {
+    maxReplies: v?.max_replies ?? DEFAULT_LOOP_GUARD.maxReplies,
+    withinMs: v?.within ? parseDuration(v.within)! : DEFAULT_LOOP_GUARD.withinMs,
+    pauseMs: v?.pause ? parseDuration(v.pause)! : DEFAULT_LOOP_GUARD.pauseMs,
+  };
+}
+
 const cents = (n: number | undefined) => (n === undefined ? undefined : Math.round(n * 100));
 
 /** Turns a valid spec into what the runtime runs. Internal. */
@@ -161,6 +172,8 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
       sendTo: spec.limits?.send_to ? new Set(spec.limits.send_to.map(normalizePin)) : undefined,
     },
     traceLimit: spec.traces ?? 100,
+    loopGuard: loopGuardOf(spec.loop_guard),
+    ignoreBots: spec.ignore_bots === true,
     rules,
     sources,
   };

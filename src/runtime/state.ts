@@ -24,6 +24,8 @@ export interface BotMeta {
    * what happened after this as events, so nothing is lost while the first poll waits.
    */
   readonly baselines?: Record<string, number>;
+  /** Conversations (or senders) the loop guard paused, until when (clock ms). */
+  readonly paused?: Record<string, number>;
 }
 
 /** Where one poll source of one bot has read up to. */
@@ -186,6 +188,15 @@ export class BotState {
       if (w.finish) inbox.delete(w.entry);
       // the store freezes what it keeps: it gets a copy, the run keeps changing its own
       else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
+    });
+  }
+
+  /** Pauses a conversation or sender (loop guard) until `until`; expired pauses are dropped. */
+  async pause(key: string, until: number, now: number): Promise<void> {
+    await this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      const paused = Object.fromEntries(Object.entries(m.paused ?? {}).filter(([, t]) => t > now));
+      tx.col(BotMetas).put({ ...m, paused: { ...paused, [key]: until } });
     });
   }
 
