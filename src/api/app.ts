@@ -44,6 +44,12 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const openapi = buildOpenApi(routes);
 
   app.use(requestLog(log));
+  // `Date` is the server's clock (virtual or real): clients such as remote bots read the time
+  // of the server they talk to from it
+  app.use((_req, res, next) => {
+    res.setHeader('Date', new Date(env.clock.now()).toUTCString());
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

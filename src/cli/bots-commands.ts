@@ -117,7 +117,9 @@ export function registerBotCommands(program: Command): void {
       await host.stop();
       throw new AdminError('no valid bot to run; see the problems above (`pinbot bots validate`)');
     }
-    const unwatch = dir ? watchBots(dir, () => void host.reload()) : () => undefined;
+    // edited files are validated and swapped in (a bot stopped by a 401 starts again once its file
+    // is fixed); the watcher keeps the process alive even when every bot has stopped
+    const unwatch = watchBots(dir ?? files, () => void host.reload().catch((err) => log.error({ err }, 'reload failed')), { persistent: true });
     const stop = () => {
       unwatch();
       void host.stop().then(() => process.exit(0));

@@ -64,6 +64,8 @@ const ROUTE_BUCKETS: Record<string, string[]> = {
 export class Http {
   readonly base: string;
   readonly budget: RateBudget;
+  /** The `Date` header of the last response (the server's clock, to a second). */
+  lastDate?: string;
   private readonly learned = new Map<string, string[]>();
   private readonly retry: Required<RetryOptions>;
   private readonly transport: Transport;
@@ -118,6 +120,7 @@ export class Http {
         await this.pause(method, path, failures, this.backoff(failures), (err as Error).message, o.signal);
         continue;
       }
+      this.lastDate = res.headers.get('date') ?? this.lastDate;
       const reported = this.budget.observe(res.headers);
       if (reported.length) this.learned.set(route, reported);
       const text = res.text;

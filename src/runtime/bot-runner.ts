@@ -19,6 +19,18 @@ import type { BotEvent } from './types.js';
 /** `runtime.step_timeout` when nothing says otherwise. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 
+/**
+ * How far the server's clock is ahead of the bot's (ms), from the `Date` header of its last
+ * answer; 0 when they agree to within the header's precision (a second) or nothing is known.
+ * Internal.
+ */
+export function serverOffset(api: Client, now: number): number {
+  const server = Date.parse(api.http.lastDate ?? '');
+  if (!Number.isFinite(server)) return 0;
+  const offset = server - now;
+  return Math.abs(offset) < 2000 ? 0 : offset;
+}
+
 /** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
 export class IdentityPending extends Error {}
 
@@ -195,8 +207,9 @@ export class BotRunner {
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
     });
-    // the start is the baseline of sources not polled yet: what comes after it is not history
-    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.o.clock.now());
+    // the start is the baseline of sources not polled yet: what comes after it is not history.
+    // It is compared with the server's times: in the server's clock when that one is off
+    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.o.clock.now() + serverOffset(identity.api, this.o.clock.now()));
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {

@@ -198,13 +198,16 @@ export class BotHost {
         const client = (budget: RateBudget) =>
           createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'retrying a request'), ...this.o.client });
         const newBudget = () => createRateBudget({ now: () => this.o.clock.now(), sleep });
-        const me = await client(newBudget()).me({ signal });
+        const probe = client(newBudget());
+        const me = await probe.me({ signal });
         this.botUsers.add(me.id);
         // the server counts every key of a user together: bots acting as one user share one budget
         const budgetKey = `${base}\u0000${me.id}`;
         let budget = this.budgets.get(budgetKey);
         if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
-        return { api: client(budget), me };
+        const api = client(budget);
+        api.http.lastDate = probe.http.lastDate;
+        return { api, me };
       },
     });
     slot.runner = runner;
