@@ -39,16 +39,16 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[], registry: Registry): Array<{ file: string; name?: string; problems: FileProblem[] }> {
+export function validateFiles(files: string[], registry: Registry): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems } = loadBotFile(file, { registry });
+    const { bot, problems, warnings = [] } = loadBotFile(file, { registry });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
       names.set(bot.name, file);
     }
-    return { file, name: bot?.name, problems };
+    return { file, name: bot?.name, problems, warnings };
   });
 }
 
@@ -67,11 +67,12 @@ export function registerBotCommands(program: Command): void {
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
       const results = validateFiles(botFiles(files, opts), registry);
       const bad = results.filter((r) => r.problems.length);
-      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
+      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })) }) + '\n');
       else {
         for (const r of results) {
           if (r.problems.length) for (const p of r.problems) process.stdout.write(formatProblem(p) + '\n');
           else process.stdout.write(`ok  ${r.file} (${r.name})\n`);
+          for (const w of r.warnings) process.stdout.write(`warning: ${formatProblem(w)}\n`);
         }
         process.stdout.write(`${results.length - bad.length} of ${results.length} bot file(s) valid\n`);
       }

@@ -3,6 +3,7 @@ import { checkConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
 import { hintFor } from './suggest.js';
 import { checkTemplate, isTemplate } from './templates.js';
+import { checkPaths, templatePaths } from './template-check.js';
 import type { ActionDef, CheckProblem, TriggerDef } from './types.js';
 
 type Path = Array<string | number>;
@@ -31,17 +32,17 @@ export function stepEntry(step: unknown): { name: string; args: unknown; extra: 
   return { name: keys[0]!, args: step[keys[0]!], extra: keys.slice(1) };
 }
 
-/** Template errors in every string of `value`. */
-function checkTemplates(value: unknown, path: Path): CheckProblem[] {
+/** Template errors in every string of `value`, and variables the rule's events do not have. */
+function checkTemplates(value: unknown, path: Path, triggers: TriggerDef[]): CheckProblem[] {
   if (typeof value === 'string') {
     if (!isTemplate(value)) return [];
     const bad = checkTemplate(value);
-    if (!bad) return [];
+    if (!bad) return checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }));
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
     return [{ path, message: `Liquid template error: ${bad.message}${where}`, hint: 'see docs/bots.md "Templates" for the filters and variables' }];
   }
-  if (Array.isArray(value)) return value.flatMap((v, i) => checkTemplates(v, [...path, i]));
-  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => checkTemplates(v, [...path, k]));
+  if (Array.isArray(value)) return value.flatMap((v, i) => checkTemplates(v, [...path, i], triggers));
+  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => checkTemplates(v, [...path, k], triggers));
   return [];
 }
 
@@ -88,9 +89,37 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
     if (typeof step === 'string' && !action.bare) out.push({ path: at, message: `${action.name} needs arguments`, hint: `write - ${action.name}: …` });
     if (typeof step !== 'string') {
       out.push(...(action.check?.(entry.args) ?? []).map((p) => ({ ...p, path: [...argPath, ...p.path] })));
-      if (action.templated !== false) out.push(...checkTemplates(entry.args, argPath));
+      if (action.templated !== false) out.push(...checkTemplates(entry.args, argPath, triggers));
     }
     out.push(...checkNeeds(action, triggers, argPath));
+  });
+  return out;
+}
+
+/**
+ * send_money whose recipient or amount comes from the event (a template) can be steered by
+ * whoever causes the event: without limits, nothing bounds what it pays. A warning. Internal.
+ */
+function moneyWarnings(spec: Record<string, unknown>, rules: unknown[]): CheckProblem[] {
+  const limits = isObj(spec.limits) ? spec.limits : {};
+  if (limits.max_per_transfer !== undefined || limits.max_per_day !== undefined || limits.send_to !== undefined) return [];
+  const out: CheckProblem[] = [];
+  rules.forEach((rule, i) => {
+    if (!isObj(rule) || !Array.isArray(rule.do)) return;
+    rule.do.forEach((step, j) => {
+      const e = stepEntry(step);
+      const args = e?.args;
+      if (e?.name !== 'send_money' || !isObj(args)) return;
+      const steered = ['to', 'amount'].filter((k) => typeof args[k] === 'string' && isTemplate(args[k] as string));
+      if (steered.length) {
+        out.push({
+          path: ['rules', i, 'do', j, 'send_money'],
+          warning: true,
+          message: `send_money takes its ${steered.join(' and ')} from a template and the bot has no limits: whoever causes the event decides what it pays`,
+          hint: 'add limits: { max_per_transfer: 5, max_per_day: 20 } (and send_to: [PIN…] to allow only some recipients)',
+        });
+      }
+    });
   });
   return out;
 }
@@ -131,5 +160,6 @@ export function checkBot(spec: unknown, registry: Registry): CheckProblem[] {
     ids.set(id, i);
     out.push(...checkRule(rule, ['rules', i], registry));
   });
+  out.push(...moneyWarnings(spec, rules));
   return out;
 }

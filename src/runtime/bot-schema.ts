@@ -5,7 +5,9 @@ import type { JsonSchema } from './types.js';
 
 /** A bot name: also its file-system and key name. */
 export const BOT_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
-const PIN_PATTERN = '^\\s*[A-Za-z0-9]{6}\\s*$';
+export const PIN_PATTERN = '^\\s*[A-Za-z0-9]{6}\\s*$';
+/** A rule id. */
+export const RULE_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
 const duration = (description: string) => ({ type: 'string', pattern: DURATION_PATTERN, description });
 
@@ -98,7 +100,7 @@ export function botSchema(registry: Registry): JsonSchema {
         additionalProperties: false,
         required: ['on', 'do'],
         properties: {
-          id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'stable id (default rule-N); keeps idempotency keys and cooldowns across edits' },
+          id: { type: 'string', pattern: RULE_ID_PATTERN, description: 'stable id (default rule-N); keeps idempotency keys and cooldowns across edits' },
           description: { type: 'string' },
           on: { description: 'trigger(s)', if: { type: 'array' }, then: { type: 'array', minItems: 1, items: { $ref: '#/definitions/trigger' } }, else: { $ref: '#/definitions/trigger' } },
           if: { $ref: '#/definitions/conditions' },

@@ -11,6 +11,7 @@ import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } 
 import { crashPoint } from './crash-points.js';
 import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
+import { assertVariables, templatePaths, templatesIn } from './template-check.js';
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
 import { LimitError, type RunScope, type TriggerDef } from './types.js';
@@ -320,6 +321,7 @@ export class Engine {
     if (resumed?.status === 'started') args = resumed.args;
     else {
       try {
+        if (action.templated !== false) for (const t of templatesIn(step.args)) assertVariables(t.text, templatePaths(t.text), scope, entry.event.type);
         const rendered = action.templated === false ? step.args : await renderDeep(step.args, scope);
         args = action.prepare ? action.prepare(rendered, ctx) : rendered;
       } catch (err) {

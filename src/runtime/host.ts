@@ -51,6 +51,8 @@ export interface BotStatus {
   problems?: string[];
   /** ISO time of the last finished poll. */
   last_poll?: string;
+  /** What is worth fixing in a valid file (file:line:col: …). */
+  warnings?: string[];
 }
 
 interface Slot {
@@ -60,6 +62,7 @@ interface Slot {
   name?: string;
   bot?: CompiledBot;
   problems: FileProblem[];
+  warnings?: FileProblem[];
   runner?: BotRunner;
   traces?: TraceLog;
 }
@@ -129,6 +132,7 @@ export class BotHost {
       if (slot && slot.text === text) continue;
       const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env });
       const bot = res.bot;
+      for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];
       if (bot) {
         const other = [...this.slots.values()].find((s) => s.file !== file && s.bot?.name === bot.name);
@@ -148,7 +152,7 @@ export class BotHost {
         this.o.log.info({ bot: bot.name, file, version: bot.version }, `bot ${bot.name} reloaded`);
         await slot.runner.stop();
       }
-      const next: Slot = { file, text, bot, problems: [] };
+      const next: Slot = { file, text, bot, problems: [], warnings: res.warnings };
       this.slots.set(file, next);
       if (bot.enabled) this.launch(next, bot);
     }
@@ -218,7 +222,7 @@ export class BotHost {
   status(): BotStatus[] {
     return [...this.slots.values()].map((s) => {
       const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
-      const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined };
+      const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll };

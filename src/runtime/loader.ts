@@ -6,7 +6,8 @@ import { normalizePin } from '../util/pin.js';
 import { parseDuration } from '../util/duration.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
-import { botSchema } from './bot-schema.js';
+import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
+import { DURATION_PATTERN } from '../util/duration.js';
 import type { BotSpec, CompiledBot, CompiledRule } from './bot.js';
 import { compileConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
@@ -17,6 +18,8 @@ import { DEFAULT_LOOP_GUARD, type LoopGuardOptions } from './loop-guard.js';
 export interface LoadResult {
   bot?: CompiledBot;
   problems: FileProblem[];
+  /** Worth fixing, but the bot is valid and runs (e.g. send_money steered by the event without limits). */
+  warnings?: FileProblem[];
 }
 
 export interface LoadOptions {
@@ -35,6 +38,15 @@ function validatorFor(registry: Registry): ValidateFunction {
   return fn;
 }
 
+/** What a schema pattern means, in words (the raw regular expression helps no one). Internal. */
+const PATTERNS: Record<string, { message: string; hint: string }> = {
+  [DURATION_PATTERN]: { message: 'expected a duration', hint: 'like 90s, 15m, 2h, 1d or 1h30m' },
+  [BOT_NAME_PATTERN]: { message: 'expected a name of lower-case letters, digits, - and _ (at most 64, starting with a letter or digit)', hint: 'e.g. name: tip-jar' },
+  [RULE_ID_PATTERN]: { message: 'expected an id of letters, digits, - and _ (at most 64)', hint: 'e.g. id: thank-small-tips' },
+  [PIN_PATTERN]: { message: 'expected a PIN: 6 letters or digits', hint: 'e.g. ABC123' },
+  '^(embedded|https?://.+)$': { message: 'expected embedded or a base URL', hint: 'e.g. server: https://api.example.com' },
+};
+
 /** Schema errors as problems, with did-you-mean hints and without if/then noise. Internal. */
 function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): FileProblem[] {
   const out: FileProblem[] = [];
@@ -51,6 +63,15 @@ function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): Fi
       p.hint = hintFor(e.data, (e.params as { allowedValues: string[] }).allowedValues.map(String), 'values');
     }
     const line = text.split('\n')[p.line - 1] ?? '';
+    if (e.keyword === 'pattern') {
+      const known = PATTERNS[(e.params as { pattern: string }).pattern];
+      if (known) Object.assign(p, { message: `${known.message}${typeof e.data === 'string' ? `, not "${e.data}"` : ''}`, hint: known.hint });
+    }
+    if (e.keyword === 'type' && typeof e.data === 'number' && String((e.params as { type: string }).type).includes('string')) {
+      // YAML reads 123456 (and 012345, losing its 0) as a number: a PIN of digits must be quoted
+      const written = /^[^\s,\]}#]+/.exec(line.slice(p.col - 1))?.[0] ?? String(e.data);
+      p.hint = `quote it: "${written}" (YAML reads ${written} as a number)`;
+    }
     if (line.slice(p.col - 1).startsWith('{{')) p.hint = 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"';
     out.push(p);
   }
@@ -110,9 +131,10 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   } catch {
     checks = []; // the schema problems say what is wrong with the shape
   }
-  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks));
-  if (problems.length) return { problems };
-  return { bot: compile(file, text, data as BotSpec, registry), problems: [] };
+  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks.filter((c) => !c.warning)));
+  const warnings = located(y, checks.filter((c) => c.warning));
+  if (problems.length) return { problems, warnings };
+  return { bot: compile(file, text, data as BotSpec, registry), problems: [], warnings };
 }
 
 /** Reads and loads a bot file from disk. */

@@ -33,6 +33,8 @@ export interface CheckProblem {
   hint?: string;
   /** Point at the key of `path` rather than its value (an unknown key). */
   onKey?: boolean;
+  /** Worth saying, but the file is valid: the bot runs. */
+  warning?: boolean;
 }
 
 /** What a poll source gets each time it runs. */

@@ -25,14 +25,71 @@ export function formatProblem(p: FileProblem): string {
   return `${where}: ${path}${p.message}${p.hint ? ` — ${p.hint}` : ''}`;
 }
 
-/** Parses YAML text; syntax errors come back as problems with their positions. */
+/**
+ * Where an unclosed quoted string or flow collection starts: the YAML parser reports those where
+ * it gave up (often the end of the file), which is not where the mistake is. Internal.
+ */
+function opening(text: string, open: string): { line: number; col: number } | undefined {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    // a value that starts with the opening character: after `key:`, `- `, or at the start
+    const re = open === '"' || open === "'" ? new RegExp(`(^\\s*|:\\s+|-\\s+|[\\[{,]\\s*)${open}`, 'g') : new RegExp(`(:\\s+|-\\s+|^\\s*)\\${open}`, 'g');
+    for (const m of line.matchAll(re)) {
+      const at = m.index! + m[0].length - 1;
+      const rest = line.slice(at + 1);
+      const closed = open === '"' ? /(^|[^\\])"/.test(rest) : open === "'" ? /'/.test(rest) : balanced(line.slice(at), open);
+      if (!closed) return { line: i + 1, col: at + 1 };
+    }
+  }
+  return undefined;
+}
+
+/** Whether the `{`/`[` at the start of `s` is closed on the same line. Internal. */
+function balanced(s: string, open: string): boolean {
+  const close = open === '{' ? '}' : ']';
+  let depth = 0;
+  let quote = '';
+  for (const ch of s) {
+    if (quote) {
+      if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === open) depth++;
+    else if (ch === close && --depth === 0) return true;
+  }
+  return false;
+}
+
+/** A syntax error at its cause, with a fix in words. Internal. */
+function syntaxProblem(file: string, text: string, lines: LineCounter, e: { code: string; pos: [number, number]; message: string }): FileProblem {
+  const pos = lines.linePos(e.pos[0]);
+  const message = e.message.split('\n')[0]!;
+  const base = { file, line: pos.line, col: pos.col, path: '', message, hint: 'fix the YAML syntax' };
+  const quote = /Missing closing (["'])quote/.exec(message)?.[1];
+  if (quote) {
+    const at = opening(text, quote);
+    return at ? { ...base, ...at, message: `this ${quote === '"' ? 'double' : 'single'}-quoted text is never closed`, hint: `add the closing ${quote} at the end of the text` } : base;
+  }
+  const flow = /^Flow (map|sequence)/.exec(message)?.[1];
+  if (flow) {
+    const open = flow === 'map' ? '{' : '[';
+    const at = opening(text, open);
+    return at ? { ...base, ...at, message: `this ${open} is never closed`, hint: `add ${open === '{' ? '}' : ']'} where the ${flow === 'map' ? 'mapping' : 'list'} ends` } : base;
+  }
+  if (e.code === 'BLOCK_AS_IMPLICIT_KEY' || e.code === 'MULTILINE_IMPLICIT_KEY') {
+    return { ...base, hint: 'a ": " inside a value starts a mapping: quote the value (e.g. reply: "Note: open at 9"), or check the indentation of this line' };
+  }
+  if (e.code === 'TAB_AS_INDENT') return { ...base, hint: 'indent with spaces, not tabs' };
+  return base;
+}
+
+/** Parses YAML text; syntax errors come back as problems at their cause. */
 export function parseYaml(file: string, text: string): { located: LocatedYaml; value: unknown; problems: FileProblem[] } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const problems: FileProblem[] = doc.errors.map((e) => {
-    const pos = lines.linePos(e.pos[0]);
-    return { file, line: pos.line, col: pos.col, path: '', message: e.message.split('\n')[0]!, hint: 'fix the YAML syntax' };
-  });
+  const problems: FileProblem[] = doc.errors.map((e) => syntaxProblem(file, text, lines, e));
   const value = problems.length ? undefined : doc.toJS();
   return { located: { file, doc, lines }, value, problems };
 }

@@ -18,11 +18,23 @@ const head = 'name: t\nas: alice\nrules:\n';
 
 describe('bot files: every problem with file:line:col, what was expected and a hint', () => {
   it.each([
-    ['a YAML syntax error', 'name: t\nas: alice\nrules:\n  - on: [transfer.received\n', /^bot\.yaml:5:1: .*fix the YAML syntax/],
+    ['a YAML syntax error (an unclosed list), at its cause', 'name: t\nas: alice\nrules:\n  - on: [transfer.received\n', /^bot\.yaml:4:9: this \[ is never closed — add \] where the list ends/],
+    ['an unclosed quote, at its cause rather than the end of the file', `${head}  - on: message.received\n    do:\n      - reply: "hello\n  - on: startup\n    do: [{ log: x }]\n`, /^bot\.yaml:6:16: this double-quoted text is never closed — add the closing " at the end of the text/],
+    ['a colon inside an unquoted value', `${head}  - on: message.received\n    do:\n      - reply: Note: this\n`, /^bot\.yaml:6:\d+: .* — a ": " inside a value starts a mapping: quote the value/],
     ['an unquoted template', `${head}  - on: transfer.received\n    do:\n      - reply: {{ event.amount }}\n`, /^bot\.yaml:6:16: .*quote values that start with Liquid/],
     ['a missing identity', 'name: t\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:1:1: missing as: or key: .* — as: NAME/],
     ['both identities', 'name: t\nas: a\nkey: k\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:1: key: give as: or key:, not both/],
-    ['a bad name', 'name: Tip Jar\nas: a\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:1:7: name: expected a value matching/],
+    ['a bad name, in words', 'name: Tip Jar\nas: a\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:1:7: name: expected a name of lower-case letters, digits, - and _ .*, not "Tip Jar" — e\.g\. name: tip-jar$/],
+    ['a bad poll, in words', 'name: t\nas: a\npoll: 5 sec\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:7: poll: expected a duration, not "5 sec" — like 90s, 15m, 2h, 1d or 1h30m$/],
+    ['a bad cooldown, in words', `${head}  - on: message.received\n    cooldown: 1 hour\n    do: [{ reply: hi }]\n`, /^bot\.yaml:5:15: rules\.0\.cooldown: expected a duration, not "1 hour" — like 90s/],
+    ['a PIN of digits only, unquoted', `name: t\nas: a\nlimits: { send_to: [123456] }\nrules:\n  - on: startup\n    do: [{ log: hi }]\n`, /^bot\.yaml:3:21: limits\.send_to\.0: expected a string — quote it: "123456" \(YAML reads 123456 as a number\)$/],
+    ['a PIN with a leading 0, unquoted', `${head}  - on: message.received\n    if: { from: [012345] }\n    do: [{ reply: hi }]\n`, /rules\.0\.if\.from\.0: 12345 is a number, not a PIN — quote PINs made of digits, e\.g\. from: \["012345"\]/],
+    ['a syntax error in a liquid: condition', `${head}  - on: transfer.received\n    if: { liquid: "event.amount >" }\n    do: [accept]\n`, /^bot\.yaml:5:19: rules\.0\.if\.liquid: Liquid expression error: the expression ends after the operator ">"/],
+    ['two values without an operator in a liquid: condition', `${head}  - on: transfer.received\n    if: { liquid: "event.amount gt 5" }\n    do: [accept]\n`, /Liquid expression error: expected an operator .* before "gt"/],
+    ['a misspelt field in a liquid: condition', `${head}  - on: transfer.received\n    if: { liquid: "event.amout > 5" }\n    do: [accept]\n`, /rules\.0\.if\.liquid: event\.amout: transfer\.received events have no field "amout" — did you mean "amount"\?/],
+    ['a misspelt template variable', `${head}  - on: message.received\n    do:\n      - reply: "Hi {{ event.sender.dispaly_name }}"\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: event\.sender\.dispaly_name: message\.received events have no field "sender\.dispaly_name" — did you mean "sender\.display_name"\?/],
+    ['an unknown template variable', `${head}  - on: message.received\n    do:\n      - reply: "{{ evnt.content }}"\n`, /unknown variable "evnt" in evnt\.content — did you mean "event"\?/],
+    ['a literal amount that is not one', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: abc }\n`, /rules\.0\.do\.0\.send_money\.amount: amount "abc" is not a positive number with at most 2 decimals/],
     ['an unknown top-level key', `${head}  - on: startup\n    do: [{ log: hi }]\npoll_every: 5s\n`, /^bot\.yaml:6:1: poll_every: unknown key "poll_every" — did you mean "poll"\?/],
     ['a misspelt trigger', `${head}  - on: transfer.recieved\n    do: [accept]\n`, /^bot\.yaml:4:9: rules\.0\.on: unknown trigger "transfer\.recieved" — did you mean "transfer\.received"\?/],
     ['a misspelt bare action', `${head}  - on: transfer.received\n    do:\n      - acept\n`, /^bot\.yaml:6:9: rules\.0\.do\.0: unknown action "acept" — did you mean "accept"\?/],
@@ -51,6 +63,18 @@ describe('bot files: every problem with file:line:col, what was expected and a h
   it('reports every problem of a file at once, in file order', () => {
     const got = problems(`${head}  - on: transfer.recieved\n    do: [acept]\n  - on: message.received\n    if: { content: { matches: "(" } }\n    do: [{ replay: hi }]\n`);
     expect(got.map((p) => p.split(': ')[0]), got.join('\n')).toEqual(['bot.yaml:4:9', 'bot.yaml:5:10', 'bot.yaml:7:31', 'bot.yaml:8:12']);
+  });
+
+  it('warns (the file stays valid) when send_money takes its recipient or amount from the event and the bot has no limits', () => {
+    const text = `${head}  - on: message.received\n    do:\n      - send_money: { to: "{{ event.sender.pin_code }}", amount: "{{ event.content }}" }\n`;
+    const r = loadBot('bot.yaml', text, { registry });
+    expect(r.problems).toEqual([]);
+    expect(r.bot).toBeDefined();
+    expect(r.warnings!.map(formatProblem)).toEqual([
+      'bot.yaml:6:21: rules.0.do.0.send_money: send_money takes its to and amount from a template and the bot has no limits: whoever causes the event decides what it pays — add limits: { max_per_transfer: 5, max_per_day: 20 } (and send_to: [PIN…] to allow only some recipients)',
+    ]);
+    expect(loadBot('bot.yaml', text.replace('rules:', 'limits: { max_per_day: 20 }\nrules:'), { registry }).warnings).toEqual([]);
+    expect(loadBot('bot.yaml', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: 1 }\n`, { registry }).warnings).toEqual([]);
   });
 
   it('reads ${env:VAR} and compiles a valid file', () => {

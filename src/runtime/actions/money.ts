@@ -1,4 +1,5 @@
 import { normalizePin } from '../../util/pin.js';
+import { isTemplate } from '../templates.js';
 import type { ActionDef } from '../types.js';
 
 interface SendMoneyArgs {
@@ -39,11 +40,12 @@ const sendMoney: ActionDef = {
   effect: 'api',
   check(args) {
     const a = args as SendMoneyArgs;
-    if (typeof a.amount === 'number') {
+    // a literal amount (a number, or text that is not a template) is checked now, not at run time
+    if (typeof a.amount === 'number' || (typeof a.amount === 'string' && !isTemplate(a.amount))) {
       try {
         toCents(a.amount);
       } catch (err) {
-        return [{ path: ['amount'], message: (err as Error).message }];
+        return [{ path: ['amount'], message: (err as Error).message, hint: 'e.g. amount: 2.50, or a template such as amount: "{{ event.amount }}"' }];
       }
     }
     return [];

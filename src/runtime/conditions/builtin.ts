@@ -1,5 +1,6 @@
 import { normalizePin } from '../../util/pin.js';
 import { checkExpression, evaluate, truthy } from '../templates.js';
+import { assertVariables, checkExpressionSyntax, checkPaths, expressionPaths, pathText, valueAt } from '../template-check.js';
 import type { CheckProblem, ConditionDef, ConditionResult } from '../types.js';
 
 const PIN = '^\\s*[A-Za-z0-9]{6}\\s*$';
@@ -18,7 +19,9 @@ const from: ConditionDef = {
     const problems: CheckProblem[] = ctx.triggers.filter((t) => !t.actor).map((t) => ({ path: [], message: `${t.name} events have no sender, so from: never holds`, hint: 'remove from:, or use it with a trigger that has a sender' }));
     const list = typeof value === 'string' ? [value] : (value as string[]);
     list.forEach((p, i) => {
-      if (p !== 'contacts' && !new RegExp(PIN).test(p)) problems.push({ path: typeof value === 'string' ? [] : [i], message: `"${p}" is not a PIN`, hint: 'a PIN is 6 letters or digits, or write "contacts"' });
+      const at = typeof value === 'string' ? [] : [i];
+      if (typeof p === 'number') problems.push({ path: at, message: `${p} is a number, not a PIN`, hint: `quote PINs made of digits, e.g. from: ["${String(p).padStart(6, '0')}"] (YAML reads 012345 as the number 12345)` });
+      else if (p !== 'contacts' && !new RegExp(PIN).test(p)) problems.push({ path: at, message: `"${p}" is not a PIN`, hint: 'a PIN is 6 letters or digits, or write "contacts"' });
     });
     return problems;
   },
@@ -75,15 +78,21 @@ const liquidCondition: ConditionDef = {
   description: 'A Liquid expression over event, vars, bot, me and wallet holds (anything but false, nil or empty).',
   schema: { type: 'string', minLength: 1, description: 'e.g. "event.amount > vars.threshold and vars.open"' },
   example: 'event.amount > vars.threshold',
-  check(value) {
-    const bad = checkExpression(String(value));
-    return bad ? [{ path: [], message: `Liquid expression error: ${bad.message}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5' }] : [];
+  check(value, ctx) {
+    const expr = String(value);
+    const bad = checkExpression(expr)?.message ?? checkExpressionSyntax(expr);
+    if (bad) return [{ path: [], message: `Liquid expression error: ${bad}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open' }];
+    return checkPaths(expressionPaths(expr), ctx.triggers);
   },
   compile(value) {
     const expr = String(value);
     return async (ctx) => {
+      const paths = expressionPaths(expr);
+      assertVariables(expr, paths, ctx.scope, ctx.trigger.name);
       const v = await evaluate(expr, ctx.scope);
-      return { ok: truthy(v), label: `liquid ${expr}`, detail: `= ${JSON.stringify(v ?? null)}` };
+      // what the expression saw, so a false one can be understood from its trace
+      const seen = paths.map((p) => `${pathText(p)} = ${JSON.stringify(valueAt(ctx.scope, p) ?? null)}`);
+      return { ok: truthy(v), label: `liquid ${expr}`, detail: `${seen.length ? `${seen.join(', ')} → ` : ''}${JSON.stringify(v ?? null)}` };
     };
   },
 };
