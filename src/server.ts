@@ -8,7 +8,6 @@ import { createApp } from './api/app.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { createScheduler } from './clock/scheduler.js';
-import { VirtualClock } from './clock/virtual-clock.js';
 import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
@@ -18,6 +17,7 @@ import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
+import { virtualClockOn } from './services/virtual-time.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { withCommitSignal } from './store/commit-signal.js';
 import { FileStore } from './store/file-store.js';
@@ -41,7 +41,10 @@ export interface ServerOptions {
   store?: Store;
   /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
   clock?: Clock;
-  /** Start on a new virtual clock (at this time in ms, or now when `true`); ignored with `clock`. */
+  /**
+   * Run on a virtual clock: at the virtual time saved in the store when there is one, else at
+   * this time in ms (or now, with `true`); ignored with `clock`.
+   */
   virtualClock?: boolean | number;
   /** The registry bots are validated and run with (default: `buildRegistry({ config, log })`). */
   registry?: Registry;
@@ -99,7 +102,6 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
   const log = options.log ?? createLogger({ level: config.log.level });
-  const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
   const registry = options.registry ?? (await buildRegistry({ config, log }));
   const opened =
     options.store ??
@@ -107,6 +109,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       compactBytes: config.store.compact_bytes,
       warn: (msg, extra) => log.warn(extra ?? {}, msg),
     }));
+  // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
+  const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
   // a virtual clock fires bots' heartbeat polls only after something changed
   const store = clock.virtual ? withCommitSignal(opened, () => clock.touch()) : opened;
   const scheduler = createScheduler(clock);
