@@ -42,8 +42,8 @@ export interface ServerOptions {
   /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
   clock?: Clock;
   /**
-   * Run on a virtual clock: at the virtual time saved in the store when there is one, else at
-   * this time in ms (or now, with `true`); ignored with `clock`.
+   * Run on a virtual clock: at this time in ms, or with `true` at the virtual time saved in the
+   * store (where the clock was when the server last ran), else now; ignored with `clock`.
    */
   virtualClock?: boolean | number;
   /** The registry bots are validated and run with (default: `buildRegistry({ config, log })`). */
@@ -110,7 +110,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       warn: (msg, extra) => log.warn(extra ?? {}, msg),
     }));
   // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
-  const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
+  const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
   // a virtual clock fires bots' heartbeat polls only after something changed
   const store = clock.virtual ? withCommitSignal(opened, () => clock.touch()) : opened;
   const scheduler = createScheduler(clock);

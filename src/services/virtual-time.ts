@@ -49,11 +49,11 @@ class SavedVirtualClock extends VirtualClock {
 }
 
 /**
- * The virtual clock of a server on `store`: at the time saved there (time never goes back for a
- * data directory), else at `start`.
+ * The virtual clock of a server on `store`: at `start` when one is given, else at the time saved
+ * there (a restart goes on where the clock was), else now.
  *
- * @example const clock = virtualClockOn(store, Date.now());
+ * @example const clock = virtualClockOn(store); // `serve --virtual-clock`
  */
-export function virtualClockOn(store: Store, start: number): VirtualClock {
-  return new SavedVirtualClock(savedVirtualTime(store) ?? start, store);
+export function virtualClockOn(store: Store, start?: number): VirtualClock {
+  return new SavedVirtualClock(start ?? savedVirtualTime(store) ?? Date.now(), store);
 }
