@@ -19,7 +19,7 @@ import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
 import { virtualClockOn } from './services/virtual-time.js';
 import type { ServerContext, ServerService } from './services/types.js';
-import { withCommitSignal } from './store/commit-signal.js';
+import { commitFeedOf, observeCommits } from './store/commit-signal.js';
 import { FileStore } from './store/file-store.js';
 import type { Store } from './store/types.js';
 
@@ -111,8 +111,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }));
   // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
   const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
-  // a virtual clock fires bots' heartbeat polls only after something changed
-  const store = clock.virtual ? withCommitSignal(opened, () => clock.touch()) : opened;
+  // commits are heard of: embedded bots are woken by the changes that concern them, and a
+  // virtual clock fires heartbeat polls only after something changed
+  const store = observeCommits(opened);
+  if (clock.virtual) commitFeedOf(store)!.subscribe(() => clock.touch());
   const scheduler = createScheduler(clock);
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();

@@ -91,6 +91,7 @@ export const configSchema = {
       default: {},
       properties: {
         step_timeout: { type: 'string', pattern: DURATION_PATTERN, default: '10s', description: 'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)' },
+        safety_poll: { type: 'string', pattern: DURATION_PATTERN, default: '10m', description: 'embedded bots are woken by the changes that concern them; they still poll this often, as a safety net' },
       },
     },
     store: {
@@ -127,7 +128,7 @@ export interface Config {
   messaging: { max_length: number; max_group_size: number };
   bots: { dir: string; enabled: boolean };
   plugins: { dir: string; packages: string[] };
-  runtime: { step_timeout: string };
+  runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
 }

@@ -14,10 +14,14 @@ import { PollLoop, type SourceResult } from './poll-loop.js';
 import type { Registry } from './registry.js';
 import { BotState, type InboxEntry } from './state.js';
 import type { TraceLog } from './traces.js';
+import type { ChangeFeed } from './host-deps.js';
 import type { BotEvent } from './types.js';
 
 /** `runtime.step_timeout` when nothing says otherwise. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+
+/** `runtime.safety_poll` when nothing says otherwise: woken sources are polled this often anyway. */
+export const DEFAULT_SAFETY_POLL_MS = 600_000;
 
 /**
  * How far the server's clock is ahead of the bot's (ms), from the `Date` header of its last
@@ -54,6 +58,10 @@ export interface RunnerOptions {
   jitter?: boolean;
   /** Whether a user is one that bots act as (for `ignore_bots`). */
   isBot?(userId: string): boolean;
+  /** Changes of the embedded server by user: the bot polls at once when one concerns it. */
+  changes?: ChangeFeed;
+  /** With `changes`: how often woken sources are polled anyway (default 10 minutes). */
+  safetyPollMs?: number;
   /** Entries waiting to be handled above which polling pauses. */
   maxBacklog?: number;
   retryBaseMs?: number;
@@ -228,29 +236,41 @@ export class BotRunner {
 
   /**
    * Polls the sources on the clock (see PollLoop): each every `poll`, each delivered as soon as
-   * it answers. The cadence timers are heartbeats: a virtual clock fires them only once
-   * something changed, so advancing a month costs a few polls, not half a million.
+   * it answers. On the embedded server (`changes`) a source is polled as soon as a change of
+   * its topics concerns the bot's user, and otherwise only every `runtime.safety_poll` (sources
+   * without topics keep `poll`): an idle bot makes no request. The cadence timers are
+   * heartbeats: a virtual clock fires them only once something changed, so advancing a month
+   * costs a few polls, not half a million.
    */
   private startPolling(): void {
-    const { bot, clock } = this.o;
+    const { bot, clock, registry, changes } = this.o;
     if (bot.sources.length === 0 || this.ac.signal.aborted || !this.state) return;
+    const topicsOf = (s: string) => registry.sources.get(s)?.topics;
+    const woken = (s: string) => changes !== undefined && (topicsOf(s)?.length ?? 0) > 0;
+    const safety = Math.max(bot.pollMs, this.o.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS);
     this.loop_ = new PollLoop({
       bot,
       registry: this.o.registry,
       state: this.state,
       ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock },
       timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
-      intervalOf: () => bot.pollMs,
+      intervalOf: (s) => (woken(s) ? safety : bot.pollMs),
       deliver: (results) => this.deliver(results),
       onError: (source, err) => {
         if (err instanceof UnauthorizedError) return this.unauthorized();
         this.o.log[isTransient(err) ? 'warn' : 'error']({ source, err: (err as Error).message }, `polling ${source} failed; backing off`);
       },
       jitter: this.o.jitter !== false,
+      firstSpreadMs: bot.pollMs,
       paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
       log: this.o.log,
     });
     this.loop_.start();
+    if (changes) {
+      const loop = this.loop_;
+      const off = changes.subscribe(this.me!.id, (topics) => loop.wake(bot.sources.filter((s) => !topicsOf(s)?.length || topicsOf(s)!.some((t) => topics.has(t)))));
+      this.cleanups.push(off);
+    }
   }
 
   private unauthorized(): void {

@@ -25,3 +25,12 @@ export interface StateStores {
   open(kind: 'embedded' | 'remote'): Promise<Store>;
   close(): Promise<void>;
 }
+
+/**
+ * Changes of the embedded server, by user: a bot subscribes with its user's id and hears which
+ * topics (`messages`, `wallet`, `introductions`, `contacts`) changed for it, so it polls the
+ * matching sources at once instead of waiting for its interval.
+ */
+export interface ChangeFeed {
+  subscribe(userId: string, onChange: (topics: ReadonlySet<string>) => void): () => void;
+}

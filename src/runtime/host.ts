@@ -9,7 +9,7 @@ import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
-import type { IdentityProvider, StateStores } from './host-deps.js';
+import type { ChangeFeed, IdentityProvider, StateStores } from './host-deps.js';
 import { loadBot } from './loader.js';
 import type { Registry } from './registry.js';
 import { TraceLog, type Trace } from './traces.js';
@@ -24,8 +24,11 @@ export interface HostOptions {
   /** The bots folder (every *.yaml / *.yml), or explicit files. */
   dir?: string;
   files?: string[];
-  /** The server this process serves: bots with `server: embedded` and `as:` use it. */
-  embedded?: { url: string; identity: IdentityProvider };
+  /**
+   * The server this process serves: bots with `server: embedded` and `as:` use it. With
+   * `changes`, its bots are woken by the changes that concern them.
+   */
+  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
   /** Where bots keep their state (cursors, inbox, vars). */
   stateStores: StateStores;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
@@ -38,6 +41,11 @@ export interface HostOptions {
   retryBaseMs?: number;
   /** Working time an action, a rule's conditions or a poll source may take (`runtime.step_timeout`). */
   stepTimeoutMs?: number;
+  /**
+   * Woken bots (embedded) still poll their sources this often, as a safety net
+   * (`runtime.safety_poll`, default 10 minutes).
+   */
+  safetyPollMs?: number;
 }
 
 /** One bot file as the host sees it. */
@@ -188,6 +196,8 @@ export class BotHost {
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs,
       isBot: (id) => this.botUsers.has(id),
+      changes: remote ? undefined : this.o.embedded?.changes,
+      safetyPollMs: this.o.safetyPollMs,
       identify: async (signal) => {
         let apiKey: string;
         if ('key' in bot.identity) apiKey = bot.identity.key;

@@ -65,6 +65,7 @@ export function createBotsService(): ServerService {
         ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir }),
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
+        safetyPollMs: parseDuration(config.runtime.safety_poll),
       });
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');

@@ -5,7 +5,8 @@ import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.j
 import { createUser, findUser, type User } from '../domain/users/users.js';
 import type { Store } from '../store/types.js';
 import { IdentityPending } from '../runtime/bot-runner.js';
-import type { IdentityProvider, StateStores } from '../runtime/host-deps.js';
+import type { ChangeFeed, IdentityProvider, StateStores } from '../runtime/host-deps.js';
+import { userChanges } from './user-changes.js';
 import { botStateStores } from './state-stores.js';
 
 /** What is kept of an embedded bot's key, in `DATA/bots/keys/NAME.json` (mode 0600). */
@@ -96,14 +97,15 @@ export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: str
 }
 
 /**
- * What a BotHost inside a server is given: the embedded server (its URL and identity provider)
- * and the bots' state stores (the server's own store; a file store for remote bots).
+ * What a BotHost inside a server is given: the embedded server (its URL, identity provider and
+ * the feed of changes by user that wakes its bots) and the bots' state stores (the server's own
+ * store; a file store for remote bots).
  *
  * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir }), registry, log, clock, scheduler, stateDir, dir })
  */
-export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string }): { embedded: { url: string; identity: IdentityProvider }; stateStores: StateStores } {
+export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string }): { embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed }; stateStores: StateStores } {
   return {
-    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys') }) },
+    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys') }), changes: userChanges(o.store) },
     stateStores: botStateStores({ embedded: o.store, stateDir: o.stateDir }),
   };
 }

@@ -1,22 +1,128 @@
-import type { Store } from './types.js';
+import type { CollectionDef, ReadView, Store, StoredRecord, Tx, WriteCollection } from './types.js';
+
+/** One write of a committed transaction: the record before and after (null when absent). */
+export interface CommittedWrite {
+  collection: string;
+  id: string;
+  before: StoredRecord | null;
+  after: StoredRecord | null;
+}
+
+export type CommitListener = (writes: readonly CommittedWrite[], read: ReadView) => void;
+
+/** Lets callers hear of every committed transaction of a store. */
+export interface CommitFeed {
+  /** Calls `listener` after each transaction that changed something (in commit order). Returns the unsubscribe. */
+  subscribe(listener: CommitListener): () => void;
+}
+
+const feeds = new WeakMap<Store, CommitFeed>();
+
+/** The commit feed of a store made by `observeCommits`, if it is one. */
+export function commitFeedOf(store: Store): CommitFeed | undefined {
+  return feeds.get(store);
+}
+
+/** A write view that notes each write in `log` (a class: no closures per transaction). Internal. */
+class NotingView<T extends StoredRecord> implements WriteCollection<T> {
+  constructor(
+    private readonly inner: WriteCollection<T>,
+    private readonly name: string,
+    private readonly log: CommittedWrite[],
+  ) {}
+  get(id: string) {
+    return this.inner.get(id);
+  }
+  one(index: string, key: string) {
+    return this.inner.one(index, key);
+  }
+  ids(index: string, key: string) {
+    return this.inner.ids(index, key);
+  }
+  keys(index: string) {
+    return this.inner.keys(index);
+  }
+  count() {
+    return this.inner.count();
+  }
+  all() {
+    return this.inner.all();
+  }
+  insert(record: T): T {
+    const out = this.inner.insert(record);
+    this.log.push({ collection: this.name, id: out.id, before: null, after: out });
+    return out;
+  }
+  put(record: T): T {
+    const before = this.inner.get(record.id) ?? null;
+    const out = this.inner.put(record);
+    this.log.push({ collection: this.name, id: out.id, before, after: out });
+    return out;
+  }
+  update(id: string, patch: Partial<T>): T {
+    const before = this.inner.get(id) ?? null;
+    const out = this.inner.update(id, patch);
+    this.log.push({ collection: this.name, id, before, after: out });
+    return out;
+  }
+  delete(id: string): boolean {
+    const before = this.inner.get(id) ?? null;
+    const gone = this.inner.delete(id);
+    if (gone) this.log.push({ collection: this.name, id, before, after: null });
+    return gone;
+  }
+}
 
 /**
- * Wraps a store so `onCommit` is called after each transaction that committed (a virtual clock
- * uses it to know the world changed). Adds nothing else; reads go straight through.
+ * Wraps a store so listeners hear of every committed transaction, with what it wrote (the
+ * embedded server wakes the bots a change concerns; a virtual clock learns the world changed).
+ * Writes are noted as they are made; a transaction that throws is undone and heard of by no one.
+ * Reads go straight through.
  *
- * @example const store = withCommitSignal(fileStore, () => clock.touch());
+ * @example const store = observeCommits(fileStore); commitFeedOf(store)!.subscribe((writes) => …);
  */
-export function withCommitSignal(store: Store, onCommit: () => void): Store {
-  return {
+export function observeCommits(store: Store): Store {
+  const listeners = new Set<CommitListener>();
+  const wrapped: Store = {
     get read() {
       return store.read;
     },
     async transaction(fn) {
-      const out = await store.transaction(fn);
-      onCommit();
+      const log: CommittedWrite[] = [];
+      const out = await store.transaction((tx) => {
+        const views = new Map<string, WriteCollection<StoredRecord>>();
+        const noted: Tx = {
+          col: <T extends StoredRecord>(def: CollectionDef<T>) => {
+            let v = views.get(def.name);
+            if (!v) views.set(def.name, (v = new NotingView(tx.col(def) as unknown as WriteCollection<StoredRecord>, def.name, log)));
+            return v as unknown as WriteCollection<T>;
+          },
+        };
+        return fn(noted);
+      });
+      if (log.length) for (const l of listeners) l(log, store.read);
       return out;
     },
     durable: () => store.durable(),
     close: () => store.close(),
   };
+  feeds.set(wrapped, {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  });
+  return wrapped;
+}
+
+/**
+ * Wraps a store so `onCommit` is called after each transaction that committed a change (a
+ * virtual clock uses it to know the world changed). Adds nothing else; reads go straight through.
+ *
+ * @example const store = withCommitSignal(fileStore, () => clock.touch());
+ */
+export function withCommitSignal(store: Store, onCommit: () => void): Store {
+  const observed = observeCommits(store);
+  commitFeedOf(observed)!.subscribe(() => onCommit());
+  return observed;
 }

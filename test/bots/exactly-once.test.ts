@@ -29,7 +29,8 @@ function setup(bot: string) {
   mkdirSync(bots);
   writeFileSync(join(bots, 'bot.yaml'), bot);
   const config = join(tmp.dir, 'config.yaml');
-  writeFileSync(config, `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nlog: { level: info }\n`);
+  // safety_poll 1s: the bot polls on its own even when nothing wakes it (the test waits for a poll)
+  writeFileSync(config, `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`);
   return { data, args: ['--data', data, '--config', config] };
 }
 
