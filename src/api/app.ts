@@ -8,6 +8,7 @@ import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
+import { etagOf, notModified } from './middleware/etag.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -86,6 +87,17 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
         const r = route.handler(ctx);
         const text = JSON.stringify(r.body);
         await store.durable();
+        if (route.etag && r.status === 200) {
+          const tag = etagOf(text);
+          res.setHeader('ETag', tag);
+          if (notModified(req.get('if-none-match'), tag)) {
+            // nothing changed: no body, and the request is given back to the rate limit
+            limiters.refund(req, res);
+            res.statusCode = 304;
+            res.end();
+            return;
+          }
+        }
         sendJson(res, r.status, text);
         return;
       }

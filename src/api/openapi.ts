@@ -66,6 +66,13 @@ export function buildOpenApi(routes: readonly RouteDef[], version = '0.1.0'): Re
     if (r.method === 'post') {
       (op.parameters as unknown[]).push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 } });
     }
+    if (r.etag) {
+      // an extension: conditional reads, so a poll that finds nothing new costs no body
+      (op.parameters as unknown[]).push({ name: 'If-None-Match', in: 'header', required: false, description: 'the ETag of an earlier answer: 304 if nothing changed', schema: { type: 'string' } });
+      const etag = { ETag: { description: 'the entity tag of this answer (changes exactly when the body does)', schema: { type: 'string' } } };
+      for (const status of Object.keys(r.schemas.responses)) (responses[status] as Record<string, unknown>).headers = etag;
+      responses['304'] = { description: 'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; not counted against the rate limit.', headers: etag };
+    }
     if (r.schemas.body) op.requestBody = { required: true, content: { 'application/json': { schema: toOpenApi(r.schemas.body) } } };
     if (r.buckets?.length) op['x-rate-limit-buckets'] = ['general', ...r.buckets];
     (paths[path] ??= {})[r.method] = op;

@@ -36,6 +36,11 @@ interface RouteBase {
   tags: string[];
   /** Extra rate-limit buckets this route counts against. */
   buckets?: BucketName[];
+  /**
+   * A read that answers `ETag` and honours `If-None-Match` with 304 (no body, not counted
+   * against the rate limit): the lists bots poll.
+   */
+  etag?: boolean;
   schemas: {
     body?: JsonSchema;
     query?: JsonSchema;

@@ -47,6 +47,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** Answers kept per client for `If-None-Match` (the lists a bot polls, plus a few). Internal. */
+const MAX_TAGGED = 16;
+
 /** Buckets each route counts against besides `general` (API.md "Rate limits"). Internal. */
 const ROUTE_BUCKETS: Record<string, string[]> = {
   'POST /messages/send': ['messages'],
@@ -56,8 +59,9 @@ const ROUTE_BUCKETS: Record<string, string[]> = {
 };
 
 /**
- * The transport under the typed client: auth header, JSON, Idempotency-Key, the rate budget,
- * and the retry policy — 429 waits `Retry-After`; 5xx, timeouts and network errors back off
+ * The transport under the typed client: auth header, JSON, Idempotency-Key, conditional reads
+ * (`If-None-Match` with the ETag of the last answer for that URL; a 304 returns that answer
+ * again — a server without ETags is read as before), the rate budget, and the retry policy — 429 waits `Retry-After`; 5xx, timeouts and network errors back off
  * doubling to a cap; 401 throws UnauthorizedError at once; other 4xx throw ApiRequestError.
  * A POST without a key gets a random one, so the client's own retries never repeat an effect.
  */
@@ -70,6 +74,8 @@ export class Http {
   private readonly retry: Required<RetryOptions>;
   private readonly transport: Transport;
   private readonly sleep: SleepFn;
+  /** The last answers to GETs that carried an ETag, by URL (a few: polls repeat the same URLs). */
+  private readonly tagged = new Map<string, { etag: string; text: string }>();
 
   constructor(private readonly opts: HttpOptions) {
     const trimmed = opts.baseUrl.replace(/\/+$/, '');
@@ -101,6 +107,9 @@ export class Http {
     const kind = o.kind ?? (method === 'GET' ? 'poll' : 'action');
     const headers: Record<string, string> = { 'X-API-Key': this.opts.apiKey, Accept: 'application/json', 'User-Agent': 'pinbot-client' };
     let payload: string | undefined;
+    // a conditional read when the server gave an ETag for this URL: 304 costs no body
+    const cached = method === 'GET' ? this.tagged.get(url) : undefined;
+    if (cached) headers['If-None-Match'] = cached.etag;
     if (method === 'POST') {
       payload = JSON.stringify(o.body ?? {});
       headers['Content-Type'] = 'application/json';
@@ -123,8 +132,16 @@ export class Http {
       this.lastDate = res.headers.get('date') ?? this.lastDate;
       const reported = this.budget.observe(res.headers);
       if (reported.length) this.learned.set(route, reported);
+      if (res.status === 304 && cached) {
+        this.remember(url, cached);
+        return JSON.parse(cached.text) as T;
+      }
       const text = res.text;
-      if (res.status >= 200 && res.status < 300) return (text ? JSON.parse(text) : undefined) as T;
+      if (res.status >= 200 && res.status < 300) {
+        const etag = method === 'GET' ? res.headers.get('etag') : null;
+        if (etag) this.remember(url, { etag, text });
+        return (text ? JSON.parse(text) : undefined) as T;
+      }
       let body: ErrorBody | undefined;
       try {
         body = text ? (JSON.parse(text) as ErrorBody) : undefined;
@@ -154,6 +171,13 @@ export class Http {
       }
       throw new ApiRequestError(res.status, body, method, path, requestId, retryAfter);
     }
+  }
+
+  /** Keeps an answer for conditional reads: the most recent URLs only. Internal. */
+  private remember(url: string, entry: { etag: string; text: string }): void {
+    this.tagged.delete(url);
+    this.tagged.set(url, entry);
+    if (this.tagged.size > MAX_TAGGED) this.tagged.delete(this.tagged.keys().next().value!);
   }
 
   private async pause(method: string, path: string, attempt: number, waitMs: number, reason: string, signal?: AbortSignal) {

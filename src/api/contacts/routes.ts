@@ -18,6 +18,7 @@ export const contactRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/contacts',
+    etag: true,
     summary: 'Your contacts, newest first',
     tags: ['contacts'],
     schemas: {
@@ -55,6 +56,7 @@ export const contactRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/contacts/requests/pending',
+    etag: true,
     summary: 'Contact requests awaiting your answer, newest first',
     tags: ['contacts'],
     schemas: {

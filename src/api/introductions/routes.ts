@@ -66,6 +66,7 @@ export const introductionRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/introductions',
+    etag: true,
     summary: 'Introductions you made or are in, newest first',
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },
@@ -74,6 +75,7 @@ export const introductionRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/introductions/pending',
+    etag: true,
     summary: 'Pending introductions awaiting your answer, newest first',
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },

@@ -48,6 +48,7 @@ export const messagingRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/conversations',
+    etag: true,
     summary: 'Your conversations, most recent activity first, each with its last message',
     tags: ['messaging'],
     schemas: {
@@ -94,6 +95,7 @@ export const messagingRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/conversations/:id/messages',
+    etag: true,
     summary: 'Messages of a conversation, oldest first; poll with since = the timestamp last returned',
     tags: ['messaging'],
     schemas: {

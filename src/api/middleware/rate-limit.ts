@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { BucketConfig, Config } from '../../config/schema.js';
@@ -10,15 +10,18 @@ import { ClockRateStore } from './clock-rate-store.js';
  * One limiter per bucket (API.md "Rate limits"), counted per user (all keys of a user share a
  * budget), in fixed windows on the clock, with IETF `RateLimit-Policy` / `RateLimit` fields (draft-8: one entry per bucket).
  */
-export function createLimiters(config: Config, clock: Clock): Record<'general' | 'messages' | 'contacts' | 'intros', RequestHandler> {
+export function createLimiters(config: Config, clock: Clock): Record<'general' | 'messages' | 'contacts' | 'intros', RequestHandler> & { refund(req: Request, res: Response): void } {
+  const stores = new Map<string, ClockRateStore>();
   const make = (name: string, bucket: BucketConfig): RequestHandler => {
     if (!config.rate_limits.enabled) return (_req, _res, next) => next();
     const windowMs = parseDuration(bucket.window)!;
+    const store = new ClockRateStore(clock);
+    stores.set(name, store);
     return rateLimit({
       windowMs,
       limit: bucket.limit,
       identifier: name,
-      store: new ClockRateStore(clock),
+      store,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       keyGenerator: (req: Request) => req.user!.id,
@@ -32,5 +35,21 @@ export function createLimiters(config: Config, clock: Clock): Record<'general' |
     });
   };
   const r = config.rate_limits;
-  return { general: make('general', r.general), messages: make('messages', r.messages), contacts: make('contacts', r.contacts), intros: make('intros', r.intros) };
+  return {
+    general: make('general', r.general),
+    messages: make('messages', r.messages),
+    contacts: make('contacts', r.contacts),
+    intros: make('intros', r.intros),
+    /**
+     * Gives a request back to the `general` bucket (a 304: nothing changed, nothing sent), and
+     * says so in the response's `RateLimit` field.
+     */
+    refund(req, res) {
+      const store = stores.get('general');
+      if (!store || !req.user) return;
+      store.decrement(req.user.id);
+      const field = res.getHeader('RateLimit');
+      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${Math.min(r.general.limit, Number(n) + 1)}`));
+    },
+  };
 }

@@ -14,6 +14,7 @@ export const walletRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/wallet/balance',
+    etag: true,
     summary: 'Your balance, subscription days and the next Shmita',
     tags,
     schemas: { responses: { 200: balanceSchema } },
@@ -36,6 +37,7 @@ export const walletRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/wallet/transactions',
+    etag: true,
     summary: 'Your transactions (sent and received, UBI, grants), newest first',
     tags,
     schemas: { query: transactionsQuery, responses: { 200: pageSchema } },
@@ -44,6 +46,7 @@ export const walletRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/wallet/pending',
+    etag: true,
     summary: 'Incoming transfers awaiting your answer, newest first',
     tags,
     schemas: { responses: { 200: pendingSchema } },
