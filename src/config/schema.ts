@@ -35,6 +35,21 @@ export const configSchema = {
         messages: bucket(30, '1m'),
         contacts: bucket(20, '1h'),
         intros: bucket(10, '1h'),
+        users: {
+          type: 'object',
+          default: {},
+          description: 'limits of their own for some users, by PIN or display name (e.g. the users bots act as): { "FAQ Bot": { general: 1000, messages: 300 } }, per the same windows',
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              general: { type: 'integer', minimum: 1 },
+              messages: { type: 'integer', minimum: 1 },
+              contacts: { type: 'integer', minimum: 1 },
+              intros: { type: 'integer', minimum: 1 },
+            },
+          },
+        },
       },
     },
     wallet: {
@@ -121,7 +136,15 @@ export interface BucketConfig {
 /** The validated configuration, every key filled in. */
 export interface Config {
   server: { host: string; port: number };
-  rate_limits: { enabled: boolean; general: BucketConfig; messages: BucketConfig; contacts: BucketConfig; intros: BucketConfig };
+  rate_limits: {
+    enabled: boolean;
+    general: BucketConfig;
+    messages: BucketConfig;
+    contacts: BucketConfig;
+    intros: BucketConfig;
+    /** Limits of their own, by PIN or display name. */
+    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros', number>>>;
+  };
   wallet: { max_transfer: number };
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };

@@ -91,6 +91,12 @@ export function botSchema(registry: Registry): JsonSchema {
           },
         },
       },
+      per_sender: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'bounds per sender: runs of a queued rule are taken round robin by sender; max_queued caps what one sender may have waiting (more are traced sender_backlog)',
+        properties: { max_queued: { type: 'integer', minimum: 1, description: 'events of one sender waiting for a rule at once' } },
+      },
       ignore_bots: { type: 'boolean', description: 'ignore events caused by users that bots act as (traced from_bot; default false)' },
       rules: { type: 'array', minItems: 1, items: { $ref: '#/definitions/rule' } },
     },

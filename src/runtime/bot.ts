@@ -17,6 +17,7 @@ export interface BotSpec {
   vars?: Record<string, unknown>;
   loop_guard?: false | { max_replies?: number; within?: string; pause?: string };
   ignore_bots?: boolean;
+  per_sender?: { max_queued?: number };
   rules: RuleSpec[];
 }
 
@@ -84,6 +85,8 @@ export interface CompiledBot {
   loopGuard?: LoopGuardOptions | false;
   /** Events caused by users that bots act as are not run (traced `from_bot`). */
   ignoreBots: boolean;
+  /** Bounds per sender: runs of a queued rule waiting at once. */
+  perSender?: { maxQueued?: number };
   rules: CompiledRule[];
   /** Poll sources the enabled rules need. */
   sources: string[];

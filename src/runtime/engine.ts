@@ -15,6 +15,7 @@ import { assertVariables, templatePaths, templatesIn } from './template-check.js
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
 import { LimitError, type RunScope, type TriggerDef } from './types.js';
+import { FairQueue } from './fair-queue.js';
 import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
 import { iso } from '../clock/clock.js';
 
@@ -82,7 +83,8 @@ interface StepFailure {
  * including why a rule did not run.
  */
 export class Engine {
-  private readonly chains = new Map<string, Promise<void>>();
+  /** Per queued rule: its runs, one at a time, round robin by sender. */
+  private readonly queues = new Map<string, FairQueue>();
   /** Per rule: runs that decided to run and have not ended (mode single skips while one goes). */
   private readonly running = new Map<string, number>();
   private active = 0;
@@ -135,12 +137,28 @@ export class Engine {
   }
 
   private schedule(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }): Promise<void> {
-    if (rule.mode === 'queued') {
-      const p = (this.chains.get(rule.id) ?? Promise.resolve()).then(() => this.run(rule, entry, shared));
-      this.chains.set(rule.id, p.catch(() => undefined));
-      return p;
+    if (rule.mode !== 'queued') return this.run(rule, entry, shared);
+    let queue = this.queues.get(rule.id);
+    if (!queue) this.queues.set(rule.id, (queue = new FairQueue(this.d.bot.perSender?.maxQueued)));
+    const actor = this.triggerOf(rule, entry.event.type).actor?.(entry.event.payload, this.d.me);
+    // a run resumed after a restart is not refused: it had its place already
+    const resumed = !!entry.runs[rule.id]?.decision;
+    const queued = queue.push(actor?.pin_code ?? '', () => this.run(rule, entry, shared)) ?? (resumed ? queue.push(`resumed ${entry.id}`, () => this.run(rule, entry, shared)) : undefined);
+    if (queued) return queued;
+    const who = actor ? `${actor.display_name} (${actor.pin_code})` : 'this sender';
+    return this.skip(rule, entry, shared, 'sender_backlog', `${who} already has ${this.d.bot.perSender!.maxQueued} events waiting for this rule (per_sender.max_queued)`);
+  }
+
+  /** Ends a rule's run for an entry without running it (traced with the reason). */
+  private async skip(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
+    this.busy(1);
+    try {
+      const trace = { ...this.newTrace(rule, entry, false), outcome: 'not_run' as const, reason, message };
+      await this.finishRun(rule, entry, shared, { decision: { run: false, reason }, steps: [] }, { spend: 0 });
+      this.d.traces.add(trace);
+    } finally {
+      this.busy(-1);
     }
-    return this.run(rule, entry, shared);
   }
 
   private triggerOf(rule: CompiledRule, type: string): TriggerDef {

@@ -196,6 +196,7 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     traceLimit: spec.traces ?? 100,
     loopGuard: loopGuardOf(spec.loop_guard),
     ignoreBots: spec.ignore_bots === true,
+    perSender: spec.per_sender?.max_queued !== undefined ? { maxQueued: spec.per_sender.max_queued } : undefined,
     rules,
     sources,
   };

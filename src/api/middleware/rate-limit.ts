@@ -9,17 +9,24 @@ import { ClockRateStore } from './clock-rate-store.js';
 /**
  * One limiter per bucket (API.md "Rate limits"), counted per user (all keys of a user share a
  * budget), in fixed windows on the clock, with IETF `RateLimit-Policy` / `RateLimit` fields (draft-8: one entry per bucket).
+ * Users named in `rate_limits.users` (by PIN or display name) have limits of their own.
  */
 export function createLimiters(config: Config, clock: Clock): Record<'general' | 'messages' | 'contacts' | 'intros', RequestHandler> & { refund(req: Request, res: Response): void } {
   const stores = new Map<string, ClockRateStore>();
-  const make = (name: string, bucket: BucketConfig): RequestHandler => {
+  const own = config.rate_limits.users ?? {};
+  /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
+  const limitOf = (name: 'general' | 'messages' | 'contacts' | 'intros', fallback: number) => (req: Request) => {
+    const u = req.user;
+    return (u && (own[u.pin_code]?.[name] ?? own[u.display_name]?.[name])) ?? fallback;
+  };
+  const make = (name: 'general' | 'messages' | 'contacts' | 'intros', bucket: BucketConfig): RequestHandler => {
     if (!config.rate_limits.enabled) return (_req, _res, next) => next();
     const windowMs = parseDuration(bucket.window)!;
     const store = new ClockRateStore(clock);
     stores.set(name, store);
     return rateLimit({
       windowMs,
-      limit: bucket.limit,
+      limit: Object.keys(own).length ? limitOf(name, bucket.limit) : bucket.limit,
       identifier: name,
       store,
       standardHeaders: 'draft-8',
@@ -49,7 +56,7 @@ export function createLimiters(config: Config, clock: Clock): Record<'general' |
       if (!store || !req.user) return;
       store.decrement(req.user.id);
       const field = res.getHeader('RateLimit');
-      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${Math.min(r.general.limit, Number(n) + 1)}`));
+      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`));
     },
   };
 }
