@@ -37,15 +37,16 @@ describe('money guardrails', () => {
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, w.botUser('payer').id, 10_000));
     for (const text of ['pay 3', 'pay 6', 'pay 4', 'pay 2']) await alice.api.messages.send({ recipient_pin: pin, content: text });
-    w.clock.set(T0 + 1000); // events are handled in server time order: Bob's comes last
+    w.clock.set(T0 + 1000);
     await bob.api.messages.send({ recipient_pin: pin, content: 'pay 1' });
     await w.poll('payer');
+    // in server time order, round robin by sender once runs queue up: Bob's comes after Alice's second
     expect(outcomes()).toEqual([
       'done',
       'failed:limit step 0 (send_money) failed: 6.00 is more than limits.max_per_transfer (5.00)',
+      `failed:limit step 0 (send_money) failed: ${bob.user.pin_code} is not in limits.send_to`,
       'done',
       'failed:limit step 0 (send_money) failed: the daily cap of 8.00 would be passed (7.00 sent today)',
-      `failed:limit step 0 (send_money) failed: ${bob.user.pin_code} is not in limits.send_to`,
     ]);
     const received = async () => (await alice.api.wallet.pending()).pending_transactions.map((t) => t.amount);
     expect(await received()).toEqual([4, 3]);
