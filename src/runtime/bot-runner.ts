@@ -86,6 +86,8 @@ export class BotRunner {
   private readonly inflight = new Set<Promise<void>>();
   private readonly cleanups: Array<() => void> = [];
   private loop_?: PollLoop;
+  /** Topics of changes heard before polling started (woken then). */
+  private early?: Set<string>;
   private readonly contacts = new Map<string, boolean>();
   private ready!: () => void;
   /** Resolves when the bot has started (or could not). */
@@ -199,6 +201,11 @@ export class BotRunner {
       store = copy;
     }
     this.state = new BotState(store, bot.name);
+    // listen for changes before the baseline is taken: nothing between the two is missed
+    if (this.o.changes) {
+      this.early = new Set();
+      this.cleanups.push(this.o.changes.subscribe(identity.me.id, (topics) => this.changed(topics)));
+    }
     this.engine = new Engine({
       bot,
       state: this.state,
@@ -217,7 +224,10 @@ export class BotRunner {
     });
     // the start is the baseline of sources not polled yet: what comes after it is not history.
     // It is compared with the server's times: in the server's clock when that one is off
-    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.o.clock.now() + serverOffset(identity.api, this.o.clock.now()));
+    // On a real clock the millisecond of the start counts as after it (an event at the very
+    // moment of the start is not lost); a virtual clock stands still, so there it is history.
+    const now = this.o.clock.now();
+    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1));
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
@@ -262,15 +272,26 @@ export class BotRunner {
       },
       jitter: this.o.jitter !== false,
       firstSpreadMs: bot.pollMs,
+      // a source that reads from its baseline and has never polled needs no poll until a change
+      // (on a real clock: 10,000 new bots start without 10,000 polls; a virtual clock, which
+      // stands still, keeps the exact first poll at the start)
+      deferFirst: (s) => !clock.virtual && woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined,
       paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
       log: this.o.log,
     });
     this.loop_.start();
-    if (changes) {
-      const loop = this.loop_;
-      const off = changes.subscribe(this.me!.id, (topics) => loop.wake(bot.sources.filter((s) => !topicsOf(s)?.length || topicsOf(s)!.some((t) => topics.has(t)))));
-      this.cleanups.push(off);
+    if (this.early?.size) this.changed(this.early);
+    this.early = undefined;
+  }
+
+  /** A change concerns the bot's user: poll the sources that look for it (or note it until polling starts). */
+  private changed(topics: ReadonlySet<string>): void {
+    if (!this.loop_) {
+      for (const t of topics) this.early?.add(t);
+      return;
     }
+    const topicsOf = (s: string) => this.o.registry.sources.get(s)?.topics;
+    this.loop_.wake(this.o.bot.sources.filter((s) => !topicsOf(s)?.length || topicsOf(s)!.some((t) => topics.has(t))));
   }
 
   private unauthorized(): void {

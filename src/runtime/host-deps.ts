@@ -3,7 +3,8 @@ import type { Store } from '../store/types.js';
 /** Who an embedded bot is: its user and a key to act as them. */
 export interface EmbeddedKey {
   apiKey: string;
-  user: { display_name: string; pin_code: string };
+  /** The user the key acts as (with its `id` the bot needs no `GET /me` to know itself). */
+  user: { id?: string; display_name: string; pin_code: string };
   /** True when a new key (or user) was made for this call. */
   created: boolean;
 }

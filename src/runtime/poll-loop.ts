@@ -26,6 +26,8 @@ export interface PollLoopOptions {
   intervalOf(source: string): number;
   /** With `jitter`: the first polls are spread over this (default: each source's interval). */
   firstSpreadMs?: number;
+  /** Sources whose first poll waits for a wake (or their interval) rather than going at once. */
+  deferFirst?(source: string): boolean;
   /**
    * Writes the results of sources that answered together (cursors and events in one write) and
    * hands the new events on. A source is polled again only once its result is delivered.
@@ -81,7 +83,10 @@ export class PollLoop {
     this.wanted = new Set(o.bot.rules.filter((r) => r.enabled).flatMap((r) => r.triggers.map((t) => t.def.name)));
     const now = o.ctx.clock.now();
     const spread = o.jitter === true && !o.ctx.clock.virtual;
-    for (const s of this.sources) this.due.set(s, spread ? now + Math.random() * Math.min(o.firstSpreadMs ?? Infinity, o.intervalOf(s)) : now);
+    for (const s of this.sources) {
+      if (o.deferFirst?.(s)) this.due.set(s, now + o.intervalOf(s) * (spread ? 0.5 + Math.random() / 2 : 1));
+      else this.due.set(s, spread ? now + Math.random() * Math.min(o.firstSpreadMs ?? Infinity, o.intervalOf(s)) : now);
+    }
   }
 
   /** Starts polling (the sources due now go at once). */

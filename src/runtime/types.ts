@@ -65,6 +65,12 @@ export interface SourceDef {
    * the bot's user; a source without topics is polled on any such change.
    */
   topics?: readonly string[];
+  /**
+   * Its first poll reads from `ctx.baseline` (what came after the bot's start), so on the
+   * embedded server it may wait until a change wakes it. Sources whose first poll must come at
+   * once (items pending at the start, a balance to compare with) leave it out.
+   */
+  readsFromBaseline?: boolean;
   poll(ctx: SourceContext, cursor: unknown): Promise<{ events: Array<Omit<BotEvent, 'at'>>; cursor: unknown }>;
 }
 

@@ -68,9 +68,14 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
   return { user, apiKey: key.api_key, created: true };
 }
 
+const made = new Set<string>();
+
 /** Writes a bot's key file atomically, readable by the owner only. Internal. */
 function saveKeyFile(dir: string, bot: string, k: KeyFile): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!made.has(dir) || !existsSync(dir)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    made.add(dir);
+  }
   const file = join(dir, `${bot}.json`);
   writeFileSync(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
   renameSync(`${file}.tmp`, file);

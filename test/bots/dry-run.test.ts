@@ -104,7 +104,8 @@ describe('dry run', () => {
     });
     const status = await eventually(async () => {
       const { bots: list } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-      return list[0]?.last_poll ? list[0] : undefined;
+      // running: its user's changes wake it (its first poll of messages waits for one)
+      return list[0]?.status === 'running' ? list[0] : undefined;
     });
     expect(status).toMatchObject({ name: 'chatty', status: 'running', dry_run: true });
     const pin = /\(([A-Z0-9]{6})\)/.exec(status.message!)![1]!;

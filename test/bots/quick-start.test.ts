@@ -25,7 +25,7 @@ describe('quick start: `npm start` with the shipped examples on a fresh data dir
     child = await spawnServe(['--data', data]); // ./config.yaml and ./bots, as npm start
     const status = await eventually(async () => {
       const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-      return bots.length === 5 && bots.every((b) => b.last_poll) ? bots : undefined;
+      return bots.length === 5 && bots.every((b) => b.status === 'running') ? bots : undefined;
     }, 60_000, 'the five example bots to run');
     expect(status.map((b) => [b.name, b.status]).sort()).toEqual([
       ['faq', 'running'],

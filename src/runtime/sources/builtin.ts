@@ -63,6 +63,7 @@ const contacts: SourceDef = {
   name: 'contacts',
   description: 'new entries in the contact list (GET /contacts)',
   topics: ['contacts'],
+  readsFromBaseline: true,
   async poll(ctx, raw) {
     const known = raw ? new Set((raw as { known: string[] }).known) : undefined;
     const { contacts: list } = await ctx.api.contacts.list({ signal: ctx.signal, kind: 'poll' });

@@ -26,6 +26,7 @@ export const messagesSource: SourceDef = {
   name: 'messages',
   description: 'new messages in every conversation of the bot',
   topics: ['messages'],
+  readsFromBaseline: true,
   async poll(ctx, raw) {
     const cursor = raw as MessagesCursor | undefined;
     const since: Record<string, number> = { ...(cursor?.since ?? {}) };

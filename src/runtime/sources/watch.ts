@@ -36,6 +36,7 @@ export function watchSource<T extends { id: string }>(o: {
     name: o.name,
     description: o.description,
     topics: o.topics,
+    readsFromBaseline: o.changedAt !== undefined,
     async poll(ctx, raw) {
       const cursor = raw as WatchCursor | undefined;
       const baseline = cursor === undefined;
