@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
@@ -42,17 +43,15 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
       const u = createUser(tx, o.env, { name: o.as });
       return { u, key: createKey(tx, o.env, u.id) };
     });
-    saveKeyFile(o.keysDir, o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
+    await saveKeyFile(o.keysDir, o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
     return { user: made.u, apiKey: made.key.api_key, created: true };
   }
   const file = join(o.keysDir, `${o.bot}.json`);
   let saved: KeyFile | undefined;
-  if (existsSync(file)) {
-    try {
-      saved = JSON.parse(readFileSync(file, 'utf8')) as KeyFile;
-    } catch {
-      saved = undefined;
-    }
+  try {
+    saved = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
+  } catch {
+    saved = undefined; // none yet, or unreadable: a new key is made
   }
   if (saved) {
     const found = authenticate(o.store.read, saved.api_key);
@@ -64,22 +63,25 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
     if (saved && tx.col(Keys).get(saved.key_id)) revokeKey(tx, o.env, saved.key_id);
     return createKey(tx, o.env, u.id);
   });
-  saveKeyFile(o.keysDir, o.bot, { user_id: user.id, key_id: key.id, api_key: key.api_key });
+  await saveKeyFile(o.keysDir, o.bot, { user_id: user.id, key_id: key.id, api_key: key.api_key });
   return { user, apiKey: key.api_key, created: true };
 }
 
 const made = new Set<string>();
 
-/** Writes a bot's key file atomically, readable by the owner only. Internal. */
-function saveKeyFile(dir: string, bot: string, k: KeyFile): void {
+/**
+ * Writes a bot's key file atomically, readable by the owner only. Asynchronous: 10,000 bots
+ * starting at once write theirs on the thread pool, not on the event loop. Internal.
+ */
+async function saveKeyFile(dir: string, bot: string, k: KeyFile): Promise<void> {
   if (!made.has(dir) || !existsSync(dir)) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     made.add(dir);
   }
   const file = join(dir, `${bot}.json`);
-  writeFileSync(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
-  renameSync(`${file}.tmp`, file);
-  chmodSync(file, 0o600);
+  await writeFile(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+  await chmod(file, 0o600);
 }
 
 /**
