@@ -1,5 +1,6 @@
 import type { Bench } from './harness/bench.js';
 import bots from './bots.js';
+import botsLimits from './bots-limits.js';
 import botsScale from './bots-scale.js';
 import jsonServer from './json-server.js';
 import poll from './poll.js';
@@ -9,4 +10,4 @@ import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, botsScale];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, botsLimits, botsScale];

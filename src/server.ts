@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import type { AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
+import { requestKey } from './api/request-context.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { createScheduler } from './clock/scheduler.js';
@@ -113,7 +114,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
   // commits are heard of: embedded bots are woken by the changes that concern them, and a
   // virtual clock fires heartbeat polls only after something changed
-  const store = observeCommits(opened);
+  const store = observeCommits(opened, { cause: () => requestKey.getStore() });
   if (clock.virtual) commitFeedOf(store)!.subscribe(() => clock.touch());
   const scheduler = createScheduler(clock);
   const env: DomainEnv = { clock, config };

@@ -130,7 +130,7 @@ export class Http {
         continue;
       }
       this.lastDate = res.headers.get('date') ?? this.lastDate;
-      const reported = this.budget.observe(res.headers);
+      const reported = this.budget.observe(res.headers, { notModified: res.status === 304 });
       if (reported.length) this.learned.set(route, reported);
       if (res.status === 304 && cached) {
         this.remember(url, cached);

@@ -2,8 +2,12 @@ import PQueue from 'p-queue';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import { sleep as realSleep, type SleepFn } from './sleep.js';
 
-/** Polls are background reads; actions are what a bot does (they go first and get the reserve). */
-export type RequestKind = 'poll' | 'action';
+/**
+ * Polls are background reads, paced over the window; `woken` polls answer a change the server
+ * reported (they share the polls' part of the budget but are not spread out); actions are what
+ * a bot does (they go first and get the reserve).
+ */
+export type RequestKind = 'poll' | 'woken' | 'action';
 
 /** What the budget knows of one bucket, from the last response that reported it. */
 export interface BucketState {
@@ -14,6 +18,16 @@ export interface BucketState {
   resetAt: number;
   /** Polls counted per owner (bot) in this window, for the fair share. Internal. */
   owners?: Map<string, number>;
+  /** What the last answer said was left, when it was a 304 (to see whether 304s are counted). Internal. */
+  after304?: number;
+  /** Actions this budget sent in this window. Internal. */
+  actions?: number;
+}
+
+/** A bucket's window turned over: the per-window counts start again. Internal. */
+function newWindow(b: BucketState): void {
+  b.owners?.clear();
+  b.actions = 0;
 }
 
 export interface RateBudgetOptions {
@@ -40,8 +54,13 @@ export interface RateBudgetOptions {
  */
 export interface RateBudget {
   run<T>(req: { kind: RequestKind; buckets: readonly string[]; signal?: AbortSignal; owner?: string }, fn: () => Promise<T>): Promise<T>;
-  /** Updates buckets from a response's headers; returns the bucket names it reported. */
-  observe(headers: { get(name: string): string | null }): string[];
+  /**
+   * Updates buckets from a response's headers; returns the bucket names it reported.
+   * `notModified`: it was a 304. While the server gives 304s back (pinbot does), polls are not
+   * spread over the window, only held to their share: an unchanged list costs nothing, and the
+   * budget goes where the events are.
+   */
+  observe(headers: { get(name: string): string | null }, opts?: { notModified?: boolean }): string[];
   /** After a 429: nothing more on these buckets for `ms`. */
   block(buckets: readonly string[], ms: number): void;
   /** A copy of what is known, by bucket name. */
@@ -54,6 +73,13 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
   const queue = new PQueue({ concurrency });
   /** Owners with a poll waiting for room, and how many. */
   const waiting = new Map<string, number>();
+  /**
+   * Whether the server answers 304s that cost nothing: then polls are only held to their share,
+   * not spread over the window — an unchanged list costs nothing, and a changed one is where the
+   * events are. Set by the first 304; cleared for good when two 304s in a row show them counted.
+   */
+  let free304 = false;
+  let counts304 = false;
 
   /** Ms to wait before a request of `kind` may use bucket `b`; 0 when it may go now. */
   const delay = (kind: RequestKind, b: BucketState): number => {
@@ -62,14 +88,16 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
       // The window has turned over: assume a full quota until the next answer says otherwise.
       b.remaining = b.limit ?? Math.max(b.remaining, 1);
       b.resetAt = t + (b.windowMs ?? 60_000);
-      b.owners?.clear();
+      newWindow(b);
     }
-    if (kind === 'action') return b.remaining > 0 ? 0 : b.resetAt - t;
+    if (kind === 'action' || b.remaining <= 0) return b.remaining > 0 ? 0 : b.resetAt - t;
     const limit = b.limit ?? b.remaining;
     const quota = Math.floor(limit * share);
-    const used = limit - b.remaining;
+    // what polls have used: everything counted in this window but this budget's own actions
+    // (actions spend the other part of the bucket; they do not eat the polls' share)
+    const used = limit - b.remaining - (b.actions ?? 0);
     if (used >= quota) return b.resetAt - t;
-    if (!b.windowMs || !b.limit) return 0;
+    if (kind === 'woken' || (free304 && !counts304) || !b.windowMs || !b.limit) return 0;
     // Pace: the poll share spreads over the window, with a burst of a fifth of it.
     const elapsed = Math.max(0, b.windowMs - (b.resetAt - t));
     const burst = Math.max(2, Math.floor(quota / 5));
@@ -125,25 +153,34 @@ export function createRateBudget({ share = 0.5, concurrency = 4, now = Date.now,
       const b = buckets.get(n);
       if (!b) continue;
       b.remaining = Math.max(0, b.remaining - 1);
-      if (kind === 'poll' && owner !== undefined) (b.owners ??= new Map()).set(owner, (b.owners.get(owner) ?? 0) + 1);
+      if (kind === 'action') b.actions = (b.actions ?? 0) + 1;
+      if (kind !== 'action' && owner !== undefined) (b.owners ??= new Map()).set(owner, (b.owners.get(owner) ?? 0) + 1);
     }
   };
 
   return {
     async run(req, fn) {
       await waitForRoom(req.kind, req.buckets, req.signal, req.owner);
-      return queue.add(fn, { priority: req.kind === 'action' ? 1 : 0, signal: req.signal }) as Promise<Awaited<ReturnType<typeof fn>>>;
+      return queue.add(fn, { priority: req.kind === 'poll' ? 0 : 1, signal: req.signal }) as Promise<Awaited<ReturnType<typeof fn>>>;
     },
-    observe(headers) {
+    observe(headers, opts = {}) {
       const t = now();
       const names: string[] = [];
+      if (opts.notModified) free304 = true;
       for (const r of parseRateLimitHeaders(headers)) {
         names.push(r.name);
         const b = buckets.get(r.name) ?? { remaining: r.remaining ?? r.limit ?? 1, resetAt: t + 60_000 };
+        // a 304 that leaves less than the 304 before it was counted: this server charges for them
+        if (opts.notModified && r.remaining !== undefined && b.after304 !== undefined && r.remaining < b.after304 && r.resetSec !== undefined && t + r.resetSec * 1000 <= b.resetAt + 1000) counts304 = true;
+        b.after304 = opts.notModified ? r.remaining : undefined;
         if (r.limit !== undefined) b.limit = r.limit;
         if (r.windowSec !== undefined) b.windowMs = r.windowSec * 1000;
         if (r.remaining !== undefined) b.remaining = r.remaining;
-        if (r.resetSec !== undefined) b.resetAt = t + r.resetSec * 1000;
+        if (r.resetSec !== undefined) {
+          const at = t + r.resetSec * 1000;
+          if (at > b.resetAt + 1000) newWindow(b); // the server started a new window
+          b.resetAt = at;
+        }
         buckets.set(r.name, b);
       }
       return names;

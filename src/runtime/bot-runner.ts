@@ -44,7 +44,7 @@ export interface RunnerOptions {
   bot: CompiledBot;
   registry: Registry;
   /** Resolves who the bot is: its client and profile. May throw IdentityPending or UnauthorizedError. */
-  identify(signal: AbortSignal): Promise<{ api: Client; me: UserRef }>;
+  identify(signal: AbortSignal): Promise<{ api: Client; me: UserRef; keyId?: string }>;
   /** The store of the bot's state (opened once the identity is known). */
   openStore(): Promise<Store>;
   traces: TraceLog;
@@ -173,7 +173,7 @@ export class BotRunner {
   private async begin(pause: () => void, resume: () => void): Promise<boolean> {
     const { bot, log } = this.o;
     const signal = this.ac.signal;
-    let identity: { api: Client; me: UserRef } | undefined;
+    let identity: { api: Client; me: UserRef; keyId?: string } | undefined;
     for (let attempt = 1; !identity && !signal.aborted; attempt++) {
       try {
         identity = await this.o.identify(signal);
@@ -204,7 +204,18 @@ export class BotRunner {
     // listen for changes before the baseline is taken: nothing between the two is missed
     if (this.o.changes) {
       this.early = new Set();
-      this.cleanups.push(this.o.changes.subscribe(identity.me.id, (topics) => this.changed(topics)));
+      const own = identity.keyId;
+      this.cleanups.push(
+        this.o.changes.subscribe(identity.me.id, (topics, byKey) => {
+          // the bot's own messages are never its events: its replies wake nothing
+          if (own !== undefined && byKey === own && topics.has('messages')) {
+            const rest = new Set([...topics].filter((t) => t !== 'messages'));
+            if (rest.size) this.changed(rest);
+            return;
+          }
+          this.changed(topics);
+        }),
+      );
     }
     this.engine = new Engine({
       bot,

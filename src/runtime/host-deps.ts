@@ -3,6 +3,8 @@ import type { Store } from '../store/types.js';
 /** Who an embedded bot is: its user and a key to act as them. */
 export interface EmbeddedKey {
   apiKey: string;
+  /** The key's id (changes made with it are the bot's own). */
+  keyId?: string;
   /** The user the key acts as (with its `id` the bot needs no `GET /me` to know itself). */
   user: { id?: string; display_name: string; pin_code: string };
   /** True when a new key (or user) was made for this call. */
@@ -33,5 +35,6 @@ export interface StateStores {
  * matching sources at once instead of waiting for its interval.
  */
 export interface ChangeFeed {
-  subscribe(userId: string, onChange: (topics: ReadonlySet<string>) => void): () => void;
+  /** `byKey`: the id of the API key whose request made the change, when one did. */
+  subscribe(userId: string, onChange: (topics: ReadonlySet<string>, byKey?: string) => void): () => void;
 }

@@ -207,6 +207,7 @@ export class BotHost {
       identify: async (signal) => {
         let apiKey: string;
         let known: UserRef | undefined;
+        let keyId: string | undefined;
         if ('key' in bot.identity) apiKey = bot.identity.key;
         else {
           const r = await this.o.embedded!.identity.keyFor({ bot: bot.name, as: bot.identity.as, createUser: bot.identity.createUser });
@@ -214,6 +215,7 @@ export class BotHost {
           apiKey = r.apiKey;
           // the embedded server said who the key is: no GET /me (10,000 bots start faster)
           if (r.user.id) known = { id: r.user.id, display_name: r.user.display_name, pin_code: r.user.pin_code };
+          keyId = r.keyId;
         }
         // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
         // bot's held work while they last (see Clock.hold)
@@ -230,7 +232,7 @@ export class BotHost {
         if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
         const api = client(budget);
         api.http.lastDate = probe.http.lastDate;
-        return { api, me };
+        return { api, me, keyId };
       },
     });
     slot.runner = runner;

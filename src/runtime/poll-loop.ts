@@ -196,6 +196,8 @@ export class PollLoop {
   private poll(name: string): void {
     const { ctx, state, bot } = this.o;
     const clock = ctx.clock;
+    // a poll a change woke answers something: its requests are not spread over the window
+    const requestKind = this.dirty.has(name) && this.due.get(name)! > clock.now() ? 'woken' : 'poll';
     this.inflight.add(name);
     this.dirty.delete(name);
     // the poll is held work (a virtual clock's advance waits for it) until its result is delivered
@@ -209,7 +211,7 @@ export class PollLoop {
       try {
         const source = this.o.registry.sources.get(name)!;
         // under a timeout and an error boundary: a hung or throwing source fails this poll of it only
-        const polled = await withStepTimeout(`poll source ${name}`, this.o.timeoutMs, (signal) => source.poll({ ...ctx, signal, baseline: state.baseline(name) }, state.cursor(name)), ctx.signal);
+        const polled = await withStepTimeout(`poll source ${name}`, this.o.timeoutMs, (signal) => source.poll({ ...ctx, signal, baseline: state.baseline(name), requestKind }, state.cursor(name)), ctx.signal);
         const at = clock.now();
         const events = polled.events.filter((e) => this.wanted.has(e.type)).map((e) => ({ ...e, at }));
         await this.arrive({ name, cursor: polled.cursor, events }, () => {

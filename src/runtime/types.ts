@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
+import type { RequestKind } from '../client/rate-budget.js';
 import type { UserRef } from '../client/types.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
@@ -49,6 +50,12 @@ export interface SourceContext {
    * ms). What happened after it is not history: it is returned as events.
    */
   baseline?: number;
+  /**
+   * The kind of request to make (`api.…({ kind })`): `poll` on the bot's cadence (paced over the
+   * rate-limit window), `woken` when a change that concerns the bot woke it (not spread out: it
+   * is answering something).
+   */
+  requestKind?: RequestKind;
 }
 
 /**

@@ -27,7 +27,7 @@ interface KeyFile {
  *
  * @example const { user, apiKey } = await embeddedKey({ store, env, keysDir, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
  */
-async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; created: boolean }> {
+async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
   let user: User | undefined;
   try {
     user = findUser(o.store.read, o.as);
@@ -44,7 +44,7 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
       return { u, key: createKey(tx, o.env, u.id) };
     });
     await saveKeyFile(o.keysDir, o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
-    return { user: made.u, apiKey: made.key.api_key, created: true };
+    return { user: made.u, apiKey: made.key.api_key, keyId: made.key.id, created: true };
   }
   const file = join(o.keysDir, `${o.bot}.json`);
   let saved: KeyFile | undefined;
@@ -55,7 +55,7 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
   }
   if (saved) {
     const found = authenticate(o.store.read, saved.api_key);
-    if (found && found.user.id === user.id) return { user, apiKey: saved.api_key, created: false };
+    if (found && found.user.id === user.id) return { user, apiKey: saved.api_key, keyId: found.key.id, created: false };
   }
   const u = user;
   const key = await o.store.transaction((tx) => {
@@ -64,7 +64,7 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; b
     return createKey(tx, o.env, u.id);
   });
   await saveKeyFile(o.keysDir, o.bot, { user_id: user.id, key_id: key.id, api_key: key.api_key });
-  return { user, apiKey: key.api_key, created: true };
+  return { user, apiKey: key.api_key, keyId: key.id, created: true };
 }
 
 const made = new Set<string>();

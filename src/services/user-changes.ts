@@ -67,8 +67,8 @@ export function userChanges(store: Store): ChangeFeed | undefined {
   if (known) return known;
   const commits = commitFeedOf(store);
   if (!commits) return undefined;
-  const listeners = new Map<string, Set<(topics: ReadonlySet<string>) => void>>();
-  commits.subscribe((writes, read) => {
+  const listeners = new Map<string, Set<(topics: ReadonlySet<string>, byKey?: string) => void>>();
+  commits.subscribe((writes, read, cause) => {
     if (listeners.size === 0) return;
     const byUser = new Map<string, Set<Topic>>();
     for (const w of writes) {
@@ -79,7 +79,8 @@ export function userChanges(store: Store): ChangeFeed | undefined {
         s.add(topic);
       });
     }
-    for (const [id, topics] of byUser) for (const l of listeners.get(id) ?? []) l(topics);
+    const byKey = typeof cause === 'string' ? cause : undefined;
+    for (const [id, topics] of byUser) for (const l of listeners.get(id) ?? []) l(topics, byKey);
   });
   const feed: ChangeFeed = {
     subscribe(userId, listener) {

@@ -8,7 +8,8 @@ export interface CommittedWrite {
   after: StoredRecord | null;
 }
 
-export type CommitListener = (writes: readonly CommittedWrite[], read: ReadView) => void;
+/** `cause` is what the store's `cause()` said when the transaction began (e.g. the API key of a request). */
+export type CommitListener = (writes: readonly CommittedWrite[], read: ReadView, cause: unknown) => void;
 
 /** Lets callers hear of every committed transaction of a store. */
 export interface CommitFeed {
@@ -81,7 +82,7 @@ class NotingView<T extends StoredRecord> implements WriteCollection<T> {
  *
  * @example const store = observeCommits(fileStore); commitFeedOf(store)!.subscribe((writes) => …);
  */
-export function observeCommits(store: Store): Store {
+export function observeCommits(store: Store, { cause }: { cause?: () => unknown } = {}): Store {
   const listeners = new Set<CommitListener>();
   const wrapped: Store = {
     get read() {
@@ -89,6 +90,7 @@ export function observeCommits(store: Store): Store {
     },
     async transaction(fn) {
       const log: CommittedWrite[] = [];
+      const why = cause?.();
       const out = await store.transaction((tx) => {
         const views = new Map<string, WriteCollection<StoredRecord>>();
         const noted: Tx = {
@@ -100,7 +102,7 @@ export function observeCommits(store: Store): Store {
         };
         return fn(noted);
       });
-      if (log.length) for (const l of listeners) l(log, store.read);
+      if (log.length) for (const l of listeners) l(log, store.read, why);
       return out;
     },
     durable: () => store.durable(),

@@ -3,6 +3,7 @@ import type { ReadView } from '../../store/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
+import { requestKey } from '../request-context.js';
 
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */
 export function presentedKey(req: Request): string | undefined {
@@ -25,6 +26,7 @@ export function authMiddleware(db: ReadView, usage: KeyUsage, clock: Clock) {
     }
     usage.touch(found.key.id, clock.now());
     req.user = found.user;
-    next();
+    // the rest of the request runs knowing its key (see requestKey)
+    requestKey.run(found.key.id, next);
   };
 }

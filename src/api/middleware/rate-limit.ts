@@ -55,8 +55,11 @@ export function createLimiters(config: Config, clock: Clock): Record<'general' |
       const store = stores.get('general');
       if (!store || !req.user) return;
       store.decrement(req.user.id);
+      // what is left once this request is given back (other requests may have come meanwhile)
+      const hits = store.get(req.user.id)?.totalHits ?? 0;
+      const left = Math.max(0, limitOf('general', r.general.limit)(req) - hits);
       const field = res.getHeader('RateLimit');
-      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${Number(n) + 1}`));
+      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string) => `${head}${left}`));
     },
   };
 }
