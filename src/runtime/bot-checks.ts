@@ -59,24 +59,12 @@ function checkNeeds(action: ActionDef, triggers: TriggerDef[], path: Path): Chec
   return out;
 }
 
-function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry): CheckProblem[] {
+/** Checks a list of steps (a rule's `do`, its `on_error`, a `choose` branch), nested steps included. */
+function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry: Registry): CheckProblem[] {
   const out: CheckProblem[] = [];
-  const triggers: TriggerDef[] = [];
-  for (const t of triggerEntries(rule.on, [...base, 'on'])) {
-    const def = registry.triggers.get(t.name);
-    if (!def) {
-      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
-      continue;
-    }
-    triggers.push(def);
-    if (t.form === 'bare' && def.optionsRequired) out.push({ path: t.path, message: `${def.name} needs options`, hint: `write on: { ${def.name}: … }, e.g. on: { schedule: "0 9 * * 1-5" }` });
-    if (t.form === 'options' && !def.options) out.push({ path: t.path, onKey: true, message: `${def.name} takes no options`, hint: `write on: ${def.name}` });
-    if (t.form === 'options' && def.options) out.push(...(def.check?.(t.options) ?? []).map((p) => ({ ...p, path: [...t.path, ...p.path] })));
-  }
-  if (rule.if !== undefined) out.push(...checkConditions(registry, rule.if, triggers, [...base, 'if']));
-  const steps = Array.isArray(rule.do) ? rule.do : [];
+  const steps = Array.isArray(list) ? list : [];
   steps.forEach((step, j) => {
-    const at = [...base, 'do', j];
+    const at = [...base, j];
     const entry = stepEntry(step);
     if (!entry) return;
     const action = registry.actions.get(entry.name);
@@ -92,7 +80,34 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
       if (action.templated !== false) out.push(...checkTemplates(entry.args, argPath, triggers));
     }
     out.push(...checkNeeds(action, triggers, argPath));
+    if (entry.name === 'choose' && Array.isArray(entry.args)) {
+      entry.args.forEach((branch, k) => {
+        if (!isObj(branch)) return;
+        if (branch.if !== undefined) out.push(...checkConditions(registry, branch.if, triggers, [...argPath, k, 'if']));
+        for (const key of ['do', 'else']) if (branch[key] !== undefined) out.push(...checkSteps(branch[key], [...argPath, k, key], triggers, registry));
+      });
+    }
   });
+  return out;
+}
+
+function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry): CheckProblem[] {
+  const out: CheckProblem[] = [];
+  const triggers: TriggerDef[] = [];
+  for (const t of triggerEntries(rule.on, [...base, 'on'])) {
+    const def = registry.triggers.get(t.name);
+    if (!def) {
+      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
+      continue;
+    }
+    triggers.push(def);
+    if (t.form === 'bare' && def.optionsRequired) out.push({ path: t.path, message: `${def.name} needs options`, hint: `write on: { ${def.name}: … }, e.g. on: { schedule: "0 9 * * 1-5" }` });
+    if (t.form === 'options' && !def.options) out.push({ path: t.path, onKey: true, message: `${def.name} takes no options`, hint: `write on: ${def.name}` });
+    if (t.form === 'options' && def.options) out.push(...(def.check?.(t.options) ?? []).map((p) => ({ ...p, path: [...t.path, ...p.path] })));
+  }
+  if (rule.if !== undefined) out.push(...checkConditions(registry, rule.if, triggers, [...base, 'if']));
+  out.push(...checkSteps(rule.do, [...base, 'do'], triggers, registry));
+  if (rule.on_error !== undefined) out.push(...checkSteps(rule.on_error, [...base, 'on_error'], triggers, registry));
   return out;
 }
 

@@ -1,4 +1,5 @@
 import type { LoopGuardOptions } from './loop-guard.js';
+import type { LimitScope, Throttle } from './run-limits.js';
 import type { ActionDef, ConditionFn, TriggerDef } from './types.js';
 
 /** A bot file as written (after `${env:VAR}` and schema validation). */
@@ -27,8 +28,10 @@ export interface RuleSpec {
   on: unknown;
   if?: unknown;
   do: unknown[];
-  mode?: 'queued' | 'single' | 'parallel';
-  cooldown?: string;
+  mode?: 'queued' | 'single' | 'parallel' | 'restart';
+  cooldown?: string | { for: string; per?: LimitScope };
+  throttle?: { max_runs: number; within: string; per?: LimitScope };
+  on_error?: unknown[];
   enabled?: boolean;
 }
 
@@ -45,6 +48,12 @@ export interface CompiledStep {
   /** As written: strings are templates. */
   args: unknown;
   continueOnError: boolean;
+  /** Runs only when the `choose` step at `step` took branch `arm` (every guard must hold). */
+  guard?: Array<{ step: number; arm: number }>;
+  /** A `choose` step: its branches, in order (`else` has no condition). */
+  branches?: Array<{ label: string; condition?: ConditionFn }>;
+  /** One of the rule's `on_error` steps: taken only after a step failed. */
+  onError?: boolean;
 }
 
 export interface CompiledRule {
@@ -54,8 +63,12 @@ export interface CompiledRule {
   triggers: CompiledTrigger[];
   condition?: ConditionFn;
   steps: CompiledStep[];
-  mode: 'queued' | 'single' | 'parallel';
+  mode: 'queued' | 'single' | 'parallel' | 'restart';
   cooldownMs: number;
+  /** What the cooldown counts by (default the rule). */
+  cooldownPer: LimitScope;
+  /** At most `maxRuns` runs within `withinMs`, by `per`. */
+  throttle?: Throttle;
   enabled: boolean;
 }
 

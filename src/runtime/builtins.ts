@@ -1,4 +1,5 @@
 import { answerActions } from './actions/answer.js';
+import { chooseAction } from './actions/choose.js';
 import { localActions } from './actions/local.js';
 import { messageActions } from './actions/messages.js';
 import { moneyActions } from './actions/money.js';
@@ -20,6 +21,6 @@ export function createRegistry(): Registry {
   for (const s of builtinSources) r.addSource(s);
   for (const t of [...polledTriggers, scheduleTrigger, startupTrigger]) r.addTrigger(t);
   for (const c of builtinConditions) r.addCondition(c);
-  for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions]) r.addAction(a);
+  for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions, chooseAction]) r.addAction(a);
   return r;
 }

@@ -9,12 +9,13 @@ import type { Clock } from '../clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
 import { crashPoint } from './crash-points.js';
-import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
+import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type RunWrite, type StepProgress } from './state.js';
+import { limitKey } from './run-limits.js';
 import { renderDeep } from './templates.js';
 import { assertVariables, templatePaths, templatesIn } from './template-check.js';
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type RunScope, type TriggerDef } from './types.js';
+import { LimitError, type ConditionResult, type RunScope, type TriggerDef } from './types.js';
 import { FairQueue } from './fair-queue.js';
 import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
 import { iso } from '../clock/clock.js';
@@ -54,13 +55,27 @@ function stepFailure(step: CompiledStep, error: StepProgress['error']): StepFail
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 class Interrupted extends Error {}
 
+/** Raised inside a run of a `restart` rule that a newer event took over: the run ends for good. */
+class Restarted extends Error {}
+
+/** Whether a step's branch was chosen (steps outside any `choose` always hold). Internal. */
+function guardHolds(step: CompiledStep, progress: RunProgress): boolean {
+  return (step.guard ?? []).every((g) => (progress.steps[g.step]?.result as { branch?: number | null } | undefined)?.branch === g.arm + 1);
+}
+
+/** What `on_error` steps see as `error`. Internal. */
+function errorScope(step: CompiledStep, error: StepProgress['error']): RunScope['error'] {
+  return { step: step.index, action: step.action.name, message: error?.message ?? 'failed', code: error?.code };
+}
+
 /**
  * Changes of a run not written yet: they go with its next write (a step's write-ahead, or the
  * run's last write), so an event with one API step costs two writes of the bot's state.
  * Internal.
  */
 interface Pending {
-  lastRun?: number;
+  lastRun?: RunWrite['lastRun'];
+  throttled?: RunWrite['throttled'];
   vars?: Record<string, unknown>;
   /** Cents to add to today's spend (negative gives back a refused transfer). */
   spend: number;
@@ -92,6 +107,8 @@ export class Engine {
   /** One clock hold per run taking a step: a virtual clock's advance waits for them. */
   private readonly holds: Release[] = [];
   private readonly guard: LoopGuard;
+  /** Mode restart: the run of each rule that is going. */
+  private readonly restarts = new Map<string, { ac: AbortController; done: Promise<void> }>();
 
   constructor(private readonly d: EngineDeps) {
     this.guard = new LoopGuard(d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD), d.state);
@@ -173,10 +190,11 @@ export class Engine {
   /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
   private async flush(rule: CompiledRule, entry: InboxEntry, progress: RunProgress, pending: Pending, finish = false): Promise<void> {
     const spend = pending.spend ? { date: spendDate(this.d.clock), cents: pending.spend, max: pending.spend > 0 ? this.d.bot.limits.maxPerDay : undefined } : undefined;
-    await this.d.state.write({ entry: entry.id, rule: rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, finish });
+    await this.d.state.write({ entry: entry.id, rule: rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, throttled: pending.throttled, finish });
     pending.spend = 0;
     pending.vars = undefined;
     pending.lastRun = undefined;
+    pending.throttled = undefined;
   }
 
   private async finishRun(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, progress: RunProgress, pending: Pending) {
@@ -223,6 +241,8 @@ export class Engine {
     const scope = runScope({ bot: this.d.bot, event: entry.event, me: this.d.me, state: this.d.state, clock: this.d.clock, api: this.d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
     const actor = trigger.actor?.(entry.event.payload, this.d.me);
     const loopKey = LoopGuard.keyOf(entry.event, actor);
+    let runSignal: AbortSignal | undefined;
+    let restartDone: (() => void) | undefined;
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
@@ -231,6 +251,8 @@ export class Engine {
         if (decision.run && rule.mode === 'single' && (this.running.get(rule.id) ?? 0) > 0) {
           decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
         }
+        // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
+        if (decision.run && scope.match) decision = { ...decision, match: scope.match };
         progress.decision = decision;
         progress.started_at = this.d.clock.now();
         trace.conditions = decision.conditions;
@@ -240,28 +262,38 @@ export class Engine {
           return;
         }
         // written with the first step's write-ahead: a crash before it just decides again
-        if (rule.cooldownMs) pending.lastRun = this.d.clock.now();
+        const now = this.d.clock.now();
+        if (rule.cooldownMs) pending.lastRun = { key: limitKey(rule.id, rule.cooldownPer, scope.event, actor), at: now, expired: now - rule.cooldownMs };
+        if (rule.throttle) pending.throttled = { key: limitKey(rule.id, rule.throttle.per, scope.event, actor), at: now, withinMs: rule.throttle.withinMs };
       } else trace.conditions = progress.decision.conditions;
       counted = true;
       this.running.set(rule.id, (this.running.get(rule.id) ?? 0) + 1);
+      if (progress.decision.match) scope.match = { ...progress.decision.match };
+      if (rule.mode === 'restart') runSignal = await this.takeOver(rule, (release) => (restartDone = release));
       let failed: StepFailure | undefined;
       for (const step of rule.steps) {
         if (this.d.signal.aborted) throw new Interrupted();
+        if (runSignal?.aborted) throw new Restarted();
+        // the main steps until one fails; then the on_error steps, if any; a branch's steps if chosen
+        if (!!step.onError !== (failed !== undefined) || !guardHolds(step, progress)) continue;
         const done = progress.steps[step.index];
         if (done && done.status !== 'started') {
           trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, resumed: true });
+          if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
           if (done.status === 'failed' && !step.continueOnError) {
+            if (step.onError) break;
             failed = stepFailure(step, done.error);
-            break;
+            scope.error = errorScope(step, done.error);
           }
           continue;
         }
-        const out = await this.step(rule, step, entry, progress, scope, trigger, pending);
+        const out = step.branches ? await this.choose(rule, step, progress, scope, trigger) : await this.step(rule, step, entry, progress, scope, trigger, pending, runSignal);
         trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
+          if (step.onError) break; // a failing on_error step ends the run
           failed = stepFailure(step, out.error);
-          break;
+          scope.error = errorScope(step, out.error);
         }
       }
       if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
@@ -272,7 +304,11 @@ export class Engine {
         if (until !== undefined) this.d.log.warn({ rule: rule.id, key: loopKey }, `bot ${this.d.bot.name}: loop suspected in ${loopKey} (its answers keep getting answered); paused until ${iso(until)}`);
       }
     } catch (err) {
-      if (err instanceof Interrupted || this.d.signal.aborted) {
+      if (runSignal?.aborted && !this.d.signal.aborted) {
+        // mode restart: a newer event took over; this run ends here, for good
+        Object.assign(trace, { outcome: 'failed', reason: 'restarted', message: 'a newer event restarted this rule (mode restart)' });
+        await this.finishRun(rule, entry, shared, progress, pending).catch((e) => this.d.log.error({ err: e }, 'could not record a restarted run'));
+      } else if (err instanceof Interrupted || this.d.signal.aborted) {
         Object.assign(trace, { outcome: 'interrupted', reason: 'stopping', message: 'the bot stopped during this run; it resumes at the next start' });
       } else if (err instanceof UnauthorizedError) {
         Object.assign(trace, { outcome: 'failed', reason: 'unauthorized', message: 'the server refused the API key (401); the bot stopped' });
@@ -285,8 +321,51 @@ export class Engine {
       trace.duration_ms = Math.round(performance.now() - t0);
       this.d.traces.add(trace);
       if (counted) this.running.set(rule.id, (this.running.get(rule.id) ?? 1) - 1);
+      restartDone?.();
       this.busy(-1);
     }
+  }
+
+  /**
+   * Mode restart: stops the run of this rule that is going (at its next step, or in its wait)
+   * and waits for it to end; returns the signal that a later event will use to stop this one.
+   */
+  private async takeOver(rule: CompiledRule, onDone: (release: () => void) => void): Promise<AbortSignal> {
+    const prev = this.restarts.get(rule.id);
+    const ac = new AbortController();
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    this.restarts.set(rule.id, { ac, done });
+    onDone(() => {
+      if (this.restarts.get(rule.id)?.ac === ac) this.restarts.delete(rule.id);
+      release();
+    });
+    if (prev) {
+      prev.ac.abort();
+      await prev.done;
+    }
+    return ac.signal;
+  }
+
+  /** A `choose` step: the first branch whose conditions hold (recorded, so a resumed run takes the same). */
+  private async choose(rule: CompiledRule, step: CompiledStep, progress: RunProgress, scope: RunScope, trigger: TriggerDef): Promise<StepProgress> {
+    const t0 = performance.now();
+    const branches = step.branches!;
+    let arm: number | null = null;
+    let seen: ConditionResult | undefined;
+    for (let k = 0; k < branches.length && arm === null; k++) {
+      const b = branches[k]!;
+      if (!b.condition) arm = k;
+      else {
+        const r = await this.persist('condition', () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}`, this.d.stepTimeoutMs, () => b.condition!({ scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }), this.d.signal));
+        if (r.ok) arm = k;
+        seen = r;
+      }
+    }
+    const result = { branch: arm === null ? null : arm + 1, label: arm === null ? 'no branch' : branches[arm]!.label, ...(scope.match ? { match: scope.match } : {}), ...(arm === null && seen ? { last: seen } : {}) };
+    const out: StepProgress = { status: 'done', sig: step.sig, args: null, result, duration_ms: Math.round(performance.now() - t0) };
+    progress.steps[step.index] = out;
+    return out;
   }
 
   /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`), or from a conversation the loop guard paused. */
@@ -307,17 +386,19 @@ export class Engine {
    * Takes one step: render, check, write ahead (steps with an effect), run (retrying transient
    * failures), record. The outcome is written with the next write of the run.
    */
-  private async step(rule: CompiledRule, step: CompiledStep, entry: InboxEntry, progress: RunProgress, scope: RunScope, trigger: TriggerDef, pending: Pending): Promise<StepProgress> {
+  private async step(rule: CompiledRule, step: CompiledStep, entry: InboxEntry, progress: RunProgress, scope: RunScope, trigger: TriggerDef, pending: Pending, runSignal?: AbortSignal): Promise<StepProgress> {
     const { action } = step;
     const t0 = performance.now();
     const effects: StepEffects = {};
+    // a local step (a wait) of a restart rule also stops when a newer event takes over; a request does not
+    const signal = runSignal && action.effect === 'local' ? AbortSignal.any([this.d.signal, runSignal]) : this.d.signal;
     const ctx = actionContext({
       bot: this.d.bot,
       api: this.d.api,
       scope,
       trigger,
       key: idempotencyKey(this.d.bot.name, rule.id, entry.key, step.index, step.sig),
-      signal: this.d.signal,
+      signal,
       log: this.d.log.child({ rule: rule.id, step: step.index }),
       clock: this.d.clock,
       effects,
@@ -366,7 +447,7 @@ export class Engine {
     try {
       // under the step timeout and an error boundary: a throw or a hang fails this step only
       const what = `step ${step.index} (${action.name}) of rule ${rule.id}`;
-      result = await this.persist(action.name, () => withStepTimeout(what, this.d.stepTimeoutMs, (signal) => action.run(args, { ...ctx, signal }), this.d.signal));
+      result = await this.persist(action.name, () => withStepTimeout(what, this.d.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal));
     } catch (err) {
       if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
       // a refused transfer does not count against the daily cap

@@ -8,7 +8,7 @@ import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } fr
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
 import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
 import { DURATION_PATTERN } from '../util/duration.js';
-import type { BotSpec, CompiledBot, CompiledRule } from './bot.js';
+import type { BotSpec, CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { compileConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
 import { hintFor } from './suggest.js';
@@ -148,6 +148,33 @@ export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
   return loadBot(file, text, opts);
 }
 
+/**
+ * A rule's steps as one list: `choose` branches are flattened after their choose step (each
+ * nested step guarded by the branch it belongs to), then the `on_error` steps. Every step keeps
+ * its own index — and so its own write-ahead and Idempotency-Key. Internal.
+ */
+function compileSteps(registry: Registry, main: unknown[], onError: unknown[] | undefined): CompiledStep[] {
+  const out: CompiledStep[] = [];
+  const add = (list: unknown[], guard: CompiledStep['guard'], inError: boolean) => {
+    for (const step of list) {
+      const e = stepEntry(step)!;
+      const index = out.length;
+      const sig = createHash('sha256').update(JSON.stringify([e.name, e.args ?? null])).digest('hex').slice(0, 8);
+      const base: CompiledStep = { index, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true, guard, onError: inError || undefined };
+      if (e.name !== 'choose') {
+        out.push(base);
+        continue;
+      }
+      const items = e.args as Array<{ if?: unknown; do?: unknown[]; else?: unknown[] }>;
+      out.push({ ...base, branches: items.map((it, k) => (it.else ? { label: 'else' } : { label: `branch ${k + 1}`, condition: compileConditions(registry, it.if) })) });
+      items.forEach((it, k) => add(it.else ?? it.do ?? [], [...(guard ?? []), { step: index, arm: k }], inError));
+    }
+  };
+  add(main, undefined, false);
+  if (onError) add(onError, undefined, true);
+  return out;
+}
+
 /** `loop_guard:` as written → options in ms (defaults filled in). Internal. */
 function loopGuardOf(v: BotSpec['loop_guard']): LoopGuardOptions | false {
   if (v === false) return false;
@@ -168,13 +195,11 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     description: r.description,
     triggers: triggerEntries(r.on, []).map((t) => ({ def: registry.triggers.get(t.name)!, options: t.options })),
     condition: r.if === undefined ? undefined : compileConditions(registry, r.if),
-    steps: r.do.map((step, i) => {
-      const e = stepEntry(step)!;
-      const sig = createHash('sha256').update(JSON.stringify([e.name, e.args ?? null])).digest('hex').slice(0, 8);
-      return { index: i, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true };
-    }),
+    steps: compileSteps(registry, r.do, r.on_error),
     mode: r.mode ?? 'queued',
-    cooldownMs: r.cooldown ? parseDuration(r.cooldown)! : 0,
+    cooldownMs: r.cooldown === undefined ? 0 : parseDuration(typeof r.cooldown === 'string' ? r.cooldown : r.cooldown.for)!,
+    cooldownPer: typeof r.cooldown === 'object' ? (r.cooldown.per ?? 'rule') : 'rule',
+    throttle: r.throttle ? { maxRuns: r.throttle.max_runs, withinMs: parseDuration(r.throttle.within)!, per: r.throttle.per ?? 'rule' } : undefined,
     enabled: r.enabled !== false,
   }));
   const sources = [...new Set(rules.filter((r) => r.enabled).flatMap((r) => r.triggers.map((t) => t.def.source).filter((s): s is string => !!s)))];

@@ -17,8 +17,10 @@ export interface BotMeta {
   readonly boots: number;
   /** Cents sent on `date` (UTC, bot clock). */
   readonly spend: { date: string; cents: number };
-  /** Per rule: clock ms of the last run's start (cooldowns). */
+  /** Per rule (or rule and sender / conversation): clock ms of the last run's start (cooldowns). */
   readonly last_run: Record<string, number>;
+  /** Per throttle key: starts of the runs still inside the throttle's window. */
+  readonly runs?: Record<string, number[]>;
   /**
    * Per poll source: when the bot started needing it (clock ms). A source's first poll treats
    * what happened after this as events, so nothing is lost while the first poll waits.
@@ -50,7 +52,7 @@ export interface StepProgress {
 
 /** The run of one rule for one event. */
 export interface RunProgress {
-  decision?: { run: boolean; reason?: string; conditions?: ConditionResult };
+  decision?: { run: boolean; reason?: string; conditions?: ConditionResult; match?: Record<string, string> };
   steps: StepProgress[];
   started_at?: number;
   done?: boolean;
@@ -86,7 +88,10 @@ export interface RunWrite {
   progress: RunProgress;
   vars?: Record<string, unknown>;
   spend?: { date: string; cents: number; max?: number };
-  lastRun?: number;
+  /** A run started: the cooldown's key and time, and entries of that rule older than `expired` are dropped. */
+  lastRun?: { key: string; at: number; expired: number };
+  /** A run started under a throttle: its key, time, and window. */
+  throttled?: { key: string; at: number; withinMs: number };
   /** Removes the inbox entry (every run of it has finished). */
   finish?: boolean;
 }
@@ -182,7 +187,21 @@ export class BotState {
         next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };
       }
       if (w.vars) next = { ...next, vars: { ...next.vars, ...structuredClone(w.vars) } };
-      if (w.lastRun !== undefined) next = { ...next, last_run: { ...next.last_run, [w.rule]: w.lastRun } };
+      if (w.lastRun !== undefined) {
+        const { key, at, expired } = w.lastRun;
+        // keys per sender or conversation would grow for ever: the rule's expired ones go
+        const kept = Object.entries(next.last_run).filter(([k, t]) => !(k.startsWith(`${w.rule}\u0000`) && t < expired));
+        next = { ...next, last_run: { ...Object.fromEntries(kept), [key]: at } };
+      }
+      if (w.throttled !== undefined) {
+        const { key, at, withinMs } = w.throttled;
+        const kept = Object.entries(next.runs ?? {})
+          .map(([k, ts]) => [k, k === w.rule || k.startsWith(`${w.rule}\u0000`) ? ts.filter((t) => t > at - withinMs) : ts] as const)
+          .filter(([, ts]) => ts.length);
+        const runs: Record<string, number[]> = Object.fromEntries(kept);
+        runs[key] = [...(runs[key] ?? []), at];
+        next = { ...next, runs };
+      }
       if (next !== m) tx.col(BotMetas).put(next);
       if (!entry) return; // finished by another run of the same event: the meta changes still count
       if (w.finish) inbox.delete(w.entry);

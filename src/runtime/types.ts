@@ -142,6 +142,10 @@ export interface RunScope {
   now: string;
   /** `GET /wallet/balance`, fetched on first use. */
   readonly wallet: Promise<unknown>;
+  /** Named groups of the `matches:` conditions that held (`order (?<item>\w+)` → match.item). */
+  match?: Record<string, string>;
+  /** In `on_error` steps: the step that failed. */
+  error?: { step: number; action: string; message: string; code?: string };
 }
 
 /** What a condition gets when it runs. */

@@ -98,7 +98,12 @@ export function compileField(field: string, spec: unknown): ConditionFn {
     const test = (label: string, ok: boolean) => parts.push({ ok, label: `${field} ${label}`, detail: `${field} = ${show(v)}` });
     if ('equals' in m) test(`equals ${show(m.equals)}`, same(v, m.equals));
     if (m.in) test(`in ${show(m.in)}`, m.in.some((x) => same(v, x)));
-    if (re) test(`matches /${m.matches}/${m.flags ?? ''}`, v !== undefined && v !== null && re.test(typeof v === 'string' ? v : JSON.stringify(v)));
+    if (re) {
+      const found = v !== undefined && v !== null ? re.exec(typeof v === 'string' ? v : JSON.stringify(v)) : null;
+      // named groups are what templates see as match.NAME
+      if (found?.groups) scope.match = { ...scope.match, ...Object.fromEntries(Object.entries(found.groups).filter(([, g]) => g !== undefined)) };
+      test(`matches /${m.matches}/${m.flags ?? ''}`, found !== null);
+    }
     if (m.min !== undefined) test(`min ${m.min}`, typeof v === 'number' && v >= m.min);
     if (m.max !== undefined) test(`max ${m.max}`, typeof v === 'number' && v <= m.max);
     if ('contains' in m) {
