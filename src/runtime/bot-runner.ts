@@ -243,7 +243,12 @@ export class BotRunner {
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
       for (const t of rule.triggers) {
-        const off = t.def.setup?.({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit: (e) => this.emit(e, false), log }, t.options);
+        if (!t.def.setup) continue;
+        // the first start is the baseline of what a trigger missed (a schedule's missed fires)
+        let lastFired = this.state.fired(rule.id);
+        if (lastFired === undefined) await this.state.markFired(rule.id, (lastFired = this.o.clock.now()));
+        const emit = (e: Omit<BotEvent, 'at'>, o?: { fired?: number }) => this.emit(e, false, o?.fired === undefined ? undefined : { rule: rule.id, at: o.fired });
+        const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit, log, lastFired }, t.options);
         if (off) this.cleanups.push(off);
       }
     }
@@ -333,9 +338,9 @@ export class BotRunner {
   }
 
   /** Queues an event that did not come from polling (schedule, startup) and waits for its runs to settle. */
-  private async emit(e: Omit<BotEvent, 'at'>, wait = true): Promise<void> {
+  private async emit(e: Omit<BotEvent, 'at'>, wait = true, fired?: { rule: string; at: number }): Promise<void> {
     if (!this.state || this.ac.signal.aborted) return;
-    const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }]);
+    const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }], fired);
     for (const entry of created) this.dispatch(entry);
     if (wait) await this.engine!.idle();
   }

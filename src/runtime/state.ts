@@ -26,6 +26,8 @@ export interface BotMeta {
    * what happened after this as events, so nothing is lost while the first poll waits.
    */
   readonly baselines?: Record<string, number>;
+  /** Per rule: when its trigger (a schedule) last fired — its due time, clock ms. */
+  readonly schedules?: Record<string, number>;
   /** Conversations (or senders) the loop guard paused, until when (clock ms). */
   readonly paused?: Record<string, number>;
 }
@@ -154,12 +156,14 @@ export class BotState {
    * Moves source cursors and queues new events in one write. Events already queued (same key)
    * are skipped. Returns the entries created.
    */
-  async commit(cursors: Record<string, unknown>, events: BotEvent[]): Promise<InboxEntry[]> {
+  async commit(cursors: Record<string, unknown>, events: BotEvent[], fired?: { rule: string; at: number }): Promise<InboxEntry[]> {
     return this.store.transaction((tx) => {
       for (const [source, data] of Object.entries(cursors)) tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
       if (events.length === 0) return [];
       const inbox = tx.col(BotInbox);
-      const m = this.metaIn(tx);
+      let m = this.metaIn(tx);
+      // a trigger's last fire goes with its event: a crash cannot separate them
+      if (fired) m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
       let seq = m.seq;
       const created: InboxEntry[] = [];
       for (const event of events) {
@@ -207,6 +211,19 @@ export class BotState {
       if (w.finish) inbox.delete(w.entry);
       // the store freezes what it keeps: it gets a copy, the run keeps changing its own
       else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
+    });
+  }
+
+  /** When the trigger of `rule` last fired (its due time), if it ever did. */
+  fired(rule: string): number | undefined {
+    return this.meta().schedules?.[rule];
+  }
+
+  /** Notes `at` as the last fire of `rule`'s trigger (the baseline of the first start). */
+  async markFired(rule: string, at: number): Promise<void> {
+    await this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      tx.col(BotMetas).put({ ...m, schedules: { ...m.schedules, [rule]: at } });
     });
   }
 

@@ -93,9 +93,14 @@ export interface TriggerSetupContext {
   ruleId: string;
   scheduler: Scheduler;
   clock: Clock;
-  /** Queues an event for this bot (persisted before it returns). */
-  emit(event: Omit<BotEvent, 'at'>): Promise<void>;
+  /**
+   * Queues an event for this bot (persisted before it returns). `fired`: the trigger's due time,
+   * saved with the event (what a restart looks back to for missed fires).
+   */
+  emit(event: Omit<BotEvent, 'at'>, opts?: { fired?: number }): Promise<void>;
   log: Logger;
+  /** When this rule's trigger last fired (or the bot first started): what it may have missed since. */
+  lastFired?: number;
 }
 
 /**

@@ -55,3 +55,48 @@ describe('schedule (driven by the virtual clock)', () => {
     expect(after.slice(-2)).toEqual(['stop', 'Done, no more reminders.']);
   });
 });
+
+describe('missed schedules', () => {
+  const daily = (missed?: string) => `name: daily
+as: daily
+rules:
+  - id: tick
+    on: { schedule: { cron: "0 9 * * *"${missed ? `, missed: ${missed}` : ''} } }
+    do:
+      - send_message: { to: "{{ vars.alice }}", content: "tick {{ event.scheduled_at }} missed={{ event.missed }} ({{ event.missed_count }})" }
+`;
+  /** Runs the bot a day, stops it for three, starts it again; returns what alice got. */
+  async function downFor3Days(missed?: string): Promise<string[]> {
+    const { createTestWorld } = await import('../../src/testing/world.js');
+    const { rmSync, writeFileSync } = await import('node:fs');
+    const world = await createTestWorld({ users: { alice: {}, daily: {} } });
+    try {
+      const text = daily(missed).replace('rules:', `vars: { alice: "${world.users.alice!.pin_code}" }\nrules:`);
+      const { file } = await world.addBot(text);
+      await world.advance('1d'); // 2026-01-02 09:00: one fire
+      rmSync(file);
+      await world.host.reload(); // the bot stops
+      await world.advance('3d'); // 01-03, 01-04 and 01-05 at 09:00 pass unseen
+      writeFileSync(file, text);
+      await world.host.reload();
+      await world.settle();
+      return (await world.inbox('alice')).map((m) => m.content);
+    } finally {
+      await world.close();
+    }
+  }
+
+  it('missed: once (default) — one event for the latest missed fire, with how many were missed', async () => {
+    expect(await downFor3Days()).toEqual(['tick 2026-01-02T09:00:00.000Z missed=false (0)', 'tick 2026-01-05T09:00:00.000Z missed=true (3)']);
+  });
+
+  it('missed: all — one event per missed fire, in order; missed: skip — none', async () => {
+    expect(await downFor3Days('all')).toEqual([
+      'tick 2026-01-02T09:00:00.000Z missed=false (0)',
+      'tick 2026-01-03T09:00:00.000Z missed=true (1)',
+      'tick 2026-01-04T09:00:00.000Z missed=true (1)',
+      'tick 2026-01-05T09:00:00.000Z missed=true (1)',
+    ]);
+    expect(await downFor3Days('skip')).toEqual(['tick 2026-01-02T09:00:00.000Z missed=false (0)']);
+  });
+});
