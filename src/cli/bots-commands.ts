@@ -52,6 +52,13 @@ export function validateFiles(files: string[], registry: Registry): Array<{ file
   });
 }
 
+/** One bot of `pinbot bots list` as a line: name, state, why, last poll and run, file. */
+export function formatBotLine(b: { name?: string; file: string; status: string; message?: string; last_poll?: string; last_run?: string }): string {
+  const when = (iso: string | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : 'never');
+  const times = b.status === 'running' || b.last_poll || b.last_run ? `  last poll ${when(b.last_poll)}, last run ${when(b.last_run)}` : '';
+  return `${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.message ?? ''}${times}  ${b.file}`;
+}
+
 /** Is a server running on the data directory (reachable through its admin socket)? */
 function serverRunning(dataDir: string): boolean {
   return lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
@@ -131,7 +138,7 @@ export function registerBotCommands(program: Command): void {
 
   common(bots.command('list').description('the bots and their state (from the running server, else from the files)').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
     const dataDir = resolve(opts.data);
-    let list: Array<{ name?: string; file: string; status: string; message?: string; problems?: string[] }>;
+    let list: Array<{ name?: string; file: string; status: string; message?: string; problems?: string[]; warnings?: string[]; last_poll?: string; last_run?: string }>;
     if (serverRunning(dataDir)) list = ((await callAdmin(dataDir, 'bots.status')) as { bots: typeof list }).bots;
     else {
       const config = loadConfig(opts.config);
@@ -146,8 +153,9 @@ export function registerBotCommands(program: Command): void {
     if (opts.json) return void process.stdout.write(JSON.stringify({ bots: list }) + '\n');
     if (!list.length) return void process.stdout.write('no bots\n');
     for (const b of list) {
-      process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.message ?? ''}  ${b.file}\n`);
+      process.stdout.write(formatBotLine(b) + '\n');
       for (const p of b.problems ?? []) process.stdout.write(`    ${p}\n`);
+      for (const w of b.warnings ?? []) process.stdout.write(`    warning: ${w}\n`);
     }
   });
 

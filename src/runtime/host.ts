@@ -60,6 +60,8 @@ export interface BotStatus {
   problems?: string[];
   /** ISO time of the last finished poll. */
   last_poll?: string;
+  /** ISO time (bot clock) of the last rule run (traced). */
+  last_run?: string;
   /** What is worth fixing in a valid file (file:line:col: …). */
   warnings?: string[];
 }
@@ -246,7 +248,8 @@ export class BotHost {
       const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
-      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll };
+      const lastRun = s.traces?.list(1)[0]?.at;
+      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll, last_run: lastRun };
     });
   }
 
