@@ -23,7 +23,7 @@ mkdirSync(botsDir);
 const log = pino({ level: 'silent' });
 const server = await startServer({ dataDir: join(dir, 'data'), config: configFrom({ rate_limits: { enabled: false } }), port: 0, log, services: [] });
 
-const echo = (i: number, poll = '5s') => `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: 1000\nrules:\n  - id: echo\n    on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n`;
+const echo = (i: number, poll = "5s") => `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: 1000\nloop_guard: false\nrules:\n  - id: echo\n    on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n`;
 
 async function user(name: string) {
   const key = await server.store.transaction((tx) => createKey(tx, server.env, createUser(tx, server.env, { name }).id));

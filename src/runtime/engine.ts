@@ -15,8 +15,9 @@ import { renderDeep } from './templates.js';
 import { assertVariables, templatePaths, templatesIn } from './template-check.js';
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type ConditionResult, type RunScope, type TriggerDef } from './types.js';
+import { LimitError, type RunScope, type TriggerDef } from './types.js';
 import { FairQueue } from './fair-queue.js';
+import { chooseBranch, errorScope, guardHolds, Restarted, Restarts } from './run-control.js';
 import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
 import { iso } from '../clock/clock.js';
 
@@ -54,19 +55,6 @@ function stepFailure(step: CompiledStep, error: StepProgress['error']): StepFail
 
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 class Interrupted extends Error {}
-
-/** Raised inside a run of a `restart` rule that a newer event took over: the run ends for good. */
-class Restarted extends Error {}
-
-/** Whether a step's branch was chosen (steps outside any `choose` always hold). Internal. */
-function guardHolds(step: CompiledStep, progress: RunProgress): boolean {
-  return (step.guard ?? []).every((g) => (progress.steps[g.step]?.result as { branch?: number | null } | undefined)?.branch === g.arm + 1);
-}
-
-/** What `on_error` steps see as `error`. Internal. */
-function errorScope(step: CompiledStep, error: StepProgress['error']): RunScope['error'] {
-  return { step: step.index, action: step.action.name, message: error?.message ?? 'failed', code: error?.code };
-}
 
 /**
  * Changes of a run not written yet: they go with its next write (a step's write-ahead, or the
@@ -108,7 +96,7 @@ export class Engine {
   private readonly holds: Release[] = [];
   private readonly guard: LoopGuard;
   /** Mode restart: the run of each rule that is going. */
-  private readonly restarts = new Map<string, { ac: AbortController; done: Promise<void> }>();
+  private readonly restarts = new Restarts();
 
   constructor(private readonly d: EngineDeps) {
     this.guard = new LoopGuard(d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD), d.state);
@@ -269,7 +257,7 @@ export class Engine {
       counted = true;
       this.running.set(rule.id, (this.running.get(rule.id) ?? 0) + 1);
       if (progress.decision.match) scope.match = { ...progress.decision.match };
-      if (rule.mode === 'restart') runSignal = await this.takeOver(rule, (release) => (restartDone = release));
+      if (rule.mode === 'restart') ({ signal: runSignal, done: restartDone } = await this.restarts.takeOver(rule.id));
       let failed: StepFailure | undefined;
       for (const step of rule.steps) {
         if (this.d.signal.aborted) throw new Interrupted();
@@ -287,7 +275,9 @@ export class Engine {
           }
           continue;
         }
-        const out = step.branches ? await this.choose(rule, step, progress, scope, trigger) : await this.step(rule, step, entry, progress, scope, trigger, pending, runSignal);
+        const out = step.branches
+          ? await chooseBranch(step, progress, scope, (what, fn) => this.persist('condition', () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, this.d.stepTimeoutMs, fn, this.d.signal)), { api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) })
+          : await this.step(rule, step, entry, progress, scope, trigger, pending, runSignal);
         trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
@@ -324,48 +314,6 @@ export class Engine {
       restartDone?.();
       this.busy(-1);
     }
-  }
-
-  /**
-   * Mode restart: stops the run of this rule that is going (at its next step, or in its wait)
-   * and waits for it to end; returns the signal that a later event will use to stop this one.
-   */
-  private async takeOver(rule: CompiledRule, onDone: (release: () => void) => void): Promise<AbortSignal> {
-    const prev = this.restarts.get(rule.id);
-    const ac = new AbortController();
-    let release!: () => void;
-    const done = new Promise<void>((r) => (release = r));
-    this.restarts.set(rule.id, { ac, done });
-    onDone(() => {
-      if (this.restarts.get(rule.id)?.ac === ac) this.restarts.delete(rule.id);
-      release();
-    });
-    if (prev) {
-      prev.ac.abort();
-      await prev.done;
-    }
-    return ac.signal;
-  }
-
-  /** A `choose` step: the first branch whose conditions hold (recorded, so a resumed run takes the same). */
-  private async choose(rule: CompiledRule, step: CompiledStep, progress: RunProgress, scope: RunScope, trigger: TriggerDef): Promise<StepProgress> {
-    const t0 = performance.now();
-    const branches = step.branches!;
-    let arm: number | null = null;
-    let seen: ConditionResult | undefined;
-    for (let k = 0; k < branches.length && arm === null; k++) {
-      const b = branches[k]!;
-      if (!b.condition) arm = k;
-      else {
-        const r = await this.persist('condition', () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}`, this.d.stepTimeoutMs, () => b.condition!({ scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }), this.d.signal));
-        if (r.ok) arm = k;
-        seen = r;
-      }
-    }
-    const result = { branch: arm === null ? null : arm + 1, label: arm === null ? 'no branch' : branches[arm]!.label, ...(scope.match ? { match: scope.match } : {}), ...(arm === null && seen ? { last: seen } : {}) };
-    const out: StepProgress = { status: 'done', sig: step.sig, args: null, result, duration_ms: Math.round(performance.now() - t0) };
-    progress.steps[step.index] = out;
-    return out;
   }
 
   /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`), or from a conversation the loop guard paused. */
