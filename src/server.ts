@@ -15,6 +15,7 @@ import type { RouteDef } from './api/route.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createLogger } from './log.js';
 import { FileStore } from './store/file-store.js';
+import { dataDirIntegrity } from './store-integrity.js';
 import { defaultServices } from './services.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 
@@ -103,6 +104,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const log = options.log ?? createLogger({ level: config.log.level });
   const store = await FileStore.open(options.dataDir, {
     compactBytes: config.store.compact_bytes,
+    integrity: dataDirIntegrity,
     warn: (msg, extra) => log.warn(extra ?? {}, msg),
   });
   const clock: Clock = options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock;

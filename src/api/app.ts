@@ -5,7 +5,7 @@ import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
-import { errorHandler, sendJson } from './middleware/error-handler.js';
+import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { createLimiters } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -45,8 +45,15 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
 
   app.use(requestLog(log));
 
+  // Load balancers and monitors read this: 503 while the store cannot write (reads still work).
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const h = store.health?.() ?? { writable: true };
+    if (h.writable) {
+      res.json({ status: 'ok' });
+      return;
+    }
+    res.setHeader('Retry-After', retryAfterSeconds(h.retryAfterMs));
+    res.status(503).json({ status: 'degraded', store: { writable: false, reason: h.reason, since: new Date(h.since).toISOString(), retry_after_s: Number(retryAfterSeconds(h.retryAfterMs)) } });
   });
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);

@@ -41,6 +41,7 @@ export const ERRORS = {
   payload_too_large: [413, 'The request body is larger than 100 kB.'],
   rate_limited: [429, 'Too many requests. Wait for Retry-After seconds, then retry.'],
   internal_error: [500, 'Something went wrong on our side. It has been logged with the request id.'],
+  storage_unavailable: [503, 'The server cannot write to its disk right now; nothing was changed. Reads still work. Retry after Retry-After seconds.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;

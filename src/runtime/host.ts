@@ -13,6 +13,7 @@ import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
 import { embeddedKey } from './identity.js';
 import { loadBot } from './loader.js';
+import { BotCursors, BotInbox, BotMetas } from './state.js';
 import type { Registry } from './registry.js';
 import { TraceLog, type Trace } from './traces.js';
 
@@ -215,7 +216,7 @@ export class BotHost {
   }
 
   private remote(): Promise<FileStore> {
-    this.remoteStore ??= FileStore.open(join(this.o.stateDir, 'remote'));
+    this.remoteStore ??= FileStore.open(join(this.o.stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox].map((c) => c.name) } });
     return this.remoteStore;
   }
 
