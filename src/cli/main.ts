@@ -1,13 +1,42 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
-import { createLogger } from '../log.js';
+import { pino } from 'pino';
+import { createLogger, type Logger } from '../log.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
 import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
 import { registerExtraCommands } from './extra-commands.js';
+
+/**
+ * Exits with `code` once the log lines are written out — or after `ms` at most. A reader of
+ * stdout that stalls or dies (EPIPE) must not keep a stopped server alive: pino's exit handler
+ * flushes synchronously and retries a failing write for ever, so whatever is still buffered
+ * then is dropped (the destination is destroyed, which that handler skips). pino's `flush(cb)`
+ * answers at once without waiting, so the buffered length of its destination (sonic-boom) is
+ * watched instead; another destination (the pretty printer's worker) gets `flush(cb)`. Internal.
+ */
+async function exitAfterLog(log: Logger, code: number, ms = 2000): Promise<never> {
+  const dest = (log as unknown as Record<symbol, { _len?: unknown; _writing?: unknown; destroy?: () => void } | undefined>)[pino.symbols.streamSym];
+  const drained = () => (typeof dest?._len === 'number' ? dest._len === 0 && !dest._writing : undefined);
+  const deadline = Date.now() + ms;
+  let done = drained();
+  if (done === undefined) {
+    done = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      log.flush((err) => (clearTimeout(timer), resolve(!err)));
+    });
+  } else {
+    while (!done && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+      done = drained();
+    }
+  }
+  if (!done) dest?.destroy?.();
+  process.exit(code);
+}
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
 export function print(result: unknown, json: boolean, human?: (r: any) => string): void {
@@ -59,20 +88,19 @@ common(
     if (stopping) {
       // A second Ctrl-C: the operator does not want to wait. The journal keeps every write.
       log.warn({ signal }, 'stopping now without a snapshot (the journal replays at the next start)');
-      log.flush?.();
-      process.exit(130);
+      void exitAfterLog(log, 130, 200);
+      return;
     }
     stopping = true;
     log.info({ signal }, 'stopping: finishing in-flight requests, writing the snapshot');
     server.close().then(
       () => {
         log.info('stopped');
-        log.flush?.();
-        setTimeout(() => process.exit(0), 50);
+        void exitAfterLog(log, 0);
       },
       (err) => {
         log.error({ err }, 'stop failed');
-        process.exit(1);
+        void exitAfterLog(log, 1);
       },
     );
   };
