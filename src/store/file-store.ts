@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../util/ids.js';
 import { Engine, type UndoLog } from './engine.js';
-import { StorageUnavailableError } from './errors.js';
 import type { StoreIntegrity } from './integrity.js';
 import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
@@ -11,6 +10,7 @@ import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
 import type { ReadView, Store, StoreHealth, Tx } from './types.js';
+import { WriteGate } from './write-gate.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
 
@@ -49,13 +49,6 @@ interface Pending {
 /** Bytes of the test write that tells whether the disk takes writes again. */
 const PROBE_BYTES = 64 * 1024;
 
-const errText = (err: unknown) => (err as Error)?.message ?? String(err);
-/** A short reason, without paths (it is shown on /healthz): `ENOSPC (write)`. Internal. */
-const reasonOf = (err: unknown) => {
-  const e = err as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}${e.syscall ? ` (${e.syscall})` : ''}` : errText(err).slice(0, 200);
-};
-
 /**
  * The durable store of a data directory: state in memory, each transaction's change set
  * appended to `journal.jsonl` and fsync'd before `transaction()` resolves, with group commit
@@ -89,8 +82,8 @@ export class FileStore implements Store {
   private lastCommit: Promise<void> = Promise.resolve();
   /** Counts take-backs, so `durable()` knows whether what a read saw was undone. */
   private takeBacks = 0;
-  private down: { reason: string; since: number; delayMs: number; retryAt: number; timer?: NodeJS.Timeout } | undefined;
-  private lastReason = '';
+  private readonly gate: WriteGate;
+  /** The journal handle is unusable (a failed truncate or reopen): reopen it before writing. */
   private reopen = false;
   private journalMutex: Promise<void> = Promise.resolve();
   private closed = false;
@@ -99,7 +92,6 @@ export class FileStore implements Store {
   private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
   private readonly openAppend: OpenAppend;
   private readonly now: () => number;
-  private readonly retry: { firstMs: number; maxMs: number };
 
   private constructor(
     readonly dir: string,
@@ -111,7 +103,12 @@ export class FileStore implements Store {
     this.hooks = opts.hooks ?? {};
     this.openAppend = opts.openAppend ?? openAppendFile;
     this.now = opts.now ?? Date.now;
-    this.retry = { firstMs: opts.retry?.firstMs ?? 1000, maxMs: opts.retry?.maxMs ?? 30_000 };
+    this.gate = new WriteGate({
+      now: this.now,
+      warn: this.warn,
+      retry: { firstMs: opts.retry?.firstMs ?? 1000, maxMs: opts.retry?.maxMs ?? 30_000 },
+      tryWrite: () => this.withJournal(() => this.recover()),
+    });
     this.snapshotFile = new SnapshotFile(join(dir, 'db.json'));
   }
 
@@ -159,17 +156,12 @@ export class FileStore implements Store {
 
   /** Whether the store takes writes now; when not, why and when it tries again. */
   health(): StoreHealth {
-    const d = this.down;
-    return d ? { writable: false, reason: d.reason, since: d.since, retryAfterMs: Math.max(0, d.retryAt - this.now()) } : { writable: true };
-  }
-
-  private unavailable(): StorageUnavailableError {
-    return new StorageUnavailableError(this.down?.reason ?? this.lastReason, this.down ? Math.max(0, this.down.retryAt - this.now()) : 0);
+    return this.gate.health();
   }
 
   transaction<R>(fn: (tx: Tx) => R): Promise<R> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
-    if (this.down) return Promise.reject(this.unavailable());
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
     let run: ReturnType<Engine['run']> & { result: R };
     try {
       run = this.engine.run(fn);
@@ -198,7 +190,7 @@ export class FileStore implements Store {
   async durable(): Promise<void> {
     const takeBacks = this.takeBacks;
     await this.lastCommit;
-    if (this.takeBacks !== takeBacks) throw this.unavailable();
+    if (this.takeBacks !== takeBacks) throw this.gate.refusal();
   }
 
   /** Starts a flush unless one runs; the running one picks up the queue when it ends. */
@@ -206,15 +198,15 @@ export class FileStore implements Store {
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = undefined;
-      if (this.queue.length > 0 && !this.down) this.kick();
+      if (this.queue.length > 0 && !this.gate.isDown) this.kick();
     });
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.queue.length > 0 && !this.down) {
+    while (this.queue.length > 0 && !this.gate.isDown) {
       if (!(await this.withJournal(() => this.writeQueued()))) return;
       if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
-        void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${errText(err)}`));
+        void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
       }
     }
   }
@@ -250,8 +242,8 @@ export class FileStore implements Store {
     for (let i = lost.length - 1; i >= 0; i--) this.engine.revert(lost[i]!.undo);
     this.engine.seq = this.durableSeq;
     this.takeBacks++;
-    this.goDown(err);
-    const refused = this.unavailable();
+    this.gate.failed(err);
+    const refused = this.gate.refusal();
     for (const p of lost) p.reject(refused);
     try {
       await this.journal.truncate(this.journalBytes);
@@ -260,68 +252,28 @@ export class FileStore implements Store {
     }
   }
 
-  private goDown(err: unknown): void {
-    const reason = reasonOf(err);
-    this.lastReason = reason;
-    if (!this.down) {
-      const delayMs = this.retry.firstMs;
-      this.down = { reason, since: this.now(), delayMs, retryAt: this.now() + delayMs };
-      this.warn(`the journal cannot be written (${errText(err)}): writes are refused until a test write succeeds; reads go on`, { reason });
-    }
-    this.scheduleProbe();
-  }
-
-  private scheduleProbe(): void {
-    const d = this.down;
-    if (!d || this.closed) return;
-    clearTimeout(d.timer);
-    d.retryAt = this.now() + d.delayMs;
-    // Real time, not the server's clock: the disk recovers in the real world, also under a
-    // virtual clock. unref: a pending retry never keeps the process alive.
-    d.timer = setTimeout(() => void this.probe(), d.delayMs);
-    d.timer.unref();
-  }
-
-  /** Tries to write again; on success the store takes writes, else the next try is later. */
-  private async probe(): Promise<void> {
-    const d = this.down;
-    if (!d || this.closed) return;
-    if (await this.withJournal(() => this.recover())) {
-      this.down = undefined;
-      this.warn(`the journal takes writes again (refused for ${Math.round((this.now() - d.since) / 1000)} s)`);
-      return;
-    }
-    d.delayMs = Math.min(d.delayMs * 2, this.retry.maxMs);
-    this.scheduleProbe();
-  }
-
   /**
    * Puts the journal back to its last durable byte (reopening it if needed) and checks with a
-   * test write of 64 kB that the disk takes writes. Under the journal mutex. Internal.
+   * test write of 64 kB that the disk takes writes (throws when not). Under the journal mutex.
    */
   private async recover(): Promise<boolean> {
-    const probePath = join(this.dir, '.write-probe');
-    try {
-      if (this.reopen) {
-        await this.journal.close().catch(() => undefined);
-        this.journal = await this.openAppend(this.journalPath);
-        this.reopen = false;
-      }
-      if ((await this.journal.size()) > this.journalBytes) await this.journal.truncate(this.journalBytes);
-      await this.journal.sync();
-      const probe = await this.openAppend(probePath);
-      try {
-        await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));
-        await probe.sync();
-      } finally {
-        await probe.close().catch(() => undefined);
-        rmSync(probePath, { force: true });
-      }
-      return true;
-    } catch (err) {
-      if (this.down) this.down.reason = this.lastReason = reasonOf(err);
-      return false;
+    if (this.reopen) {
+      await this.journal.close().catch(() => undefined);
+      this.journal = await this.openAppend(this.journalPath);
+      this.reopen = false;
     }
+    if ((await this.journal.size()) > this.journalBytes) await this.journal.truncate(this.journalBytes);
+    await this.journal.sync();
+    const probePath = join(this.dir, '.write-probe');
+    const probe = await this.openAppend(probePath);
+    try {
+      await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));
+      await probe.sync();
+    } finally {
+      await probe.close().catch(() => undefined);
+      rmSync(probePath, { force: true });
+    }
+    return true;
   }
 
   /**
@@ -332,7 +284,7 @@ export class FileStore implements Store {
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting;
-    if (this.down) return Promise.reject(this.unavailable());
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
     this.compacting = (async () => {
       const { snapshot, moved } = await this.withJournal(() => this.rotateJournal());
       await this.hooks.compaction?.('rotated');
@@ -366,8 +318,8 @@ export class FileStore implements Store {
    * snapshot makes redundant.
    */
   private async rotateJournal(): Promise<{ snapshot: Snapshot; moved: string[] }> {
-    while (this.queue.length > 0) if (!(await this.writeQueued())) throw this.unavailable();
-    if (this.down) throw this.unavailable();
+    while (this.queue.length > 0) if (!(await this.writeQueued())) throw this.gate.refusal();
+    if (this.gate.isDown) throw this.gate.refusal();
     const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
     // Transactions run from here on get later sequence numbers and go to the fresh journal.
     await this.journal.close();
@@ -390,15 +342,14 @@ export class FileStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.down?.timer);
+    this.gate.close();
     try {
       while (this.flushing || this.compacting) {
         if (this.flushing) await this.flushing;
         if (this.compacting) await this.compacting.catch(() => undefined);
       }
-      if (this.down && (await this.withJournal(() => this.recover()))) this.down = undefined;
-      if (this.down) this.warn(`closing without a snapshot: the disk still refuses writes (${this.down.reason}); the journal holds every acknowledged write`);
-      else await this.compact();
+      if (await this.gate.retryNow()) await this.compact();
+      else this.warn(`closing without a snapshot: the disk still refuses writes (${this.gate.refusal().reason}); the journal holds every acknowledged write`);
     } finally {
       await this.journal.close().catch(() => undefined);
       this.release();

@@ -102,11 +102,12 @@ export interface ReplayOptions {
  * limit) and hands each intact entry to `apply` with its line number; `apply` may throw
  * (a `StoreDamagedError` naming `file:line`) to refuse the entry.
  *
- * A damaged tail — a last line without its newline, or lines failing their checksum (garbage,
- * zeros) after the last intact one — is what a crash during an append leaves: that write was
+ * A damaged tail — a last line without its newline, or unreadable lines (cut short, zeros,
+ * garbage) after the last intact one — is what a crash during an append leaves: that write was
  * never acknowledged. Its bytes are first copied to `FILE.damaged-<time>`, then cut off, and
- * the cut is reported through `warn`. A damaged line followed by intact ones throws
- * `JournalCorruptError` (`file:line` and why).
+ * the cut is reported through `warn`. An unreadable line followed by intact ones, or a whole
+ * JSON line without a checksum or with the wrong one (wherever it is: a crash does not write
+ * those), throws `JournalCorruptError` (`file:line` and why).
  *
  * @example
  * replayJournal('data/journal.jsonl', (e, line) => engine.apply(e.c), { warn: console.warn, now: Date.now() });
