@@ -42,8 +42,10 @@ const NAME = /^[a-z][a-z0-9_]{0,63}$/;
 export function changeProblem(change: unknown, known: ReadonlySet<string> | undefined, records: StoreIntegrity['records']): string | undefined {
   if (!Array.isArray(change) || change.length !== 3) return 'a change is not [collection, id, record]';
   const [name, id, record] = change as [unknown, unknown, unknown];
-  if (typeof name !== 'string' || !NAME.test(name)) return `collection name ${JSON.stringify(name)} is not one the store writes`;
-  if (known && !known.has(name)) return `unknown collection "${name}"`;
+  if (typeof name !== 'string') return `collection name ${JSON.stringify(name)} is not one the store writes`;
+  if (known) {
+    if (!known.has(name)) return `unknown collection ${JSON.stringify(name)}`;
+  } else if (!NAME.test(name)) return `collection name ${JSON.stringify(name)} is not one the store writes`;
   if (typeof id !== 'string' || id === '' || id.length > 300) return `${name}: the id is not a string of 1 to 300 characters`;
   if (record === null) return undefined;
   if (typeof record !== 'object' || Array.isArray(record)) return `${name} ${id}: the record is not an object`;

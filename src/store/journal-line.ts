@@ -19,6 +19,10 @@ const HEAD = PREFIX.length + 8 + 2;
 
 const hex8 = (n: number) => n.toString(16).padStart(8, '0');
 
+/** The value of a lower-case hex digit by byte, -1 for any other byte. Internal. */
+const HEX = new Int8Array(256).fill(-1);
+for (let i = 0; i < 16; i++) HEX['0123456789abcdef'.charCodeAt(i)] = i;
+
 /**
  * The journal line of a transaction, newline included.
  *
@@ -37,9 +41,9 @@ export function encodeEntry(s: number, c: Change[]): string {
  */
 export type LineProblem = 'no checksum' | 'checksum mismatch' | 'not a journal entry' | 'unreadable';
 
-function parse(buf: Buffer, start: number, end: number): JournalEntry | undefined {
+function parse(buf: Buffer, start: number, end: number, before = ''): JournalEntry | undefined {
   try {
-    const e = JSON.parse(buf.toString('utf8', start, end)) as JournalEntry;
+    const e = JSON.parse(before + buf.toString('utf8', start, end)) as JournalEntry;
     return e && typeof e === 'object' ? e : undefined;
   } catch {
     return undefined;
@@ -53,12 +57,19 @@ const isEntry = (e: JournalEntry | undefined): e is JournalEntry => e !== undefi
  * The checksum is computed over the raw bytes, before any string is made.
  */
 export function decodeEntry(buf: Buffer, start: number, end: number): JournalEntry | LineProblem {
-  if (end - start < HEAD + 2 || buf.compare(PREFIX, 0, PREFIX.length, start, start + PREFIX.length) !== 0 || buf[start + HEAD - 2] !== 0x22 || buf[start + HEAD - 1] !== 0x2c) {
-    return parse(buf, start, end) ? 'no checksum' : 'unreadable';
+  // Byte by byte, no strings made: this runs once per line at start-up (bench/startup).
+  let ok = end - start >= HEAD + 2 && buf[start + HEAD - 2] === 0x22 && buf[start + HEAD - 1] === 0x2c;
+  for (let i = 0; ok && i < PREFIX.length; i++) ok = buf[start + i] === PREFIX[i];
+  if (!ok) return parse(buf, start, end) ? 'no checksum' : 'unreadable';
+  let want = 0;
+  for (let i = start + PREFIX.length; i < start + PREFIX.length + 8; i++) {
+    const d = HEX[buf[i]!]!;
+    if (d < 0) return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
+    want = want * 16 + d;
   }
-  const want = parseInt(buf.toString('latin1', start + PREFIX.length, start + PREFIX.length + 8), 16);
-  if (!(want >= 0) || crc32(buf.subarray(start + HEAD, end)) !== want) return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
-  const e = parse(buf, start, end);
+  if (crc32(buf.subarray(start + HEAD, end)) !== want) return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
+  // The entry without its "k": objects of the old shape { s, c } parse a fifth faster.
+  const e = parse(buf, start + HEAD, end, '{');
   if (isEntry(e)) return e;
   return e ? 'not a journal entry' : 'unreadable';
 }
