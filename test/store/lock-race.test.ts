@@ -5,7 +5,7 @@ import { tempDir } from '../helpers/api.js';
 import { spawnNode, spawnTs, type Child } from '../helpers/spawn.js';
 
 const RACERS = 6;
-const ROUNDS = 8;
+const ROUNDS = 12;
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterAll(async () => {
