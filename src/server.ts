@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -12,6 +12,7 @@ import { createScheduler, type Scheduler } from './domain/clock/scheduler.js';
 import type { DomainEnv } from './domain/env.js';
 import type { RouteDef } from './api/route.js';
 import { KeyUsage } from './domain/users/keys.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
 import { FileStore } from './store/file-store.js';
 import { defaultServices } from './services.js';
@@ -109,7 +110,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
-  const http: Server = createServer(app);
+  const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {

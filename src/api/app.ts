@@ -40,6 +40,8 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Which address is the client's (req.ip: the anonymous rate limit counts per address).
+  app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes);
 

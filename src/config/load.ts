@@ -4,6 +4,7 @@ import { parse as parseScalar } from 'yaml';
 import { ajvProblems, formatProblem, locate, parseYaml, type FileProblem } from '../util/yaml-errors.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
+import { parseDuration } from '../util/duration.js';
 
 /** Thrown when config.yaml cannot be used; `problems` carry file:line:col. */
 export class ConfigError extends Error {
@@ -62,12 +63,24 @@ export function interpolateEnv(
   return value;
 }
 
+/** Rules between keys that a JSON Schema cannot state: `[path, message, hint]`. Internal. */
+function crossChecks(config: Config): Array<[string[], string, string]> {
+  const out: Array<[string[], string, string]> = [];
+  const s = config.server;
+  if (parseDuration(s.headers_timeout)! > parseDuration(s.request_timeout)!) {
+    out.push([['server', 'headers_timeout'], `is longer than server.request_timeout (${s.request_timeout})`, 'the headers are part of the request: make it at most request_timeout']);
+  }
+  return out;
+}
+
 /** Validates already-parsed config data (e.g. from tests) and fills defaults. */
 export function configFrom(data: unknown = {}): Config {
   const copy = structuredClone(data ?? {}) as Record<string, unknown>;
   if (!validateConfig(copy)) {
     throw new Error(`invalid config: ${ajv.errorsText(validateConfig.errors)}`);
   }
+  const [problem] = crossChecks(copy as unknown as Config);
+  if (problem) throw new Error(`invalid config: ${problem[0].join('.')} ${problem[1]}`);
   return copy as unknown as Config;
 }
 
@@ -94,5 +107,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     const pos = locate(located, ['ubi', 'schedule']);
     throw new ConfigError([{ file, ...pos, path: 'ubi.schedule', message: 'expected a cron expression', hint: 'e.g. "0 0 * * *" (midnight UTC)' }]);
   }
+  const crossed = crossChecks(config);
+  if (crossed.length) throw new ConfigError(crossed.map(([path, message, hint]) => ({ file, ...locate(located, path), path: path.join('.'), message, hint })));
   return config;
 }
