@@ -100,7 +100,7 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
-  const log = options.log ?? createLogger({ level: config.log.level });
+  const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const store = await FileStore.open(options.dataDir, {
     compactBytes: config.store.compact_bytes,
     warn: (msg, extra) => log.warn(extra ?? {}, msg),

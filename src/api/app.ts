@@ -44,19 +44,20 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes);
+  const limiters = createLimiters(env.config);
 
   app.use(requestLog(log));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  const openapiText = JSON.stringify(openapi);
   app.get('/openapi.json', (_req, res) => {
-    res.json(openapi);
+    sendJson(res, 200, openapiText);
   });
 
   const api = express.Router();
-  const limiters = createLimiters(env.config);
-  api.use(authMiddleware(store.read, keyUsage, env.clock));
+  api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous));
   api.use(limiters.general);
 
   for (const route of routes) {
@@ -96,7 +97,11 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   api.options(/.*/, (_req, _res, next) => next(new ApiError('not_found')));
   app.use('/api/v1', api);
 
-  app.use((_req, _res, next) => next(new ApiError('not_found')));
+  // Unknown routes outside /api/v1 need no key, so they count against the anonymous budget.
+  app.use(
+    (req, res, next) => (req.user ? next() : limiters.anonymous(req, res, next)),
+    (_req, _res, next) => next(new ApiError('not_found')),
+  );
   app.use(errorHandler());
 
   return { app, idempotency, keyUsage, openapi };

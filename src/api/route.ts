@@ -6,7 +6,7 @@ import type { User } from '../domain/users/users.js';
 export type JsonSchema = Record<string, unknown>;
 
 /** Names of the rate-limit buckets (API.md "Rate limits"); `general` counts every request. */
-export type BucketName = 'messages' | 'contacts' | 'intros';
+export type BucketName = 'messages' | 'contacts' | 'intros' | 'groups';
 
 export interface RouteContext<B = any, Q = any, P = any> {
   user: User;
