@@ -90,6 +90,10 @@ describe('bad input table', () => {
     { path: '/conversations/:id/messages', id: 'not an id', body: { content: 'hi' }, status: 400, code: 'validation_failed', field: 'params.id' },
     { path: '/conversations/:id/messages', id: 'cnv_00000000000000000000', body: { content: 'hi' }, status: 404, code: 'conversation_not_found' },
     { path: '/conversations/:id/messages', id: '{conv}', raw: '{"content": "hi"', status: 400, code: 'invalid_json' },
+    // POST /conversations/:id/leave (extension)
+    { path: '/conversations/:id/leave', id: '{conv}', status: 400, code: 'cannot_leave_direct' },
+    { path: '/conversations/:id/leave', id: '{conv}', body: { now: true }, status: 400, code: 'validation_failed', field: 'body.now' },
+    { path: '/conversations/:id/leave', id: 'cnv_00000000000000000000', status: 404, code: 'conversation_not_found' },
     // POST /introductions
     { path: '/introductions', body: {}, status: 400, code: 'validation_failed', field: 'body.participant_pins' },
     { path: '/introductions', body: { participant_pins: pins('bob') }, status: 400, code: 'validation_failed', field: 'body.participant_pins' },

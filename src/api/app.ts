@@ -1,8 +1,9 @@
-import express, { type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
+import { bindConfig } from './config-bound.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, sendJson } from './middleware/error-handler.js';
@@ -43,7 +44,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   // Which address is the client's (req.ip: the anonymous rate limit counts per address).
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
-  const openapi = buildOpenApi(routes);
+  const openapi = buildOpenApi(routes, env.config);
   const limiters = createLimiters(env.config);
 
   app.use(requestLog(log));
@@ -61,14 +62,21 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   api.use(limiters.general);
 
   for (const route of routes) {
-    const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
-    const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
-    const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
-    const buckets = (route.buckets ?? []).map((b) => limiters[b]);
+    const bind = <T>(s: T) => bindConfig(s, env.config);
+    const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
+    const query = compileStrings(bind(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} }));
+    const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
+    const when = route.bucketWhen ?? {};
+    const buckets = (route.buckets ?? []).filter((b) => !when[b]).map((b) => limiters[b]);
+    const bodyBuckets = (route.buckets ?? []).flatMap((b) => {
+      const holds = when[b];
+      return holds ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())] : [];
+    });
     // The body is read only once the route is known (an unknown route is 404 whatever its
-    // body) and after the rate limits (a rejected request costs no parsing).
+    // body) and after the rate limits (a rejected request costs no parsing), but for the
+    // buckets that depend on the body.
     const parse = route.method === 'post' ? [jsonBody] : [];
-    api[route.method](route.path, ...buckets, ...parse, async (req: Request, res: Response) => {
+    api[route.method](route.path, ...buckets, ...parse, ...bodyBuckets, async (req: Request, res: Response) => {
       const ctxParams = { ...req.params };
       if (params) check(params, 'params', ctxParams);
       const ctxQuery = { ...(req.query as Record<string, unknown>) };

@@ -8,6 +8,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   invalid_amount: 400,
   insufficient_funds: 400,
   cannot_target_self: 400,
+  cannot_leave_direct: 400,
   forbidden: 403,
   user_not_found: 404,
   transaction_not_found: 404,

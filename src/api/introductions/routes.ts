@@ -1,4 +1,5 @@
 import { answerIntroduction, createIntroduction, listIntroductions, pendingIntroductions, toIntroduction } from '../../domain/introductions/introductions.js';
+import { fromConfig } from '../config-bound.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
 
@@ -54,7 +55,15 @@ export const introductionRoutes: RouteDef[] = [
         additionalProperties: false,
         required: ['participant_pins'],
         properties: {
-          participant_pins: { type: 'array', minItems: 2, items: { $ref: 'Pin' }, description: '2 or more distinct PINs of other users' },
+          participant_pins: {
+            type: 'array',
+            minItems: 2,
+            maxItems: fromConfig('messaging.max_group_size', (c) => c.messaging.max_group_size),
+            items: { $ref: 'Pin' },
+            description: '2 to messaging.max_group_size distinct PINs of other users',
+            // Repeats are refused by the domain, which also sees `abc123` and `ABC123` as one PIN.
+            'x-openapi': { uniqueItems: true },
+          },
           message: { type: 'string', maxLength: 1000 },
         },
       },
