@@ -91,7 +91,7 @@ export const messagePageSchema = {
   required: ['messages', 'timestamp', 'has_more'],
   properties: {
     messages: { type: 'array', items: { $ref: 'Message' } },
-    timestamp: { type: 'integer', format: 'int64', description: 'the last message returned, else since, else 0: pass it as since next time' },
+    timestamp: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last message returned, else since, else 0: pass it as since next time' },
     has_more: { type: 'boolean' },
   },
 } as const;

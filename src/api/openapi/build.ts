@@ -171,7 +171,7 @@ export function buildOpenApi(routes: readonly RouteDef[], config: Config, { exam
       description: 'Messaging, wallet with UBI, introductions and contacts. Request bodies are limited to 100 kB. See docs/api.md for the conventions (paging, idempotency, rate limits, errors).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/', description: 'The server that serves this document', 'x-internal': false }],
+    servers: [{ url: '/', description: 'local: the pinbot server that serves this document (a self-hosted twin of the production service)', 'x-internal': false }],
     security: [{ apiKey: [] }, { bearer: [] }],
     tags: TAGS,
     paths,
