@@ -26,6 +26,9 @@ export interface AppOptions {
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
 
+/** The query schema of routes that take none (one object: ajv caches compiled schemas by identity). Internal. */
+const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
+
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
  * (100 kB), schema validation, idempotent writes, the error catalogue, `/healthz` and
@@ -59,7 +62,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
 
   for (const route of routes) {
     const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
-    const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
+    const query = compileStrings(route.schemas.query ?? NO_QUERY);
     const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
     const buckets = (route.buckets ?? []).map((b) => limiters[b]);
     // The body is read only once the route is known (an unknown route is 404 whatever its
