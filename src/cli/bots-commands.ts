@@ -36,11 +36,11 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[]): Array<{ file: string; name?: string; problems: FileProblem[] }> {
+export function validateFiles(files: string[], envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[] }> {
   const registry = createRegistry();
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems } = loadBotFile(file, { registry });
+    const { bot, problems } = loadBotFile(file, { registry, envAllow });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -61,7 +61,7 @@ export function registerBotCommands(program: Command): void {
 
   common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
     (files: string[], opts: Common & { json?: boolean }) => {
-      const results = validateFiles(botFiles(files, opts));
+      const results = validateFiles(botFiles(files, opts), loadConfig(opts.config).bots.env_allow);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
       else {
@@ -101,6 +101,7 @@ export function registerBotCommands(program: Command): void {
       files: explicit ? files : undefined,
       dir,
       server: opts.server,
+      envAllow: config.bots.env_allow,
       dryRun: opts.dryRun === true || process.env.PINBOT_DRY_RUN === '1',
     });
     const report = await host.start();
@@ -124,7 +125,7 @@ export function registerBotCommands(program: Command): void {
     let list: Array<{ name?: string; file: string; status: string; message?: string; problems?: string[] }>;
     if (serverRunning(dataDir)) list = ((await callAdmin(dataDir, 'bots.status')) as { bots: typeof list }).bots;
     else
-      list = validateFiles(botFiles([], opts)).map((r) => ({
+      list = validateFiles(botFiles([], opts), loadConfig(opts.config).bots.env_allow).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',

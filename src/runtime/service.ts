@@ -61,6 +61,7 @@ export function createBotsService(): ServerService {
         stateDir: join(ctx.dataDir, 'bots'),
         dir,
         embedded: { store: ctx.store, env: ctx.env, url: ctx.url },
+        envAllow: config.bots.env_allow,
         dryRun: process.env.PINBOT_DRY_RUN === '1',
       });
       const report = await host.start();
