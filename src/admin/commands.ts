@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
-import { VirtualClock, iso } from '../domain/clock/clock.js';
-import type { Scheduler } from '../domain/clock/scheduler.js';
+import { iso } from '../clock/clock.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
+import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
 import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
 import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
 import type { Store } from '../store/types.js';
 import { parseDuration } from '../util/duration.js';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain/errors.js';
 import { grantMoney } from '../domain/wallet/grants.js';
 import { CENTS, MAX_GRANT, parseAmountText } from '../domain/wallet/money.js';
 import { MAX_SUBSCRIBE_DAYS, subscribe } from '../domain/wallet/subscription.js';
@@ -46,7 +47,7 @@ function pinUser(ctx: AdminContext, pin: string) {
   try {
     return userByPin(ctx.store.read, pin);
   } catch (err) {
-    if (err instanceof ApiError) throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
+    if (err instanceof DomainError && err.code === 'user_not_found') throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
     throw err;
   }
 }
@@ -107,7 +108,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     const clock = virtualClock(ctx);
     const ms = parseDuration(str(args, 'duration'));
     if (ms === undefined) throw new AdminError('DURATION is like 90s, 15m, 2h or 3d');
-    await ctx.scheduler!.advanceTo(clock.now() + ms);
+    await clock.advance(ms);
     return { now: iso(clock.now()) };
   },
   'clock.set': async (ctx, args) => {
@@ -115,7 +116,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     const text = str(args, 'iso');
     const ms = Date.parse(text);
     if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
-    await ctx.scheduler!.advanceTo(ms);
+    await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
   },
 };
@@ -130,5 +131,11 @@ function virtualClock(ctx: AdminContext): VirtualClock {
 export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
   const cmd = ctx.extra?.[name] ?? adminCommands[name];
   if (!cmd) throw new AdminError(`unknown admin command ${name}`);
-  return cmd(ctx, args);
+  try {
+    return await cmd(ctx, args);
+  } catch (err) {
+    // a rule of the domain refused: its message is written for a person, the operator included
+    if (err instanceof DomainError) throw new AdminError(err.message);
+    throw err;
+  }
 }

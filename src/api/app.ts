@@ -54,7 +54,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   });
 
   const api = express.Router();
-  const limiters = createLimiters(env.config);
+  const limiters = createLimiters(env.config, env.clock);
   api.use(authMiddleware(store.read, keyUsage, env.clock));
   api.use(limiters.general);
   api.use(opaquePathSegments());

@@ -93,6 +93,14 @@ export const configSchema = {
         packages: { type: 'array', items: { type: 'string' }, default: [] },
       },
     },
+    runtime: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        step_timeout: { type: 'string', pattern: DURATION_PATTERN, default: '10s', description: 'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)' },
+      },
+    },
     store: {
       type: 'object',
       additionalProperties: false,
@@ -127,6 +135,7 @@ export interface Config {
   messaging: { max_length: number; max_group_size: number };
   bots: { dir: string; enabled: boolean; env_allow: string[] };
   plugins: { dir: string; packages: string[] };
+  runtime: { step_timeout: string };
   store: { compact_bytes: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
 }

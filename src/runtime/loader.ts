@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { BOT_ENV_PATHS, interpolateEnv, pathAllowed } from '../config/env-refs.js';
-import { normalizePin } from '../domain/users/users.js';
+import { normalizePin } from '../util/pin.js';
 import { parseDuration } from '../util/duration.js';
 import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
@@ -25,15 +25,14 @@ export interface LoadOptions {
   envAllow?: readonly string[];
 }
 
-const validators = new WeakMap<Registry, { fn: ValidateFunction; size: number }>();
+const validators = new WeakMap<Registry, { fn: ValidateFunction; version: number }>();
 
 /** The schema validator of a registry, rebuilt when plugins have added entries. Internal. */
 function validatorFor(registry: Registry): ValidateFunction {
-  const size = registry.triggers.size + registry.conditions.size + registry.actions.size;
   const cached = validators.get(registry);
-  if (cached && cached.size === size) return cached.fn;
+  if (cached && cached.version === registry.version) return cached.fn;
   const fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(botSchema(registry));
-  validators.set(registry, { fn, size });
+  validators.set(registry, { fn, version: registry.version });
   return fn;
 }
 

@@ -92,7 +92,7 @@ describe('pinbot bots validate', () => {
       expect(r.stdout).toContain(`${bad}:5:10: rules.0.do.0: unknown action "acept" — did you mean "accept"?`);
       expect(r.stdout).toContain(`ok  ${good} (good)`);
       expect(r.stdout).toContain('1 of 2 bot file(s) valid');
-      expect(validateFiles([good, good])[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
+      expect(validateFiles([good, good], createRegistry())[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
     } finally {
       tmp.cleanup();
     }

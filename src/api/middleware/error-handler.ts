@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { DomainError } from '../../domain/errors.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -14,9 +15,10 @@ export function sendJson(res: Response, status: number, body: string): void {
   res.end(body);
 }
 
-/** Maps what body-parser and express throw onto the catalogue. Internal. */
-function toApiError(err: unknown): ApiError | undefined {
+/** Maps domain refusals and what body-parser and express throw onto the catalogue. Internal. */
+export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) return ApiError.fromDomain(err);
   const e = err as { type?: string; status?: number } | undefined;
   if (e?.type === 'entity.parse.failed') return new ApiError('invalid_json');
   if (e?.type === 'entity.too.large') return new ApiError('payload_too_large');

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { defineCollection, type Store, type Tx } from '../../store/types.js';
-import type { Clock } from '../../domain/clock/clock.js';
-import { utcDate } from '../../domain/clock/clock.js';
+import type { Clock } from '../../clock/clock.js';
+import { utcDate } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
+import { toApiError } from './error-handler.js';
 import type { RouteResult } from '../route.js';
 
 /** A stored outcome of a POST made with an Idempotency-Key. */
@@ -97,10 +98,11 @@ export class Idempotency {
         return { status: r.status, body, replayed: false };
       });
     } catch (err) {
-      if (err instanceof ApiError && !NOT_STORED.has(err.code)) {
-        const body = JSON.stringify(err.toBody());
-        await this.store.transaction((tx) => record(tx, err.status, body));
-        return { status: err.status, body, replayed: false };
+      const refusal = toApiError(err);
+      if (refusal && !NOT_STORED.has(refusal.code)) {
+        const body = JSON.stringify(refusal.toBody());
+        await this.store.transaction((tx) => record(tx, refusal.status, body));
+        return { status: refusal.status, body, replayed: false };
       }
       throw err;
     } finally {

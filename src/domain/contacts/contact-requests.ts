@@ -1,7 +1,7 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
 import { addContact, contactBetween, toContactEntry, type ContactEntry } from './contacts.js';
@@ -60,9 +60,9 @@ export function toContactRequest(db: ReadView, r: ContactRequestRecord): Contact
  */
 export function requestContact(tx: Tx, env: DomainEnv, user: User, pin: string): ContactRequestRecord {
   const other = otherUserByPin(tx, user, pin);
-  if (contactBetween(tx, user.id, other.id)) throw new ApiError('already_contacts', `You and ${other.display_name} are already contacts.`);
+  if (contactBetween(tx, user.id, other.id)) throw new DomainError('already_contacts', `You and ${other.display_name} are already contacts.`);
   const coll = tx.col(ContactRequests);
-  if (coll.one('pending_pair', `${user.id}>${other.id}`)) throw new ApiError('request_exists');
+  if (coll.one('pending_pair', `${user.id}>${other.id}`)) throw new DomainError('request_exists');
   const now = env.clock.now();
   const reverse = coll.one('pending_pair', `${other.id}>${user.id}`);
   if (reverse) {
@@ -96,9 +96,9 @@ export function pendingContactRequests(db: ReadView, user: User): Array<{ id: st
 export function answerContactRequest(tx: Tx, env: DomainEnv, user: User, id: string, answer: 'accepted' | 'declined'): { message: string; contact?: ContactEntry } {
   const coll = tx.col(ContactRequests);
   const r = coll.get(id);
-  if (!r || (r.recipient_id !== user.id && r.requester_id !== user.id)) throw new ApiError('contact_request_not_found');
-  if (r.recipient_id !== user.id) throw new ApiError('forbidden', 'You sent this contact request: only its recipient can accept or decline it.');
-  if (r.status !== 'pending') throw new ApiError('contact_request_not_pending');
+  if (!r || (r.recipient_id !== user.id && r.requester_id !== user.id)) throw new DomainError('contact_request_not_found');
+  if (r.recipient_id !== user.id) throw new DomainError('forbidden', 'You sent this contact request: only its recipient can accept or decline it.');
+  if (r.status !== 'pending') throw new DomainError('contact_request_not_pending');
   coll.update(id, { status: answer, updated_at: env.clock.now() });
   const requester = userById(tx, r.requester_id);
   if (answer === 'declined') return { message: `Contact request from ${requester.display_name} declined.` };

@@ -1,7 +1,7 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
 
@@ -62,7 +62,7 @@ export function listContacts(db: ReadView, user: User): ContactEntry[] {
  */
 export function deleteContact(tx: Tx, user: User, id: string): { message: string } {
   const c = tx.col(Contacts).get(id);
-  if (!c || !c.user_ids.includes(user.id)) throw new ApiError('contact_not_found');
+  if (!c || !c.user_ids.includes(user.id)) throw new DomainError('contact_not_found');
   const other = userById(tx, c.user_ids[0] === user.id ? c.user_ids[1] : c.user_ids[0]);
   tx.col(Contacts).delete(id);
   return { message: `${other.display_name} was removed from your contacts, and you from theirs.` };

@@ -1,7 +1,7 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { createGroup, directConversation, resolveDistinctPins } from '../messaging/conversations.js';
 import { publicUser, userById, type PublicUser, type User } from '../users/users.js';
@@ -71,7 +71,7 @@ export function toIntroduction(db: ReadView, i: IntroductionRecord): Introductio
 export function createIntroduction(tx: Tx, env: DomainEnv, user: User, input: { participant_pins: string[]; message?: string }): IntroductionRecord {
   const max = env.config.messaging.max_group_size;
   if (input.participant_pins.length > max) {
-    throw new ApiError('validation_failed', undefined, [{ path: 'body.participant_pins', message: `must list at most ${max} PINs (messaging.max_group_size)` }]);
+    throw new DomainError('validation_failed', undefined, [{ path: 'body.participant_pins', message: `must list at most ${max} PINs (messaging.max_group_size)` }]);
   }
   const people = resolveDistinctPins(tx, user, input.participant_pins, 'body.participant_pins');
   const now = env.clock.now();
@@ -120,9 +120,9 @@ export function answerIntroduction(tx: Tx, env: DomainEnv, user: User, id: strin
   const coll = tx.col(Introductions);
   const intro = coll.get(id);
   const k = intro ? intro.participant_ids.indexOf(user.id) : -1;
-  if (!intro || (k < 0 && intro.introducer_id !== user.id)) throw new ApiError('introduction_not_found');
-  if (k < 0) throw new ApiError('forbidden', 'You made this introduction: only the people introduced can accept or decline it.');
-  if (intro.status !== 'pending' || intro.responses[k] !== 'pending') throw new ApiError('introduction_not_pending');
+  if (!intro || (k < 0 && intro.introducer_id !== user.id)) throw new DomainError('introduction_not_found');
+  if (k < 0) throw new DomainError('forbidden', 'You made this introduction: only the people introduced can accept or decline it.');
+  if (intro.status !== 'pending' || intro.responses[k] !== 'pending') throw new DomainError('introduction_not_pending');
   const responses = intro.responses.map((r, j) => (j === k ? answer : r));
   const now = env.clock.now();
   if (answer === 'declined') {

@@ -1,7 +1,7 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import type { ReadView, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { normalizePin, otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
 import { ConversationActivity, Conversations, directKey, Messages, type ConversationActivityRecord, type ConversationRecord } from './collections.js';
@@ -54,7 +54,7 @@ function insertConversation(tx: Tx, record: ConversationRecord): ConversationRec
 /** The conversation `id` if `user` is in it; otherwise 404 `conversation_not_found`, as if it did not exist. */
 export function conversationFor(db: ReadView, user: User, id: string): ConversationRecord {
   const c = db.col(Conversations).get(id);
-  if (!c || !c.participant_ids.includes(user.id)) throw new ApiError('conversation_not_found');
+  if (!c || !c.participant_ids.includes(user.id)) throw new DomainError('conversation_not_found');
   return c;
 }
 
@@ -89,7 +89,7 @@ export function resolveDistinctPins(db: ReadView, self: User, pins: readonly str
     const norm = normalizePin(pin);
     const first = seen.get(norm);
     if (first !== undefined) {
-      throw new ApiError('validation_failed', undefined, [{ path: `${path}.${i}`, message: `repeats ${path}.${first} (${norm}); each PIN may appear once` }]);
+      throw new DomainError('validation_failed', undefined, [{ path: `${path}.${i}`, message: `repeats ${path}.${first} (${norm}); each PIN may appear once` }]);
     }
     seen.set(norm, i);
   });
@@ -102,7 +102,7 @@ export interface OpenConversationInput {
   name?: string;
 }
 
-const invalid = (path: string, message: string) => new ApiError('validation_failed', undefined, [{ path, message }]);
+const invalid = (path: string, message: string) => new DomainError('validation_failed', undefined, [{ path, message }]);
 
 /**
  * `POST /conversations`: direct `{ participant_pin }` answers the existing conversation

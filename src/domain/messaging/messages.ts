@@ -1,7 +1,7 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import type { ReadView, Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { publicUser, userById, type PublicUser } from '../users/users.js';
 import { ConversationActivity, Messages, type ConversationRecord, type MessageRecord } from './collections.js';
@@ -40,13 +40,13 @@ export function toMessage(db: ReadView, m: MessageRecord): MessageView {
  */
 export function checkContent(env: DomainEnv, content: string, path = 'body.content'): void {
   if (content.trim().length === 0) {
-    throw new ApiError('validation_failed', undefined, [{ path, message: 'must contain something besides whitespace' }]);
+    throw new DomainError('validation_failed', undefined, [{ path, message: 'must contain something besides whitespace' }]);
   }
   const max = env.config.messaging.max_length;
   let length = 0;
   for (const _ of content) length++; // code points, not UTF-16 units
   if (length > max) {
-    throw new ApiError('validation_failed', undefined, [{ path, message: `must be at most ${max} characters (messaging.max_length); it has ${length}` }]);
+    throw new DomainError('validation_failed', undefined, [{ path, message: `must be at most ${max} characters (messaging.max_length); it has ${length}` }]);
   }
 }
 

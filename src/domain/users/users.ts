@@ -1,5 +1,6 @@
+import { normalizePin } from '../../util/pin.js';
 import { randomInt } from 'node:crypto';
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import type { DomainEnv } from '../env.js';
@@ -26,10 +27,7 @@ export const Users = defineCollection<User>({
 
 const PIN_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-/** Trims and upper-cases a PIN as typed by a person (API.md "PIN codes"). */
-export function normalizePin(pin: string): string {
-  return pin.trim().toUpperCase();
-}
+export { normalizePin };
 
 export function publicUser(u: User): PublicUser {
   return { id: u.id, display_name: u.display_name, pin_code: u.pin_code };
@@ -38,14 +36,14 @@ export function publicUser(u: User): PublicUser {
 /** The user with `pin`, or 404 `user_not_found`. */
 export function userByPin(db: ReadView, pin: string): User {
   const user = db.col(Users).one('pin', normalizePin(pin));
-  if (!user) throw new ApiError('user_not_found', `No user has the PIN ${JSON.stringify(normalizePin(pin))}. Check the PIN.`);
+  if (!user) throw new DomainError('user_not_found', `No user has the PIN ${JSON.stringify(normalizePin(pin))}. Check the PIN.`);
   return user;
 }
 
 /** The user with `pin` who is not `self`: 404 for unknown, 400 `cannot_target_self` for self. */
 export function otherUserByPin(db: ReadView, self: User, pin: string): User {
   const user = userByPin(db, pin);
-  if (user.id === self.id) throw new ApiError('cannot_target_self');
+  if (user.id === self.id) throw new DomainError('cannot_target_self');
   return user;
 }
 

@@ -1,5 +1,5 @@
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
-import { utcDate } from '../clock/clock.js';
+import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { userCreatedHooks } from '../users/users.js';
 import { addDays, DAY_MS, startOfDate } from './dates.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../errors.js';
 import type { Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import type { DomainEnv } from '../env.js';
@@ -32,7 +32,7 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
   const recipient = otherUserByPin(tx, sender, input.recipient_pin);
   const balance = account(tx, sender.id).balance_cents;
   if (balance < cents) {
-    throw new ApiError('insufficient_funds', `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`);
+    throw new DomainError('insufficient_funds', `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`);
   }
   adjustBalance(tx, sender.id, -cents);
   const now = env.clock.now();
@@ -56,9 +56,9 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
  */
 function answerable(tx: Tx, user: User, id: string): TransactionRecord {
   const t = tx.col(Transactions).get(id);
-  if (!t || (t.recipient_id !== user.id && t.sender_id !== user.id)) throw new ApiError('transaction_not_found');
-  if (t.recipient_id !== user.id) throw new ApiError('forbidden', 'Only the recipient can accept or decline a transfer; you sent this one.');
-  if (t.status !== 'pending') throw new ApiError('transaction_not_pending', `This transaction is already ${t.status}.`);
+  if (!t || (t.recipient_id !== user.id && t.sender_id !== user.id)) throw new DomainError('transaction_not_found');
+  if (t.recipient_id !== user.id) throw new DomainError('forbidden', 'Only the recipient can accept or decline a transfer; you sent this one.');
+  if (t.status !== 'pending') throw new DomainError('transaction_not_pending', `This transaction is already ${t.status}.`);
   return t;
 }
 
