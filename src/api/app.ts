@@ -7,6 +7,7 @@ import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
+import { opaquePathSegments } from './middleware/path-segments.js';
 import { createLimiters } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
@@ -59,6 +60,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config, env.clock);
   api.use(authMiddleware(store.read, keyUsage, env.clock));
   api.use(limiters.general);
+  api.use(opaquePathSegments());
 
   for (const route of routes) {
     const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;

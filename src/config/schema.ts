@@ -1,4 +1,5 @@
 import { DURATION_PATTERN } from '../util/duration.js';
+import { ENV_NAME_PATTERN } from './env-refs.js';
 
 const bucket = (limit: number, window: string) => ({
   type: 'object',
@@ -74,6 +75,13 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
         enabled: { type: 'boolean', default: true },
+        env_allow: {
+          type: 'array',
+          items: { type: 'string', pattern: ENV_NAME_PATTERN },
+          uniqueItems: true,
+          default: [],
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+        },
       },
     },
     plugins: {
@@ -125,7 +133,7 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean };
+  bots: { dir: string; enabled: boolean; env_allow: string[] };
   plugins: { dir: string; packages: string[] };
   runtime: { step_timeout: string };
   store: { compact_bytes: number };
