@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { createApp } from '../src/api/app.js';
 import { configFrom } from '../src/config/load.js';
 import { parseDuration } from '../src/util/duration.js';
-import { VirtualClock } from '../src/domain/clock/clock.js';
+import { VirtualClock } from '../src/clock/virtual-clock.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { grantMoney } from '../src/domain/wallet/grants.js';

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/api/app.js';
 import { configFrom } from '../src/config/load.js';
-import { VirtualClock } from '../src/domain/clock/clock.js';
+import { VirtualClock } from '../src/clock/virtual-clock.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { boundedDestination } from '../src/log-destination.js';

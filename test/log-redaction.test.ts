@@ -3,7 +3,7 @@ import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/api/app.js';
 import { configFrom } from '../src/config/load.js';
-import { VirtualClock } from '../src/domain/clock/clock.js';
+import { VirtualClock } from '../src/clock/virtual-clock.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { createLogger } from '../src/log.js';

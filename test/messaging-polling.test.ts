@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualClock } from '../src/domain/clock/clock.js';
+import { VirtualClock } from '../src/clock/virtual-clock.js';
 import type { DomainEnv } from '../src/domain/env.js';
 import { ConversationActivity } from '../src/domain/messaging/collections.js';
 import { createGroup } from '../src/domain/messaging/conversations.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/api/app.js';
 import { createLogger } from '../src/log.js';
 import { configFrom } from '../src/config/load.js';
-import { VirtualClock } from '../src/domain/clock/clock.js';
+import { VirtualClock } from '../src/clock/virtual-clock.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { MemoryStore } from '../src/store/memory-store.js';

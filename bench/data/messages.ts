@@ -1,5 +1,5 @@
 import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/domain/clock/clock.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { Messages, type ConversationRecord } from '../../src/domain/messaging/collections.js';
 import { createGroup, directConversation } from '../../src/domain/messaging/conversations.js';

@@ -1,5 +1,5 @@
 import { configFrom } from '../../src/config/load.js';
-import { systemClock } from '../../src/domain/clock/clock.js';
+import { systemClock } from '../../src/clock/clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser } from '../../src/domain/users/users.js';

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { VirtualClock, iso } from '../domain/clock/clock.js';
-import type { Scheduler } from '../domain/clock/scheduler.js';
+import { iso } from '../clock/clock.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
+import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
 import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
 import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
@@ -107,7 +108,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     const clock = virtualClock(ctx);
     const ms = parseDuration(str(args, 'duration'));
     if (ms === undefined) throw new AdminError('DURATION is like 90s, 15m, 2h or 3d');
-    await ctx.scheduler!.advanceTo(clock.now() + ms);
+    await clock.advance(ms);
     return { now: iso(clock.now()) };
   },
   'clock.set': async (ctx, args) => {
@@ -115,7 +116,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     const text = str(args, 'iso');
     const ms = Date.parse(text);
     if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
-    await ctx.scheduler!.advanceTo(ms);
+    await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
   },
 };

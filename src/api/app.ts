@@ -8,6 +8,7 @@ import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
+import { opaquePathSegments } from './middleware/path-segments.js';
 import { createLimiters } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
@@ -27,6 +28,9 @@ export interface AppOptions {
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
 
+/** The query schema of routes that take none (one object: ajv caches compiled schemas by identity). Internal. */
+const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
+
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
  * (100 kB), schema validation, idempotent writes, the error catalogue, `/healthz` and
@@ -45,7 +49,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
-  const limiters = createLimiters(env.config);
+  const limiters = createLimiters(env.config, env.clock);
 
   app.use(requestLog(log));
 
@@ -60,11 +64,12 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const api = express.Router();
   api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous));
   api.use(limiters.general);
+  api.use(opaquePathSegments());
 
   for (const route of routes) {
     const bind = <T>(s: T) => bindConfig(s, env.config);
     const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
-    const query = compileStrings(bind(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} }));
+    const query = compileStrings(bind(route.schemas.query ?? NO_QUERY));
     const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
     const when = route.bucketWhen ?? {};
     const buckets = (route.buckets ?? []).filter((b) => !when[b]).map((b) => limiters[b]);

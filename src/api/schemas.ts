@@ -68,12 +68,16 @@ export const sharedSchemas = {
 /** A body schema for POST routes that take no fields (accept, decline). */
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
 
-/** A params schema for routes with one `:id`. */
+/**
+ * A params schema for routes with one `:id`. Ids are opaque (API.md): the server does not check
+ * their shape at the door, so an id of any length or character that names nothing the caller
+ * can see is the route's 404 (`transaction_not_found`, …), never a 400.
+ */
 export const idParams = {
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { $ref: 'Id' } },
+  properties: { id: { type: 'string', description: "an opaque id; one that names nothing you can see (whatever its length or characters) is 404 with the resource's not-found code" } },
 } as const;
 
 /** Query of list endpoints: `limit` (1–200). */

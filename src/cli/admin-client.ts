@@ -5,7 +5,7 @@ import { AdminError, runAdminCommand, type AdminArgs } from '../admin/commands.j
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { systemClock } from '../domain/clock/clock.js';
+import { systemClock } from '../clock/clock.js';
 import { FileStore } from '../store/file-store.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 

@@ -44,7 +44,6 @@ common(
 ).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
   const config = commandConfig(opts);
   const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
-  if (opts.dryRun) process.env.PINBOT_DRY_RUN = '1';
   // Loaded here, not at the top: the other commands do not need express.
   const { startServer } = await import('../server.js');
   // Signals are caught from the start: one that arrives while starting stops the server as
@@ -53,7 +52,7 @@ common(
   let stop = (signal: string) => void (early ??= signal);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, log });
+  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, log });
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) {

@@ -1,13 +1,10 @@
-/** Thrown by `sleep` when its signal aborts. */
-export class AbortedError extends Error {
-  constructor() {
-    super('aborted');
-    this.name = 'AbortError';
-  }
-}
+import { AbortedError } from '../util/abort.js';
+
+export { AbortedError } from '../util/abort.js';
 
 /**
- * Waits `ms` real milliseconds; rejects with AbortedError when `signal` aborts first.
+ * Waits `ms` real milliseconds; rejects with AbortedError when `signal` aborts first. The
+ * client's default; bots get their clock's sleep instead.
  *
  * @example await sleep(500, controller.signal);
  */

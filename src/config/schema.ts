@@ -1,4 +1,5 @@
 import { DURATION_PATTERN } from '../util/duration.js';
+import { ENV_NAME_PATTERN } from './env-refs.js';
 
 const duration = (dflt: string) => ({ type: 'string', pattern: DURATION_PATTERN, default: dflt });
 
@@ -87,6 +88,13 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
         enabled: { type: 'boolean', default: true },
+        env_allow: {
+          type: 'array',
+          items: { type: 'string', pattern: ENV_NAME_PATTERN },
+          uniqueItems: true,
+          default: [],
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+        },
       },
     },
     plugins: {
@@ -96,6 +104,14 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'plugins' },
         packages: { type: 'array', items: { type: 'string' }, default: [] },
+      },
+    },
+    runtime: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        step_timeout: { type: 'string', pattern: DURATION_PATTERN, default: '10s', description: 'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)' },
       },
     },
     store: {
@@ -153,8 +169,9 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean };
+  bots: { dir: string; enabled: boolean; env_allow: string[] };
   plugins: { dir: string; packages: string[] };
+  runtime: { step_timeout: string };
   store: { compact_bytes: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { Clock } from './clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 
 /** What every domain rule may depend on besides the store: the clock and the config. */
 export interface DomainEnv {

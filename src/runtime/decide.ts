@@ -1,4 +1,4 @@
-import type { Clock } from '../domain/clock/clock.js';
+import type { Clock } from '../clock/clock.js';
 import type { CompiledRule } from './bot.js';
 import type { BotState, RunProgress } from './state.js';
 import type { ConditionContext, ConditionResult } from './types.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { UserRef } from '../client/types.js';
-import { iso } from '../domain/clock/clock.js';
+import { iso } from '../clock/clock.js';
 import type { CompiledBot } from './bot.js';
 import type { BotEvent, ConditionResult } from './types.js';
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import type { UserRef } from '../client/types.js';
-import type { Clock } from '../domain/clock/clock.js';
-import type { Scheduler } from '../domain/clock/scheduler.js';
+import type { Clock } from '../clock/clock.js';
+import type { Scheduler } from '../clock/scheduler.js';
 
 /** A JSON Schema object. */
 export type JsonSchema = Record<string, unknown>;
@@ -28,6 +28,8 @@ export interface CheckProblem {
   hint?: string;
   /** Point at the key of `path` rather than its value (an unknown key). */
   onKey?: boolean;
+  /** Point at this text inside the value at `path` (a Liquid tag, an `${env:…}` reference). */
+  find?: string;
 }
 
 /** What a poll source gets each time it runs. */

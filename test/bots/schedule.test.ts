@@ -17,7 +17,7 @@ describe('schedule (driven by the virtual clock)', () => {
     await w.host.start();
     await w.host.runner('daily')!.started;
     // T0 is Saturday 2026-11-21 12:00 UTC; 09:00 in Paris is 08:00 UTC in November
-    await w.server.scheduler.advanceTo(Date.parse('2026-11-23T09:00:00Z'));
+    await w.clock.advanceTo(Date.parse('2026-11-23T09:00:00Z'));
     const [conv] = (await alice.api.conversations.list()).conversations;
     const got = (await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content);
     expect(got).toEqual(['tick 2026-11-22T08:00:00.000Z (clock 2026-11-22T08:00:00.000Z)', 'tick 2026-11-23T08:00:00.000Z (clock 2026-11-23T08:00:00.000Z)']);
@@ -35,12 +35,12 @@ describe('schedule (driven by the virtual clock)', () => {
     await w.poll('reminder');
     const alice = await w.user('Alice');
     const pin = w.botUser('reminder').pin_code;
-    await w.server.scheduler.advanceTo(Date.parse('2026-11-23T09:00:00Z')); // nobody subscribed yet: the rule is traced, no message
+    await w.clock.advanceTo(Date.parse('2026-11-23T09:00:00Z')); // nobody subscribed yet: the rule is traced, no message
     expect(w.host.traces('reminder')!.map((t) => [t.rule, t.outcome, t.reason])).toEqual([['remind', 'not_run', 'condition_false']]);
     await alice.api.messages.send({ recipient_pin: pin, content: 'Remind me please' });
     await w.poll('reminder');
     // Tuesday 24 to Friday 27 at 08:00 UTC; Saturday 28 and Sunday 29 are skipped
-    await w.server.scheduler.advanceTo(Date.parse('2026-11-30T07:00:00Z'));
+    await w.clock.advanceTo(Date.parse('2026-11-30T07:00:00Z'));
     const [conv] = (await alice.api.conversations.list()).conversations;
     const got = (await alice.api.conversations.messages(conv!.id)).messages.map((m) => `${m.sender.display_name}: ${m.content}`);
     expect(got).toEqual([
@@ -50,7 +50,7 @@ describe('schedule (driven by the virtual clock)', () => {
     ]);
     await alice.api.messages.send({ recipient_pin: pin, content: 'stop' });
     await w.poll('reminder');
-    await w.server.scheduler.advanceTo(Date.parse('2026-12-01T09:00:00Z'));
+    await w.clock.advanceTo(Date.parse('2026-12-01T09:00:00Z'));
     const after = (await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content);
     expect(after.slice(-2)).toEqual(['stop', 'Done, no more reminders.']);
   });

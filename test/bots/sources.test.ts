@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/domain/clock/clock.js';
+import { systemClock } from '../../src/clock/clock.js';
 import { pendingSource } from '../../src/runtime/sources/pending.js';
 import { watchSource } from '../../src/runtime/sources/watch.js';
 import type { SourceContext } from '../../src/runtime/types.js';

@@ -7,7 +7,7 @@ import supertest from 'supertest';
 import { createApp } from '../../src/api/app.js';
 import { configFrom } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import { VirtualClock } from '../../src/domain/clock/clock.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, type User } from '../../src/domain/users/users.js';

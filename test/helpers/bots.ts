@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { createClient, type Client } from '../../src/client/client.js';
 import { configFrom } from '../../src/config/load.js';
-import type { VirtualClock } from '../../src/domain/clock/clock.js';
+import type { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser, type User } from '../../src/domain/users/users.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host.js';
+import { embeddedHostDeps } from '../../src/services/embedded-identity.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from './api.js';
 
@@ -58,7 +59,7 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
     scheduler: server.scheduler,
     stateDir: join(dataDir, 'bots'),
     dir: botsDir,
-    embedded: { store: server.store, env: server.env, url: server.url },
+    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dataDir, 'bots') }),
     jitter: false,
     client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
     retryBaseMs: 20,

@@ -7,7 +7,7 @@ import { operationId } from '../../src/api/openapi.js';
 import type { RecordedCall, RecordedExamples } from '../../src/api/openapi/examples.js';
 import { allRoutes } from '../../src/api/routes.js';
 import { configFrom } from '../../src/config/load.js';
-import type { VirtualClock } from '../../src/domain/clock/clock.js';
+import type { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { startServer } from '../../src/server.js';
 
 interface Person {

@@ -10,7 +10,7 @@ import type { RouteDef } from '../../src/api/route.js';
 import { allRoutes } from '../../src/api/routes.js';
 import { configFrom } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import type { Clock } from '../../src/domain/clock/clock.js';
+import { systemClock, type Clock } from '../../src/clock/clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { Users, type User } from '../../src/domain/users/users.js';
 import { createLogger } from '../../src/log.js';
@@ -33,7 +33,16 @@ export interface Actor {
 export function offsetClock(startIso = '2026-11-21T12:00:00Z'): Clock {
   const base = Date.parse(startIso);
   const t0 = Date.now();
-  return { now: () => base + (Date.now() - t0), virtual: false };
+  const offset = base - t0;
+  return {
+    virtual: false,
+    now: () => Date.now() + offset,
+    setTimer: (at, fn, opts) => systemClock.setTimer(at - offset, fn, opts),
+    sleepUntil: (at, signal, opts) => systemClock.sleepUntil(at - offset, signal, opts),
+    sleep: (ms, signal, opts) => systemClock.sleep(ms, signal, opts),
+    hold: () => () => undefined,
+    touch: () => undefined,
+  };
 }
 
 export interface HarnessOptions {

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { createApp } from '../../src/api/app.js';
 import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/domain/clock/clock.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { runUbi } from '../../src/domain/wallet/ubi.js';
 import { FileStore } from '../../src/store/file-store.js';

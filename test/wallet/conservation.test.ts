@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/domain/clock/clock.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createUser } from '../../src/domain/users/users.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/domain/clock/clock.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createUser } from '../../src/domain/users/users.js';
 import { Accounts, balanceCents } from '../../src/domain/wallet/accounts.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ReadView } from '../../store/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
-import type { Clock } from '../../domain/clock/clock.js';
+import type { Clock } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
 
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */

@@ -15,15 +15,15 @@ const ID_OF: Record<string, string> = {
 };
 
 /**
- * The description of a path or query parameter: its schema's description, else what it means
- * on every route, else what the `:id` names. Internal.
+ * The description of a path or query parameter: what the `:id` names, else its schema's
+ * description, else what it means on every route. Internal.
  */
 export function paramDescription(route: RouteDef, name: string, schema: JsonSchema): string {
-  if (typeof schema.description === 'string') return schema.description;
   if (name === 'id') {
     const area = route.path.split('/')[1] ?? '';
     const what = route.path.startsWith('/contacts/requests/') ? 'contact request (creq_…, from GET /contacts/requests/pending)' : (ID_OF[area] ?? 'resource');
     return `The id of a ${what}. An id you cannot see — unknown, of another user, malformed — answers 404 as if it did not exist.`;
   }
+  if (typeof schema.description === 'string') return schema.description;
   return COMMON[name] ?? name;
 }

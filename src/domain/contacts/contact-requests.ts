@@ -1,7 +1,7 @@
 import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
 import { addContact, contactBetween, toContactEntry, type ContactEntry } from './contacts.js';

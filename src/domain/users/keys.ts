@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { Users, type User } from './users.js';
 

@@ -1,5 +1,5 @@
 import type { ReadView } from '../../store/types.js';
-import { utcDate } from '../clock/clock.js';
+import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { balanceCents } from './accounts.js';
 import { toAmount } from './money.js';

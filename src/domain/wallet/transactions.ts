@@ -1,7 +1,7 @@
 import { lowerBound } from '../../store/engine.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
-import { iso } from '../clock/clock.js';
+import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { publicUser, userById, type PublicUser } from '../users/users.js';
 import { adjustBalance } from './accounts.js';

@@ -1,5 +1,5 @@
 import type { Store, Tx } from '../../store/types.js';
-import { utcDate } from '../clock/clock.js';
+import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { Users, type User } from '../users/users.js';
 import { account, Accounts } from './accounts.js';
