@@ -30,9 +30,10 @@ const program = new Command('torture')
   .option('--log-flood [seconds]', 'log flood: 8 connections pipelining keyless requests with a 14 kB header (default 60 s)')
   .option('--flood-root <dir>', 'log flood: the checkout whose bin/pinbot.js is attacked', '.')
   .option('--flood-reader <how>', 'log flood: the server\'s stdout is "stalled" (never read) or "fast"', 'stalled')
+  .option('--flood-no-limits', 'log flood: with rate_limits.enabled false (only the log buffer bound holds)')
   .parse();
 
-const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number; logFlood?: string | boolean; floodRoot: string; floodReader: 'stalled' | 'fast' }>();
+const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number; logFlood?: string | boolean; floodRoot: string; floodReader: 'stalled' | 'fast'; floodNoLimits?: boolean }>();
 const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary && opts.logFlood === undefined;
 const bad: string[] = [];
 const line = (label: string, value: unknown, mustBeZero = false) => {
@@ -131,9 +132,9 @@ if (opts.canary || nothing) {
 }
 if (opts.logFlood !== undefined) {
   const seconds = typeof opts.logFlood === 'string' ? Number(opts.logFlood) : 60;
-  const f = await runLogFlood({ seconds, root: opts.floodRoot, reader: opts.floodReader, onProgress: progress });
+  const f = await runLogFlood({ seconds, root: opts.floodRoot, reader: opts.floodReader, limits: !opts.floodNoLimits, onProgress: progress });
   process.stderr.write('\n');
-  console.log(`\nlog flood (${f.seconds} s, stdout ${opts.floodReader}, ${opts.floodRoot})`);
+  console.log(`\nlog flood (${f.seconds} s, stdout ${opts.floodReader}${opts.floodNoLimits ? ', rate limits off' : ''}, ${opts.floodRoot})`);
   line('attack requests answered', f.answered);
   line('  by status', Object.entries(f.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
   line('server RSS MB: start / max / end', `${f.rssStartMb} / ${f.rssMaxMb} / ${f.rssEndMb}`);

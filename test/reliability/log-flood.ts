@@ -39,15 +39,16 @@ const percentile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b)
  * `seconds`, while the server's stdout is a pipe nobody reads (`reader: 'stalled'`, the worst
  * case: a stuck log collector) or one read as fast as it comes (`'fast'`). Meanwhile another
  * user with a key asks `GET /api/v1/me` every second. Samples the server's RSS every second.
- * `root` is the checkout whose `bin/pinbot.js` is attacked (another worktree to compare).
+ * `root` is the checkout whose `bin/pinbot.js` is attacked (another worktree to compare);
+ * `limits: false` turns the rate limits off, leaving only the bounded log buffer.
  *
  * @example
  * const f = await runLogFlood({ seconds: 60 }); console.log(f.rssMaxMb);
  */
-export async function runLogFlood({ seconds = 60, root = '.', connections = 8, headerBytes = 14 * 1024, reader = 'stalled', killAboveMb = 4096, onProgress }: { seconds?: number; root?: string; connections?: number; headerBytes?: number; reader?: 'stalled' | 'fast'; killAboveMb?: number; onProgress?: (s: string) => void } = {}): Promise<LogFloodFigures> {
+export async function runLogFlood({ seconds = 60, root = '.', connections = 8, headerBytes = 14 * 1024, reader = 'stalled', limits = true, killAboveMb = 4096, onProgress }: { seconds?: number; root?: string; connections?: number; headerBytes?: number; reader?: 'stalled' | 'fast'; limits?: boolean; killAboveMb?: number; onProgress?: (s: string) => void } = {}): Promise<LogFloodFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-flood-'));
   const bin = resolve(root, 'bin/pinbot.js');
-  writeFileSync(join(dir, 'config.yaml'), 'log:\n  level: info\n');
+  writeFileSync(join(dir, 'config.yaml'), `log:\n  level: info\n${limits ? '' : 'rate_limits:\n  enabled: false\n'}`);
   const cfg = ['--data', dir, '--config', join(dir, 'config.yaml')];
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-bots', ...cfg], { cwd: resolve(root), stdio: ['ignore', 'pipe', 'inherit'] });
   try {
