@@ -13,6 +13,7 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser, findUser } from '../src/domain/users/users.js';
 import { createRegistry } from '../src/runtime/builtins.js';
 import { BotHost } from '../src/runtime/host.js';
+import { embeddedHostDeps } from '../src/services/embedded-identity.js';
 import { startServer } from '../src/server.js';
 
 const [mode = 'throughput', a = '', b = ''] = process.argv.slice(2);
@@ -30,7 +31,7 @@ async function user(name: string) {
 }
 
 function host(jitter: boolean) {
-  return new BotHost({ registry: createRegistry(), log, clock: server.clock, scheduler: server.scheduler, stateDir: join(dir, 'data', 'bots'), dir: botsDir, embedded: { store: server.store, env: server.env, url: server.url }, jitter });
+  return new BotHost({ registry: createRegistry(), log, clock: server.clock, scheduler: server.scheduler, stateDir: join(dir, 'data', 'bots'), dir: botsDir, ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }), jitter });
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

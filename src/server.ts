@@ -1,24 +1,37 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import type { AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
+import type { RouteDef } from './api/route.js';
+import { systemClock, type Clock } from './clock/clock.js';
+import { createScheduler } from './clock/scheduler.js';
+import { VirtualClock } from './clock/virtual-clock.js';
 import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { systemClock, type Clock } from './clock/clock.js';
-import { VirtualClock } from './clock/virtual-clock.js';
-import { createScheduler, type Scheduler } from './clock/scheduler.js';
 import type { DomainEnv } from './domain/env.js';
-import type { RouteDef } from './api/route.js';
 import { KeyUsage } from './domain/users/keys.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
-import { FileStore } from './store/file-store.js';
-import { dataDirIntegrity } from './store-integrity.js';
-import { defaultServices } from './services.js';
+import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
+import { defaultServices } from './services/index.js';
+import { buildRegistry } from './services/registry.js';
+import { dataDirIntegrity } from './services/store-integrity.js';
+import type { ServerContext, ServerService } from './services/types.js';
+import { withCommitSignal } from './store/commit-signal.js';
+import { FileStore } from './store/file-store.js';
+import type { Store } from './store/types.js';
 
+export type { ServerContext, ServerService } from './services/types.js';
+
+/**
+ * The parts of a server. Each part may be given (tests, scenarios and the test kit give a
+ * virtual clock, a registry with their plugins, their own services); what is not given is made
+ * from the data directory and the config.
+ */
 export interface ServerOptions {
   dataDir: string;
   /** config.yaml path (ignored when `config` is given). */
@@ -26,38 +39,25 @@ export interface ServerOptions {
   config?: Config;
   host?: string;
   port?: number;
-  /** Start on a virtual clock (at this time in ms, or now when `true`). */
+  /** The store (default: the journaled file store of `dataDir`, opened under its lock). */
+  store?: Store;
+  /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
+  clock?: Clock;
+  /** Start on a new virtual clock (at this time in ms, or now when `true`); ignored with `clock`. */
   virtualClock?: boolean | number;
-  /** Run the bots of `config.bots.dir` (default: config.bots.enabled). */
+  /** The registry bots are validated and run with (default: `buildRegistry({ config, log })`). */
+  registry?: Registry;
+  /** Every bot is a dry run: rules are evaluated, actions logged, none taken. */
+  dryRun?: boolean;
+  /** Run the bots of `config.bots.dir` (default true; ignored when `services` is given). */
   bots?: boolean;
   log?: Logger;
-  /** Services to start (default: `defaultServices` of services.ts). */
+  /** Services to start (default: `defaultServices({ bots })`: UBI, then bots). */
   services?: readonly ServerService[];
   /** The /api/v1 routes (default: all); tests add their own. */
   routes?: readonly RouteDef[];
   /** Longest wait for in-flight requests at shutdown before connections are cut (default 30 s). */
   shutdownGraceMs?: number;
-}
-
-/** Something the server starts and stops with itself (UBI, bots, sweeps). */
-export interface ServerService {
-  name: string;
-  start(ctx: ServerContext): Promise<void> | void;
-  stop?(): Promise<void> | void;
-  /** Admin commands it adds (e.g. `bots.trace`). */
-  commands?: Record<string, AdminCommand>;
-}
-
-export interface ServerContext {
-  store: FileStore;
-  env: DomainEnv;
-  clock: Clock;
-  scheduler: Scheduler;
-  log: Logger;
-  dataDir: string;
-  /** Base URL of this server once it listens. */
-  url: string;
-  options: ServerOptions;
 }
 
 export interface RunningServer extends ServerContext {
@@ -66,7 +66,6 @@ export interface RunningServer extends ServerContext {
   http: Server;
   close(): Promise<void>;
 }
-
 
 export { ListenError, PortInUseError } from './server-errors.js';
 
@@ -101,18 +100,23 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
-  const log = options.log ?? createLogger({ level: config.log.level });
-  const store = await FileStore.open(options.dataDir, {
-    compactBytes: config.store.compact_bytes,
-    integrity: dataDirIntegrity,
-    warn: (msg, extra) => log.warn(extra ?? {}, msg),
-  });
-  const clock: Clock = options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock;
+  const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
+  const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
+  const registry = options.registry ?? (await buildRegistry({ config, log }));
+  const opened =
+    options.store ??
+    (await FileStore.open(options.dataDir, {
+      compactBytes: config.store.compact_bytes,
+      integrity: dataDirIntegrity,
+      warn: (msg, extra) => log.warn(extra ?? {}, msg),
+    }));
+  // a virtual clock fires bots' heartbeat polls only after something changed
+  const store = clock.virtual ? withCommitSignal(opened, () => clock.touch()) : opened;
   const scheduler = createScheduler(clock);
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
-  const http: Server = createServer(app);
+  const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {
@@ -133,7 +137,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const actualPort = (http.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  const ctx: ServerContext = { store, env, clock, scheduler, log, dataDir: options.dataDir, url, options };
+  const ctx: ServerContext = { store, env, clock, scheduler, log, dataDir: options.dataDir, url, registry, dryRun: options.dryRun === true };
 
   scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });
   const flushTimer = setInterval(() => void keyUsage.flush(store).catch((err) => log.error({ err }, 'key usage flush failed')), 60_000);
@@ -165,8 +169,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
   try {
     admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
-    for (const s of options.services ?? defaultServices) {
-      if (s.name === 'bots' && options.bots === false) continue;
+    for (const s of options.services ?? defaultServices({ bots: options.bots !== false })) {
       await s.start(ctx);
       started.push(s);
       Object.assign(extra, s.commands ?? {});

@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../clock/clock.js';
 import { FileStore } from '../store/file-store.js';
-import { dataDirIntegrity } from '../store-integrity.js';
+import { dataDirIntegrity } from '../services/store-integrity.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 
 export interface CommonOptions {

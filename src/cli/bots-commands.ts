@@ -7,14 +7,17 @@ import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
 import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
-import { createRegistry } from '../runtime/builtins.js';
 import { BotHost } from '../runtime/host.js';
 import { loadBotFile } from '../runtime/loader.js';
-import { tracesFromFiles } from '../runtime/service.js';
+import { buildRegistry } from '../services/registry.js';
+import { tracesFromFiles } from '../services/bots.js';
+import { botStateStores } from '../services/state-stores.js';
 import { formatTrace } from '../runtime/trace-format.js';
+import type { Registry } from '../runtime/registry.js';
 import type { Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
 import { lockHolder } from '../store/lock.js';
+import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 
 interface Common {
@@ -36,11 +39,10 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[]): Array<{ file: string; name?: string; problems: FileProblem[] }> {
-  const registry = createRegistry();
+export function validateFiles(files: string[], registry: Registry, envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems } = loadBotFile(file, { registry });
+    const { bot, problems } = loadBotFile(file, { registry, envAllow });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -60,8 +62,10 @@ export function registerBotCommands(program: Command): void {
   const bots = program.command('bots').description('validate, run and inspect bots (YAML files in bots/)');
 
   common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
-    (files: string[], opts: Common & { json?: boolean }) => {
-      const results = validateFiles(botFiles(files, opts));
+    async (files: string[], opts: Common & { json?: boolean }) => {
+      const config = loadConfig(opts.config);
+      const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
+      const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
       else {
@@ -92,16 +96,20 @@ export function registerBotCommands(program: Command): void {
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
     const dir = explicit ? undefined : resolve(config.bots.dir);
+    const stateDir = join(resolve(opts.data), 'bots');
     const host = new BotHost({
-      registry: createRegistry(),
+      registry: await buildRegistry({ config, log }),
       log,
       clock: systemClock,
       scheduler: createScheduler(systemClock),
-      stateDir: join(resolve(opts.data), 'bots'),
+      stateDir,
+      stateStores: botStateStores({ stateDir }),
       files: explicit ? files : undefined,
       dir,
       server: opts.server,
-      dryRun: opts.dryRun === true || process.env.PINBOT_DRY_RUN === '1',
+      envAllow: config.bots.env_allow,
+      dryRun: opts.dryRun === true,
+      stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
     const report = await host.start();
     const running = report.filter((b) => b.status !== 'invalid' && b.status !== 'disabled');
@@ -123,13 +131,16 @@ export function registerBotCommands(program: Command): void {
     const dataDir = resolve(opts.data);
     let list: Array<{ name?: string; file: string; status: string; message?: string; problems?: string[] }>;
     if (serverRunning(dataDir)) list = ((await callAdmin(dataDir, 'bots.status')) as { bots: typeof list }).bots;
-    else
-      list = validateFiles(botFiles([], opts)).map((r) => ({
+    else {
+      const config = loadConfig(opts.config);
+      const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
+      list = validateFiles(botFiles([], opts), registry, config.bots.env_allow).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',
         problems: r.problems.map(formatProblem),
       }));
+    }
     if (opts.json) return void process.stdout.write(JSON.stringify({ bots: list }) + '\n');
     if (!list.length) return void process.stdout.write('no bots\n');
     for (const b of list) {

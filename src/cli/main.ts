@@ -1,42 +1,14 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
-import { pino } from 'pino';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger } from '../log.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
 import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
+import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
-
-/**
- * Exits with `code` once the log lines are written out — or after `ms` at most. A reader of
- * stdout that stalls or dies (EPIPE) must not keep a stopped server alive: pino's exit handler
- * flushes synchronously and retries a failing write for ever, so whatever is still buffered
- * then is dropped (the destination is destroyed, which that handler skips). pino's `flush(cb)`
- * answers at once without waiting, so the buffered length of its destination (sonic-boom) is
- * watched instead; another destination (the pretty printer's worker) gets `flush(cb)`. Internal.
- */
-async function exitAfterLog(log: Logger, code: number, ms = 2000): Promise<never> {
-  const dest = (log as unknown as Record<symbol, { _len?: unknown; _writing?: unknown; destroy?: () => void } | undefined>)[pino.symbols.streamSym];
-  const drained = () => (typeof dest?._len === 'number' ? dest._len === 0 && !dest._writing : undefined);
-  const deadline = Date.now() + ms;
-  let done = drained();
-  if (done === undefined) {
-    done = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
-      log.flush((err) => (clearTimeout(timer), resolve(!err)));
-    });
-  } else {
-    while (!done && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-      done = drained();
-    }
-  }
-  if (!done) dest?.destroy?.();
-  process.exit(code);
-}
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
 export function print(result: unknown, json: boolean, human?: (r: any) => string): void {
@@ -72,8 +44,7 @@ common(
     .option('--dry-run', 'bots evaluate rules and log actions without taking them'),
 ).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
   const config = commandConfig(opts);
-  const log = createLogger({ level: config.log.level });
-  if (opts.dryRun) process.env.PINBOT_DRY_RUN = '1';
+  const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   // Loaded here, not at the top: the other commands do not need express.
   const { startServer } = await import('../server.js');
   // Signals are caught from the start: one that arrives while starting stops the server as
@@ -82,7 +53,7 @@ common(
   let stop = (signal: string) => void (early ??= signal);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, log });
+  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, log });
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) {

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { isTransient, UnauthorizedError } from '../client/errors.js';
-import { sleep } from '../client/sleep.js';
 import type { UserRef } from '../client/types.js';
 import type { Clock } from '../clock/clock.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
@@ -14,6 +14,9 @@ import type { Registry } from './registry.js';
 import { BotState, type InboxEntry } from './state.js';
 import type { TraceLog } from './traces.js';
 import type { BotEvent } from './types.js';
+
+/** `runtime.step_timeout` when nothing says otherwise. */
+export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 
 /** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
 export class IdentityPending extends Error {}
@@ -32,6 +35,8 @@ export interface RunnerOptions {
   clock: Clock;
   scheduler: Scheduler;
   dryRun: boolean;
+  /** Working time an action, a rule's conditions or a poll source may take (default 10 s). */
+  stepTimeoutMs?: number;
   /** Spread the second poll over the interval (many bots do not poll in step). */
   jitter?: boolean;
   /** Entries waiting to be handled above which polling pauses. */
@@ -50,7 +55,7 @@ export class BotRunner {
   status: RunnerStatus = 'starting';
   message = '';
   me?: UserRef;
-  /** When the last poll finished (real time ms), if one has. */
+  /** When the last poll finished (clock ms), if one has. */
   lastPollAt?: number;
   /** Polls finished since the start. */
   polls = 0;
@@ -94,7 +99,9 @@ export class BotRunner {
   async pollNow(): Promise<void> {
     await this.started;
     await this.pollOnce();
-    await this.idle();
+    // on a virtual clock: until everything woken has settled (runs parked on the clock do not count)
+    if (this.o.clock instanceof VirtualClock) await this.o.clock.settle();
+    else await this.idle();
   }
 
   /** Resolves when nothing is being polled or run (runs waiting on time do not count). */
@@ -115,6 +122,20 @@ export class BotRunner {
   }
 
   private async main(): Promise<void> {
+    // held work until the bot runs (a virtual clock's advance waits for it), but not while it
+    // waits for its user
+    const hold = () => this.o.clock.hold(`bot ${this.o.bot.name}: start`);
+    let release = hold();
+    try {
+      if (!(await this.begin(() => release(), () => (release = hold())))) return;
+    } finally {
+      release();
+    }
+    await this.pollLoop();
+  }
+
+  /** Identity, state, resumed events, startup, schedules. False when the bot cannot run. */
+  private async begin(pause: () => void, resume: () => void): Promise<boolean> {
     const { bot, log } = this.o;
     const signal = this.ac.signal;
     let identity: { api: Client; me: UserRef } | undefined;
@@ -122,17 +143,19 @@ export class BotRunner {
       try {
         identity = await this.o.identify(signal);
       } catch (err) {
-        if (signal.aborted) return this.ready();
-        if (err instanceof UnauthorizedError) return this.unauthorized();
+        if (signal.aborted) return this.ready(), false;
+        if (err instanceof UnauthorizedError) return this.unauthorized(), false;
         const waiting = err instanceof IdentityPending;
         this.status = 'waiting';
         this.message = waiting ? err.message : `cannot reach the server: ${(err as Error).message}`;
         if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${this.message}`);
         this.ready();
-        await sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
+        pause();
+        await this.o.clock.sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
+        resume();
       }
     }
-    if (!identity) return this.ready();
+    if (!identity) return this.ready(), false;
     this.api = identity.api;
     this.me = identity.me;
     let store = await this.o.openStore();
@@ -156,13 +179,14 @@ export class BotRunner {
       isContact: (pin) => this.isContact(pin),
       onUnauthorized: () => this.unauthorized(),
       retryBaseMs: this.o.retryBaseMs,
+      stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
     });
     const boots = await this.state.boot(bot.spec.vars ?? {});
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
       for (const t of rule.triggers) {
-        const off = t.def.setup?.({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit: (e) => this.emit(e), log }, t.options);
+        const off = t.def.setup?.({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit: (e) => this.emit(e, false), log }, t.options);
         if (off) this.cleanups.push(off);
       }
     }
@@ -171,17 +195,29 @@ export class BotRunner {
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
     log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
     this.ready();
+    return true;
+  }
+
+  /**
+   * Polls every `poll` on the clock. The waits are heartbeats: a virtual clock fires them only
+   * once something changed, so advancing a month costs a few polls, not half a million. After
+   * a failed poll the wait doubles (to 5 minutes).
+   */
+  private async pollLoop(): Promise<void> {
+    const { bot, clock } = this.o;
+    const signal = this.ac.signal;
     if (bot.sources.length === 0) return;
     let failures = 0;
-    let first = true;
+    // many bots of one server should not poll in step (real time only: virtual runs stay repeatable)
+    let first = this.o.jitter !== false && !clock.virtual;
     while (!signal.aborted) {
-      const t0 = Date.now();
+      const t0 = clock.now();
       const ok = await this.pollOnce();
       failures = ok ? 0 : failures + 1;
-      let wait = failures ? Math.min(300_000, bot.pollMs * 2 ** failures) : bot.pollMs - (Date.now() - t0);
-      if (first && this.o.jitter !== false) wait = Math.random() * bot.pollMs;
+      let wait = failures ? Math.min(300_000, bot.pollMs * 2 ** failures) : bot.pollMs - (clock.now() - t0);
+      if (first) wait = Math.random() * bot.pollMs;
       first = false;
-      await sleep(Math.max(0, wait), signal).catch(() => undefined);
+      await clock.sleep(Math.max(0, wait), signal, { heartbeat: failures === 0 }).catch(() => undefined);
     }
   }
 
@@ -200,8 +236,11 @@ export class BotRunner {
     const run = async () => {
       if (this.inflight.size >= (this.o.maxBacklog ?? 1000)) return; // let the backlog drain first
       this.contacts.clear(); // `from: contacts` answers hold for the events of one poll
+      let release: (() => void) | undefined;
       try {
-        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock });
+        // each source holds itself while it runs (poller.ts); the results are held from here
+        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock }, this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS);
+        release = this.o.clock.hold(`bot ${this.o.bot.name}: poll results`);
         for (const e of out.errors) {
           ok = false;
           if (!this.ac.signal.aborted) this.o.log[isTransient(e.error) ? 'warn' : 'error']({ source: e.source, err: (e.error as Error).message }, `polling ${e.source} failed; backing off`);
@@ -211,12 +250,14 @@ export class BotRunner {
         const moved = Object.fromEntries(Object.entries(out.cursors).filter(([source, c]) => JSON.stringify(c) !== JSON.stringify(state.cursor(source))));
         const created = Object.keys(moved).length || out.events.length ? await state.commit(moved, out.events) : [];
         for (const entry of created) this.dispatch(entry);
-        this.lastPollAt = Date.now();
+        this.lastPollAt = this.o.clock.now();
         this.polls++;
       } catch (err) {
         ok = false;
         if (err instanceof UnauthorizedError) return this.unauthorized();
         if (!this.ac.signal.aborted) this.o.log.error({ err }, 'poll failed');
+      } finally {
+        release?.();
       }
     };
     this.polling = run().finally(() => (this.polling = undefined));

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
-import { AbortedError, sleep } from '../client/sleep.js';
+import { AbortedError } from '../util/abort.js';
+import { StepTimeoutError, withStepTimeout } from '../util/step-timeout.js';
+import type { Release } from '../clock/clock.js';
 import type { UserRef } from '../client/types.js';
 import type { Clock } from '../clock/clock.js';
 import type { CompiledBot, CompiledRule, CompiledStep } from './bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
 import { crashPoint } from './crash-points.js';
-import { DailyCapError, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
+import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type StepProgress } from './state.js';
 import { renderDeep } from './templates.js';
 import { decide } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
@@ -26,9 +28,21 @@ export interface EngineDeps {
   isContact(pin: string): Promise<boolean>;
   /** The key was refused: the bot must stop. */
   onUnauthorized(err: UnauthorizedError): void;
+  /** Working time an action, the conditions of a rule, may take (`runtime.step_timeout`). */
+  stepTimeoutMs: number;
   /** First wait after a transient failure (doubles to `retryCapMs`). */
   retryBaseMs?: number;
   retryCapMs?: number;
+}
+
+/** The trace reason of a step's error kind (state written before 0.2 says `error`). Internal. */
+const traceReason = (kind: StepErrorKind | undefined): StepFailure['reason'] => (kind === undefined || kind === 'error' ? 'failed' : kind);
+
+/** How a failed step ends its run in the trace: the reason, and a message naming the step. Internal. */
+function stepFailure(step: CompiledStep, error: StepProgress['error']): StepFailure {
+  const reason = traceReason(error?.kind);
+  const message = error?.message ?? 'failed';
+  return { failed: true, reason, message: reason === 'timeout' ? message : `step ${step.index} (${step.action.name}) failed: ${message}` };
 }
 
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
@@ -49,7 +63,7 @@ interface Pending {
 /** A step that failed for good. Internal. */
 interface StepFailure {
   failed: true;
-  reason: 'limit' | 'api' | 'error';
+  reason: 'limit' | 'api' | 'timeout' | 'failed';
   message: string;
 }
 
@@ -67,6 +81,8 @@ export class Engine {
   private readonly live = new Map<string, number>();
   private active = 0;
   private waiters: Array<() => void> = [];
+  /** One clock hold per run taking a step: a virtual clock's advance waits for them. */
+  private readonly holds: Release[] = [];
 
   constructor(private readonly d: EngineDeps) {}
 
@@ -75,7 +91,12 @@ export class Engine {
     const rules = this.d.bot.rules.filter((r) => r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id));
     const todo = rules.filter((r) => !entry.runs[r.id]?.done);
     if (todo.length === 0) {
-      await this.d.state.finish(entry.id);
+      this.busy(1);
+      try {
+        await this.d.state.finish(entry.id);
+      } finally {
+        this.busy(-1);
+      }
       return;
     }
     const shared = { remaining: todo.length };
@@ -95,6 +116,8 @@ export class Engine {
 
   private busy(delta: number): void {
     this.active += delta;
+    if (delta > 0) this.holds.push(this.d.clock.hold(`bot ${this.d.bot.name}: run`));
+    else this.holds.pop()?.();
     if (this.active === 0) {
       const w = this.waiters;
       this.waiters = [];
@@ -160,7 +183,7 @@ export class Engine {
         this.d.log.warn({ err: (err as Error).message, attempt, wait_ms: wait }, `${what} failed for now; retrying`);
         this.busy(-1);
         try {
-          await sleep(wait, this.d.signal).catch(() => undefined);
+          await this.d.clock.sleep(wait, this.d.signal).catch(() => undefined);
         } finally {
           this.busy(1);
         }
@@ -185,7 +208,7 @@ export class Engine {
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        const decision = await this.persist('condition', () => this.decide(rule, scope, trigger));
+        const decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal));
         progress.decision = decision;
         progress.started_at = this.d.clock.now();
         trace.conditions = decision.conditions;
@@ -204,7 +227,7 @@ export class Engine {
         if (done && done.status !== 'started') {
           trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, resumed: true });
           if (done.status === 'failed' && !step.continueOnError) {
-            failed = { failed: true, reason: done.error?.kind ?? 'error', message: done.error?.message ?? 'failed' };
+            failed = stepFailure(step, done.error);
             break;
           }
           continue;
@@ -213,7 +236,7 @@ export class Engine {
         trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
-          failed = { failed: true, reason: out.error!.kind, message: out.error!.message };
+          failed = stepFailure(step, out.error);
           break;
         }
       }
@@ -228,7 +251,7 @@ export class Engine {
         this.d.onUnauthorized(err);
       } else {
         this.d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
-        Object.assign(trace, { outcome: 'failed', reason: 'error', message: (err as Error).message });
+        Object.assign(trace, { outcome: 'failed', reason: err instanceof StepTimeoutError ? 'timeout' : 'failed', message: (err as Error).message });
       }
     } finally {
       trace.duration_ms = Math.round(performance.now() - t0);
@@ -268,7 +291,7 @@ export class Engine {
       return out;
     };
     const fail = (err: unknown, args: unknown) => {
-      const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : 'error';
+      const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : err instanceof StepTimeoutError ? 'timeout' : 'failed';
       const code = err instanceof ApiRequestError ? err.code : undefined;
       this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: (err as Error).message }, 'step failed');
       return record({ status: 'failed', args, error: { kind, code, message: (err as Error).message } });
@@ -302,7 +325,9 @@ export class Engine {
     }
     let result: unknown;
     try {
-      result = await this.persist(action.name, () => action.run(args, ctx));
+      // under the step timeout and an error boundary: a throw or a hang fails this step only
+      const what = `step ${step.index} (${action.name}) of rule ${rule.id}`;
+      result = await this.persist(action.name, () => withStepTimeout(what, this.d.stepTimeoutMs, (signal) => action.run(args, { ...ctx, signal }), this.d.signal));
     } catch (err) {
       if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
       // a refused transfer does not count against the daily cap

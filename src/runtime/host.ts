@@ -5,15 +5,12 @@ import { createClient, type ClientOptions } from '../client/client.js';
 import { createRateBudget, type RateBudget } from '../client/rate-budget.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
-import type { DomainEnv } from '../domain/env.js';
-import { FileStore } from '../store/file-store.js';
-import type { Store } from '../store/types.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
-import { embeddedKey } from './identity.js';
+import { waitingOffTheClock } from '../util/step-timeout.js';
+import type { IdentityProvider, StateStores } from './host-deps.js';
 import { loadBot } from './loader.js';
-import { BotCursors, BotInbox, BotMetas } from './state.js';
 import type { Registry } from './registry.js';
 import { TraceLog, type Trace } from './traces.js';
 
@@ -28,15 +25,21 @@ export interface HostOptions {
   dir?: string;
   files?: string[];
   /** The server this process serves: bots with `server: embedded` and `as:` use it. */
-  embedded?: { store: Store; env: DomainEnv; url: string };
+  embedded?: { url: string; identity: IdentityProvider };
+  /** Where bots keep their state (cursors, inbox, vars). */
+  stateStores: StateStores;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
   server?: string;
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
+  envAllow?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
   retryBaseMs?: number;
+  /** Working time an action, a rule's conditions or a poll source may take (`runtime.step_timeout`). */
+  stepTimeoutMs?: number;
 }
 
 /** One bot file as the host sees it. */
@@ -76,9 +79,7 @@ interface Slot {
 export class BotHost {
   private readonly slots = new Map<string, Slot>();
   private readonly budgets = new Map<string, RateBudget>();
-  private remoteStore?: Promise<FileStore>;
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly identityLocks = new Map<string, Promise<unknown>>();
   private stopped = false;
 
   constructor(private readonly o: HostOptions) {}
@@ -124,7 +125,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
       const bot = res.bot;
       const problems = [...res.problems];
       if (bot) {
@@ -171,7 +172,7 @@ export class BotHost {
     const runner = new BotRunner({
       bot,
       registry: this.o.registry,
-      openStore: async () => (remote ? this.remote() : this.o.embedded!.store),
+      openStore: () => this.o.stateStores.open(remote ? 'remote' : 'embedded'),
       traces,
       log,
       clock: this.o.clock,
@@ -179,31 +180,26 @@ export class BotHost {
       dryRun: this.o.dryRun === true || bot.dryRun,
       jitter: this.o.jitter,
       retryBaseMs: this.o.retryBaseMs,
+      stepTimeoutMs: this.o.stepTimeoutMs,
       identify: async (signal) => {
         let apiKey: string;
         if ('key' in bot.identity) apiKey = bot.identity.key;
         else {
-          const id = bot.identity;
-          const e = this.o.embedded!;
-          // bots acting as the same user resolve it one at a time (a missing user is created once)
-          const lockKey = id.as.trim().toLowerCase();
-          const task = (this.identityLocks.get(lockKey) ?? Promise.resolve()).then(() =>
-            embeddedKey({ store: e.store, env: e.env, keysDir: join(this.o.stateDir, 'keys'), bot: bot.name, as: id.as, createUser: id.createUser }),
-          );
-          const settled = task.catch(() => undefined);
-          this.identityLocks.set(lockKey, settled);
-          void settled.then(() => this.identityLocks.get(lockKey) === settled && this.identityLocks.delete(lockKey));
-          const r = await task;
+          const r = await this.o.embedded!.identity.keyFor({ bot: bot.name, as: bot.identity.as, createUser: bot.identity.createUser });
           if (r.created) log.info({ user: r.user.pin_code }, `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`);
           apiKey = r.apiKey;
         }
         const budgetKey = `${base}\u0000${apiKey}`;
         let budget = this.budgets.get(budgetKey);
-        if (!budget) this.budgets.set(budgetKey, (budget = createRateBudget()));
+        // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
+        // bot's held work while they last (see Clock.hold)
+        const sleep = (ms: number, signal?: AbortSignal) => waitingOffTheClock(() => this.o.clock.sleep(ms, signal, { parked: true }));
+        if (!budget) this.budgets.set(budgetKey, (budget = createRateBudget({ now: () => this.o.clock.now(), sleep })));
         const api = createClient({
           baseUrl: base,
           apiKey,
           budget,
+          sleep,
           onRetry: (i) => log.debug(i, 'retrying a request'),
           ...this.o.client,
         });
@@ -213,11 +209,6 @@ export class BotHost {
     });
     slot.runner = runner;
     runner.start();
-  }
-
-  private remote(): Promise<FileStore> {
-    this.remoteStore ??= FileStore.open(join(this.o.stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox].map((c) => c.name) } });
-    return this.remoteStore;
   }
 
   /** The state of every bot file. */
@@ -245,6 +236,6 @@ export class BotHost {
     await this.chain;
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
-    if (this.remoteStore) await (await this.remoteStore).close();
+    await this.o.stateStores.close();
   }
 }

@@ -17,11 +17,26 @@ export class Registry {
   readonly conditions = new Map<string, ConditionDef>();
   readonly actions = new Map<string, ActionDef>();
   readonly sources = new Map<string, SourceDef>();
+  /** Grows with every entry added: caches built from the registry (the bot validator) key on it. */
+  version = 0;
+  private frozen = false;
+
+  /** Refuses further entries (every entry point freezes the registry it built). */
+  freeze(): this {
+    this.frozen = true;
+    return this;
+  }
+
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
 
   private add<T extends { name: string }>(map: Map<string, T>, kind: string, def: T): this {
+    if (this.frozen) throw new Error(`cannot add the ${kind} ${def.name}: the registry is frozen once built (register from a plugin, which buildRegistry loads)`);
     if (!NAME.test(def.name)) throw new Error(`${kind} name ${JSON.stringify(def.name)} must be lower-case words joined by dots`);
     if (map.has(def.name)) throw new Error(`a ${kind} named ${def.name} is already registered`);
     map.set(def.name, def);
+    this.version++;
     return this;
   }
 

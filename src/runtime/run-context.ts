@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import type { UserRef } from '../client/types.js';
 import { iso, utcDate, type Clock } from '../clock/clock.js';
+import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { CompiledBot } from './bot.js';
-import { sleepUntil } from './clock-sleep.js';
 import type { BotState } from './state.js';
 import { LimitError, type ActionContext, type BotEvent, type RunScope, type TriggerDef } from './types.js';
 
@@ -92,7 +92,7 @@ export function actionContext(o: {
     async sleepUntil(until) {
       o.onPark(true);
       try {
-        await sleepUntil(o.clock, until, o.signal);
+        await waitingOffTheClock(() => o.clock.sleepUntil(until, o.signal));
       } finally {
         o.onPark(false);
       }

@@ -2,6 +2,12 @@ import { defineCollection, type Store, type Tx } from '../store/types.js';
 import type { BotEvent, ConditionResult } from './types.js';
 
 /** Per bot: variables, counters and the daily spend. */
+/**
+ * Why a step failed: a money limit, an API refusal, its time ran out (`runtime.step_timeout`),
+ * or its code threw (`failed`; `error` in state written before 0.2).
+ */
+export type StepErrorKind = 'limit' | 'api' | 'timeout' | 'failed' | 'error';
+
 export interface BotMeta {
   readonly id: string;
   readonly vars: Record<string, unknown>;
@@ -31,7 +37,7 @@ export interface StepProgress {
   /** Arguments as sent (written before the step runs, so a retry sends the same). */
   args?: unknown;
   result?: unknown;
-  error?: { code?: string; message: string; kind: 'limit' | 'api' | 'error' };
+  error?: { code?: string; message: string; kind: StepErrorKind };
   duration_ms?: number;
 }
 

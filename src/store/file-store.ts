@@ -235,7 +235,7 @@ export class FileStore implements Store {
   /**
    * The disk refused a write: takes back `batch` and everything queued after it (newest first,
    * in the same tick, so nothing runs on top of state being undone), refuses writes from now
-   * on, rejects them all, then cuts any partial append off the journal.
+   * on, cuts any partial append off the journal, then rejects them all.
    */
   private async writeFailed(batch: Pending[], err: unknown): Promise<void> {
     const lost = [...batch, ...this.queue.splice(0)];
@@ -244,12 +244,12 @@ export class FileStore implements Store {
     this.takeBacks++;
     this.gate.failed(err);
     const refused = this.gate.refusal();
-    for (const p of lost) p.reject(refused);
     try {
       await this.journal.truncate(this.journalBytes);
     } catch {
       this.reopen = true;
     }
+    for (const p of lost) p.reject(refused);
   }
 
   /**

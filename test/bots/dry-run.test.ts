@@ -8,7 +8,7 @@ import { configFrom } from '../../src/config/load.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser } from '../../src/domain/users/users.js';
 import type { BotStatus } from '../../src/runtime/host.js';
-import { createBotsService } from '../../src/runtime/service.js';
+import { createBotsService } from '../../src/services/bots.js';
 import { BotState } from '../../src/runtime/state.js';
 import type { Trace } from '../../src/runtime/traces.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -23,7 +23,6 @@ afterEach(async () => {
   await w?.close();
   await server?.close();
   w = server = undefined;
-  delete process.env.PINBOT_DRY_RUN;
   for (const c of cleanups.splice(0)) c();
 });
 
@@ -88,19 +87,19 @@ describe('dry run', () => {
     ]);
   });
 
-  it('serve --dry-run (PINBOT_DRY_RUN=1) makes every bot of the service a dry run; the admin socket answers status and traces', async () => {
+  it('serve --dry-run (startServer({ dryRun: true })) makes every bot of the service a dry run; the admin socket answers status and traces', async () => {
     const tmp = tempDir();
     cleanups.push(tmp.cleanup);
     const bots = join(tmp.dir, 'bots');
     mkdirSync(bots);
     writeFileSync(join(bots, 'chatty.yaml'), chatty);
-    process.env.PINBOT_DRY_RUN = '1';
     const data = join(tmp.dir, 'data');
     server = await startServer({
       dataDir: data,
       config: configFrom({ rate_limits: { enabled: false }, bots: { dir: bots } }),
       port: 0,
       log: pino({ level: 'silent' }),
+      dryRun: true,
       services: [createBotsService()],
     });
     const status = await eventually(async () => {

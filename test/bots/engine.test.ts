@@ -55,17 +55,19 @@ describe('rules', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'b' });
     await w.poll('b');
     expect(traces()).toEqual([['one', 'not_run', 'single_running']]);
-    w.clock.set(T0 + 10 * 60_000);
-    await eventually(async () => (await transcript(alice.api)).length === 4, 5000, 'the first replies');
+    // advance returns once every run it woke has settled: no polling for the outcome
+    await w.clock.advanceTo(T0 + 10 * 60_000);
+    expect(await transcript(alice.api)).toHaveLength(4);
     // the queued run for "b" starts its 10 minute wait once the run for "a" has finished
     const { BotState } = await import('../../src/runtime/state.js');
-    const waiting = await eventually(() => {
-      const e = new BotState(w.server.store, 'b').inbox().find((x) => x.event.payload.content === 'b');
-      return e?.runs.all?.steps[0]?.status === 'started' ? (e.runs.all.steps[0].args as { until: number }) : undefined;
-    }, 5000, 'the queued wait');
+    const e = new BotState(w.server.store, 'b').inbox().find((x) => x.event.payload.content === 'b');
+    expect(e?.runs.all?.steps[0]?.status).toBe('started');
+    const waiting = e!.runs.all!.steps[0]!.args as { until: number };
     expect(waiting.until).toBe(T0 + 20 * 60_000);
-    w.clock.set(waiting.until);
-    await eventually(async () => (await transcript(alice.api)).length === 5, 5000, 'the queued reply');
+    await w.clock.advanceTo(waiting.until - 1);
+    expect(await transcript(alice.api)).toHaveLength(4);
+    await w.clock.advanceTo(waiting.until);
+    expect(await transcript(alice.api)).toHaveLength(5);
     const t = await transcript(alice.api);
     expect(t.slice(0, 2)).toEqual(['Alice: a', 'Alice: b']);
     expect(t.slice(2, 4).sort()).toEqual(['Desk: queued a', 'Desk: single a']);
@@ -94,8 +96,9 @@ describe('rules', () => {
     await w.host.stop();
     const { BotHost } = await import('../../src/runtime/host.js');
     const { createRegistry } = await import('../../src/runtime/builtins.js');
+    const { embeddedHostDeps } = await import('../../src/services/embedded-identity.js');
     const { pino } = await import('pino');
-    const again = new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir: `${w.server.dataDir}/bots`, dir: w.botsDir, embedded: { store: w.server.store, env: w.server.env, url: w.server.url }, jitter: false });
+    const again = new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir: `${w.server.dataDir}/bots`, dir: w.botsDir, ...embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir: `${w.server.dataDir}/bots` }), jitter: false });
     await again.start();
     await again.runner('b')!.started;
     await alice.api.messages.send({ recipient_pin: pin, content: 'y' });

@@ -29,6 +29,8 @@ describe('429 from a server with tiny limits', () => {
     await otherApi.messages.send({ recipient_pin: bob.user.pin_code, content: '2' });
     await w.poll('echo');
     expect(retries).toContain('429 rate_limited');
+    // the bot waits Retry-After on the clock: the messages window (2 s) passes on the virtual clock
+    await w.clock.advance(3_000);
     const conv = (await alice.api.conversations.list()).conversations.find((c) => c.participants.some((p) => p.id === echo.id))!;
     const got = (await alice.api.conversations.messages(conv.id)).messages.map((m) => m.content);
     expect(got.filter((c) => c.startsWith('echo')).sort()).toEqual(['echo a', 'echo b']);

@@ -35,7 +35,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['reply with no one to reply to', `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - reply: hi\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: reply needs an event with someone to reply to, and schedule has none — use send_message/],
     ['a bad cron expression', `${head}  - on: { schedule: "61 * * * *" }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:21: rules\.0\.on\.schedule: "61 \* \* \* \*" is not a cron expression — five fields/],
     ['an unknown time zone', `${head}  - on: { schedule: { cron: "0 9 * * *", timezone: Mars/Olympus } }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:52: rules\.0\.on\.schedule\.timezone: unknown time zone "Mars\/Olympus"/],
-    ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
+    ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:20: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
     ['a bad wait', `${head}  - on: startup\n    do:\n      - wait: 5 minutes\n`, /^bot\.yaml:6:15: rules\.0\.do\.0\.wait: "5 minutes" is not a duration — like 90s/],
     ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
     ['a missing environment variable', 'name: t\nkey: ${env:NOPE_KEY}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable NOPE_KEY is not set/],
@@ -92,7 +92,7 @@ describe('pinbot bots validate', () => {
       expect(r.stdout).toContain(`${bad}:5:10: rules.0.do.0: unknown action "acept" — did you mean "accept"?`);
       expect(r.stdout).toContain(`ok  ${good} (good)`);
       expect(r.stdout).toContain('1 of 2 bot file(s) valid');
-      expect(validateFiles([good, good])[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
+      expect(validateFiles([good, good], createRegistry())[1]!.problems.map(formatProblem)).toEqual([`${good}:1:1: name: the bot name "good" is also used by ${good} — give each bot its own name`]);
     } finally {
       tmp.cleanup();
     }

@@ -9,6 +9,7 @@ import { createUser, findUser, type User } from '../../src/domain/users/users.js
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host.js';
+import { embeddedHostDeps } from '../../src/services/embedded-identity.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from './api.js';
 
@@ -58,7 +59,7 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
     scheduler: server.scheduler,
     stateDir: join(dataDir, 'bots'),
     dir: botsDir,
-    embedded: { store: server.store, env: server.env, url: server.url },
+    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dataDir, 'bots') }),
     jitter: false,
     client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
     retryBaseMs: 20,

@@ -248,7 +248,7 @@ describe('a torn tail is cut, its bytes kept (issue 13, item 13)', () => {
 
 describe('the collections a data directory may hold', () => {
   it('COLLECTIONS lists every collection declared in src/ (a missing one would be refused at the next start)', async () => {
-    const { COLLECTIONS } = await import('../../src/store-integrity.js');
+    const { COLLECTIONS } = await import('../../src/services/store-integrity.js');
     const declared = new Set<string>();
     const walk = (d: string) => {
       for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import { StorageUnavailableError } from '../../store/errors.js';
+import { containsKey } from '../../util/secrets.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -57,6 +58,10 @@ export function errorHandler() {
     }
     if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
     if (err instanceof StorageUnavailableError) res.setHeader('Retry-After', retryAfterSeconds(err.retryAfterMs));
+    // A detail names the field as sent: a key pasted as a field name is not echoed back.
+    if (apiError.details?.some((d) => containsKey(d.path))) {
+      apiError = new ApiError(apiError.code, apiError.message, apiError.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d)), apiError.extra);
+    }
     sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
   };
 }

@@ -1,4 +1,4 @@
-import { normalizePin } from '../../domain/users/users.js';
+import { normalizePin } from '../../util/pin.js';
 import type { ActionDef, CheckProblem } from '../types.js';
 
 const content = { type: 'string', minLength: 1, description: 'message text (a Liquid template)' };

@@ -1,4 +1,4 @@
-import { normalizePin } from '../../domain/users/users.js';
+import { normalizePin } from '../../util/pin.js';
 import type { ActionDef } from '../types.js';
 
 interface SendMoneyArgs {

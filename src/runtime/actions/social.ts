@@ -1,5 +1,5 @@
 import { ApiRequestError } from '../../client/errors.js';
-import { normalizePin } from '../../domain/users/users.js';
+import { normalizePin } from '../../util/pin.js';
 import type { ActionDef } from '../types.js';
 
 const pin = { type: 'string', minLength: 1, description: 'a PIN (a Liquid template)' };

@@ -1,4 +1,4 @@
-import { normalizePin } from '../../domain/users/users.js';
+import { normalizePin } from '../../util/pin.js';
 import { checkExpression, evaluate, truthy } from '../templates.js';
 import type { CheckProblem, ConditionDef, ConditionResult } from '../types.js';
 

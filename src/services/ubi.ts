@@ -1,5 +1,5 @@
-import type { ServerService } from '../../server.js';
-import { runUbi, ubiCents } from './ubi.js';
+import { runUbi, ubiCents } from '../domain/wallet/ubi.js';
+import type { ServerService } from './types.js';
 
 /**
  * The UBI job of `pinbot serve`: on start it catches up every day missed while the server was

@@ -1,11 +1,12 @@
 import { join, resolve } from 'node:path';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
-import type { ServerContext, ServerService } from '../server.js';
-import { createRegistry } from './builtins.js';
-import { BotHost } from './host.js';
-import { readTraces, type Trace } from './traces.js';
-import { watchBots } from './watcher.js';
+import { parseDuration } from '../util/duration.js';
+import { BotHost } from '../runtime/host.js';
+import { readTraces, type Trace } from '../runtime/traces.js';
+import { watchBots } from '../runtime/watcher.js';
+import { embeddedHostDeps } from './embedded-identity.js';
+import type { ServerContext, ServerService } from './types.js';
 
 /** The traces of a bot from its history files (the bot need not run). Internal. */
 export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
@@ -23,8 +24,8 @@ const limitOf = (args: Record<string, unknown>) => {
 };
 
 /**
- * The bots of `config.bots.dir`, started with the server (`serve --no-bots` skips them;
- * `serve --dry-run` sets PINBOT_DRY_RUN=1, which makes every bot a dry run). Bots reach this
+ * The bots of `config.bots.dir`, started with the server (`serve --no-bots` leaves this service
+ * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
  * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
  * commands `bots.status`, `bots.trace` and `bots.reload`.
@@ -53,15 +54,18 @@ export function createBotsService(): ServerService {
       ctxRef = ctx;
       const log = ctx.log.child({ service: 'bots' });
       const dir = resolve(config.bots.dir);
+      const stateDir = join(ctx.dataDir, 'bots');
       host = new BotHost({
-        registry: createRegistry(),
+        registry: ctx.registry,
         log,
         clock: ctx.clock,
         scheduler: ctx.scheduler,
-        stateDir: join(ctx.dataDir, 'bots'),
+        stateDir,
         dir,
-        embedded: { store: ctx.store, env: ctx.env, url: ctx.url },
-        dryRun: process.env.PINBOT_DRY_RUN === '1',
+        ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir }),
+        envAllow: config.bots.env_allow,
+        dryRun: ctx.dryRun,
+        stepTimeoutMs: parseDuration(config.runtime.step_timeout),
       });
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');

@@ -4,7 +4,9 @@ import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
 import { createUser, findUser, type User } from '../domain/users/users.js';
 import type { Store } from '../store/types.js';
-import { IdentityPending } from './bot-runner.js';
+import { IdentityPending } from '../runtime/bot-runner.js';
+import type { IdentityProvider, StateStores } from '../runtime/host-deps.js';
+import { botStateStores } from './state-stores.js';
 
 /** What is kept of an embedded bot's key, in `DATA/bots/keys/NAME.json` (mode 0600). */
 interface KeyFile {
@@ -23,7 +25,7 @@ interface KeyFile {
  *
  * @example const { user, apiKey } = await embeddedKey({ store, env, keysDir, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
  */
-export async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; created: boolean }> {
+async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; created: boolean }> {
   let user: User | undefined;
   try {
     user = findUser(o.store.read, o.as);
@@ -72,4 +74,36 @@ function saveKeyFile(dir: string, bot: string, k: KeyFile): void {
   writeFileSync(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
   renameSync(`${file}.tmp`, file);
   chmodSync(file, 0o600);
+}
+
+/**
+ * The identity provider of `pinbot serve`: creates an embedded bot's user (with
+ * `create_user: true`) and its dedicated key in the server's store. Bots acting as the same
+ * user resolve it one at a time, so a missing user is created once.
+ */
+export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: string }): IdentityProvider {
+  const locks = new Map<string, Promise<unknown>>();
+  return {
+    async keyFor({ bot, as, createUser }) {
+      const lockKey = as.trim().toLowerCase();
+      const task = (locks.get(lockKey) ?? Promise.resolve()).then(() => embeddedKey({ ...o, bot, as, createUser }));
+      const settled = task.catch(() => undefined);
+      locks.set(lockKey, settled);
+      void settled.then(() => locks.get(lockKey) === settled && locks.delete(lockKey));
+      return task;
+    },
+  };
+}
+
+/**
+ * What a BotHost inside a server is given: the embedded server (its URL and identity provider)
+ * and the bots' state stores (the server's own store; a file store for remote bots).
+ *
+ * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir }), registry, log, clock, scheduler, stateDir, dir })
+ */
+export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string }): { embedded: { url: string; identity: IdentityProvider }; stateStores: StateStores } {
+  return {
+    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys') }) },
+    stateStores: botStateStores({ embedded: o.store, stateDir: o.stateDir }),
+  };
 }

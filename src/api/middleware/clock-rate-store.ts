@@ -1,0 +1,58 @@
+import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
+import type { Clock } from '../../clock/clock.js';
+
+/**
+ * The hit counts of one rate-limit bucket, in fixed windows measured on the clock (so a
+ * virtual clock moves them too). A window starts at a client's first hit and lasts `windowMs`,
+ * as express-rate-limit's own memory store does; expired entries are swept as the map grows,
+ * never by a timer.
+ */
+export class ClockRateStore implements Store {
+  readonly localKeys = true;
+  private windowMs = 60_000;
+  private readonly hits = new Map<string, { totalHits: number; resetAt: number }>();
+  private sweepAt = 1024;
+
+  constructor(private readonly clock: Clock) {}
+
+  init(options: Options): void {
+    this.windowMs = options.windowMs;
+  }
+
+  get(key: string): ClientRateLimitInfo | undefined {
+    const e = this.hits.get(key);
+    if (!e || e.resetAt <= this.clock.now()) return undefined;
+    return { totalHits: e.totalHits, resetTime: new Date(e.resetAt) };
+  }
+
+  increment(key: string): ClientRateLimitInfo {
+    const now = this.clock.now();
+    let e = this.hits.get(key);
+    if (!e || e.resetAt <= now) {
+      e = { totalHits: 0, resetAt: now + this.windowMs };
+      this.hits.set(key, e);
+      if (this.hits.size >= this.sweepAt) this.sweep(now);
+    }
+    e.totalHits++;
+    return { totalHits: e.totalHits, resetTime: new Date(e.resetAt) };
+  }
+
+  decrement(key: string): void {
+    const e = this.hits.get(key);
+    if (e && e.totalHits > 0) e.totalHits--;
+  }
+
+  resetKey(key: string): void {
+    this.hits.delete(key);
+  }
+
+  resetAll(): void {
+    this.hits.clear();
+  }
+
+  /** Drops expired windows; the next sweep waits until the map has doubled. Internal. */
+  private sweep(now: number): void {
+    for (const [k, e] of this.hits) if (e.resetAt <= now) this.hits.delete(k);
+    this.sweepAt = Math.max(1024, this.hits.size * 2);
+  }
+}

@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { AdminCommand } from '../admin/commands.js';
+import type { Clock } from '../clock/clock.js';
+import type { Scheduler } from '../clock/scheduler.js';
+import type { DomainEnv } from '../domain/env.js';
+import type { Registry } from '../runtime/registry.js';
+import type { Store } from '../store/types.js';
+
+/** What a service is given when the server starts it. */
+export interface ServerContext {
+  store: Store;
+  env: DomainEnv;
+  clock: Clock;
+  scheduler: Scheduler;
+  log: Logger;
+  dataDir: string;
+  /** Base URL of this server once it listens. */
+  url: string;
+  /** The triggers, conditions, actions and sources of this project (built-ins and plugins), frozen. */
+  registry: Registry;
+  /** Every bot is a dry run (`serve --dry-run`). */
+  dryRun: boolean;
+}
+
+/** Something the server starts and stops with itself (UBI, bots, plugins…). */
+export interface ServerService {
+  name: string;
+  start(ctx: ServerContext): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** Admin commands it adds (e.g. `bots.trace`). */
+  commands?: Record<string, AdminCommand>;
+}

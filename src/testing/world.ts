@@ -1,0 +1,226 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { createClient, type Client } from '../client/client.js';
+import type { Message, Transaction } from '../client/types.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
+import { configFrom } from '../config/load.js';
+import { createKey } from '../domain/users/keys.js';
+import { createUser } from '../domain/users/users.js';
+import { addContact, contactBetween } from '../domain/contacts/contacts.js';
+import { grantMoney } from '../domain/wallet/grants.js';
+import { BotHost, type BotStatus } from '../runtime/host.js';
+import type { Registry } from '../runtime/registry.js';
+import type { Trace } from '../runtime/traces.js';
+import { startServer, type RunningServer } from '../server.js';
+import { embeddedHostDeps } from '../services/embedded-identity.js';
+import { buildRegistry } from '../services/registry.js';
+import { ubiService } from '../services/ubi.js';
+import { parseDuration } from '../util/duration.js';
+
+/** A user of the world: who they are, their key, and a client acting as them. */
+export interface WorldUser {
+  name: string;
+  id: string;
+  pin_code: string;
+  display_name: string;
+  api_key: string;
+  api: Client;
+}
+
+export interface UserSpec {
+  /** Starting balance (an operator grant), e.g. 20 or 12.5. */
+  balance?: number;
+  /** Names of other users of the world this user is already in contact with. */
+  contacts?: string[];
+}
+
+export interface TestWorldOptions {
+  /** Where the virtual clock starts (ISO 8601 or ms). Default 2026-01-01T09:00:00Z. */
+  start?: string | number;
+  /** config.yaml overrides for the embedded server (e.g. `{ rate_limits: { enabled: false } }`). */
+  config?: Record<string, unknown>;
+  /** Users to create, by name (their display name is the name). */
+  users?: Record<string, UserSpec>;
+  /** Bots to run: YAML text, or `{ file }` to copy a bot file in. They act as the world's users (`as: alice`). */
+  bots?: Array<string | { file: string }>;
+  /** The registry (default: `buildRegistry` of the config: built-ins and the project's plugins). */
+  registry?: Registry;
+  /** `runtime.step_timeout` of the bots, in ms (default from the config: 10 s). */
+  stepTimeoutMs?: number;
+  log?: Logger;
+}
+
+/** What one user can do in the world, as a conversation reads. */
+export interface Actor {
+  readonly user: WorldUser;
+  /** Sends a message to another user of the world (by name) or to a PIN. */
+  send(to: string, content: string): Promise<Message>;
+  /** Sends money (`amount` in units, e.g. 5 or 2.50) to a user of the world or a PIN. */
+  pay(to: string, amount: number, note?: string): Promise<Transaction>;
+}
+
+/**
+ * An embedded pinbot in this process, on a virtual clock: a real server over HTTP on a free
+ * port with a real store in a temp directory, named users, bots, and a clock the test moves.
+ * `advance` and `settle` return when everything they woke has finished, so the line after them
+ * sees every effect.
+ *
+ * @example
+ * const world = await createTestWorld({ users: { alice: { balance: 20 }, jar: {} }, bots: [tipJarYaml] });
+ * await world.as('alice').pay('jar', 5);
+ * await world.advance('10s');
+ * expect(world.inbox('alice').map((m) => m.content)).toContain('Thanks!');
+ * await world.close();
+ */
+export interface TestWorld {
+  readonly server: RunningServer;
+  readonly clock: VirtualClock;
+  readonly url: string;
+  readonly users: Readonly<Record<string, WorldUser>>;
+  readonly host: BotHost;
+  /** Adds a user (and contacts with users that exist). */
+  addUser(name: string, spec?: UserSpec): Promise<WorldUser>;
+  /** Acts as a user of the world. */
+  as(name: string): Actor;
+  /** Adds a bot (YAML text or `{ file }`) and waits until it runs; throws with its problems if invalid. */
+  addBot(bot: string | { file: string }): Promise<BotStatus>;
+  /** Moves the virtual clock (`'2d'`, `'90s'` or ms), firing everything due on the way, and settles. */
+  advance(by: string | number): Promise<void>;
+  /** Moves the clock to a time (ISO or ms), like `advance`. */
+  advanceTo(at: string | number): Promise<void>;
+  /** Waits until everything woken so far has settled (bot runs, polls, jobs), without moving time. */
+  settle(): Promise<void>;
+  /** The traces of a bot, oldest first. */
+  traces(bot: string): Trace[];
+  /** Every message in the user's conversations that someone else sent, oldest first. */
+  inbox(name: string): Promise<Message[]>;
+  /** The user's transactions, newest first (as the API lists them). */
+  transfers(name: string): Promise<Transaction[]>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_START = '2026-01-01T09:00:00Z';
+
+function toMs(at: string | number, what: string): number {
+  const ms = typeof at === 'number' ? at : Date.parse(at);
+  if (!Number.isFinite(ms)) throw new Error(`${what}: "${at}" is not a time; use ISO 8601 like 2026-03-01T09:00:00Z`);
+  return ms;
+}
+
+/** Starts a test world. Close it when done (it removes its temp directory). */
+export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWorld> {
+  const dir = mkdtempSync(join(tmpdir(), 'pinbot-world-'));
+  const dataDir = join(dir, 'data');
+  const botsDir = join(dir, 'bots');
+  mkdirSync(botsDir, { recursive: true });
+  const log = o.log ?? pino({ level: 'silent' });
+  const config = configFrom(o.config ?? {});
+  const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
+  const registry = o.registry ?? (await buildRegistry({ config, log }));
+  let server: RunningServer;
+  try {
+    server = await startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService()] });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const stateDir = join(dataDir, 'bots');
+  const host = new BotHost({
+    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
+    registry,
+    log,
+    clock,
+    scheduler: server.scheduler,
+    stateDir,
+    dir: botsDir,
+    jitter: false,
+    stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
+  });
+  const users: Record<string, WorldUser> = {};
+  let botSeq = 0;
+
+  const userOf = (name: string): WorldUser => {
+    const u = users[name];
+    if (!u) throw new Error(`no user "${name}" in this world; the users are: ${Object.keys(users).join(', ') || 'none'}`);
+    return u;
+  };
+  const pinOf = (to: string) => users[to]?.pin_code ?? to;
+
+  const world: TestWorld = {
+    server,
+    clock,
+    url: server.url,
+    users,
+    host,
+    async addUser(name, spec = {}) {
+      if (users[name]) throw new Error(`a user "${name}" already exists in this world`);
+      const made = await server.store.transaction((tx) => {
+        const u = createUser(tx, server.env, { name });
+        if (spec.balance) grantMoney(tx, server.env, u.id, Math.round(spec.balance * 100));
+        for (const other of spec.contacts ?? []) addContact(tx, server.env, u.id, userOf(other).id);
+        return { u, key: createKey(tx, server.env, u.id).api_key };
+      });
+      const user: WorldUser = { name, id: made.u.id, pin_code: made.u.pin_code, display_name: made.u.display_name, api_key: made.key, api: createClient({ baseUrl: server.url, apiKey: made.key }) };
+      users[name] = user;
+      return user;
+    },
+    as(name) {
+      const user = userOf(name);
+      return {
+        user,
+        send: (to, content) => user.api.messages.send({ recipient_pin: pinOf(to), content }),
+        pay: async (to, amount, note) => (await user.api.wallet.send({ recipient_pin: pinOf(to), amount, ...(note === undefined ? {} : { note }) })).transaction,
+      };
+    },
+    async addBot(bot) {
+      const file = typeof bot === 'string' ? join(botsDir, `bot-${++botSeq}.yaml`) : join(botsDir, basename(bot.file));
+      if (typeof bot === 'string') writeFileSync(file, bot);
+      else copyFileSync(bot.file, file);
+      const report = await host.reload();
+      const status = report.find((s) => s.file === file)!;
+      if (status.status === 'invalid') throw new Error(`invalid bot:\n${(status.problems ?? []).join('\n')}`);
+      await host.runner(status.name!)?.started;
+      await clock.settle();
+      return host.status().find((s) => s.file === file)!;
+    },
+    advance: (by) => {
+      const ms = typeof by === 'number' ? by : parseDuration(by);
+      if (ms === undefined) throw new Error(`advance: "${by}" is not a duration like 90s, 15m, 2h, 3d`);
+      return clock.advance(ms);
+    },
+    advanceTo: (at) => clock.advanceTo(toMs(at, 'advanceTo')),
+    settle: () => clock.settle(),
+    traces: (bot) => host.traces(bot) ?? [],
+    async inbox(name) {
+      const user = userOf(name);
+      const out: Message[] = [];
+      for (const c of (await user.api.conversations.list()).conversations) {
+        for (const m of (await user.api.conversations.messages(c.id, { limit: 200 })).messages) if (m.sender.id !== user.id) out.push(m);
+      }
+      return out.sort((a, b) => a.timestamp - b.timestamp);
+    },
+    async transfers(name) {
+      return (await userOf(name).api.wallet.transactions({ limit: 200 })).transactions;
+    },
+    async close() {
+      await host.stop();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    for (const [name, spec] of Object.entries(o.users ?? {})) await world.addUser(name, { balance: spec.balance });
+    for (const [name, spec] of Object.entries(o.users ?? {})) {
+      const contacts = (spec.contacts ?? []).filter((c) => c !== name);
+      // listed on either side or both: one contact each pair
+      if (contacts.length) await server.store.transaction((tx) => contacts.forEach((c) => contactBetween(tx, users[name]!.id, userOf(c).id) ?? addContact(tx, server.env, users[name]!.id, userOf(c).id)));
+    }
+    for (const bot of o.bots ?? []) await world.addBot(bot);
+  } catch (err) {
+    await world.close();
+    throw err;
+  }
+  return world;
+}
