@@ -6,7 +6,7 @@ import { configFrom } from '../../src/config/load.js';
 import { createUser } from '../../src/domain/users/users.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { tempDir } from '../helpers/api.js';
-import { pinbot } from '../helpers/spawn.js';
+import { spawnNode } from '../helpers/spawn.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterAll(async () => {
@@ -29,10 +29,15 @@ describe('pinbot serve refuses a data directory whose db.json is missing (issue 
     rmSync(join(image.dir, 'pinbot.lock')); // its process is alive here; after a crash it is not
     const journal = readFileSync(join(image.dir, 'journal.jsonl'));
 
-    const r = await pinbot(['serve', '--port', '0', '--no-bots', '--data', image.dir]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    const lines = r.stderr.split('\n').filter(Boolean);
+    const child = spawnNode(['bin/pinbot.js', 'serve', '--port', '0', '--no-bots', '--data', image.dir]);
+    cleanups.push(() => void child.proc.kill('SIGKILL'));
+    // Serving would be the bug: stop there rather than wait for the test's time-out.
+    const first = await Promise.race([child.exited.then(() => 'exited'), child.waitFor(/listening on/).then(() => 'listening', () => 'exited')]);
+    expect(first, 'it must refuse, not serve').toBe('exited');
+    const { code } = await child.exited;
+    expect(code).toBe(1);
+    expect(child.stdout()).toBe('');
+    const lines = child.stderr().split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
     expect(readFileSync(join(image.dir, 'journal.jsonl'))).toEqual(journal);
     expect(existsSync(join(image.dir, 'db.json'))).toBe(false);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/api.js';
@@ -6,6 +6,8 @@ import { spawnNode, spawnTs, type Child } from '../helpers/spawn.js';
 
 const RACERS = 6;
 const ROUNDS = 12;
+/** Directories raced for in each round, one after the other: more races for one start-up. */
+const DIRS = 4;
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterAll(async () => {
@@ -19,9 +21,11 @@ async function nextLine(c: Child, seen: number): Promise<string> {
 }
 
 describe('stale-lock takeover (issue 13, item 9)', () => {
-  it(`${RACERS} processes racing for a stale lock: exactly one wins, ${ROUNDS} rounds`, { timeout: 60_000 }, async () => {
+  it(`${RACERS} processes racing for stale locks: exactly one wins each, ${ROUNDS * DIRS} races`, { timeout: 60_000 }, async () => {
     const t = tempDir('pinbot-lock-race-');
     cleanups.push(t.cleanup);
+    const dirs = Array.from({ length: DIRS }, (_, i) => join(t.dir, `data${i}`));
+    for (const d of dirs) mkdirSync(d);
     const dead = spawnNode(['-e', '']);
     await dead.exited;
     const racers = Array.from({ length: RACERS }, () => spawnTs('test/helpers/lock-child.ts', []));
@@ -31,20 +35,21 @@ describe('stale-lock takeover (issue 13, item 9)', () => {
       racers[r]!.proc.stdin.write(cmd + '\n');
       return nextLine(racers[r]!, seen[r]!++);
     };
-    const lock = join(t.dir, 'pinbot.lock');
     const outcomes: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      // A lock left by a crashed process: the old format (pid only) and the current one.
-      writeFileSync(lock, round % 2 ? `${dead.proc.pid}\n` : `${dead.proc.pid} 0123456789abcdef\n`);
+      // Locks left by a crashed process: the old format (pid only) and the current one.
+      for (const d of dirs) writeFileSync(join(d, 'pinbot.lock'), round % 2 ? `${dead.proc.pid}\n` : `${dead.proc.pid} 0123456789abcdef\n`);
       const at = Date.now() + 300;
-      const answers = await Promise.all(racers.map((_, r) => ask(r, `take ${t.dir} ${at}`)));
-      const winners = answers.flatMap((a, r) => (a === 'won' ? [r] : []));
-      outcomes.push(`round ${round}: ${answers.join(', ')}`);
-      expect(winners, outcomes.join('\n')).toHaveLength(1);
-      const winnerPid = racers[winners[0]!]!.proc.pid!;
-      for (const a of answers) if (a !== 'won') expect(a).toBe(`locked ${winnerPid}`);
-      expect(readFileSync(lock, 'utf8').trim().split(' ')[0]).toBe(String(winnerPid));
-      expect(await ask(winners[0]!, 'release')).toBe('released');
+      const answers = (await Promise.all(racers.map((_, r) => ask(r, `take ${at} ${dirs.join(' ')}`)))).map((a) => a.split(' '));
+      dirs.forEach((d, i) => {
+        const winners = answers.flatMap((a, r) => (a[i] === 'won' ? [r] : []));
+        outcomes.push(`round ${round}, ${d}: ${answers.map((a) => a[i]).join(', ')}`);
+        expect(winners, outcomes.join('\n')).toHaveLength(1);
+        const winnerPid = racers[winners[0]!]!.proc.pid!;
+        for (const a of answers) if (a[i] !== 'won') expect(a[i]).toBe(`locked:${winnerPid}`);
+        expect(readFileSync(join(d, 'pinbot.lock'), 'utf8').trim().split(' ')[0]).toBe(String(winnerPid));
+      });
+      await Promise.all(racers.map((_, r) => ask(r, 'release')));
     }
   });
 });
