@@ -1,4 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -19,10 +20,11 @@ import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
-import { dataDirIntegrity } from './services/store-integrity.js';
+import { claimingScheduler, prepareJobClaims } from './services/pg-jobs.js';
+import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
+import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { withCommitSignal } from './store/commit-signal.js';
-import { FileStore } from './store/file-store.js';
 import type { Store } from './store/types.js';
 
 export type { ServerContext, ServerService } from './services/types.js';
@@ -39,7 +41,7 @@ export interface ServerOptions {
   config?: Config;
   host?: string;
   port?: number;
-  /** The store (default: the journaled file store of `dataDir`, opened under its lock). */
+  /** The store (default: the one `config.store` names: the journaled file store of `dataDir`, opened under its lock, or PostgreSQL). */
   store?: Store;
   /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
   clock?: Clock;
@@ -103,19 +105,31 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
   const registry = options.registry ?? (await buildRegistry({ config, log }));
-  const opened =
-    options.store ??
-    (await FileStore.open(options.dataDir, {
-      compactBytes: config.store.compact_bytes,
-      integrity: dataDirIntegrity,
-      warn: (msg, extra) => log.warn(extra ?? {}, msg),
-    }));
+  const given = options.store;
+  const { store: opened, postgres } = given
+    ? { store: given, postgres: undefined }
+    : await openConfiguredStore({ config, dataDir: options.dataDir, warn: (msg, extra) => log.warn(extra ?? {}, msg) });
   // a virtual clock fires bots' heartbeat polls only after something changed
   const store = clock.virtual ? withCommitSignal(opened, () => clock.touch()) : opened;
-  const scheduler = createScheduler(clock);
+  let scheduler = createScheduler(clock);
+  let rateStore: ((bucket: string) => PgRateStore) | undefined;
+  if (postgres) {
+    // Several processes share the database: rate limits count in it, each cron job runs once
+    // per due time whichever process fires it first (docs/scaling.md).
+    try {
+      await prepareJobClaims(postgres.pool, postgres.schema);
+      await prepareRateTable(postgres.pool, postgres.schema);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    const by = `${hostname()}:${process.pid}`;
+    scheduler = claimingScheduler(scheduler, postgres.pool, postgres.schema, by, (name, at) => log.debug({ job: name, at: at.toISOString() }, 'job run by another process'));
+    rateStore = (bucket) => new PgRateStore(postgres.pool, postgres.schema, clock, bucket);
+  }
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
+  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, rateStore });
   const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;

@@ -9,7 +9,7 @@ import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { opaquePathSegments } from './middleware/path-segments.js';
-import { createLimiters } from './middleware/rate-limit.js';
+import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -23,6 +23,8 @@ export interface AppOptions {
   keyUsage?: KeyUsage;
   /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
+  /** Rate-limit counts shared by several processes (default: in memory, per process). */
+  rateStore?: RateStoreFactory;
 }
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
@@ -40,7 +42,7 @@ const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} }
  * const { app } = createApp({ store, env: { clock: systemClock, config }, log });
  * await supertest(app).get('/healthz').expect(200);
  */
-export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes }: AppOptions) {
+export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes, rateStore }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -49,7 +51,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
-  const limiters = createLimiters(env.config, env.clock);
+  const limiters = createLimiters(env.config, env.clock, rateStore);
 
   app.use(requestLog(log));
 

@@ -24,6 +24,9 @@ function crossChecks(config: Config): Array<[string[], string, string]> {
   if (parseDuration(s.headers_timeout)! > parseDuration(s.request_timeout)!) {
     out.push([['server', 'headers_timeout'], `is longer than server.request_timeout (${s.request_timeout})`, 'the headers are part of the request: make it at most request_timeout']);
   }
+  if (config.store.driver === 'postgres' && !config.store.url) {
+    out.push([['store', 'driver'], 'is postgres but store.url is not set', 'add store.url: ${env:DATABASE_URL} (a postgres:// URL), or use driver: file']);
+  }
   return out;
 }
 

@@ -120,6 +120,14 @@ export const configSchema = {
       default: {},
       properties: {
         compact_bytes: { type: 'integer', minimum: 1024, default: 67_108_864, description: 'journal size that triggers a snapshot' },
+        driver: { enum: ['file', 'postgres'], default: 'file', description: 'file: the journaled data directory (one process); postgres: PostgreSQL, shared by several processes (docs/scaling.md)' },
+        url: {
+          type: 'string',
+          pattern: '^postgres(ql)?://',
+          description: 'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} (postgres://user:password@host:5432/pinbot)',
+        },
+        schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,47}$', default: 'pinbot', description: 'the PostgreSQL schema holding the tables' },
+        pool_size: { type: 'integer', minimum: 2, maximum: 1000, default: 10, description: 'PostgreSQL connections per process' },
       },
     },
     log: {
@@ -172,6 +180,6 @@ export interface Config {
   bots: { dir: string; enabled: boolean; env_allow: string[] };
   plugins: { dir: string; packages: string[] };
   runtime: { step_timeout: string };
-  store: { compact_bytes: number };
+  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
 }

@@ -175,6 +175,24 @@ class CollectionState {
     }
   }
 
+  /**
+   * The index keys of `record` under this collection's declared indexes, as `index=<JSON key>`
+   * (the PostgreSQL store keeps them in a column for inspection); empty when not bound.
+   */
+  keysOf(record: StoredRecord): string[] {
+    const out: string[] = [];
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) out.push(`${u.name}=${JSON.stringify(key)}`);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') out.push(`${m.name}=${JSON.stringify(key)}`);
+      else if (key) for (const k of key) out.push(`${m.name}=${JSON.stringify(k)}`);
+    }
+    return out;
+  }
+
   /** Adds a record that is not indexed yet (bind). */
   private index(record: StoredRecord): void {
     for (const u of this.uniqueList) {
@@ -363,6 +381,11 @@ export class Engine implements ReadView {
     const prev = s.records.get(id);
     s.set(id, record ? deepFreeze(record) : null);
     return prev;
+  }
+
+  /** The declared index keys of `record` in collection `name` (see CollectionState.keysOf). */
+  keysOf(name: string, record: StoredRecord): string[] {
+    return this.states.get(name)?.keysOf(record) ?? [];
   }
 
   /** The record under `id` in collection `name`, bound or not (start-up checks). */

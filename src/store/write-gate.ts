@@ -17,6 +17,12 @@ export interface WriteGateOptions {
   retry: { firstMs: number; maxMs: number };
   /** Tries to make the journal writable again (a test write); throws or returns false when not. */
   tryWrite: () => Promise<boolean>;
+  /** What refuses writes, in messages: default `the journal` (`the database` for PostgreSQL). */
+  subject?: string;
+  /** What the store writes to, in the refusal: default `its disk`. */
+  medium?: string;
+  /** Whether reads go on while writes are refused (default true; not for PostgreSQL). */
+  readsGoOn?: boolean;
 }
 
 /**
@@ -48,7 +54,7 @@ export class WriteGate {
   /** The error a refused write gets (also after the gate opened again, for a take-back seen late). */
   refusal(): StorageUnavailableError {
     const d = this.down;
-    return new StorageUnavailableError(d?.reason ?? this.lastReason, d ? Math.max(0, d.retryAt - this.o.now()) : 0);
+    return new StorageUnavailableError(d?.reason ?? this.lastReason, d ? Math.max(0, d.retryAt - this.o.now()) : 0, this.o.medium);
   }
 
   /** A write failed: refuse writes from now on and schedule a test write. */
@@ -58,7 +64,7 @@ export class WriteGate {
     if (!this.down) {
       const delayMs = this.o.retry.firstMs;
       this.down = { reason, since: this.o.now(), delayMs, retryAt: this.o.now() + delayMs };
-      this.o.warn(`the journal cannot be written (${errText(err)}): writes are refused until a test write succeeds; reads go on`, { reason });
+      this.o.warn(`${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): writes are refused until a test write succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`, { reason });
     }
     this.schedule();
   }
@@ -109,6 +115,6 @@ export class WriteGate {
     if (!d) return;
     clearTimeout(d.timer);
     this.down = undefined;
-    this.o.warn(`the journal takes writes again (refused for ${Math.round((this.o.now() - d.since) / 1000)} s)`);
+    this.o.warn(`${this.o.subject ?? 'the journal'} takes writes again (refused for ${Math.round((this.o.now() - d.since) / 1000)} s)`);
   }
 }

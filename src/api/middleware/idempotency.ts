@@ -90,19 +90,35 @@ export class Idempotency {
     this.running.add(id);
     const record = (tx: Tx, status: number, body: string) =>
       tx.col(IdempotencyRecords).put({ id, user_id: userId, fingerprint, status, body, created_at: this.clock.now() });
+    // Another process on the same database may have stored an outcome for this key since the
+    // look above: the transaction looks again, and then replays it instead of running `op`.
+    type Done = { status: number; body: string; replayed: boolean };
+    type Prior = { prior: IdempotencyRecord };
+    const replay = (prior: IdempotencyRecord): Done => {
+      if (prior.fingerprint !== fingerprint && prior.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
+      return { status: prior.status, body: prior.body, replayed: true };
+    };
     try {
-      return await this.store.transaction((tx) => {
+      const out = await this.store.transaction((tx): Done | Prior => {
+        const prior = tx.col(IdempotencyRecords).get(id);
+        if (prior) return { prior };
         const r = op(tx);
         const body = JSON.stringify(r.body);
         record(tx, r.status, body);
         return { status: r.status, body, replayed: false };
       });
+      return 'prior' in out ? replay(out.prior) : out;
     } catch (err) {
       const refusal = toApiError(err);
       if (refusal && !NOT_STORED.has(refusal.code)) {
         const body = JSON.stringify(refusal.toBody());
-        await this.store.transaction((tx) => record(tx, refusal.status, body));
-        return { status: refusal.status, body, replayed: false };
+        const out = await this.store.transaction((tx): Done | Prior => {
+          const prior = tx.col(IdempotencyRecords).get(id);
+          if (prior) return { prior };
+          record(tx, refusal.status, body);
+          return { status: refusal.status, body, replayed: false };
+        });
+        return 'prior' in out ? replay(out.prior) : out;
       }
       throw err;
     } finally {

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { BucketConfig, Config } from '../../config/schema.js';
 import { parseDuration } from '../../util/duration.js';
@@ -20,7 +20,14 @@ export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'grou
  * refusal of a window, refused anonymous requests are not logged one by one (request-log's
  * `quietLine`).
  */
-export function createLimiters(config: Config, clock: Clock): Record<LimiterName, RequestHandler> {
+export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
+
+/**
+ * `shared`: where the counts live when several processes serve one database (a store per
+ * bucket, e.g. PgRateStore); by default each process counts in memory on its clock. A shared
+ * store that fails lets requests through (the store behind the API refuses them anyway).
+ */
+export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory): Record<LimiterName, RequestHandler> {
   const make = (name: LimiterName, bucket: BucketConfig): RequestHandler => {
     if (!config.rate_limits.enabled) return (_req, _res, next) => next();
     const windowMs = parseDuration(bucket.window)!;
@@ -29,7 +36,8 @@ export function createLimiters(config: Config, clock: Clock): Record<LimiterName
       windowMs,
       limit: bucket.limit,
       identifier: name,
-      store: new ClockRateStore(clock),
+      store: shared ? shared(name) : new ClockRateStore(clock),
+      passOnStoreError: shared !== undefined,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       keyGenerator: perAddress ? (req: Request) => ipKeyGenerator(req.ip ?? 'unknown') : (req: Request) => req.user!.id,
