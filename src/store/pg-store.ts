@@ -207,7 +207,7 @@ export class PgStore implements Store {
       const { head, entries } = await fetchLog(this.pool, this.schema, this.engine.seq);
       if (head <= this.engine.seq) return;
       const complete = await this.exclusive(async () => {
-        if (applyEntries(this.engine, entries)) return this.engine.seq >= head;
+        if (applyEntries(this.engine, entries, head)) return this.engine.seq >= head;
         const state = await readState(this.pool, this.schema);
         replaceState(this.engine, state);
         for (const name of Object.keys(state.collections)) this.tables.add(name);
@@ -274,14 +274,14 @@ export class PgStore implements Store {
         // Nothing to write: the outcomes hold if this state was the head.
         const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
         if (head === base) return this.settle(batch, outcomes, []);
-        if (!applyEntries(this.engine, entries)) await this.reload();
+        if (!applyEntries(this.engine, entries, head)) await this.reload();
         continue;
       }
       const origin = `${this.origin}:${++this.batchNo}`;
       const r = await this.send(base, origin, writes, this.pool);
       if (r === 'conflict') {
-        const { entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
-        if (!applyEntries(this.engine, entries)) await this.reload();
+        const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
+        if (!applyEntries(this.engine, entries, head)) await this.reload();
         continue;
       }
       return this.settle(batch, outcomes, writes);
@@ -298,7 +298,7 @@ export class PgStore implements Store {
       const head = Number((await client.query(`SELECT seq FROM ${q(this.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
       while (this.engine.seq < head) {
         const { entries } = await fetchLog(client, this.schema, this.engine.seq);
-        if (!applyEntries(this.engine, entries)) {
+        if (!applyEntries(this.engine, entries, head)) {
           await client.query('ROLLBACK');
           await this.reload();
           return this.commitBatch(batch);

@@ -70,18 +70,19 @@ export async function fetchLog(db: pg.Pool | pg.ClientBase, schema: string, from
 }
 
 /**
- * Applies log entries to `engine` in order. Returns false when they do not continue its state
- * (the log was trimmed past it): the caller reloads the tables. Ids of the records applied are
- * observed, so ids made here later sort after them (newest first across processes).
+ * Applies log entries (fetched with the head `head`) to `engine` in order. Returns false when
+ * they do not continue its state — the log was trimmed past it — and the caller reloads the
+ * tables. Ids of the records applied are observed, so ids made here later sort after them
+ * (newest first holds across processes).
  */
-export function applyEntries(engine: Engine, entries: ReadonlyArray<[number, Change[]]>): boolean {
+export function applyEntries(engine: Engine, entries: ReadonlyArray<[number, Change[]]>, head: number): boolean {
   for (const [seq, changes] of entries) {
     if (seq <= engine.seq) continue;
     if (seq !== engine.seq + 1) return false;
     applyChanges(engine, changes);
     engine.seq = seq;
   }
-  return true;
+  return engine.seq >= head || entries.length > 0;
 }
 
 /** Applies one committed change set. Internal. */
