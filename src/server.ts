@@ -129,7 +129,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, rateStore });
+  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
   const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;

@@ -23,8 +23,11 @@ export interface AppOptions {
   keyUsage?: KeyUsage;
   /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
-  /** Rate-limit counts shared by several processes (default: in memory, per process). */
-  rateStore?: RateStoreFactory;
+  /**
+   * Several processes share the store (PostgreSQL): rate limits count in `rateStore`, and an
+   * unknown key is looked up again after catching up with the other processes' writes.
+   */
+  shared?: { rateStore: RateStoreFactory };
 }
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
@@ -42,7 +45,7 @@ const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} }
  * const { app } = createApp({ store, env: { clock: systemClock, config }, log });
  * await supertest(app).get('/healthz').expect(200);
  */
-export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes, rateStore }: AppOptions) {
+export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes, shared }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -51,7 +54,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
-  const limiters = createLimiters(env.config, env.clock, rateStore);
+  const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
 
   app.use(requestLog(log));
 
@@ -71,7 +74,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   });
 
   const api = express.Router();
-  api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous));
+  api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous, shared ? () => store.durable() : undefined));
   api.use(limiters.general);
   api.use(opaquePathSegments());
 

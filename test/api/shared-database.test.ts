@@ -31,18 +31,17 @@ describe('several processes on one PostgreSQL database', () => {
 
   const twoProcesses = async (config: Record<string, unknown> = {}) => {
     const url = await server.createDatabase();
-    return Promise.all(
-      [0, 1].map(async () => {
+    const one = async () => {
         const store = await PgStore.open({ url, warn: () => undefined });
         stores.push(store);
         await prepareRateTable(store.pool, store.schema);
         const clock = new VirtualClock(T0);
         const env = { clock, config: configFrom({ rate_limits: { enabled: false }, ...config }) };
         const rateStore = (bucket: string) => new PgRateStore(store.pool, store.schema, clock, bucket);
-        const { app } = createApp({ store, env, log: pino({ level: 'silent' }), rateStore });
+        const { app } = createApp({ store, env, log: pino({ level: 'silent' }), shared: { rateStore } });
         return { store, env, clock, http: supertest(app) };
-      }),
-    );
+    };
+    return Promise.all([one(), one()]);
   };
 
   it('the same Idempotency-Key sent to two processes at once has one effect; the other request gets its replay', async () => {
@@ -63,6 +62,16 @@ describe('several processes on one PostgreSQL database', () => {
     expect(transfers.length).toBe(25);
     const balance = await b.http.get('/api/v1/wallet/balance').set('X-API-Key', alice.api_key).expect(200);
     expect(balance.body.balance).toBe(975);
+  });
+
+  it('a key made a moment ago through another process works at once (an unknown key is looked up again after catching up)', async () => {
+    const [a, b] = await twoProcesses();
+    // a hears nothing of b's writes by notification: only the look-up after catching up can find the key
+    await (a.store as unknown as { listener: { query(q: string): Promise<unknown> } }).listener.query('UNLISTEN *');
+    const u = (await runAdminCommand({ store: b.store, env: b.env }, 'users.add', { name: 'Dan' })) as { api_key: string; id: string };
+    const me = await a.http.get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
+    expect(me.body.id).toBe(u.id);
+    await a.http.get('/api/v1/me').set('X-API-Key', 'pinbot_' + 'x'.repeat(43)).expect(401);
   });
 
   it('rate limits count across processes: a budget of 5 is 5 whichever process the requests reach', async () => {

@@ -75,7 +75,7 @@ export async function testApi({
   const env: DomainEnv = { clock, config };
   if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
   const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
-  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes, rateStore });
+  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes, shared: rateStore && { rateStore } });
   const http = supertest(app);
   return {
     store,
