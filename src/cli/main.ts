@@ -6,6 +6,9 @@ import { ListenError, PortInUseError } from '../server-errors.js';
 import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
+import pg from 'pg';
+import { TransferMismatchError } from '../services/store-transfer.js';
+import { TargetNotEmptyError } from '../store/transfer.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
 import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
@@ -131,7 +134,7 @@ common(clock.command('set').description('set the time (ISO 8601), running due jo
 registerExtraCommands(program);
 
 /** Errors an operator can act on from their message alone: printed as one line, no stack. */
-const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError];
+const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError, TransferMismatchError, TargetNotEmptyError, pg.DatabaseError];
 
 try {
   await program.parseAsync(process.argv);

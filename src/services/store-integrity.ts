@@ -14,12 +14,16 @@ import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
 import { BotCursors, BotInbox, BotMetas } from '../runtime/state.js';
 import type { StoreIntegrity } from '../store/integrity.js';
+import type { CollectionDef, StoredRecord } from '../store/types.js';
 
-/** Every collection a data directory's store holds. */
-export const COLLECTIONS: readonly string[] = [
+/** The definitions of every collection a data directory's store holds. */
+export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
   Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox,
-].map((c) => c.name);
+] as unknown as CollectionDef<StoredRecord>[];
+
+/** Every collection a data directory's store holds. */
+export const COLLECTIONS: readonly string[] = COLLECTION_DEFS.map((c) => c.name);
 
 /**
  * What `serve` and the offline CLI check when they open a data directory: known collections,

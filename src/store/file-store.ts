@@ -9,7 +9,7 @@ import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
-import type { ReadView, Store, StoreHealth, Tx } from './types.js';
+import type { ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
 import { WriteGate } from './write-gate.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
@@ -137,6 +137,16 @@ export class FileStore implements Store {
   /** Sequence number of the last committed transaction (for tests and diagnostics). */
   get seq(): number {
     return this.engine.seq;
+  }
+
+  /** A point-in-time copy of every collection (export; records are immutable). */
+  dump(): Record<string, StoredRecord[]> {
+    return this.engine.dump();
+  }
+
+  /** The declared index keys of a record of a bound collection (see Engine.keysOf). */
+  keysOf(collection: string, record: StoredRecord): string[] {
+    return this.engine.keysOf(collection, record);
   }
 
   private async load(): Promise<void> {

@@ -6,7 +6,7 @@ import { Engine, type UndoLog } from './engine.js';
 import type { StoreIntegrity } from './integrity.js';
 import { channelOf, checkCollectionName, checkSchemaName, ensureSchema, q } from './pg-schema.js';
 import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
-import type { Change, ReadView, Store, StoreHealth, Tx } from './types.js';
+import type { Change, ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
 import { WriteGate } from './write-gate.js';
 
 export interface PgStoreOptions {
@@ -140,6 +140,16 @@ export class PgStore implements Store {
   /** Sequence number of the last transaction applied here. */
   get seq(): number {
     return this.engine.seq;
+  }
+
+  /** A point-in-time copy of every collection (export; records are immutable). */
+  dump(): Record<string, StoredRecord[]> {
+    return this.engine.dump();
+  }
+
+  /** The declared index keys of a record of a bound collection (see Engine.keysOf). */
+  keysOf(collection: string, record: StoredRecord): string[] {
+    return this.engine.keysOf(collection, record);
   }
 
   health(): StoreHealth {

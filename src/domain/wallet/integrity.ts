@@ -56,14 +56,23 @@ export const walletIntegrity: Required<Pick<StoreIntegrity, 'records' | 'conserv
     delta: (collection, before, after) => weight(collection, after) - weight(collection, before),
   },
   verify(records) {
-    const sum = { balances: 0, pending: 0, credits: 0 };
-    for (const a of records(Accounts.name)) sum.balances += (a as Account).balance_cents;
-    for (const r of records(Transactions.name)) {
-      const t = r as TransactionRecord;
-      if (t.type !== 'transfer') sum.credits += t.amount_cents;
-      else if (t.status === 'pending') sum.pending += t.amount_cents;
-    }
+    const sum = moneyTotals(records);
     if (sum.balances + sum.pending === sum.credits) return undefined;
     return `money does not add up: balances ${sum.balances} + pending ${sum.pending} ≠ UBI + grants ${sum.credits} (cents)`;
   },
 };
+
+/**
+ * The wallet's totals in cents: balances, pending transfers (escrowed) and credits (UBI and
+ * grants). Money is conserved when `balances + pending === credits`.
+ */
+export function moneyTotals(records: (collection: string) => Iterable<StoredRecord>): { balances: number; pending: number; credits: number } {
+  const sum = { balances: 0, pending: 0, credits: 0 };
+  for (const a of records(Accounts.name)) sum.balances += (a as Account).balance_cents;
+  for (const r of records(Transactions.name)) {
+    const t = r as TransactionRecord;
+    if (t.type !== 'transfer') sum.credits += t.amount_cents;
+    else if (t.status === 'pending') sum.pending += t.amount_cents;
+  }
+  return sum;
+}
