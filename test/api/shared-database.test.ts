@@ -1,3 +1,6 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +13,8 @@ import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { claimingScheduler, prepareJobClaims } from '../../src/services/pg-jobs.js';
 import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
 import { PgStore } from '../../src/store/pg-store.js';
+import { startServer } from '../../src/server.js';
+import { tempDir } from '../helpers/api.js';
 import { startPostgres, type PgServer } from '../helpers/postgres-server.js';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
@@ -100,5 +105,27 @@ describe('several processes on one PostgreSQL database', () => {
     await Promise.all([a.clock.advance(86_400_000), b.clock.advance(86_400_000)]);
     await Promise.all([b.clock.advance(86_400_000), a.clock.advance(86_400_000)]);
     expect(runs.map(([, at]) => at)).toEqual(['2026-11-22T00:00:00.000Z', '2026-11-23T00:00:00.000Z']);
+  });
+  it('serve on a database: one process runs the bots, the next one serves the API only and says so', async () => {
+    const url = await server.createDatabase();
+    const tmp = tempDir('pinbot-shared-');
+    mkdirSync(join(tmp.dir, 'bots'));
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }));
+    const config = configFrom({ store: { driver: 'postgres', url }, bots: { dir: join(tmp.dir, 'bots') }, log: { level: 'info' } });
+    const first = await startServer({ dataDir: join(tmp.dir, 'd1'), config, port: 0, log, virtualClock: T0 });
+    const second = await startServer({ dataDir: join(tmp.dir, 'd2'), config, port: 0, log, virtualClock: T0 });
+    try {
+      const warned = lines.filter((l) => l.includes('another process on this database runs the bots'));
+      expect(warned.length).toBe(1);
+      expect((await supertest(second.http).get('/healthz')).body).toEqual({ status: 'ok' });
+      // the admin CLI's direct path and both servers see one state
+      const u = (await runAdminCommand({ store: first.store, env: first.env }, 'users.add', { name: 'Eve' })) as { api_key: string };
+      await supertest(second.http).get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
+    } finally {
+      await second.close();
+      await first.close();
+      tmp.cleanup();
+    }
   });
 });
