@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * API tests that run a second time on PostgreSQL (project `postgres`: PINBOT_TEST_DRIVER makes
- * test/helpers/api.ts open a PgStore on a fresh database of one server started for the run).
+ * test/helpers/api.ts open a PgStore on a fresh database of the one PostgreSQL server that
+ * test/helpers/pg-global-setup.ts starts for the run — it fails the run if it cannot start).
  */
 const ON_POSTGRES = [
   'test/api/idempotency.test.ts',
@@ -15,6 +16,9 @@ const ON_POSTGRES = [
   'test/conversations-paging.test.ts',
 ];
 
+/** Tests that need PostgreSQL itself (they share the `postgres` project's server). */
+const POSTGRES_ONLY = ['test/store/pg-store.test.ts', 'test/api/shared-database.test.ts', 'test/cluster/three-processes.test.ts', 'test/cli/store-transfer.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -22,10 +26,10 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'file', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'file', include: ['test/**/*.test.ts'], exclude: [...POSTGRES_ONLY, '**/node_modules/**'] } },
       {
         extends: true,
-        test: { name: 'postgres', include: ON_POSTGRES, env: { PINBOT_TEST_DRIVER: 'postgres' }, globalSetup: ['test/helpers/pg-global-setup.ts'] },
+        test: { name: 'postgres', include: [...ON_POSTGRES, ...POSTGRES_ONLY], env: { PINBOT_TEST_DRIVER: 'postgres' }, globalSetup: ['test/helpers/pg-global-setup.ts'] },
       },
     ],
   },

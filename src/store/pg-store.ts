@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { observeId } from '../util/ids.js';
-import { Engine, type UndoLog } from './engine.js';
+import { Engine } from './engine.js';
+import { StorageUnavailableError } from './errors.js';
 import type { StoreIntegrity } from './integrity.js';
-import { channelOf, checkCollectionName, checkSchemaName, ensureSchema, q } from './pg-schema.js';
+import { callCommit, encodeBatch, runBatch, wasWritten, type Outcome } from './pg-commit.js';
+import { Listener } from './pg-listen.js';
+import { checkSchemaName, ensureSchema, q } from './pg-schema.js';
 import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
 import type { Change, ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
 import { WriteGate } from './write-gate.js';
@@ -31,8 +33,6 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-type Outcome = { ok: true; result: unknown; changes: Change[]; undo: UndoLog } | { ok: false; error: unknown };
-
 /** Transactions sent in one commit at most. */
 const MAX_BATCH = 256;
 /** Log rows kept behind the head (a process further behind reloads the tables). */
@@ -40,8 +40,6 @@ const KEEP = 10_000;
 const TRIM_EVERY = 1000;
 /** Commit attempts without the head lock before a batch takes it and runs under it. */
 const OPTIMISTIC_TRIES = 3;
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * The store on PostgreSQL, for several `pinbot serve` processes on one database. Each process
@@ -79,8 +77,7 @@ export class PgStore implements Store {
   private mutex: Promise<void> = Promise.resolve();
   private lastCommit: Promise<void> = Promise.resolve();
   private tables = new Set<string>();
-  private listener: pg.Client | undefined;
-  private relisten: NodeJS.Timeout | undefined;
+  private readonly listener: Listener;
   private freshWaiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
   private checking = false;
   private closed = false;
@@ -104,6 +101,16 @@ export class PgStore implements Store {
       medium: 'the database',
       readsGoOn: false,
     });
+    this.listener = new Listener({
+      url: opts.url,
+      schema: this.schema,
+      onCommit: () => this.kickFresh2(),
+      onError: (err) => {
+        this.warn(`the PostgreSQL notification connection failed (${err.message}); reconnecting`);
+        // /healthz says 503 until a test query succeeds (the database may be gone)
+        if (!this.closed) this.gate.failed(err);
+      },
+    });
   }
 
   /** Connects, creates the tables when missing, loads and checks the state, and listens. */
@@ -122,12 +129,12 @@ export class PgStore implements Store {
       store.engine.seq = state.head;
       for (const name of Object.keys(state.collections)) store.tables.add(name);
       for (const id of store.engine.maxIds()) observeId(id);
-      await store.listen();
+      await store.listener.start();
       await store.catchUp();
       return store;
     } catch (err) {
       store.closed = true;
-      await store.listener?.end().catch(() => undefined);
+      await store.listener.stop();
       await store.pool.end().catch(() => undefined);
       throw err;
     }
@@ -241,36 +248,15 @@ export class PgStore implements Store {
       try {
         await this.commitBatch(batch);
       } catch (err) {
-        for (const p of batch) p.reject(err);
-      }
-    }
-  }
-
-  /**
-   * Runs the batch's functions one after another on the current state, then takes their
-   * changes back (newest first, in the same tick: readers never see them). Internal.
-   */
-  private runBatch(batch: readonly Pending[]): Outcome[] {
-    const base = this.engine.seq;
-    const outcomes: Outcome[] = batch.map((p) => {
-      try {
-        const run = this.engine.run(p.fn);
-        const bad = run.changes.find(([name, id]) => typeof id !== 'string' || id.includes('\u0000') || LONE_SURROGATE.test(id) || !this.tables.has(name) && !validName(name));
-        if (bad) {
-          this.engine.revert(run.undo);
-          return { ok: false, error: new Error(`${bad[0]}: the id ${JSON.stringify(bad[1])} cannot be stored (no NUL characters or lone surrogates in ids, table names a–z 0–9 _)`) };
+        if (batch.length === 1 || err instanceof StorageUnavailableError) {
+          for (const p of batch) p.reject(err);
+          continue;
         }
-        return { ok: true, result: run.result, changes: run.changes, undo: run.undo };
-      } catch (error) {
-        return { ok: false, error };
+        // The database refused the batch (not the connection): one by one, so only the
+        // transaction it refuses fails.
+        for (const p of batch) await this.commitBatch([p]).catch((e: unknown) => p.reject(e));
       }
-    });
-    for (let i = outcomes.length - 1; i >= 0; i--) {
-      const o = outcomes[i]!;
-      if (o.ok) this.engine.revert(o.undo);
     }
-    this.engine.seq = base;
-    return outcomes;
   }
 
   /** Commits one batch: optimistic tries, then under the head lock. Under the mutex. */
@@ -278,7 +264,7 @@ export class PgStore implements Store {
     for (let attempt = 1; ; attempt++) {
       if (attempt > OPTIMISTIC_TRIES) return this.commitLocked(batch);
       const base = this.engine.seq;
-      const outcomes = this.runBatch(batch);
+      const outcomes = runBatch(this.engine, batch, this.tables);
       const writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
       if (writes.length === 0) {
         // Nothing to write: the outcomes hold if this state was the head.
@@ -314,7 +300,7 @@ export class PgStore implements Store {
           return this.commitBatch(batch);
         }
       }
-      outcomes = this.runBatch(batch);
+      outcomes = runBatch(this.engine, batch, this.tables);
       writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
       if (writes.length > 0) {
         const r = await this.send(head, `${this.origin}:${++this.batchNo}`, writes, client, true);
@@ -334,69 +320,26 @@ export class PgStore implements Store {
    * the log tells whether the batch was written. Internal.
    */
   private async send(base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<'ok' | 'conflict'> {
-    const newTables = new Set<string>();
-    const sizes: number[] = [];
-    const cols: string[] = [];
-    const ids: string[] = [];
-    const recs: Array<string | null> = [];
-    const keyCounts: number[] = [];
-    const keys: string[] = [];
-    const logs: string[] = [];
-    for (const w of writes) {
-      sizes.push(w.changes.length);
-      logs.push(JSON.stringify(w.changes));
-      for (const [name, id, record] of w.changes) {
-        if (!this.tables.has(name)) newTables.add(name);
-        cols.push(name);
-        ids.push(id);
-        recs.push(record ? JSON.stringify(record) : null);
-        const k = record ? this.engine.keysOf(name, record) : [];
-        keyCounts.push(k.length);
-        keys.push(...k);
-      }
-    }
-    for (const name of newTables) checkCollectionName(name);
+    const args = encodeBatch(
+      writes.map((w) => w.changes),
+      this.tables,
+      (name, record) => this.engine.keysOf(name, record),
+    );
     try {
-      const res = await db.query(`SELECT ${q(this.schema, 'commit')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r`, [base, origin, sizes, cols, ids, recs, keyCounts, keys, logs, [...newTables]]);
+      const r = await callCommit(db, this.schema, base, origin, args);
       if (inTx) await (db as pg.PoolClient).query('COMMIT');
-      const r = res.rows[0].r as { ok: boolean; head: number };
-      if (!r.ok) return 'conflict';
+      if (r === 'conflict') return r;
     } catch (err) {
       if (!outcomeUnknown(err)) throw err;
       this.gate.failed(err);
-      if (!(await this.wasWritten(base, origin))) throw this.gate.refusal();
+      if (!(await wasWritten(this.pool, this.schema, base, origin))) throw this.gate.refusal();
     }
-    for (const name of newTables) this.tables.add(name);
+    for (const name of args.newTables) this.tables.add(name);
     const head = base + writes.length;
     if (Math.floor(head / TRIM_EVERY) > Math.floor(base / TRIM_EVERY) && head > KEEP) {
       void this.pool.query(`DELETE FROM ${q(this.schema, '_log')} WHERE seq <= $1`, [head - KEEP]).catch((err) => this.warn(`trimming the change log failed: ${(err as Error).message}`));
     }
     return 'ok';
-  }
-
-  /**
-   * After a lost connection: whether the batch `origin` was committed. Waits, under the head
-   * lock (so a commit still running on a dead connection has finished), until the database
-   * answers. Internal.
-   */
-  private async wasWritten(base: number, origin: string): Promise<boolean> {
-    for (let delay = 100; ; delay = Math.min(delay * 2, 5000)) {
-      try {
-        const client = await this.pool.connect();
-        try {
-          await client.query('BEGIN');
-          await client.query(`SELECT seq FROM ${q(this.schema, '_head')} WHERE id = 1 FOR UPDATE`);
-          const found = await client.query(`SELECT 1 FROM ${q(this.schema, '_log')} WHERE seq > $1 AND origin = $2 LIMIT 1`, [base, origin]);
-          await client.query('COMMIT');
-          return (found.rowCount ?? 0) > 0;
-        } finally {
-          client.release();
-        }
-      } catch (err) {
-        if (!outcomeUnknown(err)) throw err;
-        await sleep(delay);
-      }
-    }
   }
 
   /** Applies the committed writes and answers every caller of the batch. Internal. */
@@ -430,27 +373,6 @@ export class PgStore implements Store {
     }
   }
 
-  /** Listens for other processes' commits; reconnects with back-off when the connection drops. */
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.opts.url });
-    const again = () => {
-      if (this.closed || this.listener !== client) return;
-      this.listener = undefined;
-      this.relisten = setTimeout(() => void this.listen().catch(() => again()), 1000);
-      this.relisten.unref();
-    };
-    client.on('notification', () => this.kickFresh2());
-    client.on('error', (err) => {
-      this.warn(`the PostgreSQL notification connection failed (${err.message}); reconnecting`);
-      again();
-    });
-    client.on('end', again);
-    this.listener = client;
-    await client.connect();
-    await client.query(`LISTEN "${channelOf(this.schema)}"`);
-    this.kickFresh2();
-  }
-
   /** A catch-up in the background (notifications), sharing the coalesced look at the head. */
   private kickFresh2(): void {
     if (this.closed) return;
@@ -464,21 +386,8 @@ export class PgStore implements Store {
     while (this.flushing) await this.flushing;
     this.closed = true;
     this.gate.close();
-    clearTimeout(this.relisten);
-    const listener = this.listener;
-    this.listener = undefined;
-    await listener?.end().catch(() => undefined);
+    await this.listener.stop();
     await this.mutex;
     await this.pool.end();
-  }
-}
-
-/** A collection name the store can make a table for. Internal. */
-function validName(name: string): boolean {
-  try {
-    checkCollectionName(name);
-    return true;
-  } catch {
-    return false;
   }
 }

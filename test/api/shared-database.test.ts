@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import supertest from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { createApp } from '../../src/api/app.js';
 import { createScheduler } from '../../src/clock/scheduler.js';
@@ -15,7 +15,7 @@ import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.
 import { PgStore } from '../../src/store/pg-store.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
-import { startPostgres, type PgServer } from '../helpers/postgres-server.js';
+import { testDatabase } from '../helpers/pg-db.js';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 
@@ -24,18 +24,13 @@ const T0 = Date.parse('2026-11-21T12:00:00Z');
  * connections and notifications) with an app each, as two `pinbot serve` behind a balancer.
  */
 describe('several processes on one PostgreSQL database', () => {
-  let server: PgServer;
   const stores: PgStore[] = [];
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
   afterAll(async () => {
     for (const s of stores) await s.close().catch(() => undefined);
-    await server?.stop();
   });
 
   const twoProcesses = async (config: Record<string, unknown> = {}) => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const one = async () => {
         const store = await PgStore.open({ url, warn: () => undefined });
         stores.push(store);
@@ -72,7 +67,7 @@ describe('several processes on one PostgreSQL database', () => {
   it('a key made a moment ago through another process works at once (an unknown key is looked up again after catching up)', async () => {
     const [a, b] = await twoProcesses();
     // a hears nothing of b's writes by notification: only the look-up after catching up can find the key
-    await (a.store as unknown as { listener: { query(q: string): Promise<unknown> } }).listener.query('UNLISTEN *');
+    await (a.store as unknown as { listener: { client: { query(q: string): Promise<unknown> } } }).listener.client.query('UNLISTEN *');
     const u = (await runAdminCommand({ store: b.store, env: b.env }, 'users.add', { name: 'Dan' })) as { api_key: string; id: string };
     const me = await a.http.get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
     expect(me.body.id).toBe(u.id);
@@ -107,7 +102,7 @@ describe('several processes on one PostgreSQL database', () => {
     expect(runs.map(([, at]) => at)).toEqual(['2026-11-22T00:00:00.000Z', '2026-11-23T00:00:00.000Z']);
   });
   it('serve on a database: one process runs the bots, the next one serves the API only and says so', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const tmp = tempDir('pinbot-shared-');
     mkdirSync(join(tmp.dir, 'bots'));
     const lines: string[] = [];

@@ -6,7 +6,7 @@ import { PgStore } from '../../src/store/pg-store.js';
 import { exportDataDir, importDataDir } from '../../src/services/store-transfer.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { testApi, tempDir } from '../helpers/api.js';
-import { startPostgres, type PgServer } from '../helpers/postgres-server.js';
+import { testDatabase } from '../helpers/pg-db.js';
 import { pinbot } from '../helpers/spawn.js';
 
 /** Every record of a store, by collection, in id order (to compare two stores). */
@@ -18,14 +18,12 @@ const contents = (state: Record<string, Array<{ id: string }>>) =>
   );
 
 describe('pinbot store import / export: a data directory into PostgreSQL and back, checked', () => {
-  let server: PgServer;
   const tmp = tempDir('pinbot-transfer-');
   const dataDir = join(tmp.dir, 'data');
   let original: Record<string, string>;
   beforeAll(async () => {
-    server = await startPostgres();
     // A data directory with users, keys, money moving, a pending transfer and an awkward note.
-    const api = await testApi({ dir: dataDir });
+    const api = await testApi({ store: await FileStore.open(dataDir) });
     const a = await api.user('Ann');
     const b = await api.user('Ben');
     const { runAdminCommand } = await import('../../src/admin/commands.js');
@@ -39,12 +37,11 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     await f.close();
   });
   afterAll(async () => {
-    await server?.stop();
     tmp.cleanup();
   });
 
   it('import copies every record, reads them back with the start-up checks and says what it compared', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const r = await pinbot(['store', 'import', '--data', dataDir, '--url', url]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -61,7 +58,7 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
   });
 
   it('with store.driver postgres the admin CLI reads the imported users from the database directly', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     await importDataDir(dataDir, { url });
     const config = join(tmp.dir, 'pg.yaml');
     writeFileSync(config, 'store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
@@ -71,7 +68,7 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
   });
 
   it('export writes a new data directory that opens with the start-up checks and holds the same records; it refuses a used one', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     await importDataDir(dataDir, { url });
     const out = join(tmp.dir, 'exported');
     const report = await exportDataDir(out, { url });

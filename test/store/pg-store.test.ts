@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/domain/users/users.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
@@ -9,7 +9,7 @@ import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { StoreDamagedError, StorageUnavailableError } from '../../src/store/errors.js';
 import { PgStore } from '../../src/store/pg-store.js';
 import { defineCollection } from '../../src/store/types.js';
-import { startPostgres, type PgServer } from '../helpers/postgres-server.js';
+import { testDatabase } from '../helpers/pg-db.js';
 
 interface Counter {
   id: string;
@@ -20,7 +20,6 @@ interface Counter {
 const Counters = defineCollection<Counter>({ name: 'pg_counters', unique: { tag: (r) => r.tag }, multi: { parity: (r) => (r.n % 2 ? 'odd' : 'even') } });
 
 describe('PgStore: the store on PostgreSQL', () => {
-  let server: PgServer;
   const open: PgStore[] = [];
   const store = async (url: string, opts: Partial<Parameters<typeof PgStore.open>[0]> = {}) => {
     const s = await PgStore.open({ url, warn: () => undefined, ...opts });
@@ -36,16 +35,12 @@ describe('PgStore: the store on PostgreSQL', () => {
       await c.end();
     }
   };
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
   afterAll(async () => {
     for (const s of open) await s.close().catch(() => undefined);
-    await server?.stop();
   });
 
   it('two processes: read-modify-write transactions racing from both are serialised (no lost update)', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url);
     const b = await store(url);
     await a.transaction((tx) => tx.col(Counters).insert({ id: 'c', n: 0 }));
@@ -61,7 +56,7 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('durable(): a read after a write acknowledged by another process sees it', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url);
     const b = await store(url);
     for (let i = 0; i < 20; i++) {
@@ -72,7 +67,7 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('records come back exactly after a restart (key order, NUL, lone surrogates); index keys are kept for SQL', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url);
     const odd = { id: 'r1', note: 'a\u0000b\ud800c', n: 3, tag: 'é\u0000' };
     await a.transaction((tx) => tx.col(Counters).insert(odd));
@@ -86,7 +81,7 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('a transaction that throws changes nothing; the others of its batch commit', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url);
     const b = await store(url);
     await a.transaction((tx) => tx.col(Counters).insert({ id: 'u1', n: 0, tag: 'one' }));
@@ -107,12 +102,12 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('a process the trimmed log no longer reaches reloads the tables (deletes included)', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url);
     await a.transaction((tx) => ['d1', 'd2', 'd3'].forEach((id) => tx.col(Counters).insert({ id, n: 1 })));
     const b = await store(url);
     // b stops listening (as if its notification connection were down), a writes, the log is cut
-    await (b as unknown as { listener: pg.Client }).listener.query('UNLISTEN *');
+    await (b as unknown as { listener: { client: pg.Client } }).listener.client.query('UNLISTEN *');
     await a.transaction((tx) => tx.col(Counters).delete('d2'));
     await a.transaction((tx) => tx.col(Counters).update('d3', { n: 7 }));
     await a.transaction((tx) => tx.col(Counters).insert({ id: 'd4', n: 2 }));
@@ -124,7 +119,7 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('start-up checks: money that does not add up in the tables refuses the start, naming the record', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({}) };
     const a = await store(url, { integrity: dataDirIntegrity });
     const user = await a.transaction((tx) => {
@@ -139,7 +134,7 @@ describe('PgStore: the store on PostgreSQL', () => {
   });
 
   it('connections cut mid-load: every acknowledged transaction is stored, every refused one is not, and writes resume', async () => {
-    const url = await server.createDatabase();
+    const url = await testDatabase();
     const a = await store(url, { retry: { firstMs: 20, maxMs: 100 } });
     const acked = new Set<string>();
     const refused = new Set<string>();
