@@ -31,6 +31,7 @@ export interface WorldUser {
   pin_code: string;
   display_name: string;
   api_key: string;
+  /** A client acting as the user (a new one after `restart`: the server's port changes). */
   api: Client;
 }
 
@@ -92,6 +93,11 @@ export interface TestWorld {
   readonly url: string;
   readonly users: Readonly<Record<string, WorldUser>>;
   readonly host: BotHost;
+  /**
+   * Stops the bots, plugins and server (as a shutdown would) and starts them again on the same
+   * data directory and clock: what was persisted is all that is left (state, cursors, inboxes).
+   */
+  restart(): Promise<void>;
   /** Adds a user (and contacts with users that exist). */
   addUser(name: string, spec?: UserSpec): Promise<WorldUser>;
   /** Acts as a user of the world. */
@@ -143,26 +149,29 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
   }
+  // the test runner reports stray errors itself: no process guard in a test world
+  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService(), pluginsService({ processGuard: false })] });
   let server: RunningServer;
   try {
-    // the test runner reports stray errors itself: no process guard in a test world
-    server = await startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService(), pluginsService({ processGuard: false })] });
+    server = await serve();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const stateDir = join(dataDir, 'bots');
-  const host = new BotHost({
-    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
-    registry,
-    log,
-    clock,
-    scheduler: server.scheduler,
-    stateDir,
-    dir: botsDir,
-    jitter: false,
-    stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
-  });
+  const botHost = () =>
+    new BotHost({
+      ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
+      registry,
+      log,
+      clock,
+      scheduler: server.scheduler,
+      stateDir,
+      dir: botsDir,
+      jitter: false,
+      stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
+    });
+  let host = botHost();
   const users: Record<string, WorldUser> = {};
   let botSeq = 0;
 
@@ -174,11 +183,27 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const pinOf = (to: string) => users[to]?.pin_code ?? to;
 
   const world: TestWorld = {
-    server,
+    get server() {
+      return server;
+    },
     clock,
-    url: server.url,
+    get url() {
+      return server.url;
+    },
     users,
-    host,
+    get host() {
+      return host;
+    },
+    async restart() {
+      await host.stop();
+      await server.close();
+      server = await serve();
+      for (const u of Object.values(users)) u.api = createClient({ baseUrl: server.url, apiKey: u.api_key });
+      host = botHost();
+      const report = await host.start();
+      for (const b of report) if (b.name) await host.runner(b.name)?.started;
+      await clock.settle();
+    },
     async addUser(name, spec = {}) {
       if (users[name]) throw new Error(`a user "${name}" already exists in this world`);
       const made = await server.store.transaction((tx) => {
