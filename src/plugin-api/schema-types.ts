@@ -2,7 +2,7 @@
  * The TypeScript type of a JSON Schema literal, for plugin authors: `Infer<{ type: 'object',
  * properties: { to: { type: 'string' } }, required: ['to'] }>` is `{ to: string }`. It covers
  * what plugin schemas use (type, properties, required, items, enum, const, anyOf, oneOf,
- * additionalProperties) and stays cheap for the compiler, so a plugin with many actions
+ * additionalProperties; `anyOf`/`oneOf` beside a `type` only constrain it) and stays cheap for the compiler, so a plugin with many actions
  * type-checks fast. Properties with a `default` count as present (pinbot fills defaults in).
  * An object without `additionalProperties` is typed as closed (extra keys are not typed).
  */
@@ -62,16 +62,16 @@ export type TypeOf<S, D extends number[] = []> = D['length'] extends 8
     ? C
     : S extends { enum: readonly (infer E)[] }
       ? E
-      : S extends { anyOf: readonly (infer X)[] }
-        ? TypeOf<X, [...D, 1]>
-        : S extends { oneOf: readonly (infer X)[] }
-          ? TypeOf<X, [...D, 1]>
-          : S extends { type: infer T }
-            ? T extends readonly (infer U)[]
-              ? OfType<U, S, [...D, 1]>
-              : OfType<T, S, [...D, 1]>
-            : S extends { properties: object }
-              ? ObjectOf<S, [...D, 1]>
+      : S extends { type: infer T }
+        ? T extends readonly (infer U)[]
+          ? OfType<U, S, [...D, 1]>
+          : OfType<T, S, [...D, 1]>
+        : S extends { properties: object }
+          ? ObjectOf<S, [...D, 1]>
+          : S extends { anyOf: readonly (infer X)[] }
+            ? TypeOf<X, [...D, 1]>
+            : S extends { oneOf: readonly (infer X)[] }
+              ? TypeOf<X, [...D, 1]>
               : unknown;
 
 /** A deep copy. Internal: schemas inferred inside definePlugin's mapped types resolve lazily. */
