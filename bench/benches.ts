@@ -1,6 +1,7 @@
 import type { Bench } from './harness/bench.js';
 import bots from './bots.js';
 import jsonServer from './json-server.js';
+import plugins from './plugins.js';
 import poll from './poll.js';
 import read from './read.js';
 import startup from './startup.js';
@@ -8,4 +9,4 @@ import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, plugins];

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
 import type { ActionContext as RunAction, ConditionContext as RunCondition, SourceContext as RunSource } from '../runtime/types.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
@@ -17,10 +18,14 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
   let sent = 0;
   const key = () => `${rt.idempotencyKey}:p${++sent}`.slice(0, 255);
   const o = () => ({ idempotencyKey: key(), signal: rt.signal });
+  let log: Logger | undefined;
   return {
     plugin: inst.name,
     config: inst.config,
-    log: rt.log.child({ plugin: inst.name }),
+    // made on first use: a pino child costs more than the rest of the context
+    get log() {
+      return (log ??= rt.log.child({ plugin: inst.name }));
+    },
     signal: rt.signal,
     now: () => rt.clock.now(),
     sleep: (ms) => rt.sleepUntil(rt.clock.now() + Math.max(0, Number(ms) || 0)),
@@ -49,10 +54,13 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
 export function conditionContext(inst: PluginInstance, rt: RunCondition, signal: AbortSignal): ConditionContext<unknown> {
   const bot = rt.scope.bot.name;
   const clock = rt.clock;
+  let log: Logger | undefined;
   return {
     plugin: inst.name,
     config: inst.config,
-    log: (rt.log ?? inst.log).child({ plugin: inst.name }),
+    get log() {
+      return (log ??= (rt.log ?? inst.log).child({ plugin: inst.name }));
+    },
     signal,
     now: () => (clock ? clock.now() : Date.parse(rt.scope.now)),
     sleep: clock ? parkedSleep(clock, signal) : async () => undefined,
@@ -71,10 +79,13 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
 /** The context of a poll call, from the poll's runtime context. */
 export function pollContext(inst: PluginInstance, rt: RunSource): PollContext<unknown> {
   const bot = rt.bot ?? '';
+  let log: Logger | undefined;
   return {
     plugin: inst.name,
     config: inst.config,
-    log: rt.log.child({ plugin: inst.name }),
+    get log() {
+      return (log ??= rt.log.child({ plugin: inst.name }));
+    },
     signal: rt.signal,
     now: () => rt.clock.now(),
     sleep: parkedSleep(rt.clock, rt.signal),

@@ -33,7 +33,9 @@ export function pluginFiles(dir: string): string[] {
 
 /** The line and column of a load error in `file`, from its message or stack (tsx, node, vite). Internal. */
 function position(err: unknown, file: string): { line?: number; col?: number } {
-  const loc = (err as { loc?: { line?: number; column?: number } } | null)?.loc;
+  // esbuild (tsx) and vite give the position as data; columns there count from 0
+  const e = err as { loc?: { line?: number; column?: number }; errors?: Array<{ location?: { line?: number; column?: number } | null }> } | null;
+  const loc = e?.errors?.[0]?.location ?? e?.loc;
   if (loc?.line) return { line: loc.line, col: (loc.column ?? 0) + 1 };
   let text = '';
   try {
@@ -43,7 +45,9 @@ function position(err: unknown, file: string): { line?: number; col?: number } {
   }
   const esc = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const m = new RegExp(`(?:file://)?${esc}:(\\d+)(?::(\\d+))?`).exec(text);
-  return m ? { line: Number(m[1]), col: m[2] ? Number(m[2]) : undefined } : {};
+  // esbuild's message (tsx: a TransformError) counts columns from 0
+  const from0 = (err as Error)?.name === 'TransformError' ? 1 : 0;
+  return m ? { line: Number(m[1]), col: m[2] ? Number(m[2]) + from0 : undefined } : {};
 }
 
 /** Node reports a syntax error of an ES module without its position: `node --check` has it. Internal. */
