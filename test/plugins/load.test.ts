@@ -113,6 +113,14 @@ describe('loading plugins', () => {
     expect(problems).toEqual([expect.stringMatching(/^b\.yaml:7:9: rules\.0\.do\.1\.strict\.hi: unknown action "strict\.hi" — the plugin strict \(plugins\/strict\.ts\) did not load: invalid settings: plugins\.config\.strict\.questions: expected an array$/)]);
   });
 
+  it('safe mode (serve --safe) loads no plugin: bots using one are invalid', async () => {
+    const safe = await buildRegistry({ config: loadConfig(join(dir, 'config.yaml')), log: pino({ level: 'silent' }), projectDir: dir, safe: true });
+    expect(pluginHostOf(safe)).toBeUndefined();
+    expect([...safe.actions.keys()].filter((n) => n.includes('.'))).toEqual([]);
+    const bot = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { to: me }\n';
+    expect(loadBot('b.yaml', bot, { registry: safe }).problems.map(formatProblem)).toEqual([expect.stringContaining('unknown action "good.hi"')]);
+  });
+
   it('schemas of plugin actions are in the bot schema (editors complete them)', () => {
     const bad = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { too: me }\n';
     expect(loadBot('b.yaml', bad, { registry }).problems.map(formatProblem)).toEqual([expect.stringContaining('b.yaml:6:18: rules.0.do.0.good.hi: missing required key "to"')]);
