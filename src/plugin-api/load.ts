@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describeThrown, shortPath } from './boundary.js';
 
@@ -43,11 +43,18 @@ function position(err: unknown, file: string): { line?: number; col?: number } {
   } catch {
     return {};
   }
-  const esc = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const m = new RegExp(`(?:file://)?${esc}:(\\d+)(?::(\\d+))?`).exec(text);
+  // `…/file.ts:4:3`, the path absolute, a file URL, or relative to the working directory (vite)
+  const esc = basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // esbuild's message (tsx: a TransformError) counts columns from 0
   const from0 = (err as Error)?.name === 'TransformError' ? 1 : 0;
-  return m ? { line: Number(m[1]), col: m[2] ? Number(m[2]) + from0 : undefined } : {};
+  // eslint-disable-next-line no-control-regex
+  for (const m of text.replace(/\u001b\[[0-9;]*m/g, '').matchAll(new RegExp(`([^\\s()[\\]]*${esc}):(\\d+)(?::(\\d+))?`, 'g'))) {
+    let path = m[1]!;
+    if (path.startsWith('file://')) path = path.slice(7);
+    if (path.startsWith('/@fs/')) path = path.slice(4); // vite's name for a file outside its root
+    if (resolve(path) === file) return { line: Number(m[2]), col: m[3] ? Number(m[3]) + from0 : undefined };
+  }
+  return {};
 }
 
 /** Node reports a syntax error of an ES module without its position: `node --check` has it. Internal. */
