@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -13,11 +13,13 @@ import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
 import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
+import { dataDirIntegrity } from './services/store-integrity.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { withCommitSignal } from './store/commit-signal.js';
 import { FileStore } from './store/file-store.js';
@@ -100,13 +102,14 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
-  const log = options.log ?? createLogger({ level: config.log.level });
+  const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
   const registry = options.registry ?? (await buildRegistry({ config, log, safe: options.safe }));
   const opened =
     options.store ??
     (await FileStore.open(options.dataDir, {
       compactBytes: config.store.compact_bytes,
+      integrity: dataDirIntegrity,
       warn: (msg, extra) => log.warn(extra ?? {}, msg),
     }));
   // a virtual clock fires bots' heartbeat polls only after something changed
@@ -117,11 +120,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
   // paths other services serve beside the API (plugins' routes under /plugins/)
   const mounts: Array<{ prefix: string; handler: (req: IncomingMessage, res: ServerResponse) => void }> = [];
-  const http: Server = createServer((req, res) => {
+  const http: Server = createHttpServer((req, res) => {
     const m = mounts.length ? mounts.find((x) => req.url?.startsWith(x.prefix)) : undefined;
     if (m) m.handler(req, res);
     else app(req, res);
-  });
+  }, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {
