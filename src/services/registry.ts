@@ -80,7 +80,7 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<Registry> 
   const host = new PluginHost(collected);
   host.register(registry);
   for (const p of collected.problems) o.log[p.warning ? 'warn' : 'error'](`plugin problem: ${p.where}: ${p.message}${p.hint ? ` — ${p.hint}` : ''}`);
-  if (collected.instances.length) o.log.info(`plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`);
+  if (collected.instances.length) o.log.debug(`plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`);
   hosts.set(registry, host);
   return registry.freeze();
 }

@@ -12,13 +12,13 @@ import { Accounts } from '../domain/wallet/accounts.js';
 import { walletIntegrity } from '../domain/wallet/integrity.js';
 import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
-import { BotCursors, BotInbox, BotMetas } from '../runtime/state.js';
+import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
 import type { StoreIntegrity } from '../store/integrity.js';
 
 /** Every collection a data directory's store holds. */
 export const COLLECTIONS: readonly string[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
-  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox,
+  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates,
 ].map((c) => c.name);
 
 /**
