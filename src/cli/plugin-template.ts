@@ -77,7 +77,8 @@ rules:
 
 /** A bot file using the new plugin (printed, not written: bots/ runs with \`npm start\`). */
 export function exampleBot(name: string): string {
-  return `name: ${name}-demo
+  return `# yaml-language-server: $schema=../schemas/bot.schema.json
+name: ${name}-demo
 as: ${name[0]!.toUpperCase()}${name.slice(1)} Bot
 create_user: true
 rules:
