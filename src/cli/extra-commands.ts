@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBotCommands } from './bots-commands.js';
+import { registerScenarioCommands } from './scenario-commands.js';
 
 /**
  * Commands of later areas (bots, scenarios), added to the program here so main.ts stays small.
@@ -7,4 +8,5 @@ import { registerBotCommands } from './bots-commands.js';
  */
 export function registerExtraCommands(program: Command): void {
   registerBotCommands(program);
+  registerScenarioCommands(program);
 }
