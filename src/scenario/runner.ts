@@ -152,6 +152,7 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
   };
 
   const once = async (node: StepNode, scope: Record<string, unknown>, result: StepResult): Promise<void> => {
+    live(scope);
     const ctx: StepContext = {
       target,
       scope,

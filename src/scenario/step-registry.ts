@@ -18,7 +18,7 @@ export const MODIFIERS: Record<string, JsonSchema> = {
     },
   },
   repeat: { type: 'integer', minimum: 1, maximum: 10000, description: 'run the step this many times ({{ index }} counts from 0)' },
-  for_each: { type: 'array', description: 'run the step once per item ({{ item }}, {{ index }})' },
+  for_each: { type: ['array', 'string'], description: 'run the step once per item ({{ item }}, {{ index }}): a list, or a template giving one ("{{ names }}")' },
 };
 
 /**

@@ -2,6 +2,7 @@ import { parseDuration, DURATION_PATTERN } from '../../util/duration.js';
 import { describeEvent, EVENT_FILTERS, EVENT_KINDS, eventMismatches, type EventKind, type ScenarioEvent } from '../events.js';
 import { checkMatchers, formatMismatches, type Mismatch } from '../match.js';
 import { checkSavePath, readPath } from '../save-path.js';
+import { humanDuration } from '../human-duration.js';
 import { StepFailure, type CheckContext, type StepContext, type StepKind } from '../types.js';
 
 interface EventSpec {
@@ -94,7 +95,7 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
         if (hit) {
           ctx.claimed.add(hit.key);
           for (const [name, path] of Object.entries(s.save ?? {})) ctx.capture(name, readPath({ body: hit.fields }, path));
-          return { detail: `${ctx.mask(describeEvent(hit))} after ${ctx.target.now() - started} ms` };
+          return { detail: `${ctx.mask(describeEvent(hit))} after ${humanDuration(ctx.target.now() - started)}` };
         }
       }
       if (ctx.target.now() >= deadline) break;

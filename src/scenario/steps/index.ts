@@ -1,7 +1,7 @@
 import { StepRegistry } from '../step-registry.js';
 import { clockStep } from './clock.js';
 import { expectEventStep, expectNoneStep } from './expect-event.js';
-import { logStep, restartStep, setStep } from './misc.js';
+import { assertStep, logStep, restartStep, setStep } from './misc.js';
 import { requestStep } from './request.js';
 import { useStep } from './use.js';
 
@@ -14,6 +14,7 @@ export function builtinSteps(): StepRegistry {
     .add(clockStep)
     .add(useStep)
     .add(setStep)
+    .add(assertStep)
     .add(logStep)
     .add(restartStep)
     .freeze();

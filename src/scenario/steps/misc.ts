@@ -1,4 +1,5 @@
-import type { StepKind } from '../types.js';
+import { conditionVariables, evalCondition } from '../templates.js';
+import { StepFailure, type StepKind } from '../types.js';
 
 /** `log: text` prints a line in the report (templates allowed). */
 export const logStep: StepKind<{ log: unknown }> = {
@@ -43,5 +44,20 @@ export const restartStep: StepKind<{ restart: true }> = {
   label: () => 'restart the server',
   async run(_s, ctx) {
     await ctx.target.restart();
+  },
+};
+
+/** `assert: "balance > 5"` fails the scenario when the expression does not hold. */
+export const assertStep: StepKind<{ assert: string }> = {
+  name: 'assert',
+  description: 'fails unless a Liquid expression over the variables holds: tx_amount == 5, now == "2026-01-02T09:00:00.000Z"',
+  schema: { properties: { assert: { type: 'string', minLength: 1 } }, required: ['assert'] },
+  label: (s) => `assert ${s.assert}`,
+  check: (s, c) => c.condition(s.assert, ['assert']),
+  async run(s, ctx) {
+    if (!evalCondition(s.assert, ctx.scope)) {
+      const vars = Object.fromEntries(conditionVariables(s.assert).map((p) => [p.join('.'), p.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[String(k)] : undefined), ctx.scope)]));
+      throw new StepFailure(`assert ${s.assert} does not hold`, { diff: Object.entries(vars).map(([k, v]) => `  ${k} = ${ctx.mask(JSON.stringify(v) ?? 'undefined')}`).join('\n') });
+    }
   },
 };

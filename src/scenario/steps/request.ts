@@ -5,7 +5,7 @@ import { readPath, checkSavePath } from '../save-path.js';
 import { StepFailure, type StepKind } from '../types.js';
 
 /** `METHOD /path`, the request line of a step. */
-export const REQUEST_LINE = '^\\s*(GET|POST|PUT|PATCH|DELETE|HEAD)\\s+\\S+\\s*$';
+export const REQUEST_LINE = '^\\s*(GET|POST|PUT|PATCH|DELETE|HEAD)\\s+\\S.*$';
 
 interface RequestStep {
   request: string;
