@@ -3,9 +3,10 @@ import bots from './bots.js';
 import jsonServer from './json-server.js';
 import poll from './poll.js';
 import read from './read.js';
+import scenarios from './scenarios.js';
 import startup from './startup.js';
 import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, scenarios];

@@ -11,7 +11,22 @@ import { buildRegistry } from '../services/registry.js';
  *
  * @example const registry = await registryFor([], scenario.config);
  */
-export async function registryFor(files: readonly string[], config: Record<string, unknown>): Promise<Registry> {
+export function registryFor(files: readonly string[], config: Record<string, unknown>): Promise<Registry> {
+  // A frozen registry is shared by every scenario with the same plugins and config: the bot
+  // validator compiled for it (the costly part of starting a bot) is then compiled once.
+  const key = JSON.stringify([files, config]);
+  let r = built.get(key);
+  if (!r) {
+    r = build(files, config);
+    built.set(key, r);
+    r.catch(() => built.delete(key));
+  }
+  return r;
+}
+
+const built = new Map<string, Promise<Registry>>();
+
+async function build(files: readonly string[], config: Record<string, unknown>): Promise<Registry> {
   if (files.length) {
     throw new Error(`plugins: loading plugin files in a scenario is not available in this version of pinbot (${files.length} file${files.length > 1 ? 's' : ''} named); remove plugins: or run a version with the plugin host`);
   }
