@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
 import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
@@ -98,7 +99,7 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
-  const log = options.log ?? createLogger({ level: config.log.level });
+  const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
   const registry = options.registry ?? (await buildRegistry({ config, log }));
   const opened =
@@ -113,7 +114,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
-  const http: Server = createServer(app);
+  const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {

@@ -85,7 +85,7 @@ describe('config.yaml', () => {
   it('${env:VAR} is replaced; a whole-value reference takes the YAML type of the variable', () => {
     const f = file('server:\n  host: ${env:PB_HOST}\n  port: ${env:PB_PORT}\nbots:\n  dir: ${env:PB_HOME}/bots\n');
     const c = loadConfig(f, { PB_HOST: '0.0.0.0', PB_PORT: '8080', PB_HOME: '/srv/pinbot' });
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(c.server).toMatchObject({ host: '0.0.0.0', port: 8080 });
     expect(c.bots.dir).toBe('/srv/pinbot/bots');
   });
 

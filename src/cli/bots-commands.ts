@@ -39,10 +39,10 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[], registry: Registry): Array<{ file: string; name?: string; problems: FileProblem[] }> {
+export function validateFiles(files: string[], registry: Registry, envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems } = loadBotFile(file, { registry });
+    const { bot, problems } = loadBotFile(file, { registry, envAllow });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -65,7 +65,7 @@ export function registerBotCommands(program: Command): void {
     async (files: string[], opts: Common & { json?: boolean }) => {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      const results = validateFiles(botFiles(files, opts), registry);
+      const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
       else {
@@ -107,6 +107,7 @@ export function registerBotCommands(program: Command): void {
       files: explicit ? files : undefined,
       dir,
       server: opts.server,
+      envAllow: config.bots.env_allow,
       dryRun: opts.dryRun === true,
       stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
@@ -133,7 +134,7 @@ export function registerBotCommands(program: Command): void {
     else {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      list = validateFiles(botFiles([], opts), registry).map((r) => ({
+      list = validateFiles(botFiles([], opts), registry, config.bots.env_allow).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',

@@ -43,7 +43,7 @@ common(
     .option('--dry-run', 'bots evaluate rules and log actions without taking them'),
 ).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
   const config = commandConfig(opts);
-  const log = createLogger({ level: config.log.level });
+  const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   // Loaded here, not at the top: the other commands do not need express.
   const { startServer } = await import('../server.js');
   // Signals are caught from the start: one that arrives while starting stops the server as

@@ -1,4 +1,7 @@
 import { DURATION_PATTERN } from '../util/duration.js';
+import { ENV_NAME_PATTERN } from './env-refs.js';
+
+const duration = (dflt: string) => ({ type: 'string', pattern: DURATION_PATTERN, default: dflt });
 
 const bucket = (limit: number, window: string) => ({
   type: 'object',
@@ -23,6 +26,15 @@ export const configSchema = {
       properties: {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+        headers_timeout: { ...duration('15s'), description: 'longest wait for a request\'s headers (slow clients are answered 408)' },
+        request_timeout: { ...duration('30s'), description: 'longest wait for a whole request, headers and body' },
+        keep_alive_timeout: { ...duration('5s'), description: 'how long an idle keep-alive connection stays open' },
+        max_connections: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1000, description: 'open connections beyond this are closed at once' },
+        trust_proxy: {
+          anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }],
+          default: false,
+          description: 'express "trust proxy": behind a reverse proxy, which X-Forwarded-For hops give the client address',
+        },
       },
     },
     rate_limits: {
@@ -35,6 +47,8 @@ export const configSchema = {
         messages: bucket(30, '1m'),
         contacts: bucket(20, '1h'),
         intros: bucket(10, '1h'),
+        groups: bucket(10, '1h'),
+        anonymous: bucket(30, '1m'),
       },
     },
     wallet: {
@@ -74,6 +88,13 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
         enabled: { type: 'boolean', default: true },
+        env_allow: {
+          type: 'array',
+          items: { type: 'string', pattern: ENV_NAME_PATTERN },
+          uniqueItems: true,
+          default: [],
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+        },
       },
     },
     plugins: {
@@ -107,6 +128,13 @@ export const configSchema = {
       default: {},
       properties: {
         level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+        buffer_bytes: {
+          type: 'integer',
+          minimum: 65_536,
+          maximum: 1_073_741_824,
+          default: 4_194_304,
+          description: 'log lines waiting for a slow stdout beyond this are dropped and counted, never buffered',
+        },
       },
     },
   },
@@ -119,15 +147,31 @@ export interface BucketConfig {
 
 /** The validated configuration, every key filled in. */
 export interface Config {
-  server: { host: string; port: number };
-  rate_limits: { enabled: boolean; general: BucketConfig; messages: BucketConfig; contacts: BucketConfig; intros: BucketConfig };
+  server: {
+    host: string;
+    port: number;
+    headers_timeout: string;
+    request_timeout: string;
+    keep_alive_timeout: string;
+    max_connections: number;
+    trust_proxy: boolean | number | string;
+  };
+  rate_limits: {
+    enabled: boolean;
+    general: BucketConfig;
+    messages: BucketConfig;
+    contacts: BucketConfig;
+    intros: BucketConfig;
+    groups: BucketConfig;
+    anonymous: BucketConfig;
+  };
   wallet: { max_transfer: number };
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean };
+  bots: { dir: string; enabled: boolean; env_allow: string[] };
   plugins: { dir: string; packages: string[] };
   runtime: { step_timeout: string };
   store: { compact_bytes: number };
-  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
 }

@@ -2,7 +2,7 @@ import { parseDuration } from '../util/duration.js';
 import { checkConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
 import { hintFor } from './suggest.js';
-import { checkTemplate, isTemplate } from './templates.js';
+import { checkTemplate, FILE_TAGS, isTemplate } from './templates.js';
 import type { ActionDef, CheckProblem, TriggerDef } from './types.js';
 
 type Path = Array<string | number>;
@@ -38,7 +38,11 @@ function checkTemplates(value: unknown, path: Path): CheckProblem[] {
     const bad = checkTemplate(value);
     if (!bad) return [];
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
-    return [{ path, message: `Liquid template error: ${bad.message}${where}`, hint: 'see docs/bots.md "Templates" for the filters and variables' }];
+    const fileTag = FILE_TAGS.find((t) => bad.message.startsWith(`{% ${t} %}`));
+    const hint = fileTag
+      ? 'write the text into the template itself, or keep it in vars: (see docs/bots.md "Templates")'
+      : 'see docs/bots.md "Templates" for the filters and variables';
+    return [{ path, find: bad.text, message: `Liquid template error: ${bad.message}${where}`, hint }];
   }
   if (Array.isArray(value)) return value.flatMap((v, i) => checkTemplates(v, [...path, i]));
   if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => checkTemplates(v, [...path, k]));

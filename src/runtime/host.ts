@@ -32,6 +32,8 @@ export interface HostOptions {
   server?: string;
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
+  envAllow?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
@@ -123,7 +125,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
       const bot = res.bot;
       const problems = [...res.problems];
       if (bot) {

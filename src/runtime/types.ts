@@ -28,6 +28,8 @@ export interface CheckProblem {
   hint?: string;
   /** Point at the key of `path` rather than its value (an unknown key). */
   onKey?: boolean;
+  /** Point at this text inside the value at `path` (a Liquid tag, an `${env:…}` reference). */
+  find?: string;
 }
 
 /** What a poll source gets each time it runs. */

@@ -19,6 +19,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'get',
     path: '/contacts',
     summary: 'Your contacts, newest first',
+    description:
+      'Your contact list, newest first. Each entry\'s id (con_…) is what DELETE /contacts/{id} takes; contact is the other user.',
     tags: ['contacts'],
     schemas: {
       responses: { 200: { type: 'object', additionalProperties: false, required: ['contacts'], properties: { contacts: { type: 'array', items: contactEntrySchema } } } },
@@ -29,6 +31,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/request',
     summary: 'Ask a user by PIN to become a contact (if they already asked you, you become contacts at once)',
+    description:
+      'Sends a contact request to the user with this PIN. If they already asked you, you become contacts at once (201, status accepted). Already contacts: 409 already_contacts; a pending request from you exists: 409 request_exists.',
     tags: ['contacts'],
     buckets: ['contacts'],
     write: true,
@@ -56,6 +60,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'get',
     path: '/contacts/requests/pending',
     summary: 'Contact requests awaiting your answer, newest first',
+    description:
+      'Contact requests addressed to you that you have not answered, newest first.',
     tags: ['contacts'],
     schemas: {
       responses: {
@@ -83,6 +89,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/requests/:id/accept',
     summary: 'Accept a contact request addressed to you',
+    description:
+      'Accepts a contact request addressed to you: you become contacts; the answer has the new entry of your list. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: {
@@ -97,6 +105,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/requests/:id/decline',
     summary: 'Decline a contact request addressed to you',
+    description:
+      'Declines a contact request addressed to you. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, body: emptyBody, responses: { 200: messageOnly } },
@@ -107,6 +117,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'delete',
     path: '/contacts/:id',
     summary: 'Remove a contact (for both of you)',
+    description:
+      'Removes a contact, for both of you. The id is the entry\'s id from GET /contacts.',
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, responses: { 200: messageOnly } },
@@ -117,6 +129,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'get',
     path: '/contacts/check/:pin',
     summary: 'Whether the user with this PIN is one of your contacts',
+    description:
+      'Whether the user with this PIN is one of your contacts, with their id and name. An unknown PIN is 404 user_not_found.',
     tags: ['contacts'],
     schemas: {
       params: { type: 'object', additionalProperties: false, required: ['pin'], properties: { pin: { $ref: 'Pin' } } },

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
+import { containsKey } from '../../util/secrets.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -49,6 +50,10 @@ export function errorHandler() {
       return;
     }
     if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    // A detail names the field as sent: a key pasted as a field name is not echoed back.
+    if (apiError.details?.some((d) => containsKey(d.path))) {
+      apiError = new ApiError(apiError.code, apiError.message, apiError.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d)), apiError.extra);
+    }
     sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
   };
 }

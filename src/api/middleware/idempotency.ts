@@ -32,6 +32,21 @@ export const IDEMPOTENCY_RETENTION_DAYS = 2;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
+ * JSON text of a parsed body with every object's keys sorted, so `{"a":1,"b":2}` and
+ * `{"b":2,"a":1}` are one request (JSON objects are unordered). Internal.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
  * Runs a write with `Idempotency-Key` semantics (as Stripe does): the first outcome of a
  * (user, key) pair is stored in the same transaction as the operation, so a crash cannot keep
  * one without the other; a retry with the same request gets it byte for byte; the same key with
@@ -59,13 +74,17 @@ export class Idempotency {
       throw new ApiError('validation_failed', undefined, [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
-    const fingerprint = sha(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`);
+    const target = `${req.method} ${req.baseUrl}${req.path}\n`;
+    const fingerprint = sha(`${target}${canonicalJson(req.body ?? null)}`);
+    // Outcomes stored before fingerprints were canonical hashed the body in its received key
+    // order; a retry of such a request (a bot resuming across an upgrade) still matches.
+    const legacy = sha(`${target}${JSON.stringify(req.body ?? null)}`);
     // "In use" is checked first: the first request's outcome is in memory before its journal
     // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
     if (existing) {
-      if (existing.fingerprint !== fingerprint) throw new ApiError('idempotency_key_reused');
+      if (existing.fingerprint !== fingerprint && existing.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
       return { status: existing.status, body: existing.body, replayed: true };
     }
     this.running.add(id);
