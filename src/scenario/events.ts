@@ -6,28 +6,9 @@ import { Transactions } from '../domain/wallet/transactions.js';
 import type { ReadView } from '../store/types.js';
 import { apiGet } from './http.js';
 import { matchValue, type Mismatch } from './match.js';
-import type { JsonSchema, TargetUser } from './types.js';
+import type { EventKind, EventUser, JsonSchema, ScenarioEvent, TargetUser } from './types.js';
 
-/** What `expect_event` / `expect_none` can wait for. */
-export type EventKind = 'message' | 'transfer' | 'introduction' | 'contact_request';
-
-/** A user as events name them: the scenario's name for them when they have one. */
-export interface EventUser {
-  name: string;
-  pin_code: string;
-}
-
-/**
- * Something that happened, as a scenario sees it. `key` is unique per event: a transfer that
- * went from pending to accepted is two events (`transfer:txn_…:pending`, `…:accepted`).
- */
-export interface ScenarioEvent {
-  key: string;
-  kind: EventKind;
-  /** Ordering: the time of the change, then the id. */
-  at: number;
-  fields: Record<string, unknown>;
-}
+export type { EventKind, EventUser, ScenarioEvent } from './types.js';
 
 const user = { type: 'string', minLength: 1, description: 'a user of the scenario (name) or a PIN' };
 const any = { description: 'a value or a matcher' };

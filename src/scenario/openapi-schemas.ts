@@ -2,6 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { buildOpenApi } from '../api/openapi.js';
 import { allRoutes } from '../api/routes.js';
+import { configFrom } from '../config/load.js';
 import { hintFor } from '../runtime/suggest.js';
 
 /**
@@ -11,22 +12,31 @@ import { hintFor } from '../runtime/suggest.js';
  * `schema: { response: "POST /wallet/send" }` for an operation's documented success response.
  */
 const DOC_ID = 'openapi.json';
-let cached: { doc: Record<string, any>; ajv: Ajv } | undefined;
-const compiled = new Map<string, ValidateFunction>();
+/** The document depends on the config (its bounds); one per config a scenario uses. */
+const docs = new Map<string, { doc: Record<string, any>; ajv: Ajv; compiled: Map<string, ValidateFunction> }>();
 
-function openapi(): { doc: Record<string, any>; ajv: Ajv } {
-  if (cached) return cached;
-  const doc = buildOpenApi(allRoutes) as Record<string, any>;
+function openapi(config: Record<string, unknown> = {}) {
+  const key = JSON.stringify(config);
+  let d = docs.get(key);
+  if (d) return d;
+  let cfg;
+  try {
+    cfg = configFrom(config);
+  } catch {
+    cfg = configFrom({}); // config problems are reported on their own, with positions
+  }
+  const doc = buildOpenApi(allRoutes, cfg) as Record<string, any>;
   const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   ajv.addSchema(doc, DOC_ID);
-  cached = { doc, ajv };
-  return cached;
+  d = { doc, ajv, compiled: new Map() };
+  docs.set(key, d);
+  return d;
 }
 
-/** The OpenAPI document the asserts use. */
-export function openapiDocument(): Record<string, any> {
-  return openapi().doc;
+/** The OpenAPI document the asserts use (the server's own, for a scenario's config overrides). */
+export function openapiDocument(config: Record<string, unknown> = {}): Record<string, any> {
+  return openapi(config).doc;
 }
 
 /** Resolves a JSON pointer (`#/components/schemas/User`) in the document; undefined when absent. */
@@ -118,12 +128,13 @@ function toDocRefs(schema: unknown, top = true): unknown {
  *
  * @example checkSchema({ $ref: '#/components/schemas/User' }, body.sender) // []
  */
-export function checkSchema(schema: unknown, value: unknown): string[] {
+export function checkSchema(schema: unknown, value: unknown, config: Record<string, unknown> = {}): string[] {
   const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
+  const d = openapi(config);
+  let validate = d.compiled.get(key);
   if (!validate) {
-    validate = openapi().ajv.compile(toDocRefs(schema) as object);
-    compiled.set(key, validate);
+    validate = d.ajv.compile(toDocRefs(schema) as object);
+    d.compiled.set(key, validate);
   }
   if (validate(value)) return [];
   return (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);

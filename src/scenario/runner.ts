@@ -160,6 +160,7 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
       claimed,
       mask,
       seed: sc.seed,
+      config: sc.config,
       capture: (name, value) => scopes.forEach((s) => (s[name] = value)),
       render: <T>(v: unknown) => render(v, live(scope)) as T,
       runChildren: async (children, vars) => {

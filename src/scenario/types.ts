@@ -1,5 +1,25 @@
 import type { LocatedYaml } from '../util/yaml-errors.js';
-import type { ScenarioEvent, EventKind } from './events.js';
+
+/** What `expect_event` / `expect_none` can wait for. */
+export type EventKind = 'message' | 'transfer' | 'introduction' | 'contact_request';
+
+/** A user as events name them: the scenario's name for them when they have one. */
+export interface EventUser {
+  name: string;
+  pin_code: string;
+}
+
+/**
+ * Something that happened, as a scenario sees it. `key` is unique per event: a transfer that
+ * went from pending to accepted is two events (`transfer:txn_…:pending`, `…:accepted`).
+ */
+export interface ScenarioEvent {
+  key: string;
+  kind: EventKind;
+  /** Ordering: the time of the change, then the id. */
+  at: number;
+  fields: Record<string, unknown>;
+}
 
 /** A JSON Schema object. */
 export type JsonSchema = Record<string, unknown>;
@@ -72,6 +92,8 @@ export interface StepContext {
   /** Hides API keys in text shown to people. */
   mask(text: string): string;
   seed: number;
+  /** The scenario's config overrides (the API's OpenAPI document depends on them). */
+  config: Record<string, unknown>;
 }
 
 /** What a step reports when it passes (shown in reports). */

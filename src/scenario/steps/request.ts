@@ -102,8 +102,9 @@ export const requestStep: StepKind<RequestStep> = {
       const want = Object.fromEntries(Object.entries(expect.headers).map(([k, v]) => [k.toLowerCase(), v]));
       matchValue(want, answer.headers, 'headers', out);
     }
-    if (expect.body !== undefined) matchValue(expect.body, answer.body, 'body', out, { strict: expect.strict === true, schema: checkSchema });
-    if (expect.schema) for (const line of checkSchema(expect.schema, answer.body)) out.push({ path: 'body', expected: `valid against the schema: ${line}`, actual: answer.body });
+    const schema = (sch: unknown, v: unknown) => checkSchema(sch, v, ctx.config);
+    if (expect.body !== undefined) matchValue(expect.body, answer.body, 'body', out, { strict: expect.strict === true, schema });
+    if (expect.schema) for (const line of schema(expect.schema, answer.body)) out.push({ path: 'body', expected: `valid against the schema: ${line}`, actual: answer.body });
     if (out.length) {
       const got = answer.status >= 400 && answer.body && typeof answer.body === 'object' ? ` (${JSON.stringify((answer.body as { error?: { code?: string } }).error?.code ?? '')})` : '';
       throw new StepFailure(`${method} ${pathText} answered ${answer.status}${got}; ${out.length} expectation${out.length > 1 ? 's' : ''} failed`, { diff: formatMismatches(out, ctx.mask), curl: curl() });
