@@ -104,7 +104,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
   };
   await Promise.all(Array.from({ length: Math.min(parallel, scenarios.length) }, worker));
   const done = results.filter(Boolean);
-  const summary: Summary = { total: done.length, passed: done.filter((r) => r.status === 'passed').length, failed: done.filter((r) => r.status === 'failed').length, ms: Math.round(performance.now() - t0), parallel };
+  const summary: Summary = { total: done.length, passed: done.filter((r) => r.status === 'passed').length, failed: done.filter((r) => r.status === 'failed').length, ms: Math.round(performance.now() - t0), parallel: Math.max(1, Math.min(parallel, scenarios.length)) };
   for (const r of reporters) await r.finish(done, summary);
   return { results: done, summary };
 }
