@@ -52,7 +52,8 @@ export function registerScenarioCommands(program: Command): void {
     .option('--server <url>', 'run against a remote server on real time (needs --keys)')
     .option('--keys <file>', 'YAML file of user name → API key, for --server')
     .option('--quiet', 'no console report (only the --reporter files and the exit code)')
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean }) => {
+    .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean }) => {
       const { loadAll, readKeysFile, runAll, scenarioFiles, selectScenarios } = await import('../scenario/run-all.js');
       const { consoleReporter, fileReporter, REPORTERS } = await import('../scenario/reporters/index.js');
       if (!!opts.server !== !!opts.keys) throw new InvalidArgumentError('--server and --keys go together: --server URL --keys keys.yaml');
@@ -83,7 +84,7 @@ export function registerScenarioCommands(program: Command): void {
       const list = reporters.map((r) => fileReporter(r.name, r.file));
       // a report on stdout keeps stdout for itself: the console report goes to stderr
       if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(parallel, selected.length) }));
-      const { summary } = await runAll(selected, { parallel, grep, tags: opts.tag, bail: opts.bail, remote: opts.server && keys ? { url: opts.server, keys } : undefined, reporters: list });
+      const { summary } = await runAll(selected, { parallel, grep, tags: opts.tag, bail: opts.bail, threads: !opts.inProcess, remote: opts.server && keys ? { url: opts.server, keys } : undefined, reporters: list });
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
     });

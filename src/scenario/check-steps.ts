@@ -217,9 +217,8 @@ function checkFragment(ch: Checker, y: LocatedYaml, usePath: Path, file: string,
   const params: NonNullable<StepNode['params']> = {};
   if (Array.isArray(v.params)) for (const n of v.params) params[n] = { required: true };
   else for (const [n, spec] of Object.entries((v.params ?? {}) as Record<string, { default?: unknown } | null>)) params[n] = spec && 'default' in spec ? { default: spec.default, required: false } : { required: true };
-  const withPath = usePath.slice(0, -1).concat('with');
   for (const [n, p] of Object.entries(params)) if (p.required && !(n in withValues)) at(ch, y, usePath, `fragment ${shown(file)} needs the parameter "${n}"`, `add it: with: { ${n}: … }`);
-  for (const n of Object.keys(withValues)) if (!(n in params)) at(ch, y, [...withPath, n], `fragment ${shown(file)} has no parameter "${n}"`, hintFor(n, Object.keys(params), 'parameters'), true);
+  for (const n of Object.keys(withValues)) if (!(n in params)) at(ch, y, [...usePath.slice(0, -1), 'with', n], `fragment ${shown(file)} has no parameter "${n}"`, hintFor(n, Object.keys(params), 'parameters'), true);
   const known = new Set([...scope.known, ...Object.keys(params)]);
   const literal: Record<string, unknown> = {};
   for (const n of Object.keys(params)) literal[n] = n in withValues ? withValues[n] : params[n]!.default;

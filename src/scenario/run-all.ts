@@ -8,6 +8,7 @@ import type { Reporter, Summary } from './reporters/types.js';
 import { runScenario, type RunListener, type ScenarioResult } from './runner.js';
 import type { StepRegistry } from './step-registry.js';
 import { builtinSteps } from './steps/index.js';
+import { runInWorkers } from './workers.js';
 
 /**
  * The scenario files named by the arguments: files as given; folders searched for *.yaml and
@@ -72,6 +73,8 @@ export interface RunAllOptions {
   bail?: boolean;
   remote?: { url: string; keys: Record<string, string> };
   reporters?: Reporter[];
+  /** Run in `parallel` worker threads (several cores) instead of concurrently in this thread. */
+  threads?: boolean;
 }
 
 /** Which scenarios a run selects (--grep, --tag). */
@@ -80,8 +83,9 @@ export function selectScenarios(all: LoadedScenario[], o: Pick<RunAllOptions, 'g
 }
 
 /**
- * Runs scenarios, `parallel` at a time, each on its own embedded server and clock; tells the
- * reporters as it goes and gives them the results (in the scenarios' order) at the end.
+ * Runs scenarios, `parallel` at a time, each on its own embedded server and clock — in this
+ * thread, or with `threads` in as many worker threads; tells the reporters as it goes and gives
+ * them the results (in the scenarios' order) at the end.
  */
 export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {}): Promise<{ results: ScenarioResult[]; summary: Summary }> {
   const parallel = Math.max(1, o.parallel ?? availableParallelism());
@@ -92,18 +96,23 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     scenarioEnd: (res) => reporters.forEach((r) => r.scenarioEnd?.(res)),
   };
   const t0 = performance.now();
-  const results: ScenarioResult[] = new Array(scenarios.length);
-  const stop = { stopped: false };
-  let next = 0;
-  const worker = async () => {
-    while (next < scenarios.length && !stop.stopped) {
-      const i = next++;
-      results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop });
-      if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, scenarios.length) }, worker));
-  const done = results.filter(Boolean);
+  let done: ScenarioResult[];
+  if (o.threads && parallel > 1 && scenarios.length > 1) {
+    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, listener });
+  } else {
+    const results: ScenarioResult[] = new Array(scenarios.length);
+    const stop = { stopped: false };
+    let next = 0;
+    const worker = async () => {
+      while (next < scenarios.length && !stop.stopped) {
+        const i = next++;
+        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop });
+        if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, scenarios.length) }, worker));
+    done = results.filter(Boolean);
+  }
   const summary: Summary = { total: done.length, passed: done.filter((r) => r.status === 'passed').length, failed: done.filter((r) => r.status === 'failed').length, ms: Math.round(performance.now() - t0), parallel: Math.max(1, Math.min(parallel, scenarios.length)) };
   for (const r of reporters) await r.finish(done, summary);
   return { results: done, summary };

@@ -200,16 +200,16 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
   };
 
   let steps: StepResult[] = [];
+  let end = iso(sc.start);
   try {
     steps = await runNodes(sc.steps, '', true);
   } finally {
-    const end = iso(target.now());
+    end = iso(target.now());
     await target.close().catch(() => undefined);
-    const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps };
-    o.listener?.scenarioEnd?.(r);
-    // eslint-disable-next-line no-unsafe-finally
-    return r;
   }
+  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps };
+  o.listener?.scenarioEnd?.(r);
+  return r;
 }
 
 /** A label with its templates filled in when they can be (`{{ from }} POST …` → `alice POST …`). Internal. */

@@ -54,6 +54,20 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(v.stderr).toContain('2 problems in 1 of 2 files');
   });
 
+  it.concurrent('--parallel 2 runs in two worker processes; a JSON report on stdout moves the console report to stderr; --bail', async () => {
+    const d = dir('parallel', { 'a.yaml': ok, 'b.yaml': broken, 'c.yaml': ok.replace('fine', 'also fine') });
+    const r = await pinbot(['scenario', 'run', d, '--parallel', '2', '--reporter', 'json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.summary).toMatchObject({ total: 3, passed: 2, failed: 1, parallel: 2 });
+    expect(report.scenarios.map((s: { name: string }) => s.name)).toEqual(['fine', 'broken', 'also fine']);
+    expect(report.scenarios[1].steps[0].diff).toBe('  body.balance\n    - expected 3\n    + actual   2');
+    // each scenario is one block in the console report, never interleaved
+    expect(r.stderr).toMatch(/broken .*b\.yaml\n  ✗ 1 alice GET \/wallet\/balance .*\n(.*\n){6}  - 2 clock advance 1d  skipped\n  ✗ failed 2 steps/);
+    const bail = await pinbot(['scenario', 'run', join(d, 'b.yaml'), join(d, 'a.yaml'), join(d, 'c.yaml'), '--parallel', '2', '--bail', '--quiet', '--reporter', 'json']);
+    expect(JSON.parse(bail.stdout).summary.total).toBeLessThan(3);
+  });
+
   it.concurrent('validate: the shipped scenarios are valid', async () => {
     const r = await pinbot(['scenario', 'validate']);
     expect(r.stderr).toBe('');
