@@ -2,9 +2,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { configFrom } from '../config/load.js';
-import { addDays } from '../domain/wallet/dates.js';
-import { Subscriptions } from '../domain/wallet/subscription.js';
-import { utcDate } from '../clock/clock.js';
+import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
 import { BotHost } from '../runtime/host.js';
 import { startServer, type RunningServer } from '../server.js';
 import { embeddedHostDeps } from '../services/embedded-identity.js';
@@ -53,11 +51,11 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
   try {
     const subs = Object.entries(sc.users).filter(([, u]) => u.subscribed_days !== undefined);
     if (subs.length) {
+      // exactly N days from the start: the trial is replaced by a period the operator grants
       await server.store.transaction((tx) => {
-        const today = utcDate(clock.now());
         for (const [name, u] of subs) {
-          if (u.subscribed_days === 0) tx.col(Subscriptions).delete(users[name]!.id);
-          else tx.col(Subscriptions).put({ id: users[name]!.id, start_date: today, end_date: addDays(today, u.subscribed_days!) });
+          tx.col(Subscriptions).delete(users[name]!.id);
+          if (u.subscribed_days! > 0) subscribe(tx, server.env, users[name]!.id, u.subscribed_days!);
         }
       });
     }
