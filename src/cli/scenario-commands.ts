@@ -56,6 +56,8 @@ export function registerScenarioCommands(program: Command): void {
     .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean }) => {
       const { loadAll, readKeysFile, runAll, scenarioFiles, selectScenarios } = await import('../scenario/run-all.js');
       const { consoleReporter, fileReporter, REPORTERS } = await import('../scenario/reporters/index.js');
+      const { preferRamTempDir } = await import('../scenario/temp-dir.js');
+      preferRamTempDir(); // before any store is made; worker processes inherit it
       if (!!opts.server !== !!opts.keys) throw new InvalidArgumentError('--server and --keys go together: --server URL --keys keys.yaml');
       let grep: RegExp | undefined;
       try {
