@@ -19,6 +19,7 @@ import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
+import { dataDirIntegrity } from './services/store-integrity.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { withCommitSignal } from './store/commit-signal.js';
 import { FileStore } from './store/file-store.js';
@@ -106,6 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     options.store ??
     (await FileStore.open(options.dataDir, {
       compactBytes: config.store.compact_bytes,
+      integrity: dataDirIntegrity,
       warn: (msg, extra) => log.warn(extra ?? {}, msg),
     }));
   // a virtual clock fires bots' heartbeat polls only after something changed

@@ -6,7 +6,7 @@ import type { Store } from '../store/types.js';
 import { bindConfig } from './config-bound.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
-import { errorHandler, sendJson } from './middleware/error-handler.js';
+import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { opaquePathSegments } from './middleware/path-segments.js';
 import { createLimiters } from './middleware/rate-limit.js';
@@ -53,8 +53,15 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
 
   app.use(requestLog(log));
 
+  // Load balancers and monitors read this: 503 while the store cannot write (reads still work).
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const h = store.health?.() ?? { writable: true };
+    if (h.writable) {
+      res.json({ status: 'ok' });
+      return;
+    }
+    res.setHeader('Retry-After', retryAfterSeconds(h.retryAfterMs));
+    res.status(503).json({ status: 'degraded', store: { writable: false, reason: h.reason, since: new Date(h.since).toISOString(), retry_after_s: Number(retryAfterSeconds(h.retryAfterMs)) } });
   });
   const openapiText = JSON.stringify(openapi);
   app.get('/openapi.json', (_req, res) => {

@@ -7,6 +7,7 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../clock/clock.js';
 import { FileStore } from '../store/file-store.js';
+import { dataDirIntegrity } from '../services/store-integrity.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
 
 export interface CommonOptions {
@@ -50,7 +51,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
-        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, integrity: dataDirIntegrity, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
         } finally {

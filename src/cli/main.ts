@@ -3,10 +3,11 @@ import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
-import { JournalCorruptError } from '../store/journal.js';
+import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
+import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
@@ -58,20 +59,19 @@ common(
     if (stopping) {
       // A second Ctrl-C: the operator does not want to wait. The journal keeps every write.
       log.warn({ signal }, 'stopping now without a snapshot (the journal replays at the next start)');
-      log.flush?.();
-      process.exit(130);
+      void exitAfterLog(log, 130, 200);
+      return;
     }
     stopping = true;
     log.info({ signal }, 'stopping: finishing in-flight requests, writing the snapshot');
     server.close().then(
       () => {
         log.info('stopped');
-        log.flush?.();
-        setTimeout(() => process.exit(0), 50);
+        void exitAfterLog(log, 0);
       },
       (err) => {
         log.error({ err }, 'stop failed');
-        process.exit(1);
+        void exitAfterLog(log, 1);
       },
     );
   };
@@ -131,7 +131,7 @@ common(clock.command('set').description('set the time (ISO 8601), running due jo
 registerExtraCommands(program);
 
 /** Errors an operator can act on from their message alone: printed as one line, no stack. */
-const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, JournalCorruptError];
+const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError];
 
 try {
   await program.parseAsync(process.argv);

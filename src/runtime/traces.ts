@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { UserRef } from '../client/types.js';
@@ -83,6 +83,17 @@ export function readTraces(file: string, limit = 100): Trace[] {
 }
 
 /**
+ * Traces hold private message text: the folder is made 0700 and the file 0600, also when an
+ * older pinbot created them wider (0755/0644). Internal.
+ */
+function privateFile(file: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  if (existsSync(file)) chmodSync(file, 0o600);
+}
+
+/**
  * The bounded trace history of one bot: the last `limit` runs in memory, appended to a JSONL
  * file (rewritten to the last `limit` when it doubles), so it survives restarts. Writes are
  * batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
@@ -105,7 +116,7 @@ export class TraceLog {
   ) {
     this.ring = file ? readTraces(file, limit) : [];
     this.lines = file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-    if (file) mkdirSync(dirname(file), { recursive: true });
+    if (file) privateFile(file);
   }
 
   /** Opens the history of a file (or a memory-only one without a file). */
@@ -137,11 +148,11 @@ export class TraceLog {
       this.lines = this.ring.length;
       await this.handle?.close();
       this.handle = undefined;
-      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''));
+      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''), { mode: 0o600 });
       await rename(`${file}.tmp`, file);
       return;
     }
-    this.handle ??= await open(file, 'a');
+    this.handle ??= await open(file, 'a', 0o600);
     await this.handle.write(lines.join(''));
   }
 

@@ -17,6 +17,7 @@ export function withCommitSignal(store: Store, onCommit: () => void): Store {
       return out;
     },
     durable: () => store.durable(),
+    health: () => store.health?.() ?? { writable: true },
     close: () => store.close(),
   };
 }

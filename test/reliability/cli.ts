@@ -83,6 +83,7 @@ if (opts.kills !== undefined || nothing) {
   line('lost acknowledged writes', f.lost, true);
   line('5xx answers', f.serverErrors, true);
   line('unloadable starts', f.unloadableStarts, true);
+  if (f.damageRefused) line('starts refused after sabotage', f.damageRefused);
   line('writes retried after a kill (Idempotency-Key)', f.retried);
   line('duplicated by a retry', f.duplicates, true);
   line('money invariant checks', f.invariantChecks);

@@ -108,6 +108,8 @@ export function buildOpenApi(routes: readonly RouteDef[], config: Config, { exam
     if (r.method === 'post') codes.add('invalid_json').add('payload_too_large');
     // Any POST write may carry an Idempotency-Key (API.md "Money"), so it may answer these too.
     if (r.method === 'post' && r.write) codes.add('idempotency_key_reused').add('idempotency_key_in_use');
+    // A write is refused while the store cannot write to its disk (reads keep working).
+    if (r.write) codes.add('storage_unavailable');
     const byStatus = new Map<number, string[]>();
     for (const code of codes) {
       const status = (ERRORS[code as keyof typeof ERRORS] ?? [400])[0];

@@ -23,7 +23,7 @@ export const RESPONSE_HEADERS = {
     example: '"general"; q=100; w=60; pk=:YzY5MTFiYjViZDY1:',
   },
   'Retry-After': {
-    description: 'Seconds to wait before retrying (also in error.retry_after).',
+    description: 'Seconds to wait before retrying (on a 429 also in error.retry_after).',
     required: true,
     schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86_400 },
     example: 42,
@@ -48,7 +48,7 @@ export function headersFor(route: RouteDef, status: number): Record<string, { $r
   const names: string[] = ['X-Request-Id'];
   // Every authenticated request counts against `general`; a 401 against `anonymous`.
   if (status < 500) names.push('RateLimit', 'RateLimit-Policy');
-  if (status === 429) names.push('Retry-After');
+  if (status === 429 || status === 503) names.push('Retry-After');
   if (status === 401) names.push('WWW-Authenticate');
   if (route.method === 'post' && route.write && status < 500 && ![401, 413, 429].includes(status)) names.push('Idempotent-Replayed');
   names.push(...(route.responseHeaders?.[status] ?? []));
