@@ -4,9 +4,10 @@ import jsonServer from './json-server.js';
 import plugins from './plugins.js';
 import poll from './poll.js';
 import read from './read.js';
+import scenarios from './scenarios.js';
 import startup from './startup.js';
 import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, plugins];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, scenarios, plugins];

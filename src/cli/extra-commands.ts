@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerBotCommands } from './bots-commands.js';
 import { registerPluginCommands } from './plugins-commands.js';
+import { registerScenarioCommands } from './scenario-commands.js';
 
 /**
  * Commands of later areas (bots, scenarios), added to the program here so main.ts stays small.
@@ -9,4 +10,5 @@ import { registerPluginCommands } from './plugins-commands.js';
 export function registerExtraCommands(program: Command): void {
   registerBotCommands(program);
   registerPluginCommands(program);
+  registerScenarioCommands(program);
 }
