@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
@@ -51,6 +51,8 @@ export interface ServerOptions {
   registry?: Registry;
   /** Every bot is a dry run: rules are evaluated, actions logged, none taken. */
   dryRun?: boolean;
+  /** Load no plugins (`serve --safe`; ignored when `registry` is given). */
+  safe?: boolean;
   /** Run the bots of `config.bots.dir` (default true; ignored when `services` is given). */
   bots?: boolean;
   log?: Logger;
@@ -104,7 +106,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
   const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const clock: Clock = options.clock ?? (options.virtualClock ? new VirtualClock(typeof options.virtualClock === 'number' ? options.virtualClock : Date.now()) : systemClock);
-  const registry = options.registry ?? (await buildRegistry({ config, log }));
+  const registry = options.registry ?? (await buildRegistry({ config, log, safe: options.safe }));
   const given = options.store;
   const { store: opened, postgres } = given
     ? { store: given, postgres: undefined }
@@ -140,7 +142,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
-  const http: Server = createHttpServer(app, config.server);
+  // paths other services serve beside the API (plugins' routes under /plugins/)
+  const mounts: Array<{ prefix: string; handler: (req: IncomingMessage, res: ServerResponse) => void }> = [];
+  const http: Server = createHttpServer((req, res) => {
+    const m = mounts.length ? mounts.find((x) => req.url?.startsWith(x.prefix)) : undefined;
+    if (m) m.handler(req, res);
+    else app(req, res);
+  }, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {
@@ -162,7 +170,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const actualPort = (http.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  const ctx: ServerContext = { store, env, clock, scheduler, log, dataDir: options.dataDir, url, registry, dryRun: options.dryRun === true };
+  const ctx: ServerContext = {
+    store,
+    env,
+    clock,
+    scheduler,
+    log,
+    dataDir: options.dataDir,
+    url,
+    registry,
+    dryRun: options.dryRun === true,
+    mount: (prefix, handler) => void mounts.push({ prefix, handler }),
+  };
 
   scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });
   const flushTimer = setInterval(() => void keyUsage.flush(store).catch((err) => log.error({ err }, 'key usage flush failed')), 60_000);

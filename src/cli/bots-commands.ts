@@ -9,7 +9,8 @@ import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
 import { BotHost } from '../runtime/host.js';
 import { loadBotFile } from '../runtime/loader.js';
-import { buildRegistry } from '../services/registry.js';
+import { installProcessGuard } from '../plugin-api/guard.js';
+import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { tracesFromFiles } from '../services/bots.js';
 import { botStateStores } from '../services/state-stores.js';
 import { formatTrace } from '../runtime/trace-format.js';
@@ -64,11 +65,14 @@ export function registerBotCommands(program: Command): void {
   common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
     async (files: string[], opts: Common & { json?: boolean }) => {
       const config = loadConfig(opts.config);
-      const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
+      // plugin problems are printed below, with the bots they affect
+      const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
+      const pluginProblems = pluginHostOf(registry)?.problemLines() ?? [];
       const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
       const bad = results.filter((r) => r.problems.length);
-      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })) }) + '\n');
+      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems })), plugin_problems: pluginProblems }) + '\n');
       else {
+        for (const line of pluginProblems) process.stdout.write(`plugin: ${line}\n`);
         for (const r of results) {
           if (r.problems.length) for (const p of r.problems) process.stdout.write(formatProblem(p) + '\n');
           else process.stdout.write(`ok  ${r.file} (${r.name})\n`);
@@ -97,11 +101,17 @@ export function registerBotCommands(program: Command): void {
     const explicit = files.length > 0;
     const dir = explicit ? undefined : resolve(config.bots.dir);
     const stateDir = join(resolve(opts.data), 'bots');
+    const registry = await buildRegistry({ config, log });
+    const scheduler = createScheduler(systemClock);
+    // plugins run here too (no HTTP routes: there is no server in this process)
+    const plugins = pluginHostOf(registry);
+    if (plugins?.instances.length) installProcessGuard(() => plugins.instances, log);
+    await plugins?.start({ clock: systemClock, scheduler, log });
     const host = new BotHost({
-      registry: await buildRegistry({ config, log }),
+      registry,
       log,
       clock: systemClock,
-      scheduler: createScheduler(systemClock),
+      scheduler,
       stateDir,
       stateStores: botStateStores({ stateDir }),
       files: explicit ? files : undefined,
@@ -116,12 +126,16 @@ export function registerBotCommands(program: Command): void {
     log.info(`bots: ${running.length} of ${report.length} started against ${opts.server}`);
     if (running.length === 0) {
       await host.stop();
+      await pluginHostOf(registry)?.stop();
       throw new AdminError('no valid bot to run; see the problems above (`pinbot bots validate`)');
     }
     const unwatch = dir ? watchBots(dir, () => void host.reload()) : () => undefined;
     const stop = () => {
       unwatch();
-      void host.stop().then(() => process.exit(0));
+      void host
+        .stop()
+        .then(() => pluginHostOf(registry)?.stop())
+        .then(() => process.exit(0));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { registerBotCommands } from './bots-commands.js';
+import { registerPluginCommands } from './plugins-commands.js';
+import { registerScenarioCommands } from './scenario-commands.js';
 import { registerStoreCommands } from './store-commands.js';
 
 /**
@@ -8,5 +10,7 @@ import { registerStoreCommands } from './store-commands.js';
  */
 export function registerExtraCommands(program: Command): void {
   registerBotCommands(program);
+  registerPluginCommands(program);
+  registerScenarioCommands(program);
   registerStoreCommands(program);
 }

@@ -44,8 +44,9 @@ common(
     }))
     .option('--virtual-clock', 'time moves only with `pinbot clock advance|set`')
     .option('--no-bots', 'do not run the bots of bots/')
-    .option('--dry-run', 'bots evaluate rules and log actions without taking them'),
-).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
+    .option('--dry-run', 'bots evaluate rules and log actions without taking them')
+    .option('--safe', 'load no plugins (bots that use plugin entries are reported invalid)'),
+).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean; safe?: boolean }) => {
   const config = commandConfig(opts);
   const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   // Loaded here, not at the top: the other commands do not need express.
@@ -56,7 +57,7 @@ common(
   let stop = (signal: string) => void (early ??= signal);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, log });
+  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, safe: opts.safe === true, log });
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import { ajvProblems, formatProblem, locate, locateText, parseYaml, type FileProblem } from '../util/yaml-errors.js';
+import { ajvProblems, formatProblem, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { interpolateEnv } from './env-refs.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
@@ -28,6 +28,16 @@ function crossChecks(config: Config): Array<[string[], string, string]> {
     out.push([['store', 'driver'], 'is postgres but store.url is not set', 'add store.url: ${env:DATABASE_URL} (a postgres:// URL), or use driver: file']);
   }
   return out;
+}
+
+const sources = new WeakMap<Config, LocatedYaml>();
+
+/**
+ * Where a loaded config came from: its YAML with positions, so a later check (a plugin's
+ * `configSchema`) can report `config.yaml:line:col`. Undefined for configs built from data.
+ */
+export function configSource(config: Config): LocatedYaml | undefined {
+  return sources.get(config);
 }
 
 /** Validates already-parsed config data (e.g. from tests) and fills defaults. */
@@ -62,6 +72,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   if (!validateConfig(data)) throw new ConfigError(ajvProblems(located, validateConfig.errors));
   const config = data as unknown as Config;
+  sources.set(config, located);
   if (!validateCron(config.ubi.schedule)) {
     const pos = locate(located, ['ubi', 'schedule']);
     throw new ConfigError([{ file, ...pos, path: 'ubi.schedule', message: 'expected a cron expression', hint: 'e.g. "0 0 * * *" (midnight UTC)' }]);

@@ -102,8 +102,15 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        dir: { type: 'string', default: 'plugins' },
-        packages: { type: 'array', items: { type: 'string' }, default: [] },
+        dir: { type: 'string', default: 'plugins', description: 'folder of plugin modules (*.ts, *.js), loaded without a build step' },
+        packages: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'npm packages to load as plugins (installed in this project)' },
+        config: {
+          type: 'object',
+          default: {},
+          propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
+          description: "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
+        },
+        quarantine_after: { type: 'integer', minimum: 0, default: 5, description: 'consecutive failures after which a plugin is quarantined (0: never)' },
       },
     },
     runtime: {
@@ -178,7 +185,7 @@ export interface Config {
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
   bots: { dir: string; enabled: boolean; env_allow: string[] };
-  plugins: { dir: string; packages: string[] };
+  plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number };
   runtime: { step_timeout: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };

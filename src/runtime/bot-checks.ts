@@ -68,7 +68,7 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
   for (const t of triggerEntries(rule.on, [...base, 'on'])) {
     const def = registry.triggers.get(t.name);
     if (!def) {
-      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
+      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: registry.whyUnavailable(t.name) ?? hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
       continue;
     }
     triggers.push(def);
@@ -85,7 +85,7 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
     const action = registry.actions.get(entry.name);
     const argPath = typeof step === 'string' ? at : [...at, entry.name];
     if (!action) {
-      out.push({ path: argPath, onKey: typeof step !== 'string', message: `unknown action "${entry.name}"`, hint: hintFor(entry.name, [...registry.actions.keys()], 'actions') });
+      out.push({ path: argPath, onKey: typeof step !== 'string', message: `unknown action "${entry.name}"`, hint: registry.whyUnavailable(entry.name) ?? hintFor(entry.name, [...registry.actions.keys()], 'actions') });
       return;
     }
     if (entry.extra.length) out.push({ path: [...at, entry.extra[0]!], onKey: true, message: `a step has exactly one action; this one also has ${entry.extra.join(', ')}`, hint: 'split it into one step per action' });

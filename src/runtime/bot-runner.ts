@@ -186,7 +186,7 @@ export class BotRunner {
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
       for (const t of rule.triggers) {
-        const off = t.def.setup?.({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit: (e) => this.emit(e, false), log }, t.options);
+        const off = t.def.setup?.({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit: (e) => this.emit(e, false), push: (e) => this.push(t.def.name, e), log }, t.options);
         if (off) this.cleanups.push(off);
       }
     }
@@ -239,7 +239,7 @@ export class BotRunner {
       let release: (() => void) | undefined;
       try {
         // each source holds itself while it runs (poller.ts); the results are held from here
-        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock }, this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS);
+        const out = await pollSources(this.o.bot, this.o.registry, state, { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock: this.o.clock, bot: this.o.bot.name, store: state.store }, this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS);
         release = this.o.clock.hold(`bot ${this.o.bot.name}: poll results`);
         for (const e of out.errors) {
           ok = false;
@@ -276,6 +276,18 @@ export class BotRunner {
     const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }]);
     for (const entry of created) this.dispatch(entry);
     if (wait) await this.engine!.idle();
+  }
+
+  /**
+   * Queues an event pushed from outside (a plugin's push source) through the same inbox as
+   * polled ones, exactly once per key (see BotState.push). False for a duplicate, or when the
+   * bot is not running.
+   */
+  private async push(source: string, e: Omit<BotEvent, 'at'>): Promise<boolean> {
+    if (!this.state || this.ac.signal.aborted) return false;
+    const entry = await this.state.push(`push:${source}`, { ...e, at: this.o.clock.now() });
+    if (entry) this.dispatch(entry);
+    return !!entry;
   }
 
   private async isContact(pin: string): Promise<boolean> {

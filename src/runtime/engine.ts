@@ -13,7 +13,7 @@ import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type
 import { renderDeep } from './templates.js';
 import { decide } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type RunScope, type TriggerDef } from './types.js';
+import { LimitError, traceInfo, type RunScope, type TriggerDef } from './types.js';
 
 export interface EngineDeps {
   bot: CompiledBot;
@@ -38,12 +38,18 @@ export interface EngineDeps {
 /** The trace reason of a step's error kind (state written before 0.2 says `error`). Internal. */
 const traceReason = (kind: StepErrorKind | undefined): StepFailure['reason'] => (kind === undefined || kind === 'error' ? 'failed' : kind);
 
+/** Step errors whose message already names what ran out of time. Internal. */
+const TIMEOUTS: ReadonlySet<string> = new Set(['timeout', 'plugin_timeout']);
+
 /** How a failed step ends its run in the trace: the reason, and a message naming the step. Internal. */
 function stepFailure(step: CompiledStep, error: StepProgress['error']): StepFailure {
   const reason = traceReason(error?.kind);
   const message = error?.message ?? 'failed';
-  return { failed: true, reason, message: reason === 'timeout' ? message : `step ${step.index} (${step.action.name}) failed: ${message}` };
+  return { failed: true, reason, message: TIMEOUTS.has(reason) ? message : `step ${step.index} (${step.action.name}) failed: ${message}`, plugin: error?.plugin, frame: error?.frame };
 }
+
+/** The plugin fields of a step's error, for its trace. Internal. */
+const pluginOf = (sp: StepProgress) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
 
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 class Interrupted extends Error {}
@@ -63,8 +69,11 @@ interface Pending {
 /** A step that failed for good. Internal. */
 interface StepFailure {
   failed: true;
-  reason: 'limit' | 'api' | 'timeout' | 'failed';
+  reason: Exclude<StepErrorKind, 'error'>;
   message: string;
+  /** A plugin's failure: the plugin, and the first frame of its own code. */
+  plugin?: string;
+  frame?: string;
 }
 
 /**
@@ -208,7 +217,7 @@ export class Engine {
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        const decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal));
+        const decision = await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, (signal) => this.decide(rule, scope, trigger, signal), this.d.signal));
         progress.decision = decision;
         progress.started_at = this.d.clock.now();
         trace.conditions = decision.conditions;
@@ -225,7 +234,7 @@ export class Engine {
         if (this.d.signal.aborted) throw new Interrupted();
         const done = progress.steps[step.index];
         if (done && done.status !== 'started') {
-          trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, resumed: true });
+          trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, ...pluginOf(done), resumed: true });
           if (done.status === 'failed' && !step.continueOnError) {
             failed = stepFailure(step, done.error);
             break;
@@ -233,14 +242,14 @@ export class Engine {
           continue;
         }
         const out = await this.step(rule, step, entry, progress, scope, trigger, pending);
-        trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
+        trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, ...pluginOf(out), duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
           failed = stepFailure(step, out.error);
           break;
         }
       }
-      if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
+      if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message }, failed.plugin ? { plugin: failed.plugin, frame: failed.frame } : {});
       else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
       await this.finishRun(rule, entry, shared, progress, pending);
     } catch (err) {
@@ -251,7 +260,8 @@ export class Engine {
         this.d.onUnauthorized(err);
       } else {
         this.d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
-        Object.assign(trace, { outcome: 'failed', reason: err instanceof StepTimeoutError ? 'timeout' : 'failed', message: (err as Error).message });
+        const info = traceInfo(err);
+        Object.assign(trace, { outcome: 'failed', reason: info?.traceReason ?? (err instanceof StepTimeoutError ? 'timeout' : 'failed'), message: (err as Error).message }, info?.plugin ? { plugin: info.plugin, frame: info.frame } : {});
       }
     } finally {
       trace.duration_ms = Math.round(performance.now() - t0);
@@ -261,8 +271,9 @@ export class Engine {
     }
   }
 
-  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef) {
-    return decide(rule, { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }, this.d.state, this.d.clock);
+  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef, signal: AbortSignal) {
+    const ctx = { scope, api: this.d.api, trigger, isContact: (pin: string) => this.d.isContact(pin), signal, store: this.d.state.store, log: this.d.log.child({ rule: rule.id }), clock: this.d.clock };
+    return decide(rule, ctx, this.d.state, this.d.clock);
   }
 
   /**
@@ -282,6 +293,8 @@ export class Engine {
       signal: this.d.signal,
       log: this.d.log.child({ rule: rule.id, step: step.index }),
       clock: this.d.clock,
+      rule: rule.id,
+      store: this.d.state.store,
       effects,
       onPark: (parked) => this.busy(parked ? -1 : 1),
     });
@@ -291,10 +304,14 @@ export class Engine {
       return out;
     };
     const fail = (err: unknown, args: unknown) => {
-      const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : err instanceof StepTimeoutError ? 'timeout' : 'failed';
+      const info = traceInfo(err);
+      const timeout = err instanceof StepTimeoutError ? (action.plugin ? 'plugin_timeout' : 'timeout') : undefined;
+      const kind = (info?.traceReason as StepErrorKind | undefined) ?? (err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : (timeout ?? 'failed'));
       const code = err instanceof ApiRequestError ? err.code : undefined;
-      this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: (err as Error).message }, 'step failed');
-      return record({ status: 'failed', args, error: { kind, code, message: (err as Error).message } });
+      const message = timeout === 'plugin_timeout' && !info ? `plugin ${action.plugin}: ${(err as Error).message}` : (err as Error).message;
+      const plugin = info?.plugin ?? action.plugin;
+      this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: message }, 'step failed');
+      return record({ status: 'failed', args, error: { kind, code, message, ...(plugin ? { plugin, frame: info?.frame } : {}) } });
     };
     let args: unknown;
     const resumed = progress.steps[step.index];

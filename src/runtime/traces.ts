@@ -17,6 +17,9 @@ export interface TraceStep {
   duration_ms?: number;
   /** Finished by an earlier process (the run was resumed after a restart). */
   resumed?: boolean;
+  /** A plugin's failure: the plugin, and the first frame of its own code (`plugins/x.ts:12:5`). */
+  plugin?: string;
+  frame?: string;
 }
 
 /**
@@ -38,6 +41,9 @@ export interface Trace {
   steps: TraceStep[];
   duration_ms: number;
   resumed?: boolean;
+  /** The run failed in a plugin: which one, and the first frame of its own code. */
+  plugin?: string;
+  frame?: string;
 }
 
 const MAX_VALUE = 1000;

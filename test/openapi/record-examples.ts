@@ -75,8 +75,8 @@ export async function recordExamples(): Promise<RecordedExamples> {
     // Profile and wallet.
     const me = await call(alice, 'GET', '/me', { name: 'Alice' });
     await call(undefined, 'GET', '/me', { name: 'no key' });
-    await call(alice, 'GET', '/wallet/balance', { name: 'balance' });
-    await call(alice, 'GET', '/wallet/subscription', { name: 'trial' });
+    const balance = await call(alice, 'GET', '/wallet/balance', { name: 'balance' });
+    const trial = await call(alice, 'GET', '/wallet/subscription', { name: 'trial' });
     const tip = await call(alice, 'POST', '/wallet/send', { name: 'a tip', body: { recipient_pin: bob.pin, amount: 5, note: 'for the bot' } });
     const lunch = await call(alice, 'POST', '/wallet/send', { name: 'lunch', body: { recipient_pin: bob.pin, amount: 12.5, note: 'lunch' } });
     await call(carol, 'POST', '/wallet/send', { name: 'too much', body: { recipient_pin: bob.pin, amount: 3 } });
@@ -139,6 +139,11 @@ export async function recordExamples(): Promise<RecordedExamples> {
         User: [me],
         Message: [hi],
         Error: [errorExample],
+        Transaction: [tip.transaction],
+        Balance: [balance],
+        Subscription: [trial],
+        Conversation: [group],
+        Introduction: [intro],
       },
     };
   } finally {

@@ -3,10 +3,26 @@ import type { Config } from '../../config/schema.js';
 import { bindConfig } from '../config-bound.js';
 import { ERRORS } from '../errors.js';
 import type { JsonSchema, RouteDef } from '../route.js';
+import { introductionSchema } from '../introductions/routes.js';
+import { conversationSchema } from '../messaging/schemas.js';
 import { sharedSchemas } from '../schemas.js';
+import { balanceSchema, subscriptionSchema, transactionSchema } from '../wallet/schemas.js';
 import { examplesMap, recordedExamples, type RecordedCall, type RecordedExamples } from './examples.js';
 import { headersFor, RESPONSE_HEADERS } from './headers.js';
 import { paramDescription } from './params.js';
+
+/**
+ * Response schemas the document names as components (so a client, or a scenario's
+ * `$ref: '#/components/schemas/Transaction'`, can say "a valid Transaction" in one line). Where
+ * a route's schema contains one of these objects, the document shows a `$ref`. Internal.
+ */
+const NAMED: ReadonlyMap<object, string> = new Map<object, string>([
+  [transactionSchema, 'Transaction'],
+  [balanceSchema, 'Balance'],
+  [subscriptionSchema, 'Subscription'],
+  [conversationSchema, 'Conversation'],
+  [introductionSchema, 'Introduction'],
+]);
 
 /**
  * A route schema as the document shows it: `$ref: 'User'` → `#/components/schemas/User`, no
@@ -14,16 +30,18 @@ import { paramDescription } from './params.js';
  * error codes (an amount's `multipleOf` is 400 `invalid_amount`, not `validation_failed`), so
  * the request validator does not carry them. Internal.
  */
-export function toOpenApi(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(toOpenApi);
+export function toOpenApi(schema: unknown, named: ReadonlyMap<object, string> = NAMED, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => toOpenApi(s, named, false));
   if (schema && typeof schema === 'object') {
+    const name = named.get(schema);
+    if (name && !top) return { $ref: `#/components/schemas/${name}` };
     const out: Record<string, unknown> = {};
     const src = schema as Record<string, unknown>;
     for (const [k, v] of Object.entries(src)) {
       if (k === '$id' || k === 'x-openapi') continue;
-      out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : toOpenApi(v);
+      out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : toOpenApi(v, named, false);
     }
-    for (const [k, v] of Object.entries((src['x-openapi'] ?? {}) as Record<string, unknown>)) out[k] = toOpenApi(v);
+    for (const [k, v] of Object.entries((src['x-openapi'] ?? {}) as Record<string, unknown>)) out[k] = toOpenApi(v, named, false);
     return out;
   }
   return schema;
@@ -99,7 +117,7 @@ export function buildOpenApi(routes: readonly RouteDef[], config: Config, { exam
       responses[status] = {
         description: STATUS_CODES[Number(status)] ?? 'Success',
         headers: headersFor(r, Number(status)),
-        content: { 'application/json': { schema: toOpenApi(bind(schema)), ...(seen.length ? { examples: examplesMap(seen.map((c) => [c.name, c.response])) } : {}) } },
+        content: { 'application/json': { schema: toOpenApi(bind(schema), NAMED, false), ...(seen.length ? { examples: examplesMap(seen.map((c) => [c.name, c.response])) } : {}) } },
       };
     }
     const codes = new Set<string>(['unauthorized', 'rate_limited', 'internal_error', ...(r.errors ?? [])]);
@@ -164,6 +182,10 @@ export function buildOpenApi(routes: readonly RouteDef[], config: Config, { exam
   for (const [name, s] of Object.entries(sharedSchemas)) {
     const seen = examples.schemas[name];
     schemas[name] = { ...(toOpenApi(bind(s)) as object), ...(seen?.length ? { examples: seen } : {}) };
+  }
+  for (const [s, name] of NAMED) {
+    const seen = examples.schemas[name];
+    schemas[name] = { ...(toOpenApi(s) as object), ...(seen?.length ? { examples: seen } : {}) };
   }
   return {
     openapi: '3.1.0',
