@@ -42,8 +42,11 @@ export function encodeBatch(batch: ReadonlyArray<readonly Change[]>, known: Read
   return a;
 }
 
-/** Calls `commit(base, …)`: `ok`, or `conflict` when the head is no longer `base`. Internal. */
-export async function callCommit(db: pg.Pool | pg.ClientBase, schema: string, base: number, origin: string, a: CommitArgs): Promise<'ok' | 'conflict'> {
+/** What `commit` answered: written, or refused because the head moved (with what was missed). */
+export type CommitResult = { ok: true } | { ok: false; head: number; entries: Array<[number, Change[]]> };
+
+/** Calls `commit(base, …)`. Internal. */
+export async function callCommit(db: pg.Pool | pg.ClientBase, schema: string, base: number, origin: string, a: CommitArgs): Promise<CommitResult> {
   const res = await db.query(`SELECT ${q(schema, 'commit')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r`, [
     base,
     origin,
@@ -56,7 +59,8 @@ export async function callCommit(db: pg.Pool | pg.ClientBase, schema: string, ba
     a.logs,
     a.newTables,
   ]);
-  return (res.rows[0].r as { ok: boolean }).ok ? 'ok' : 'conflict';
+  const r = res.rows[0].r as { ok: boolean; head: number; entries?: Array<[number, Change[]]> | null };
+  return r.ok ? { ok: true } : { ok: false, head: Number(r.head), entries: r.entries ?? [] };
 }
 
 /**

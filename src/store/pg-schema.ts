@@ -70,7 +70,10 @@ DECLARE
 BEGIN
   SELECT seq INTO h FROM ${q(s, '_head')} WHERE id = 1 FOR UPDATE;
   IF h <> expected THEN
-    RETURN json_build_object('ok', false, 'head', h);
+    -- what the caller missed comes back with the refusal: it catches up without another trip
+    RETURN json_build_object('ok', false, 'head', h, 'entries',
+      (SELECT json_agg(json_build_array(l.seq, l.changes) ORDER BY l.seq)
+         FROM (SELECT seq, changes FROM ${q(s, '_log')} WHERE seq > expected ORDER BY seq LIMIT 1000) l));
   END IF;
   FOREACH t IN ARRAY new_tables LOOP
     EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT ''{}'')', '${s}', t);

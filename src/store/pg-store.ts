@@ -4,7 +4,7 @@ import { observeId } from '../util/ids.js';
 import { Engine } from './engine.js';
 import { StorageUnavailableError } from './errors.js';
 import type { StoreIntegrity } from './integrity.js';
-import { callCommit, encodeBatch, runBatch, wasWritten, type Outcome } from './pg-commit.js';
+import { callCommit, encodeBatch, runBatch, wasWritten, type CommitResult, type Outcome } from './pg-commit.js';
 import { Listener } from './pg-listen.js';
 import { checkSchemaName, ensureSchema, q } from './pg-schema.js';
 import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
@@ -275,9 +275,8 @@ export class PgStore implements Store {
       }
       const origin = `${this.origin}:${++this.batchNo}`;
       const r = await this.send(base, origin, writes, this.pool);
-      if (r === 'conflict') {
-        const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
-        if (!applyEntries(this.engine, entries, head)) await this.reload();
+      if (!r.ok) {
+        if (!applyEntries(this.engine, r.entries, r.head)) await this.reload();
         continue;
       }
       return this.settle(batch, outcomes, writes);
@@ -304,7 +303,7 @@ export class PgStore implements Store {
       writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
       if (writes.length > 0) {
         const r = await this.send(head, `${this.origin}:${++this.batchNo}`, writes, client, true);
-        if (r === 'conflict') throw new Error('the head moved while this process held its lock');
+        if (!r.ok) throw new Error('the head moved while this process held its lock');
       } else await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -319,7 +318,7 @@ export class PgStore implements Store {
    * Calls `commit` in PostgreSQL. A refused statement rejects; a lost connection waits until
    * the log tells whether the batch was written. Internal.
    */
-  private async send(base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<'ok' | 'conflict'> {
+  private async send(base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<CommitResult> {
     const args = encodeBatch(
       writes.map((w) => w.changes),
       this.tables,
@@ -328,7 +327,7 @@ export class PgStore implements Store {
     try {
       const r = await callCommit(db, this.schema, base, origin, args);
       if (inTx) await (db as pg.PoolClient).query('COMMIT');
-      if (r === 'conflict') return r;
+      if (!r.ok) return r;
     } catch (err) {
       if (!outcomeUnknown(err)) throw err;
       this.gate.failed(err);
@@ -339,7 +338,7 @@ export class PgStore implements Store {
     if (Math.floor(head / TRIM_EVERY) > Math.floor(base / TRIM_EVERY) && head > KEEP) {
       void this.pool.query(`DELETE FROM ${q(this.schema, '_log')} WHERE seq <= $1`, [head - KEEP]).catch((err) => this.warn(`trimming the change log failed: ${(err as Error).message}`));
     }
-    return 'ok';
+    return { ok: true };
   }
 
   /** Applies the committed writes and answers every caller of the batch. Internal. */

@@ -80,6 +80,25 @@ describe('PgStore: the store on PostgreSQL', () => {
     expect(rows).toEqual([{ id: 'r1', keys: ['tag="é\\u0000"', 'parity="odd"'] }]);
   });
 
+  it('a commit refused because another process committed first catches up from the refusal and runs again on the new state', async () => {
+    const url = await testDatabase();
+    const a = await store(url);
+    const b = await store(url);
+    await (a as unknown as { listener: { client: pg.Client } }).listener.client.query('UNLISTEN *');
+    await b.transaction((tx) => tx.col(Counters).insert({ id: 'n1', n: 1, note: 'from b \u0000 \ud800' }));
+    // a does not know n1 yet: its first run sees no record, the run after the refusal does
+    const runs: boolean[] = [];
+    const seen = await a.transaction((tx) => {
+      runs.push(tx.col(Counters).get('n1') !== undefined);
+      tx.col(Counters).put({ id: 'n2', n: 2 });
+      return tx.col(Counters).get('n1')?.note;
+    });
+    expect(runs).toEqual([false, true]);
+    expect(seen).toBe('from b \u0000 \ud800');
+    await b.durable();
+    expect(b.read.col(Counters).get('n2')?.n).toBe(2);
+  });
+
   it('a transaction that throws changes nothing; the others of its batch commit', async () => {
     const url = await testDatabase();
     const a = await store(url);
