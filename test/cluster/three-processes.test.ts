@@ -43,6 +43,12 @@ describe('three serve processes on one database', () => {
     tmp.cleanup();
   });
 
+  it('the money simulator on one process with the PostgreSQL store: 0 violations', { timeout: 120_000 }, async () => {
+    const report = await simulate({ seed: 12, ops: 800, concurrency: 24, store: 'postgres', url: await testDatabase() });
+    expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
+    expect(Object.keys(report.outcomes).some((k) => k.startsWith('race'))).toBe(true);
+  });
+
   it('the money simulator, requests spread over the three (sends, accept racing decline, idempotent retries): 0 violations', { timeout: 120_000 }, async () => {
     const report = await simulate({ seed: 11, ops: 1200, concurrency: 24, cluster: { urls, store: observer! } });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
