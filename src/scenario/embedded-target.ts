@@ -1,15 +1,6 @@
-import { rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { pino } from 'pino';
-import { configFrom } from '../config/load.js';
 import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
-import { BotHost } from '../runtime/host.js';
-import { startServer, type RunningServer } from '../server.js';
-import { embeddedHostDeps } from '../services/embedded-identity.js';
-import { pluginsService } from '../services/plugins.js';
-import { ubiService } from '../services/ubi.js';
 import { createTestWorld, type TestWorld } from '../testing/world.js';
-import { parseDuration } from '../util/duration.js';
 import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
 import type { LoadedScenario } from './load.js';
 import { registryFor } from './plugins.js';
@@ -31,11 +22,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     log,
     users: Object.fromEntries(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
   });
-  const config = configFrom(sc.config);
   const clock = world.clock;
-  let server: RunningServer = world.server;
-  let host: BotHost = world.host;
-  let restarted = false;
   // Commits touch the clock: counting them tells an event search when to look again.
   let changes = 0;
   const touch = clock.touch.bind(clock);
@@ -53,10 +40,10 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     const subs = Object.entries(sc.users).filter(([, u]) => u.subscribed_days !== undefined);
     if (subs.length) {
       // exactly N days from the start: the trial is replaced by a period the operator grants
-      await server.store.transaction((tx) => {
+      await world.server.store.transaction((tx) => {
         for (const [name, u] of subs) {
           tx.col(Subscriptions).delete(users[name]!.id);
-          if (u.subscribed_days! > 0) subscribe(tx, server.env, users[name]!.id, u.subscribed_days!);
+          if (u.subscribed_days! > 0) subscribe(tx, world.server.env, users[name]!.id, u.subscribed_days!);
         }
       });
     }
@@ -72,7 +59,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
   const target: Target = {
     mode: 'embedded',
     get baseUrl() {
-      return server.url;
+      return world.url;
     },
     users,
     now: () => clock.now(),
@@ -85,41 +72,16 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     },
     settle: () => clock.settle(),
     advanceTo: (ms) => clock.advanceTo(ms),
-    async restart() {
-      const port = server.port;
-      const dataDir = server.dataDir;
-      await host.stop();
-      await server.close();
-      restarted = true;
-      server = await startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port, log, services: [ubiService(), pluginsService({ processGuard: false })] });
-      const stateDir = join(dataDir, 'bots');
-      host = new BotHost({
-        ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
-        registry,
-        log,
-        clock,
-        scheduler: server.scheduler,
-        stateDir,
-        dir: join(dirname(dataDir), 'bots'),
-        jitter: false,
-        stepTimeoutMs: parseDuration(config.runtime.step_timeout),
-      });
-      await host.start();
-      await clock.settle();
-    },
+    // the world restarts its server on the same data directory and clock, and its bots
+    restart: () => world.restart(),
     async events(kind) {
       if (seen !== changes) cache.clear();
       seen = changes;
       let evs = cache.get(kind);
-      if (!evs) cache.set(kind, (evs = storeEvents(server.store.read, kind, names)));
+      if (!evs) cache.set(kind, (evs = storeEvents(world.server.store.read, kind, names)));
       return evs;
     },
-    async close() {
-      if (!restarted) return world.close();
-      await host.stop();
-      await server.close();
-      rmSync(dirname(server.dataDir), { recursive: true, force: true });
-    },
+    close: () => world.close(),
   };
   return target;
 }
