@@ -45,7 +45,7 @@ export const ERRORS = {
   rate_limited: [429, 'Too many requests. Wait for Retry-After seconds, then retry.'],
   headers_too_large: [431, 'The request headers are larger than the server accepts (16 kB in all). Send fewer or shorter headers.'],
   internal_error: [500, 'Something went wrong on our side. It has been logged with the request id.'],
-  storage_unavailable: [503, 'The server cannot write to its disk right now; nothing was changed. Reads still work. Retry after Retry-After seconds.'],
+  storage_unavailable: [503, 'The server cannot write to its storage right now (a full disk, or an unreachable database); nothing was changed. Retry after Retry-After seconds.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;
