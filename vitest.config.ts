@@ -1,11 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * API tests that run a second time on PostgreSQL (project `postgres`: PINBOT_TEST_DRIVER makes
+ * test/helpers/api.ts open a PgStore on a fresh database of the one PostgreSQL server that
+ * test/helpers/pg-global-setup.ts starts for the run — it fails the run if it cannot start).
+ */
+const ON_POSTGRES = [
+  'test/api/idempotency.test.ts',
+  'test/api/rate-limit.test.ts',
+  'test/api/errors.test.ts',
+  'test/wallet/transfers.test.ts',
+  'test/wallet/money.test.ts',
+  'test/wallet/idempotency.test.ts',
+  'test/messaging.test.ts',
+  'test/conversations-paging.test.ts',
+];
+
+/** Tests that need PostgreSQL itself (they share the `postgres` project's server). */
+const POSTGRES_ONLY = ['test/store/pg-store.test.ts', 'test/api/shared-database.test.ts', 'test/cluster/three-processes.test.ts', 'test/cli/store-transfer.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'file', include: ['test/**/*.test.ts', 'plugins/**/*.test.ts'], exclude: [...POSTGRES_ONLY, '**/node_modules/**'] } },
+      {
+        extends: true,
+        test: { name: 'postgres', include: [...ON_POSTGRES, ...POSTGRES_ONLY], env: { PINBOT_TEST_DRIVER: 'postgres' }, globalSetup: ['test/helpers/pg-global-setup.ts'] },
+      },
+    ],
   },
 });

@@ -1,4 +1,5 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -13,15 +14,18 @@ import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
+import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
 import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
-import { virtualClockOn } from './services/virtual-time.js';
+import { claimingScheduler, holdExclusive, prepareJobClaims } from './services/pg-jobs.js';
+import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
+import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
+import { virtualClockOn } from './services/virtual-time.js';
 import { commitFeedOf, observeCommits } from './store/commit-signal.js';
-import { FileStore } from './store/file-store.js';
 import type { Store } from './store/types.js';
 
 export type { ServerContext, ServerService } from './services/types.js';
@@ -38,7 +42,7 @@ export interface ServerOptions {
   config?: Config;
   host?: string;
   port?: number;
-  /** The store (default: the journaled file store of `dataDir`, opened under its lock). */
+  /** The store (default: the one `config.store` names: the journaled file store of `dataDir`, opened under its lock, or PostgreSQL). */
   store?: Store;
   /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
   clock?: Clock;
@@ -51,6 +55,8 @@ export interface ServerOptions {
   registry?: Registry;
   /** Every bot is a dry run: rules are evaluated, actions logged, none taken. */
   dryRun?: boolean;
+  /** Load no plugins (`serve --safe`; ignored when `registry` is given). */
+  safe?: boolean;
   /** Run the bots of `config.bots.dir` (default true; ignored when `services` is given). */
   bots?: boolean;
   log?: Logger;
@@ -102,25 +108,54 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
-  const log = options.log ?? createLogger({ level: config.log.level });
-  const registry = options.registry ?? (await buildRegistry({ config, log }));
-  const opened =
-    options.store ??
-    (await FileStore.open(options.dataDir, {
-      compactBytes: config.store.compact_bytes,
-      warn: (msg, extra) => log.warn(extra ?? {}, msg),
-    }));
+  const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
+  const registry = options.registry ?? (await buildRegistry({ config, log, safe: options.safe }));
+  const given = options.store;
+  const { store: opened, postgres } = given
+    ? { store: given, postgres: undefined }
+    : await openConfiguredStore({ config, dataDir: options.dataDir, warn: (msg, extra) => log.warn(extra ?? {}, msg) });
   // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
   const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
   // commits are heard of: embedded bots are woken by the changes that concern them, and a
   // virtual clock fires heartbeat polls only after something changed
   const store = observeCommits(opened, { cause: () => requestKey.getStore() });
   if (clock.virtual) commitFeedOf(store)!.subscribe(() => clock.touch());
-  const scheduler = createScheduler(clock);
+  let scheduler = createScheduler(clock);
+  let rateStore: ((bucket: string) => PgRateStore) | undefined;
+  if (postgres) {
+    // Several processes share the database: rate limits count in it, each cron job runs once
+    // per due time whichever process fires it first (docs/scaling.md).
+    try {
+      await prepareJobClaims(postgres.pool, postgres.schema);
+      await prepareRateTable(postgres.pool, postgres.schema);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    const by = `${hostname()}:${process.pid}`;
+    scheduler = claimingScheduler(scheduler, postgres.pool, postgres.schema, by, (name, at) => log.debug({ job: name, at: at.toISOString() }, 'job run by another process'));
+    rateStore = (bucket) => new PgRateStore(postgres.pool, postgres.schema, clock, bucket);
+  }
+  // Bots are not shared out between processes yet: one process on a database runs them.
+  let runBots = options.bots !== false;
+  let releaseBots: (() => Promise<void>) | undefined;
+  if (postgres && runBots && !options.services) {
+    releaseBots = await holdExclusive(postgres.pool, postgres.schema, 'bots');
+    if (!releaseBots) {
+      runBots = false;
+      log.warn('another process on this database runs the bots: this one serves the API only (start the others with --no-bots; docs/scaling.md)');
+    }
+  }
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes });
-  const http: Server = createServer(app);
+  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
+  // paths other services serve beside the API (plugins' routes under /plugins/)
+  const mounts: Array<{ prefix: string; handler: (req: IncomingMessage, res: ServerResponse) => void }> = [];
+  const http: Server = createHttpServer((req, res) => {
+    const m = mounts.length ? mounts.find((x) => req.url?.startsWith(x.prefix)) : undefined;
+    if (m) m.handler(req, res);
+    else app(req, res);
+  }, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {
@@ -136,12 +171,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       http.listen(port, host, () => resolve());
     });
   } catch (err) {
+    await releaseBots?.();
     await store.close();
     throw err;
   }
   const actualPort = (http.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
-  const ctx: ServerContext = { store, env, clock, scheduler, log, dataDir: options.dataDir, url, registry, dryRun: options.dryRun === true };
+  const ctx: ServerContext = {
+    store,
+    env,
+    clock,
+    scheduler,
+    log,
+    dataDir: options.dataDir,
+    url,
+    registry,
+    dryRun: options.dryRun === true,
+    mount: (prefix, handler) => void mounts.push({ prefix, handler }),
+  };
 
   scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });
   const flushTimer = setInterval(() => void keyUsage.flush(store).catch((err) => log.error({ err }, 'key usage flush failed')), 60_000);
@@ -168,12 +215,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     try {
       await keyUsage.flush(store);
     } finally {
+      await releaseBots?.();
       await store.close();
     }
   };
   try {
     admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
-    for (const s of options.services ?? defaultServices({ bots: options.bots !== false })) {
+    for (const s of options.services ?? defaultServices({ bots: runBots })) {
       await s.start(ctx);
       started.push(s);
       Object.assign(extra, s.commands ?? {});

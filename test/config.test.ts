@@ -85,7 +85,7 @@ describe('config.yaml', () => {
   it('${env:VAR} is replaced; a whole-value reference takes the YAML type of the variable', () => {
     const f = file('server:\n  host: ${env:PB_HOST}\n  port: ${env:PB_PORT}\nbots:\n  dir: ${env:PB_HOME}/bots\n');
     const c = loadConfig(f, { PB_HOST: '0.0.0.0', PB_PORT: '8080', PB_HOME: '/srv/pinbot' });
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(c.server).toMatchObject({ host: '0.0.0.0', port: 8080 });
     expect(c.bots.dir).toBe('/srv/pinbot/bots');
   });
 
@@ -93,5 +93,21 @@ describe('config.yaml', () => {
     const f = file('server:\n  port: ${env:PB_PORT}\n');
     expect(problems(f, {})).toEqual([`${f}:2:9: server.port: environment variable PB_PORT is not set — export PB_PORT=… or remove the reference`]);
     expect(problems(f, { PB_PORT: 'http' })).toEqual([`${f}:2:9: server.port: expected an integer — found "http"`]);
+  });
+  it('store.driver postgres needs store.url, a postgres:// URL (from the environment); the password is never echoed', () => {
+    const f = file('store:\n  driver: postgres\n');
+    expect(problems(f)).toEqual([`${f}:2:11: store.driver: is postgres but store.url is not set — add store.url: \${env:DATABASE_URL} (a postgres:// URL), or use driver: file`]);
+    const g = file('store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
+    expect(loadConfig(g, { DATABASE_URL: 'postgres://pinbot:secret@db:5432/pinbot' }).store).toEqual({
+      compact_bytes: 67_108_864,
+      driver: 'postgres',
+      url: 'postgres://pinbot:secret@db:5432/pinbot',
+      schema: 'pinbot',
+      pool_size: 10,
+    });
+    const bad = problems(g, { DATABASE_URL: 'mysql://pinbot:secret@db/pinbot' });
+    expect(bad).toEqual([`${g}:3:8: store.url: expected a value matching ^postgres(ql)?://`]);
+    expect(bad.join('')).not.toContain('secret');
+    expect(loadConfig(file('')).store.driver).toBe('file');
   });
 });

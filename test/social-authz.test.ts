@@ -50,6 +50,8 @@ describe('cross-user matrix', () => {
     { method: 'get', path: '/conversations/:id/messages', resource: 'group', unknown: 'cnv_00000000000000000000', who: 'eve', status: 404, code: 'conversation_not_found' },
     { method: 'post', path: '/conversations/:id/messages', resource: 'direct', unknown: 'cnv_00000000000000000000', who: 'carol', status: 404, code: 'conversation_not_found', body: { content: 'let me in' } },
     { method: 'post', path: '/conversations/:id/messages', resource: 'group', unknown: 'cnv_00000000000000000000', who: 'eve', status: 404, code: 'conversation_not_found', body: { content: 'let me in' } },
+    { method: 'post', path: '/conversations/:id/leave', resource: 'group', unknown: 'cnv_00000000000000000000', who: 'eve', status: 404, code: 'conversation_not_found' },
+    { method: 'post', path: '/conversations/:id/leave', resource: 'direct', unknown: 'cnv_00000000000000000000', who: 'carol', status: 404, code: 'conversation_not_found' },
     { method: 'post', path: '/introductions/:id/accept', resource: 'intro', unknown: 'int_00000000000000000000', who: 'eve', status: 404, code: 'introduction_not_found' },
     { method: 'post', path: '/introductions/:id/decline', resource: 'intro', unknown: 'int_00000000000000000000', who: 'eve', status: 404, code: 'introduction_not_found' },
     { method: 'post', path: '/introductions/:id/accept', resource: 'intro', unknown: '', who: 'alice', status: 403, code: 'forbidden' },

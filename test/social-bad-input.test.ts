@@ -87,9 +87,13 @@ describe('bad input table', () => {
     { path: '/conversations/:id/messages', id: '{conv}', body: { content: long(21) }, status: 400, code: 'validation_failed', field: 'body.content' },
     { path: '/conversations/:id/messages', id: '{conv}', body: { content: null }, status: 400, code: 'validation_failed', field: 'body.content' },
     { path: '/conversations/:id/messages', id: '{conv}', body: { content: 'hi', sender: 'x' }, status: 400, code: 'validation_failed', field: 'body.sender' },
-    { path: '/conversations/:id/messages', id: 'not an id', body: { content: 'hi' }, status: 400, code: 'validation_failed', field: 'params.id' },
+    { path: '/conversations/:id/messages', id: 'not an id', body: { content: 'hi' }, status: 404, code: 'conversation_not_found' },
     { path: '/conversations/:id/messages', id: 'cnv_00000000000000000000', body: { content: 'hi' }, status: 404, code: 'conversation_not_found' },
     { path: '/conversations/:id/messages', id: '{conv}', raw: '{"content": "hi"', status: 400, code: 'invalid_json' },
+    // POST /conversations/:id/leave (extension)
+    { path: '/conversations/:id/leave', id: '{conv}', status: 400, code: 'cannot_leave_direct' },
+    { path: '/conversations/:id/leave', id: '{conv}', body: { now: true }, status: 400, code: 'validation_failed', field: 'body.now' },
+    { path: '/conversations/:id/leave', id: 'cnv_00000000000000000000', status: 404, code: 'conversation_not_found' },
     // POST /introductions
     { path: '/introductions', body: {}, status: 400, code: 'validation_failed', field: 'body.participant_pins' },
     { path: '/introductions', body: { participant_pins: pins('bob') }, status: 400, code: 'validation_failed', field: 'body.participant_pins' },
@@ -105,7 +109,7 @@ describe('bad input table', () => {
     // POST /introductions/:id/accept|decline
     { path: '/introductions/:id/accept', id: '{intro}', body: { accept: true }, status: 400, code: 'validation_failed', field: 'body.accept' },
     { path: '/introductions/:id/decline', id: '{intro}', body: { reason: 'no' }, status: 400, code: 'validation_failed', field: 'body.reason' },
-    { path: '/introductions/:id/accept', id: 'INT-1', status: 400, code: 'validation_failed', field: 'params.id' },
+    { path: '/introductions/:id/accept', id: 'INT-1', status: 404, code: 'introduction_not_found' },
     { path: '/introductions/:id/decline', id: 'int_00000000000000000000', status: 404, code: 'introduction_not_found' },
     { path: '/introductions/:id/accept', id: '{intro}', raw: '[', status: 400, code: 'invalid_json' },
     // POST /contacts/request
@@ -119,9 +123,9 @@ describe('bad input table', () => {
     // POST /contacts/requests/:id/accept|decline, DELETE /contacts/:id
     { path: '/contacts/requests/:id/accept', id: '{request}', body: { ok: 1 }, status: 400, code: 'validation_failed', field: 'body.ok' },
     { path: '/contacts/requests/:id/decline', id: '{request}', body: { ok: 1 }, status: 400, code: 'validation_failed', field: 'body.ok' },
-    { path: '/contacts/requests/:id/accept', id: '../x', status: 400, code: 'validation_failed', field: 'params.id' },
+    { path: '/contacts/requests/:id/accept', id: '../x', status: 404, code: 'contact_request_not_found' },
     { path: '/contacts/requests/:id/decline', id: 'creq_00000000000000000000', status: 404, code: 'contact_request_not_found' },
-    { method: 'delete', path: '/contacts/:id', id: 'con 1', status: 400, code: 'validation_failed', field: 'params.id' },
+    { method: 'delete', path: '/contacts/:id', id: 'con 1', status: 404, code: 'contact_not_found' },
     { method: 'delete', path: '/contacts/:id', id: 'con_00000000000000000000', status: 404, code: 'contact_not_found' },
   ];
 

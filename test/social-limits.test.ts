@@ -78,6 +78,7 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
     const buckets = Object.fromEntries([...messagingRoutes, ...introductionRoutes, ...contactRoutes].filter((r) => r.buckets?.length).map((r) => [`${r.method} ${r.path}`, r.buckets]));
     expect(buckets).toEqual({
       'post /messages/send': ['messages'],
+      'post /conversations': ['groups'],
       'post /conversations/:id/messages': ['messages'],
       'post /contacts/request': ['contacts'],
       'post /introductions': ['intros'],
@@ -127,6 +128,13 @@ describe('Idempotency-Key on every POST of these areas', () => {
       const [a, b] = await three();
       const id = (await call(a, 'post', '/conversations', { body: { participant_pin: b.user.pin_code } })).body.id;
       return { as: b, opts: { params: { id }, body: { content: 'once' } }, other: { params: { id }, body: { content: 'other' } } };
+    },
+    'post /conversations/:id/leave': async () => {
+      const [a, b, c] = await three();
+      const group = { body: { participant_pins: [b.user.pin_code, c.user.pin_code], name: 'g' } };
+      const id = (await call(a, 'post', '/conversations', group)).body.id;
+      const id2 = (await call(a, 'post', '/conversations', group)).body.id;
+      return { as: b, opts: { params: { id } }, other: { params: { id: id2 } } };
     },
     'post /introductions': async () => {
       const [a, b, c] = await three();

@@ -4,9 +4,16 @@ import type { ServerProcess } from './server-process.js';
 
 /**
  * A load to run against one server: the spec without the common settings, and the server
- * process, whose CPU time per request is then measured too.
+ * process, whose CPU time per request is then measured too. With `spread`, the connections are
+ * spread evenly over several servers of one deployment (e.g. three processes on one database):
+ * the figures are their sums (latencies: the worst of them).
  */
-export type Variant = Omit<LoadSpec, 'connections' | 'durationS'> & { connections?: number; durationS?: number; server?: ServerProcess };
+export type Variant = Omit<LoadSpec, 'connections' | 'durationS'> & {
+  connections?: number;
+  durationS?: number;
+  server?: ServerProcess;
+  spread?: Array<{ url: string; server: ServerProcess }>;
+};
 
 /**
  * Waits until `server` has been idle (under 5% of a core) for 300 ms, at most `maxMs`: a load
@@ -23,11 +30,42 @@ export async function settle(server: ServerProcess, maxMs = 60_000): Promise<voi
   }
 }
 
-/** Runs one load, measuring the server's CPU time around it. Internal. */
+/** The load of a variant spread over its servers, as one result. Internal. */
+async function spreadLoad(v: Variant, spec: LoadSpec): Promise<LoadResult> {
+  const parts = v.spread!;
+  const results = await Promise.all(
+    // Each server gets its own share of the requests (connection j of the spec goes to server j mod n).
+    parts.map((p, i) =>
+      runLoad({
+        ...spec,
+        url: p.url,
+        connections: Math.floor(spec.connections / parts.length) + (i < spec.connections % parts.length ? 1 : 0),
+        requests: spec.requests.filter((_, j) => j % parts.length === i),
+      }),
+    ),
+  );
+  const statusCodes: Record<string, number> = {};
+  for (const r of results) for (const [c, n] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
+  const sum = (f: (r: LoadResult) => number) => results.reduce((s, r) => s + f(r), 0);
+  return {
+    rps: sum((r) => r.rps),
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+    total: sum((r) => r.total),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statusCodes,
+  };
+}
+
+/** Runs one load, measuring the servers' CPU time around it. Internal. */
 async function measure(v: Variant, spec: LoadSpec): Promise<LoadResult> {
-  const before = v.server?.cpuMs();
-  const r = await runLoad(spec);
-  const after = v.server?.cpuMs();
+  const servers = v.spread ? v.spread.map((p) => p.server) : v.server ? [v.server] : [];
+  const cpu = () => servers.reduce<number | undefined>((s, x) => (s === undefined || x.cpuMs() === undefined ? undefined : s + x.cpuMs()!), 0);
+  const before = servers.length ? cpu() : undefined;
+  const r = v.spread ? await spreadLoad(v, spec) : await runLoad(spec);
+  const after = servers.length ? cpu() : undefined;
   if (before !== undefined && after !== undefined && r.total > 0) r.cpuUsPerReq = ((after - before) * 1000) / r.total;
   return r;
 }
@@ -52,10 +90,11 @@ export interface RoundOptions {
 export async function interleave<K extends string>(variants: Record<K, Variant>, opts: RoundOptions): Promise<Record<K, LoadResult[]>> {
   const names = Object.keys(variants) as K[];
   const out = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<K, LoadResult[]>;
-  const spec = ({ server: _server, ...v }: Variant, durationS: number): LoadSpec => ({ ...v, connections: v.connections ?? opts.connections, durationS });
+  const spec = ({ server: _server, spread: _spread, ...v }: Variant, durationS: number): LoadSpec => ({ ...v, connections: v.connections ?? opts.connections, durationS });
   const run = async (v: Variant, durationS: number) => {
     const r = await measure(v, spec(v, durationS));
     if (v.server) await settle(v.server);
+    for (const p of v.spread ?? []) await settle(p.server);
     return r;
   };
   const warmupS = opts.warmupS ?? 1;

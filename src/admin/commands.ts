@@ -129,7 +129,10 @@ function virtualClock(ctx: AdminContext): VirtualClock {
 
 /** Runs a command by name (the admin socket and the offline CLI both come here). */
 export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
-  const cmd = ctx.extra?.[name] ?? adminCommands[name];
+  // Own properties only: a plain object also answers `constructor`, `toString`, `__proto__` …
+  // (`constructor` ran Object(ctx) and sent the whole context back).
+  const own = (table: Record<string, AdminCommand> | undefined) => (table && typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined);
+  const cmd = own(ctx.extra) ?? own(adminCommands);
   if (!cmd) throw new AdminError(`unknown admin command ${name}`);
   try {
     return await cmd(ctx, args);

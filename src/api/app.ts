@@ -1,14 +1,16 @@
-import express, { type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/types.js';
+import { bindConfig } from './config-bound.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
-import { errorHandler, sendJson } from './middleware/error-handler.js';
+import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
-import { createLimiters } from './middleware/rate-limit.js';
 import { etagOf, notModified } from './middleware/etag.js';
+import { opaquePathSegments } from './middleware/path-segments.js';
+import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
@@ -22,10 +24,18 @@ export interface AppOptions {
   keyUsage?: KeyUsage;
   /** The /api/v1 routes (default: `allRoutes`); tests pass their own. */
   routes?: readonly RouteDef[];
+  /**
+   * Several processes share the store (PostgreSQL): rate limits count in `rateStore`, and an
+   * unknown key is looked up again after catching up with the other processes' writes.
+   */
+  shared?: { rateStore: RateStoreFactory };
 }
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
+
+/** The query schema of routes that take none (one object: ajv caches compiled schemas by identity). Internal. */
+const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
 
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
@@ -36,13 +46,16 @@ const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true }
  * const { app } = createApp({ store, env: { clock: systemClock, config }, log });
  * await supertest(app).get('/healthz').expect(200);
  */
-export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes }: AppOptions) {
+export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes, shared }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Which address is the client's (req.ip: the anonymous rate limit counts per address).
+  app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
-  const openapi = buildOpenApi(routes);
+  const openapi = buildOpenApi(routes, env.config);
+  const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
 
   app.use(requestLog(log));
   // `Date` is the server's clock (virtual or real): clients such as remote bots read the time
@@ -52,27 +65,42 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     next();
   });
 
+  // Load balancers and monitors read this: 503 while the store cannot write (reads still work).
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const h = store.health?.() ?? { writable: true };
+    if (h.writable) {
+      res.json({ status: 'ok' });
+      return;
+    }
+    res.setHeader('Retry-After', retryAfterSeconds(h.retryAfterMs));
+    res.status(503).json({ status: 'degraded', store: { writable: false, reason: h.reason, since: new Date(h.since).toISOString(), retry_after_s: Number(retryAfterSeconds(h.retryAfterMs)) } });
   });
+  const openapiText = JSON.stringify(openapi);
   app.get('/openapi.json', (_req, res) => {
-    res.json(openapi);
+    sendJson(res, 200, openapiText);
   });
 
   const api = express.Router();
-  const limiters = createLimiters(env.config, env.clock);
-  api.use(authMiddleware(store.read, keyUsage, env.clock));
+  api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous, shared ? () => store.durable() : undefined));
   api.use(limiters.general);
+  api.use(opaquePathSegments());
 
   for (const route of routes) {
-    const body = route.schemas.body ? compileBody(route.schemas.body) : undefined;
-    const query = compileStrings(route.schemas.query ?? { type: 'object', additionalProperties: false, properties: {} });
-    const params = route.schemas.params ? compileStrings(route.schemas.params) : undefined;
-    const buckets = (route.buckets ?? []).map((b) => limiters[b]);
+    const bind = <T>(s: T) => bindConfig(s, env.config);
+    const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
+    const query = compileStrings(bind(route.schemas.query ?? NO_QUERY));
+    const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
+    const when = route.bucketWhen ?? {};
+    const buckets = (route.buckets ?? []).filter((b) => !when[b]).map((b) => limiters[b]);
+    const bodyBuckets = (route.buckets ?? []).flatMap((b) => {
+      const holds = when[b];
+      return holds ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())] : [];
+    });
     // The body is read only once the route is known (an unknown route is 404 whatever its
-    // body) and after the rate limits (a rejected request costs no parsing).
+    // body) and after the rate limits (a rejected request costs no parsing), but for the
+    // buckets that depend on the body.
     const parse = route.method === 'post' ? [jsonBody] : [];
-    api[route.method](route.path, ...buckets, ...parse, async (req: Request, res: Response) => {
+    api[route.method](route.path, ...buckets, ...parse, ...bodyBuckets, async (req: Request, res: Response) => {
       const ctxParams = { ...req.params };
       if (params) check(params, 'params', ctxParams);
       const ctxQuery = { ...(req.query as Record<string, unknown>) };
@@ -112,7 +140,11 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   api.options(/.*/, (_req, _res, next) => next(new ApiError('not_found')));
   app.use('/api/v1', api);
 
-  app.use((_req, _res, next) => next(new ApiError('not_found')));
+  // Unknown routes outside /api/v1 need no key, so they count against the anonymous budget.
+  app.use(
+    (req, res, next) => (req.user ? next() : limiters.anonymous(req, res, next)),
+    (_req, _res, next) => next(new ApiError('not_found')),
+  );
   app.use(errorHandler());
 
   return { app, idempotency, keyUsage, openapi };

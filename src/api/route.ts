@@ -6,7 +6,7 @@ import type { User } from '../domain/users/users.js';
 export type JsonSchema = Record<string, unknown>;
 
 /** Names of the rate-limit buckets (API.md "Rate limits"); `general` counts every request. */
-export type BucketName = 'messages' | 'contacts' | 'intros';
+export type BucketName = 'messages' | 'contacts' | 'intros' | 'groups';
 
 export interface RouteContext<B = any, Q = any, P = any> {
   user: User;
@@ -41,6 +41,11 @@ interface RouteBase {
    * against the rate limit): the lists bots poll.
    */
   etag?: boolean;
+  /**
+   * Buckets of `buckets` counted only for some requests: checked after the body is parsed, and
+   * counted when the predicate holds (`groups` counts group creations, not direct opens).
+   */
+  bucketWhen?: Partial<Record<BucketName, (body: unknown) => boolean>>;
   schemas: {
     body?: JsonSchema;
     query?: JsonSchema;
@@ -50,6 +55,10 @@ interface RouteBase {
   };
   /** Error codes this route may answer with, for the OpenAPI document. */
   errors?: string[];
+  /** What the operation does, for the OpenAPI document (the summary is the first line). */
+  description?: string;
+  /** Response headers beyond the common ones, by status (names of openapi/headers.ts RESPONSE_HEADERS). */
+  responseHeaders?: Record<number, string[]>;
 }
 
 /** A route that reads only. */

@@ -7,7 +7,10 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../clock/clock.js';
 import { FileStore } from '../store/file-store.js';
+import { dataDirIntegrity } from '../services/store-integrity.js';
 import { DataDirLockedError, lockHolder } from '../store/lock.js';
+import { PgStore } from '../store/pg-store.js';
+import { postgresOptions } from '../services/store-open.js';
 
 export interface CommonOptions {
   data: string;
@@ -32,12 +35,23 @@ export function commandConfig(opts: CommonOptions): Config {
 
 /**
  * Runs an operator command on a data directory: through the admin socket when a server holds
- * the directory, otherwise by opening the store itself (under its lock). A directory held by a
+ * the directory, otherwise by opening the store itself (under its lock). With `store.driver:
+ * postgres`, store commands go to the database directly. A directory held by a
  * process without a socket yet (a server starting, another CLI command) is waited for.
  */
 export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs): Promise<unknown> {
   const dataDir = resolve(opts.data);
   const config = commandConfig(opts);
+  if (config.store.driver === 'postgres' && !cmd.startsWith('clock.')) {
+    // The database is shared: talk to it directly, whether servers run or not (they see the
+    // change within moments). Clock commands move one server's virtual clock: its socket.
+    const store = await PgStore.open(postgresOptions(config, (m) => process.stderr.write(`warning: ${m}\n`)));
+    try {
+      return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
+    } finally {
+      await store.close();
+    }
+  }
   const deadline = Date.now() + BUSY_WAIT_MS;
   for (;;) {
     const holder = lockHolder(dataDir);
@@ -50,7 +64,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
-        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, integrity: dataDirIntegrity, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
         } finally {

@@ -9,7 +9,8 @@ import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
 import { BotHost } from '../runtime/host.js';
 import { loadBotFile } from '../runtime/loader.js';
-import { buildRegistry } from '../services/registry.js';
+import { installProcessGuard } from '../plugin-api/guard.js';
+import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { tracesFromFiles } from '../services/bots.js';
 import { botStateStores } from '../services/state-stores.js';
 import { formatTrace } from '../runtime/trace-format.js';
@@ -39,10 +40,10 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[], registry: Registry): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
+export function validateFiles(files: string[], registry: Registry, envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems, warnings = [] } = loadBotFile(file, { registry });
+    const { bot, problems, warnings = [] } = loadBotFile(file, { registry, envAllow });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -71,11 +72,14 @@ export function registerBotCommands(program: Command): void {
   common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
     async (files: string[], opts: Common & { json?: boolean }) => {
       const config = loadConfig(opts.config);
-      const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      const results = validateFiles(botFiles(files, opts), registry);
+      // plugin problems are printed below, with the bots they affect
+      const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
+      const pluginProblems = pluginHostOf(registry)?.problemLines() ?? [];
+      const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
       const bad = results.filter((r) => r.problems.length);
-      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })) }) + '\n');
+      if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })), plugin_problems: pluginProblems }) + '\n');
       else {
+        for (const line of pluginProblems) process.stdout.write(`plugin: ${line}\n`);
         for (const r of results) {
           if (r.problems.length) for (const p of r.problems) process.stdout.write(formatProblem(p) + '\n');
           else process.stdout.write(`ok  ${r.file} (${r.name})\n`);
@@ -105,16 +109,23 @@ export function registerBotCommands(program: Command): void {
     const explicit = files.length > 0;
     const dir = explicit ? undefined : resolve(config.bots.dir);
     const stateDir = join(resolve(opts.data), 'bots');
+    const registry = await buildRegistry({ config, log });
+    const scheduler = createScheduler(systemClock);
+    // plugins run here too (no HTTP routes: there is no server in this process)
+    const plugins = pluginHostOf(registry);
+    if (plugins?.instances.length) installProcessGuard(() => plugins.instances, log);
+    await plugins?.start({ clock: systemClock, scheduler, log });
     const host = new BotHost({
-      registry: await buildRegistry({ config, log }),
+      registry,
       log,
       clock: systemClock,
-      scheduler: createScheduler(systemClock),
+      scheduler,
       stateDir,
       stateStores: botStateStores({ stateDir }),
       files: explicit ? files : undefined,
       dir,
       server: opts.server,
+      envAllow: config.bots.env_allow,
       dryRun: opts.dryRun === true,
       stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
@@ -123,6 +134,7 @@ export function registerBotCommands(program: Command): void {
     log.info(`bots: ${running.length} of ${report.length} started against ${opts.server}`);
     if (running.length === 0) {
       await host.stop();
+      await pluginHostOf(registry)?.stop();
       throw new AdminError('no valid bot to run; see the problems above (`pinbot bots validate`)');
     }
     // edited files are validated and swapped in (a bot stopped by a 401 starts again once its file
@@ -130,7 +142,10 @@ export function registerBotCommands(program: Command): void {
     const unwatch = watchBots(dir ?? files, () => void host.reload().catch((err) => log.error({ err }, 'reload failed')), { persistent: true });
     const stop = () => {
       unwatch();
-      void host.stop().then(() => process.exit(0));
+      void host
+        .stop()
+        .then(() => pluginHostOf(registry)?.stop())
+        .then(() => process.exit(0));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
@@ -143,7 +158,7 @@ export function registerBotCommands(program: Command): void {
     else {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      list = validateFiles(botFiles([], opts), registry).map((r) => ({
+      list = validateFiles(botFiles([], opts), registry, config.bots.env_allow).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',

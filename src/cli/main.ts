@@ -3,10 +3,14 @@ import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
-import { JournalCorruptError } from '../store/journal.js';
+import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
+import pg from 'pg';
+import { TransferMismatchError } from '../services/store-transfer.js';
+import { TargetNotEmptyError } from '../store/transfer.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
+import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
@@ -40,10 +44,11 @@ common(
     }))
     .option('--virtual-clock', 'time moves only with `pinbot clock advance|set`')
     .option('--no-bots', 'do not run the bots of bots/')
-    .option('--dry-run', 'bots evaluate rules and log actions without taking them'),
-).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean }) => {
+    .option('--dry-run', 'bots evaluate rules and log actions without taking them')
+    .option('--safe', 'load no plugins (bots that use plugin entries are reported invalid)'),
+).action(async (opts: CommonOptions & { host?: string; port?: number; virtualClock?: boolean; bots: boolean; dryRun?: boolean; safe?: boolean }) => {
   const config = commandConfig(opts);
-  const log = createLogger({ level: config.log.level });
+  const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   // Loaded here, not at the top: the other commands do not need express.
   const { startServer } = await import('../server.js');
   // Signals are caught from the start: one that arrives while starting stops the server as
@@ -52,26 +57,25 @@ common(
   let stop = (signal: string) => void (early ??= signal);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, log });
+  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, safe: opts.safe === true, log });
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C: the operator does not want to wait. The journal keeps every write.
       log.warn({ signal }, 'stopping now without a snapshot (the journal replays at the next start)');
-      log.flush?.();
-      process.exit(130);
+      void exitAfterLog(log, 130, 200);
+      return;
     }
     stopping = true;
     log.info({ signal }, 'stopping: finishing in-flight requests, writing the snapshot');
     server.close().then(
       () => {
         log.info('stopped');
-        log.flush?.();
-        setTimeout(() => process.exit(0), 50);
+        void exitAfterLog(log, 0);
       },
       (err) => {
         log.error({ err }, 'stop failed');
-        process.exit(1);
+        void exitAfterLog(log, 1);
       },
     );
   };
@@ -131,7 +135,7 @@ common(clock.command('set').description('set the time (ISO 8601), running due jo
 registerExtraCommands(program);
 
 /** Errors an operator can act on from their message alone: printed as one line, no stack. */
-const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, JournalCorruptError];
+const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError, TransferMismatchError, TargetNotEmptyError, pg.DatabaseError];
 
 try {
   await program.parseAsync(process.argv);

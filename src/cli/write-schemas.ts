@@ -1,6 +1,8 @@
-// `npm run schemas`: writes the JSON Schemas of user-written files (schemas/*.schema.json).
-import { writeFileSync } from 'node:fs';
-import { BOT_SCHEMA_FILE, botSchemaText } from '../runtime/write-schema.js';
+// `npm run schemas` (= `pinbot schemas`): writes the JSON Schemas of user-written files
+// (schemas/*.schema.json) for this project, its plugins included.
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../log.js';
+import { writeSchemas } from './schemas.js';
 
-writeFileSync(BOT_SCHEMA_FILE, botSchemaText());
-process.stdout.write(`wrote ${BOT_SCHEMA_FILE}\n`);
+const config = loadConfig(process.env.PINBOT_CONFIG ?? 'config.yaml');
+for (const w of await writeSchemas({ config, log: createLogger({ level: 'warn' }) })) process.stdout.write(`${w.changed ? 'wrote' : 'up to date:'} ${w.file}\n`);

@@ -7,6 +7,7 @@ import type {
   ContactCheck,
   ContactRequest,
   Conversation,
+  ConversationPage,
   CreateConversationInput,
   Introduction,
   IntroductionAnswer,
@@ -69,7 +70,30 @@ export function createClient(options: ClientOptions) {
       send: (input: { recipient_pin: string; content: string }, o?: CallOptions) => http.request<Message>('POST', '/messages/send', { ...post(o), body: input }),
     },
     conversations: {
-      list: (o?: ReadOptions) => http.request<{ conversations: Conversation[] }>('GET', '/conversations', get(o)),
+      /**
+       * Every conversation of yours, most recent activity first, read page by page (50, then
+       * 200 a page). `stopAfter` ends the reading early at the first conversation it accepts (e.g. one
+       * whose last activity is older than what the caller has already seen); that one is included.
+       */
+      list: async (o?: ReadOptions & { stopAfter?: (c: Conversation) => boolean }): Promise<{ conversations: Conversation[] }> => {
+        const conversations: Conversation[] = [];
+        let before: string | undefined;
+        for (;;) {
+          // The first request has no query, as the spec shows it: a server without paging (the
+          // hosted service) answers everything at once, and has_more is absent.
+          const page = await http.request<ConversationPage>('GET', '/conversations', { ...get(o), query: before === undefined ? {} : { limit: 200, before } });
+          for (const c of page.conversations) {
+            conversations.push(c);
+            if (o?.stopAfter?.(c)) return { conversations };
+          }
+          if (!page.has_more || !page.next_before) return { conversations };
+          before = page.next_before;
+        }
+      },
+      /** One page of `GET /conversations` (extension): `before` is the `next_before` of the previous page. */
+      page: (q: { limit?: number; before?: string } = {}, o?: ReadOptions) => http.request<ConversationPage>('GET', '/conversations', { ...get(o), query: q }),
+      /** Leave a group (extension). */
+      leave: (id: string, o?: CallOptions) => http.request<{ message: string }>('POST', '/conversations/:id/leave', { ...post(o), params: { id } }),
       create: (input: CreateConversationInput, o?: CallOptions) => http.request<Conversation>('POST', '/conversations', { ...post(o), body: input }),
       get: (id: string, o?: ReadOptions) => http.request<Conversation>('GET', '/conversations/:id', { ...get(o), params: { id } }),
       /** Oldest first; poll with the `timestamp` of the last page as `since`. */

@@ -56,6 +56,8 @@ const ROUTE_BUCKETS: Record<string, string[]> = {
   'POST /conversations/:id/messages': ['messages'],
   'POST /contacts/request': ['contacts'],
   'POST /introductions': ['intros'],
+  // Only when creating a group; the answer tells which buckets a request counted against.
+  'POST /conversations': ['groups'],
 };
 
 /**

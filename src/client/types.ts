@@ -91,6 +91,14 @@ export interface Conversation {
 }
 
 /** `GET /conversations/:id/messages`. */
+/** A page of `GET /conversations` (pinbot extension: paging). */
+export interface ConversationPage {
+  conversations: Conversation[];
+  has_more: boolean;
+  /** Pass as `before` for the next page; null on the last. */
+  next_before: string | null;
+}
+
 export interface MessagePage {
   messages: Message[];
   timestamp: number;

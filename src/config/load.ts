@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import { parse as parseScalar } from 'yaml';
-import { ajvProblems, formatProblem, locate, parseYaml, type FileProblem } from '../util/yaml-errors.js';
+import { ajvProblems, formatProblem, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
+import { interpolateEnv } from './env-refs.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
+import { parseDuration } from '../util/duration.js';
 
 /** Thrown when config.yaml cannot be used; `problems` carry file:line:col. */
 export class ConfigError extends Error {
@@ -16,50 +17,27 @@ export class ConfigError extends Error {
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
 const validateConfig = ajv.compile(configSchema);
 
-const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** Rules between keys that a JSON Schema cannot state: `[path, message, hint]`. Internal. */
+function crossChecks(config: Config): Array<[string[], string, string]> {
+  const out: Array<[string[], string, string]> = [];
+  const s = config.server;
+  if (parseDuration(s.headers_timeout)! > parseDuration(s.request_timeout)!) {
+    out.push([['server', 'headers_timeout'], `is longer than server.request_timeout (${s.request_timeout})`, 'the headers are part of the request: make it at most request_timeout']);
+  }
+  if (config.store.driver === 'postgres' && !config.store.url) {
+    out.push([['store', 'driver'], 'is postgres but store.url is not set', 'add store.url: ${env:DATABASE_URL} (a postgres:// URL), or use driver: file']);
+  }
+  return out;
+}
+
+const sources = new WeakMap<Config, LocatedYaml>();
 
 /**
- * Replaces `${env:VAR}` in every string of `value`. A string that is exactly one reference takes
- * the variable's YAML scalar type (`"${env:PORT}"` with PORT=8080 becomes the number 8080).
- * Unset variables are reported by path. Internal, shared with bot files.
+ * Where a loaded config came from: its YAML with positions, so a later check (a plugin's
+ * `configSchema`) can report `config.yaml:line:col`. Undefined for configs built from data.
  */
-export function interpolateEnv(
-  value: unknown,
-  env: NodeJS.ProcessEnv,
-  onMissing: (path: Array<string | number>, name: string) => void,
-  path: Array<string | number> = [],
-): unknown {
-  if (typeof value === 'string') {
-    const whole = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
-    if (whole) {
-      const v = env[whole[1]!];
-      if (v === undefined) {
-        onMissing(path, whole[1]!);
-        return value;
-      }
-      try {
-        const typed = parseScalar(v);
-        return typeof typed === 'object' && typed !== null ? v : typed;
-      } catch {
-        return v;
-      }
-    }
-    return value.replace(ENV_REF, (ref, name: string) => {
-      const v = env[name];
-      if (v === undefined) {
-        onMissing(path, name);
-        return ref;
-      }
-      return v;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, onMissing, [...path, i]));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, onMissing, [...path, k]);
-    return out;
-  }
-  return value;
+export function configSource(config: Config): LocatedYaml | undefined {
+  return sources.get(config);
 }
 
 /** Validates already-parsed config data (e.g. from tests) and fills defaults. */
@@ -68,6 +46,8 @@ export function configFrom(data: unknown = {}): Config {
   if (!validateConfig(copy)) {
     throw new Error(`invalid config: ${ajv.errorsText(validateConfig.errors)}`);
   }
+  const [problem] = crossChecks(copy as unknown as Config);
+  if (problem) throw new Error(`invalid config: ${problem[0].join('.')} ${problem[1]}`);
   return copy as unknown as Config;
 }
 
@@ -80,9 +60,11 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   const { located, value, problems } = parseYaml(file, readFileSync(file, 'utf8'));
   if (problems.length) throw new ConfigError(problems);
   const missing: FileProblem[] = [];
-  const data = interpolateEnv(value ?? {}, env, (path, name) => {
-    const pos = locate(located, path);
-    missing.push({ file, ...pos, path: path.join('.'), message: `environment variable ${name} is not set`, hint: `export ${name}=… or remove the reference` });
+  const data = interpolateEnv(value ?? {}, env, {
+    onMissing: (path, name, ref) => {
+      const pos = locateText(located, path, ref);
+      missing.push({ file, ...pos, path: path.join('.'), message: `environment variable ${name} is not set`, hint: `export ${name}=… or remove the reference` });
+    },
   });
   if (missing.length) throw new ConfigError(missing);
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -90,9 +72,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   if (!validateConfig(data)) throw new ConfigError(ajvProblems(located, validateConfig.errors));
   const config = data as unknown as Config;
+  sources.set(config, located);
   if (!validateCron(config.ubi.schedule)) {
     const pos = locate(located, ['ubi', 'schedule']);
     throw new ConfigError([{ file, ...pos, path: 'ubi.schedule', message: 'expected a cron expression', hint: 'e.g. "0 0 * * *" (midnight UTC)' }]);
   }
+  const crossed = crossChecks(config);
+  if (crossed.length) throw new ConfigError(crossed.map(([path, message, hint]) => ({ file, ...locate(located, path), path: path.join('.'), message, hint })));
   return config;
 }

@@ -1,4 +1,7 @@
 import { DURATION_PATTERN } from '../util/duration.js';
+import { ENV_NAME_PATTERN } from './env-refs.js';
+
+const duration = (dflt: string) => ({ type: 'string', pattern: DURATION_PATTERN, default: dflt });
 
 const bucket = (limit: number, window: string) => ({
   type: 'object',
@@ -23,6 +26,15 @@ export const configSchema = {
       properties: {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
+        headers_timeout: { ...duration('15s'), description: 'longest wait for a request\'s headers (slow clients are answered 408)' },
+        request_timeout: { ...duration('30s'), description: 'longest wait for a whole request, headers and body' },
+        keep_alive_timeout: { ...duration('5s'), description: 'how long an idle keep-alive connection stays open' },
+        max_connections: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1000, description: 'open connections beyond this are closed at once' },
+        trust_proxy: {
+          anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }],
+          default: false,
+          description: 'express "trust proxy": behind a reverse proxy, which X-Forwarded-For hops give the client address',
+        },
       },
     },
     rate_limits: {
@@ -47,9 +59,12 @@ export const configSchema = {
               messages: { type: 'integer', minimum: 1 },
               contacts: { type: 'integer', minimum: 1 },
               intros: { type: 'integer', minimum: 1 },
+              groups: { type: 'integer', minimum: 1 },
             },
           },
         },
+        groups: bucket(10, '1h'),
+        anonymous: bucket(30, '1m'),
       },
     },
     wallet: {
@@ -89,6 +104,13 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
         enabled: { type: 'boolean', default: true },
+        env_allow: {
+          type: 'array',
+          items: { type: 'string', pattern: ENV_NAME_PATTERN },
+          uniqueItems: true,
+          default: [],
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+        },
       },
     },
     plugins: {
@@ -96,8 +118,15 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        dir: { type: 'string', default: 'plugins' },
-        packages: { type: 'array', items: { type: 'string' }, default: [] },
+        dir: { type: 'string', default: 'plugins', description: 'folder of plugin modules (*.ts, *.js), loaded without a build step' },
+        packages: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'npm packages to load as plugins (installed in this project)' },
+        config: {
+          type: 'object',
+          default: {},
+          propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
+          description: "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
+        },
+        quarantine_after: { type: 'integer', minimum: 0, default: 5, description: 'consecutive failures after which a plugin is quarantined (0: never)' },
       },
     },
     runtime: {
@@ -115,6 +144,14 @@ export const configSchema = {
       default: {},
       properties: {
         compact_bytes: { type: 'integer', minimum: 1024, default: 67_108_864, description: 'journal size that triggers a snapshot' },
+        driver: { enum: ['file', 'postgres'], default: 'file', description: 'file: the journaled data directory (one process); postgres: PostgreSQL, shared by several processes (docs/scaling.md)' },
+        url: {
+          type: 'string',
+          pattern: '^postgres(ql)?://',
+          description: 'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} (postgres://user:password@host:5432/pinbot)',
+        },
+        schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,47}$', default: 'pinbot', description: 'the PostgreSQL schema holding the tables' },
+        pool_size: { type: 'integer', minimum: 2, maximum: 1000, default: 10, description: 'PostgreSQL connections per process' },
       },
     },
     log: {
@@ -123,6 +160,13 @@ export const configSchema = {
       default: {},
       properties: {
         level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+        buffer_bytes: {
+          type: 'integer',
+          minimum: 65_536,
+          maximum: 1_073_741_824,
+          default: 4_194_304,
+          description: 'log lines waiting for a slow stdout beyond this are dropped and counted, never buffered',
+        },
       },
     },
   },
@@ -135,7 +179,15 @@ export interface BucketConfig {
 
 /** The validated configuration, every key filled in. */
 export interface Config {
-  server: { host: string; port: number };
+  server: {
+    host: string;
+    port: number;
+    headers_timeout: string;
+    request_timeout: string;
+    keep_alive_timeout: string;
+    max_connections: number;
+    trust_proxy: boolean | number | string;
+  };
   rate_limits: {
     enabled: boolean;
     general: BucketConfig;
@@ -143,15 +195,17 @@ export interface Config {
     contacts: BucketConfig;
     intros: BucketConfig;
     /** Limits of their own, by PIN or display name. */
-    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros', number>>>;
+    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups', number>>>;
+    groups: BucketConfig;
+    anonymous: BucketConfig;
   };
   wallet: { max_transfer: number };
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean };
-  plugins: { dir: string; packages: string[] };
+  bots: { dir: string; enabled: boolean; env_allow: string[] };
+  plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number };
   runtime: { step_timeout: string; safety_poll: string };
-  store: { compact_bytes: number };
-  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
 }

@@ -22,6 +22,7 @@ export const DOMAIN_ERRORS = {
   contact_request_not_pending: 'This contact request is no longer pending.',
   already_contacts: 'You are already contacts with this user.',
   request_exists: 'You already sent a contact request to this user; wait for their answer.',
+  cannot_leave_direct: 'A direct conversation cannot be left; only groups can. Stop writing to it, or ignore it.',
 } as const satisfies Record<string, string>;
 
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;

@@ -2,7 +2,7 @@ import { parseDuration } from '../util/duration.js';
 import { checkConditions } from './conditions/compile.js';
 import type { Registry } from './registry.js';
 import { hintFor } from './suggest.js';
-import { checkTemplate, isTemplate } from './templates.js';
+import { checkTemplate, FILE_TAGS, isTemplate } from './templates.js';
 import { checkPaths, templatePaths } from './template-check.js';
 import type { ActionDef, CheckProblem, TriggerDef } from './types.js';
 
@@ -39,7 +39,11 @@ function checkTemplates(value: unknown, path: Path, triggers: TriggerDef[]): Che
     const bad = checkTemplate(value);
     if (!bad) return checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }));
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
-    return [{ path, message: `Liquid template error: ${bad.message}${where}`, hint: 'see docs/bots.md "Templates" for the filters and variables' }];
+    const fileTag = FILE_TAGS.find((t) => bad.message.startsWith(`{% ${t} %}`));
+    const hint = fileTag
+      ? 'write the text into the template itself, or keep it in vars: (see docs/bots.md "Templates")'
+      : 'see docs/bots.md "Templates" for the filters and variables';
+    return [{ path, find: bad.text, message: `Liquid template error: ${bad.message}${where}`, hint }];
   }
   if (Array.isArray(value)) return value.flatMap((v, i) => checkTemplates(v, [...path, i], triggers));
   if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => checkTemplates(v, [...path, k], triggers));
@@ -70,7 +74,7 @@ function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry:
     const action = registry.actions.get(entry.name);
     const argPath = typeof step === 'string' ? at : [...at, entry.name];
     if (!action) {
-      out.push({ path: argPath, onKey: typeof step !== 'string', message: `unknown action "${entry.name}"`, hint: hintFor(entry.name, [...registry.actions.keys()], 'actions') });
+      out.push({ path: argPath, onKey: typeof step !== 'string', message: `unknown action "${entry.name}"`, hint: registry.whyUnavailable(entry.name) ?? hintFor(entry.name, [...registry.actions.keys()], 'actions') });
       return;
     }
     if (entry.extra.length) out.push({ path: [...at, entry.extra[0]!], onKey: true, message: `a step has exactly one action; this one also has ${entry.extra.join(', ')}`, hint: 'split it into one step per action' });
@@ -97,7 +101,7 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
   for (const t of triggerEntries(rule.on, [...base, 'on'])) {
     const def = registry.triggers.get(t.name);
     if (!def) {
-      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
+      out.push({ path: t.path, onKey: t.form === 'options', message: `unknown trigger "${t.name}"`, hint: registry.whyUnavailable(t.name) ?? hintFor(t.name, [...registry.triggers.keys()], 'triggers') });
       continue;
     }
     triggers.push(def);

@@ -248,7 +248,7 @@ export class BotRunner {
         let lastFired = this.state.fired(rule.id);
         if (lastFired === undefined) await this.state.markFired(rule.id, (lastFired = this.o.clock.now()));
         const emit = (e: Omit<BotEvent, 'at'>, o?: { fired?: number }) => this.emit(e, false, o?.fired === undefined ? undefined : { rule: rule.id, at: o.fired });
-        const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit, log, lastFired }, t.options);
+        const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit, push: (e) => this.push(t.def.name, e), log, lastFired }, t.options);
         if (off) this.cleanups.push(off);
       }
     }
@@ -278,7 +278,7 @@ export class BotRunner {
       bot,
       registry: this.o.registry,
       state: this.state,
-      ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock },
+      ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock, bot: bot.name, store: this.state.store },
       timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       intervalOf: (s) => (woken(s) ? safety : bot.pollMs),
       deliver: (results) => this.deliver(results),
@@ -343,6 +343,18 @@ export class BotRunner {
     const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }], fired);
     for (const entry of created) this.dispatch(entry);
     if (wait) await this.engine!.idle();
+  }
+
+  /**
+   * Queues an event pushed from outside (a plugin's push source) through the same inbox as
+   * polled ones, exactly once per key (see BotState.push). False for a duplicate, or when the
+   * bot is not running.
+   */
+  private async push(source: string, e: Omit<BotEvent, 'at'>): Promise<boolean> {
+    if (!this.state || this.ac.signal.aborted) return false;
+    const entry = await this.state.push(`push:${source}`, { ...e, at: this.o.clock.now() });
+    if (entry) this.dispatch(entry);
+    return !!entry;
   }
 
   private async isContact(pin: string): Promise<boolean> {

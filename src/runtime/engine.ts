@@ -15,7 +15,7 @@ import { renderDeep } from './templates.js';
 import { assertVariables, templatePaths, templatesIn } from './template-check.js';
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from './traces.js';
-import { LimitError, type RunScope, type TriggerDef } from './types.js';
+import { LimitError, traceInfo, type RunScope, type TriggerDef } from './types.js';
 import { FairQueue } from './fair-queue.js';
 import { chooseBranch, errorScope, guardHolds, Restarted, Restarts } from './run-control.js';
 import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
@@ -46,12 +46,18 @@ export interface EngineDeps {
 /** The trace reason of a step's error kind (state written before 0.2 says `error`). Internal. */
 const traceReason = (kind: StepErrorKind | undefined): StepFailure['reason'] => (kind === undefined || kind === 'error' ? 'failed' : kind);
 
+/** Step errors whose message already names what ran out of time. Internal. */
+const TIMEOUTS: ReadonlySet<string> = new Set(['timeout', 'plugin_timeout']);
+
 /** How a failed step ends its run in the trace: the reason, and a message naming the step. Internal. */
 function stepFailure(step: CompiledStep, error: StepProgress['error']): StepFailure {
   const reason = traceReason(error?.kind);
   const message = error?.message ?? 'failed';
-  return { failed: true, reason, message: reason === 'timeout' ? message : `step ${step.index} (${step.action.name}) failed: ${message}` };
+  return { failed: true, reason, message: TIMEOUTS.has(reason) ? message : `step ${step.index} (${step.action.name}) failed: ${message}`, plugin: error?.plugin, frame: error?.frame };
 }
+
+/** The plugin fields of a step's error, for its trace. Internal. */
+const pluginOf = (sp: StepProgress) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
 
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 class Interrupted extends Error {}
@@ -72,8 +78,11 @@ interface Pending {
 /** A step that failed for good. Internal. */
 interface StepFailure {
   failed: true;
-  reason: 'limit' | 'api' | 'timeout' | 'failed';
+  reason: Exclude<StepErrorKind, 'error'>;
   message: string;
+  /** A plugin's failure: the plugin, and the first frame of its own code. */
+  plugin?: string;
+  frame?: string;
 }
 
 /**
@@ -234,7 +243,7 @@ export class Engine {
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        let decision = this.screen(actor, loopKey) ?? (await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, () => this.decide(rule, scope, trigger), this.d.signal)));
+        let decision = this.screen(actor, loopKey) ?? (await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, (signal) => this.decide(rule, scope, trigger, signal), this.d.signal)));
         // mode single: only a run that would take its steps is skipped while another one goes
         if (decision.run && rule.mode === 'single' && (this.running.get(rule.id) ?? 0) > 0) {
           decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
@@ -266,7 +275,7 @@ export class Engine {
         if (!!step.onError !== (failed !== undefined) || !guardHolds(step, progress)) continue;
         const done = progress.steps[step.index];
         if (done && done.status !== 'started') {
-          trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, resumed: true });
+          trace.steps.push({ index: step.index, action: step.action.name, status: done.status as TraceStep['status'], args: compact(done.args), result: compact(done.result), error: done.error?.message, ...pluginOf(done), resumed: true });
           if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
           if (done.status === 'failed' && !step.continueOnError) {
             if (step.onError) break;
@@ -276,9 +285,9 @@ export class Engine {
           continue;
         }
         const out = step.branches
-          ? await chooseBranch(step, progress, scope, (what, fn) => this.persist('condition', () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, this.d.stepTimeoutMs, fn, this.d.signal)), { api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) })
+          ? await chooseBranch(step, progress, scope, (what, fn) => this.persist('condition', () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, this.d.stepTimeoutMs, fn, this.d.signal)), { api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin), store: this.d.state.store, log: this.d.log.child({ rule: rule.id }), clock: this.d.clock })
           : await this.step(rule, step, entry, progress, scope, trigger, pending, runSignal);
-        trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, duration_ms: out.duration_ms });
+        trace.steps.push({ index: step.index, action: step.action.name, status: out.status as TraceStep['status'], args: compact(out.args), result: compact(out.result), error: out.error?.message, ...pluginOf(out), duration_ms: out.duration_ms });
         scope.steps[step.index] = out.result;
         if (out.status === 'failed' && !step.continueOnError) {
           if (step.onError) break; // a failing on_error step ends the run
@@ -286,7 +295,7 @@ export class Engine {
           scope.error = errorScope(step, out.error);
         }
       }
-      if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message });
+      if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message }, failed.plugin ? { plugin: failed.plugin, frame: failed.frame } : {});
       else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
       await this.finishRun(rule, entry, shared, progress, pending);
       if (rule.steps.some((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done')) {
@@ -305,7 +314,8 @@ export class Engine {
         this.d.onUnauthorized(err);
       } else {
         this.d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
-        Object.assign(trace, { outcome: 'failed', reason: err instanceof StepTimeoutError ? 'timeout' : 'failed', message: (err as Error).message });
+        const info = traceInfo(err);
+        Object.assign(trace, { outcome: 'failed', reason: info?.traceReason ?? (err instanceof StepTimeoutError ? 'timeout' : 'failed'), message: (err as Error).message }, info?.plugin ? { plugin: info.plugin, frame: info.frame } : {});
       }
     } finally {
       trace.duration_ms = Math.round(performance.now() - t0);
@@ -326,8 +336,9 @@ export class Engine {
     return undefined;
   }
 
-  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef) {
-    return decide(rule, { scope, api: this.d.api, trigger, isContact: (pin) => this.d.isContact(pin) }, this.d.state, this.d.clock);
+  private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef, signal: AbortSignal) {
+    const ctx = { scope, api: this.d.api, trigger, isContact: (pin: string) => this.d.isContact(pin), signal, store: this.d.state.store, log: this.d.log.child({ rule: rule.id }), clock: this.d.clock };
+    return decide(rule, ctx, this.d.state, this.d.clock);
   }
 
   /**
@@ -349,6 +360,8 @@ export class Engine {
       signal,
       log: this.d.log.child({ rule: rule.id, step: step.index }),
       clock: this.d.clock,
+      rule: rule.id,
+      store: this.d.state.store,
       effects,
       onPark: (parked) => this.busy(parked ? -1 : 1),
     });
@@ -358,10 +371,14 @@ export class Engine {
       return out;
     };
     const fail = (err: unknown, args: unknown) => {
-      const kind = err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : err instanceof StepTimeoutError ? 'timeout' : 'failed';
+      const info = traceInfo(err);
+      const timeout = err instanceof StepTimeoutError ? (action.plugin ? 'plugin_timeout' : 'timeout') : undefined;
+      const kind = (info?.traceReason as StepErrorKind | undefined) ?? (err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : (timeout ?? 'failed'));
       const code = err instanceof ApiRequestError ? err.code : undefined;
-      this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: (err as Error).message }, 'step failed');
-      return record({ status: 'failed', args, error: { kind, code, message: (err as Error).message } });
+      const message = timeout === 'plugin_timeout' && !info ? `plugin ${action.plugin}: ${(err as Error).message}` : (err as Error).message;
+      const plugin = info?.plugin ?? action.plugin;
+      this.d.log.info({ rule: rule.id, step: step.index, action: action.name, err: message }, 'step failed');
+      return record({ status: 'failed', args, error: { kind, code, message, ...(plugin ? { plugin, frame: info?.frame } : {}) } });
     };
     let args: unknown;
     const resumed = progress.steps[step.index];

@@ -36,6 +36,8 @@ export interface HostOptions {
   server?: string;
   dryRun?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
+  envAllow?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
@@ -144,7 +146,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
       const bot = res.bot;
       for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { interpolateEnv } from '../config/load.js';
+import { BOT_ENV_PATHS, interpolateEnv, pathAllowed } from '../config/env-refs.js';
 import { normalizePin } from '../util/pin.js';
 import { parseDuration } from '../util/duration.js';
-import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
+import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
 import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
 import { DURATION_PATTERN } from '../util/duration.js';
@@ -25,15 +25,31 @@ export interface LoadResult {
 export interface LoadOptions {
   registry: Registry;
   env?: NodeJS.ProcessEnv;
+  /** Variables the operator lets bot files read anywhere (config `bots.env_allow`). */
+  envAllow?: readonly string[];
 }
 
 const validators = new WeakMap<Registry, { fn: ValidateFunction; version: number }>();
 
-/** The schema validator of a registry, rebuilt when plugins have added entries. Internal. */
+/** Compiled validators by schema text: registries with the same entries share one. Internal. */
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * The schema validator of a registry, rebuilt when its version moves. Compiling costs tens of
+ * milliseconds, so registries with the same entries (every test world, every scenario) share
+ * the compiled function. Internal.
+ */
 function validatorFor(registry: Registry): ValidateFunction {
   const cached = validators.get(registry);
   if (cached && cached.version === registry.version) return cached.fn;
-  const fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(botSchema(registry));
+  const schema = botSchema(registry);
+  const text = JSON.stringify(schema);
+  let fn = compiled.get(text);
+  if (!fn) {
+    fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
+    if (compiled.size >= 16) compiled.clear();
+    compiled.set(text, fn);
+  }
   validators.set(registry, { fn, version: registry.version });
   return fn;
 }
@@ -80,7 +96,13 @@ function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): Fi
 
 /** Check problems (paths from the root) as file problems. Internal. */
 function located(y: LocatedYaml, problems: CheckProblem[]): FileProblem[] {
-  return problems.map((p) => ({ file: y.file, ...locate(y, p.path, p.onKey), path: p.path.map(String).join('.'), message: p.message, hint: p.hint }));
+  return problems.map((p) => ({
+    file: y.file,
+    ...(p.find ? locateText(y, p.path, p.find) : locate(y, p.path, p.onKey)),
+    path: p.path.map(String).join('.'),
+    message: p.message,
+    hint: p.hint,
+  }));
 }
 
 /** Adds the usual fix to YAML errors on lines holding Liquid. Internal. */
@@ -103,7 +125,8 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
 }
 
 /**
- * Reads a bot file's text: YAML → `${env:VAR}` → schema → checks → a compiled bot. Every
+ * Reads a bot file's text: YAML → `${env:VAR}` (only at BOT_ENV_PATHS, or names in `envAllow`)
+ * → schema → checks → a compiled bot. Every
  * problem is reported with file:line:col, what was expected and a hint; a bot comes back only
  * when there are none.
  *
@@ -111,18 +134,27 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
  * const { bot, problems } = loadBot('bots/tip-jar.yaml', text, { registry: createRegistry() });
  * problems.forEach((p) => console.error(formatProblem(p)));
  */
-export function loadBot(file: string, text: string, { registry, env = process.env }: LoadOptions): LoadResult {
+export function loadBot(file: string, text: string, { registry, env = process.env, envAllow = [] }: LoadOptions): LoadResult {
   const parsed = parseYaml(file, text);
   if (parsed.problems.length) return { problems: parsed.problems.map((p) => yamlHint(p, text)) };
   const y = parsed.located;
   if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
     return { problems: [{ file, line: 1, col: 1, path: '', message: 'expected a mapping with name, as or key, and rules', hint: 'see bots/tip-jar.yaml for an example' }] };
   }
-  const missing: CheckProblem[] = [];
-  const data = interpolateEnv(parsed.value, env, (path, name) =>
-    missing.push({ path, message: `environment variable ${name} is not set`, hint: `export ${name}=… before starting, or remove the reference` }),
-  );
-  if (missing.length) return { problems: located(y, missing) };
+  const envProblems: CheckProblem[] = [];
+  const data = interpolateEnv(parsed.value, env, {
+    allowed: (path, name) => pathAllowed(path, BOT_ENV_PATHS) || envAllow.includes(name),
+    onMissing: (path, name, ref) =>
+      envProblems.push({ path, find: ref, message: `environment variable ${name} is not set`, hint: `export ${name}=… before starting, or remove the reference` }),
+    onDenied: (path, name, ref) =>
+      envProblems.push({
+        path,
+        find: ref,
+        message: `\${env:${name}} is not allowed here: bot files read environment variables only in key, server and plugin settings`,
+        hint: `put the secret in key: or server:; if ${name} is no secret, list it in config.yaml under bots: { env_allow: [${name}] }`,
+      }),
+  });
+  if (envProblems.length) return { problems: located(y, envProblems) };
   const validate = validatorFor(registry);
   const schemaOk = validate(data);
   let checks: CheckProblem[];

@@ -17,6 +17,11 @@ export class Registry {
   readonly conditions = new Map<string, ConditionDef>();
   readonly actions = new Map<string, ActionDef>();
   readonly sources = new Map<string, SourceDef>();
+  /**
+   * Plugins that did not load, by name, with why: a bot naming `karma.give` while karma is
+   * here is told what is wrong with the plugin rather than "unknown action".
+   */
+  readonly unavailable = new Map<string, string>();
   /** Grows with every entry added: caches built from the registry (the bot validator) key on it. */
   version = 0;
   private frozen = false;
@@ -50,6 +55,19 @@ export class Registry {
   addAction(def: ActionDef): this {
     return this.add(this.actions, 'action', def);
   }
+  /** Notes a plugin that did not load (see `unavailable`). */
+  markUnavailable(plugin: string, why: string): this {
+    if (this.frozen) throw new Error(`cannot mark ${plugin}: the registry is frozen`);
+    this.unavailable.set(plugin, why);
+    return this;
+  }
+
+  /** Why the plugin `name` belongs to did not load, if it did not (`karma.give` → karma's problem). */
+  whyUnavailable(name: string): string | undefined {
+    const dot = name.indexOf('.');
+    return dot > 0 ? this.unavailable.get(name.slice(0, dot)) : undefined;
+  }
+
   addSource(def: SourceDef): this {
     return this.add(this.sources, 'source', def);
   }

@@ -5,6 +5,7 @@ import type { UserRef } from '../client/types.js';
 import { iso, utcDate, type Clock } from '../clock/clock.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { CompiledBot } from './bot.js';
+import type { Store } from '../store/types.js';
 import type { BotState } from './state.js';
 import { LimitError, type ActionContext, type BotEvent, type RunScope, type TriggerDef } from './types.js';
 
@@ -77,11 +78,16 @@ export function actionContext(o: {
   signal: AbortSignal;
   log: Logger;
   clock: Clock;
+  rule: string;
+  store: Store;
   effects: StepEffects;
   onPark: (parked: boolean) => void;
 }): ActionContext {
   const { limits } = o.bot;
   return {
+    bot: o.bot.name,
+    rule: o.rule,
+    store: o.store,
     api: o.api,
     scope: o.scope,
     trigger: o.trigger,

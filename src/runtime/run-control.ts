@@ -24,7 +24,7 @@ export async function chooseBranch(
   step: CompiledStep,
   progress: RunProgress,
   scope: RunScope,
-  guarded: (what: string, fn: () => Promise<ConditionResult>) => Promise<ConditionResult>,
+  guarded: (what: string, fn: (signal: AbortSignal) => Promise<ConditionResult>) => Promise<ConditionResult>,
   ctx: Omit<ConditionContext, 'scope'>,
 ): Promise<StepProgress> {
   const t0 = performance.now();
@@ -35,7 +35,7 @@ export async function chooseBranch(
     const b = branches[k]!;
     if (!b.condition) arm = k;
     else {
-      const r = await guarded(b.label, () => b.condition!({ ...ctx, scope }));
+      const r = await guarded(b.label, (signal) => b.condition!({ ...ctx, scope, signal }));
       if (r.ok) arm = k;
       seen = r;
     }

@@ -6,7 +6,7 @@ import type { BotEvent, ConditionResult } from './types.js';
  * Why a step failed: a money limit, an API refusal, its time ran out (`runtime.step_timeout`),
  * or its code threw (`failed`; `error` in state written before 0.2).
  */
-export type StepErrorKind = 'limit' | 'api' | 'timeout' | 'failed' | 'error';
+export type StepErrorKind = 'limit' | 'api' | 'timeout' | 'failed' | 'error' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable';
 
 export interface BotMeta {
   readonly id: string;
@@ -48,7 +48,7 @@ export interface StepProgress {
   /** Arguments as sent (written before the step runs, so a retry sends the same). */
   args?: unknown;
   result?: unknown;
-  error?: { code?: string; message: string; kind: StepErrorKind };
+  error?: { code?: string; message: string; kind: StepErrorKind; plugin?: string; frame?: string };
   duration_ms?: number;
 }
 
@@ -79,6 +79,25 @@ export const BotInbox = defineCollection<InboxEntry>({
   name: 'bot_inbox',
   unique: { key: (e) => `${e.bot}\u0000${e.key}` },
   multi: { bot: (e) => e.bot },
+});
+
+/**
+ * A value a plugin keeps for one bot (`ctx.state`), in the bot's state store. `applied` lists
+ * the last writes made by steps (their idempotency key and write number), so a step that runs
+ * again after a crash does not apply its write twice.
+ */
+export interface PluginStateRecord {
+  readonly id: string;
+  readonly plugin: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly value: unknown;
+  readonly applied?: readonly string[];
+}
+
+export const PluginStates = defineCollection<PluginStateRecord>({
+  name: 'plugin_state',
+  multi: { scope: (r) => `${r.plugin}\u0000${r.bot}`, bot: (r) => r.bot },
 });
 
 const pad = (n: number) => String(n).padStart(12, '0');
@@ -236,6 +255,24 @@ export class BotState {
     });
   }
 
+  /**
+   * Queues one event pushed from outside under `source`: skipped when its key is queued or was
+   * among the last `keep` keys of that source (remembered in the source's cursor, in the same
+   * write). Returns the entry created, if any.
+   */
+  async push(source: string, event: BotEvent, keep = 1000): Promise<InboxEntry | undefined> {
+    return this.store.transaction((tx) => {
+      const id = `${this.bot}:${source}`;
+      const seen = ((tx.col(BotCursors).get(id)?.data as { seen?: string[] } | undefined)?.seen ?? []) as string[];
+      if (seen.includes(event.key) || tx.col(BotInbox).one('key', `${this.bot}\u0000${event.key}`)) return undefined;
+      const m = this.metaIn(tx);
+      const seq = m.seq + 1;
+      tx.col(BotCursors).put({ id, bot: this.bot, source, data: { seen: [...seen, event.key].slice(-keep) } });
+      tx.col(BotMetas).put({ ...m, seq });
+      return tx.col(BotInbox).insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} });
+    });
+  }
+
   /** Removes an entry no rule needs (e.g. its rules were removed by a reload). */
   async finish(entryId: string): Promise<void> {
     await this.store.transaction((tx) => void tx.col(BotInbox).delete(entryId));
@@ -247,10 +284,13 @@ export class BotState {
     const cursors = this.store.read.col(BotCursors);
     const list = cursors.ids('bot', this.bot).map((id) => cursors.get(id)!);
     const inbox = this.inbox();
+    const plugins = this.store.read.col(PluginStates);
+    const pluginState = plugins.ids('bot', this.bot).map((id) => plugins.get(id)!);
     await target.transaction((tx) => {
       if (meta) tx.col(BotMetas).put(meta);
       for (const c of list) tx.col(BotCursors).put(c);
       for (const e of inbox) tx.col(BotInbox).put(e);
+      for (const r of pluginState) tx.col(PluginStates).put(r);
     });
   }
 

@@ -1,11 +1,39 @@
-import { Liquid, type Template } from 'liquidjs';
+import { Liquid, Tag, type FS, type Template } from 'liquidjs';
+
+/** The Liquid tags that read files; bot templates have none of them. */
+export const FILE_TAGS = ['include', 'render', 'layout'] as const;
+
+const refuse = (what: string) => new Error(`bot templates cannot read files (${what})`);
+
+/**
+ * A file system that has no files: every lookup misses and every read throws. Liquid's default
+ * reads the process's working directory (config.yaml, data/bots/keys, the journal). Internal.
+ */
+const noFiles: FS = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (file) => Promise.reject(refuse(file)),
+  readFileSync: (file) => {
+    throw refuse(file);
+  },
+  resolve: (_dir, file) => file,
+  contains: async () => false,
+  containsSync: () => false,
+  sep: '/',
+};
 
 /**
  * The Liquid engine of bot templates: sandboxed (no JavaScript, own properties only, so no
- * `constructor` or prototype tricks), unknown filters are errors, and parse/render/memory are
- * bounded so one template cannot stall the process.
+ * `constructor` or prototype tricks), no file system (`include`, `render` and `layout` are
+ * parse errors, and the file system beneath them has no files), unknown filters are errors,
+ * and parse/render/memory are bounded so one template cannot stall the process.
  */
 export const liquid = new Liquid({
+  fs: noFiles,
+  root: [],
+  partials: [],
+  layouts: [],
+  relativeReference: false,
   ownPropertyOnly: true,
   strictFilters: true,
   strictVariables: false,
@@ -15,6 +43,21 @@ export const liquid = new Liquid({
   cache: 1_000,
 });
 
+for (const name of FILE_TAGS) {
+  liquid.registerTag(
+    name,
+    class extends Tag {
+      constructor(...args: ConstructorParameters<typeof Tag>) {
+        super(...args);
+        throw new Error(`{% ${name} %} is not available: bot templates cannot read files`);
+      }
+      render(): never {
+        throw refuse(name);
+      }
+    },
+  );
+}
+
 const parsed = new Map<string, Template[]>();
 
 /** True when `s` contains Liquid markup. */
@@ -22,16 +65,25 @@ export function isTemplate(s: string): boolean {
   return s.includes('{{') || s.includes('{%');
 }
 
-/** Where a template is wrong, as the text says it. Internal. */
-function errorOf(err: unknown): { message: string; line?: number; col?: number } {
-  const e = err as { message?: string; token?: { getPosition?: () => [number, number] } };
-  const pos = e.token?.getPosition?.();
-  const message = String(e.message ?? err).replace(/, line:\d+, col:\d+$/, '');
-  return { message, line: pos?.[0], col: pos?.[1] };
+/** A template's problem: the message, where in the template, and the offending markup. */
+export interface TemplateProblem {
+  message: string;
+  line?: number;
+  col?: number;
+  /** The markup at fault as written (`{% include 'x' %}`), to find it in the file. */
+  text?: string;
 }
 
-/** Parses a template once (checks syntax and filter names); undefined when it is fine. */
-export function checkTemplate(text: string): { message: string; line?: number; col?: number } | undefined {
+/** Where a template is wrong, as the text says it. Internal. */
+function errorOf(err: unknown): TemplateProblem {
+  const e = err as { message?: string; token?: { getPosition?: () => [number, number]; getText?: () => string } };
+  const pos = e.token?.getPosition?.();
+  const message = String(e.message ?? err).replace(/, line:\d+, col:\d+$/, '');
+  return { message, line: pos?.[0], col: pos?.[1], text: e.token?.getText?.() };
+}
+
+/** Parses a template once (checks syntax, filter names, file tags); undefined when it is fine. */
+export function checkTemplate(text: string): TemplateProblem | undefined {
   try {
     parse(text);
     return undefined;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { UserRef } from '../client/types.js';
@@ -17,6 +17,9 @@ export interface TraceStep {
   duration_ms?: number;
   /** Finished by an earlier process (the run was resumed after a restart). */
   resumed?: boolean;
+  /** A plugin's failure: the plugin, and the first frame of its own code (`plugins/x.ts:12:5`). */
+  plugin?: string;
+  frame?: string;
 }
 
 /**
@@ -38,6 +41,9 @@ export interface Trace {
   steps: TraceStep[];
   duration_ms: number;
   resumed?: boolean;
+  /** The run failed in a plugin: which one, and the first frame of its own code. */
+  plugin?: string;
+  frame?: string;
 }
 
 const MAX_VALUE = 1000;
@@ -83,6 +89,17 @@ export function readTraces(file: string, limit = 100): Trace[] {
 }
 
 /**
+ * Traces hold private message text: the folder is made 0700 and the file 0600, also when an
+ * older pinbot created them wider (0755/0644). Internal.
+ */
+function privateFile(file: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  if (existsSync(file)) chmodSync(file, 0o600);
+}
+
+/**
  * The bounded trace history of one bot: the last `limit` runs in memory, appended to a JSONL
  * file (rewritten to the last `limit` when it doubles), so it survives restarts. Writes are
  * batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
@@ -105,7 +122,7 @@ export class TraceLog {
   ) {
     this.ring = file ? readTraces(file, limit) : [];
     this.lines = file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-    if (file) mkdirSync(dirname(file), { recursive: true });
+    if (file) privateFile(file);
   }
 
   /** Opens the history of a file (or a memory-only one without a file). */
@@ -137,11 +154,11 @@ export class TraceLog {
       this.lines = this.ring.length;
       await this.handle?.close();
       this.handle = undefined;
-      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''));
+      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''), { mode: 0o600 });
       await rename(`${file}.tmp`, file);
       return;
     }
-    this.handle ??= await open(file, 'a');
+    this.handle ??= await open(file, 'a', 0o600);
     await this.handle.write(lines.join(''));
   }
 

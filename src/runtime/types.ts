@@ -4,6 +4,7 @@ import type { RequestKind } from '../client/rate-budget.js';
 import type { UserRef } from '../client/types.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
+import type { Store } from '../store/types.js';
 
 /** A JSON Schema object. */
 export type JsonSchema = Record<string, unknown>;
@@ -36,6 +37,8 @@ export interface CheckProblem {
   onKey?: boolean;
   /** Worth saying, but the file is valid: the bot runs. */
   warning?: boolean;
+  /** Point at this text inside the value at `path` (a Liquid tag, an `${env:…}` reference). */
+  find?: string;
 }
 
 /** What a poll source gets each time it runs. */
@@ -56,6 +59,9 @@ export interface SourceContext {
    * is answering something).
    */
   requestKind?: RequestKind;
+  /** The bot polling, and the store its state lives in (plugin sources keep their state there). */
+  bot?: string;
+  store?: Store;
 }
 
 /**
@@ -98,6 +104,12 @@ export interface TriggerSetupContext {
    * saved with the event (what a restart looks back to for missed fires).
    */
   emit(event: Omit<BotEvent, 'at'>, opts?: { fired?: number }): Promise<void>;
+  /**
+   * Queues an event pushed from outside (a plugin's push source): exactly once per `key` —
+   * the key is remembered with the source's cursor in the same write, so a redelivery is
+   * dropped even after the first one was handled. Resolves false for a duplicate.
+   */
+  push(event: Omit<BotEvent, 'at'>): Promise<boolean>;
   log: Logger;
   /** When this rule's trigger last fired (or the bot first started): what it may have missed since. */
   lastFired?: number;
@@ -158,6 +170,12 @@ export interface ConditionContext {
   scope: RunScope;
   api: Client;
   trigger: TriggerDef;
+  /** Aborts when the rule's conditions run out of time (`runtime.step_timeout`) or the bot stops. */
+  signal?: AbortSignal;
+  /** The store of the bot's state (plugin conditions read their state there). */
+  store?: Store;
+  log?: Logger;
+  clock?: Clock;
   /** Whether `pin` is a contact of the bot (cached for a poll interval). */
   isContact(pin: string): Promise<boolean>;
 }
@@ -189,6 +207,22 @@ export interface ConditionDef {
   compile(value: unknown, compiler: ConditionCompiler): ConditionFn;
 }
 
+/**
+ * What an error may say about itself for traces: its reason (a plugin's failure is
+ * `plugin_failed` or `plugin_timeout`), and the plugin and first frame of its own code.
+ */
+export interface TraceInfo {
+  traceReason: string;
+  plugin?: string;
+  frame?: string;
+}
+
+/** The TraceInfo an error carries, if any. */
+export function traceInfo(err: unknown): TraceInfo | undefined {
+  const r = (err as Partial<TraceInfo> | null)?.traceReason;
+  return typeof r === 'string' ? (err as TraceInfo) : undefined;
+}
+
 /** Thrown by actions when a guardrail refuses (per-transfer cap, daily cap, allow-list). */
 export class LimitError extends Error {
   constructor(message: string) {
@@ -215,6 +249,12 @@ export interface ActionContext {
   checkSpend(pin: string, cents: number): void;
   /** Notes a transfer of `cents` against the daily cap (written with the step's start). */
   reserveSpend(cents: number): void;
+  /** The bot and rule running this step. */
+  bot: string;
+  rule: string;
+  /** The store of the bot's state (plugins keep their per-bot state there, see runtime/state.ts). */
+  store: Store;
+  scheduler?: Scheduler;
 }
 
 /**
@@ -235,6 +275,8 @@ export interface ActionDef {
   needs?: 'subject' | 'reply';
   /** Strings are templates (default true). */
   templated?: boolean;
+  /** The plugin that registered it (a timeout of its step is traced as `plugin_timeout`). */
+  plugin?: string;
   /** Before the write-ahead: turns rendered args into what `run` takes (validate, coerce). */
   prepare?(args: unknown, ctx: ActionContext): unknown;
   run(args: unknown, ctx: ActionContext): Promise<unknown>;

@@ -1,10 +1,13 @@
 import { resolve } from 'node:path';
 import { botSchema } from './bot-schema.js';
-import { createRegistry } from './builtins.js';
+import type { Registry } from './registry.js';
 
-/** The committed text of schemas/bot.schema.json (built-in registry). */
-export function botSchemaText(): string {
-  return JSON.stringify(botSchema(createRegistry()), null, 2) + '\n';
+/**
+ * The text of schemas/bot.schema.json for a registry: built-ins and the project's plugins
+ * (`pinbot schemas` builds the registry with buildRegistry, so editors complete plugin entries).
+ */
+export function botSchemaText(registry: Registry): string {
+  return JSON.stringify(botSchema(registry), null, 2) + '\n';
 }
 
 /** Path of the committed schema. */

@@ -63,6 +63,7 @@ export function createBotsService(): ServerService {
         stateDir,
         dir,
         ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir }),
+        envAllow: config.bots.env_allow,
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
         safetyPollMs: parseDuration(config.runtime.safety_poll),

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { StateStores } from '../runtime/host-deps.js';
+import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
 import { FileStore } from '../store/file-store.js';
 import type { Store } from '../store/types.js';
 
@@ -15,7 +16,7 @@ export function botStateStores({ embedded, stateDir }: { embedded?: Store; state
         if (!embedded) throw new Error('no embedded store: embedded bots run only inside `pinbot serve`');
         return embedded;
       }
-      remote ??= FileStore.open(join(stateDir, 'remote'));
+      remote ??= FileStore.open(join(stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox, PluginStates].map((c) => c.name) } });
       return remote;
     },
     async close() {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AdminCommand } from '../admin/commands.js';
 import type { Clock } from '../clock/clock.js';
@@ -20,6 +21,11 @@ export interface ServerContext {
   registry: Registry;
   /** Every bot is a dry run (`serve --dry-run`). */
   dryRun: boolean;
+  /**
+   * Serves requests whose path starts with `prefix` (e.g. `/plugins/`) with `handler`, beside
+   * the API (plugins' HTTP routes). Absent where there is no HTTP server.
+   */
+  mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void;
 }
 
 /** Something the server starts and stops with itself (UBI, bots, plugins…). */

@@ -106,6 +106,7 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
       return out;
     },
     durable: () => store.durable(),
+    health: () => store.health?.() ?? { writable: true },
     close: () => store.close(),
   };
   feeds.set(wrapped, {

@@ -175,6 +175,24 @@ class CollectionState {
     }
   }
 
+  /**
+   * The index keys of `record` under this collection's declared indexes, as `index=<JSON key>`
+   * (the PostgreSQL store keeps them in a column for inspection); empty when not bound.
+   */
+  keysOf(record: StoredRecord): string[] {
+    const out: string[] = [];
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) out.push(`${u.name}=${JSON.stringify(key)}`);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') out.push(`${m.name}=${JSON.stringify(key)}`);
+      else if (key) for (const k of key) out.push(`${m.name}=${JSON.stringify(k)}`);
+    }
+    return out;
+  }
+
   /** Adds a record that is not indexed yet (bind). */
   private index(record: StoredRecord): void {
     for (const u of this.uniqueList) {
@@ -197,6 +215,9 @@ class CollectionState {
     for (const r of records) this.records.set(r.id, deepFreeze(r));
   }
 }
+
+/** What `Engine.revert` needs to take a transaction back (opaque outside the engine). */
+export type UndoLog = { readonly __undo: true };
 
 /** The change set and undo log of one transaction. Internal. */
 class TxLog {
@@ -302,7 +323,7 @@ export class Engine implements ReadView {
    * Runs `fn` as one transaction. On a throw every change is undone and the error rethrown;
    * otherwise returns the result and the change set (empty when nothing changed).
    */
-  run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[] } {
+  run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[]; undo: UndoLog } {
     if (this.active) throw new Error('transactions do not nest: use the tx you were given');
     const log = new TxLog();
     this.active = log.changes;
@@ -325,7 +346,7 @@ export class Engine implements ReadView {
         throw new Error('a store transaction must be synchronous: do async work before or after it');
       }
       if (changes.length > 0) this.seq++;
-      return { result, changes };
+      return { result, changes, undo: undo as unknown as UndoLog };
     } catch (err) {
       for (let i = undo.length - 1; i >= 0; i--) {
         const [s, id, prev] = undo[i]!;
@@ -337,11 +358,49 @@ export class Engine implements ReadView {
     }
   }
 
+  /**
+   * Takes back a committed transaction that never became durable (its journal write failed).
+   * Transactions are taken back newest first; the caller resets `seq`.
+   */
+  revert(undo: UndoLog): void {
+    const log = undo as unknown as TxLog['undo'];
+    for (let i = log.length - 1; i >= 0; i--) {
+      const [s, id, prev] = log[i]!;
+      s.set(id, prev);
+    }
+  }
+
   /** Applies a change set read back from the journal. */
   apply(changes: readonly Change[]): void {
-    for (const [name, id, record] of changes) {
-      this.state(name).set(id, record ? deepFreeze(record) : null);
-    }
+    for (const [name, id, record] of changes) this.applyOne(name, id, record);
+  }
+
+  /** Applies one change read back from the journal; returns the record it replaced. */
+  applyOne(name: string, id: string, record: StoredRecord | null): StoredRecord | undefined {
+    const s = this.state(name);
+    const prev = s.records.get(id);
+    s.set(id, record ? deepFreeze(record) : null);
+    return prev;
+  }
+
+  /** The declared index keys of `record` in collection `name` (see CollectionState.keysOf). */
+  keysOf(name: string, record: StoredRecord): string[] {
+    return this.states.get(name)?.keysOf(record) ?? [];
+  }
+
+  /** The record under `id` in collection `name`, bound or not (start-up checks). */
+  peek(name: string, id: string): StoredRecord | undefined {
+    return this.states.get(name)?.records.get(id);
+  }
+
+  /** The records of collection `name`, bound or not (start-up checks; binding builds indexes). */
+  rawRecords(name: string): Iterable<StoredRecord> {
+    return this.states.get(name)?.records.values() ?? [];
+  }
+
+  /** Names of the collections holding state. */
+  names(): IterableIterator<string> {
+    return this.states.keys();
   }
 
   /** Loads the records of a snapshot. */

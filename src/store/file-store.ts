@@ -1,16 +1,18 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../util/ids.js';
-import { Engine } from './engine.js';
-import { appendAll, replayJournal } from './journal.js';
+import { Engine, type UndoLog } from './engine.js';
+import type { StoreIntegrity } from './integrity.js';
+import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
+import { encodeEntry } from './journal-line.js';
+import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
-import { fsyncPath, SnapshotFile, type Snapshot } from './snapshot-file.js';
-import type { Change, ReadView, Store, Tx } from './types.js';
+import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
+import type { ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
+import { WriteGate } from './write-gate.js';
 
-/** The snapshot format version this code reads and writes. */
-export const SCHEMA_VERSION = 1;
+export { SCHEMA_VERSION } from './snapshot-file.js';
 
 /** Steps of a compaction, for fault-injection tests (`hooks.compaction`). */
 export type CompactionStep = 'rotated' | 'snapshot-written';
@@ -22,24 +24,41 @@ export interface FileStoreOptions {
    * and a write's amortised cost does not grow with the store.
    */
   compactBytes?: number;
-  /** Where warnings go (torn journal tail, compaction failures). */
+  /** Where warnings go (torn journal tail, compaction failures, a disk refusing writes). */
   warn?: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Start-up checks supplied by the code above the store (collections, records, money). */
+  integrity?: StoreIntegrity;
+  /** After a failed write: ms until the first test write, doubling up to `maxMs`. */
+  retry?: { firstMs?: number; maxMs?: number };
+  /** Test seam: how files are opened for appending (a wrapper can fail like a full disk). */
+  openAppend?: OpenAppend;
+  /** Clock ms (names of kept copies, since when writes fail); default Date.now. */
+  now?: () => number;
   /** Test-only: called at each compaction step (a test may kill the process there). */
   hooks?: { compaction?: (step: CompactionStep) => void | Promise<void> };
 }
 
 interface Pending {
   line: string;
+  seq: number;
+  undo: UndoLog;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+/** Bytes of the test write that tells whether the disk takes writes again. */
+const PROBE_BYTES = 64 * 1024;
 
 /**
  * The durable store of a data directory: state in memory, each transaction's change set
  * appended to `journal.jsonl` and fsync'd before `transaction()` resolves, with group commit
  * (every transaction arriving during an fsync shares the next one). lowdb writes the snapshot
  * `db.json` (durably, see SnapshotFile) on compaction and on `close()`, after which the journal
- * is cut. Start-up loads the snapshot and replays the journal.
+ * is cut. Start-up loads the snapshot and replays the journal, checking both (load.ts).
+ *
+ * When the disk refuses a write (full, read-only, failing), every transaction not yet durable is
+ * taken back and rejected with `StorageUnavailableError`, later ones are refused at once, reads
+ * go on, and a test write is tried with back-off until the disk takes writes again.
  *
  * @example
  * const store = await FileStore.open('./data');
@@ -49,42 +68,57 @@ interface Pending {
 export class FileStore implements Store {
   private readonly engine = new Engine();
   private readonly snapshotFile: SnapshotFile;
-  private journal!: FileHandle;
+  private journal!: AppendFile;
+  /** Bytes of the live journal known to be on disk. */
   private journalBytes = 0;
+  private durableSeq = 0;
   private snapshotBytes = 0;
+  /** Journals moved aside whose snapshot is not written yet. */
+  private oldFiles: string[] = [];
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
-  /** Settles when the last transaction run so far is durable (or has failed). */
+  /** Settles when the last transaction run so far is durable (or has been taken back). */
   private lastCommit: Promise<void> = Promise.resolve();
-  private failed: Error | undefined;
+  /** Counts take-backs, so `durable()` knows whether what a read saw was undone. */
+  private takeBacks = 0;
+  private readonly gate: WriteGate;
+  /** The journal handle is unusable (a failed truncate or reopen): reopen it before writing. */
+  private reopen = false;
   private journalMutex: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly compactBytes: number;
   private readonly warn: NonNullable<FileStoreOptions['warn']>;
   private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
+  private readonly openAppend: OpenAppend;
+  private readonly now: () => number;
 
   private constructor(
     readonly dir: string,
     private readonly release: () => void,
-    opts: FileStoreOptions,
+    private readonly opts: FileStoreOptions,
   ) {
     this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024;
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
     this.hooks = opts.hooks ?? {};
+    this.openAppend = opts.openAppend ?? openAppendFile;
+    this.now = opts.now ?? Date.now;
+    this.gate = new WriteGate({
+      now: this.now,
+      warn: this.warn,
+      retry: { firstMs: opts.retry?.firstMs ?? 1000, maxMs: opts.retry?.maxMs ?? 30_000 },
+      tryWrite: () => this.withJournal(() => this.recover()),
+    });
     this.snapshotFile = new SnapshotFile(join(dir, 'db.json'));
   }
 
   private get journalPath() {
     return join(this.dir, 'journal.jsonl');
   }
-  private get oldJournalPath() {
-    return join(this.dir, 'journal.old.jsonl');
-  }
 
-  /** Opens (creating if needed) the store of `dir`, taking its lock and replaying the journal. */
+  /** Opens (creating if needed, mode 0700) the store of `dir`, taking its lock and replaying the journal. */
   static async open(dir: string, opts: FileStoreOptions = {}): Promise<FileStore> {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const release = acquireLock(dir);
     try {
       const store = new FileStore(dir, release, opts);
@@ -105,54 +139,50 @@ export class FileStore implements Store {
     return this.engine.seq;
   }
 
+  /** A point-in-time copy of every collection (export; records are immutable). */
+  dump(): Record<string, StoredRecord[]> {
+    return this.engine.dump();
+  }
+
+  /** The declared index keys of a record of a bound collection (see Engine.keysOf). */
+  keysOf(collection: string, record: StoredRecord): string[] {
+    return this.engine.keysOf(collection, record);
+  }
+
   private async load(): Promise<void> {
-    const db = new Low<Snapshot | null>(this.snapshotFile, null);
-    await db.read();
-    let snapSeq = 0;
-    if (db.data) {
-      const version = db.data.schema_version;
-      if (version !== SCHEMA_VERSION) {
-        throw new Error(
-          `${this.snapshotFile.file} has schema version ${version}; this pinbot reads version ${SCHEMA_VERSION}. ` +
-            `Use the pinbot release that wrote it, or restore a backup.`,
-        );
-      }
-      this.engine.load(db.data.collections);
-      snapSeq = db.data.seq;
-    }
+    rmSync(join(this.dir, '.write-probe'), { force: true });
+    const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, { integrity: this.opts.integrity, warn: this.warn, now: this.now() });
+    this.durableSeq = this.engine.seq;
+    this.oldFiles = files.old;
     this.snapshotBytes = this.snapshotFile.size();
-    this.engine.seq = snapSeq;
-    const apply = (entry: { s: number; c: Change[] }) => {
-      if (entry.s <= snapSeq) return; // already in the snapshot
-      this.engine.apply(entry.c);
-      this.engine.seq = entry.s;
-    };
-    // A compaction that did not finish leaves journal.old.jsonl: it holds the older lines.
-    const hadOld = existsSync(this.oldJournalPath);
-    if (hadOld) replayJournal(this.oldJournalPath, apply, this.warn);
-    if (existsSync(this.journalPath)) replayJournal(this.journalPath, apply, this.warn);
     // New ids must sort after every loaded one. Only each collection's greatest id needs a look
     // (ids of one collection share their prefix): decoding every id cost a regex and a decode
     // per record at start-up (1M messages in bench/startup).
     for (const id of this.engine.maxIds()) observeId(id);
-    this.journal = await open(this.journalPath, 'a', 0o600);
+    this.journal = await this.openAppend(this.journalPath);
     this.journalBytes = statSync(this.journalPath).size;
-    if (hadOld) await this.compact();
+    if (this.oldFiles.length > 0) await this.compact();
+  }
+
+  /** Whether the store takes writes now; when not, why and when it tries again. */
+  health(): StoreHealth {
+    return this.gate.health();
   }
 
   transaction<R>(fn: (tx: Tx) => R): Promise<R> {
-    if (this.failed) return Promise.reject(this.failed);
     if (this.closed) return Promise.reject(new Error('the store is closed'));
-    let run: { result: R; changes: Change[] };
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+    let run: ReturnType<Engine['run']> & { result: R };
     try {
       run = this.engine.run(fn);
     } catch (err) {
       return Promise.reject(err);
     }
     if (run.changes.length === 0) return Promise.resolve(run.result);
-    const line = JSON.stringify({ s: this.engine.seq, c: run.changes }) + '\n';
+    const seq = this.engine.seq;
+    const line = encodeEntry(seq, run.changes);
     const done = new Promise<R>((resolve, reject) => {
-      this.queue.push({ line, resolve: () => resolve(run.result), reject });
+      this.queue.push({ line, seq, undo: run.undo, resolve: () => resolve(run.result), reject });
       this.kick();
     });
     this.lastCommit = done.then(
@@ -164,11 +194,13 @@ export class FileStore implements Store {
 
   /**
    * Resolves once every transaction committed so far is durable, so a read never answers with
-   * state a crash could still take back. Rejects when the journal has failed.
+   * state a crash could still take back. Rejects (StorageUnavailableError) when some of it was
+   * taken back because the disk refused it.
    */
   async durable(): Promise<void> {
+    const takeBacks = this.takeBacks;
     await this.lastCommit;
-    if (this.failed) throw this.failed;
+    if (this.takeBacks !== takeBacks) throw this.gate.refusal();
   }
 
   /** Starts a flush unless one runs; the running one picks up the queue when it ends. */
@@ -176,29 +208,13 @@ export class FileStore implements Store {
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = undefined;
-      if (this.queue.length > 0 && !this.failed) this.kick();
+      if (this.queue.length > 0 && !this.gate.isDown) this.kick();
     });
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue;
-      this.queue = [];
-      const data = Buffer.from(batch.map((p) => p.line).join(''));
-      try {
-        await this.withJournal(async () => {
-          await appendAll(this.journal, data);
-          await this.journal.datasync();
-          this.journalBytes += data.length;
-        });
-      } catch (err) {
-        this.failed = new Error(`journal write failed; the store stopped accepting writes: ${(err as Error).message}`);
-        for (const p of batch) p.reject(this.failed);
-        for (const p of this.queue) p.reject(this.failed);
-        this.queue = [];
-        return;
-      }
-      for (const p of batch) p.resolve();
+    while (this.queue.length > 0 && !this.gate.isDown) {
+      if (!(await this.withJournal(() => this.writeQueued()))) return;
       if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
         void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
       }
@@ -206,20 +222,88 @@ export class FileStore implements Store {
   }
 
   /**
+   * Appends and syncs every queued line (under the journal mutex). On failure every transaction
+   * not yet durable is taken back; returns whether the lines are durable.
+   */
+  private async writeQueued(): Promise<boolean> {
+    const batch = this.queue.splice(0);
+    if (batch.length === 0) return true;
+    const data = Buffer.from(batch.map((p) => p.line).join(''));
+    try {
+      await this.journal.append(data);
+      await this.journal.sync();
+    } catch (err) {
+      await this.writeFailed(batch, err);
+      return false;
+    }
+    this.journalBytes += data.length;
+    this.durableSeq = batch[batch.length - 1]!.seq;
+    for (const p of batch) p.resolve();
+    return true;
+  }
+
+  /**
+   * The disk refused a write: takes back `batch` and everything queued after it (newest first,
+   * in the same tick, so nothing runs on top of state being undone), refuses writes from now
+   * on, cuts any partial append off the journal, then rejects them all.
+   */
+  private async writeFailed(batch: Pending[], err: unknown): Promise<void> {
+    const lost = [...batch, ...this.queue.splice(0)];
+    for (let i = lost.length - 1; i >= 0; i--) this.engine.revert(lost[i]!.undo);
+    this.engine.seq = this.durableSeq;
+    this.takeBacks++;
+    this.gate.failed(err);
+    const refused = this.gate.refusal();
+    try {
+      await this.journal.truncate(this.journalBytes);
+    } catch {
+      this.reopen = true;
+    }
+    for (const p of lost) p.reject(refused);
+  }
+
+  /**
+   * Puts the journal back to its last durable byte (reopening it if needed) and checks with a
+   * test write of 64 kB that the disk takes writes (throws when not). Under the journal mutex.
+   */
+  private async recover(): Promise<boolean> {
+    if (this.reopen) {
+      await this.journal.close().catch(() => undefined);
+      this.journal = await this.openAppend(this.journalPath);
+      this.reopen = false;
+    }
+    if ((await this.journal.size()) > this.journalBytes) await this.journal.truncate(this.journalBytes);
+    await this.journal.sync();
+    const probePath = join(this.dir, '.write-probe');
+    const probe = await this.openAppend(probePath);
+    try {
+      await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));
+      await probe.sync();
+    } finally {
+      await probe.close().catch(() => undefined);
+      rmSync(probePath, { force: true });
+    }
+    return true;
+  }
+
+  /**
    * Writes a snapshot of the current state and cuts the journal. The live journal is first
-   * renamed to journal.old.jsonl, so writes continue into a fresh one while lowdb writes
-   * `db.json`; a crash at any point leaves snapshot + journals that replay to the same state.
+   * moved aside (journal.old.jsonl, or .old.N.jsonl while earlier ones wait for their
+   * snapshot), so writes continue into a fresh one while lowdb writes `db.json`; a crash at any
+   * point leaves snapshot + journals that replay to the same state.
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting;
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
     this.compacting = (async () => {
-      const snapshot = await this.withJournal(async () => this.rotateJournal());
+      const { snapshot, moved } = await this.withJournal(() => this.rotateJournal());
       await this.hooks.compaction?.('rotated');
       const db = new Low<Snapshot | null>(this.snapshotFile, snapshot);
       await db.write();
       this.snapshotBytes = this.snapshotFile.size();
       await this.hooks.compaction?.('snapshot-written');
-      rmSync(this.oldJournalPath, { force: true });
+      for (const f of moved) rmSync(f, { force: true });
+      this.oldFiles = this.oldFiles.filter((f) => !moved.includes(f));
       await fsyncPath(this.dir);
     })().finally(() => {
       this.compacting = undefined;
@@ -227,7 +311,7 @@ export class FileStore implements Store {
     return this.compacting;
   }
 
-  /** Serialises access to the journal file handle (appends and rotation). Internal. */
+  /** Serialises access to the journal file (appends, rotation, recovery). Internal. */
   private withJournal<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.journalMutex.then(fn);
     this.journalMutex = next.then(
@@ -238,41 +322,44 @@ export class FileStore implements Store {
   }
 
   /**
-   * Moves the live journal aside and opens a fresh one; returns the snapshot of the state as
-   * of that moment (queued transactions included: their lines go to the fresh journal with a
-   * sequence number the snapshot already covers, so replay skips them).
+   * Writes every queued line, moves the live journal aside and opens a fresh one; returns the
+   * snapshot of the state as of that moment — so the journal moved aside ends exactly at the
+   * snapshot's sequence number and the fresh one starts right after it — and the journals the
+   * snapshot makes redundant.
    */
-  private async rotateJournal(): Promise<Snapshot> {
-    await this.journal.close();
-    if (!existsSync(this.oldJournalPath)) renameSync(this.journalPath, this.oldJournalPath);
-    else {
-      // A previous compaction did not finish: keep its old journal and append the live one to it.
-      const fh = await open(this.oldJournalPath, 'a');
-      try {
-        await appendAll(fh, readFileSync(this.journalPath));
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      rmSync(this.journalPath);
-    }
+  private async rotateJournal(): Promise<{ snapshot: Snapshot; moved: string[] }> {
+    while (this.queue.length > 0) if (!(await this.writeQueued())) throw this.gate.refusal();
+    if (this.gate.isDown) throw this.gate.refusal();
     const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
-    this.journal = await open(this.journalPath, 'a', 0o600);
+    // Transactions run from here on get later sequence numbers and go to the fresh journal.
+    await this.journal.close();
+    const old = nextOldJournal(this.dir, this.oldFiles);
+    renameSync(this.journalPath, old);
+    this.oldFiles.push(old);
     this.journalBytes = 0;
+    try {
+      this.journal = await this.openAppend(this.journalPath);
+    } catch (err) {
+      this.reopen = true;
+      await this.writeFailed([], err);
+      throw err;
+    }
     await fsyncPath(this.dir);
-    return snapshot;
+    return { snapshot, moved: [...this.oldFiles] };
   }
 
   /** Waits for pending writes, writes the snapshot, cuts the journal and releases the lock. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.gate.close();
     try {
       while (this.flushing || this.compacting) {
         if (this.flushing) await this.flushing;
         if (this.compacting) await this.compacting.catch(() => undefined);
       }
-      if (!this.failed) await this.compact();
+      if (await this.gate.retryNow()) await this.compact();
+      else this.warn(`closing without a snapshot: the disk still refuses writes (${this.gate.refusal().reason}); the journal holds every acknowledged write`);
     } finally {
       await this.journal.close().catch(() => undefined);
       this.release();

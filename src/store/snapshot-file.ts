@@ -5,6 +5,9 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Adapter } from 'lowdb';
 import type { StoredRecord } from './types.js';
 
+/** The snapshot format version this code reads and writes. */
+export const SCHEMA_VERSION = 1;
+
 /** The content of `db.json`. */
 export interface Snapshot {
   schema_version: number;
@@ -16,7 +19,10 @@ export interface Snapshot {
 /** Thrown when `db.json` cannot be read; says what to do. */
 export class SnapshotError extends Error {
   constructor(file: string, why: string) {
-    super(`${file} cannot be read (${why}). Restore it from a backup, or move it aside to start from the journal alone.`);
+    super(
+      `${file} cannot be read (${why}). Restore it from a backup and keep the journal files (they continue it); ` +
+        `do not move it aside: without it the store holds only what the journal holds, and refuses to start.`,
+    );
     this.name = 'SnapshotError';
   }
 }

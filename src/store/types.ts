@@ -19,9 +19,22 @@ export interface CollectionDef<T extends StoredRecord> {
   readonly __type?: T;
 }
 
+/** Names of the collections declared in this process. Internal: see `declaredCollections`. */
+const declared = new Set<string>();
+
 /** Declares a collection. Domain modules declare their own; the store binds them on first use. */
 export function defineCollection<T extends StoredRecord>(def: Omit<CollectionDef<T>, '__type'>): CollectionDef<T> {
+  declared.add(def.name);
   return def as CollectionDef<T>;
+}
+
+/**
+ * The names of every collection declared so far in this process (by the modules loaded). The
+ * start-up checks accept journal changes to these besides the list they are given, so a test's
+ * own collections replay too.
+ */
+export function declaredCollections(): ReadonlySet<string> {
+  return declared;
 }
 
 /** Read access to one collection. Records are deeply frozen: change them with `put`/`update`. */
@@ -66,6 +79,8 @@ export interface Tx {
  */
 export interface Store {
   readonly read: ReadView;
+  /** Whether the store can write now (the file store cannot while its disk refuses writes). */
+  health?(): StoreHealth;
   transaction<R>(fn: (tx: Tx) => R): Promise<R>;
   /**
    * Resolves once every transaction committed so far is durable. The API awaits it before
@@ -86,3 +101,16 @@ export class ConstraintError extends Error {
     this.name = 'ConstraintError';
   }
 }
+
+/** What `/healthz` reports of the store. */
+export type StoreHealth =
+  | { writable: true }
+  | {
+      writable: false;
+      /** Why, e.g. `ENOSPC: no space left on device, write`. */
+      reason: string;
+      /** Clock ms since when writes are refused. */
+      since: number;
+      /** Ms until the next attempt to write again. */
+      retryAfterMs: number;
+    };

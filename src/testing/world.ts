@@ -15,7 +15,12 @@ import type { Registry } from '../runtime/registry.js';
 import type { Trace } from '../runtime/traces.js';
 import { startServer, type RunningServer } from '../server.js';
 import { embeddedHostDeps } from '../services/embedded-identity.js';
-import { buildRegistry } from '../services/registry.js';
+import { formatPluginProblem } from '../plugin-api/collect.js';
+import type { PluginReport } from '../plugin-api/host.js';
+import type { Plugin } from '../plugin-api/types.js';
+import { PluginStates } from '../runtime/state.js';
+import { pluginsService } from '../services/plugins.js';
+import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { ubiService } from '../services/ubi.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -26,6 +31,7 @@ export interface WorldUser {
   pin_code: string;
   display_name: string;
   api_key: string;
+  /** A client acting as the user (a new one after `restart`: the server's port changes). */
   api: Client;
 }
 
@@ -45,7 +51,14 @@ export interface TestWorldOptions {
   users?: Record<string, UserSpec>;
   /** Bots to run: YAML text, or `{ file }` to copy a bot file in. They act as the world's users (`as: alice`). */
   bots?: Array<string | { file: string }>;
-  /** The registry (default: `buildRegistry` of the config: built-ins and the project's plugins). */
+  /**
+   * Plugins to load: files (paths from the working directory) or plugin objects (what
+   * definePlugin returned). Their settings go in `config.plugins.config.<name>`.
+   */
+  plugins?: Array<string | Plugin<any>>;
+  /** Also load every plugin of a folder (e.g. `'plugins'`); default none. */
+  pluginsDir?: string;
+  /** The registry (default: `buildRegistry` of the config with `plugins`); plugins then come from it. */
   registry?: Registry;
   /** `runtime.step_timeout` of the bots, in ms (default from the config: 10 s). */
   stepTimeoutMs?: number;
@@ -80,6 +93,11 @@ export interface TestWorld {
   readonly url: string;
   readonly users: Readonly<Record<string, WorldUser>>;
   readonly host: BotHost;
+  /**
+   * Stops the bots, plugins and server (as a shutdown would) and starts them again on the same
+   * data directory and clock: what was persisted is all that is left (state, cursors, inboxes).
+   */
+  restart(): Promise<void>;
   /** Adds a user (and contacts with users that exist). */
   addUser(name: string, spec?: UserSpec): Promise<WorldUser>;
   /** Acts as a user of the world. */
@@ -94,6 +112,12 @@ export interface TestWorld {
   settle(): Promise<void>;
   /** The traces of a bot, oldest first. */
   traces(bot: string): Trace[];
+  /** The plugins: status, source, what they register (as `pinbot plugins list` shows). */
+  plugins(): PluginReport[];
+  /** What a plugin keeps for a bot (`ctx.state`), or shared by every bot (no bot). */
+  state(plugin: string, bot?: string): Promise<Record<string, unknown>>;
+  /** An HTTP request to the embedded server (plugin routes: `/plugins/<name>/…`). */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Every message in the user's conversations that someone else sent, oldest first. */
   inbox(name: string): Promise<Message[]>;
   /** The user's transactions, newest first (as the API lists them). */
@@ -118,26 +142,36 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const log = o.log ?? pino({ level: 'silent' });
   const config = configFrom(o.config ?? {});
   const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
-  const registry = o.registry ?? (await buildRegistry({ config, log }));
+  const registry = o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
+  const pluginHost = pluginHostOf(registry);
+  const failed = pluginHost?.problems.filter((p) => !p.warning) ?? [];
+  if (failed.length) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
+  }
+  // the test runner reports stray errors itself: no process guard in a test world
+  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService(), pluginsService({ processGuard: false })] });
   let server: RunningServer;
   try {
-    server = await startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService()] });
+    server = await serve();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const stateDir = join(dataDir, 'bots');
-  const host = new BotHost({
-    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
-    registry,
-    log,
-    clock,
-    scheduler: server.scheduler,
-    stateDir,
-    dir: botsDir,
-    jitter: false,
-    stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
-  });
+  const botHost = () =>
+    new BotHost({
+      ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
+      registry,
+      log,
+      clock,
+      scheduler: server.scheduler,
+      stateDir,
+      dir: botsDir,
+      jitter: false,
+      stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
+    });
+  let host = botHost();
   const users: Record<string, WorldUser> = {};
   let botSeq = 0;
 
@@ -149,11 +183,27 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const pinOf = (to: string) => users[to]?.pin_code ?? to;
 
   const world: TestWorld = {
-    server,
+    get server() {
+      return server;
+    },
     clock,
-    url: server.url,
+    get url() {
+      return server.url;
+    },
     users,
-    host,
+    get host() {
+      return host;
+    },
+    async restart() {
+      await host.stop();
+      await server.close();
+      server = await serve();
+      for (const u of Object.values(users)) u.api = createClient({ baseUrl: server.url, apiKey: u.api_key });
+      host = botHost();
+      const report = await host.start();
+      for (const b of report) if (b.name) await host.runner(b.name)?.started;
+      await clock.settle();
+    },
     async addUser(name, spec = {}) {
       if (users[name]) throw new Error(`a user "${name}" already exists in this world`);
       const made = await server.store.transaction((tx) => {
@@ -193,6 +243,12 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     advanceTo: (at) => clock.advanceTo(toMs(at, 'advanceTo')),
     settle: () => clock.settle(),
     traces: (bot) => host.traces(bot) ?? [],
+    plugins: () => pluginHost?.status() ?? [],
+    async state(plugin, bot = '') {
+      const col = server.store.read.col(PluginStates);
+      return Object.fromEntries(col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]));
+    },
+    fetch: (path, init) => fetch(`${server.url}${path}`, init),
     async inbox(name) {
       const user = userOf(name);
       const out: Message[] = [];

@@ -4,6 +4,8 @@ import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 /** A YAML document with the means to turn a data path into `line:col`. */
 export interface LocatedYaml {
   file: string;
+  /** The text the document was parsed from. */
+  source: string;
   doc: Document.Parsed;
   lines: LineCounter;
 }
@@ -91,7 +93,7 @@ export function parseYaml(file: string, text: string): { located: LocatedYaml; v
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const problems: FileProblem[] = doc.errors.map((e) => syntaxProblem(file, text, lines, e));
   const value = problems.length ? undefined : doc.toJS();
-  return { located: { file, doc, lines }, value, problems };
+  return { located: { file, source: text, doc, lines }, value, problems };
 }
 
 /** Splits an ajv instancePath (`/a/0/b`) into segments. */
@@ -125,6 +127,23 @@ export function locate(y: LocatedYaml, path: ReadonlyArray<string | number>, key
     p = p.slice(0, -1);
   }
   return { line: 1, col: 1 };
+}
+
+/**
+ * The `line:col` of `text` inside the scalar at `path` (e.g. a `{% include %}` tag or an
+ * `${env:NAME}` reference in a string), or of the scalar itself when `text` is not written
+ * verbatim in it (escapes).
+ */
+export function locateText(y: LocatedYaml, path: ReadonlyArray<string | number>, text: string): { line: number; col: number } {
+  const node = path.length ? y.doc.getIn(path, true) : y.doc.contents;
+  if (text && isNode(node) && node.range) {
+    const at = y.source.slice(node.range[0], node.range[1]).indexOf(text);
+    if (at >= 0) {
+      const pos = y.lines.linePos(node.range[0] + at);
+      return { line: pos.line, col: pos.col };
+    }
+  }
+  return locate(y, path);
 }
 
 /** Turns ajv errors over a YAML document into problems with positions and plain messages. */

@@ -84,3 +84,38 @@ describe('rate limits switched off', () => {
     }
   });
 });
+
+describe('the anonymous bucket: requests without a valid key, per client address', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await testApi({ config: { rate_limits: { enabled: true, anonymous: { limit: 3, window: '1h' } } }, routes: meRoutes });
+  });
+  afterAll(() => api.close());
+
+  it('counts missing and bad keys and unknown routes outside /api/v1; then 429 with the catalogue body', async () => {
+    const first = await api.http.get('/api/v1/me').expect(401);
+    expect(first.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(first.headers['ratelimit-policy']).toMatch(/^"anonymous"; q=3; w=3600; pk=/);
+    expect(first.headers['ratelimit']).toMatch(/^"anonymous"; r=2; t=\d+$/);
+    await api.http.get('/api/v1/me').set('X-API-Key', 'pinbot_wrong').expect(401);
+    await api.http.get('/no-such-page').expect(404);
+    const res = await api.http.get('/api/v1/me').expect(429);
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(res.body).toEqual({
+      error: { code: 'rate_limited', message: `Rate limit of requests without a valid API key from your address (3 per 1h) reached. Retry after ${retryAfter} s.`, retry_after: retryAfter },
+    });
+    await api.http.get('/no-such-page').expect(429);
+  });
+
+  it('never limits a request with a valid key, nor /healthz and /openapi.json', async () => {
+    const alice = await api.user('Alice');
+    for (let i = 0; i < 5; i++) {
+      const res = await api.http.get('/api/v1/me').set(alice.headers).expect(200);
+      expect(res.headers['ratelimit-policy']).not.toMatch(/anonymous/);
+      await api.http.get('/api/v1/nope').set(alice.headers).expect(404);
+    }
+    await api.http.get('/healthz').expect(200);
+    await api.http.get('/openapi.json').expect(200);
+  });
+});

@@ -8,6 +8,9 @@ import { validateFiles } from '../../src/cli/bots-commands.js';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { loadBot } from '../../src/runtime/loader.js';
 import { BOT_SCHEMA_FILE, botSchemaText } from '../../src/runtime/write-schema.js';
+import { loadConfig } from '../../src/config/load.js';
+import { pino } from 'pino';
+import { buildRegistry } from '../../src/services/registry.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';
 import { tempDir } from '../helpers/api.js';
 
@@ -47,7 +50,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['reply with no one to reply to', `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - reply: hi\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: reply needs an event with someone to reply to, and schedule has none — use send_message/],
     ['a bad cron expression', `${head}  - on: { schedule: "61 * * * *" }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:21: rules\.0\.on\.schedule: "61 \* \* \* \*" is not a cron expression — five fields/],
     ['an unknown time zone', `${head}  - on: { schedule: { cron: "0 9 * * *", timezone: Mars/Olympus } }\n    do: [{ log: hi }]\n`, /^bot\.yaml:4:52: rules\.0\.on\.schedule\.timezone: unknown time zone "Mars\/Olympus"/],
-    ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
+    ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:20: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
     ['a bad wait', `${head}  - on: startup\n    do:\n      - wait: 5 minutes\n`, /^bot\.yaml:6:15: rules\.0\.do\.0\.wait: "5 minutes" is not a duration — like 90s/],
     ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
     ['a missing environment variable', 'name: t\nkey: ${env:NOPE_KEY}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable NOPE_KEY is not set/],
@@ -85,11 +88,15 @@ describe('bot files: every problem with file:line:col, what was expected and a h
 });
 
 describe('the published JSON Schema', () => {
-  it('schemas/bot.schema.json is up to date (run `npm run schemas`)', () => {
-    expect(readFileSync(BOT_SCHEMA_FILE, 'utf8')).toBe(botSchemaText());
+  // the registry of `serve` in this project: built-ins and the plugins of plugins/
+  const projectRegistry = () => buildRegistry({ config: loadConfig(join(import.meta.dirname, '../../config.yaml')), log: pino({ level: 'silent' }), projectDir: join(import.meta.dirname, '../..') });
+
+  it('schemas/bot.schema.json is up to date with the built-ins and the project plugins (run `npm run schemas`)', async () => {
+    expect(readFileSync(BOT_SCHEMA_FILE, 'utf8')).toBe(botSchemaText(await projectRegistry()));
   });
 
-  it('accepts every example bot, as an editor would check it', () => {
+  it('accepts every example bot, as an editor would check it', async () => {
+    const project = await projectRegistry();
     const validate = new Ajv({ strict: false }).compile(JSON.parse(readFileSync(BOT_SCHEMA_FILE, 'utf8')));
     const dir = join(import.meta.dirname, '../../bots');
     const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
@@ -98,7 +105,7 @@ describe('the published JSON Schema', () => {
       const text = readFileSync(join(dir, f), 'utf8');
       expect(text.startsWith('# yaml-language-server: $schema=../schemas/bot.schema.json')).toBe(true);
       expect(validate(parse(text)), `${f}: ${JSON.stringify(validate.errors)}`).toBe(true);
-      expect(loadBot(f, text, { registry }).problems).toEqual([]);
+      expect(loadBot(f, text, { registry: project }).problems).toEqual([]);
     }
   });
 });

@@ -12,6 +12,9 @@ import type { DomainEnv } from '../../src/domain/env.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, type User } from '../../src/domain/users/users.js';
 import { FileStore } from '../../src/store/file-store.js';
+import { PgStore } from '../../src/store/pg-store.js';
+import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
+import { onPostgres, testDatabase } from './pg-db.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 
@@ -38,8 +41,9 @@ export interface TestApi {
 }
 
 /**
- * An API over a real file store in a temp dir (or a memory store), a virtual clock set to
- * 2026-11-21T12:00:00Z, and the given config overrides (rate limits off unless given).
+ * An API over a real file store in a temp dir (or a memory store; in the postgres test project
+ * a PgStore on a fresh database), a virtual clock set to 2026-11-21T12:00:00Z, and the given
+ * config overrides (rate limits off unless given).
  */
 export async function testApi({
   config: overrides = {},
@@ -63,10 +67,15 @@ export async function testApi({
 } = {}): Promise<TestApi> {
   const tmp = dir ? { dir, cleanup: () => undefined } : tempDir();
   const config = configFrom({ rate_limits: { enabled: false }, ...overrides });
-  const store: Store = given ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
+  // In the postgres test project, a test's store is a PgStore on a database of its own (the
+  // same one for the same `dir`), with rate limits counted in it as `serve` does.
+  const pgStore = !given && !memory && onPostgres ? await PgStore.open({ url: await testDatabase(dir) }) : undefined;
+  const store: Store = given ?? pgStore ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
   const clock = new VirtualClock(now);
   const env: DomainEnv = { clock, config };
-  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes });
+  if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
+  const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
+  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes, shared: rateStore && { rateStore } });
   const http = supertest(app);
   return {
     store,

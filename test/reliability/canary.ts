@@ -5,7 +5,7 @@ import { defineRoute, type RouteDef } from '../../src/api/route.js';
 import { allRoutes } from '../../src/api/routes.js';
 import { configFrom } from '../../src/config/load.js';
 import { startHarness, type Actor } from './harness-app.js';
-import { send, type WireResponse } from './http.js';
+import { send, type WireRequest, type WireResponse } from './http.js';
 import { materialize } from './materialize.js';
 import { operations } from './openapi-ops.js';
 import { planArb, validPlan, type Auth, type Plan } from './plan-arbitrary.js';
@@ -28,6 +28,34 @@ export const boomRoutes: RouteDef[] = [
     },
   }),
 ];
+
+/**
+ * Headers that carry `key` where no key belongs (issue 13: `Api-Key`, `X-Auth-Token`, `Cookie`,
+ * `Proxy-Authorization` appeared in clear in the request log), in plain text and encoded.
+ */
+export function misplacedKeyHeaders(key: string): Array<Record<string, string>> {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return [
+    { 'api-key': key },
+    { 'x-auth-token': key },
+    { 'x-access-token': encodeURIComponent(key).replace('_', '%5F') },
+    { cookie: `session=${key}; theme=dark` },
+    { cookie: `token=${b64(key)}` },
+    { 'proxy-authorization': `Basic ${b64(`me:${key}`)}` },
+    { authorization: `Basic ${b64(`me:${key}`)}` },
+    { 'user-agent': `curl/8 (${key})` },
+    { referer: `https://example.test/setup?key=${encodeURIComponent(key)}` },
+    { 'x-request-id': key },
+    { [key]: '1' },
+    { 'x-token-hex': Buffer.from(key).toString('hex') },
+  ];
+}
+
+/** Query strings (as sent) that carry `key`: percent-encoded, fully, twice, upper-case hex, its secret part alone, as a name. */
+export function misplacedKeyQueries(key: string): string[] {
+  const full = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  return [`token=${key.replace('_', '%5F')}`, `token=${full}`, `token=${full.toUpperCase()}`, `t=${full.replace(/%/g, '%25')}`, `secret=${key.slice(key.indexOf('_') + 1)}`, `${key}=1`, `token=${key}`];
+}
 
 export interface CanaryFigures {
   requests: number;
@@ -74,6 +102,18 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     const ops = operations(h.doc, routes);
     const responses: WireResponse[] = [];
     const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
+    const runWire = async (url: string, wire: WireRequest): Promise<WireResponse | undefined> => {
+      let res: WireResponse;
+      try {
+        res = await send(url, wire);
+      } catch {
+        return undefined;
+      }
+      f.requests++;
+      f.byStatus[res.status] = (f.byStatus[res.status] ?? 0) + 1;
+      responses.push(res);
+      return res;
+    };
     const run = async (url: string, plan: Plan) => {
       const m = materialize(plan, world, callers);
       let res: WireResponse;
@@ -102,6 +142,13 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     await run(h.url, { ...base, method: 'POST', rawBody: '{"not json' });
     // A client that pastes its key into the URL by mistake.
     await run(h.url, { ...base, query: { api_key: canary.key } });
+    // The key where no key belongs: misnamed headers, other encodings, the request id, a path id.
+    for (const [i, headers] of misplacedKeyHeaders(canary.key).entries()) {
+      await run(h.url, { ...base, auth: i % 2 ? 'key' : 'none', headers });
+    }
+    for (const q of misplacedKeyQueries(canary.key)) await runWire(h.url, { method: 'GET', path: `/api/v1/me?${q}`, headers: { 'x-api-key': canary.key } });
+    const convOp = ops.find((o) => o.method === 'get' && o.path.endsWith('/conversations/{id}'));
+    if (convOp) await run(h.url, { ...fc.sample(validPlan(h.doc, convOp), { seed, numRuns: 1 })[0]!, actor: 0, params: { id: canary.key } });
     // The same store behind an app with tight rate limits, until every route has answered 429.
     const tight = configFrom({ rate_limits: { enabled: true, general: { limit: 3, window: '1h' }, messages: { limit: 1, window: '1h' }, contacts: { limit: 1, window: '1h' }, intros: { limit: 1, window: '1h' } } });
     const limitedUrl = await h.serveApp(tight);

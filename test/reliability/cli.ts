@@ -5,6 +5,7 @@
  *   npm run torture -- --fuzz 100000           100,000 fuzz requests from /openapi.json
  *   npm run torture -- --matrix --canary       authorization matrix and secrets canary
  *   npm run torture -- --kills 50 --seed 7     replay a schedule
+ *   npm run torture -- --log-flood 60          keyless requests with 14 kB headers for 60 s (RSS)
  *
  * Prints the figures of each part; exits 1 if any must-be-zero figure is not zero.
  */
@@ -13,6 +14,7 @@ import { runMatrix } from './auth-matrix.js';
 import { runCanary } from './canary.js';
 import { runCrashLoop, type CrashFigures } from './crash-loop.js';
 import { runFuzz } from './fuzz.js';
+import { runLogFlood } from './log-flood.js';
 
 const program = new Command('torture')
   .description('long reliability runs: crash loop, fuzz, authorization matrix, canary')
@@ -25,10 +27,14 @@ const program = new Command('torture')
   .option('--clients <n>', 'crash loop: concurrent clients', (v) => Number(v), 4)
   .option('--parallel <n>', 'crash loop: independent loops side by side (seed, seed + 1, …)', (v) => Number(v), 1)
   .option('--max-minutes <n>', 'crash loop: stop after this many minutes and report how far it got', (v) => Number(v))
+  .option('--log-flood [seconds]', 'log flood: 8 connections pipelining keyless requests with a 14 kB header (default 60 s)')
+  .option('--flood-root <dir>', 'log flood: the checkout whose bin/pinbot.js is attacked', '.')
+  .option('--flood-reader <how>', 'log flood: the server\'s stdout is "stalled" (never read) or "fast"', 'stalled')
+  .option('--flood-no-limits', 'log flood: with rate_limits.enabled false (only the log buffer bound holds)')
   .parse();
 
-const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number }>();
-const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary;
+const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number; logFlood?: string | boolean; floodRoot: string; floodReader: 'stalled' | 'fast'; floodNoLimits?: boolean }>();
+const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary && opts.logFlood === undefined;
 const bad: string[] = [];
 const line = (label: string, value: unknown, mustBeZero = false) => {
   const text = typeof value === 'number' ? value.toLocaleString('en-US') : String(value);
@@ -77,6 +83,7 @@ if (opts.kills !== undefined || nothing) {
   line('lost acknowledged writes', f.lost, true);
   line('5xx answers', f.serverErrors, true);
   line('unloadable starts', f.unloadableStarts, true);
+  if (f.damageRefused) line('starts refused after sabotage', f.damageRefused);
   line('writes retried after a kill (Idempotency-Key)', f.retried);
   line('duplicated by a retry', f.duplicates, true);
   line('money invariant checks', f.invariantChecks);
@@ -123,6 +130,21 @@ if (opts.canary || nothing) {
   line('occurrences of the key', c.occurrences, true);
   line('500 answers showing more than internal_error', c.revealing500s, true);
   for (const s of c.where) console.log(`    ${s}`);
+}
+if (opts.logFlood !== undefined) {
+  const seconds = typeof opts.logFlood === 'string' ? Number(opts.logFlood) : 60;
+  const f = await runLogFlood({ seconds, root: opts.floodRoot, reader: opts.floodReader, limits: !opts.floodNoLimits, onProgress: progress });
+  process.stderr.write('\n');
+  console.log(`\nlog flood (${f.seconds} s, stdout ${opts.floodReader}${opts.floodNoLimits ? ', rate limits off' : ''}, ${opts.floodRoot})`);
+  line('attack requests answered', f.answered);
+  line('  by status', Object.entries(f.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
+  line('server RSS MB: start / max / end', `${f.rssStartMb} / ${f.rssMaxMb} / ${f.rssEndMb}`);
+  line('  every second', f.rssSeries.join(' '));
+  line('other user: served / asked', `${f.userOk} / ${f.userRequests}`);
+  line('other user latency ms: p50 / p99 / max', `${f.userP50} / ${f.userP99} / ${f.userMax}`);
+  if (f.killed) console.log('  (server stopped early: RSS passed the safety limit)');
+  line('RSS over 300 MB', f.rssMaxMb > 300 ? 1 : 0, true);
+  line('other user requests not served', f.userRequests - f.userOk, true);
 }
 /** Adds up the figures of loops run side by side (ms: the longest). Internal. */
 function sumFigures(parts: CrashFigures[]): CrashFigures {

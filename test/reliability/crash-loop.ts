@@ -18,6 +18,11 @@ export interface CrashFigures {
   starts: number;
   /** Starts that failed (the store did not load). Must be 0. */
   unloadableStarts: number;
+  /**
+   * Starts the store refused after `sabotage` damaged the data dir ("Start-up refused"): the
+   * damage was detected rather than served. Without sabotage such a refusal is an unloadable start.
+   */
+  damageRefused: number;
   acknowledged: number;
   byKind: Record<string, number>;
   /** Acknowledged writes missing or in the wrong state after a restart. Must be 0. */
@@ -59,6 +64,11 @@ export interface CrashOptions {
   cleanStop?: boolean;
   /** Test-only: damages the data dir after each kill, to show the loop notices lost writes. */
   sabotage?: (dataDir: string) => void;
+  /**
+   * Kill only once this many writes of the cycle were acknowledged (waiting past the burst, up
+   * to 30 s), so a test's sabotage always has acknowledged writes to damage. Default 0.
+   */
+  killAfterAcks?: number;
 }
 
 /**
@@ -74,7 +84,7 @@ export interface CrashOptions {
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage } = opts;
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage, killAfterAcks = 0 } = opts;
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
   const dataDir = join(root, 'data');
@@ -84,7 +94,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   const model = new CrashModel();
   const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [], requesting: new Set() };
   const f: CrashFigures = {
-    seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
+    seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, damageRefused: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
     invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
   };
   let logs: string[] = [];
@@ -99,6 +109,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     }
     logs = [];
   };
+  let refused = false;
   const start = async (): Promise<ServeProcess | undefined> => {
     try {
       f.starts++;
@@ -106,6 +117,14 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       return current;
     } catch (err) {
       if (!(err instanceof StartFailure)) throw err;
+      const why = /pinbot: .*Start-up refused.*/.exec(err.output)?.[0];
+      if (sabotage && why) {
+        // The store found the damage and said so: that is the harness noticing it.
+        refused = true;
+        f.damageRefused++;
+        sample(`refused start after sabotage: ${why}`);
+        return undefined;
+      }
       f.unloadableStarts++;
       sample(`unloadable start: ${err.message}\n${err.output.slice(-2000)}`);
       return undefined;
@@ -149,7 +168,9 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       }
       let stopped = false;
       const running = Array.from({ length: clients }, (_, i) => runClient(server.url, state, prng(seed * 1_000_003 + cycle * 101 + i), () => stopped));
+      const acksBefore = model.acks.total;
       await sleep(rnd.int(burstMs[0], burstMs[1]));
+      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < 30_000; waited += 20) await sleep(20);
       stopped = true;
       await killServe(server);
       f.kills++;
@@ -161,7 +182,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       onProgress?.(f);
     }
     // The end: restart, verify; then a clean stop (SIGTERM, snapshot) and a last verification.
-    const last = await start();
+    const last = refused ? undefined : await start();
     if (last) {
       await check(last.url);
       if (!cleanStop) await killServe(last);

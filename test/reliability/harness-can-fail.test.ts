@@ -1,4 +1,4 @@
-import { truncateSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineRoute, type RouteDef } from '../../src/api/route.js';
@@ -51,9 +51,25 @@ describe('the reliability harness notices broken servers', () => {
     expect(m.samples.join('\n')).toContain('/api/v1/__test/anything/');
   }, 60_000);
 
-  it('crash loop: counts acknowledged writes a damaged journal lost', async () => {
-    const f = await runCrashLoop({ kills: 1, seed: 9, earlyKillShare: 0, cliEvery: 0, cleanStop: false, sabotage: (dir) => truncateSync(join(dir, 'journal.jsonl'), 0) });
+  // No compaction (compact_bytes 1 GB), so every acknowledged write is only in the journal, and
+  // the kill waits for acknowledged writes: each sabotage has something to destroy.
+  const sabotaged = { kills: 1, seed: 9, earlyKillShare: 0, cliEvery: 0, cleanStop: false, compactBytes: 1 << 30 };
+
+  it('crash loop: counts acknowledged writes a journal emptied after the kill lost', async () => {
+    const f = await runCrashLoop({ ...sabotaged, killAfterAcks: 1, sabotage: (dir) => truncateSync(join(dir, 'journal.jsonl'), 0) });
     expect(f.lost).toBeGreaterThan(0);
     expect(f.samples.some((s) => s.includes('acknowledged as'))).toBe(true);
+  }, 120_000);
+
+  it('crash loop: a store that refuses to start after a journal line was deleted is the damage noticed', async () => {
+    const dropLine = (dir: string) => {
+      const journal = join(dir, 'journal.jsonl');
+      const lines = readFileSync(journal, 'utf8').split('\n');
+      writeFileSync(journal, lines.filter((_, i) => i !== 1).join('\n'));
+    };
+    const f = await runCrashLoop({ ...sabotaged, killAfterAcks: 3, sabotage: dropLine });
+    expect(f.damageRefused).toBe(1);
+    expect(f.unloadableStarts).toBe(0);
+    expect(f.samples.join('\n')).toMatch(/refused start after sabotage: pinbot: .*journal\.jsonl:2: transaction 3 follows transaction 1/);
   }, 120_000);
 });

@@ -11,10 +11,6 @@ import { documentedBodyLimit, unboundedInputs } from './unbounded.js';
  * that no longer matches fails too: remove it when the owner fixes the schema.
  */
 const KNOWN_GAPS: Record<string, string> = {
-  'POST /api/v1/messages/send body.content: string without maxLength': 'messaging (max is config messaging.max_length)',
-  'POST /api/v1/conversations/{id}/messages body.content: string without maxLength': 'messaging (max is config messaging.max_length)',
-  'POST /api/v1/conversations body.participant_pins: array without maxItems': 'messaging (max is config messaging.max_group_size - 1)',
-  'POST /api/v1/introductions body.participant_pins: array without maxItems': 'introductions (messaging branch)',
 };
 
 describe('resource limits are bounded and documented (OWASP API4)', () => {

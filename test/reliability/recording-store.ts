@@ -1,4 +1,4 @@
-import type { CollectionDef, ReadView, Store, StoredRecord, Tx, WriteCollection } from '../../src/store/types.js';
+import type { CollectionDef, ReadView, Store, StoreHealth, StoredRecord, Tx, WriteCollection } from '../../src/store/types.js';
 
 /** One committed write seen by a RecordingStore. */
 export interface RecordedWrite {
@@ -33,6 +33,10 @@ export class RecordingStore implements Store {
 
   durable(): Promise<void> {
     return this.inner.durable();
+  }
+
+  health(): StoreHealth {
+    return this.inner.health?.() ?? { writable: true };
   }
 
   close(): Promise<void> {

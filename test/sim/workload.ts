@@ -10,6 +10,7 @@ import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { runUbi } from '../../src/domain/wallet/ubi.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { PgStore } from '../../src/store/pg-store.js';
 import type { Store } from '../../src/store/types.js';
 import { tempDir } from '../helpers/api.js';
 import { assertConserved, type Ledger } from './ledger.js';
@@ -25,8 +26,17 @@ export interface SimOptions {
   /** Operations in flight at once (default 32). */
   concurrency?: number;
   users?: number;
-  /** `memory` (fast) or `file` (the journaled store, fsync and group commit). */
-  store?: 'memory' | 'file';
+  /** `memory` (fast), `file` (the journaled store, fsync and group commit) or `postgres` (`url`). */
+  store?: 'memory' | 'file' | 'postgres';
+  /** The database of `store: 'postgres'` (a fresh one). */
+  url?: string;
+  /**
+   * Servers already running on one database (e.g. three `pinbot serve`): requests go to them in
+   * turn (a retry or a race reaches another process than the first call), and `store` — a
+   * store of this process on the same database — adds the users, pays UBI days and is where the
+   * books are checked after every operation.
+   */
+  cluster?: { urls: string[]; store: Store };
 }
 
 export interface SimReport {
@@ -61,20 +71,28 @@ const DAY = 86_400_000;
  *
  * @example await simulate({ seed: 7 }) // throws SimFailure on any violation
  */
-export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, store: kind = 'memory' }: SimOptions): Promise<SimReport> {
+export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, store: kind = 'memory', url, cluster }: SimOptions): Promise<SimReport> {
   const r = rng(seed);
   const plan = makePlan(r, { ops, users });
-  const tmp = kind === 'file' ? tempDir('pinbot-sim-') : undefined;
-  const store: Store = tmp ? await FileStore.open(tmp.dir) : new MemoryStore();
+  const tmp = kind === 'file' && !cluster ? tempDir('pinbot-sim-') : undefined;
+  const store: Store = cluster?.store ?? (tmp ? await FileStore.open(tmp.dir) : kind === 'postgres' ? await PgStore.open({ url: url! }) : new MemoryStore());
   const clock = new VirtualClock(T0);
   const env = { clock, config: configFrom({ rate_limits: { enabled: false }, log: { level: 'silent' } }) };
-  const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
-  const http = createServer(app);
-  // Sockets may sit idle for seconds while a busy machine runs other work: never let the
-  // server close one the client is about to reuse (the keep-alive race reads as ECONNRESET).
-  http.keepAliveTimeout = 600_000;
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const client = jsonClient(`http://127.0.0.1:${(http.address() as AddressInfo).port}/api/v1`);
+  let http: ReturnType<typeof createServer> | undefined;
+  let urls = cluster?.urls;
+  if (!urls) {
+    const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
+    http = createServer(app);
+    // Sockets may sit idle for seconds while a busy machine runs other work: never let the
+    // server close one the client is about to reuse (the keep-alive race reads as ECONNRESET).
+    http.keepAliveTimeout = 600_000;
+    const server = http;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    urls = [`http://127.0.0.1:${(server.address() as AddressInfo).port}`];
+  }
+  const clients = urls.map((u) => jsonClient(`${u}/api/v1`));
+  let turn = 0;
+  const client = { call: (...args: Parameters<(typeof clients)[0]['call']>) => clients[turn++ % clients.length]!.call(...args), close: () => clients.forEach((c) => c.close()) };
   const fail = (msg: string): never => {
     throw new SimFailure(seed, msg);
   };
@@ -89,6 +107,7 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
       people.push({ key: u.api_key, pin: u.pin_code });
       model.grant(i, cents);
     }
+
     const call = (user: number, method: 'GET' | 'POST', path: string, body?: unknown, key?: string): Promise<Reply> => {
       requests++;
       const headers: Record<string, string> = { 'X-API-Key': people[user]!.key };
@@ -203,6 +222,7 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
           throw err instanceof SimFailure ? err : new SimFailure(seed, `op ${i} (${op.kind}): ${(err as Error).stack ?? String(err)}`);
         });
         // The books balance at every instant, not just at the end.
+        if (cluster) await store.durable();
         assertConserved(store.read, `after op ${i} (${op.kind})`);
       });
       const result = done.then(() => undefined);
@@ -224,6 +244,7 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
       if (cents !== model.balance(u)) fail(`user${u} has ${cents} cents, the model says ${model.balance(u)}`);
       apiTotal += cents + pend.body.pending_transactions.reduce((s: number, p: { amount: number }) => s + Math.round(p.amount * 100), 0);
     }
+    await store.durable();
     for (const t of model.transfers()) {
       const stored = store.read.col(Transactions).get(t.id)?.status;
       if (stored !== (t.state ?? 'pending')) fail(`transfer ${t.id} is ${stored}, the responses said ${t.state ?? 'pending'}`);
@@ -234,9 +255,12 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
     return { seed, ops, requests, outcomes, ledger };
   } finally {
     client.close();
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-    await store.close();
+    if (http) {
+      const server = http;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    if (!cluster) await store.close();
     tmp?.cleanup();
   }
 }

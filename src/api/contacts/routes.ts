@@ -20,6 +20,8 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts',
     etag: true,
     summary: 'Your contacts, newest first',
+    description:
+      'Your contact list, newest first. Each entry\'s id (con_…) is what DELETE /contacts/{id} takes; contact is the other user.',
     tags: ['contacts'],
     schemas: {
       responses: { 200: { type: 'object', additionalProperties: false, required: ['contacts'], properties: { contacts: { type: 'array', items: contactEntrySchema } } } },
@@ -30,6 +32,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/request',
     summary: 'Ask a user by PIN to become a contact (if they already asked you, you become contacts at once)',
+    description:
+      'Sends a contact request to the user with this PIN. If they already asked you, you become contacts at once (201, status accepted). Already contacts: 409 already_contacts; a pending request from you exists: 409 request_exists.',
     tags: ['contacts'],
     buckets: ['contacts'],
     write: true,
@@ -58,6 +62,8 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts/requests/pending',
     etag: true,
     summary: 'Contact requests awaiting your answer, newest first',
+    description:
+      'Contact requests addressed to you that you have not answered, newest first.',
     tags: ['contacts'],
     schemas: {
       responses: {
@@ -85,6 +91,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/requests/:id/accept',
     summary: 'Accept a contact request addressed to you',
+    description:
+      'Accepts a contact request addressed to you: you become contacts; the answer has the new entry of your list. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: {
@@ -99,6 +107,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'post',
     path: '/contacts/requests/:id/decline',
     summary: 'Decline a contact request addressed to you',
+    description:
+      'Declines a contact request addressed to you. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, body: emptyBody, responses: { 200: messageOnly } },
@@ -109,6 +119,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'delete',
     path: '/contacts/:id',
     summary: 'Remove a contact (for both of you)',
+    description:
+      'Removes a contact, for both of you. The id is the entry\'s id from GET /contacts.',
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, responses: { 200: messageOnly } },
@@ -119,6 +131,8 @@ export const contactRoutes: RouteDef[] = [
     method: 'get',
     path: '/contacts/check/:pin',
     summary: 'Whether the user with this PIN is one of your contacts',
+    description:
+      'Whether the user with this PIN is one of your contacts, with their id and name. An unknown PIN is 404 user_not_found.',
     tags: ['contacts'],
     schemas: {
       params: { type: 'object', additionalProperties: false, required: ['pin'], properties: { pin: { $ref: 'Pin' } } },

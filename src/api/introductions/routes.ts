@@ -1,4 +1,5 @@
 import { answerIntroduction, createIntroduction, listIntroductions, pendingIntroductions, toIntroduction } from '../../domain/introductions/introductions.js';
+import { fromConfig } from '../config-bound.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
 
@@ -45,6 +46,8 @@ export const introductionRoutes: RouteDef[] = [
     method: 'post',
     path: '/introductions',
     summary: 'Introduce two or more people to each other by PIN',
+    description:
+      'Introduces 2 to messaging.max_group_size other users to each other, with an optional message (≤ 1,000 characters). Each of them accepts or declines; when the last one accepts, a conversation among them is opened (direct for two, reusing an existing one; group for more). Repeated PINs: 400 validation_failed; an unknown PIN: 404 user_not_found; your own: 400 cannot_target_self.',
     tags: ['introductions'],
     buckets: ['intros'],
     write: true,
@@ -54,7 +57,15 @@ export const introductionRoutes: RouteDef[] = [
         additionalProperties: false,
         required: ['participant_pins'],
         properties: {
-          participant_pins: { type: 'array', minItems: 2, items: { $ref: 'Pin' }, description: '2 or more distinct PINs of other users' },
+          participant_pins: {
+            type: 'array',
+            minItems: 2,
+            maxItems: fromConfig('messaging.max_group_size', (c) => c.messaging.max_group_size),
+            items: { $ref: 'Pin' },
+            description: '2 to messaging.max_group_size distinct PINs of other users',
+            // Repeats are refused by the domain, which also sees `abc123` and `ABC123` as one PIN.
+            'x-openapi': { uniqueItems: true },
+          },
           message: { type: 'string', maxLength: 1000 },
         },
       },
@@ -68,6 +79,8 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions',
     etag: true,
     summary: 'Introductions you made or are in, newest first',
+    description:
+      'Introductions you made or are a participant of, newest first, each with every participant\'s response.',
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },
     handler: ({ db, user }) => ({ status: 200, body: { introductions: listIntroductions(db, user) } }),
@@ -77,6 +90,8 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions/pending',
     etag: true,
     summary: 'Pending introductions awaiting your answer, newest first',
+    description:
+      'Introductions still pending where your own response is pending, newest first.',
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },
     handler: ({ db, user }) => ({ status: 200, body: { introductions: pendingIntroductions(db, user) } }),
@@ -85,6 +100,8 @@ export const introductionRoutes: RouteDef[] = [
     method: 'post',
     path: '/introductions/:id/accept',
     summary: 'Accept an introduction; the last acceptance creates the conversation',
+    description:
+      'Accepts an introduction you are a participant of. Takes no body. Answers its status: pending until the last participant accepts, then accepted with the conversation_id of their conversation. The introducer gets 403 forbidden; anyone else 404; already answered or ended: 409 introduction_not_pending.',
     tags: ['introductions'],
     write: true,
     schemas: {
@@ -110,6 +127,8 @@ export const introductionRoutes: RouteDef[] = [
     method: 'post',
     path: '/introductions/:id/decline',
     summary: 'Decline an introduction (one decline ends it)',
+    description:
+      'Declines an introduction you are a participant of: one decline ends it for everyone. Takes no body. The introducer gets 403 forbidden; anyone else 404; already answered or ended: 409 introduction_not_pending.',
     tags: ['introductions'],
     write: true,
     schemas: {

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ReadView } from '../../store/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
@@ -14,19 +14,36 @@ export function presentedKey(req: Request): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** Resolves the caller from the key; 401 `unauthorized` with `WWW-Authenticate: Bearer` otherwise. */
-export function authMiddleware(db: ReadView, usage: KeyUsage, clock: Clock) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const key = presentedKey(req);
-    const found = key ? authenticate(db, key) : undefined;
-    if (!found) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
-      next(new ApiError('unauthorized'));
-      return;
-    }
+/**
+ * Resolves the caller from the key; 401 `unauthorized` with `WWW-Authenticate: Bearer`
+ * otherwise. A failure first passes `failures` (the per-address `anonymous` limiter), which
+ * answers 429 instead once the address has failed too often. With `refresh` (several processes
+ * share the store), a key not found here is looked up once more after catching up with the
+ * database: it may have been created a moment ago through another process.
+ */
+export function authMiddleware(db: ReadView, usage: KeyUsage, clock: Clock, failures: RequestHandler = (_req, _res, next) => next(), refresh?: () => Promise<void>) {
+  const fail = (req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    failures(req, res, (err?: unknown) => next(err ?? new ApiError('unauthorized')));
+  };
+  const pass = (req: Request, found: NonNullable<ReturnType<typeof authenticate>>, next: NextFunction) => {
     usage.touch(found.key.id, clock.now());
     req.user = found.user;
     // the rest of the request runs knowing its key (see requestKey)
     requestKey.run(found.key.id, next);
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    const key = presentedKey(req);
+    const found = key ? authenticate(db, key) : undefined;
+    if (found) return pass(req, found, next);
+    if (!key || !refresh) return fail(req, res, next);
+    refresh().then(
+      () => {
+        const again = authenticate(db, key);
+        if (again) pass(req, again, next);
+        else fail(req, res, next);
+      },
+      (err: unknown) => next(err),
+    );
   };
 }

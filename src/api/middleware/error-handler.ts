@@ -1,6 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
+import { StorageUnavailableError } from '../../store/errors.js';
+import { containsKey } from '../../util/secrets.js';
 import { ApiError } from '../errors.js';
 
 /**
@@ -15,10 +17,16 @@ export function sendJson(res: Response, status: number, body: string): void {
   res.end(body);
 }
 
+/** A Retry-After value: whole seconds, at least 1. Internal. */
+export function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
 /** Maps domain refusals and what body-parser and express throw onto the catalogue. Internal. */
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) return ApiError.fromDomain(err);
+  if (err instanceof StorageUnavailableError) return new ApiError('storage_unavailable');
   const e = err as { type?: string; status?: number } | undefined;
   if (e?.type === 'entity.parse.failed') return new ApiError('invalid_json');
   if (e?.type === 'entity.too.large') return new ApiError('payload_too_large');
@@ -49,6 +57,11 @@ export function errorHandler() {
       return;
     }
     if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    if (err instanceof StorageUnavailableError) res.setHeader('Retry-After', retryAfterSeconds(err.retryAfterMs));
+    // A detail names the field as sent: a key pasted as a field name is not echoed back.
+    if (apiError.details?.some((d) => containsKey(d.path))) {
+      apiError = new ApiError(apiError.code, apiError.message, apiError.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d)), apiError.extra);
+    }
     sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
   };
 }

@@ -32,6 +32,21 @@ export const IDEMPOTENCY_RETENTION_DAYS = 2;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /**
+ * JSON text of a parsed body with every object's keys sorted, so `{"a":1,"b":2}` and
+ * `{"b":2,"a":1}` are one request (JSON objects are unordered). Internal.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
  * Runs a write with `Idempotency-Key` semantics (as Stripe does): the first outcome of a
  * (user, key) pair is stored in the same transaction as the operation, so a crash cannot keep
  * one without the other; a retry with the same request gets it byte for byte; the same key with
@@ -59,31 +74,51 @@ export class Idempotency {
       throw new ApiError('validation_failed', undefined, [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
-    const fingerprint = sha(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.body ?? null)}`);
+    const target = `${req.method} ${req.baseUrl}${req.path}\n`;
+    const fingerprint = sha(`${target}${canonicalJson(req.body ?? null)}`);
+    // Outcomes stored before fingerprints were canonical hashed the body in its received key
+    // order; a retry of such a request (a bot resuming across an upgrade) still matches.
+    const legacy = sha(`${target}${JSON.stringify(req.body ?? null)}`);
     // "In use" is checked first: the first request's outcome is in memory before its journal
     // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
     if (existing) {
-      if (existing.fingerprint !== fingerprint) throw new ApiError('idempotency_key_reused');
+      if (existing.fingerprint !== fingerprint && existing.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
       return { status: existing.status, body: existing.body, replayed: true };
     }
     this.running.add(id);
     const record = (tx: Tx, status: number, body: string) =>
       tx.col(IdempotencyRecords).put({ id, user_id: userId, fingerprint, status, body, created_at: this.clock.now() });
+    // Another process on the same database may have stored an outcome for this key since the
+    // look above: the transaction looks again, and then replays it instead of running `op`.
+    type Done = { status: number; body: string; replayed: boolean };
+    type Prior = { prior: IdempotencyRecord };
+    const replay = (prior: IdempotencyRecord): Done => {
+      if (prior.fingerprint !== fingerprint && prior.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
+      return { status: prior.status, body: prior.body, replayed: true };
+    };
     try {
-      return await this.store.transaction((tx) => {
+      const out = await this.store.transaction((tx): Done | Prior => {
+        const prior = tx.col(IdempotencyRecords).get(id);
+        if (prior) return { prior };
         const r = op(tx);
         const body = JSON.stringify(r.body);
         record(tx, r.status, body);
         return { status: r.status, body, replayed: false };
       });
+      return 'prior' in out ? replay(out.prior) : out;
     } catch (err) {
       const refusal = toApiError(err);
       if (refusal && !NOT_STORED.has(refusal.code)) {
         const body = JSON.stringify(refusal.toBody());
-        await this.store.transaction((tx) => record(tx, refusal.status, body));
-        return { status: refusal.status, body, replayed: false };
+        const out = await this.store.transaction((tx): Done | Prior => {
+          const prior = tx.col(IdempotencyRecords).get(id);
+          if (prior) return { prior };
+          record(tx, refusal.status, body);
+          return { status: refusal.status, body, replayed: false };
+        });
+        return 'prior' in out ? replay(out.prior) : out;
       }
       throw err;
     } finally {

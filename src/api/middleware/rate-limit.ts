@@ -1,43 +1,69 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { BucketConfig, Config } from '../../config/schema.js';
 import { parseDuration } from '../../util/duration.js';
 import { ApiError } from '../errors.js';
 import { ClockRateStore } from './clock-rate-store.js';
+import { quietLine } from './request-log.js';
+
+/** The buckets counted per user (API.md "Rate limits"), and `anonymous`, counted per client address. */
+export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'anonymous';
+
+/** The buckets a user may have limits of their own in (`rate_limits.users`). */
+type UserBucket = Exclude<LimiterName, 'anonymous'>;
 
 /**
- * One limiter per bucket (API.md "Rate limits"), counted per user (all keys of a user share a
- * budget), in fixed windows on the clock, with IETF `RateLimit-Policy` / `RateLimit` fields (draft-8: one entry per bucket).
- * Users named in `rate_limits.users` (by PIN or display name) have limits of their own.
+ * One limiter per bucket (API.md "Rate limits"), in fixed windows on the clock, with IETF
+ * `RateLimit-Policy` / `RateLimit` fields (draft-8: one entry per bucket). The user buckets
+ * count per user (all keys of a user share a budget); users named in `rate_limits.users` (by PIN
+ * or display name) have limits of their own. `anonymous` counts per client address
+ * (IPv6 per /56) the requests that present no valid key and those to unknown routes outside
+ * /api/v1: it is applied where those fail, so a request with a valid key never counts against
+ * it, and a flood without one is refused before it costs more than a lookup. Past the first
+ * refusal of a window, refused anonymous requests are not logged one by one (request-log's
+ * `quietLine`).
  */
-export function createLimiters(config: Config, clock: Clock): Record<'general' | 'messages' | 'contacts' | 'intros', RequestHandler> & { refund(req: Request, res: Response): void } {
-  const stores = new Map<string, ClockRateStore>();
+export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
+
+/**
+ * `shared`: where the counts live when several processes serve one database (a store per
+ * bucket, e.g. PgRateStore); by default each process counts in memory on its clock. A shared
+ * store that fails lets requests through (the store behind the API refuses them anyway).
+ * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent).
+ */
+export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory): Record<LimiterName, RequestHandler> & { refund(req: Request, res: Response): void } {
+  const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
-  const limitOf = (name: 'general' | 'messages' | 'contacts' | 'intros', fallback: number) => (req: Request) => {
+  const limitOf = (name: UserBucket, fallback: number) => (req: Request) => {
     const u = req.user;
     return (u && (own[u.pin_code]?.[name] ?? own[u.display_name]?.[name])) ?? fallback;
   };
-  const make = (name: 'general' | 'messages' | 'contacts' | 'intros', bucket: BucketConfig): RequestHandler => {
+  const make = (name: LimiterName, bucket: BucketConfig): RequestHandler => {
     if (!config.rate_limits.enabled) return (_req, _res, next) => next();
     const windowMs = parseDuration(bucket.window)!;
-    const store = new ClockRateStore(clock);
+    const perAddress = name === 'anonymous';
+    const store = shared ? shared(name) : new ClockRateStore(clock);
     stores.set(name, store);
     return rateLimit({
       windowMs,
-      limit: Object.keys(own).length ? limitOf(name, bucket.limit) : bucket.limit,
+      limit: !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : bucket.limit,
       identifier: name,
       store,
+      passOnStoreError: shared !== undefined,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      keyGenerator: (req: Request) => req.user!.id,
+      keyGenerator: perAddress ? (req: Request) => ipKeyGenerator(req.ip ?? 'unknown') : (req: Request) => req.user!.id,
       validate: false,
       handler: (req, res, next) => {
-        const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime?.getTime() ?? clock.now() + windowMs;
+        const info = (req as Request & { rateLimit?: { resetTime?: Date; used?: number } }).rateLimit;
+        const reset = info?.resetTime?.getTime() ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
+        if (perAddress && (info?.used ?? 0) > bucket.limit + 1) quietLine(res);
         res.setHeader('Retry-After', String(retryAfter));
-        next(new ApiError('rate_limited', `Rate limit of the ${name} bucket (${bucket.limit} per ${bucket.window}) reached. Retry after ${retryAfter} s.`, undefined, { retry_after: retryAfter }));
+        const what = perAddress ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})` : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;
+        next(new ApiError('rate_limited', `Rate limit of ${what} reached. Retry after ${retryAfter} s.`, undefined, { retry_after: retryAfter }));
       },
     });
   };
@@ -47,19 +73,20 @@ export function createLimiters(config: Config, clock: Clock): Record<'general' |
     messages: make('messages', r.messages),
     contacts: make('contacts', r.contacts),
     intros: make('intros', r.intros),
-    /**
-     * Gives a request back to the `general` bucket (a 304: nothing changed, nothing sent), and
-     * says so in the response's `RateLimit` field.
-     */
+    groups: make('groups', r.groups),
+    anonymous: make('anonymous', r.anonymous),
     refund(req, res) {
       const store = stores.get('general');
       if (!store || !req.user) return;
-      store.decrement(req.user.id);
-      // what is left once this request is given back (other requests may have come meanwhile)
-      const hits = store.get(req.user.id)?.totalHits ?? 0;
-      const left = Math.max(0, limitOf('general', r.general.limit)(req) - hits);
+      const key = req.user.id;
+      void Promise.resolve(store.decrement(key)).catch(() => undefined);
+      // what is left once this request is given back (other requests may have come meanwhile);
+      // a shared store is asked nothing more: its answer would come after the headers
       const field = res.getHeader('RateLimit');
-      if (typeof field === 'string') res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string) => `${head}${left}`));
+      if (typeof field !== 'string') return;
+      const hits = store instanceof ClockRateStore ? store.get(key)?.totalHits : undefined;
+      const left = (n: string) => (hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(req) - hits));
+      res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${left(n)}`));
     },
   };
 }

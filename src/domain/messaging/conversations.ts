@@ -133,13 +133,68 @@ export function openConversation(tx: Tx, env: DomainEnv, user: User, input: Open
   return { conversation: createGroup(tx, env, [user.id, ...others.map((o) => o.id)], name), created: true };
 }
 
+/** A page of `GET /conversations` (extension: paging). */
+export interface ConversationPage {
+  conversations: ConversationView[];
+  has_more: boolean;
+  /** Pass as `before` for the next page; `null` on the last page. */
+  next_before: string | null;
+}
+
 /**
- * The caller's conversations, most recent activity first. Reads only the caller's own
- * conversations through the participant index, then sorts those.
+ * The position of a conversation in the activity order, as `before` takes it:
+ * `<last activity, ms>.<id>`. The position is frozen in the cursor, so a conversation that moves
+ * to the top while a client pages neither restarts nor repeats the pages that follow.
  */
-export function listConversations(db: ReadView, user: User): ConversationView[] {
+export function conversationCursor(activityAt: number, id: string): string {
+  return `${activityAt}.${id}`;
+}
+
+/** `[activity ms, id]` of a cursor; undefined when it is not one. Internal. */
+function parseCursor(cursor: string): [number, string] | undefined {
+  const m = /^(\d{1,16})\.(.+)$/.exec(cursor);
+  return m ? [Number(m[1]), m[2]!] : undefined;
+}
+
+/**
+ * The caller's conversations, most recent activity first (ties: newer id first), at most
+ * `limit`, only those after the cursor `before` when given. Reads only the caller's own
+ * conversations through the participant index and renders only the page.
+ *
+ * @example listConversations(db, alice, { limit: 50 }).next_before
+ */
+export function listConversations(db: ReadView, user: User, { limit = 50, before }: { limit?: number; before?: string } = {}): ConversationPage {
   const coll = db.col(Conversations);
-  const mine = coll.ids('participant', user.id).map((id) => ({ c: coll.get(id)!, at: activityOf(db, id).activity_at }));
-  mine.sort((a, b) => b.at - a.at || (a.c.id < b.c.id ? 1 : a.c.id > b.c.id ? -1 : 0));
-  return mine.map(({ c }) => toConversation(db, c));
+  const mine = coll.ids('participant', user.id).map((id) => ({ id, at: activityOf(db, id).activity_at }));
+  const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  mine.sort(newerFirst);
+  let start = 0;
+  const cursor = before === undefined ? undefined : parseCursor(before);
+  if (before !== undefined) {
+    if (!cursor) throw new DomainError('validation_failed', undefined, [{ path: 'query.before', message: 'must be the next_before of a previous page (<ms>.<conversation id>)' }]);
+    const [at, id] = cursor;
+    start = mine.findIndex((c) => newerFirst({ id, at }, c) < 0);
+    if (start < 0) start = mine.length;
+  }
+  const page = mine.slice(start, start + limit);
+  const hasMore = start + limit < mine.length;
+  const last = page[page.length - 1];
+  return {
+    conversations: page.map(({ id }) => toConversation(db, coll.get(id)!)),
+    has_more: hasMore,
+    next_before: hasMore && last ? conversationCursor(last.at, last.id) : null,
+  };
+}
+
+/**
+ * `POST /conversations/:id/leave` (extension): the caller leaves a group they are in. The group
+ * goes on without them (its messages stay); it no longer exists for them (404), and nobody can
+ * put them back in it. A direct conversation cannot be left (400 `cannot_leave_direct`).
+ *
+ * @example leaveConversation(tx, bob, group.id)
+ */
+export function leaveConversation(tx: Tx, user: User, id: string): ConversationRecord {
+  const c = conversationFor(tx, user, id);
+  if (c.type === 'direct') throw new DomainError('cannot_leave_direct');
+  return tx.col(Conversations).update(c.id, { participant_ids: c.participant_ids.filter((p) => p !== user.id) });
 }

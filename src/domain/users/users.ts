@@ -1,6 +1,7 @@
 import { normalizePin } from '../../util/pin.js';
 import { randomInt } from 'node:crypto';
 import { DomainError } from '../errors.js';
+import { startTrial } from '../wallet/subscription.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { newId } from '../../util/ids.js';
 import type { DomainEnv } from '../env.js';
@@ -71,12 +72,9 @@ function randomPin(): string {
 }
 
 /**
- * Hooks run inside the transaction that creates a user (the wallet starts the trial
- * subscription here). Internal: registered by domain modules at import.
+ * Creates a user with a fresh unique PIN. Every user, however created (CLI online or offline,
+ * bots' `create_user`, the test kit), starts with the trial subscription in the same transaction.
  */
-export const userCreatedHooks: Array<(tx: Tx, env: DomainEnv, user: User) => void> = [];
-
-/** Creates a user with a fresh unique PIN. */
 export function createUser(tx: Tx, env: DomainEnv, input: { name: string }): User {
   const name = input.name.trim();
   if (name.length === 0 || name.length > 100) throw new Error('a display name is 1 to 100 characters');
@@ -84,6 +82,6 @@ export function createUser(tx: Tx, env: DomainEnv, input: { name: string }): Use
   let pin = randomPin();
   while (users.one('pin', pin)) pin = randomPin();
   const user = users.insert({ id: newId('usr'), display_name: name, pin_code: pin, created_at: env.clock.now() });
-  for (const hook of userCreatedHooks) hook(tx, env, user);
+  startTrial(tx, env, user.id);
   return user;
 }

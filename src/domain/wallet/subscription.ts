@@ -1,7 +1,6 @@
 import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
 import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
-import { userCreatedHooks } from '../users/users.js';
 import { addDays, DAY_MS, startOfDate } from './dates.js';
 
 /** A user's subscription period, inclusive UTC dates. Its id is the user's id. */
@@ -74,6 +73,3 @@ export function startTrial(tx: Tx, env: DomainEnv, userId: string): void {
   const today = utcDate(env.clock.now());
   tx.col(Subscriptions).put({ id: userId, start_date: today, end_date: addDays(today, days) });
 }
-
-// Every user, however created (API, CLI online or offline, tests), starts with the trial.
-userCreatedHooks.push((tx, env, user) => startTrial(tx, env, user.id));

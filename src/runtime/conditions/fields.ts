@@ -1,5 +1,6 @@
 import type { UserRef } from '../../client/types.js';
 import { hintFor } from '../suggest.js';
+import { compileRegex, regexProblem } from './regex.js';
 import type { CheckProblem, ConditionFn, ConditionResult, JsonSchema, TriggerDef } from '../types.js';
 
 /** A field matcher: `amount: { max: 50 }`, `content: { matches: "^hi", flags: i }`, or a scalar (equals). */
@@ -23,8 +24,8 @@ export const matcherSchema: JsonSchema = {
     properties: {
       equals: { description: 'the field equals this value' },
       in: { type: 'array', description: 'the field is one of these values' },
-      matches: { type: 'string', description: 'regular expression the field (as text) matches' },
-      flags: { type: 'string', pattern: '^[imsu]*$', description: 'regular expression flags: i (ignore case), m, s, u' },
+      matches: { type: 'string', description: 'regular expression (RE2 syntax: no backreferences or lookaround) the field (as text) matches; matching takes linear time' },
+      flags: { type: 'string', pattern: '^[imsu]*$', description: 'regular expression flags: i (ignore case), m (^ and $ at line ends), s (. matches newlines), u (accepted; text is always Unicode)' },
       min: { type: 'number', description: 'the field is a number ≥ this' },
       max: { type: 'number', description: 'the field is a number ≤ this' },
       contains: { description: 'text contains this text; a list contains this item (for lists of users: a PIN or id)' },
@@ -78,11 +79,8 @@ export function checkField(field: string, spec: unknown, triggers: TriggerDef[])
   }
   const m = spec as Matcher;
   if (m && typeof m === 'object' && typeof m.matches === 'string') {
-    try {
-      new RegExp(m.matches, m.flags ?? '');
-    } catch (err) {
-      out.push({ path: ['matches'], message: `invalid regular expression: ${(err as Error).message}` });
-    }
+    const bad = regexProblem(m.matches, typeof m.flags === 'string' ? m.flags : '');
+    if (bad) out.push({ path: ['matches'], message: bad.message, hint: bad.hint });
   }
   if (m && typeof m === 'object' && m.flags !== undefined && m.matches === undefined) out.push({ path: ['flags'], message: 'flags only apply to matches', hint: 'add matches: "…" or remove flags' });
   return out;
@@ -91,7 +89,7 @@ export function checkField(field: string, spec: unknown, triggers: TriggerDef[])
 /** Compiles one field matcher into a condition. */
 export function compileField(field: string, spec: unknown): ConditionFn {
   const m: Matcher = spec !== null && typeof spec === 'object' ? (spec as Matcher) : { equals: spec };
-  const re = m.matches !== undefined ? new RegExp(m.matches, m.flags ?? '') : undefined;
+  const re = m.matches !== undefined ? compileRegex(m.matches, m.flags ?? '') : undefined;
   return async ({ scope }) => {
     const v = fieldValue(scope.event, field);
     const parts: ConditionResult[] = [];
@@ -99,10 +97,10 @@ export function compileField(field: string, spec: unknown): ConditionFn {
     if ('equals' in m) test(`equals ${show(m.equals)}`, same(v, m.equals));
     if (m.in) test(`in ${show(m.in)}`, m.in.some((x) => same(v, x)));
     if (re) {
-      const found = v !== undefined && v !== null ? re.exec(typeof v === 'string' ? v : JSON.stringify(v)) : null;
+      const found = v !== undefined && v !== null ? re.groups(typeof v === 'string' ? v : JSON.stringify(v)) : undefined;
       // named groups are what templates see as match.NAME
-      if (found?.groups) scope.match = { ...scope.match, ...Object.fromEntries(Object.entries(found.groups).filter(([, g]) => g !== undefined)) };
-      test(`matches /${m.matches}/${m.flags ?? ''}`, found !== null);
+      if (found && Object.keys(found).length) scope.match = { ...scope.match, ...found };
+      test(`matches /${m.matches}/${m.flags ?? ''}`, found !== undefined);
     }
     if (m.min !== undefined) test(`min ${m.min}`, typeof v === 'number' && v >= m.min);
     if (m.max !== undefined) test(`max ${m.max}`, typeof v === 'number' && v <= m.max);

@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestWorld, type TestWorld } from 'pinbot/testing';
+import karma from './karma.js';
+
+const BOT = `name: karma
+as: kbot
+rules:
+  - id: ask
+    on: message.received
+    if: { content: { matches: "^!karma" } }
+    do:
+      - karma.answer: {}
+  - id: count
+    on: message.received
+    if: { content: { matches: "\\\\+\\\\+|thank", flags: i } }
+    do:
+      - karma.count: {}
+`;
+
+let world: TestWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+describe('karma', () => {
+  it('counts thanks and ++ in a group, answers !karma, and keeps counting after a restart', async () => {
+    world = await createTestWorld({ users: { alice: {}, bob: {}, carol: {}, kbot: {} }, config: { rate_limits: { enabled: false } }, plugins: [karma], bots: [BOT] });
+    const { alice, bob, carol, kbot } = world.users as Required<typeof world.users>;
+    const group = await alice!.api.conversations.create({ name: 'team', participant_pins: [bob!.pin_code, carol!.pin_code, kbot!.pin_code] });
+    const say = (who: typeof alice, text: string) => who!.api.conversations.send(group.id, { content: text });
+    await say(alice, 'thanks @bob for the review');
+    await say(carol, `${bob!.pin_code}++ and @alice++`);
+    await say(bob, 'thanks @bob, me'); // nobody gives themselves karma
+    await world.advance('5s');
+    await say(bob, '!karma');
+    await say(alice, '!karma @bob');
+    await world.advance('5s');
+    const said = async () => (await alice!.api.conversations.messages(group.id, { limit: 100 })).messages.filter((m) => m.sender.id === kbot!.id).map((m) => m.content);
+    expect(await said()).toEqual(['bob now has 1 karma', 'bob now has 2 karma, alice now has 1 karma', 'bob has 2 karma', 'bob has 2 karma']);
+    expect(await world.state('karma', 'karma')).toEqual({ [bob!.pin_code]: { n: 2, name: 'bob' }, [alice!.pin_code]: { n: 1, name: 'alice' } });
+
+    await world.restart();
+    await world.users.carol!.api.conversations.send(group.id, { content: 'thanks again @bob' });
+    await world.advance('5s');
+    await world.users.carol!.api.conversations.send(group.id, { content: '!karma top' });
+    await world.advance('5s');
+    expect((await said()).slice(-2)).toEqual(['bob now has 3 karma', '1. bob 3\n2. alice 1']);
+  });
+
+  it('a thank-you in a direct conversation goes to the bot; karma.min is a condition', async () => {
+    const bot = `${BOT}  - id: vip\n    on: message.received\n    if: { karma.min: 1, content: vip }\n    do:\n      - reply: "welcome, VIP"\n`;
+    world = await createTestWorld({ users: { alice: {}, kbot: {} }, config: { rate_limits: { enabled: false } }, plugins: [karma], bots: [bot] });
+    await world.as('kbot').send('alice', 'hello'); // so that alice has karma to give… and none herself
+    await world.as('alice').send('kbot', 'vip');
+    await world.as('alice').send('kbot', 'Thank you!');
+    await world.advance('5s');
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['hello', 'kbot now has 1 karma']);
+    const vip = world.traces('karma').find((t) => t.rule === 'vip' && t.event.summary.includes('"vip"'))!;
+    expect(vip).toMatchObject({ outcome: 'not_run', reason: 'condition_false' });
+    expect(JSON.stringify(vip.conditions)).toContain('sender has 0');
+  });
+});

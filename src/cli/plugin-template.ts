@@ -1,0 +1,89 @@
+/** The files `pinbot plugins new NAME` writes. Internal. */
+
+/** `plugins/NAME.ts`: one action, one setting, ready to edit. */
+export function pluginSource(name: string, hostVersion: string): string {
+  return `import { definePlugin } from 'pinbot/plugin';
+
+/**
+ * ${name}: a pinbot plugin. Use its action in a bot file:
+ *
+ *   - on: message.received
+ *     do:
+ *       - ${name}.greet: { name: "{{ event.sender.display_name }}" }
+ *
+ * See docs/plugins.md for the whole API (state, schedule, event sources, the test kit).
+ */
+export default definePlugin({
+  name: '${name}',
+  version: '0.1.0',
+  pinbot: '^${hostVersion}',
+  description: 'Greets whoever wrote to the bot.',
+  // settings under plugins.config.${name} in config.yaml, checked at load
+  configSchema: {
+    type: 'object',
+    properties: { greeting: { type: 'string', default: 'Hello' } },
+    additionalProperties: false,
+  },
+  actions: {
+    greet: {
+      description: 'Replies "<greeting>, <name>!" to whoever caused the event.',
+      schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false },
+      async run(ctx, args) {
+        const text = \`\${ctx.config.greeting}, \${args.name}!\`;
+        await ctx.reply(text);
+        return { text };
+      },
+    },
+  },
+});
+`;
+}
+
+/** `plugins/NAME.test.ts`: the plugin in a test world, driven as a user would. */
+export function pluginTest(name: string): string {
+  return `import { afterEach, expect, it } from 'vitest';
+import { createTestWorld, type TestWorld } from 'pinbot/testing';
+import plugin from './${name}.js';
+
+let world: TestWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+it('${name}.greet replies to whoever wrote', async () => {
+  world = await createTestWorld({
+    users: { alice: {}, greeter: {} },
+    plugins: [plugin],
+    bots: [
+      \`name: greeter
+as: greeter
+rules:
+  - on: message.received
+    do:
+      - ${name}.greet: { name: "{{ event.sender.display_name }}" }
+\`,
+    ],
+  });
+  await world.as('alice').send('greeter', 'hi');
+  await world.advance('5s'); // the bot polls every 5 s (virtual time)
+  const replies = (await world.inbox('alice')).map((m) => m.content);
+  expect(replies).toHaveLength(1);
+  expect(replies[0]).toContain('alice');
+  expect(world.traces('greeter').map((t) => t.outcome)).toEqual(['done']);
+});
+`;
+}
+
+/** A bot file using the new plugin (printed, not written: bots/ runs with \`npm start\`). */
+export function exampleBot(name: string): string {
+  return `# yaml-language-server: $schema=../schemas/bot.schema.json
+name: ${name}-demo
+as: ${name[0]!.toUpperCase()}${name.slice(1)} Bot
+create_user: true
+rules:
+  - on: message.received
+    do:
+      - ${name}.greet: { name: "{{ event.sender.display_name }}" }
+`;
+}

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, type ErrorCode } from './api/errors.js';
+import type { Config } from './config/schema.js';
+import { parseDuration } from './util/duration.js';
+
+/** The catalogue code of an error node's HTTP parser (or its timeouts) reports. Internal. */
+function codeOf(err: NodeJS.ErrnoException): ErrorCode {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 'headers_too_large';
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  return 'malformed_request';
+}
+
+/**
+ * Answers what node's HTTP parser refuses before express sees the request (a malformed request
+ * line, headers over 16 kB, a request that arrives too slowly) with the API's JSON error body
+ * instead of node's empty one, then closes the connection. A connection that is already
+ * answering a request, or that the client reset, is just closed. Internal.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (err.code === 'ECONNRESET' || !socket.writable || busy) {
+    socket.destroy();
+    return;
+  }
+  const error = new ApiError(codeOf(err));
+  const body = JSON.stringify(error.toBody());
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/**
+ * The HTTP server of `pinbot serve`, with the limits of `config.server`: how long a request's
+ * headers (`headers_timeout`) and the whole request (`request_timeout`) may take to arrive, how
+ * long an idle keep-alive connection stays open (`keep_alive_timeout`), and how many
+ * connections may be open at once (`max_connections`; more are closed on arrival).
+ *
+ * @example
+ * const http = createHttpServer(app, configFrom({}).server);
+ * http.listen(3000);
+ */
+export function createHttpServer(app: RequestListener, server: Config['server']): Server {
+  const headersTimeout = parseDuration(server.headers_timeout)!;
+  const requestTimeout = parseDuration(server.request_timeout)!;
+  const http = createServer(
+    {
+      headersTimeout,
+      requestTimeout,
+      // node checks the two timeouts on this interval (default 30 s, which would let a slow
+      // client hold a connection up to 30 s past its timeout).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+    },
+    app,
+  );
+  http.keepAliveTimeout = parseDuration(server.keep_alive_timeout)!;
+  http.maxConnections = server.max_connections;
+  http.on('clientError', answerClientError);
+  return http;
+}

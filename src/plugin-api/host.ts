@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from '../runtime/registry.js';
+import type { TriggerSetupContext } from '../runtime/types.js';
+import { registerPlugin, eventKey, eventPayload } from './adapt.js';
+import { callPlugin, describeThrown, pluginScope, shortPath } from './boundary.js';
+import { formatPluginProblem, type Collected, type PluginProblem } from './collect.js';
+import { setupContext, type SetupHooks } from './context.js';
+import type { PluginDeps, PluginInstance, PluginStatus } from './instance.js';
+import { PluginRoutes } from './routes.js';
+import type { PushEvent, RouteHandler } from './types.js';
+
+/** One plugin as `pinbot plugins list` shows it. */
+export interface PluginReport {
+  name?: string;
+  version?: string;
+  /** `plugins/karma.ts`, `npm pinbot-plugin-x`, `plugin object karma`. */
+  source: string;
+  status: PluginStatus | 'invalid';
+  message?: string;
+  /** Its entries: actions, conditions, triggers (the events of its sources). */
+  registers?: { actions: string[]; conditions: string[]; triggers: string[] };
+  failures?: number;
+}
+
+/** A bot subscribed to a push source. Internal. */
+interface Listener {
+  push: TriggerSetupContext['push'];
+  rules: number;
+}
+
+/**
+ * The plugins of a process: registers their entries, sets them up and tears them down with the
+ * server, delivers the events their push sources emit to the bots listening, serves their HTTP
+ * routes, and reports their status. Setup runs through the boundary: a plugin whose setup
+ * throws or hangs is disabled with a clear message while every other plugin and bot runs.
+ */
+export class PluginHost {
+  readonly instances: PluginInstance[];
+  readonly problems: PluginProblem[];
+  private readonly tried: Collected['tried'];
+  private readonly listeners = new Map<string, Map<string, Listener>>();
+  readonly routes = new PluginRoutes(this);
+  private started = false;
+
+  constructor(collected: Collected) {
+    this.instances = collected.instances;
+    this.problems = collected.problems;
+    this.tried = collected.tried;
+  }
+
+  /** Adds every plugin's entries to `registry` (before it is frozen), and notes the plugins that did not load. */
+  register(registry: Registry): void {
+    for (const inst of this.instances) registerPlugin(registry, inst, (trigger, ctx) => this.subscribe(trigger, ctx));
+    for (const t of this.tried) if (t.name && t.problem && !this.instances.some((i) => i.name === t.name)) registry.markUnavailable(t.name, `the plugin ${t.name} (${t.origin.label}) did not load: ${t.problem}`);
+  }
+
+  instance(name: string): PluginInstance | undefined {
+    return this.instances.find((i) => i.name === name);
+  }
+
+  /** Sets every plugin up, in load order, each under the boundary with the plugin timeout. */
+  async start(deps: PluginDeps): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    for (const inst of this.instances) {
+      inst.begin(deps);
+      if (!inst.checked.def.setup) continue;
+      const release = deps.clock.hold(`plugin ${inst.name}: setup`);
+      try {
+        await callPlugin(inst, 'setup', () => inst.checked.def.setup!(setupContext(inst, this.hooks, inst.signal)), { timeoutMs: inst.supervision.timeoutMs });
+      } catch (err) {
+        const why = describeThrown(err);
+        inst.stop('disabled', `setup failed: ${why}`);
+        inst.log.error(`plugin ${inst.name} (${inst.origin.label}) is disabled: ${why}. Its actions and conditions fail until it is fixed and pinbot restarts; the other plugins and every bot run.`);
+      } finally {
+        release();
+      }
+    }
+  }
+
+  /** Tears every running plugin down (reverse order), each under the boundary; ends their jobs. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    for (const inst of [...this.instances].reverse()) {
+      const running = inst.status === 'running';
+      if (running && inst.checked.def.teardown && inst.deps) {
+        await callPlugin(inst, 'teardown', () => inst.checked.def.teardown!(setupContext(inst, this.hooks, inst.signal)), { timeoutMs: inst.supervision.timeoutMs }).catch(() => undefined);
+      }
+      if (running) inst.stop('loaded', 'stopped');
+    }
+  }
+
+  /** Every plugin tried, valid or not, with its status and what it registers. */
+  status(): PluginReport[] {
+    return this.tried.map((t) => {
+      const inst = t.problem ? undefined : this.instance(t.name!);
+      const source = t.origin.kind === 'file' && t.origin.file ? shortPath(t.origin.file) : t.origin.label;
+      if (!inst) return { name: t.name, version: t.version, source, status: 'invalid', message: t.problem };
+      const p = inst.checked;
+      const message = inst.status === 'running' ? (inst.failures ? `${inst.failures} failure(s) in a row; last: ${inst.lastError}` : undefined) : inst.message || undefined;
+      return {
+        name: p.name,
+        version: p.version,
+        source,
+        status: inst.status,
+        message,
+        registers: { actions: p.actions.map((a) => `${p.name}.${a.name}`), conditions: p.conditions.map((c) => `${p.name}.${c.name}`), triggers: p.sources.map((s) => `${p.name}.${s.name}`) },
+        failures: inst.failuresTotal,
+      };
+    });
+  }
+
+  /** The load problems, one line each (for logs and `bots validate`). */
+  problemLines(): string[] {
+    return this.problems.map(formatPluginProblem);
+  }
+
+  /** Answers `/plugins/<name>/…` (mounted on the pinbot server). */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.routes.handle(req, res);
+  }
+
+  private readonly hooks: SetupHooks = {
+    emit: (inst, source, event) => this.emit(inst, source, event),
+    listeners: (inst, source) => [...(this.listeners.get(this.pushTrigger(inst, source))?.keys() ?? [])],
+    route: (inst, method, path, handler: RouteHandler) => this.routes.add(inst, method, path, handler),
+  };
+
+  /** `<plugin>.<source>` of a push source of the plugin; throws for anything else. Internal. */
+  private pushTrigger(inst: PluginInstance, source: string): string {
+    const s = inst.checked.sources.find((x) => x.name === source);
+    if (!s) throw new Error(`plugin ${inst.name} has no source named ${JSON.stringify(source)}; its sources: ${inst.checked.sources.map((x) => x.name).join(', ') || 'none'}`);
+    if (s.spec.poll) throw new Error(`plugin ${inst.name}: ${source} is a poll source; only push sources (no poll function) take emit`);
+    return `${inst.name}.${source}`;
+  }
+
+  /** A bot's rule on a push trigger starts listening; the returned function stops it. Internal. */
+  private subscribe(trigger: string, ctx: TriggerSetupContext): () => void {
+    let bots = this.listeners.get(trigger);
+    if (!bots) this.listeners.set(trigger, (bots = new Map()));
+    const l = bots.get(ctx.bot) ?? { push: ctx.push, rules: 0 };
+    l.rules++;
+    bots.set(ctx.bot, l);
+    return () => {
+      if (--l.rules === 0 && bots!.get(ctx.bot) === l) bots!.delete(ctx.bot);
+    };
+  }
+
+  /**
+   * Queues a pushed event for the bots listening (or `event.bot`), through each bot's inbox:
+   * durable when this resolves, exactly once per key. Returns the bots it was queued for.
+   */
+  private async emit(inst: PluginInstance, source: string, event: PushEvent): Promise<string[]> {
+    const trigger = this.pushTrigger(inst, source);
+    const what = `emit ${trigger}`;
+    if (inst.unavailable()) throw new Error(`plugin ${inst.name}: ${what}: ${inst.unavailable()}`);
+    if (!event || typeof event !== 'object') throw new Error(`${what}: the event is an object { payload, key?, bot? }`);
+    const key = event.key === undefined ? randomUUID() : eventKey(event.key, what);
+    const payload = eventPayload(event.payload, what);
+    if (event.bot !== undefined && typeof event.bot !== 'string') throw new Error(`${what}: bot is the name of a bot`);
+    const targets = [...(this.listeners.get(trigger) ?? new Map<string, Listener>())].filter(([bot]) => event.bot === undefined || bot === event.bot);
+    const release = inst.deps?.clock.hold(`plugin ${inst.name}: ${what}`);
+    try {
+      // the bots' runs are not the plugin's code: they leave its scope
+      const queued = await pluginScope.exit(() => Promise.all(targets.map(async ([bot, l]) => ((await l.push({ key: `${trigger}:${key}`, type: trigger, payload })) ? bot : undefined))));
+      return queued.filter((b): b is string => b !== undefined);
+    } finally {
+      release?.();
+    }
+  }
+}

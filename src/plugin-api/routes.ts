@@ -1,0 +1,166 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StepTimeoutError } from '../util/step-timeout.js';
+import { asJson, callPlugin, describeThrown, PluginError } from './boundary.js';
+import type { PluginInstance } from './instance.js';
+import type { RouteHandler, RouteRequest, RouteResponse } from './types.js';
+
+/** Largest request body a plugin route takes. */
+export const MAX_BODY_BYTES = 1_048_576;
+const METHODS = ['GET', 'POST', 'PUT', 'DELETE'];
+
+interface Route {
+  inst: PluginInstance;
+  method: string;
+  parts: string[];
+  handler: RouteHandler;
+}
+
+/** An answer given before or instead of the plugin's (a body that is not JSON…). Internal. */
+class Answer extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Splits `/a/:b/` into ['a', ':b']. Internal. */
+const split = (path: string) => path.split('/').filter(Boolean);
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  const raw = Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body) : body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
+  const type = Buffer.isBuffer(body) ? 'application/octet-stream' : typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': String(raw.length), ...headers });
+  res.end(raw);
+}
+
+const error = (res: ServerResponse, status: number, code: string, message: string) => send(res, status, { error: { code, message } });
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Answer(413, 'payload_too_large', `a plugin route takes at most ${MAX_BODY_BYTES / 1024} KB`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** The plugin's answer, checked (a wrong shape is the plugin's failure). Internal. */
+function checkAnswer(out: unknown, what: string): RouteResponse {
+  const o = (out ?? {}) as RouteResponse;
+  if (typeof o !== 'object' || Array.isArray(o)) throw new Error(`${what} must answer { status, body, headers }, not ${describeThrown(out)}`);
+  const status = o.status ?? 200;
+  if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`${what} answered status ${describeThrown(o.status)}; a status is a whole number 100-599`);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string' && /^[\w-]+$/.test(k) && !/[\r\n]/.test(v)) headers[k] = v;
+  const body = Buffer.isBuffer(o.body) || typeof o.body === 'string' ? o.body : asJson(o.body, what);
+  return { status, headers, body };
+}
+
+/**
+ * The HTTP routes plugins mount under `/plugins/<name>/…` on the pinbot server. A request is
+ * held work on the clock; its body is read (at most 1 MB) before the plugin sees it; the handler
+ * runs through the boundary with the plugin timeout. A throw is a 500 (and a failure counted),
+ * a timeout a 504, a disabled or quarantined plugin a 503; nothing reaches the API routes.
+ */
+export class PluginRoutes {
+  private readonly routes: Route[] = [];
+
+  constructor(private readonly host: { instance(name: string): PluginInstance | undefined }) {}
+
+  add(inst: PluginInstance, method: string, path: string, handler: RouteHandler): void {
+    const m = String(method).toUpperCase();
+    if (!METHODS.includes(m)) throw new Error(`plugin ${inst.name}: route method ${JSON.stringify(method)}; use one of ${METHODS.join(', ')}`);
+    if (typeof path !== 'string' || !path.startsWith('/')) throw new Error(`plugin ${inst.name}: a route path starts with /, e.g. "/:bot"`);
+    if (typeof handler !== 'function') throw new Error(`plugin ${inst.name}: route ${m} ${path} needs a handler function`);
+    const route = { inst, method: m, parts: split(path), handler };
+    this.routes.push(route);
+    inst.whenStopped(() => this.routes.splice(this.routes.indexOf(route) >>> 0, 1));
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    void this.serve(req, res).catch((err) => error(res, 500, 'internal', describeThrown(err)));
+  }
+
+  private match(inst: PluginInstance, parts: string[], method: string): { route?: Route; params: Record<string, string>; methods: string[] } {
+    const methods: string[] = [];
+    for (const r of this.routes) {
+      if (r.inst !== inst || r.parts.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = parts[i]!), true) : p === parts[i]))) continue;
+      methods.push(r.method);
+      if (r.method === method) return { route: r, params, methods };
+    }
+    return { params: {}, methods };
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://plugins.local');
+    let parts: string[];
+    try {
+      parts = split(url.pathname).map(decodeURIComponent);
+    } catch {
+      return error(res, 400, 'bad_request', 'the path is not valid URL encoding');
+    }
+    const [, name = '', ...rest] = parts;
+    const inst = this.host.instance(name);
+    if (!inst) return error(res, 404, 'not_found', `no plugin named ${name} is loaded`);
+    const why = inst.unavailable();
+    if (why) return error(res, 503, 'plugin_unavailable', `plugin ${name}: ${why}`);
+    const { route, params, methods } = this.match(inst, rest, (req.method ?? 'GET').toUpperCase());
+    if (!route) return methods.length ? send(res, 405, { error: { code: 'method_not_allowed', message: `use ${methods.join(', ')}` } }, { Allow: methods.join(', ') }) : error(res, 404, 'not_found', `plugin ${name} has no route ${url.pathname}`);
+    const release = inst.deps?.clock.hold(`plugin ${name}: ${route.method} ${url.pathname}`);
+    try {
+      const body = await readBody(req);
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      const request: RouteRequest = {
+        method: route.method,
+        path: `/${rest.join('/')}`,
+        params,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        body,
+        json() {
+          try {
+            return JSON.parse(body.toString('utf8'));
+          } catch {
+            throw new Answer(400, 'bad_request', 'the body is not JSON');
+          }
+        },
+      };
+      const what = `route ${route.method} ${route.parts.length ? `/${route.parts.join('/')}` : '/'}`;
+      const out = await callPlugin(
+        inst,
+        what,
+        async () => {
+          try {
+            return checkAnswer(await route.handler(request), what);
+          } catch (err) {
+            if (err instanceof Answer) return { status: err.status, body: { error: { code: err.code, message: err.message } } };
+            throw err;
+          }
+        },
+        { timeoutMs: inst.supervision.timeoutMs },
+      );
+      send(res, out.status ?? 200, out.body, out.headers);
+    } catch (err) {
+      if (err instanceof Answer) return error(res, err.status, err.code, err.message);
+      if (err instanceof StepTimeoutError) return error(res, 504, 'plugin_timeout', err.message);
+      if (err instanceof PluginError) return error(res, err.traceReason === 'plugin_unavailable' ? 503 : 500, err.traceReason, err.message);
+      throw err;
+    } finally {
+      release?.();
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import { pino } from 'pino';
+import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
+import { createTestWorld, type TestWorld } from '../testing/world.js';
+import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
+import type { LoadedScenario } from './load.js';
+import { registryFor } from './plugins.js';
+import type { Target, TargetUser } from './types.js';
+
+/**
+ * A scenario's own embedded server: a test world (real HTTP on a free port, a file store in a
+ * temp directory, UBI, bots) on its own virtual clock, with the scenario's users set up.
+ * Adds what scenarios need beyond the test kit: `subscribed_days`, a restart on the same
+ * data directory, and events read from the store (reading spends no one's rate limit).
+ */
+export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
+  const registry = await registryFor(sc.plugins, sc.config);
+  const log = pino({ level: 'silent' });
+  const world: TestWorld = await createTestWorld({
+    start: sc.start,
+    config: sc.config,
+    registry,
+    log,
+    users: Object.fromEntries(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
+  });
+  const clock = world.clock;
+  // Commits touch the clock: counting them tells an event search when to look again.
+  let changes = 0;
+  const touch = clock.touch.bind(clock);
+  clock.touch = () => {
+    changes++;
+    touch();
+  };
+  const users: Record<string, TargetUser> = {};
+  const names = new Map<string, string>();
+  for (const [name, u] of Object.entries(world.users)) {
+    users[name] = { name, id: u.id, pin_code: u.pin_code, display_name: u.display_name, api_key: u.api_key };
+    names.set(u.id, name);
+  }
+  try {
+    const subs = Object.entries(sc.users).filter(([, u]) => u.subscribed_days !== undefined);
+    if (subs.length) {
+      // exactly N days from the start: the trial is replaced by a period the operator grants
+      await world.server.store.transaction((tx) => {
+        for (const [name, u] of subs) {
+          tx.col(Subscriptions).delete(users[name]!.id);
+          if (u.subscribed_days! > 0) subscribe(tx, world.server.env, users[name]!.id, u.subscribed_days!);
+        }
+      });
+    }
+    for (const bot of sc.bots) await world.addBot(bot.text);
+    await clock.settle();
+  } catch (err) {
+    await world.close();
+    throw err;
+  }
+
+  let seen = -1;
+  const cache = new Map<EventKind, ScenarioEvent[]>();
+  const target: Target = {
+    mode: 'embedded',
+    get baseUrl() {
+      return world.url;
+    },
+    users,
+    now: () => clock.now(),
+    wait: (ms) => clock.advance(ms),
+    async stepToward(deadline) {
+      const before = changes;
+      const next = clock.pending().find((t) => t > clock.now());
+      await clock.advanceTo(next === undefined ? deadline : Math.min(next, deadline));
+      return changes !== before;
+    },
+    settle: () => clock.settle(),
+    advanceTo: (ms) => clock.advanceTo(ms),
+    // the world restarts its server on the same data directory and clock, and its bots
+    restart: () => world.restart(),
+    async events(kind) {
+      if (seen !== changes) cache.clear();
+      seen = changes;
+      let evs = cache.get(kind);
+      if (!evs) cache.set(kind, (evs = storeEvents(world.server.store.read, kind, names)));
+      return evs;
+    },
+    close: () => world.close(),
+  };
+  return target;
+}

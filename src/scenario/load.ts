@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import { parseDocument, stringify } from 'yaml';
+import { configSchema } from '../config/schema.js';
+import { loadBot } from '../runtime/loader.js';
+import { hintFor } from '../runtime/suggest.js';
+import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
+import { checkSteps, prefixErrors, validateTopLevel, type Checker } from './check-steps.js';
+import { registryFor } from './plugins.js';
+import type { StepRegistry } from './step-registry.js';
+import type { StepNode } from './types.js';
+
+/** A user of a scenario as declared. */
+export interface UserDecl {
+  balance?: number;
+  subscribed_days?: number;
+  contacts?: string[];
+}
+
+/** A scenario checked and ready to run. */
+export interface LoadedScenario {
+  file: string;
+  name: string;
+  description?: string;
+  tags: string[];
+  seed: number;
+  config: Record<string, unknown>;
+  /** Where the virtual clock starts (ms). */
+  start: number;
+  /** Declared users, and the users bots act as (created with them). */
+  users: Record<string, UserDecl>;
+  /** Bot YAML texts, each acting as a user of the scenario. */
+  bots: Array<{ text: string; label: string }>;
+  /** Plugin files (absolute). */
+  plugins: string[];
+  vars: Record<string, unknown>;
+  steps: StepNode[];
+}
+
+export interface LoadOptions {
+  steps: StepRegistry;
+  /** Remote mode: the users that have keys; embedded-only features are problems. */
+  remote?: { users: string[] };
+}
+
+export const DEFAULT_START = '2026-01-01T09:00:00Z';
+
+const configAjv = new Ajv({ allErrors: true, useDefaults: false, strict: false, verbose: true });
+const validateConfig = configAjv.compile(configSchema);
+
+/** A seed from the file name: the same scenario gets the same seed on every machine. */
+function seedOf(file: string): number {
+  return createHash('sha256').update(basename(file)).digest().readUInt32BE(0);
+}
+
+/**
+ * Reads and checks one scenario file: YAML, keys, users, bots, plugins, config, every step
+ * (and the fragments it uses). Problems carry `file:line:col`, what was expected and a hint;
+ * a file with problems gives no scenario.
+ *
+ * @example const { scenario, problems } = await loadScenario('scenarios/tips.yaml', { steps: builtinSteps() });
+ */
+export async function loadScenario(file: string, o: LoadOptions): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return { problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }] };
+  }
+  const parsed = parseYaml(file, text);
+  if (parsed.problems.length) return { problems: parsed.problems };
+  const y = parsed.located;
+  const v = parsed.value as Record<string, any>;
+  const problems: FileProblem[] = [];
+  const at = (path: Array<string | number>, message: string, hint?: string, onKey = false) => {
+    const pos = locate(y, path, onKey);
+    problems.push({ file, line: pos.line, col: pos.col, path: path.map(String).join('.'), message, hint });
+  };
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return { problems: [{ file, line: 1, col: 1, path: '', message: 'expected a scenario: a mapping with name, users and steps', hint: 'see scenarios/ for examples' }] };
+  if (!validateTopLevel(v)) {
+    const ps = ajvProblems(y, validateTopLevel.errors);
+    for (const p of ps) {
+      const key = p.path.split('.').length === 1 ? /^unknown key "(.+)"$/.exec(p.message)?.[1] : undefined;
+      problems.push(key ? { ...p, hint: hintFor(key, Object.keys((validateTopLevel.schema as { properties: object }).properties), 'top-level keys') } : p);
+    }
+    return { problems };
+  }
+  if (v.params !== undefined) at(['params'], 'params belong to fragments (files used with use:), not to scenarios', 'remove params, or move the file under a fragments/ folder', true);
+  const dir = dirname(resolve(file));
+  const config = (v.config ?? {}) as Record<string, unknown>;
+  if (!validateConfig(structuredClone(config))) problems.push(...ajvProblems(y, prefixErrors(validateConfig.errors, ['config'])));
+  const start = v.clock?.start === undefined ? Date.parse(DEFAULT_START) : Date.parse(String(v.clock.start));
+  if (!Number.isFinite(start)) at(['clock', 'start'], `expected a time in ISO 8601 like 2026-03-01T09:00:00Z, found ${JSON.stringify(v.clock.start)}`);
+
+  const users: Record<string, UserDecl> = {};
+  for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>)) users[name] = spec ?? {};
+  for (const [name, spec] of Object.entries(users)) {
+    (spec.contacts ?? []).forEach((c, i) => {
+      if (!(c in users)) at(['users', name, 'contacts', i], `unknown user "${c}"`, hintFor(c, Object.keys(users), 'users'));
+    });
+  }
+  const plugins = ((v.plugins ?? []) as string[]).map((p, i) => {
+    const abs = resolve(dir, p);
+    if (!existsSync(abs)) at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
+    return abs;
+  });
+  let registry;
+  try {
+    registry = await registryFor(plugins, config);
+  } catch (err) {
+    at(['plugins'], (err as Error).message, undefined, true);
+  }
+  const bots = registry ? loadBots(v.bots ?? [], y, dir, users, registry, problems) : [];
+
+  if (o.remote) remoteProblems(v, users, bots.length > 0, o.remote.users, at);
+  const ch: Checker = { registry: o.steps, problems, fragments: new Map() };
+  const known = new Set(Object.keys(v.vars ?? {}));
+  const steps = checkSteps(ch, y, v.steps, ['steps'], { users: new Set(Object.keys(users)), known, literal: {}, loopDepth: 0, stack: [resolve(file)], remote: !!o.remote });
+  if (problems.length) return { problems: sortProblems(problems) };
+  return {
+    problems: [],
+    scenario: {
+      file,
+      name: v.name ?? basename(file, extname(file)),
+      description: v.description,
+      tags: v.tags ?? [],
+      seed: v.seed ?? seedOf(file),
+      config,
+      start,
+      users,
+      bots,
+      plugins,
+      vars: v.vars ?? {},
+      steps,
+    },
+  };
+}
+
+function sortProblems(ps: FileProblem[]): FileProblem[] {
+  return [...ps].sort((a, b) => (a.file === b.file ? a.line - b.line || a.col - b.col : a.file < b.file ? -1 : 1));
+}
+
+/** Reads each bot (file, `{ file, as }`, or inline), checks it, and adds the users bots act as. Internal. */
+function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record<string, UserDecl>, registry: Awaited<ReturnType<typeof registryFor>>, problems: FileProblem[]): LoadedScenario['bots'] {
+  const out: LoadedScenario['bots'] = [];
+  entries.forEach((entry, i) => {
+    const here = locate(y, ['bots', i]);
+    const problemHere = (message: string, hint?: string) => problems.push({ file: y.file, ...here, path: `bots.${i}`, message, hint });
+    let text: string;
+    let label: string;
+    let botFile: string;
+    if (typeof entry === 'string' || (entry && typeof entry === 'object' && 'file' in entry && Object.keys(entry).every((k) => k === 'file' || k === 'as'))) {
+      const ref = typeof entry === 'string' ? { file: entry } : (entry as { file: string; as?: string });
+      botFile = resolve(dir, ref.file);
+      label = ref.file;
+      try {
+        text = readFileSync(botFile, 'utf8');
+      } catch {
+        return problemHere(`no bot file ${ref.file} (looked at ${botFile})`, 'bot paths are relative to the scenario file');
+      }
+      if (ref.as !== undefined) {
+        const doc = parseDocument(text);
+        if (doc.errors.length === 0) {
+          doc.set('as', ref.as);
+          doc.delete('create_user');
+          text = doc.toString();
+        }
+      }
+    } else {
+      text = stringify(entry);
+      label = `bots[${i}] ${(entry as { name?: string })?.name ?? ''}`.trim();
+      botFile = `${y.file} bots[${i}]`;
+    }
+    const r = loadBot(botFile, text, { registry: registry! });
+    if (r.problems.length) {
+      if (typeof entry === 'string' || 'file' in (entry as object)) problems.push(...r.problems);
+      else for (const p of r.problems) problems.push({ file: y.file, ...locate(y, ['bots', i, ...p.path.split('.').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s))]), path: `bots.${i}.${p.path}`, message: p.message, hint: p.hint });
+      return;
+    }
+    const as = r.bot?.identity && 'as' in r.bot.identity ? String((r.bot.identity as { as: string }).as) : undefined;
+    if (as === undefined) return problemHere(`bot ${r.bot?.name} has no as: — in a scenario a bot acts as one of its users`, 'add as: NAME (a user of the scenario), or { file, as } for a bot file');
+    users[as] ??= {};
+    out.push({ text, label });
+  });
+  return out;
+}
+
+/** What a remote server cannot do: set users up, run bots, move its clock. Internal. */
+function remoteProblems(v: Record<string, any>, users: Record<string, UserDecl>, hasBots: boolean, keyed: string[], at: (path: Array<string | number>, message: string, hint?: string, onKey?: boolean) => void): void {
+  for (const [name, spec] of Object.entries(users)) {
+    if (!keyed.includes(name)) at(v.users?.[name] !== undefined ? ['users', name] : ['bots'], `no API key for user "${name}" in the keys file`, `add "${name}: pinbot_…" to the file given with --keys`, true);
+    for (const k of ['balance', 'subscribed_days', 'contacts'] as const) if (spec[k] !== undefined) at(['users', name, k], `users.${name}.${k} needs the embedded server (a remote server's users are set up by its operator)`, 'remove it, or run without --server', true);
+  }
+  if (hasBots) at(['bots'], 'bots in a scenario need the embedded server (run them on the remote server with `pinbot bots run --server`)', 'remove bots:, or run without --server', true);
+  if (v.config !== undefined) at(['config'], 'config overrides need the embedded server', 'remove config:, or run without --server', true);
+  if (v.clock !== undefined) at(['clock'], 'clock control needs the embedded server (a remote server runs on real time)', 'remove clock:, or run without --server', true);
+}

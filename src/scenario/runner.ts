@@ -1,0 +1,231 @@
+import { iso, systemClock } from '../clock/clock.js';
+import { parseDuration } from '../util/duration.js';
+import { locate } from '../util/yaml-errors.js';
+import { embeddedTarget } from './embedded-target.js';
+import type { LoadedScenario } from './load.js';
+import { remoteTarget } from './remote-target.js';
+import { evalCondition, render } from './templates.js';
+import { StepFailure, type StepContext, type StepNode, type Target } from './types.js';
+
+/** How one step went. */
+export interface StepResult {
+  /** Its number: `3`, or `5.2` for the second step of the fragment used by step 5. */
+  id: string;
+  label: string;
+  status: 'passed' | 'failed' | 'skipped';
+  /** Wall time it took. */
+  ms: number;
+  /** The scenario's clock when it ended (ISO). */
+  clock: string;
+  /** Where it is written: `file:line:col`. */
+  where: string;
+  detail?: string;
+  logs?: string[];
+  error?: string;
+  diff?: string;
+  curl?: string;
+  attempts?: number;
+  children?: StepResult[];
+}
+
+/** How one scenario went. */
+export interface ScenarioResult {
+  file: string;
+  name: string;
+  tags: string[];
+  seed: number;
+  mode: 'embedded' | 'remote';
+  status: 'passed' | 'failed';
+  ms: number;
+  /** The scenario's clock at the end (ISO). */
+  clock: string;
+  steps: StepResult[];
+  /** A failure before the first step (setting up the server, users or bots). */
+  error?: string;
+}
+
+/** Told as a run goes, for live reports. */
+export interface RunListener {
+  scenarioStart?(sc: LoadedScenario): void;
+  stepEnd?(sc: LoadedScenario, step: StepResult): void;
+  scenarioEnd?(result: ScenarioResult): void;
+}
+
+export interface RunScenarioOptions {
+  remote?: { url: string; keys: Record<string, string> };
+  listener?: RunListener;
+  /** Skip the remaining steps once set (--bail stops others at their next step). */
+  stop?: { stopped: boolean };
+}
+
+const DEFAULT_EVERY = '1s';
+const elapsed = (t0: number) => Math.round(performance.now() - t0);
+
+/**
+ * Runs one scenario: a fresh embedded server on its own virtual clock (or the remote server),
+ * the steps in order; after a failed step the rest are skipped.
+ *
+ * @example const result = await runScenario(scenario, { listener: consoleListener });
+ */
+export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
+  const t0 = performance.now();
+  o.listener?.scenarioStart?.(sc);
+  const mode = o.remote ? 'remote' : 'embedded';
+  const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode } as const;
+  let target: Target;
+  try {
+    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc);
+  } catch (err) {
+    const r: ScenarioResult = { ...base, status: 'failed', ms: elapsed(t0), clock: iso(sc.start), steps: skipAll(sc.steps, ''), error: `setting up: ${(err as Error).message}` };
+    o.listener?.scenarioEnd?.(r);
+    return r;
+  }
+  const keys = Object.values(target.users).map((u) => u.api_key).filter(Boolean);
+  const mask = (s: string) => keys.reduce((acc, k) => acc.split(k).join(`${k.slice(0, 7)}***`), s);
+  const runId = o.remote ? `${sc.seed.toString(36)}-${systemClock.now().toString(36)}` : sc.seed.toString(36);
+  const root: Record<string, unknown> = { ...structuredClone(sc.vars), users: structuredClone(target.users), mode, seed: sc.seed, run_id: runId, scenario: { name: sc.name, file: sc.file } };
+  const live = (scope: Record<string, unknown>) => Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
+  const scopes: Array<Record<string, unknown>> = [root];
+  const claimed = new Set<string>();
+  let failed = false;
+
+  const runNodes = async (nodes: StepNode[], prefix: string, top: boolean): Promise<StepResult[]> => {
+    const out: StepResult[] = [];
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      const id = `${prefix}${i + 1}`;
+      if (failed || o.stop?.stopped) {
+        out.push(...skipAll([node], prefix, i));
+        if (top) o.listener?.stepEnd?.(sc, out.at(-1)!);
+        continue;
+      }
+      const r = await runNode(node, id);
+      out.push(r);
+      if (r.status === 'failed') failed = true;
+      if (top) o.listener?.stepEnd?.(sc, r);
+    }
+    return out;
+  };
+
+  const runNode = async (node: StepNode, id: string): Promise<StepResult> => {
+    const raw = node.raw;
+    const scope = scopes.at(-1)!;
+    const label = shownLabel(raw.name ?? node.kind.label(raw), scope);
+    const t = performance.now();
+    const pos = locate(node.located, node.path);
+    const result: StepResult = { id, label, status: 'passed', ms: 0, clock: '', where: `${node.located.file}:${pos.line}:${pos.col}` };
+    try {
+      if (raw.if !== undefined && !evalCondition(raw.if, live(scope))) {
+        result.status = 'skipped';
+        result.detail = `if ${JSON.stringify(raw.if)} is false`;
+      } else {
+        if (node.kind.embeddedOnly && target.mode === 'remote') throw new StepFailure(`step ${id} (${label}): ${node.kind.embeddedOnly}`);
+        const items: Array<{ item?: unknown; index?: number }> = [];
+        if (raw.repeat !== undefined) for (let k = 0; k < raw.repeat; k++) items.push({ index: k });
+        else if (raw.for_each !== undefined) {
+          const list = render(raw.for_each, live(scope));
+          if (!Array.isArray(list)) throw new StepFailure(`for_each: expected a list, found ${JSON.stringify(list)}`);
+          list.forEach((item, index) => items.push({ item, index }));
+        } else items.push({});
+        for (const [k, loop] of items.entries()) {
+          const inner = 'index' in loop ? { ...scope, ...loop } : scope;
+          if (inner !== scope) scopes.push(inner);
+          try {
+            await once(node, inner, result);
+          } catch (err) {
+            if (items.length > 1 && err instanceof Error) err.message = `iteration ${k + 1} of ${items.length}: ${err.message}`;
+            throw err;
+          } finally {
+            if (inner !== scope) scopes.pop();
+          }
+        }
+        if (items.length > 1) result.detail = `${items.length} times${result.detail ? `; last: ${result.detail}` : ''}`;
+      }
+    } catch (err) {
+      result.status = 'failed';
+      result.error = mask((err as Error).message);
+      if (err instanceof StepFailure) Object.assign(result, err.extra.diff ? { diff: err.extra.diff } : {}, err.extra.curl ? { curl: err.extra.curl } : {});
+    }
+    result.ms = elapsed(t);
+    result.clock = iso(target.now());
+    return result;
+  };
+
+  const once = async (node: StepNode, scope: Record<string, unknown>, result: StepResult): Promise<void> => {
+    live(scope);
+    const ctx: StepContext = {
+      target,
+      scope,
+      node,
+      claimed,
+      mask,
+      seed: sc.seed,
+      config: sc.config,
+      capture: (name, value) => scopes.forEach((s) => (s[name] = value)),
+      render: <T>(v: unknown) => render(v, live(scope)) as T,
+      runChildren: async (children, vars) => {
+        scopes.push({ ...scope, ...vars });
+        try {
+          result.children = await runNodes(children, `${result.id}.`, false);
+        } finally {
+          scopes.pop();
+        }
+        const bad = result.children.find((c) => c.status === 'failed');
+        if (bad) throw new StepFailure(`step ${bad.id} (${bad.label}) failed`);
+      },
+    };
+    const ev = node.raw.eventually as { within: string; every?: string } | undefined;
+    if (!ev) {
+      const info = await node.kind.run(node.raw, ctx);
+      if (info?.detail) result.detail = info.detail;
+      if (info?.logs) (result.logs ??= []).push(...info.logs);
+      return;
+    }
+    const deadline = target.now() + parseDuration(ev.within)!;
+    const every = parseDuration(ev.every ?? DEFAULT_EVERY)!;
+    for (let attempt = 1; ; attempt++) {
+      result.attempts = attempt;
+      try {
+        const info = await node.kind.run(node.raw, ctx);
+        if (info?.detail) result.detail = `${info.detail}${attempt > 1 ? ` (try ${attempt})` : ''}`;
+        return;
+      } catch (err) {
+        if (!(err instanceof StepFailure) || target.now() >= deadline) {
+          if (err instanceof Error) err.message = `${err.message} (eventually: ${attempt} tr${attempt > 1 ? 'ies' : 'y'} within ${ev.within})`;
+          throw err;
+        }
+        await target.wait(Math.min(every, deadline - target.now()));
+      }
+    }
+  };
+
+  let steps: StepResult[] = [];
+  let end = iso(sc.start);
+  try {
+    steps = await runNodes(sc.steps, '', true);
+  } finally {
+    end = iso(target.now());
+    await target.close().catch(() => undefined);
+  }
+  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps };
+  o.listener?.scenarioEnd?.(r);
+  return r;
+}
+
+/** A label with its templates filled in when they can be (`{{ from }} POST …` → `alice POST …`). Internal. */
+function shownLabel(label: string, scope: Record<string, unknown>): string {
+  try {
+    const v = render(label, scope);
+    return typeof v === 'string' ? v : label;
+  } catch {
+    return label;
+  }
+}
+
+/** Results for steps that did not run. Internal. */
+function skipAll(nodes: StepNode[], prefix: string, from = 0): StepResult[] {
+  return nodes.map((n, i) => {
+    const pos = locate(n.located, n.path);
+    return { id: `${prefix}${from + i + 1}`, label: n.raw.name ?? n.kind.label(n.raw), status: 'skipped', ms: 0, clock: '', where: `${n.located.file}:${pos.line}:${pos.col}` };
+  });
+}

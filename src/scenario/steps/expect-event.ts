@@ -1,0 +1,126 @@
+import { parseDuration, DURATION_PATTERN } from '../../util/duration.js';
+import { describeEvent, EVENT_FILTERS, EVENT_KINDS, eventMismatches, type EventKind, type ScenarioEvent } from '../events.js';
+import { checkMatchers, formatMismatches, type Mismatch } from '../match.js';
+import { checkSavePath, readPath } from '../save-path.js';
+import { humanDuration } from '../human-duration.js';
+import { StepFailure, type CheckContext, type StepContext, type StepKind } from '../types.js';
+
+interface EventSpec {
+  within: string;
+  every?: string;
+  [kind: string]: unknown;
+}
+
+const DEFAULT_EVERY_MS = 500;
+
+const filterSchema = (what: string) => ({
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 2,
+  maxProperties: 3,
+  required: ['within'],
+  description: `${what}: one event kind with its filter, and within`,
+  properties: {
+    ...Object.fromEntries(EVENT_KINDS.map((k) => [k, { type: 'object', additionalProperties: false, description: EVENT_FILTERS[k].description, properties: EVENT_FILTERS[k].properties }])),
+    within: { type: 'string', pattern: DURATION_PATTERN, description: 'how long (scenario time): 10s, 2h, 1d' },
+    every: { type: 'string', pattern: DURATION_PATTERN, description: 'remote mode: how often to look (default 500ms); on the virtual clock every due timer is a look' },
+  },
+});
+
+function kindOf(spec: EventSpec): EventKind {
+  return EVENT_KINDS.find((k) => k in spec)!;
+}
+
+function checkSpec(key: 'expect_event' | 'expect_none', spec: EventSpec, c: CheckContext): void {
+  const kinds = EVENT_KINDS.filter((k) => k in spec);
+  if (kinds.length !== 1) return c.problem([key], `expected exactly one event kind (${EVENT_KINDS.join(', ')}), found ${kinds.length ? kinds.join(' and ') : 'none'}`);
+  const kind = kinds[0]!;
+  const filter = (spec[kind] ?? {}) as Record<string, unknown>;
+  for (const u of EVENT_FILTERS[kind].users) if (filter[u] !== undefined) c.user(filter[u], [key, kind, u]);
+  c.templates(filter, [key, kind]);
+  for (const p of checkMatchers(filter, [key, kind])) c.problem(p.path, p.message);
+}
+
+const label = (key: string) => (s: Record<string, EventSpec>) => {
+  const spec = s[key]!;
+  const kind = kindOf(spec);
+  const f = (spec[kind] ?? {}) as Record<string, unknown>;
+  const who = ['from', 'by', 'to'].filter((k) => typeof f[k] === 'string').map((k) => `${k} ${f[k]}`).join(' ');
+  return `${key} ${kind}${who ? ` ${who}` : ''} within ${spec.within}`;
+};
+
+function closest(kind: EventKind, filter: Record<string, unknown>, evs: ScenarioEvent[], ctx: StepContext): string {
+  let best: { ev: ScenarioEvent; mm: Mismatch[] } | undefined;
+  for (const ev of evs) {
+    const mm = eventMismatches(kind, filter, ev, ctx.target.users);
+    if (!best || mm.length < best.mm.length) best = { ev, mm };
+  }
+  if (!best) return `  no ${kind} happened at all`;
+  return `  closest: ${ctx.mask(describeEvent(best.ev))}\n${formatMismatches(best.mm, ctx.mask)}`;
+}
+
+export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<string, string> }> = {
+  name: 'expect_event',
+  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once',
+  schema: {
+    properties: {
+      expect_event: filterSchema('what to wait for'),
+      save: { type: 'object', additionalProperties: { type: 'string' }, description: 'captures from the event: name → field path (content, from.pin_code, id)' },
+    },
+    required: ['expect_event'],
+  },
+  label: label('expect_event') as never,
+  check(s, c) {
+    checkSpec('expect_event', s.expect_event, c);
+    for (const [name, path] of Object.entries(s.save ?? {})) {
+      const bad = checkSavePath(path);
+      if (bad) c.problem(['save', name], bad);
+      c.declare(name);
+    }
+  },
+  async run(s, ctx) {
+    const spec = s.expect_event;
+    const kind = kindOf(spec);
+    const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
+    const within = parseDuration(spec.within)!;
+    const every = spec.every ? parseDuration(spec.every)! : DEFAULT_EVERY_MS;
+    const started = ctx.target.now();
+    const deadline = started + within;
+    let evs: ScenarioEvent[] = [];
+    let changed = true;
+    for (;;) {
+      if (changed) {
+        evs = (await ctx.target.events(kind)).filter((e) => !ctx.claimed.has(e.key));
+        const hit = evs.find((e) => eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+        if (hit) {
+          ctx.claimed.add(hit.key);
+          for (const [name, path] of Object.entries(s.save ?? {})) ctx.capture(name, readPath({ body: hit.fields }, path));
+          return { detail: `${ctx.mask(describeEvent(hit))} after ${humanDuration(ctx.target.now() - started)}` };
+        }
+      }
+      if (ctx.target.now() >= deadline) break;
+      changed = await ctx.target.stepToward(deadline, every);
+    }
+    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) });
+  },
+};
+
+export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
+  name: 'expect_none',
+  description: 'asserts that nothing of a kind (matching the filter) happens within a duration: it lets exactly that much scenario time pass, then checks',
+  schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
+  label: label('expect_none') as never,
+  check: (s, c) => checkSpec('expect_none', s.expect_none, c),
+  async run(s, ctx) {
+    const spec = s.expect_none;
+    const kind = kindOf(spec);
+    const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
+    const before = new Set((await ctx.target.events(kind)).map((e) => e.key));
+    await ctx.target.wait(parseDuration(spec.within)!);
+    const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+    if (seen.length) {
+      throw new StepFailure(`expected no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}; ${seen.length} happened`, { diff: seen.slice(0, 5).map((e) => `  + ${ctx.mask(describeEvent(e))}`).join('\n') });
+    }
+    return { detail: `none in ${spec.within}` };
+  },
+};

@@ -1,0 +1,156 @@
+import type { LocatedYaml } from '../util/yaml-errors.js';
+
+/** What `expect_event` / `expect_none` can wait for. */
+export type EventKind = 'message' | 'transfer' | 'introduction' | 'contact_request';
+
+/** A user as events name them: the scenario's name for them when they have one. */
+export interface EventUser {
+  name: string;
+  pin_code: string;
+}
+
+/**
+ * Something that happened, as a scenario sees it. `key` is unique per event: a transfer that
+ * went from pending to accepted is two events (`transfer:txn_…:pending`, `…:accepted`).
+ */
+export interface ScenarioEvent {
+  key: string;
+  kind: EventKind;
+  /** Ordering: the time of the change, then the id. */
+  at: number;
+  fields: Record<string, unknown>;
+}
+
+/** A JSON Schema object. */
+export type JsonSchema = Record<string, unknown>;
+/** A path inside a YAML document (`['steps', 2, 'expect']`). */
+export type Path = Array<string | number>;
+
+/** One step as written, where it was written, and (for `use`) the fragment's steps. */
+export interface StepNode {
+  raw: Record<string, any>;
+  kind: StepKind;
+  located: LocatedYaml;
+  /** The step's path in its file. */
+  path: Path;
+  /** `use:` the fragment's steps. */
+  children?: StepNode[];
+  /** `use:` the fragment's declared parameters (name → default, undefined when required). */
+  params?: Record<string, { default?: unknown; required: boolean }>;
+}
+
+/** A user as steps see it (`users.alice.pin_code` in templates). */
+export interface TargetUser {
+  name: string;
+  id: string;
+  pin_code: string;
+  display_name: string;
+  api_key: string;
+}
+
+/**
+ * Where a scenario runs: an embedded server on a virtual clock, or a remote server on real
+ * time. Steps talk only to this.
+ */
+export interface Target {
+  readonly mode: 'embedded' | 'remote';
+  readonly baseUrl: string;
+  readonly users: Record<string, TargetUser>;
+  /** The scenario's time (virtual, or real for a remote server). */
+  now(): number;
+  /** Lets `ms` of scenario time pass: advances the virtual clock (firing what is due), or sleeps. */
+  wait(ms: number): Promise<void>;
+  /**
+   * Moves towards `deadline` by the smallest useful step — to the next due timer on a virtual
+   * clock, by `pollMs` of real time remotely — and says whether anything may have changed.
+   */
+  stepToward(deadline: number, pollMs: number): Promise<boolean>;
+  /** Lets what is due now settle (no time passes). */
+  settle(): Promise<void>;
+  /** Moves the virtual clock to a time (embedded only). */
+  advanceTo(ms: number): Promise<void>;
+  /** Restarts the embedded server and its bots on the same data directory (embedded only). */
+  restart(): Promise<void>;
+  /** Everything of a kind that has happened so far, as events. */
+  events(kind: EventKind): Promise<ScenarioEvent[]>;
+  close(): Promise<void>;
+}
+
+/** What a step's run may use. */
+export interface StepContext {
+  target: Target;
+  /** Variables of templates: users, vars, captures, fragment parameters, loop variables. */
+  scope: Record<string, unknown>;
+  /** Sets a capture (visible to later steps). */
+  capture(name: string, value: unknown): void;
+  render<T = unknown>(value: unknown): T;
+  node: StepNode;
+  /** Runs a fragment's steps with extra variables (`use:`). */
+  runChildren(children: StepNode[], vars: Record<string, unknown>): Promise<void>;
+  /** Event keys already matched by an earlier `expect_event` (each event is matched once). */
+  claimed: Set<string>;
+  /** Hides API keys in text shown to people. */
+  mask(text: string): string;
+  seed: number;
+  /** The scenario's config overrides (the API's OpenAPI document depends on them). */
+  config: Record<string, unknown>;
+}
+
+/** What a step reports when it passes (shown in reports). */
+export interface StepInfo {
+  detail?: string;
+  logs?: string[];
+}
+
+/** A step that did not hold: its message, and the diff and curl line when there are some. */
+export class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly extra: { diff?: string; curl?: string } = {},
+  ) {
+    super(message);
+    this.name = 'StepFailure';
+  }
+}
+
+/** A problem found before anything runs, relative to the step being checked. */
+export interface CheckContext {
+  /** Reports a problem at `path` below the step (a key when `onKey`). */
+  problem(path: Path, message: string, hint?: string, onKey?: boolean): void;
+  /** Reports templates in `value` that refer to unknown variables or users. */
+  templates(value: unknown, path: Path): void;
+  /** Reports an `if:`-style expression referring to unknown variables. */
+  condition(expr: string, path: Path): void;
+  /** A user name, checked against the scenario's users (templates are checked as templates). */
+  user(name: unknown, path: Path): void;
+  /** Declares a capture made by this step (visible to later steps). */
+  declare(name: string): void;
+  /** The scenario's users. */
+  readonly users: ReadonlySet<string>;
+  /** True when the scenario will run against a remote server. */
+  readonly remote: boolean;
+  /** Loads, checks and returns a fragment's steps for `use:` (problems are reported). */
+  fragment(file: string, withValues: Record<string, unknown>, path: Path): { children: StepNode[]; params: StepNode['params'] } | undefined;
+}
+
+/**
+ * A kind of scenario step. Every kind is registered in the step registry; the scenario JSON
+ * Schema, the validator and the docs are assembled from these entries.
+ *
+ * @example
+ * const log: StepKind = { name: 'log', description: 'prints a line', schema: { properties: { log: { type: 'string' } } }, label: (s) => `log`, run: async (s, ctx) => ({ logs: [ctx.render(s.log)] }) };
+ */
+export interface StepKind<S extends Record<string, any> = Record<string, any>> {
+  /** The key that marks a step of this kind (`request`, `clock`). */
+  name: string;
+  description: string;
+  /** JSON Schema of the keys this kind adds to a step (its own key included). */
+  schema: { properties: Record<string, JsonSchema>; required?: string[] };
+  /** Set when the kind needs the embedded server: the message shown in remote mode. */
+  embeddedOnly?: string;
+  /** A short label for reports (`alice POST /wallet/send`). */
+  label(step: S): string;
+  /** Checks beyond the schema (users, templates, references), before anything runs. */
+  check?(step: S, c: CheckContext): void;
+  run(step: S, ctx: StepContext): Promise<StepInfo | void>;
+}

@@ -1,0 +1,47 @@
+import type { AdminCommand } from '../admin/commands.js';
+import { installProcessGuard } from '../plugin-api/guard.js';
+import type { PluginHost } from '../plugin-api/host.js';
+import { pluginHostOf } from './registry.js';
+import type { ServerService } from './types.js';
+
+export interface PluginsServiceOptions {
+  /**
+   * Catch plugins' stray errors at process level (`uncaughtException`, `unhandledRejection`)
+   * so they cannot stop the process (default true; the test kit leaves it to the test runner).
+   */
+  processGuard?: boolean;
+}
+
+/**
+ * The plugins of the server's registry, started before the bots and stopped after them: their
+ * setup (a failing one disables that plugin only), their HTTP routes under `/plugins/<name>/…`,
+ * the process guard, and the admin command `plugins.status` (`pinbot plugins list`).
+ *
+ * @example startServer({ dataDir, services: [ubiService(), pluginsService(), createBotsService()] })
+ */
+export function pluginsService({ processGuard = true }: PluginsServiceOptions = {}): ServerService {
+  let host: PluginHost | undefined;
+  let unguard: (() => void) | undefined;
+  const commands: Record<string, AdminCommand> = {
+    'plugins.status': async () => ({ plugins: host?.status() ?? [], problems: host?.problemLines() ?? [] }),
+  };
+  return {
+    name: 'plugins',
+    commands,
+    async start(ctx) {
+      host = pluginHostOf(ctx.registry);
+      if (!host || host.instances.length === 0) return;
+      const log = ctx.log.child({ service: 'plugins' });
+      if (processGuard) unguard = installProcessGuard(() => host?.instances ?? [], log);
+      ctx.mount?.('/plugins/', (req, res) => host!.handle(req, res));
+      await host.start({ clock: ctx.clock, scheduler: ctx.scheduler, log, store: ctx.store });
+      const down = host.status().filter((p) => p.status === 'disabled');
+      log.info(`plugins: ${host.instances.length - down.length} of ${host.instances.length} running${down.length ? `; disabled: ${down.map((p) => p.name).join(', ')}` : ''}`);
+    },
+    async stop() {
+      await host?.stop();
+      unguard?.();
+      unguard = undefined;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestWorld, type TestWorld } from 'pinbot/testing';
+import feed, { items } from './fixtures/feeds.js';
+
+/**
+ * Plugin events go through the same inbox, cursor, trace and exactly-once path as built-in
+ * ones: a poll source on the bot's cadence from a persisted cursor, a push source emitting from
+ * setup on the shared clock; both used in YAML like any trigger.
+ */
+
+let world: TestWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+  items.length = 0;
+});
+
+const notify = (name: string, on: string, content: string) => `name: ${name}\nas: ${name}\nrules:\n  - on: ${on}\n    do:\n      - send_message: { to: "{{ vars.to }}", content: "${content}" }\n`;
+
+describe('plugin event sources', () => {
+  it('a poll source runs on the poll cadence from its persisted cursor; nothing is seen twice across a restart', async () => {
+    world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [feed] });
+    await world.addBot(notify('reader', 'feed.item', 'new: {{ event.title }}').replace('rules:', `vars: { to: "${world.users.alice!.pin_code}" }\nrules:`));
+    items.push({ id: 1, title: 'one' }, { id: 2, title: 'two' });
+    await world.advance('5s');
+    items.push({ id: 3, title: 'three' });
+    await world.restart();
+    await world.advance('5s');
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['new: one', 'new: two', 'new: three']);
+    expect(world.traces('reader').map((t) => [t.event.type, t.event.key, t.outcome])).toEqual([
+      ['feed.item', 'feed.item:1', 'done'],
+      ['feed.item', 'feed.item:2', 'done'],
+      ['feed.item', 'feed.item:3', 'done'],
+    ]);
+  });
+
+  it('a push source emits from setup on the clock to every bot listening, once per key', async () => {
+    world = await createTestWorld({ start: '2026-01-01T09:00:30Z', users: { alice: {}, t1: {}, t2: {}, deaf: {} }, config: { rate_limits: { enabled: false } }, plugins: [feed] });
+    const to = `vars: { to: "${world.users.alice!.pin_code}" }\nrules:`;
+    await world.addBot(notify('t1', 'feed.tick', 't1 {{ event.at }} of {{ event.listeners }}').replace('rules:', to));
+    await world.addBot(notify('t2', 'feed.tick', 't2 {{ event.at }}').replace('rules:', to));
+    await world.addBot(notify('deaf', 'message.received', 'never').replace('rules:', to));
+    await world.advance('2m');
+    expect((await world.inbox('alice')).map((m) => m.content).sort()).toEqual(['t1 2026-01-01T09:01:00.000Z of 2', 't1 2026-01-01T09:02:00.000Z of 2', 't2 2026-01-01T09:01:00.000Z', 't2 2026-01-01T09:02:00.000Z']);
+    expect(world.traces('t1').map((t) => t.event.key)).toEqual(['feed.tick:2026-01-01T09:01:00.000Z', 'feed.tick:2026-01-01T09:02:00.000Z']);
+    expect(world.traces('deaf')).toEqual([]);
+  });
+});

@@ -1,0 +1,78 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/api.js';
+import { pinbot } from '../helpers/spawn.js';
+
+const tmp = tempDir('pinbot-scenario-cli-');
+afterAll(() => tmp.cleanup());
+
+function dir(name: string, files: Record<string, string>): string {
+  const d = join(tmp.dir, name);
+  mkdirSync(d, { recursive: true });
+  for (const [f, t] of Object.entries(files)) writeFileSync(join(d, f), t);
+  return d;
+}
+
+const ok = 'name: fine\nusers: { alice: { balance: 2 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 2 } }\n';
+const broken = 'name: broken\nusers: { alice: { balance: 2 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 3 } }\n  - clock: { advance: 1d }\n';
+
+describe('pinbot scenario', { timeout: 60_000 }, () => {
+  it.concurrent('run: a readable console report, JUnit and TAP files, exit 1 on a failure with a diff and a curl line', async () => {
+    const d = dir('mixed', { 'a.yaml': ok, 'b.yaml': broken });
+    const xml = join(tmp.dir, 'reports/r.xml');
+    const r = await pinbot(['scenario', 'run', d, '--parallel', '1', '--reporter', 'junit', '--output', xml, '--reporter', `tap=${join(tmp.dir, 'r.tap')}`]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('fine ');
+    expect(r.stdout).toMatch(/✓ 1 alice GET \/wallet\/balance {2}200 · \d+ ms/);
+    expect(r.stdout).toMatch(/✗ 1 alice GET \/wallet\/balance {2}\d+ ms\n {6}GET \/wallet\/balance answered 200; 1 expectation failed\n {6}body\.balance\n {8}- expected 3\n {8}\+ actual {3}2\n/);
+    expect(r.stdout).toMatch(/at .*b\.yaml:4:5 · scenario clock 2026-01-01T09:00:00\.000Z · seed \d+/);
+    expect(r.stdout).toContain(`reproduce (keys masked): curl -sS -X GET 'http://127.0.0.1:`);
+    expect(r.stdout).toContain('- 2 clock advance 1d  skipped');
+    expect(r.stdout).toMatch(/2 scenarios: 1 passed, 1 failed/);
+    expect(r.stdout + r.stderr).not.toMatch(/pinbot_[\w-]{20}/);
+    const junit = readFileSync(xml, 'utf8');
+    expect(junit).toMatch(/^<\?xml version="1\.0" encoding="UTF-8"\?>\n<testsuites name="pinbot scenarios" tests="3" failures="1" errors="0" skipped="1">/);
+    expect(junit.match(/<testsuite /g)).toHaveLength(2);
+    expect(junit).toMatch(/<failure message="GET \/wallet\/balance answered 200; 1 expectation failed" type="ScenarioStepFailure"><!\[CDATA\[[^]*curl -sS[^]*\]\]><\/failure>/);
+    expect(junit.trim().endsWith('</testsuites>')).toBe(true);
+    expect(readFileSync(join(tmp.dir, 'r.tap'), 'utf8')).toMatch(/^TAP version 14\n1\.\.2\n/);
+  });
+
+  it.concurrent('invalid files: every problem with file:line:col, nothing runs, exit 2', async () => {
+    const d = dir('invalid', { 'a.yaml': ok, 'b.yaml': 'name: x\nusers: { alice: {} }\nsteps:\n  - as: alise\n    request: GET /me\n  - reqest: GET /me\n' });
+    const xml = join(tmp.dir, 'never.xml');
+    const r = await pinbot(['scenario', 'run', d, '--reporter', 'junit', '--output', xml]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/b\.yaml:4:9: steps\.0\.as: unknown user "alise" — did you mean "alice"\?/);
+    expect(r.stderr).toMatch(/b\.yaml:6:5: steps\.1\.reqest: unknown step kind "reqest" — did you mean "request"\?/);
+    expect(r.stderr).toContain('nothing ran: 2 problems in the files above');
+    expect(existsSync(xml)).toBe(false);
+    const v = await pinbot(['scenario', 'validate', d]);
+    expect(v.code).toBe(2);
+    expect(v.stderr).toContain('2 problems in 1 of 2 files');
+  });
+
+  it.concurrent('--parallel 2 runs in two worker processes; a JSON report on stdout moves the console report to stderr; --bail', async () => {
+    const d = dir('parallel', { 'a.yaml': ok, 'b.yaml': broken, 'c.yaml': ok.replace('fine', 'also fine') });
+    const r = await pinbot(['scenario', 'run', d, '--parallel', '2', '--reporter', 'json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.summary).toMatchObject({ total: 3, passed: 2, failed: 1, parallel: 2 });
+    expect(report.scenarios.map((s: { name: string }) => s.name)).toEqual(['fine', 'broken', 'also fine']);
+    expect(report.scenarios[1].steps[0].diff).toBe('  body.balance\n    - expected 3\n    + actual   2');
+    // each scenario is one block in the console report, never interleaved
+    expect(r.stderr).toMatch(/broken .*b\.yaml\n  ✗ 1 alice GET \/wallet\/balance .*\n(.*\n){6}  - 2 clock advance 1d  skipped\n  ✗ failed 2 steps/);
+    // one at a time, so what --bail leaves out does not depend on which worker is faster
+    const bail = await pinbot(['scenario', 'run', join(d, 'b.yaml'), join(d, 'a.yaml'), join(d, 'c.yaml'), '--parallel', '1', '--bail', '--quiet', '--reporter', 'json']);
+    expect(JSON.parse(bail.stdout).summary.total).toBe(1);
+  });
+
+  it.concurrent('validate: the shipped scenarios are valid', async () => {
+    const r = await pinbot(['scenario', 'validate']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^\d+ scenarios valid \(\d+ steps\)\n$/);
+    expect(r.code).toBe(0);
+  });
+});

@@ -1,0 +1,122 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { configFrom } from '../../src/config/load.js';
+import { createKey } from '../../src/domain/users/keys.js';
+import { createUser } from '../../src/domain/users/users.js';
+import { loadAll, runAll, selectScenarios } from '../../src/scenario/run-all.js';
+import { consoleReporter } from '../../src/scenario/reporters/console.js';
+import { tapText } from '../../src/scenario/reporters/tap.js';
+import { startServer } from '../../src/server.js';
+import { tempDir } from '../helpers/api.js';
+
+const tmp = tempDir('pinbot-scenario-runner-');
+afterAll(() => tmp.cleanup());
+
+let n = 0;
+function write(text: string, name = `s${++n}.yaml`): string {
+  const file = join(tmp.dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+async function run(texts: string[], o: Parameters<typeof runAll>[1] = {}) {
+  const { scenarios, problems } = await loadAll(texts.map((t) => write(t)), { remoteUsers: o.remote ? Object.keys(o.remote.keys) : undefined });
+  expect(problems).toEqual([]);
+  return runAll(scenarios, { parallel: 1, ...o });
+}
+
+const tipJar = `users: { alice: { balance: 10 }, jar: {} }
+bots:
+  - name: jar
+    as: jar
+    rules: [{ on: transfer.received, do: [accept, { reply: "Thanks!" }] }]
+`;
+
+describe('running scenarios', () => {
+  it('a failed request shows the diff, where, the clock, the seed and a curl line with the key masked; later steps are skipped', async () => {
+    const { results } = await run([`name: broken\nseed: 42\nusers: { alice: { balance: 3 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 4 } }\n  - log: never\n`]);
+    const [r] = results;
+    expect(r!.status).toBe('failed');
+    const [s1, s2] = r!.steps;
+    expect(s1).toMatchObject({ status: 'failed', error: 'GET /wallet/balance answered 200; 1 expectation failed', diff: '  body.balance\n    - expected 4\n    + actual   3', clock: '2026-01-01T09:00:00.000Z' });
+    expect(s1!.where).toMatch(/s\d+\.yaml:5:5$/);
+    expect(s1!.curl).toMatch(/^curl -sS -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/v1\/wallet\/balance' -H "X-API-Key: \$PINBOT_KEY_ALICE"$/);
+    expect(s2).toMatchObject({ status: 'skipped', label: 'log' });
+    const out: string[] = [];
+    const rep = consoleReporter({ out: { write: (s: string) => out.push(s) }, parallel: 2, color: false });
+    rep.scenarioEnd!(r!);
+    expect(out.join('')).toContain('seed 42');
+    expect(out.join('')).not.toMatch(/pinbot_[\w-]{20}/);
+    expect(tapText(results)).toMatch(/^not ok 1 - broken$/m);
+  });
+
+  it('expect_event waits on the virtual clock and stops at the event; a missing one shows the closest event', async () => {
+    const { results } = await run([
+      `${tipJar}steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }
+  - expect_event: { message: { to: alice, from: jar, content: "Thanks!" }, within: 1m }
+  - assert: now == "2026-01-01T09:00:05.000Z"
+  - expect_event: { message: { to: alice, content: "Thanks!" }, within: 1m }
+`,
+    ]);
+    const steps = results[0]!.steps;
+    expect(steps.map((s) => s.status)).toEqual(['passed', 'passed', 'passed', 'failed']);
+    // each event is matched once: the second expect_event waited its full minute
+    expect(steps[3]).toMatchObject({ error: 'no message matching {"to":"alice","content":"Thanks!"} within 1m', clock: '2026-01-01T09:01:05.000Z' });
+    expect(steps[3]!.diff).toBe('  no message happened at all');
+  });
+
+  it('expect_none fails listing what happened', async () => {
+    const { results } = await run([`${tipJar}steps:\n  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }\n  - expect_none: { transfer: { to: jar, status: accepted }, within: 10s }\n`]);
+    expect(results[0]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no transfer matching {"to":"jar","status":"accepted"} within 10s; 1 happened', diff: '  + transfer 2 alice → jar accepted' });
+  });
+
+  it('--bail starts nothing after a failure; --grep and --tag select', async () => {
+    const bad = 'name: first\ntags: [a]\nsteps: [{ assert: "1 == 2" }]\n';
+    const good = 'name: second\ntags: [b]\nsteps: [{ assert: "1 == 1" }]\n';
+    expect((await run([bad, good], { bail: true })).results.map((r) => r.name)).toEqual(['first']);
+    expect((await run([bad, good])).summary).toMatchObject({ total: 2, passed: 1, failed: 1 });
+    const { scenarios } = await loadAll([write(bad), write(good)]);
+    expect(selectScenarios(scenarios, { grep: /sec/ }).map((s) => s.name)).toEqual(['second']);
+    expect(selectScenarios(scenarios, { tags: ['a'] }).map((s) => s.name)).toEqual(['first']);
+  });
+
+  it('remote mode: real time, users from their keys, a guarded clock step skipped, events through the API', async () => {
+    const dataDir = join(tmp.dir, 'remote');
+    mkdirSync(dataDir);
+    const server = await startServer({ dataDir, config: configFrom({}), host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), services: [] });
+    try {
+      const keys = await server.store.transaction((tx) => {
+        const out: Record<string, string> = {};
+        for (const name of ['alice', 'bob']) out[name] = createKey(tx, server.env, createUser(tx, server.env, { name }).id).api_key;
+        return out;
+      });
+      const { results } = await run(
+        [
+          `users: { alice: {}, bob: {} }
+steps:
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.bob.pin_code }}", content: "hi {{ run_id }}" }
+    expect: { status: 201 }
+  - expect_event: { message: { to: bob, from: alice, content: { matches: "^hi " } }, within: 2s, every: 100ms }
+  - if: mode == "embedded"
+    clock: { advance: 1d }
+  - as: bob
+    request: GET /me
+    expect: { body: { display_name: bob } }
+`,
+        ],
+        { remote: { url: server.url, keys } },
+      );
+      expect(results[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed', 'skipped', 'passed']);
+      expect(results[0]!.mode).toBe('remote');
+    } finally {
+      await server.close();
+    }
+  });
+});
