@@ -61,7 +61,7 @@ describe('webhook', () => {
     rx = await receiver([503, 500]);
     world = await start();
     await world.as('alice').send('fwd', 'hello');
-    await world.advance('5s'); // polled at 5 s: attempt 1 fails, the retry waits 1 s of virtual time
+    await world.settle(); // the bot is woken by the message at once: attempt 1 fails, the retry waits 1 s of virtual time
     expect(rx.got.map((d) => d.status)).toEqual([503]);
     await world.advance('1s'); // attempt 2 fails: the next waits 2 s
     expect(rx.got.map((d) => d.status)).toEqual([503, 500]);

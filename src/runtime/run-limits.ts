@@ -1,5 +1,4 @@
 import type { UserRef } from '../client/types.js';
-import type { CompiledRule } from './bot.js';
 
 /** What a cooldown or throttle counts runs by: the rule, who caused the event, or its conversation. */
 export type LimitScope = 'rule' | 'sender' | 'conversation';
@@ -35,6 +34,3 @@ export function scopeWords(per: LimitScope, key: string): string {
 export function recentRuns(runs: Record<string, readonly number[]> | undefined, key: string, now: number, withinMs: number): number[] {
   return (runs?.[key] ?? []).filter((t) => t > now - withinMs);
 }
-
-/** Whether a rule limits its runs at all. */
-export const limitsRuns = (rule: CompiledRule) => rule.cooldownMs > 0 || rule.throttle !== undefined;

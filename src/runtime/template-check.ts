@@ -3,6 +3,8 @@ import { knownFields } from './conditions/fields.js';
 import { hintFor } from './suggest.js';
 import { isTemplate, liquid } from './templates.js';
 import type { CheckProblem, TriggerDef } from './types.js';
+import { polledTriggers } from './triggers/polled.js';
+import { scheduleTrigger, startupTrigger } from './triggers/timed.js';
 
 /** A variable path a template reads: `event.sender.pin_code` is `['event', 'sender', 'pin_code']`. */
 export type VarPath = Array<string | number>;
@@ -19,6 +21,9 @@ const ROOTS: Record<string, string[] | undefined> = {
   wallet: ['balance', 'subscription_days', 'is_subscribed', 'next_shmita'],
   now: [],
 };
+
+/** The built-in triggers: their examples list every field their events have. */
+const BUILTIN = new Set([...polledTriggers, scheduleTrigger, startupTrigger].map((t) => t.name));
 
 /** Properties Liquid gives any list or text. */
 const LIQUID_PROPS = new Set(['size', 'first', 'last']);
@@ -96,7 +101,8 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
     if (known && p.length > 1 && typeof p[1] === 'string' && !known.includes(p[1]) && !LIQUID_PROPS.has(p[1])) {
       out.push({ path: [], message: `${show(p)}: ${root} has no field "${p[1]}"`, hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined });
     }
-    if (root !== 'event' || p.length < 2 || triggers.length === 0) continue;
+    // a plugin's trigger (`plugin.name`) documents its fields by an example that need not list them all
+    if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !BUILTIN.has(t.name))) continue;
     const rest = p.slice(1);
     if (eventPathKnown(rest, fields)) continue;
     const names = triggers.map((t) => t.name).join(', ');

@@ -8,7 +8,8 @@ interface ClockRecord {
   readonly now: number;
 }
 
-const ClockState = defineCollection<ClockRecord>({ name: 'server_clock' });
+/** Where the virtual time is kept (one record, `virtual`). */
+export const ClockState = defineCollection<ClockRecord>({ name: 'server_clock' });
 
 /** The virtual time saved in a store, if a virtual clock ever ran on it. */
 export function savedVirtualTime(store: Store): number | undefined {

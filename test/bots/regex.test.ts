@@ -92,8 +92,9 @@ describe('a server with such a bot', { timeout: 90_000 }, () => {
     let url: string;
     ({ child, url } = await serve(data, ['--config', join(tmp.dir, 'config.yaml')]));
     const alice = (await callAdmin(data, 'users.add', { name: 'Alice' })) as { api_key: string };
-    const status = async () => ((await callAdmin(data, 'bots.status')) as { bots: Array<{ name?: string; last_poll?: string }> }).bots.find((b) => b.name === 'words');
-    await eventually(async () => (await status())?.last_poll, 30_000, 'the first poll of the bot (its baseline)');
+    const status = async () => ((await callAdmin(data, 'bots.status')) as { bots: Array<{ name?: string; status?: string }> }).bots.find((b) => b.name === 'words');
+    // running: its baseline is taken (the message wakes its first poll)
+    await eventually(async () => (await status())?.status === 'running', 30_000, 'the bot to run');
     const { users } = (await callAdmin(data, 'users.list')) as { users: Array<{ display_name: string; pin_code: string }> };
     const pin = users.find((u) => u.display_name === 'Words')!.pin_code;
     const sent = await fetch(`${url}/api/v1/messages/send`, {

@@ -30,7 +30,7 @@ const head = 'name: t\nusers: { alice: {}, bob: {} }\nsteps:\n';
 
 describe('scenario validation: bad input gets file:line:col, what was expected and a hint', () => {
   it.each([
-    ['invalid YAML', 'name: t\nsteps: [\n', /^DIR\/s\.yaml:3:1: .*fix the YAML syntax/],
+    ['invalid YAML, at its cause', 'name: t\nsteps: [\n', /^DIR\/s\.yaml:2:8: this \[ is never closed — add \] where the list ends/],
     ['an unknown step kind', `${head}  - reqest: GET /me\n`, /^DIR\/s\.yaml:4:5: steps\.0\.reqest: unknown step kind "reqest" — did you mean "request"\?$/],
     ['an unknown user in as:', `${head}  - as: alise\n    request: GET /me\n`, /^DIR\/s\.yaml:4:9: steps\.0\.as: unknown user "alise" — did you mean "alice"\?/],
     ['a template with an unknown capture', `${head}  - as: alice\n    request: GET /me\n    save: { me: id }\n  - as: alice\n    request: GET /contacts/check/{{ mee }}\n`, /^DIR\/s\.yaml:8:14: steps\.1\.request: unknown variable "mee" .* did you mean "me"\?/],
