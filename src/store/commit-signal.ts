@@ -1,6 +1,9 @@
-import type { CollectionDef, ReadView, Store, StoredRecord, Tx, WriteCollection } from './types.js';
+import type { Change, CollectionDef, ReadView, Store, StoredRecord, Tx, WriteCollection } from './types.js';
 
-/** One write of a committed transaction: the record before and after (null when absent). */
+/**
+ * One write of a committed transaction: the record before and after (null when absent; `before`
+ * is also null for a commit of another process, which reports only what it wrote).
+ */
 export interface CommittedWrite {
   collection: string;
   id: string;
@@ -109,6 +112,12 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
     health: () => store.health?.() ?? { writable: true },
     close: () => store.close(),
   };
+  // a store shared with other processes (PostgreSQL) reports their commits once applied here
+  const shared = store as Store & { onRemoteCommit?: (l: (changes: readonly Change[]) => void) => () => void };
+  shared.onRemoteCommit?.((changes) => {
+    const writes = changes.map(([collection, id, record]): CommittedWrite => ({ collection, id, before: null, after: record }));
+    if (writes.length) for (const l of listeners) l(writes, store.read, undefined);
+  });
   feeds.set(wrapped, {
     subscribe(listener) {
       listeners.add(listener);

@@ -78,6 +78,7 @@ export class PgStore implements Store {
   private lastCommit: Promise<void> = Promise.resolve();
   private tables = new Set<string>();
   private readonly listener: Listener;
+  private readonly remote = new Set<(changes: readonly Change[]) => void>();
   private freshWaiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
   private checking = false;
   private closed = false;
@@ -218,13 +219,35 @@ export class PgStore implements Store {
     return next;
   }
 
+  /**
+   * Hears the commits of other processes once they are applied here (the embedded server wakes
+   * its bots with them, as with its own). Returns the unsubscribe.
+   */
+  onRemoteCommit(listener: (changes: readonly Change[]) => void): () => void {
+    this.remote.add(listener);
+    return () => void this.remote.delete(listener);
+  }
+
   /** Applies every log entry up to the head (reloading the tables after a gap). */
   private async catchUp(): Promise<void> {
     for (;;) {
       const { head, entries } = await fetchLog(this.pool, this.schema, this.engine.seq);
       if (head <= this.engine.seq) return;
       const complete = await this.exclusive(async () => {
-        if (applyEntries(this.engine, entries, head)) return this.engine.seq >= head;
+        const from = this.engine.seq;
+        if (applyEntries(this.engine, entries, head)) {
+          for (const [seq, changes] of this.remote.size ? entries : []) {
+            if (seq <= from || seq > this.engine.seq) continue;
+            for (const l of this.remote) {
+              try {
+                l(changes);
+              } catch (err) {
+                this.warn(`a listener of other processes' commits failed: ${(err as Error).message}`);
+              }
+            }
+          }
+          return this.engine.seq >= head;
+        }
         const state = await readState(this.pool, this.schema);
         replaceState(this.engine, state);
         for (const name of Object.keys(state.collections)) this.tables.add(name);

@@ -1,0 +1,34 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/commit-signal.js';
+import { PgStore } from '../../src/store/pg-store.js';
+import { defineCollection } from '../../src/store/types.js';
+import { testDatabase } from '../helpers/pg-db.js';
+import { eventually } from '../helpers/serve-child.js';
+
+/** On PostgreSQL, the bots of one process are woken by the commits of the others too. */
+
+interface Note {
+  id: string;
+  text: string;
+}
+const Notes = defineCollection<Note>({ name: 'feed_notes' });
+
+describe('commit feed on PostgreSQL', () => {
+  const open: PgStore[] = [];
+  afterAll(async () => {
+    for (const s of open) await s.close().catch(() => undefined);
+  });
+
+  it('on PostgreSQL, the commits of another process are reported once applied here', { timeout: 60_000 }, async () => {
+    const url = await testDatabase();
+    const mine = await PgStore.open({ url, warn: () => undefined });
+    const other = await PgStore.open({ url, warn: () => undefined });
+    open.push(mine, other);
+    const store = observeCommits(mine);
+    const heard: CommittedWrite[] = [];
+    commitFeedOf(store)!.subscribe((writes) => heard.push(...writes));
+    await other.transaction((tx) => tx.col(Notes).insert({ id: 'n9', text: 'from elsewhere' }));
+    const w = await eventually(() => heard.find((x) => x.id === 'n9'), 20_000, 'the other process commit');
+    expect(w).toMatchObject({ collection: 'feed_notes', after: { text: 'from elsewhere' } });
+  });
+});
