@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { createSharedTable } from '../store/pg-schema.js';
 import type { Scheduler } from '../clock/scheduler.js';
 
 /** Due times remembered per job (older claims are deleted as new ones are made). */
@@ -6,18 +7,7 @@ const KEEP_MS = 30 * 86_400_000;
 
 /** Creates the claims table of `schema` when missing (several processes may start at once). */
 export async function prepareJobClaims(pool: pg.Pool, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
-    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, due))`);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  await createSharedTable(pool, schema, `CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, due))`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
 import type pg from 'pg';
+import { createSharedTable } from '../store/pg-schema.js';
 import type { Clock } from '../clock/clock.js';
 
 /** Increments between two sweeps of expired windows (no timer). */
@@ -7,18 +8,7 @@ const SWEEP_EVERY = 1000;
 
 /** Creates the (unlogged: counts need not survive a database crash) hits table when missing. */
 export async function prepareRateTable(pool: pg.Pool, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
-    await client.query(`CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY KEY, hits int NOT NULL, reset_at bigint NOT NULL)`);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  await createSharedTable(pool, schema, `CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY KEY, hits int NOT NULL, reset_at bigint NOT NULL)`);
 }
 
 /**

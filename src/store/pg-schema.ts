@@ -126,3 +126,22 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
     throw err;
   }
 }
+
+/**
+ * Creates a table of `schema` when missing, under the schema's advisory lock, so several
+ * processes starting at once do not race on the DDL (job claims, shared rate-limit hits).
+ */
+export async function createSharedTable(pool: pg.Pool, schema: string, ddl: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
+    await client.query(ddl);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
