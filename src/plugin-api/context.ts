@@ -55,6 +55,7 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
   const bot = rt.scope.bot.name;
   const clock = rt.clock;
   let log: Logger | undefined;
+  let state: ReturnType<typeof pluginState> | undefined;
   return {
     plugin: inst.name,
     config: inst.config,
@@ -68,7 +69,10 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
     bot,
     api: rt.api,
     me: rt.scope.me,
-    state: rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name),
+    // looked up on use: a call that never touches state must not fail where there is no store
+    get state() {
+      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name));
+    },
     event: rt.scope.event as EventData,
     get vars() {
       return rt.scope.vars;
@@ -80,6 +84,7 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
 export function pollContext(inst: PluginInstance, rt: RunSource): PollContext<unknown> {
   const bot = rt.bot ?? '';
   let log: Logger | undefined;
+  let state: ReturnType<typeof pluginState> | undefined;
   return {
     plugin: inst.name,
     config: inst.config,
@@ -93,7 +98,9 @@ export function pollContext(inst: PluginInstance, rt: RunSource): PollContext<un
     bot,
     api: rt.api,
     me: rt.me,
-    state: rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name),
+    get state() {
+      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name));
+    },
   };
 }
 
