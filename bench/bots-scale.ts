@@ -1,9 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
-import { allRunning, cpuPercentBoth, echoBot, echoLatencies, pct, sleep } from './harness/bots-kit.js';
-import { copyStore, dataset } from './harness/dataset.js';
+import { allRunning, botsRunDirs, cpuPercentBoth, echoLatencies, pct, sleep } from './harness/bots-kit.js';
 import type { Figure } from './harness/figure.js';
 import { startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
@@ -23,15 +19,8 @@ export default defineBench({
   name: 'bots-10k',
   summary: '10,000 embedded bots in one serve: all running ≤ 20 s, RSS ≤ 2 GB, idle CPU ≤ 5% of a core',
   async run(ctx) {
-    const ds = await dataset<UsersMeta>('users', { users: BOTS + SENDERS }, ctx.progress);
-    const tmp = runDir('bots-10k');
-    const dataDir = join(tmp.dir, 'data');
-    const baseDir = join(tmp.dir, 'base');
-    const botsDir = join(tmp.dir, 'bots');
-    copyStore(ds, dataDir);
-    copyStore(ds, baseDir);
-    mkdirSync(botsDir);
-    for (let i = 0; i < BOTS; i++) writeFileSync(join(botsDir, `echo-${i}.yaml`), echoBot(i));
+    const tmp = await botsRunDirs('bots-10k', BOTS, BOTS + SENDERS, ctx.progress);
+    const { ds, dataDir, baseDir, botsDir } = tmp;
     const t0 = performance.now();
     const srv = await startPinbot({ runDir: tmp.dir, dataDir, config: { bots: { dir: botsDir, enabled: true } }, bots: true, timeoutMs: 300_000 });
     try {

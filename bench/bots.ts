@@ -1,9 +1,7 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
-import { allRunning, cpuPercentBoth, echoBot, echoLatencies, pct, sleep } from './harness/bots-kit.js';
-import { copyStore, dataset } from './harness/dataset.js';
+import { allRunning, botsRunDirs, cpuPercentBoth, echoLatencies, pct, sleep } from './harness/bots-kit.js';
 import type { Figure } from './harness/figure.js';
 import { startPinbot } from './harness/pinbot-server.js';
 import { REPO, runDir } from './harness/paths.js';
@@ -26,15 +24,8 @@ export default defineBench({
   summary: '1,000 embedded bots, default poll: event→action p50 ≤ 25 ms, p99 ≤ 150 ms; idle CPU ≤ 1% of a core',
   async run(ctx) {
     if (!existsSync(join(REPO, 'src/runtime'))) return [{ bench: 'bots', name: 'bots', note: 'not measured: no src/runtime in this build' }];
-    const ds = await dataset<UsersMeta>('users', { users: BOTS + SENDERS }, ctx.progress);
-    const tmp = runDir('bots');
-    const dataDir = join(tmp.dir, 'data');
-    const baseDir = join(tmp.dir, 'base');
-    const botsDir = join(tmp.dir, 'bots');
-    copyStore(ds, dataDir);
-    copyStore(ds, baseDir);
-    mkdirSync(botsDir);
-    for (let i = 0; i < BOTS; i++) writeFileSync(join(botsDir, `echo-${i}.yaml`), echoBot(i));
+    const tmp = await botsRunDirs('bots', BOTS, BOTS + SENDERS, ctx.progress);
+    const { ds, dataDir, baseDir, botsDir } = tmp;
     const t0 = performance.now();
     const srv = await startPinbot({ runDir: tmp.dir, dataDir, config: { bots: { dir: botsDir, enabled: true } }, bots: true });
     const base = await startPinbot({ name: 'baseline', runDir: tmp.dir, dataDir: baseDir });

@@ -1,4 +1,9 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { callAdmin } from '../../src/admin/socket.js';
+import type { UsersMeta } from '../data/users.js';
+import { copyStore, dataset } from './dataset.js';
+import { runDir } from './paths.js';
 import { probe } from './pinbot-server.js';
 import type { ServerProcess } from './server-process.js';
 
@@ -108,4 +113,21 @@ export async function echoLatencies(url: string, samples: number, spreadMs: numb
     if (reply) latencies.push(reply.timestamp - s.timestamp);
   }
   return { latencies, lost: sent.length - latencies.length };
+}
+
+/**
+ * The folders of a bot bench run: a copy of the users data set for the server with bots and one
+ * for the baseline server without, and a bots folder with `bots` echo bots. Internal.
+ */
+export async function botsRunDirs(name: string, bots: number, users: number, progress: (m: string) => void) {
+  const ds = await dataset<UsersMeta>('users', { users }, progress);
+  const tmp = runDir(name);
+  const dataDir = join(tmp.dir, 'data');
+  const baseDir = join(tmp.dir, 'base');
+  const botsDir = join(tmp.dir, 'bots');
+  copyStore(ds, dataDir);
+  copyStore(ds, baseDir);
+  mkdirSync(botsDir);
+  for (let i = 0; i < bots; i++) writeFileSync(join(botsDir, `echo-${i}.yaml`), echoBot(i));
+  return { ...tmp, ds, dataDir, baseDir, botsDir };
 }
