@@ -188,6 +188,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     registry,
     dryRun: options.dryRun === true,
     mount: (prefix, handler) => void mounts.push({ prefix, handler }),
+    postgres: postgres && { pool: postgres.pool, schema: postgres.schema },
   };
 
   scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });

@@ -5,6 +5,7 @@ import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
 import type { Registry } from '../runtime/registry.js';
+import type pg from 'pg';
 import type { Store } from '../store/types.js';
 
 /** What a service is given when the server starts it. */
@@ -26,6 +27,11 @@ export interface ServerContext {
    * the API (plugins' HTTP routes). Absent where there is no HTTP server.
    */
   mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  /**
+   * The database when `store.driver` is postgres: several processes share it, so bots are
+   * leased out between them and their keys and traces live in it (docs/scaling.md).
+   */
+  postgres?: { pool: pg.Pool; schema: string };
 }
 
 /** Something the server starts and stops with itself (UBI, bots, plugins…). */
