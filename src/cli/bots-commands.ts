@@ -11,7 +11,7 @@ import { BotHost } from '../runtime/host.js';
 import { loadBotFile } from '../runtime/loader.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
-import { tracesFromFiles } from '../services/bots.js';
+import { tracesFromDatabase, tracesFromFiles } from '../services/bots.js';
 import { botStateStores } from '../services/state-stores.js';
 import { formatTrace } from '../runtime/trace-format.js';
 import type { Registry } from '../runtime/registry.js';
@@ -188,8 +188,11 @@ export function registerBotCommands(program: Command): void {
     else {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
-      const found = tracesFromFiles(join(dataDir, 'bots'), name, limit);
-      if (!found) throw new AdminError(`no traces for a bot named ${name} in ${join(dataDir, 'bots')}; see \`pinbot bots list\``);
+      const config = loadConfig(opts.config);
+      // with PostgreSQL the history is in the database, whichever process ran the bot
+      const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, 'bots'), name, limit);
+      const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, 'bots');
+      if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
       traces = found;
     }
     if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces }) + '\n');

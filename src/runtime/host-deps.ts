@@ -1,4 +1,5 @@
 import type { Store } from '../store/types.js';
+import type { TraceArchive } from './traces.js';
 
 /** Who an embedded bot is: its user and a key to act as them. */
 export interface EmbeddedKey {
@@ -18,6 +19,11 @@ export interface EmbeddedKey {
  */
 export interface IdentityProvider {
   keyFor(req: { bot: string; as: string; createUser: boolean }): Promise<EmbeddedKey>;
+  /**
+   * Whether a user of the embedded server is one a bot acts as — also a bot that runs in
+   * another process on the same database (for `ignore_bots`). Answered from memory.
+   */
+  isBotUser?(userId: string): boolean;
 }
 
 /**
@@ -27,6 +33,13 @@ export interface IdentityProvider {
 export interface StateStores {
   open(kind: 'embedded' | 'remote'): Promise<Store>;
   close(): Promise<void>;
+  /**
+   * Where a bot's trace history is kept, by bot name (every bot of the host, embedded or
+   * remote). Without it the host keeps traces in `stateDir` (`traces/NAME.jsonl`, and
+   * `remote/traces/` for remote bots). `serve` on PostgreSQL gives one that keeps them in the
+   * database, so a bot's history follows it to whichever process runs it.
+   */
+  traceArchive?(bot: string): TraceArchive;
 }
 
 /**

@@ -30,7 +30,7 @@ export interface HostOptions {
    * `changes`, its bots are woken by the changes that concern them.
    */
   embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
-  /** Where bots keep their state (cursors, inbox, vars). */
+  /** Where bots keep their state (cursors, inbox, vars; and traces, when it gives `traceArchive`). */
   stateStores: StateStores;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
   server?: string;
@@ -172,7 +172,7 @@ export class BotHost {
       this.slots.set(file, next);
       if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
       this.byName.set(bot.name, file);
-      if (bot.enabled) this.launch(next, bot);
+      if (bot.enabled) await this.launch(next, bot);
     }
     return this.status();
   }
@@ -185,11 +185,13 @@ export class BotHost {
     return undefined;
   }
 
-  private launch(slot: Slot, bot: CompiledBot): void {
+  private async launch(slot: Slot, bot: CompiledBot): Promise<void> {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
+    const archive = this.o.stateStores.traceArchive?.(bot.name);
+    const traceError = (err: unknown) => this.o.log.warn({ bot: bot.name, err }, `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`);
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
-    const traces = slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit);
+    const traces = slot.traces ?? (archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : TraceLog.open(tracesFile, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
     slot.traces = traces;
     const log = this.o.log.child({ bot: bot.name });
@@ -205,7 +207,7 @@ export class BotHost {
       jitter: this.o.jitter,
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs,
-      isBot: (id) => this.botUsers.has(id),
+      isBot: (id) => this.botUsers.has(id) || (!remote && this.o.embedded?.identity.isBotUser?.(id) === true),
       changes: remote ? undefined : this.o.embedded?.changes,
       safetyPollMs: this.o.safetyPollMs,
       identify: async (signal) => {

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { UserRef } from '../client/types.js';
 import { iso } from '../clock/clock.js';
@@ -89,6 +89,20 @@ export function readTraces(file: string, limit = 100): Trace[] {
 }
 
 /**
+ * Where a bot's trace history is kept beyond the process: a JSONL file per bot (the file
+ * driver, `TraceLog.open`) or the database (driver postgres, services/pg-traces.ts). A
+ * TraceLog calls `append` with the traces of one tick, in order, one call at a time; a failed
+ * call loses those traces (they are diagnostics) and never stops the bot.
+ */
+export interface TraceArchive {
+  /** The newest `limit` traces, oldest first. */
+  load(limit: number): Promise<Trace[]>;
+  /** Appends traces (oldest first). `keep`: the history's current bound; older ones may be dropped. */
+  append(traces: readonly Trace[], keep: number): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/**
  * Traces hold private message text: the folder is made 0700 and the file 0600, also when an
  * older pinbot created them wider (0755/0644). Internal.
  */
@@ -100,9 +114,73 @@ function privateFile(file: string): void {
 }
 
 /**
- * The bounded trace history of one bot: the last `limit` runs in memory, appended to a JSONL
- * file (rewritten to the last `limit` when it doubles), so it survives restarts. Writes are
- * batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
+ * The trace history of a bot in a JSONL file: appended to, and rewritten to the newest `keep`
+ * lines once it holds more than twice that (so reading it stays cheap). Not fsync'd. Internal.
+ */
+class FileTraceArchive implements TraceArchive {
+  private lines: number;
+  private handle?: FileHandle;
+
+  constructor(readonly file: string) {
+    this.lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+    privateFile(file);
+  }
+
+  loadSync(limit: number): Trace[] {
+    return readTraces(this.file, limit);
+  }
+
+  async load(limit: number): Promise<Trace[]> {
+    return this.loadSync(limit);
+  }
+
+  async append(traces: readonly Trace[], keep: number): Promise<void> {
+    const text = traces.map((t) => JSON.stringify(t) + '\n').join('');
+    this.lines += traces.length;
+    if (this.lines > keep * 2) {
+      await this.handle?.close();
+      this.handle = undefined;
+      // the newest `keep` whole lines of the file and of this batch (a line torn by a crash goes)
+      const old = await readFile(this.file, 'utf8').catch(() => '');
+      const kept = (old + text).split('\n').filter((l) => l && parses(l)).slice(-keep);
+      this.lines = kept.length;
+      await writeFile(`${this.file}.tmp`, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
+      await rename(`${this.file}.tmp`, this.file);
+      return;
+    }
+    this.handle ??= await open(this.file, 'a', 0o600);
+    await this.handle.write(text);
+  }
+
+  async close(): Promise<void> {
+    await this.handle?.close().catch(() => undefined);
+    this.handle = undefined;
+  }
+}
+
+/** Tells `onError` (whose own failure must not stop the bot either). Internal. */
+function report(onError: ((err: unknown) => void) | undefined, err: unknown): void {
+  try {
+    onError?.(err);
+  } catch {
+    // nothing more to do
+  }
+}
+
+/** Whether a line is whole JSON. Internal. */
+function parses(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The bounded trace history of one bot: the last `limit` runs in memory, kept in an archive (a
+ * JSONL file, or the database with several processes) so it survives restarts and moves. Writes
+ * are batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
  * diagnostics: they are not fsync'd, and a write error never stops the bot.
  *
  * @example
@@ -111,23 +189,42 @@ function privateFile(file: string): void {
  */
 export class TraceLog {
   private ring: Trace[];
-  private lines: number;
   private chain: Promise<void> = Promise.resolve();
-  private queue: string[] = [];
-  private handle?: FileHandle;
+  private queue: Trace[] = [];
+  /** The last write failed (its error was reported; the next one is reported once it works again). */
+  private failing = false;
 
   private constructor(
-    readonly file: string | undefined,
+    private readonly archive: TraceArchive | undefined,
+    loaded: Trace[],
     private limit: number,
+    private readonly onError?: (err: unknown) => void,
   ) {
-    this.ring = file ? readTraces(file, limit) : [];
-    this.lines = file && existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-    if (file) privateFile(file);
+    this.ring = loaded.slice(-limit);
   }
 
   /** Opens the history of a file (or a memory-only one without a file). */
   static open(file: string | undefined, limit: number): TraceLog {
-    return new TraceLog(file, limit);
+    if (!file) return new TraceLog(undefined, [], limit);
+    const archive = new FileTraceArchive(file);
+    return new TraceLog(archive, archive.loadSync(limit), limit);
+  }
+
+  /**
+   * Opens the history kept in `archive`, with its newest `limit` traces. An archive that cannot
+   * be read gives an empty history (reported to `onError`): the bot runs anyway. `onError`
+   * also hears of a failed write — once, until a write works again.
+   *
+   * @example const log = await TraceLog.over(pgTraceArchive(pool, 'pinbot', 'tip-jar'), 100);
+   */
+  static async over(archive: TraceArchive, limit: number, onError?: (err: unknown) => void): Promise<TraceLog> {
+    let loaded: Trace[] = [];
+    try {
+      loaded = await archive.load(limit);
+    } catch (err) {
+      report(onError, err);
+    }
+    return new TraceLog(archive, loaded, limit, onError);
   }
 
   setLimit(limit: number): void {
@@ -138,28 +235,23 @@ export class TraceLog {
   add(trace: Trace): void {
     this.ring.push(trace);
     if (this.ring.length > this.limit) this.ring.shift();
-    if (!this.file) return;
-    this.queue.push(JSON.stringify(trace) + '\n');
-    this.lines++;
-    // lines added in the same tick go out in one write
+    if (!this.archive) return;
+    this.queue.push(trace);
+    // traces added in the same tick go out in one write
     if (this.queue.length === 1) this.chain = this.chain.then(() => this.write()).catch(() => undefined);
   }
 
-  /** Appends the queued lines, or rewrites the file to the ring when it has doubled. Internal. */
+  /** Hands the queued traces to the archive. Internal. */
   private async write(): Promise<void> {
-    const file = this.file!;
-    const lines = this.queue.splice(0);
-    if (lines.length === 0) return;
-    if (this.lines > this.limit * 2) {
-      this.lines = this.ring.length;
-      await this.handle?.close();
-      this.handle = undefined;
-      await writeFile(`${file}.tmp`, this.ring.map((t) => JSON.stringify(t) + '\n').join(''), { mode: 0o600 });
-      await rename(`${file}.tmp`, file);
-      return;
+    const batch = this.queue.splice(0);
+    if (batch.length === 0) return;
+    try {
+      await this.archive!.append(batch, this.limit);
+      this.failing = false;
+    } catch (err) {
+      if (!this.failing) report(this.onError, err);
+      this.failing = true;
     }
-    this.handle ??= await open(file, 'a', 0o600);
-    await this.handle.write(lines.join(''));
   }
 
   /** The last `n` traces, oldest first. */
@@ -171,10 +263,9 @@ export class TraceLog {
     return this.chain;
   }
 
-  /** Writes what is queued and closes the file. */
+  /** Writes what is queued and closes the archive. */
   async close(): Promise<void> {
     await this.chain;
-    await this.handle?.close().catch(() => undefined);
-    this.handle = undefined;
+    await this.archive?.close?.().catch(() => undefined);
   }
 }

@@ -1,20 +1,54 @@
 import { join, resolve } from 'node:path';
+import pg from 'pg';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
+import type { Config } from '../config/schema.js';
+import { checkSchemaName } from '../store/pg-schema.js';
 import { parseDuration } from '../util/duration.js';
 import { BotHost } from '../runtime/host.js';
 import { readTraces, type Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
 import { embeddedHostDeps } from './embedded-identity.js';
+import { readPgTraces } from './pg-traces.js';
 import type { ServerContext, ServerService } from './types.js';
+
+/** What a bot name can be (it names files). Internal. */
+const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** The traces of a bot from its history files (the bot need not run). Internal. */
 export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
-  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) return undefined;
+  if (!BOT_NAME.test(name)) return undefined;
   const local = readTraces(join(stateDir, 'traces', `${name}.jsonl`), limit);
   const remote = readTraces(join(stateDir, 'remote', 'traces', `${name}.jsonl`), limit);
   const all = [...local, ...remote].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(-limit);
   return all.length ? all : undefined;
+}
+
+/**
+ * The traces of a bot that does not run in this process: from the database when several
+ * processes share one (another process may run it), else from the history files. Internal.
+ */
+async function storedTraces(ctx: ServerContext, name: string, limit: number): Promise<Trace[] | undefined> {
+  if (!ctx.postgres) return tracesFromFiles(join(ctx.dataDir, 'bots'), name, limit);
+  if (!BOT_NAME.test(name)) return undefined;
+  const traces = await readPgTraces(ctx.postgres.pool, ctx.postgres.schema, name, limit);
+  return traces.length ? traces : undefined;
+}
+
+/**
+ * The traces of a bot in the database of `config.store` (driver postgres), without a server:
+ * offline `pinbot bots trace`. One connection, closed before returning.
+ */
+export async function tracesFromDatabase(config: Config, name: string, limit: number): Promise<Trace[] | undefined> {
+  if (!BOT_NAME.test(name)) return undefined;
+  if (!config.store.url) throw new AdminError('store.driver is postgres but store.url is not set');
+  const pool = new pg.Pool({ connectionString: config.store.url, max: 1 });
+  try {
+    const traces = await readPgTraces(pool, checkSchemaName(config.store.schema), name, limit);
+    return traces.length ? traces : undefined;
+  } finally {
+    await pool.end();
+  }
 }
 
 const limitOf = (args: Record<string, unknown>) => {
@@ -28,7 +62,9 @@ const limitOf = (args: Record<string, unknown>) => {
  * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
  * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
- * commands `bots.status`, `bots.trace` and `bots.reload`.
+ * commands `bots.status`, `bots.trace` and `bots.reload`. With PostgreSQL (`ctx.postgres`)
+ * bots' keys and traces live in the database, so `bots.trace` shows any bot's history, whichever
+ * process runs it.
  */
 export function createBotsService(): ServerService {
   let host: BotHost | undefined;
@@ -40,7 +76,7 @@ export function createBotsService(): ServerService {
     'bots.trace': async (_ctx, args) => {
       const name = String(args.name ?? '');
       const limit = limitOf(args);
-      const traces = host?.traces(name, limit) ?? (ctxRef ? tracesFromFiles(join(ctxRef.dataDir, 'bots'), name, limit) : undefined);
+      const traces = host?.traces(name, limit) ?? (ctxRef ? await storedTraces(ctxRef, name, limit) : undefined);
       if (!traces) throw new AdminError(`no bot named ${name} has traces; see \`pinbot bots list\``);
       return { bot: name, traces };
     },
@@ -50,8 +86,8 @@ export function createBotsService(): ServerService {
     commands,
     async start(ctx) {
       const config = ctx.env.config;
+      ctxRef = ctx; // `bots.trace` reads the stored history also of bots that do not run here
       if (!config.bots.enabled) return;
-      ctxRef = ctx;
       const log = ctx.log.child({ service: 'bots' });
       const dir = resolve(config.bots.dir);
       const stateDir = join(ctx.dataDir, 'bots');
@@ -62,7 +98,7 @@ export function createBotsService(): ServerService {
         scheduler: ctx.scheduler,
         stateDir,
         dir,
-        ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir }),
+        ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres }),
         envAllow: config.bots.env_allow,
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),

@@ -1,118 +1,102 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type pg from 'pg';
 import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
 import { createUser, findUser, type User } from '../domain/users/users.js';
-import type { Store } from '../store/types.js';
+import type { ReadView, Store } from '../store/types.js';
 import { IdentityPending } from '../runtime/bot-runner.js';
 import type { ChangeFeed, IdentityProvider, StateStores } from '../runtime/host-deps.js';
 import { userChanges } from './user-changes.js';
 import { botStateStores } from './state-stores.js';
-
-/** What is kept of an embedded bot's key, in `DATA/bots/keys/NAME.json` (mode 0600). */
-interface KeyFile {
-  user_id: string;
-  key_id: string;
-  api_key: string;
-}
+import { fileKeyVault, storeKeyVault, type KeyVault } from './bot-key-vault.js';
+import { pgTraceArchive } from './pg-traces.js';
 
 /**
  * The API key of an embedded bot acting `as:` a user. Each bot keeps one dedicated key: the
- * store holds only its hash (as for every key), the plain key lives in the bot's key file under
- * the data directory (0600), and it is reused across restarts. A key that was revoked, or that
- * belongs to another user (the file's `as:` changed), is replaced by a new one and the old one
- * revoked. `create_user: true` creates a missing user; otherwise a missing user is
- * IdentityPending (the bot waits and says how to create it).
+ * store holds only its hash (as for every key), the plain key lives in the vault — the bot's key
+ * file under the data directory (0600), or with PostgreSQL the store's `bot_keys` — and it is
+ * reused across restarts (and moves between processes). A key that was revoked, or that belongs
+ * to another user (the file's `as:` changed), is replaced by a new one and the old one revoked.
+ * `create_user: true` creates a missing user; otherwise a missing user is IdentityPending (the
+ * bot waits and says how to create it).
  *
- * @example const { user, apiKey } = await embeddedKey({ store, env, keysDir, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
+ * @example const { user, apiKey } = await embeddedKey({ store, env, vault, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
  */
-async function embeddedKey(o: { store: Store; env: DomainEnv; keysDir: string; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
-  let user: User | undefined;
-  try {
-    user = findUser(o.store.read, o.as);
-  } catch (err) {
-    throw new IdentityPending(`as: ${(err as Error).message}`);
-  }
-  if (!user) {
-    if (!o.createUser) {
-      throw new IdentityPending(`no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`);
+async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
+  const saved = await o.vault.get(o.bot);
+  const find = (db: ReadView) => {
+    try {
+      return findUser(db, o.as);
+    } catch (err) {
+      throw new IdentityPending(`as: ${(err as Error).message}`);
     }
-    // the user and the bot's key in one write
-    const made = await o.store.transaction((tx) => {
-      const u = createUser(tx, o.env, { name: o.as });
-      return { u, key: createKey(tx, o.env, u.id) };
-    });
-    await saveKeyFile(o.keysDir, o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
-    return { user: made.u, apiKey: made.key.api_key, keyId: made.key.id, created: true };
+  };
+  const user = find(o.store.read);
+  if (!user && !o.createUser) {
+    throw new IdentityPending(`no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`);
   }
-  const file = join(o.keysDir, `${o.bot}.json`);
-  let saved: KeyFile | undefined;
-  try {
-    saved = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
-  } catch {
-    saved = undefined; // none yet, or unreadable: a new key is made
-  }
-  if (saved) {
+  if (user && saved) {
     const found = authenticate(o.store.read, saved.api_key);
     if (found && found.user.id === user.id) return { user, apiKey: saved.api_key, keyId: found.key.id, created: false };
   }
-  const u = user;
-  const key = await o.store.transaction((tx) => {
+  const made = await o.store.transaction((tx) => {
+    // the user (when missing) and the bot's key in one write; with several processes another
+    // one may have made either since the look-up above: then it is used, not made twice
+    const u = find(tx) ?? createUser(tx, o.env, { name: o.as });
+    const now = o.vault.inTx?.get(tx, o.bot) ?? saved;
+    const usable = now && authenticate(tx, now.api_key);
+    if (now && usable && usable.user.id === u.id) return { u, key: { id: usable.key.id, api_key: now.api_key }, created: false };
     // the old key of this bot is no longer used by anyone: revoke it
-    if (saved && tx.col(Keys).get(saved.key_id)) revokeKey(tx, o.env, saved.key_id);
-    return createKey(tx, o.env, u.id);
+    if (now && tx.col(Keys).get(now.key_id)) revokeKey(tx, o.env, now.key_id);
+    const key = createKey(tx, o.env, u.id);
+    o.vault.inTx?.put(tx, o.bot, { user_id: u.id, key_id: key.id, api_key: key.api_key });
+    return { u, key, created: true };
   });
-  await saveKeyFile(o.keysDir, o.bot, { user_id: user.id, key_id: key.id, api_key: key.api_key });
-  return { user, apiKey: key.api_key, keyId: key.id, created: true };
-}
-
-const made = new Set<string>();
-
-/**
- * Writes a bot's key file atomically, readable by the owner only. Asynchronous: 10,000 bots
- * starting at once write theirs on the thread pool, not on the event loop. Internal.
- */
-async function saveKeyFile(dir: string, bot: string, k: KeyFile): Promise<void> {
-  if (!made.has(dir) || !existsSync(dir)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    made.add(dir);
-  }
-  const file = join(dir, `${bot}.json`);
-  await writeFile(`${file}.tmp`, JSON.stringify(k), { mode: 0o600 });
-  await rename(`${file}.tmp`, file);
-  await chmod(file, 0o600);
+  if (made.created) await o.vault.keep?.(o.bot, { user_id: made.u.id, key_id: made.key.id, api_key: made.key.api_key });
+  return { user: made.u, apiKey: made.key.api_key, keyId: made.key.id, created: made.created };
 }
 
 /**
  * The identity provider of `pinbot serve`: creates an embedded bot's user (with
- * `create_user: true`) and its dedicated key in the server's store. Bots acting as the same
- * user resolve it one at a time, so a missing user is created once.
+ * `create_user: true`) and its dedicated key in the server's store, kept in `vault` (default:
+ * the key files of `keysDir`). Bots acting as the same user resolve it one at a time, so a
+ * missing user is created once.
  */
-export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: string }): IdentityProvider {
+export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: string; vault?: KeyVault }): IdentityProvider {
   const locks = new Map<string, Promise<unknown>>();
+  const vault = o.vault ?? fileKeyVault(o.keysDir);
   return {
     async keyFor({ bot, as, createUser }) {
       const lockKey = as.trim().toLowerCase();
-      const task = (locks.get(lockKey) ?? Promise.resolve()).then(() => embeddedKey({ ...o, bot, as, createUser }));
+      const task = (locks.get(lockKey) ?? Promise.resolve()).then(() => embeddedKey({ store: o.store, env: o.env, vault, bot, as, createUser }));
       const settled = task.catch(() => undefined);
       locks.set(lockKey, settled);
       void settled.then(() => locks.get(lockKey) === settled && locks.delete(lockKey));
       return task;
     },
+    ...(vault.isBotUser ? { isBotUser: vault.isBotUser } : {}),
   };
 }
 
 /**
  * What a BotHost inside a server is given: the embedded server (its URL, identity provider and
  * the feed of changes by user that wakes its bots) and the bots' state stores (the server's own
- * store; a file store for remote bots).
+ * store; a file store for remote bots). With `postgres` (the server's store is that database,
+ * shared by several processes) bots' keys are kept in the store (`bot_keys`) and their traces
+ * in `<schema>.bot_traces`, so a bot keeps both whichever process runs it; otherwise both are
+ * files under `stateDir` (`keys/`, `traces/`).
  *
- * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir }), registry, log, clock, scheduler, stateDir, dir })
+ * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir, postgres: ctx.postgres }), registry, log, clock, scheduler, stateDir, dir })
  */
-export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string }): { embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed }; stateStores: StateStores } {
+export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string; postgres?: { pool: pg.Pool; schema: string } }): {
+  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  stateStores: StateStores;
+} {
+  const pgdb = o.postgres;
+  const vault = pgdb ? storeKeyVault(o.store) : undefined;
+  const stateStores = botStateStores({ embedded: o.store, stateDir: o.stateDir });
   return {
-    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys') }), changes: userChanges(o.store) },
-    stateStores: botStateStores({ embedded: o.store, stateDir: o.stateDir }),
+    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys'), vault }), changes: userChanges(o.store) },
+    stateStores: pgdb ? { ...stateStores, traceArchive: (bot) => pgTraceArchive(pgdb.pool, pgdb.schema, bot) } : stateStores,
   };
 }

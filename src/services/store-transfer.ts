@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import pgLib from 'pg';
 import { moneyTotals } from '../domain/wallet/integrity.js';
 import { checkSchemaName } from '../store/pg-schema.js';
@@ -5,6 +6,7 @@ import { FileStore } from '../store/file-store.js';
 import { PgStore, type PgStoreOptions } from '../store/pg-store.js';
 import { importIntoPostgres, writeDataDir } from '../store/transfer.js';
 import type { StoredRecord } from '../store/types.js';
+import { BotKeys, keyFilesAsRecords, writeKeyFiles, type BotKey } from './bot-key-vault.js';
 import { COLLECTION_DEFS, dataDirIntegrity } from './store-integrity.js';
 
 /** What `pinbot store import|export` checked, and prints. */
@@ -60,6 +62,7 @@ function sameMoney(a: Record<string, StoredRecord[]>, b: Record<string, StoredRe
 /**
  * Copies a data directory into an empty PostgreSQL schema, then reads it back from the database
  * (with the start-up checks) and compares every record and the money totals before returning.
+ * The embedded bots' key files that still work (`bots/keys/`) become `bot_keys` records.
  * The data directory is opened under its lock: the server that uses it must be stopped.
  *
  * @example await importDataDir('./data', { url: process.env.DATABASE_URL! })
@@ -69,6 +72,10 @@ export async function importDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
   try {
     for (const def of COLLECTION_DEFS) file.read.col(def); // binds the indexes, for their keys
     const source = file.dump();
+    // the embedded bots' key files go along (collection bot_keys), so the bots keep their keys
+    const held = new Set((source[BotKeys.name] ?? []).map((r) => r.id));
+    const keys = (await keyFilesAsRecords(join(dir, 'bots', 'keys'), file.read)).filter((k) => !held.has(k.id));
+    if (keys.length) source[BotKeys.name] = [...(source[BotKeys.name] ?? []), ...keys];
     const pool = new Pool({ connectionString: pg.url, max: 2 });
     try {
       await importIntoPostgres(pool, checkSchemaName(pg.schema ?? 'pinbot'), source, file.seq, (name, r) => file.keysOf(name, r));
@@ -90,6 +97,7 @@ export async function importDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
 /**
  * Copies the database into a new data directory (its snapshot), then opens that directory
  * (with the start-up checks) and compares every record and the money totals before returning.
+ * The bots' keys (`bot_keys`) are also written as key files (`bots/keys/NAME.json`).
  *
  * @example await exportDataDir('./data-copy', { url: process.env.DATABASE_URL! })
  */
@@ -98,6 +106,8 @@ export async function exportDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
   try {
     const state = source.dump();
     await writeDataDir(dir, state, source.seq);
+    // the bots' keys also as the key files the file driver reads
+    await writeKeyFiles(join(dir, 'bots', 'keys'), (state[BotKeys.name] ?? []) as BotKey[]);
     const copy = await FileStore.open(dir, { integrity: dataDirIntegrity, warn: pg.warn });
     try {
       const records = compare(state, copy.dump());

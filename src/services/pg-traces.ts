@@ -1,0 +1,91 @@
+import type pg from 'pg';
+import type { Trace, TraceArchive } from '../runtime/traces.js';
+import { createSharedTable } from '../store/pg-schema.js';
+
+/** The traces table of a schema. Internal. */
+const table = (schema: string) => `"${schema}"."bot_traces"`;
+
+/** Tables made (or being made) by this process, per pool and schema. Internal. */
+const prepared = new WeakMap<pg.Pool, Map<string, Promise<void>>>();
+
+/**
+ * Creates the traces table of `schema` when missing (under the schema's advisory lock: several
+ * processes may start at once), once per pool. `trace` is `json`, not `jsonb`: a trace holds
+ * message text as anyone sent it, and `jsonb` refuses `\u0000` and lone surrogates — one such
+ * message would lose its whole batch.
+ */
+export function prepareTraceTable(pool: pg.Pool, schema: string): Promise<void> {
+  let bySchema = prepared.get(pool);
+  if (!bySchema) prepared.set(pool, (bySchema = new Map()));
+  let done = bySchema.get(schema);
+  if (!done) {
+    done = createSharedTable(
+      pool,
+      schema,
+      `CREATE TABLE IF NOT EXISTS ${table(schema)} (bot text NOT NULL, seq bigserial NOT NULL, at text NOT NULL, trace json NOT NULL);
+       CREATE INDEX IF NOT EXISTS bot_traces_bot_seq ON ${table(schema)} (bot, seq)`,
+    );
+    bySchema.set(schema, done);
+    // a failure (database away) is tried again by the next caller
+    done.catch(() => bySchema.get(schema) === done && bySchema.delete(schema));
+  }
+  return done;
+}
+
+/**
+ * The newest `limit` traces of a bot in the database, oldest first — whichever process ran it,
+ * and whether or not one runs it now (`pinbot bots trace` on any process).
+ *
+ * @example const traces = await readPgTraces(pool, 'pinbot', 'tip-jar', 20);
+ */
+export async function readPgTraces(pool: pg.Pool, schema: string, bot: string, limit: number): Promise<Trace[]> {
+  try {
+    const r = await pool.query(`SELECT trace::text AS t FROM (SELECT seq, trace FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC LIMIT $2) x ORDER BY seq`, [bot, limit]);
+    return r.rows.map((row) => JSON.parse(row.t as string) as Trace);
+  } catch (err) {
+    if ((err as { code?: string }).code === '42P01') return []; // no bot has run on this database yet
+    throw err;
+  }
+}
+
+/**
+ * The trace history of one bot in PostgreSQL (`<schema>.bot_traces`), for `serve` processes
+ * sharing a database: a bot taken over by another process keeps its history there. A batch is
+ * one INSERT, in order; once the bot has written twice its bound since the last prune, rows
+ * older than its `keep`-th newest are deleted (so a bot's rows stay under three times its bound,
+ * and reading the newest stays one index scan).
+ *
+ * @example const log = await TraceLog.over(pgTraceArchive(pool, 'pinbot', 'tip-jar'), 100);
+ */
+export function pgTraceArchive(pool: pg.Pool, schema: string, bot: string): TraceArchive {
+  /** Rows of this bot since the last prune (counted at load: another process may have written). */
+  let rows = 0;
+  return {
+    async load(limit) {
+      await prepareTraceTable(pool, schema);
+      const [traces, count] = await Promise.all([
+        readPgTraces(pool, schema, bot, limit),
+        pool.query(`SELECT count(*) AS n FROM ${table(schema)} WHERE bot = $1`, [bot]),
+      ]);
+      rows = Number(count.rows[0].n);
+      return traces;
+    },
+    async append(traces, keep) {
+      if (traces.length === 0) return;
+      await prepareTraceTable(pool, schema);
+      await pool.query(
+        `INSERT INTO ${table(schema)} (bot, at, trace)
+         SELECT $1, u.at, u.trace FROM unnest($2::text[], $3::json[]) WITH ORDINALITY AS u(at, trace, n) ORDER BY u.n`,
+        [bot, traces.map((t) => t.at), traces.map((t) => JSON.stringify(t))],
+      );
+      rows += traces.length;
+      if (rows > Math.max(1, keep) * 2) {
+        await pool.query(
+          `DELETE FROM ${table(schema)} WHERE bot = $1 AND seq < (SELECT seq FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
+          [bot, Math.max(1, keep) - 1],
+        );
+        rows = keep;
+      }
+    },
+  };
+}
