@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRegistry } from '../../src/runtime/builtins.js';
+import { BotHost } from '../../src/runtime/host.js';
+import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/traces.js';
+import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
+import { botWorld, type BotWorld } from '../helpers/bots.js';
+
+const trace = (i: number): Trace => ({
+  bot: 'b', version: '1', rule: 'r', event: { key: `k${i}`, type: 'message.received', summary: 'message.received' },
+  at: new Date(Date.UTC(2026, 10, 21, 12, 0, i)).toISOString(), outcome: 'done', steps: [], duration_ms: 1,
+});
+
+/** An archive in memory that records each append, and fails while `failing` is set. */
+function memoryArchive(initial: Trace[] = []) {
+  const kept = [...initial];
+  const calls: Array<{ keys: string[]; keep: number }> = [];
+  const a = {
+    kept,
+    calls,
+    failing: false,
+    failLoad: false,
+    async load(limit: number) {
+      if (a.failLoad) throw new Error('database away');
+      return kept.slice(-limit);
+    },
+    async append(traces: readonly Trace[], keep: number) {
+      if (a.failing) throw new Error('database away');
+      calls.push({ keys: traces.map((t) => t.event.key), keep });
+      kept.push(...traces);
+    },
+  } satisfies TraceArchive & Record<string, unknown>;
+  return a;
+}
+
+describe('a trace history over an archive', () => {
+  it('loads the newest, hands each tick its own batch in order, and never lets the archive stop the bot', async () => {
+    const archive = memoryArchive([trace(0), trace(1), trace(2)]);
+    const errors: unknown[] = [];
+    const log = await TraceLog.over(archive, 2, (err) => errors.push(err));
+    expect(log.list().map((t) => t.event.key)).toEqual(['k1', 'k2']);
+    log.add(trace(3));
+    log.add(trace(4));
+    await Promise.resolve();
+    log.add(trace(5)); // while the first write is under way: the next batch
+    await log.flush();
+    expect(archive.calls).toEqual([{ keys: ['k3', 'k4'], keep: 2 }, { keys: ['k5'], keep: 2 }]);
+    // a failing archive: the bot goes on, its history in memory too; the failure is said once
+    archive.failing = true;
+    log.add(trace(6));
+    await log.flush();
+    log.add(trace(7));
+    await log.flush();
+    expect(errors).toHaveLength(1);
+    expect(log.list().map((t) => t.event.key)).toEqual(['k6', 'k7']);
+    archive.failing = false;
+    log.add(trace(8));
+    await log.close();
+    expect(archive.calls.at(-1)).toEqual({ keys: ['k8'], keep: 2 });
+    // an archive that cannot be read: an empty history, said, and the log still works
+    const broken = memoryArchive();
+    broken.failLoad = true;
+    const said: unknown[] = [];
+    const empty = await TraceLog.over(broken, 5, (err) => said.push(err));
+    expect(empty.list()).toEqual([]);
+    expect(String(said[0])).toMatch(/database away/);
+    empty.add(trace(9));
+    await empty.close();
+    expect(broken.kept.map((t) => t.event.key)).toEqual(['k9']);
+  });
+});
+
+let w: BotWorld | undefined;
+let host: BotHost | undefined;
+afterEach(async () => {
+  await host?.stop();
+  host = undefined;
+  await w?.close();
+  w = undefined;
+});
+
+const echo = `name: echo
+as: Echo
+create_user: true
+ignore_bots: true
+rules:
+  - id: answer
+    on: message.received
+    do: [{ reply: "echo!" }]
+`;
+
+describe('the host and its dependencies', () => {
+  it("keeps a bot's traces in the archive its state stores give (no file), and ignore_bots asks the identity provider about other processes' bots", async () => {
+    w = await botWorld({ bots: { 'echo.yaml': echo } });
+    const stateDir = join(w.dir, 'data', 'bots');
+    const deps = embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir });
+    const archives = new Map<string, ReturnType<typeof memoryArchive>>();
+    const alice = await w.user('Alice');
+    const robot = await w.user('Robot'); // the user of a bot that runs in another process
+    const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
+    host = new BotHost({
+      registry: createRegistry(),
+      log: pino({ level: 'silent' }),
+      clock: w.server.clock,
+      scheduler: w.server.scheduler,
+      stateDir,
+      files: [join(w.botsDir, 'echo.yaml')],
+      embedded: { ...deps.embedded, identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id } },
+      stateStores: { ...deps.stateStores, traceArchive: (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!) },
+      jitter: false,
+    });
+    await host.start();
+    await host.runner('echo')!.started;
+    const pin = host.runner('echo')!.me!.pin_code;
+    await host.runner('echo')!.pollNow(); // baseline
+    await robot.api.messages.send({ recipient_pin: pin, content: 'hello from a bot' });
+    await alice.api.messages.send({ recipient_pin: pin, content: 'hello from a person' });
+    await host.runner('echo')!.pollNow();
+    await host.runner('echo')!.pollNow();
+    const seen = host.traces('echo')!.map((t) => t.reason ?? t.outcome).sort();
+    expect(seen).toEqual(['done', 'from_bot']);
+    await host.stop();
+    host = undefined;
+    expect(archives.get('echo')!.kept.map((t) => t.reason ?? t.outcome).sort()).toEqual(['done', 'from_bot']);
+    expect(existsSync(join(stateDir, 'traces'))).toBe(false);
+  });
+});
