@@ -188,7 +188,7 @@ export class BotHost {
   private async launch(slot: Slot, bot: CompiledBot): Promise<void> {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
-    const archive = this.o.stateStores.traceArchive?.(bot.name);
+    const archive = slot.traces ? undefined : this.o.stateStores.traceArchive?.(bot.name);
     const traceError = (err: unknown) => this.o.log.warn({ bot: bot.name, err }, `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`);
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
     const traces = slot.traces ?? (archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : TraceLog.open(tracesFile, bot.traceLimit));

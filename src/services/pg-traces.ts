@@ -40,12 +40,23 @@ export function prepareTraceTable(pool: pg.Pool, schema: string): Promise<void> 
  */
 export async function readPgTraces(pool: pg.Pool, schema: string, bot: string, limit: number): Promise<Trace[]> {
   try {
-    const r = await pool.query(`SELECT trace::text AS t FROM (SELECT seq, trace FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC LIMIT $2) x ORDER BY seq`, [bot, limit]);
-    return r.rows.map((row) => JSON.parse(row.t as string) as Trace);
+    return (await newest(pool, schema, bot, limit)).traces;
   } catch (err) {
     if ((err as { code?: string }).code === '42P01') return []; // no bot has run on this database yet
     throw err;
   }
+}
+
+/** The newest `limit` traces of a bot, oldest first, and how many rows it has: one query. Internal. */
+async function newest(pool: pg.Pool, schema: string, bot: string, limit: number): Promise<{ traces: Trace[]; rows: number }> {
+  const r = await pool.query(
+    `SELECT x.t, (SELECT count(*) FROM ${table(schema)} WHERE bot = $1) AS n
+       FROM (SELECT seq, trace::text AS t FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC LIMIT $2) x
+      RIGHT JOIN (SELECT 1) one ON true ORDER BY x.seq`,
+    [bot, limit],
+  );
+  const rows = Number(r.rows[0]?.n ?? 0);
+  return { traces: r.rows.filter((row) => row.t !== null).map((row) => JSON.parse(row.t as string) as Trace), rows };
 }
 
 /**
@@ -63,12 +74,9 @@ export function pgTraceArchive(pool: pg.Pool, schema: string, bot: string): Trac
   return {
     async load(limit) {
       await prepareTraceTable(pool, schema);
-      const [traces, count] = await Promise.all([
-        readPgTraces(pool, schema, bot, limit),
-        pool.query(`SELECT count(*) AS n FROM ${table(schema)} WHERE bot = $1`, [bot]),
-      ]);
-      rows = Number(count.rows[0].n);
-      return traces;
+      const found = await newest(pool, schema, bot, limit);
+      rows = found.rows;
+      return found.traces;
     },
     async append(traces, keep) {
       if (traces.length === 0) return;
