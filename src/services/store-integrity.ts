@@ -14,6 +14,7 @@ import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
 import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
 import { BotKeys } from './bot-key-vault.js';
+import { BotLeases, BotWorkers } from './bot-leases.js';
 import { ClockState } from './virtual-time.js';
 import type { StoreIntegrity } from '../store/integrity.js';
 import type { CollectionDef, StoredRecord } from '../store/types.js';
@@ -21,7 +22,8 @@ import type { CollectionDef, StoredRecord } from '../store/types.js';
 /** The definitions of every collection a data directory's store holds. */
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
-  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates, BotKeys, ClockState,
+  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates, ClockState,
+  BotWorkers, BotLeases, BotKeys,
 ] as unknown as CollectionDef<StoredRecord>[];
 
 /** Every collection a data directory's store holds. */
