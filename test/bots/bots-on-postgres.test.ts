@@ -7,9 +7,10 @@ import { configFrom } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { Keys, revokeKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser } from '../../src/domain/users/users.js';
+import type { BotStatus } from '../../src/runtime/host.js';
 import { TraceLog, type Trace } from '../../src/runtime/traces.js';
 import { BotKeys, storeKeyVault } from '../../src/services/bot-key-vault.js';
-import { createBotsService, tracesFromDatabase } from '../../src/services/bots.js';
+import { tracesFromDatabase } from '../../src/services/bots.js';
 import { embeddedIdentity } from '../../src/services/embedded-identity.js';
 import { pgTraceArchive, readPgTraces } from '../../src/services/pg-traces.js';
 import { startServer } from '../../src/server.js';
@@ -138,29 +139,34 @@ describe('bots on a shared PostgreSQL database: traces and keys live in it', () 
     }
   });
 
-  it('bots.trace on a process that does not run the bot answers from the database; the next process to run it keeps its key and history', async () => {
+  it('bots.trace on the process that does not hold the bot answers from the database; the next process to run it keeps its key and history', async () => {
     const url = await testDatabase();
     const tmp = tempDir('pinbot-botdb-');
     temps.push(tmp.cleanup);
     const botsDir = join(tmp.dir, 'bots');
-    const none = join(tmp.dir, 'no-bots');
     mkdirSync(botsDir);
-    mkdirSync(none);
     writeFileSync(join(botsDir, 'hello.yaml'), 'name: hello\nas: Hello Bot\ncreate_user: true\nrules:\n  - id: up\n    on: startup\n    do: [{ log: "up #{{ event.boot }}" }]\n');
     const config = (dir: string) => configFrom({ store: { driver: 'postgres', url }, bots: { dir }, rate_limits: { enabled: false } });
-    const runner = await startServer({ dataDir: join(tmp.dir, 'p1'), config: config(botsDir), port: 0, host: '127.0.0.1', log: silent, virtualClock: T0 });
-    // another process whose bots service runs none of these bots (as one that does not hold its lease)
-    const other = await startServer({ dataDir: join(tmp.dir, 'p2'), config: config(none), port: 0, host: '127.0.0.1', log: silent, virtualClock: T0, services: [createBotsService()] });
+    const p1 = await startServer({ dataDir: join(tmp.dir, 'p1'), config: config(botsDir), port: 0, host: '127.0.0.1', log: silent, virtualClock: T0 });
+    const p2 = await startServer({ dataDir: join(tmp.dir, 'p2'), config: config(botsDir), port: 0, host: '127.0.0.1', log: silent, virtualClock: T0 });
     const traced = (data: string) => callAdmin(data, 'bots.trace', { name: 'hello' }) as Promise<{ traces: Trace[] }>;
+    const status = async (data: string) => ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots[0]?.status;
     try {
-      await eventually(async () => (await traced(join(tmp.dir, 'p1'))).traces.length === 1, 15_000, 'the startup run');
-      await eventually(async () => (await traced(join(tmp.dir, 'p2'))).traces.length === 1, 15_000, 'the trace in the database');
-      const seen = (await traced(join(tmp.dir, 'p2'))).traces;
+      // one of the two holds the bot's lease and runs it; the other says where it runs
+      const [runs, other] = await eventually(async () => {
+        const [s1, s2] = [await status(join(tmp.dir, 'p1')), await status(join(tmp.dir, 'p2'))];
+        if (s1 === 'running' && s2 === 'elsewhere') return ['p1', 'p2'];
+        if (s2 === 'running' && s1 === 'elsewhere') return ['p2', 'p1'];
+        return undefined;
+      }, 15_000, 'the bot running in one process');
+      await eventually(async () => (await traced(join(tmp.dir, runs))).traces.length === 1, 15_000, 'the startup run');
+      const seen = (await traced(join(tmp.dir, other))).traces;
+      expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ bot: 'hello', rule: 'up', outcome: 'done' });
-      await expect(callAdmin(join(tmp.dir, 'p2'), 'bots.trace', { name: 'nobody' })).rejects.toThrow(/no bot named nobody has traces/);
+      await expect(callAdmin(join(tmp.dir, other), 'bots.trace', { name: 'nobody' })).rejects.toThrow(/no bot named nobody has traces/);
     } finally {
-      await other.close();
-      await runner.close();
+      await p2.close();
+      await p1.close();
     }
     // the bot moves to a third process: same key (no new one, no key file), history carried on
     const next = await startServer({ dataDir: join(tmp.dir, 'p3'), config: config(botsDir), port: 0, host: '127.0.0.1', log: silent, virtualClock: T0 });
@@ -173,8 +179,8 @@ describe('bots on a shared PostgreSQL database: traces and keys live in it', () 
       const user = findUser(next.store.read, 'Hello Bot')!;
       expect([...next.store.read.col(Keys).all()].filter((k) => k.user_id === user.id && k.revoked_at === null)).toHaveLength(1);
       expect([...next.store.read.col(Keys).all()].filter((k) => k.user_id === user.id)).toHaveLength(1);
-      for (const p of ['p1', 'p3']) expect(existsSync(join(tmp.dir, p, 'bots', 'keys'))).toBe(false);
-      for (const p of ['p1', 'p3']) expect(existsSync(join(tmp.dir, p, 'bots', 'traces'))).toBe(false);
+      for (const p of ['p1', 'p2', 'p3']) expect(existsSync(join(tmp.dir, p, 'bots', 'keys'))).toBe(false);
+      for (const p of ['p1', 'p2', 'p3']) expect(existsSync(join(tmp.dir, p, 'bots', 'traces'))).toBe(false);
     } finally {
       await next.close();
     }

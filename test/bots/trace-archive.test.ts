@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/runtime/builtins.js';
 import { BotHost } from '../../src/runtime/host.js';
+import type { BotPlacement, PlacedBots } from '../../src/runtime/host-deps.js';
 import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/traces.js';
 import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
@@ -125,5 +126,46 @@ describe('the host and its dependencies', () => {
     host = undefined;
     expect(archives.get('echo')!.kept.map((t) => t.reason ?? t.outcome).sort()).toEqual(['done', 'from_bot']);
     expect(existsSync(join(stateDir, 'traces'))).toBe(false);
+  });
+});
+
+describe('a bot that leaves this process and comes back', () => {
+  it('reads its history afresh from the archive at each start (it may have run elsewhere meanwhile)', async () => {
+    w = await botWorld({ bots: { 'up.yaml': 'name: up\nas: Up\ncreate_user: true\nrules:\n  - id: hi\n    on: startup\n    do: [{ log: hi }]\n' } });
+    const stateDir = join(w.dir, 'data', 'bots');
+    const deps = embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir });
+    const shared = memoryArchive();
+    let placed: PlacedBots | undefined;
+    const placement: BotPlacement = {
+      attach: async (bots) => void (placed = bots),
+      offer: () => undefined,
+      owns: () => true,
+      ownerOf: () => undefined,
+      fence: () => () => undefined,
+      stop: async () => undefined,
+    };
+    host = new BotHost({
+      registry: createRegistry(),
+      log: pino({ level: 'silent' }),
+      clock: w.server.clock,
+      scheduler: w.server.scheduler,
+      stateDir,
+      files: [join(w.botsDir, 'up.yaml')],
+      ...deps,
+      stateStores: { ...deps.stateStores, traceArchive: () => shared },
+      placement,
+      jitter: false,
+    });
+    await host.start();
+    await host.runner('up')!.started;
+    await host.runner('up')!.idle();
+    expect(host.traces('up')!.map((t) => t.event.type)).toEqual(['startup']);
+    await placed!.halt('up');
+    // meanwhile another process ran it: its history grew in the shared archive
+    shared.kept.push({ ...host.traces('up')![0]!, event: { key: 'elsewhere', type: 'message.received', summary: 'message.received' } });
+    placed!.run('up');
+    await host.reload(); // serialised after the run
+    await host.runner('up')!.idle();
+    expect(host.traces('up')!.map((t) => (t.event.key === 'elsewhere' ? 'elsewhere' : t.event.type))).toEqual(['startup', 'elsewhere', 'startup']);
   });
 });
