@@ -196,14 +196,20 @@ export class BotHost {
         if (slot?.runner) {
           this.o.log.warn({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name}: the new file is invalid; the running version is kept`);
           this.slots.set(file, { ...slot, text, problems });
-        } else this.slots.set(file, { file, text, problems, name: bot?.name });
+        } else {
+          await slot?.traces?.close();
+          this.slots.set(file, { file, text, problems, name: bot?.name });
+        }
         continue;
       }
       if (slot?.runner) {
         this.o.log.info({ bot: bot.name, file, version: bot.version }, `bot ${bot.name} reloaded`);
         await slot.runner.stop();
       }
-      const next: Slot = { file, text, bot, problems: [], warnings: res.warnings };
+      // the history goes on with the new version (a renamed bot starts its own)
+      const sameName = slot?.bot?.name === bot.name;
+      if (!sameName) await slot?.traces?.close();
+      const next: Slot = { file, text, bot, problems: [], warnings: res.warnings, traces: sameName ? slot?.traces : undefined };
       this.slots.set(file, next);
       if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
       this.byName.set(bot.name, file);
