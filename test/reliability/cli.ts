@@ -173,15 +173,18 @@ if (opts.matrix || nothing) {
   await done(url, bad.length > before);
 }
 if (opts.canary || nothing) {
-  const c = await runCanary({ seed: opts.seed });
-  // It searches the files of the data dir: the file store's.
-  console.log(`\nsecrets canary${databases ? ' (on the file store)' : ''}`);
+  const url = await database('canary');
+  const before = bad.length;
+  const c = await runCanary({ seed: opts.seed, database: url });
+  console.log(`\nsecrets canary`);
   line('requests', c.requests);
   line('  by status', Object.entries(c.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
-  line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
+  if (url) line('searched: log lines / files / tables / responses', `${c.logLines} / ${c.files} / ${c.tables} / ${c.bodies}`);
+  else line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
   line('occurrences of the key', c.occurrences, true);
   line('500 answers showing more than internal_error', c.revealing500s, true);
   for (const s of c.where) console.log(`    ${s}`);
+  await done(url, bad.length > before);
 }
 if (opts.logFlood !== undefined) {
   const seconds = typeof opts.logFlood === 'string' ? Number(opts.logFlood) : 60;
