@@ -22,6 +22,7 @@ const POSTGRES_ONLY = [
   'test/store/pg-commit-feed.test.ts',
   'test/api/shared-database.test.ts',
   'test/cluster/three-processes.test.ts',
+  'test/cluster/bot-takeover.test.ts',
   'test/cli/store-transfer.test.ts',
   'test/reliability/crash-loop-postgres.test.ts',
   'test/reliability/fuzz-postgres.test.ts',

@@ -20,7 +20,7 @@ import type { Registry } from './runtime/registry.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
-import { claimingScheduler, holdExclusive, prepareJobClaims } from './services/pg-jobs.js';
+import { claimingScheduler, prepareJobClaims } from './services/pg-jobs.js';
 import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
 import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
@@ -136,16 +136,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     scheduler = claimingScheduler(scheduler, postgres.pool, postgres.schema, by, (name, at) => log.debug({ job: name, at: at.toISOString() }, 'job run by another process'));
     rateStore = (bucket) => new PgRateStore(postgres.pool, postgres.schema, clock, bucket);
   }
-  // Bots are not shared out between processes yet: one process on a database runs them.
-  let runBots = options.bots !== false;
-  let releaseBots: (() => Promise<void>) | undefined;
-  if (postgres && runBots && !options.services) {
-    releaseBots = await holdExclusive(postgres.pool, postgres.schema, 'bots');
-    if (!releaseBots) {
-      runBots = false;
-      log.warn('another process on this database runs the bots: this one serves the API only (start the others with --no-bots; docs/scaling.md)');
-    }
-  }
+  const runBots = options.bots !== false;
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
@@ -171,7 +162,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       http.listen(port, host, () => resolve());
     });
   } catch (err) {
-    await releaseBots?.();
     await store.close();
     throw err;
   }
@@ -216,7 +206,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     try {
       await keyUsage.flush(store);
     } finally {
-      await releaseBots?.();
       await store.close();
     }
   };

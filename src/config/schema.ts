@@ -104,6 +104,12 @@ export const configSchema = {
       properties: {
         dir: { type: 'string', default: 'bots', description: 'folder of bot YAML files run by serve' },
         enabled: { type: 'boolean', default: true },
+        lease_ttl: {
+          type: 'string',
+          pattern: DURATION_PATTERN,
+          default: '15s',
+          description: 'driver postgres: a process that has not renewed its bot leases for this long is taken for dead and its bots move to the others (renewed every third of it)',
+        },
         env_allow: {
           type: 'array',
           items: { type: 'string', pattern: ENV_NAME_PATTERN },
@@ -203,7 +209,7 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean; env_allow: string[] };
+  bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number };
   runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };

@@ -89,6 +89,8 @@ export class BotRunner {
   /** Topics of changes heard before polling started (woken then). */
   private early?: Set<string>;
   private readonly contacts = new Map<string, boolean>();
+  /** The baseline this start gave the sources that had none. */
+  private baselineAt?: number;
   private ready!: () => void;
   /** Resolves when the bot has started (or could not). */
   readonly started = new Promise<void>((r) => (this.ready = r));
@@ -238,7 +240,8 @@ export class BotRunner {
     // On a real clock the millisecond of the start counts as after it (an event at the very
     // moment of the start is not lost); a virtual clock stands still, so there it is history.
     const now = this.o.clock.now();
-    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1));
+    this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
+    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
@@ -288,10 +291,11 @@ export class BotRunner {
       },
       jitter: this.o.jitter !== false,
       firstSpreadMs: bot.pollMs,
-      // a source that reads from its baseline and has never polled needs no poll until a change
+      // a source that reads from a baseline set by this very start needs no poll until a change
       // (on a real clock: 10,000 new bots start without 10,000 polls; a virtual clock, which
-      // stands still, keeps the exact first poll at the start)
-      deferFirst: (s) => !clock.virtual && woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined,
+      // stands still, keeps the exact first poll at the start). An older baseline (an earlier
+      // start, or another process before a takeover) may have events behind it: polled now.
+      deferFirst: (s) => !clock.virtual && woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined && this.state!.baseline(s) === this.baselineAt,
       paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
       log: this.o.log,
     });

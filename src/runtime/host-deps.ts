@@ -1,4 +1,4 @@
-import type { Store } from '../store/types.js';
+import type { Store, Tx } from '../store/types.js';
 
 /** Who an embedded bot is: its user and a key to act as them. */
 export interface EmbeddedKey {
@@ -37,4 +37,36 @@ export interface StateStores {
 export interface ChangeFeed {
   /** `byKey`: the id of the API key whose request made the change, when one did. */
   subscribe(userId: string, onChange: (topics: ReadonlySet<string>, byKey?: string) => void): () => void;
+}
+
+/**
+ * What the host does when a placement gives it a bot or takes one back (BotPlacement.attach).
+ * `run` starts the bot (its state is read afresh); `halt` stops it and resolves once its runs
+ * reached a step boundary and nothing more of it is written.
+ */
+export interface PlacedBots {
+  run(name: string): void;
+  halt(name: string): Promise<void>;
+}
+
+/**
+ * Shares the bots out between the processes on one database (driver postgres): each bot runs
+ * in exactly one process at a time, under a lease. Without a placement a host runs every bot.
+ */
+export interface BotPlacement {
+  /** Starts taking part; the placement calls `bots.run`/`bots.halt` as leases come and go. */
+  attach(bots: PlacedBots): Promise<void>;
+  /** The bots this process could run (valid and enabled), after every reload. */
+  offer(names: readonly string[]): void;
+  /** Whether this process holds the bot's lease now. */
+  owns(name: string): boolean;
+  /** Who holds the bot's lease (e.g. `host:pid`), when another process does. */
+  ownerOf(name: string): string | undefined;
+  /**
+   * Checked inside every transaction on the bot's state: throws when this process no longer
+   * holds the bot, so a process that lost a lease can never write over the new owner.
+   */
+  fence(name: string): (tx: Tx) => void;
+  /** Gives every lease back (halting the bots first) and leaves. */
+  stop(): Promise<void>;
 }

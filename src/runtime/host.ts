@@ -9,7 +9,8 @@ import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
-import type { ChangeFeed, IdentityProvider, StateStores } from './host-deps.js';
+import type { BotPlacement, ChangeFeed, IdentityProvider, StateStores } from './host-deps.js';
+import { fencedStore } from './fenced-store.js';
 import { loadBot } from './loader.js';
 import type { Registry } from './registry.js';
 import { TraceLog, type Trace } from './traces.js';
@@ -49,13 +50,19 @@ export interface HostOptions {
    * (`runtime.safety_poll`, default 10 minutes).
    */
   safetyPollMs?: number;
+  /**
+   * Shares the bots out with other processes on the same database (driver postgres): this host
+   * runs only the bots whose lease it holds, and every write of their state is fenced by it.
+   */
+  placement?: BotPlacement;
 }
 
 /** One bot file as the host sees it. */
 export interface BotStatus {
   name?: string;
   file: string;
-  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled';
+  /** `elsewhere`: another process on the database runs it (its lease is theirs). */
+  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled' | 'elsewhere';
   message?: string;
   version?: string;
   dry_run?: boolean;
@@ -102,16 +109,43 @@ export class BotHost {
 
   constructor(private readonly o: HostOptions) {}
 
-  /** Loads every file and starts the valid bots. Returns the status of each file. */
-  start(): Promise<BotStatus[]> {
-    return this.reload();
+  /**
+   * Loads every file and starts the valid bots (with a placement: those whose lease this
+   * process gets). Returns the status of each file.
+   */
+  async start(): Promise<BotStatus[]> {
+    const report = await this.reload();
+    if (!this.o.placement) return report;
+    await this.o.placement.attach({ run: (name) => void this.serialised(() => this.runPlaced(name)), halt: (name) => this.serialised(() => this.haltPlaced(name)) });
+    return this.status();
+  }
+
+  /** Runs `fn` after the reloads and placement changes before it. Internal. */
+  private serialised<T>(fn: () => Promise<T> | T): Promise<T> {
+    const next = this.chain.then(fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The placement gave this process the bot: start it (its state is read afresh). Internal. */
+  private runPlaced(name: string): void {
+    const slot = this.named(name);
+    if (this.stopped || !slot?.bot || !slot.bot.enabled || slot.runner) return;
+    this.launch(slot, slot.bot);
+  }
+
+  /** The placement takes the bot away: stop it here. Internal. */
+  private async haltPlaced(name: string): Promise<void> {
+    const slot = this.named(name);
+    if (!slot?.runner) return;
+    const runner = slot.runner;
+    slot.runner = undefined;
+    await runner.stop();
   }
 
   /** Re-reads the files (serialised: a reload waits for the one before). */
   reload(): Promise<BotStatus[]> {
-    const next = this.chain.then(() => this.doReload());
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.serialised(() => this.doReload());
   }
 
   files(): string[] {
@@ -172,8 +206,9 @@ export class BotHost {
       this.slots.set(file, next);
       if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
       this.byName.set(bot.name, file);
-      if (bot.enabled) this.launch(next, bot);
+      if (bot.enabled && (!this.o.placement || this.o.placement.owns(bot.name))) this.launch(next, bot);
     }
+    this.o.placement?.offer([...this.slots.values()].flatMap((s) => (s.bot?.enabled && this.named(s.bot.name) === s ? [s.bot.name] : [])));
     return this.status();
   }
 
@@ -188,6 +223,9 @@ export class BotHost {
   private launch(slot: Slot, bot: CompiledBot): void {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
+    const placement = this.o.placement;
+    // shared out between processes, every bot keeps its state in the shared store, fenced by its lease
+    const kind = remote && !placement ? 'remote' : 'embedded';
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
     const traces = slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit);
     traces.setLimit(bot.traceLimit);
@@ -196,7 +234,10 @@ export class BotHost {
     const runner = new BotRunner({
       bot,
       registry: this.o.registry,
-      openStore: () => this.o.stateStores.open(remote ? 'remote' : 'embedded'),
+      openStore: async () => {
+        const store = await this.o.stateStores.open(kind);
+        return placement ? fencedStore(store, placement.fence(bot.name)) : store;
+      },
       traces,
       log,
       clock: this.o.clock,
@@ -248,6 +289,10 @@ export class BotHost {
     return [...this.slots.values()].map((s) => {
       const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
       const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
+      if (!s.runner && s.bot?.enabled && this.o.placement && !invalid) {
+        const owner = this.o.placement.ownerOf(s.bot.name);
+        return { ...base, status: 'elsewhere', message: owner ? `runs in process ${owner}` : 'waiting for its lease (another process had it)' };
+      }
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       const lastRun = s.traces?.list(1)[0]?.at;
@@ -272,6 +317,8 @@ export class BotHost {
   }
 
   async stop(): Promise<void> {
+    // the leases go back first (halting the bots), so the other processes take them at once
+    await this.o.placement?.stop();
     this.stopped = true;
     await this.chain;
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));

@@ -1,8 +1,11 @@
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
 import { parseDuration } from '../util/duration.js';
+import { systemClock } from '../clock/clock.js';
 import { BotHost } from '../runtime/host.js';
+import { BotLeasing } from './bot-leases.js';
 import { readTraces, type Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
 import { embeddedHostDeps } from './embedded-identity.js';
@@ -67,10 +70,14 @@ export function createBotsService(): ServerService {
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
         safetyPollMs: parseDuration(config.runtime.safety_poll),
+        // several processes on one database share the bots out: leases live in it, and process
+        // liveness is wall time whatever the bots' clock (docs/scaling.md)
+        placement: ctx.postgres ? new BotLeasing({ store: ctx.store, clock: systemClock, log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000, label: `${hostname()}:${process.pid}` }) : undefined,
       });
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');
-      log.info({ dir, bots: report.length, invalid: invalid.length }, `bots: ${report.length - invalid.length} of ${report.length} started from ${dir}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`);
+      const elsewhere = report.filter((b) => b.status === 'elsewhere').length;
+      log.info({ dir, bots: report.length, invalid: invalid.length, elsewhere }, `bots: ${report.length - invalid.length - elsewhere} of ${report.length} started from ${dir}${elsewhere ? `; ${elsewhere} run in other processes on the database` : ''}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`);
       unwatch = watchBots(dir, () => void host?.reload().catch((err) => log.error({ err }, 'bots reload failed')));
     },
     async stop() {

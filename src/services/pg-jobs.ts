@@ -56,27 +56,3 @@ export function claimingScheduler(inner: Scheduler, pool: pg.Pool, schema: strin
     stop: () => inner.stop(),
   };
 }
-
-/**
- * Holds a session-level advisory lock named `what` on a connection of its own for as long as
- * this process runs: returns its release, or undefined when another process holds it. Used so
- * that only one process on a database runs the bots (they are not shared out between
- * processes yet); the lock goes when its holder's connection does (a process that dies).
- */
-export async function holdExclusive(pool: pg.Pool, schema: string, what: string): Promise<(() => Promise<void>) | undefined> {
-  const client = await pool.connect();
-  try {
-    const r = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`pinbot-${what}:${schema}`]);
-    if (r.rows[0].ok === true) {
-      return async () => {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`pinbot-${what}:${schema}`]).catch(() => undefined);
-        client.release();
-      };
-    }
-  } catch (err) {
-    client.release();
-    throw err;
-  }
-  client.release();
-  return undefined;
-}

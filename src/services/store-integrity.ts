@@ -13,6 +13,7 @@ import { walletIntegrity } from '../domain/wallet/integrity.js';
 import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
 import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
+import { BotLeases, BotWorkers } from './bot-leases.js';
 import { ClockState } from './virtual-time.js';
 import type { StoreIntegrity } from '../store/integrity.js';
 import type { CollectionDef, StoredRecord } from '../store/types.js';
@@ -21,6 +22,7 @@ import type { CollectionDef, StoredRecord } from '../store/types.js';
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
   Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates, ClockState,
+  BotWorkers, BotLeases,
 ] as unknown as CollectionDef<StoredRecord>[];
 
 /** Every collection a data directory's store holds. */

@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import supertest from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/admin/commands.js';
+import { callAdmin } from '../../src/admin/socket.js';
 import { createApp } from '../../src/api/app.js';
 import { createScheduler } from '../../src/clock/scheduler.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
@@ -12,10 +12,12 @@ import { configFrom } from '../../src/config/load.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { claimingScheduler, prepareJobClaims } from '../../src/services/pg-jobs.js';
 import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
+import type { BotStatus } from '../../src/runtime/host.js';
 import { PgStore } from '../../src/store/pg-store.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
 import { testDatabase } from '../helpers/pg-db.js';
+import { eventually } from '../helpers/serve-child.js';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 
@@ -101,22 +103,32 @@ describe('several processes on one PostgreSQL database', () => {
     await Promise.all([b.clock.advance(86_400_000), a.clock.advance(86_400_000)]);
     expect(runs.map(([, at]) => at)).toEqual(['2026-11-22T00:00:00.000Z', '2026-11-23T00:00:00.000Z']);
   });
-  it('serve on a database: one process runs the bots, the next one serves the API only and says so', async () => {
+  it('serve on a database: the bots are shared out by lease, and a process that stops hands its bots to the other', { timeout: 30_000 }, async () => {
     const url = await testDatabase();
     const tmp = tempDir('pinbot-shared-');
     mkdirSync(join(tmp.dir, 'bots'));
-    const lines: string[] = [];
-    const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }));
-    const config = configFrom({ store: { driver: 'postgres', url }, bots: { dir: join(tmp.dir, 'bots') }, log: { level: 'info' } });
-    const first = await startServer({ dataDir: join(tmp.dir, 'd1'), config, port: 0, log, virtualClock: T0 });
-    const second = await startServer({ dataDir: join(tmp.dir, 'd2'), config, port: 0, log, virtualClock: T0 });
+    for (const n of ['one', 'two']) writeFileSync(join(tmp.dir, 'bots', `${n}.yaml`), `name: ${n}\nas: Bot ${n}\ncreate_user: true\nrules:\n  - id: r\n    on: message.received\n    do:\n      - reply: hi\n`);
+    const config = configFrom({ store: { driver: 'postgres', url }, bots: { dir: join(tmp.dir, 'bots'), lease_ttl: '600ms' }, log: { level: 'silent' } });
+    const d1 = join(tmp.dir, 'd1');
+    const d2 = join(tmp.dir, 'd2');
+    const first = await startServer({ dataDir: d1, config, port: 0, virtualClock: T0 });
+    const second = await startServer({ dataDir: d2, config, port: 0, virtualClock: T0 });
+    const status = async (dir: string) => Object.fromEntries(((await callAdmin(dir, 'bots.status')) as { bots: BotStatus[] }).bots.map((b) => [b.name, b.status]));
     try {
-      const warned = lines.filter((l) => l.includes('another process on this database runs the bots'));
-      expect(warned.length).toBe(1);
+      // one bot each, once the second process has joined (renewals every 200 ms)
+      const split = await eventually(async () => {
+        const [a, b] = [await status(d1), await status(d2)];
+        const running = (s: Record<string, string>) => Object.keys(s).filter((k) => s[k] === 'running');
+        return running(a).length === 1 && running(b).length === 1 ? { a, b } : undefined;
+      }, 20_000, 'one bot in each process');
+      expect(Object.values(split.a).sort()).toEqual(['elsewhere', 'running']);
       expect((await supertest(second.http).get('/healthz')).body).toEqual({ status: 'ok' });
       // the admin CLI's direct path and both servers see one state
       const u = (await runAdminCommand({ store: first.store, env: first.env }, 'users.add', { name: 'Eve' })) as { api_key: string };
       await supertest(second.http).get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
+      // the first stops: its bot is handed back at once and the second runs both
+      await first.close();
+      await eventually(async () => Object.values(await status(d2)).every((s) => s === 'running'), 10_000, 'both bots in the second process');
     } finally {
       await second.close();
       await first.close();
