@@ -6,6 +6,7 @@ import jsonServer from './json-server.js';
 import plugins from './plugins.js';
 import poll from './poll.js';
 import postgres from './postgres.js';
+import takeover from './takeover.js';
 import read from './read.js';
 import scenarios from './scenarios.js';
 import startup from './startup.js';
@@ -13,4 +14,4 @@ import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, botsLimits, botsScale, scenarios, plugins, postgres];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, botsLimits, botsScale, scenarios, plugins, postgres, takeover];

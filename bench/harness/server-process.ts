@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { detectCores } from './cores.js';
 import { REPO } from './paths.js';
 
@@ -113,8 +114,15 @@ function handle(name: string, child: ChildProcess, url: string, startupMs: numbe
     else child.once('exit', () => resolve());
   });
   exited.then(() => running.delete(child));
-  child.stdout!.resume();
-  child.stderr!.resume();
+  // BENCH_SERVER_LOGS=DIR keeps each server's output in DIR/NAME-PID.log (to see why a bench failed)
+  if (process.env.BENCH_SERVER_LOGS) {
+    const out = createWriteStream(join(process.env.BENCH_SERVER_LOGS, `${name}-${pid}.log`));
+    child.stdout!.pipe(out);
+    child.stderr!.pipe(out);
+  } else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
   return {
     name,
     url,

@@ -65,6 +65,11 @@ export interface RunnerOptions {
   /** Entries waiting to be handled above which polling pauses. */
   maxBacklog?: number;
   retryBaseMs?: number;
+  /**
+   * The first polls are spread over at most this (default: the bot's `poll`). A bot taken over
+   * from another process may have missed events since: the host polls it sooner.
+   */
+  firstSpreadMs?: number;
 }
 
 /**
@@ -290,7 +295,7 @@ export class BotRunner {
         this.o.log[isTransient(err) ? 'warn' : 'error']({ source, err: (err as Error).message }, `polling ${source} failed; backing off`);
       },
       jitter: this.o.jitter !== false,
-      firstSpreadMs: bot.pollMs,
+      firstSpreadMs: Math.min(bot.pollMs, this.o.firstSpreadMs ?? Infinity),
       // a source that reads from a baseline set by this very start needs no poll until a change
       // (on a real clock: 10,000 new bots start without 10,000 polls; a virtual clock, which
       // stands still, keeps the exact first poll at the start). An older baseline (an earlier

@@ -131,7 +131,8 @@ export class BotHost {
   private runPlaced(name: string): void {
     const slot = this.named(name);
     if (this.stopped || !slot?.bot || !slot.bot.enabled || slot.runner) return;
-    this.launch(slot, slot.bot);
+    // what it missed while it moved is read within a second (not spread over its poll)
+    this.launch(slot, slot.bot, 1000);
   }
 
   /** The placement takes the bot away: stop it here. Internal. */
@@ -220,7 +221,7 @@ export class BotHost {
     return undefined;
   }
 
-  private launch(slot: Slot, bot: CompiledBot): void {
+  private launch(slot: Slot, bot: CompiledBot, firstSpreadMs?: number): void {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
     const placement = this.o.placement;
@@ -249,6 +250,7 @@ export class BotHost {
       isBot: (id) => this.botUsers.has(id),
       changes: remote ? undefined : this.o.embedded?.changes,
       safetyPollMs: this.o.safetyPollMs,
+      firstSpreadMs,
       identify: async (signal) => {
         let apiKey: string;
         let known: UserRef | undefined;

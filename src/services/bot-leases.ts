@@ -92,7 +92,7 @@ export class BotLeasing implements BotPlacement {
   async attach(bots: PlacedBots): Promise<void> {
     this.bots = bots;
     await this.join();
-    await this.round();
+    await this.round().catch((err) => this.o.log.error({ err }, 'bot lease round failed; retrying at the next renewal'));
     this.schedule();
   }
 

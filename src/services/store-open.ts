@@ -33,10 +33,12 @@ export async function openConfiguredStore({ config, dataDir, warn }: { config: C
     release();
     throw err;
   }
-  const store: Store = {
+  const store: Store & Pick<PgStore, 'onRemoteCommit'> = {
     get read() {
       return pg.read;
     },
+    // other processes' commits wake this one's bots (see observeCommits)
+    onRemoteCommit: (listener) => pg.onRemoteCommit(listener),
     transaction: (fn) => pg.transaction(fn),
     durable: () => pg.durable(),
     health: () => pg.health(),

@@ -95,6 +95,9 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
       const log: CommittedWrite[] = [];
       const why = cause?.();
       const out = await store.transaction((tx) => {
+        // a store that runs the function again (PostgreSQL, after another process committed
+        // first) notes only the run that committed
+        log.length = 0;
         const views = new Map<string, WriteCollection<StoredRecord>>();
         const noted: Tx = {
           col: <T extends StoredRecord>(def: CollectionDef<T>) => {

@@ -234,20 +234,7 @@ export class PgStore implements Store {
       const { head, entries } = await fetchLog(this.pool, this.schema, this.engine.seq);
       if (head <= this.engine.seq) return;
       const complete = await this.exclusive(async () => {
-        const from = this.engine.seq;
-        if (applyEntries(this.engine, entries, head)) {
-          for (const [seq, changes] of this.remote.size ? entries : []) {
-            if (seq <= from || seq > this.engine.seq) continue;
-            for (const l of this.remote) {
-              try {
-                l(changes);
-              } catch (err) {
-                this.warn(`a listener of other processes' commits failed: ${(err as Error).message}`);
-              }
-            }
-          }
-          return this.engine.seq >= head;
-        }
+        if (this.applyRemote(entries, head)) return this.engine.seq >= head;
         const state = await readState(this.pool, this.schema);
         replaceState(this.engine, state);
         for (const name of Object.keys(state.collections)) this.tables.add(name);
@@ -293,13 +280,13 @@ export class PgStore implements Store {
         // Nothing to write: the outcomes hold if this state was the head.
         const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
         if (head === base) return this.settle(batch, outcomes, []);
-        if (!applyEntries(this.engine, entries, head)) await this.reload();
+        if (!this.applyRemote(entries, head)) await this.reload();
         continue;
       }
       const origin = `${this.origin}:${++this.batchNo}`;
       const r = await this.send(base, origin, writes, this.pool);
       if (!r.ok) {
-        if (!applyEntries(this.engine, r.entries, r.head)) await this.reload();
+        if (!this.applyRemote(r.entries, r.head)) await this.reload();
         continue;
       }
       return this.settle(batch, outcomes, writes);
@@ -316,7 +303,7 @@ export class PgStore implements Store {
       const head = Number((await client.query(`SELECT seq FROM ${q(this.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
       while (this.engine.seq < head) {
         const { entries } = await fetchLog(client, this.schema, this.engine.seq);
-        if (!applyEntries(this.engine, entries, head)) {
+        if (!this.applyRemote(entries, head)) {
           await client.query('ROLLBACK');
           await this.reload();
           return this.commitBatch(batch);
@@ -375,6 +362,27 @@ export class PgStore implements Store {
       if (o.ok) p.resolve(o.result);
       else p.reject(o.error);
     });
+  }
+
+  /**
+   * Applies other processes' log entries and tells the listeners of their commits (whichever
+   * path applies them: a catch-up, or a commit that found the head moved). False on a gap (the
+   * caller reloads; listeners hear nothing of what the gap held). Internal.
+   */
+  private applyRemote(entries: ReadonlyArray<[number, Change[]]>, head: number): boolean {
+    const from = this.engine.seq;
+    if (!applyEntries(this.engine, entries, head)) return false;
+    for (const [seq, changes] of this.remote.size ? entries : []) {
+      if (seq <= from || seq > this.engine.seq) continue;
+      for (const l of this.remote) {
+        try {
+          l(changes);
+        } catch (err) {
+          this.warn(`a listener of other processes' commits failed: ${(err as Error).message}`);
+        }
+      }
+    }
+    return true;
   }
 
   /** Reloads every table (the log no longer reaches back to this state). Internal. */

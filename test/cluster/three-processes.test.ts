@@ -17,8 +17,8 @@ import { simulate } from '../sim/workload.js';
 
 /**
  * Three `pinbot serve` processes on one PostgreSQL database, clients spread across them — the
- * deployment of docs/scaling.md. The servers run with --no-bots (bots are not leased across
- * processes yet) and --virtual-clock (their UBI and cron jobs stay still; this process pays
+ * deployment of docs/scaling.md. The servers run with --no-bots (bot-takeover.test.ts has the
+ * bots) and --virtual-clock (their UBI and cron jobs stay still; this process pays
  * the simulator's UBI days through its own store on the same database).
  */
 describe('three serve processes on one database', () => {

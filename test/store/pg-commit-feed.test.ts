@@ -31,4 +31,21 @@ describe('commit feed on PostgreSQL', () => {
     const w = await eventually(() => heard.find((x) => x.id === 'n9'), 20_000, 'the other process commit');
     expect(w).toMatchObject({ collection: 'feed_notes', after: { text: 'from elsewhere' } });
   });
+
+  it('commits of others applied by a commit of this process (the head had moved) are reported too', { timeout: 60_000 }, async () => {
+    const url = await testDatabase();
+    const mine = await PgStore.open({ url, warn: () => undefined });
+    const other = await PgStore.open({ url, warn: () => undefined });
+    open.push(mine, other);
+    // no notifications here: only this process's own commit can bring the other's in
+    await (mine as unknown as { listener: { stop(): Promise<void> } }).listener.stop();
+    const store = observeCommits(mine);
+    const heard: string[] = [];
+    commitFeedOf(store)!.subscribe((writes) => heard.push(...writes.map((w) => w.id)));
+    await other.transaction((tx) => tx.col(Notes).insert({ id: 'o1', text: 'from elsewhere' }));
+    await store.transaction((tx) => tx.col(Notes).insert({ id: 'm1', text: 'here' }));
+    expect(mine.read.col(Notes).get('o1')).toBeDefined();
+    // each heard once: the other's commit, and this one's (its function ran twice)
+    expect(heard.sort()).toEqual(['m1', 'o1']);
+  });
 });
