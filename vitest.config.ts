@@ -17,7 +17,17 @@ const ON_POSTGRES = [
 ];
 
 /** Tests that need PostgreSQL itself (they share the `postgres` project's server). */
-const POSTGRES_ONLY = ['test/store/pg-store.test.ts', 'test/store/pg-commit-feed.test.ts', 'test/api/shared-database.test.ts', 'test/cluster/three-processes.test.ts', 'test/cluster/bot-takeover.test.ts', 'test/cli/store-transfer.test.ts', 'test/bots/bots-on-postgres.test.ts'];
+const POSTGRES_ONLY = [
+  'test/store/pg-store.test.ts',
+  'test/store/pg-commit-feed.test.ts',
+  'test/api/shared-database.test.ts',
+  'test/cluster/three-processes.test.ts',
+  'test/cluster/bot-takeover.test.ts',
+  'test/cli/store-transfer.test.ts',
+  'test/reliability/crash-loop-postgres.test.ts',
+  'test/reliability/fuzz-postgres.test.ts',
+  'test/bots/bots-on-postgres.test.ts',
+];
 
 export default defineConfig({
   test: {

@@ -48,8 +48,8 @@ const pinParams = (op: Operation) => op.pathParams.filter((p) => isPin(p.schema,
  * @example
  * const m = await runMatrix(); if (m.uncovered.length || m.leaks) console.log(m.samples);
  */
-export async function runMatrix({ seed = 7, rounds = 3, routes }: { seed?: number; rounds?: number; routes?: readonly RouteDef[] } = {}): Promise<MatrixFigures> {
-  const h = await startHarness({ routes });
+export async function runMatrix({ seed = 7, rounds = 3, routes, database }: { seed?: number; rounds?: number; routes?: readonly RouteDef[]; database?: string } = {}): Promise<MatrixFigures> {
+  const h = await startHarness({ routes, database });
   try {
     const groups: Actor[][] = [[], []];
     for (const [name, g] of [['Ana', 0], ['Ben', 0], ['Dee', 0], ['Cy', 1], ['Eve', 1]] as const) groups[g]!.push(await h.addActor(name, g));

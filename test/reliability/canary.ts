@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import pg from 'pg';
 import { defineRoute, type RouteDef } from '../../src/api/route.js';
 import { allRoutes } from '../../src/api/routes.js';
 import { configFrom } from '../../src/config/load.js';
@@ -63,12 +64,41 @@ export interface CanaryFigures {
   /** Where the key was looked for. */
   logLines: number;
   files: number;
+  /** PostgreSQL store: tables of the database searched (every row as text). */
+  tables: number;
   bodies: number;
   /** Occurrences of the key (or its secret part) in logs, files and responses. Must be 0. */
   occurrences: number;
   /** 500 answers that show more than `internal_error` (the thrown message, a stack). Must be 0. */
   revealing500s: number;
   where: string[];
+}
+
+/**
+ * Whether a response is a 500 that shows more than `internal_error` (the thrown message, a
+ * stack). A 500 without a body (the answer to a HEAD request) shows nothing.
+ */
+export function revealing500(res: Pick<WireResponse, 'status' | 'text' | 'json'>): boolean {
+  if (res.status !== 500 || res.text === '') return false;
+  return /boom|at .*\.ts:\d+/.test(res.text) || (res.json as { error?: { code?: string } } | undefined)?.error?.code !== 'internal_error';
+}
+
+/** Every table of the database at `url` (outside PostgreSQL's own schemas), each as the text of all its rows. Internal. */
+async function tableTexts(url: string): Promise<Array<[string, string]>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const tables = await c.query(`SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`);
+    const out: Array<[string, string]> = [];
+    for (const { s, t } of tables.rows as Array<{ s: string; t: string }>) {
+      const name = `${c.escapeIdentifier(s)}.${c.escapeIdentifier(t)}`;
+      const rows = await c.query(`SELECT x::text AS row FROM ${name} x`);
+      out.push([`${s}.${t}`, rows.rows.map((r: { row: string }) => r.row).join('\n')]);
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
 }
 
 /** Every file under `dir`, recursively (sockets and other non-files skipped). */
@@ -85,14 +115,15 @@ function filesUnder(dir: string): string[] {
  * route, valid and broken requests, the 401/404/413 paths, rate-limited until 429, and test-only
  * routes that throw (500); pino runs at trace level. Then the key, and its secret part alone,
  * are searched for in every log line, every file under the data dir (after close: snapshot and
- * journal) and every response body and header.
+ * journal; with `database`, every row of every table of the database) and every response body
+ * and header.
  *
  * @example
  * const c = await runCanary(); if (c.occurrences) console.log(c.where);
  */
-export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; perRoute?: number } = {}): Promise<CanaryFigures> {
+export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: number; perRoute?: number; database?: string } = {}): Promise<CanaryFigures> {
   const routes = [...allRoutes, ...boomRoutes];
-  const h = await startHarness({ routes, logLevel: 'trace' });
+  const h = await startHarness({ routes, logLevel: 'trace', database });
   try {
     const canary = await h.addActor('Canary', 0);
     const friends: Actor[] = [await h.addActor('Friend', 0), await h.addActor('Other', 0)];
@@ -101,7 +132,7 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
     const callers = { actors: [canary], revokedKey: await h.revokedKey(canary.pin) };
     const ops = operations(h.doc, routes);
     const responses: WireResponse[] = [];
-    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
+    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, tables: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
     const runWire = async (url: string, wire: WireRequest): Promise<WireResponse | undefined> => {
       let res: WireResponse;
       try {
@@ -173,9 +204,10 @@ export async function runCanary({ seed = 3, perRoute = 12 }: { seed?: number; pe
       f.files++;
       count(readFileSync(file, 'latin1'), file.slice(h.dir.length + 1));
     }
+    if (database) for (const [table, text] of await tableTexts(database)) (f.tables++, count(text, `table ${table}`));
     for (const [i, res] of responses.entries()) {
       f.bodies++;
-      if (res.status === 500 && (/boom|at .*\.ts:\d+/.test(res.text) || (res.json as { error?: { code?: string } })?.error?.code !== 'internal_error')) {
+      if (revealing500(res)) {
         f.revealing500s++;
         if (f.where.length < 20) f.where.push(`response ${i + 1}: 500 shows ${res.text.slice(0, 120)}`);
       }

@@ -6,6 +6,8 @@
  *   npm run torture -- --matrix --canary       authorization matrix and secrets canary
  *   npm run torture -- --kills 50 --seed 7     replay a schedule
  *   npm run torture -- --log-flood 60          keyless requests with 14 kB headers for 60 s (RSS)
+ *   npm run torture -- --store postgres --kills 50 [--processes 3] [--database-url URL]
+ *                                              the crash loop, fuzz and matrix on the PostgreSQL store
  *
  * Prints the figures of each part; exits 1 if any must-be-zero figure is not zero.
  */
@@ -14,6 +16,7 @@ import { runMatrix } from './auth-matrix.js';
 import { runCanary } from './canary.js';
 import { runCrashLoop, type CrashFigures } from './crash-loop.js';
 import { runFuzz } from './fuzz.js';
+import { databaseSource, redactUrl, type DatabaseSource } from '../sim/databases.js';
 import { runLogFlood } from './log-flood.js';
 
 const program = new Command('torture')
@@ -31,9 +34,42 @@ const program = new Command('torture')
   .option('--flood-root <dir>', 'log flood: the checkout whose bin/pinbot.js is attacked', '.')
   .option('--flood-reader <how>', 'log flood: the server\'s stdout is "stalled" (never read) or "fast"', 'stalled')
   .option('--flood-no-limits', 'log flood: with rate_limits.enabled false (only the log buffer bound holds)')
+  .option('--store <driver>', 'file, or postgres: the crash loop, fuzz and matrix on the PostgreSQL store (a fresh database each)', 'file')
+  .option('--database-url <url>', 'postgres: the server to make the databases on (a role with CREATEDB; default $DATABASE_URL, else a throw-away server is started)')
+  .option('--processes <n>', 'crash loop on postgres: serve processes on the database at once (one of them killed each cycle)', (v) => Number(v), 1)
   .parse();
 
-const opts = program.opts<{ kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number; logFlood?: string | boolean; floodRoot: string; floodReader: 'stalled' | 'fast'; floodNoLimits?: boolean }>();
+const opts = program.opts<{
+  kills?: number; fuzz?: number; matrix?: boolean; canary?: boolean; seed: number; burst: string; clients: number; parallel: number; maxMinutes?: number;
+  logFlood?: string | boolean; floodRoot: string; floodReader: 'stalled' | 'fast'; floodNoLimits?: boolean; store: string; databaseUrl?: string; processes: number;
+}>();
+const usage = (msg: string): never => {
+  console.error(`torture: ${msg}`);
+  process.exit(2);
+};
+if (opts.store !== 'file' && opts.store !== 'postgres') usage(`--store is file or postgres, not ${JSON.stringify(opts.store)}`);
+if (opts.databaseUrl !== undefined && opts.store !== 'postgres') usage('--database-url goes with --store postgres');
+if (!Number.isInteger(opts.processes) || opts.processes < 1 || opts.processes > 8) usage('--processes is a whole number from 1 to 8');
+if (opts.processes > 1 && opts.store !== 'postgres') usage('--processes goes with --store postgres (several serve processes share one database)');
+const givenUrl = opts.databaseUrl ?? process.env.DATABASE_URL;
+/** With --store postgres: where each part's database is made. */
+let databases: DatabaseSource | undefined;
+if (opts.store === 'postgres') {
+  try {
+    databases = await databaseSource({ url: givenUrl });
+  } catch (err) {
+    usage((err as Error).message);
+  }
+}
+/** A fresh database for one part (postgres), undefined on the file store. */
+const database = (label: string) => databases?.create(label);
+/** Drops a part's database, unless it failed on the operator's server (kept for a look). */
+const done = async (url: string | undefined, failed: boolean) => {
+  if (!url) return;
+  if (failed && givenUrl) console.log(`  (database kept for a look: ${redactUrl(url)})`);
+  else await databases!.drop(url);
+};
+process.once('SIGINT', () => void databases?.close().finally(() => process.exit(130)));
 const nothing = opts.kills === undefined && opts.fuzz === undefined && !opts.matrix && !opts.canary && opts.logFlood === undefined;
 const bad: string[] = [];
 const line = (label: string, value: unknown, mustBeZero = false) => {
@@ -49,7 +85,7 @@ const progress = (s: string) => {
 };
 
 const started = Date.now();
-console.log(`seed ${opts.seed}`);
+console.log(`seed ${opts.seed}${databases ? `, PostgreSQL store on ${databases.where}` : ''}`);
 if (opts.kills !== undefined || nothing) {
   const kills = opts.kills ?? 20;
   const [lo, hi] = opts.burst.split('-').map(Number) as [number, number];
@@ -57,10 +93,12 @@ if (opts.kills !== undefined || nothing) {
   // --parallel N runs N independent loops (own data dir, seed + i) and adds their figures up.
   const loops = Math.max(1, opts.parallel);
   const live: CrashFigures[] = [];
+  const urls = await Promise.all(Array.from({ length: loops }, (_, i) => database(`crash_${opts.seed + i}`)));
   const parts = await Promise.all(
     Array.from({ length: loops }, (_, i) =>
       runCrashLoop({
         kills: Math.floor(kills / loops) + (i < kills % loops ? 1 : 0), seed: opts.seed + i, burstMs: [lo, hi], clients: opts.clients,
+        database: urls[i], processes: opts.processes,
         onProgress: (x: CrashFigures) => {
           live[i] = x;
           const done = live.reduce((n, y) => n + (y?.kills ?? 0), 0);
@@ -74,7 +112,8 @@ if (opts.kills !== undefined || nothing) {
   );
   const f = sumFigures(parts);
   process.stderr.write('\n');
-  console.log(`\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min${loops > 1 ? `, ${loops} loops side by side` : ''})`);
+  const on = databases ? `, PostgreSQL store${opts.processes > 1 ? `, ${opts.processes} serve processes per database` : ''}` : '';
+  console.log(`\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min${loops > 1 ? `, ${loops} loops side by side` : ''}${on})`);
   line('kills (SIGKILL)', f.kills);
   line('  of which during start-up / recovery', f.killsDuringStart);
   line('starts', f.starts);
@@ -88,13 +127,21 @@ if (opts.kills !== undefined || nothing) {
   line('duplicated by a retry', f.duplicates, true);
   line('money invariant checks', f.invariantChecks);
   line('money invariant violations', f.invariantViolations, true);
+  if (databases) {
+    line('fresh loads of the database checked', f.databaseChecks);
+    line('  failing (start-up checks, books)', f.databaseProblems, true);
+  }
   line('transactions at the end', f.transactions);
-  line('torn journal tails dropped at start', f.tornTails);
+  if (!databases) line('torn journal tails dropped at start', f.tornTails);
   line('API keys in server logs', f.keysInLogs, true);
   for (const s of f.samples) console.log(`    ${s}`);
+  const failed = bad.length > 0;
+  for (const u of urls) await done(u, failed);
 }
 if (opts.fuzz !== undefined || nothing) {
-  const f = await runFuzz({ requests: opts.fuzz ?? 2000, seed: opts.seed, onProgress: (n) => progress(`fuzz ${n}/${opts.fuzz ?? 2000}`) });
+  const url = await database('fuzz');
+  const before = bad.length;
+  const f = await runFuzz({ requests: opts.fuzz ?? 2000, seed: opts.seed, database: url, onProgress: (n) => progress(`fuzz ${n}/${opts.fuzz ?? 2000}`) });
   process.stderr.write('\n');
   console.log(`\nfuzz (${(f.ms / 1000).toFixed(0)} s, ${f.operations} operations)`);
   line('requests', f.requests);
@@ -110,9 +157,12 @@ if (opts.fuzz !== undefined || nothing) {
   if (f.money) line('money invariant', f.money.holds ? `holds (${f.money.transactions} transactions)` : `BROKEN ${JSON.stringify(f.money)}`);
   if (f.money && !f.money.holds) bad.push('money invariant');
   for (const s of f.samples) console.log(`    ${s}`);
+  await done(url, bad.length > before);
 }
 if (opts.matrix || nothing) {
-  const m = await runMatrix({ seed: opts.seed });
+  const url = await database('matrix');
+  const before = bad.length;
+  const m = await runMatrix({ seed: opts.seed, database: url });
   console.log(`\nauthorization matrix`);
   line('routes', m.routes);
   line('routes covered', m.covered);
@@ -120,16 +170,21 @@ if (opts.matrix || nothing) {
   line('requests', m.requests);
   line('leaks', m.leaks, true);
   for (const s of [...m.uncovered, ...m.samples]) console.log(`    ${s}`);
+  await done(url, bad.length > before);
 }
 if (opts.canary || nothing) {
-  const c = await runCanary({ seed: opts.seed });
+  const url = await database('canary');
+  const before = bad.length;
+  const c = await runCanary({ seed: opts.seed, database: url });
   console.log(`\nsecrets canary`);
   line('requests', c.requests);
   line('  by status', Object.entries(c.byStatus).map(([s, n]) => `${s}: ${n}`).join(', '));
-  line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
+  if (url) line('searched: log lines / files / tables / responses', `${c.logLines} / ${c.files} / ${c.tables} / ${c.bodies}`);
+  else line('searched: log lines / files / responses', `${c.logLines} / ${c.files} / ${c.bodies}`);
   line('occurrences of the key', c.occurrences, true);
   line('500 answers showing more than internal_error', c.revealing500s, true);
   for (const s of c.where) console.log(`    ${s}`);
+  await done(url, bad.length > before);
 }
 if (opts.logFlood !== undefined) {
   const seconds = typeof opts.logFlood === 'string' ? Number(opts.logFlood) : 60;
@@ -159,4 +214,5 @@ function sumFigures(parts: CrashFigures[]): CrashFigures {
 }
 
 console.log(bad.length ? `\nFAILED: ${bad.join(', ')}` : '\nall must-be-zero figures are zero');
+await databases?.close();
 process.exit(bad.length ? 1 : 0);

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { checkDatabase, writeCrashConfig } from './crash-db.js';
 import { CrashModel } from './crash-model.js';
 import { verifyAfterRestart } from './crash-verify.js';
 import { runClient, type WorkloadState } from './crash-workload.js';
@@ -39,6 +40,12 @@ export interface CrashFigures {
   serverErrors: number;
   /** Starts that found a torn last journal line (a kill mid-append) and dropped it. */
   tornTails: number;
+  /**
+   * PostgreSQL store: fresh loads of the whole database by this process after a restart (start-up
+   * checks, books balanced over every account), and those that failed (must be 0).
+   */
+  databaseChecks: number;
+  databaseProblems: number;
   transactions: number;
   samples: string[];
   ms: number;
@@ -62,8 +69,18 @@ export interface CrashOptions {
   stopWhen?: () => boolean;
   /** Finish with a clean SIGTERM stop and one more restart (default true). */
   cleanStop?: boolean;
-  /** Test-only: damages the data dir after each kill, to show the loop notices lost writes. */
-  sabotage?: (dataDir: string) => void;
+  /**
+   * PostgreSQL store: the URL of an empty database. The servers run with `store.driver:
+   * postgres` on it (each with a data dir of its own for its admin socket).
+   */
+  database?: string;
+  /**
+   * `serve` processes on the database at once (PostgreSQL only; default 1). The clients are
+   * spread over them; each cycle SIGKILLs one, picked by the seed, while the others stay up.
+   */
+  processes?: number;
+  /** Test-only: damages the data dir (or the database) after each kill, to show the loop notices lost writes. */
+  sabotage?: (dataDir: string, database?: string) => void | Promise<void>;
   /**
    * Kill only once this many writes of the cycle were acknowledged (waiting past the burst, up
    * to 30 s), so a test's sabotage always has acknowledged writes to damage. Default 0.
@@ -72,34 +89,38 @@ export interface CrashOptions {
 }
 
 /**
- * SQLite-style crash testing of `pinbot serve`: start it on a temp dir, let several clients write
+ * SQLite-style crash testing of `pinbot serve`: start it on a temp dir (with `database`, on the
+ * PostgreSQL store: one or more processes on one database), let several clients write
  * (users and grants through the admin socket and the CLI; sends, accepts, declines, messages,
  * contacts and introductions through the API) for a random 50–300 ms, SIGKILL it, restart it,
  * and check that every acknowledged write is there, the store loads, writes cut off by the kill
- * retried with their Idempotency-Key exist once, and the money invariant holds. The schedule
- * comes from the seed.
+ * retried with their Idempotency-Key exist once, and the money invariant holds (on PostgreSQL,
+ * also over a fresh load of the whole database). The schedule comes from the seed.
  *
  * @example
  * const f = await runCrashLoop({ kills: 20, seed: 1 });
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage, killAfterAcks = 0 } = opts;
+  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage, killAfterAcks = 0, database, processes = 1 } = opts;
+  if (processes > 1 && !database) throw new Error('several serve processes need the PostgreSQL store (database)');
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
-  const dataDir = join(root, 'data');
+  // One data dir per process (with PostgreSQL it holds only the admin socket and the lock).
+  const dirs = Array.from({ length: processes }, (_, i) => join(root, processes > 1 ? `data${i + 1}` : 'data'));
+  const dataDir = dirs[0]!;
   const configFile = join(root, 'config.yaml');
-  writeFileSync(configFile, `rate_limits: { enabled: false }\nbots: { enabled: false }\nstore: { compact_bytes: ${compactBytes} }\nlog: { level: info }\n`);
+  writeCrashConfig(configFile, { compactBytes, database });
   const rnd = prng(seed);
   const model = new CrashModel();
   const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [], requesting: new Set() };
   const f: CrashFigures = {
     seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, damageRefused: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
-    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, transactions: 0, samples: [], ms: 0,
+    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, databaseChecks: 0, databaseProblems: 0, transactions: 0, samples: [], ms: 0,
   };
   let logs: string[] = [];
-  /** The server now running, so an error anywhere still kills it. */
-  let current: ServeProcess | undefined;
+  /** The servers now running (undefined: down), so an error anywhere still kills them. */
+  const servers: Array<ServeProcess | undefined> = dirs.map(() => undefined);
   const sample = (s: string) => f.samples.length < 20 && f.samples.push(s);
   const scanLogs = () => {
     const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
@@ -110,11 +131,11 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     logs = [];
   };
   let refused = false;
-  const start = async (): Promise<ServeProcess | undefined> => {
+  const start = async (slot: number): Promise<ServeProcess | undefined> => {
     try {
       f.starts++;
-      current = await startServe({ dataDir, configFile, onLine: (l) => logs.push(l) });
-      return current;
+      servers[slot] = await startServe({ dataDir: dirs[slot]!, configFile, onLine: (l) => logs.push(l) });
+      return servers[slot];
     } catch (err) {
       if (!(err instanceof StartFailure)) throw err;
       const why = /pinbot: .*Start-up refused.*/.exec(err.output)?.[0];
@@ -130,6 +151,21 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       return undefined;
     }
   };
+  /** Starts every process that is down; the first one started (the one to verify through), or undefined if one would not start. */
+  const startDown = async (): Promise<ServeProcess | undefined> => {
+    let first: ServeProcess | undefined;
+    for (const [slot, s] of servers.entries()) {
+      if (s) continue;
+      const started = await start(slot);
+      if (!started) return undefined;
+      first ??= started;
+    }
+    return first ?? servers[0];
+  };
+  const kill = async (slot: number) => {
+    await killServe(servers[slot]!);
+    servers[slot] = undefined;
+  };
   const check = async (url: string) => {
     const v = await verifyAfterRestart(url, model, state.retries, state.has);
     f.lost += v.lost.length;
@@ -141,19 +177,26 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       f.transactions = v.money.transactions;
       if (!v.money.holds) (f.invariantViolations++, sample(`after kill ${f.kills}: balances ${v.money.balances} + pending ${v.money.pending} ≠ credits ${v.money.credits} (cents)`));
     }
+    if (database) {
+      const c = await checkDatabase(database);
+      f.databaseChecks++;
+      if (c.problem) (f.databaseProblems++, sample(`after kill ${f.kills}: ${c.problem}`));
+      else f.transactions = c.transactions;
+    }
   };
 
   try {
     for (let cycle = 0; cycle < kills && !stopWhen?.(); cycle++) {
       if (cycle > 0 && rnd.chance(earlyKillShare)) {
-        // Kill it while it replays the journal / compacts at open, maybe before it listens.
-        await killDuringStart({ dataDir, configFile, onLine: (l) => logs.push(l), delayMs: rnd.int(30, 700) });
+        // Kill it while it replays the journal / compacts at open (or loads the database), maybe before it listens.
+        const slot = Math.max(0, servers.findIndex((s) => !s));
+        await killDuringStart({ dataDir: dirs[slot]!, configFile, onLine: (l) => logs.push(l), delayMs: rnd.int(30, 700) });
         f.starts++;
         f.kills++;
         f.killsDuringStart++;
         continue;
       }
-      const server = await start();
+      const server = await startDown();
       if (!server) break;
       if (state.has.size === 0) {
         const doc = (await send(server.url, { method: 'GET', path: '/openapi.json', headers: {} })).json as OpenApiDoc;
@@ -167,38 +210,44 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
         model.created('user', u.id, 'present', { key: u.api_key, pin: u.pin_code }, 'user (CLI)');
       }
       let stopped = false;
-      const running = Array.from({ length: clients }, (_, i) => runClient(server.url, state, prng(seed * 1_000_003 + cycle * 101 + i), () => stopped));
+      // Client i talks to process i mod N (its API, and its admin socket).
+      const running = Array.from({ length: clients }, (_, i) => runClient(servers[i % processes]!.url, state, prng(seed * 1_000_003 + cycle * 101 + i), () => stopped, dirs[i % processes]));
       const acksBefore = model.acks.total;
       await sleep(rnd.int(burstMs[0], burstMs[1]));
       for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < 30_000; waited += 20) await sleep(20);
       stopped = true;
-      await killServe(server);
+      // One process dies; with several, the others keep serving the requests in flight.
+      await kill(processes > 1 ? rnd.int(0, processes - 1) : 0);
       f.kills++;
       await Promise.all(running);
-      sabotage?.(dataDir);
+      await sabotage?.(dataDir, database);
       for (const e of state.serverErrors.splice(0)) (f.serverErrors++, sample(e));
       scanLogs();
       f.acknowledged = model.acks.total;
       onProgress?.(f);
     }
     // The end: restart, verify; then a clean stop (SIGTERM, snapshot) and a last verification.
-    const last = refused ? undefined : await start();
+    const last = refused ? undefined : await startDown();
     if (last) {
       await check(last.url);
-      if (!cleanStop) await killServe(last);
+      if (!cleanStop) for (const slot of servers.keys()) await kill(slot);
     }
     if (last && cleanStop) {
-      const how = await stopServe(last);
-      if (how !== '0') (f.unloadableStarts++, sample(`clean stop exited with ${how}`));
-      const again = await start();
+      for (const [slot, s] of servers.entries()) {
+        const how = await stopServe(s!);
+        servers[slot] = undefined;
+        if (how !== '0') (f.unloadableStarts++, sample(`clean stop exited with ${how}`));
+      }
+      const again = await start(0);
       if (again) {
         await check(again.url);
         await stopServe(again);
+        servers[0] = undefined;
       }
     }
     scanLogs();
   } finally {
-    if (current && current.child.exitCode === null && current.child.signalCode === null) await killServe(current);
+    for (const s of servers) if (s && s.child.exitCode === null && s.child.signalCode === null) await killServe(s);
     rmSync(root, { recursive: true, force: true });
   }
   f.acknowledged = model.acks.total;

@@ -57,9 +57,10 @@ const users = (s: WorkloadState) => [...s.model.items.values()].filter((t) => t.
  * through the admin socket; sends, accepts, declines, messages, contact requests and answers,
  * contact removals, introductions and answers through the API) and records every acknowledged
  * write in the model. Requests cut off by the kill are left "unknown"; those with an
- * Idempotency-Key are queued to be retried after the restart.
+ * Idempotency-Key are queued to be retried after the restart. `adminDir` is the data dir of the
+ * server at `url` (its admin socket; default `s.dataDir`).
  */
-export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: () => boolean): Promise<void> {
+export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: () => boolean, adminDir = s.dataDir): Promise<void> {
   while (!stop()) {
     const people = users(s);
     const me = people.length ? rnd.pick(people) : undefined;
@@ -68,11 +69,11 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
     const n = ++s.seq;
     if (!me || !other || (roll < 0.04 && people.length < s.maxUsers)) {
       try {
-        const u = (await callAdmin(s.dataDir, 'users.add', { name: `crash user ${n}` }, 10_000)) as { id: string; pin_code: string; api_key: string };
+        const u = (await callAdmin(adminDir, 'users.add', { name: `crash user ${n}` }, 10_000)) as { id: string; pin_code: string; api_key: string };
         s.model.created('user', u.id, 'present', { key: u.api_key, pin: u.pin_code }, 'user (admin socket)');
         if (s.has.has('get /wallet/balance')) {
           // A starting balance, as `users add --balance` gives: an operator grant.
-          const t = (await callAdmin(s.dataDir, 'users.grant', { pin: u.pin_code, amount: 100 }, 10_000)) as { id: string };
+          const t = (await callAdmin(adminDir, 'users.grant', { pin: u.pin_code, amount: 100 }, 10_000)) as { id: string };
           s.model.created('txn', t.id, 'accepted', { owner: u.api_key }, 'grant (admin socket)');
         }
       } catch {
@@ -83,7 +84,7 @@ export async function runClient(url: string, s: WorkloadState, rnd: Prng, stop: 
     const mk = me.meta.key!;
     if (roll < 0.1 && s.has.has('get /wallet/balance')) {
       try {
-        const t = (await callAdmin(s.dataDir, 'users.grant', { pin: me.meta.pin, amount: rnd.int(1, 50) }, 10_000)) as { id: string };
+        const t = (await callAdmin(adminDir, 'users.grant', { pin: me.meta.pin, amount: rnd.int(1, 50) }, 10_000)) as { id: string };
         s.model.created('txn', t.id, 'accepted', { owner: mk }, 'grant (admin socket)');
       } catch {
         if (stop()) return;

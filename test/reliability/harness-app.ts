@@ -14,7 +14,9 @@ import { systemClock, type Clock } from '../../src/clock/clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { Users, type User } from '../../src/domain/users/users.js';
 import { createLogger } from '../../src/log.js';
+import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { FileStore } from '../../src/store/file-store.js';
+import { PgStore } from '../../src/store/pg-store.js';
 import { send } from './http.js';
 import type { OpenApiDoc } from './openapi-ops.js';
 import { RecordingStore } from './recording-store.js';
@@ -51,10 +53,12 @@ export interface HarnessOptions {
   config?: Record<string, unknown>;
   /** Log level of the captured pino output (default silent). */
   logLevel?: string;
+  /** The URL of an empty PostgreSQL database: the store is a PgStore on it instead of a FileStore. */
+  database?: string;
 }
 
 /**
- * The API in this process over a real FileStore in a temp dir, served on an ephemeral port,
+ * The API in this process over a real FileStore in a temp dir (or a PgStore on `database`), served on an ephemeral port,
  * with every write recorded and the pino output captured. Shared by the fuzz, the authorization
  * matrix and the canary.
  *
@@ -63,9 +67,10 @@ export interface HarnessOptions {
  * const alice = await h.addActor('Alice', 0);
  * await h.close();
  */
-export async function startHarness({ routes = allRoutes, config: overrides = {}, logLevel = 'silent' }: HarnessOptions = {}) {
+export async function startHarness({ routes = allRoutes, config: overrides = {}, logLevel = 'silent', database }: HarnessOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-rel-'));
-  const store = new RecordingStore(await FileStore.open(dir));
+  const inner = database ? await PgStore.open({ url: database, integrity: dataDirIntegrity, warn: () => undefined }) : await FileStore.open(dir);
+  const store = new RecordingStore(inner);
   const config: Config = configFrom({ rate_limits: { enabled: false }, ...overrides });
   const env: DomainEnv = { clock: offsetClock(), config };
   const logLines: string[] = [];

@@ -26,7 +26,12 @@ export class RecordingStore implements Store {
 
   async transaction<R>(fn: (tx: Tx) => R): Promise<R> {
     const pending: RecordedWrite[] = [];
-    const result = await this.inner.transaction((tx) => fn(wrapTx(tx, pending)));
+    // A store may run a function more than once (PgStore, after another process committed
+    // first): only the last run's writes count.
+    const result = await this.inner.transaction((tx) => {
+      pending.length = 0;
+      return fn(wrapTx(tx, pending));
+    });
     this.writes.push(...pending);
     return result;
   }

@@ -1,12 +1,16 @@
 // The wallet simulator:
-//   npm run sim -- --seeds 1000 [--start 1] [--jobs 2] [--ops 2000] [--concurrency 32] [--store memory|file]
+//   npm run sim -- --seeds 1000 [--start 1] [--jobs 2] [--ops 2000] [--concurrency 32] [--store memory|file|postgres]
 //   npm run sim -- --seed N --verbose          (replay one seed)
+//   npm run sim -- --store postgres [--database-url postgres://…]   (or DATABASE_URL)
 // Runs seeded random workloads (test/sim/workload.ts) and checks the conservation invariant
 // after every operation; prints the seed of every failure and exits 1 if any failed.
+// With --store postgres each seed gets a fresh database (CREATE DATABASE through the URL, dropped
+// once the seed passed); without a URL a throw-away server is started (test/helpers/postgres-server.ts).
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { databaseSource, redactUrl, type DatabaseSource } from './databases.js';
 import { simulate } from './workload.js';
 
 const { values } = parseArgs({
@@ -20,6 +24,9 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     users: { type: 'string', default: '8' },
     store: { type: 'string', default: 'memory' },
+    'database-url': { type: 'string' },
+    // internal, shards: the URL is a server the parent started (nothing is kept on it)
+    'throwaway-server': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -32,28 +39,56 @@ function int(name: keyof typeof values, min: number): number {
   }
   return n;
 }
-if (values.store !== 'memory' && values.store !== 'file') {
-  console.error('--store is memory or file');
+const STORES = ['memory', 'file', 'postgres'] as const;
+type StoreKind = (typeof STORES)[number];
+if (!STORES.includes(values.store as StoreKind)) {
+  console.error(`--store is ${STORES.join(', ')}, not ${JSON.stringify(values.store)}`);
+  process.exit(2);
+}
+const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+if (values['database-url'] !== undefined && values.store !== 'postgres') {
+  console.error('--database-url goes with --store postgres');
   process.exit(2);
 }
 
 const all = values.seed !== undefined ? [int('seed', 0)] : Array.from({ length: int('seeds', 1) }, (_, i) => int('start', 0) + i);
-const opts = { ops: int('ops', 1), concurrency: int('concurrency', 1), users: int('users', 3), store: values.store as 'memory' | 'file' };
+const opts = { ops: int('ops', 1), concurrency: int('concurrency', 1), users: int('users', 3), store: values.store as StoreKind };
 const started = performance.now();
 const RESULT = 'SIM-RESULT ';
+
+/** With --store postgres: where each seed's database is made (a server started here, or the URL's). */
+let databases: DatabaseSource | undefined;
+if (opts.store === 'postgres') {
+  try {
+    databases = await databaseSource({ url: databaseUrl });
+  } catch (err) {
+    console.error(`sim: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
+/** Stops a server started here, then exits. */
+const exit = async (code: number): Promise<never> => {
+  await databases?.close();
+  process.exit(code);
+};
+process.once('SIGINT', () => void exit(130));
 
 /** Runs `seeds` here, one after another. */
 async function runHere(seeds: number[], progress: boolean): Promise<{ failed: number[]; requests: number }> {
   const failed: number[] = [];
   let requests = 0;
   for (const [n, seed] of seeds.entries()) {
+    const url = await databases?.create(`sim_${seed}`);
     try {
-      const report = await simulate({ seed, ...opts });
+      const report = await simulate({ seed, ...opts, url });
       requests += report.requests;
       if (values.verbose) console.log(JSON.stringify(report));
+      if (url) await databases!.drop(url);
     } catch (err) {
       failed.push(seed);
-      console.error(`FAIL ${(err as Error).message}`);
+      // A database on the operator's server is kept for a look; a throw-away server's goes with it.
+      const kept = url && databaseUrl && !values['throwaway-server'];
+      console.error(`FAIL ${(err as Error).message}${kept ? `\n  (its database is kept: ${redactUrl(url)})` : ''}`);
     }
     if (progress && (n + 1) % 50 === 0) console.log(`${n + 1}/${seeds.length} seeds, ${failed.length} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
@@ -63,7 +98,7 @@ async function runHere(seeds: number[], progress: boolean): Promise<{ failed: nu
 /** Runs `seeds` in `jobs` child processes (seeds dealt round-robin) and adds up their results. */
 async function runSharded(jobs: number): Promise<{ failed: number[]; requests: number }> {
   const self = fileURLToPath(import.meta.url);
-  const passthrough = ['--ops', String(opts.ops), '--concurrency', String(opts.concurrency), '--users', String(opts.users), '--store', opts.store, '--seeds', String(all.length), '--start', String(all[0])];
+  const passthrough = ['--ops', String(opts.ops), '--concurrency', String(opts.concurrency), '--users', String(opts.users), '--store', opts.store, ...(databases ? ['--database-url', databases.adminUrl, ...(databaseUrl && !values['throwaway-server'] ? [] : ['--throwaway-server'])] : []), '--seeds', String(all.length), '--start', String(all[0])];
   let doneSeeds = 0;
   const results = await Promise.all(
     Array.from({ length: jobs }, (_, k) =>
@@ -101,13 +136,14 @@ if (values.shard !== undefined) {
     console.log('SEED-DONE');
   }
   console.log(RESULT + JSON.stringify({ failed, requests }));
-  process.exit(0);
+  await exit(0);
 }
 
 const jobs = Math.max(1, Math.min(int('jobs', 1), all.length));
 const { failed, requests } = jobs > 1 ? await runSharded(jobs) : await runHere(all, !values.verbose);
 const secs = (performance.now() - started) / 1000;
-console.log(`${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ${opts.store} store, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} requests in ${secs.toFixed(1)} s`);
+const where = databases ? ` on ${databases.where}` : '';
+console.log(`${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ${opts.store} store${where}, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} requests in ${secs.toFixed(1)} s`);
 if (failed.length) console.log(`failing seeds: ${failed.join(' ')}  (replay one: npm run sim -- --seed N --verbose)`);
 console.log(`${all.length - failed.length} passed, ${failed.length} failed`);
-process.exit(failed.length ? 1 : 0);
+await exit(failed.length ? 1 : 0);
