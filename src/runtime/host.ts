@@ -117,6 +117,8 @@ export class BotHost {
     const report = await this.reload();
     if (!this.o.placement) return report;
     await this.o.placement.attach({ run: (name) => void this.serialised(() => this.runPlaced(name)), halt: (name) => this.serialised(() => this.haltPlaced(name)) });
+    // the bots this process got start before it reports
+    await this.chain;
     return this.status();
   }
 
