@@ -27,6 +27,7 @@ const POSTGRES_ONLY = [
   'test/reliability/crash-loop-postgres.test.ts',
   'test/reliability/fuzz-postgres.test.ts',
   'test/bots/bots-on-postgres.test.ts',
+  'test/bots/push-across-processes.test.ts',
 ];
 
 export default defineConfig({

@@ -30,6 +30,16 @@ interface Listener {
 }
 
 /**
+ * Queues pushed events for the bots that run in other processes (bots shared out between
+ * processes on one database): the bots service gives one. Returns the bots it queued for.
+ */
+export interface PushRelay {
+  push(trigger: string, event: { key: string; type: string; payload: Record<string, unknown> }, onlyBot?: string): Promise<string[]>;
+  /** The bots listening to `trigger` in other processes. */
+  listeners(trigger: string): string[];
+}
+
+/**
  * The plugins of a process: registers their entries, sets them up and tears them down with the
  * server, delivers the events their push sources emit to the bots listening, serves their HTTP
  * routes, and reports their status. Setup runs through the boundary: a plugin whose setup
@@ -40,6 +50,7 @@ export class PluginHost {
   readonly problems: PluginProblem[];
   private readonly tried: Collected['tried'];
   private readonly listeners = new Map<string, Map<string, Listener>>();
+  private relay?: PushRelay;
   readonly routes = new PluginRoutes(this);
   private started = false;
 
@@ -117,6 +128,11 @@ export class PluginHost {
     return this.problems.map(formatPluginProblem);
   }
 
+  /** Pushes for bots running in other processes go through `relay` (none: only this process's bots). */
+  relayTo(relay: PushRelay | undefined): void {
+    this.relay = relay;
+  }
+
   /** Answers `/plugins/<name>/…` (mounted on the pinbot server). */
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.routes.handle(req, res);
@@ -124,7 +140,11 @@ export class PluginHost {
 
   private readonly hooks: SetupHooks = {
     emit: (inst, source, event) => this.emit(inst, source, event),
-    listeners: (inst, source) => [...(this.listeners.get(this.pushTrigger(inst, source))?.keys() ?? [])],
+    listeners: (inst, source) => {
+      const trigger = this.pushTrigger(inst, source);
+      const here = [...(this.listeners.get(trigger)?.keys() ?? [])];
+      return [...here, ...(this.relay?.listeners(trigger).filter((b) => !here.includes(b)) ?? [])];
+    },
     route: (inst, method, path, handler: RouteHandler) => this.routes.add(inst, method, path, handler),
   };
 
@@ -164,8 +184,12 @@ export class PluginHost {
     const release = inst.deps?.clock.hold(`plugin ${inst.name}: ${what}`);
     try {
       // the bots' runs are not the plugin's code: they leave its scope
-      const queued = await pluginScope.exit(() => Promise.all(targets.map(async ([bot, l]) => ((await l.push({ key: `${trigger}:${key}`, type: trigger, payload })) ? bot : undefined))));
-      return queued.filter((b): b is string => b !== undefined);
+      const pushed = { key: `${trigger}:${key}`, type: trigger, payload };
+      const queued = await pluginScope.exit(() => Promise.all(targets.map(async ([bot, l]) => ((await l.push(pushed)) ? bot : undefined))));
+      const here = queued.filter((b): b is string => b !== undefined);
+      // the bots listening in other processes get it through their inbox in the database
+      const elsewhere = this.relay ? await pluginScope.exit(() => this.relay!.push(trigger, pushed, event.bot)) : [];
+      return [...here, ...elsewhere.filter((b) => !here.includes(b))];
     } finally {
       release?.();
     }

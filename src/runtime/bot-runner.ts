@@ -14,7 +14,7 @@ import { PollLoop, type SourceResult } from './poll-loop.js';
 import type { Registry } from './registry.js';
 import { BotState, type InboxEntry } from './state.js';
 import type { TraceLog } from './traces.js';
-import type { ChangeFeed } from './host-deps.js';
+import type { ChangeFeed, InboxFeed } from './host-deps.js';
 import type { BotEvent } from './types.js';
 
 /** `runtime.step_timeout` when nothing says otherwise. */
@@ -70,6 +70,8 @@ export interface RunnerOptions {
    * from another process may have missed events since: the host polls it sooner.
    */
   firstSpreadMs?: number;
+  /** Entries queued in the bot's inbox by other processes (pushes received there): handled here. */
+  inbox?: InboxFeed;
 }
 
 /**
@@ -94,6 +96,8 @@ export class BotRunner {
   /** Topics of changes heard before polling started (woken then). */
   private early?: Set<string>;
   private readonly contacts = new Map<string, boolean>();
+  /** Inbox entries being handled (an entry is handed to the engine once at a time). */
+  private readonly dispatched = new Set<string>();
   /** The baseline this start gave the sources that had none. */
   private baselineAt?: number;
   private ready!: () => void;
@@ -247,6 +251,16 @@ export class BotRunner {
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
     const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // what other processes queue for this bot (pushes they received) is handled here
+    if (this.o.inbox) {
+      const state = this.state;
+      this.cleanups.push(
+        this.o.inbox.subscribe(bot.name, (id) => {
+          const entry = state.entry(id);
+          if (entry && !this.ac.signal.aborted) this.dispatch(entry);
+        }),
+      );
+    }
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
     for (const rule of bot.rules.filter((r) => r.enabled)) {
@@ -341,9 +355,14 @@ export class BotRunner {
   }
 
   private dispatch(entry: InboxEntry): void {
+    if (this.dispatched.has(entry.id)) return;
+    this.dispatched.add(entry.id);
     const p = this.engine!.handle(entry).catch((err) => this.o.log.error({ err, event: entry.key }, 'event handling failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    void p.finally(() => {
+      this.inflight.delete(p);
+      this.dispatched.delete(entry.id);
+    });
   }
 
   /** Queues an event that did not come from polling (schedule, startup) and waits for its runs to settle. */

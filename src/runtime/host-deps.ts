@@ -83,3 +83,12 @@ export interface BotPlacement {
   /** Gives every lease back (halting the bots first) and leaves. */
   stop(): Promise<void>;
 }
+
+/**
+ * Entries written into bots' inboxes, by bot: with bots shared out between processes, a push
+ * for a bot that runs elsewhere is queued in its inbox by the process that received it, and the
+ * bot's owner hears of the entry here (once the other process's commit is applied).
+ */
+export interface InboxFeed {
+  subscribe(bot: string, onEntry: (entryId: string) => void): () => void;
+}

@@ -9,7 +9,9 @@ import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import type { CompiledBot } from './bot.js';
 import { BotRunner } from './bot-runner.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
-import type { BotPlacement, ChangeFeed, IdentityProvider, StateStores } from './host-deps.js';
+import type { BotPlacement, ChangeFeed, IdentityProvider, InboxFeed, StateStores } from './host-deps.js';
+import { BotState } from './state.js';
+import type { BotEvent } from './types.js';
 import { fencedStore } from './fenced-store.js';
 import { loadBot } from './loader.js';
 import type { Registry } from './registry.js';
@@ -30,7 +32,7 @@ export interface HostOptions {
    * The server this process serves: bots with `server: embedded` and `as:` use it. With
    * `changes`, its bots are woken by the changes that concern them.
    */
-  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed; inbox?: InboxFeed };
   /** Where bots keep their state (cursors, inbox, vars; and traces, when it gives `traceArchive`). */
   stateStores: StateStores;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
@@ -263,6 +265,8 @@ export class BotHost {
       changes: remote ? undefined : this.o.embedded?.changes,
       safetyPollMs: this.o.safetyPollMs,
       firstSpreadMs,
+      // shared out between processes: pushes received by another process arrive in the inbox
+      inbox: placement ? this.o.embedded?.inbox : undefined,
       identify: async (signal) => {
         let apiKey: string;
         let known: UserRef | undefined;
@@ -312,6 +316,34 @@ export class BotHost {
       const lastRun = s.traces?.list(1)[0]?.at;
       return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll, last_run: lastRun };
     });
+  }
+
+  /**
+   * With bots shared out between processes: queues a pushed event (a plugin's push source) for
+   * the bots listening to `trigger` that are valid here but run in another process, in their
+   * inbox in the shared store, exactly once per key; their owner handles it (InboxFeed).
+   * Returns the bots it was queued for.
+   */
+  async pushElsewhere(trigger: string, event: Omit<BotEvent, 'at'>, onlyBot?: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of this.listenersElsewhere(trigger)) {
+      if (onlyBot !== undefined && name !== onlyBot) continue;
+      const store = await this.o.stateStores.open('embedded');
+      if (await new BotState(store, name).push(`push:${trigger}`, { ...event, at: this.o.clock.now() })) out.push(name);
+    }
+    return out;
+  }
+
+  /** The bots with an enabled rule on `trigger` that are valid here but run in another process. */
+  listenersElsewhere(trigger: string): string[] {
+    if (!this.o.placement || this.stopped) return [];
+    const out: string[] = [];
+    for (const s of this.slots.values()) {
+      const bot = s.bot;
+      if (!bot?.enabled || s.runner || this.named(bot.name) !== s) continue;
+      if (bot.rules.some((r) => r.enabled && r.triggers.some((t) => t.def.name === trigger))) out.push(bot.name);
+    }
+    return out;
   }
 
   runner(name: string): BotRunner | undefined {

@@ -9,6 +9,7 @@ import { parseDuration } from '../util/duration.js';
 import { systemClock } from '../clock/clock.js';
 import { BotHost } from '../runtime/host.js';
 import { BotLeasing } from './bot-leases.js';
+import { pluginHostOf } from './registry.js';
 import { readTraces, type Trace } from '../runtime/traces.js';
 import { watchBots } from '../runtime/watcher.js';
 import { embeddedHostDeps } from './embedded-identity.js';
@@ -73,6 +74,7 @@ export function createBotsService(): ServerService {
   let host: BotHost | undefined;
   let ctxRef: ServerContext | undefined;
   let unwatch: (() => void) | undefined;
+  let unrelay: (() => void) | undefined;
   const commands: Record<string, AdminCommand> = {
     'bots.status': async () => ({ bots: host?.status() ?? [] }),
     'bots.reload': async () => ({ bots: (await host?.reload()) ?? [] }),
@@ -112,6 +114,11 @@ export function createBotsService(): ServerService {
         // liveness is wall time whatever the bots' clock (docs/scaling.md)
         placement: ctx.postgres ? new BotLeasing({ store: ctx.store, clock: systemClock, log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000, label: `${hostname()}:${process.pid}` }) : undefined,
       });
+      // pushes (plugins' push sources) for bots running in other processes go through the database
+      const plugins = ctx.postgres ? pluginHostOf(ctx.registry) : undefined;
+      const running = host;
+      plugins?.relayTo({ push: (trigger, event, only) => running.pushElsewhere(trigger, event, only), listeners: (trigger) => running.listenersElsewhere(trigger) });
+      unrelay = () => plugins?.relayTo(undefined);
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');
       const elsewhere = report.filter((b) => b.status === 'elsewhere').length;
@@ -119,6 +126,7 @@ export function createBotsService(): ServerService {
       unwatch = watchBots(dir, () => void host?.reload().catch((err) => log.error({ err }, 'bots reload failed')));
     },
     async stop() {
+      unrelay?.();
       unwatch?.();
       await host?.stop();
       host = undefined;

@@ -5,7 +5,8 @@ import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.j
 import { createUser, findUser, type User } from '../domain/users/users.js';
 import type { ReadView, Store } from '../store/types.js';
 import { IdentityPending } from '../runtime/bot-runner.js';
-import type { ChangeFeed, IdentityProvider, StateStores } from '../runtime/host-deps.js';
+import type { ChangeFeed, IdentityProvider, InboxFeed, StateStores } from '../runtime/host-deps.js';
+import { inboxFeed } from './inbox-feed.js';
 import { userChanges } from './user-changes.js';
 import { botStateStores } from './state-stores.js';
 import { fileKeyVault, storeKeyVault, type KeyVault } from './bot-key-vault.js';
@@ -89,14 +90,20 @@ export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: str
  * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir, postgres: ctx.postgres }), registry, log, clock, scheduler, stateDir, dir })
  */
 export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string; postgres?: { pool: pg.Pool; schema: string } }): {
-  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed; inbox?: InboxFeed };
   stateStores: StateStores;
 } {
   const pgdb = o.postgres;
   const vault = pgdb ? storeKeyVault(o.store) : undefined;
   const stateStores = botStateStores({ embedded: o.store, stateDir: o.stateDir });
   return {
-    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys'), vault }), changes: userChanges(o.store) },
+    embedded: {
+      url: o.url,
+      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys'), vault }),
+      changes: userChanges(o.store),
+      // shared out between processes: pushes other processes queue for this one's bots
+      inbox: pgdb ? inboxFeed(o.store) : undefined,
+    },
     stateStores: pgdb ? { ...stateStores, traceArchive: (bot) => pgTraceArchive(pgdb.pool, pgdb.schema, bot) } : stateStores,
   };
 }
