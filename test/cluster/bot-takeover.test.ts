@@ -11,7 +11,7 @@ import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { PgStore } from '../../src/store/pg-store.js';
 import { tempDir } from '../helpers/api.js';
 import { testDatabase } from '../helpers/pg-db.js';
-import { eventually, spawnServe, type ServeChild } from '../helpers/serve-child.js';
+import { eventually, killAll, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 import { jsonClient } from '../sim/client.js';
 
 const BOTS = 6;
@@ -45,8 +45,7 @@ describe('bots across three processes on one database', () => {
     observer = await PgStore.open({ url, integrity: dataDirIntegrity, warn: () => undefined });
   });
   afterAll(async () => {
-    for (const s of servers) s.proc.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s.exited));
+    await killAll(servers);
     await observer?.close();
     tmp.cleanup();
   });

@@ -10,7 +10,7 @@ import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { PgStore } from '../../src/store/pg-store.js';
 import { tempDir } from '../helpers/api.js';
 import { testDatabase } from '../helpers/pg-db.js';
-import { spawnServe, type ServeChild } from '../helpers/serve-child.js';
+import { killAll, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 import { assertConserved } from '../sim/ledger.js';
 import { jsonClient, type Reply } from '../sim/client.js';
 import { simulate } from '../sim/workload.js';
@@ -37,8 +37,7 @@ describe('three serve processes on one database', () => {
     observer = await PgStore.open({ url, integrity: dataDirIntegrity, warn: () => undefined });
   });
   afterAll(async () => {
-    for (const s of servers) s.proc.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s.exited));
+    await killAll(servers);
     await observer?.close();
     tmp.cleanup();
   });

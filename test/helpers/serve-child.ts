@@ -64,3 +64,9 @@ export async function eventually<T>(fn: () => Promise<T> | T, ms = 15_000, what 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Kills every child with SIGKILL and waits until they are gone. */
+export async function killAll(children: readonly ServeChild[]): Promise<void> {
+  for (const c of children) c.proc.kill('SIGKILL');
+  await Promise.all(children.map((c) => c.exited));
+}
