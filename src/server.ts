@@ -21,6 +21,7 @@ import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
 import { claimingScheduler, prepareJobClaims } from './services/pg-jobs.js';
+import { prepareTraceTable } from './services/pg-traces.js';
 import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
 import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
@@ -128,6 +129,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     try {
       await prepareJobClaims(postgres.pool, postgres.schema);
       await prepareRateTable(postgres.pool, postgres.schema);
+      await prepareTraceTable(postgres.pool, postgres.schema);
     } catch (err) {
       await store.close();
       throw err;

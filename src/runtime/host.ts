@@ -325,10 +325,11 @@ export class BotHost {
    * Returns the bots it was queued for.
    */
   async pushElsewhere(trigger: string, event: Omit<BotEvent, 'at'>, onlyBot?: string): Promise<string[]> {
+    const names = this.listenersElsewhere(trigger).filter((n) => onlyBot === undefined || n === onlyBot);
     const out: string[] = [];
-    for (const name of this.listenersElsewhere(trigger)) {
-      if (onlyBot !== undefined && name !== onlyBot) continue;
-      const store = await this.o.stateStores.open('embedded');
+    if (names.length === 0) return out;
+    const store = await this.o.stateStores.open('embedded');
+    for (const name of names) {
       if (await new BotState(store, name).push(`push:${trigger}`, { ...event, at: this.o.clock.now() })) out.push(name);
     }
     return out;

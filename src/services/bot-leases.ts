@@ -68,11 +68,10 @@ export class BotLeasing implements BotPlacement {
   private readonly seen = new Map<string, { beat: number; at: number }>();
   /** Bots seen free in the last round (claimed by anyone a round later). */
   private freeBefore = new Set<string>();
-  /** Bots this process handed back, and when: not taken again beyond the share for a ttl. */
+  /** Bots this process handed back, and when (the last time): not taken again beyond the share for a ttl. */
   private readonly handedBack = new Map<string, number>();
   /** Bots handed back that no other process took: kept here from then on (no flapping). */
   private readonly sticky = new Set<string>();
-  private readonly everHanded = new Set<string>();
   private cancel?: () => void;
   private running?: Promise<void>;
   private stopped = false;
@@ -228,10 +227,10 @@ export class BotLeasing implements BotPlacement {
     // claim: free bots up to the share; those already free a round ago, whatever the share
     // (what this process just handed back waits a ttl for the others first)
     const now = this.o.clock.now();
-    for (const [n, at] of this.handedBack) if (now - at >= this.o.ttlMs) this.handedBack.delete(n);
+    const waiting = (n: string) => now - (this.handedBack.get(n) ?? -Infinity) < this.o.ttlMs;
     const free = [...this.offered].filter((n) => !this.mine.has(n) && !read.col(BotLeases).get(n)).sort();
-    const leftOver = free.filter((n) => this.freeBefore.has(n) && !this.handedBack.has(n));
-    const want = new Set([...free.filter((n) => !this.handedBack.has(n)).slice(0, Math.max(0, share - this.mine.size)), ...leftOver]);
+    const leftOver = free.filter((n) => this.freeBefore.has(n) && !waiting(n));
+    const want = new Set([...free.filter((n) => !waiting(n)).slice(0, Math.max(0, share - this.mine.size)), ...leftOver]);
     this.freeBefore = new Set(free);
     if (want.size) await this.claim([...want], new Set(leftOver));
   }
@@ -243,7 +242,6 @@ export class BotLeasing implements BotPlacement {
     for (const n of names) {
       this.mine.delete(n);
       this.handedBack.set(n, this.o.clock.now());
-      this.everHanded.add(n);
     }
     await this.o.store.transaction((tx) => {
       for (const n of names) if (tx.col(BotLeases).get(n)?.owner === this.id) tx.col(BotLeases).delete(n);
@@ -266,7 +264,7 @@ export class BotLeasing implements BotPlacement {
     await this.o.store.durable();
     for (const n of got) {
       // handed back before and taken by no one: this process keeps it
-      if (leftOver.has(n) && this.everHanded.has(n)) this.sticky.add(n);
+      if (leftOver.has(n) && this.handedBack.has(n)) this.sticky.add(n);
       this.mine.add(n);
       this.bots?.run(n);
     }

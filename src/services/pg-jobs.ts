@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createSharedTable } from '../store/pg-schema.js';
+import { createSharedTable, inTransaction } from '../store/pg-schema.js';
 import type { Scheduler } from '../clock/scheduler.js';
 
 /** Due times remembered per job (older claims are deleted as new ones are made). */
@@ -15,21 +15,13 @@ export async function prepareJobClaims(pool: pg.Pool, schema: string): Promise<v
  * asks first. The claim and the clean-up of old claims are one statement each, under a
  * transaction-level advisory lock per job.
  */
-export async function claimJob(pool: pg.Pool, schema: string, name: string, due: number, by: string): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+export function claimJob(pool: pg.Pool, schema: string, name: string, due: number, by: string): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-job:${schema}:${name}`]);
     const r = await client.query(`INSERT INTO "${schema}"."_job_runs" (name, due, claimed_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [name, due, by]);
     await client.query(`DELETE FROM "${schema}"."_job_runs" WHERE name = $1 AND due < $2`, [name, due - KEEP_MS]);
-    await client.query('COMMIT');
     return r.rowCount === 1;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

@@ -5,31 +5,19 @@ import { createSharedTable } from '../store/pg-schema.js';
 /** The traces table of a schema. Internal. */
 const table = (schema: string) => `"${schema}"."bot_traces"`;
 
-/** Tables made (or being made) by this process, per pool and schema. Internal. */
-const prepared = new WeakMap<pg.Pool, Map<string, Promise<void>>>();
-
 /**
  * Creates the traces table of `schema` when missing (under the schema's advisory lock: several
- * processes may start at once), once per pool. `trace` is `json`, not `jsonb`: a trace holds
- * message text as anyone sent it, and `jsonb` refuses `\u0000` and lone surrogates — one such
- * message would lose its whole batch.
+ * processes may start at once); `serve` does it at start-up, with the other shared tables.
+ * `trace` is `json`, not `jsonb`: a trace holds message text as anyone sent it, and `jsonb`
+ * refuses `\u0000` and lone surrogates — one such message would lose its whole batch.
  */
 export function prepareTraceTable(pool: pg.Pool, schema: string): Promise<void> {
-  let bySchema = prepared.get(pool);
-  if (!bySchema) prepared.set(pool, (bySchema = new Map()));
-  let done = bySchema.get(schema);
-  if (!done) {
-    done = createSharedTable(
-      pool,
-      schema,
-      `CREATE TABLE IF NOT EXISTS ${table(schema)} (bot text NOT NULL, seq bigserial NOT NULL, at text NOT NULL, trace json NOT NULL);
-       CREATE INDEX IF NOT EXISTS bot_traces_bot_seq ON ${table(schema)} (bot, seq)`,
-    );
-    bySchema.set(schema, done);
-    // a failure (database away) is tried again by the next caller
-    done.catch(() => bySchema.get(schema) === done && bySchema.delete(schema));
-  }
-  return done;
+  return createSharedTable(
+    pool,
+    schema,
+    `CREATE TABLE IF NOT EXISTS ${table(schema)} (bot text NOT NULL, seq bigserial NOT NULL, at text NOT NULL, trace json NOT NULL);
+     CREATE INDEX IF NOT EXISTS bot_traces_bot_seq ON ${table(schema)} (bot, seq)`,
+  );
 }
 
 /**
@@ -42,7 +30,7 @@ export async function readPgTraces(pool: pg.Pool, schema: string, bot: string, l
   try {
     return (await newest(pool, schema, bot, limit)).traces;
   } catch (err) {
-    if ((err as { code?: string }).code === '42P01') return []; // no bot has run on this database yet
+    if ((err as { code?: string }).code === '42P01') return []; // no server has started on this database yet (e.g. right after `store import`)
     throw err;
   }
 }
@@ -64,7 +52,7 @@ async function newest(pool: pg.Pool, schema: string, bot: string, limit: number)
  * sharing a database: a bot taken over by another process keeps its history there. A batch is
  * one INSERT, in order; once the bot has written twice its bound since the last prune, rows
  * older than its `keep`-th newest are deleted (so a bot's rows stay under three times its bound,
- * and reading the newest stays one index scan).
+ * and reading the newest stays one index scan). The table must exist (`prepareTraceTable`).
  *
  * @example const log = await TraceLog.over(pgTraceArchive(pool, 'pinbot', 'tip-jar'), 100);
  */
@@ -73,14 +61,12 @@ export function pgTraceArchive(pool: pg.Pool, schema: string, bot: string): Trac
   let rows = 0;
   return {
     async load(limit) {
-      await prepareTraceTable(pool, schema);
       const found = await newest(pool, schema, bot, limit);
       rows = found.rows;
       return found.traces;
     },
     async append(traces, keep) {
       if (traces.length === 0) return;
-      await prepareTraceTable(pool, schema);
       await pool.query(
         `INSERT INTO ${table(schema)} (bot, at, trace)
          SELECT $1, u.at, u.trace FROM unnest($2::text[], $3::json[]) WITH ORDINALITY AS u(at, trace, n) ORDER BY u.n`,

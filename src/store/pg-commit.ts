@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { checkCollectionName, q } from './pg-schema.js';
+import { checkCollectionName, inTransaction, q } from './pg-schema.js';
 import { outcomeUnknown } from './pg-sync.js';
 import type { Engine, UndoLog } from './engine.js';
 import type { Change, StoredRecord, Tx } from './types.js';
@@ -71,16 +71,11 @@ export async function callCommit(db: pg.Pool | pg.ClientBase, schema: string, ba
 export async function wasWritten(pool: pg.Pool, schema: string, base: number, origin: string): Promise<boolean> {
   for (let delay = 100; ; delay = Math.min(delay * 2, 5000)) {
     try {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      return await inTransaction(pool, async (client) => {
         await client.query(`SELECT seq FROM ${q(schema, '_head')} WHERE id = 1 FOR UPDATE`);
         const found = await client.query(`SELECT 1 FROM ${q(schema, '_log')} WHERE seq > $1 AND origin = $2 LIMIT 1`, [base, origin]);
-        await client.query('COMMIT');
         return (found.rowCount ?? 0) > 0;
-      } finally {
-        client.release();
-      }
+      });
     } catch (err) {
       if (!outcomeUnknown(err)) throw err;
       await sleep(delay);

@@ -108,8 +108,7 @@ $fn$;
  * (several processes may start at once), and checks the schema version. Returns the head.
  */
 export async function ensureSchema(client: pg.ClientBase, schema: string): Promise<void> {
-  await client.query('BEGIN');
-  try {
+  await inTransaction(client, async () => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
     const exists = await client.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = '_head'`, [schema]);
     if (exists.rowCount) {
@@ -120,10 +119,29 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
       }
     }
     await client.query(ddl(schema));
+  });
+}
+
+/**
+ * Runs `fn` in one database transaction: on `db`'s own connection when it is a client, else on
+ * a connection of the pool (released after). COMMIT when `fn` resolves; ROLLBACK and rethrow
+ * when it throws.
+ *
+ * @example await inTransaction(pool, async (c) => { await c.query('SELECT pg_advisory_xact_lock(1)'); … });
+ */
+export async function inTransaction<T>(db: pg.Pool | pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+  const pooled = 'totalCount' in db;
+  const client: pg.ClientBase = pooled ? await (db as pg.Pool).connect() : (db as pg.ClientBase);
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
     await client.query('COMMIT');
+    return out;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
+  } finally {
+    if (pooled) (client as pg.PoolClient).release();
   }
 }
 
@@ -132,16 +150,8 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
  * processes starting at once do not race on the DDL (job claims, shared rate-limit hits).
  */
 export async function createSharedTable(pool: pg.Pool, schema: string, ddl: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
     await client.query(ddl);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import type pg from 'pg';
-import { checkCollectionName, ensureSchema, q } from './pg-schema.js';
+import { checkCollectionName, ensureSchema, inTransaction, q } from './pg-schema.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
 import type { StoredRecord } from './types.js';
 
@@ -35,33 +35,30 @@ export async function importIntoPostgres(
   const client = await pool.connect();
   try {
     await ensureSchema(client, schema);
-    await client.query('BEGIN');
-    const head = Number((await client.query(`SELECT seq FROM ${q(schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
-    const tables = (await client.query(`SELECT name FROM ${q(schema, '_collections')}`)).rows.map((r) => r.name as string);
-    let rows = 0;
-    for (const t of tables) rows += Number((await client.query(`SELECT count(*) AS n FROM ${q(schema, t)}`)).rows[0].n);
-    if (head !== 0 || rows !== 0) {
-      throw new TargetNotEmptyError(`the PostgreSQL schema "${schema}" is not empty (transaction ${head}, ${rows} records): import only into an empty database or schema (store.schema)`);
-    }
-    for (const [name, records] of Object.entries(collections)) {
-      checkCollectionName(name);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${q(schema, name)} (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT '{}')`);
-      await client.query(`CREATE INDEX IF NOT EXISTS "${name}_keys" ON ${q(schema, name)} USING gin (keys)`);
-      await client.query(`INSERT INTO ${q(schema, '_collections')} (name) VALUES ($1) ON CONFLICT DO NOTHING`, [name]);
-      for (let i = 0; i < records.length; i += CHUNK) {
-        const part = records.slice(i, i + CHUNK);
-        await client.query(
-          `INSERT INTO ${q(schema, name)} (id, record, keys)
-           SELECT i, r::json, ARRAY(SELECT json_array_elements_text(k::json)) FROM unnest($1::text[], $2::text[], $3::text[]) AS u(i, r, k)`,
-          [part.map((r) => r.id), part.map((r) => JSON.stringify(r)), part.map((r) => JSON.stringify(keysOf(name, r)))],
-        );
+    await inTransaction(client, async () => {
+      const head = Number((await client.query(`SELECT seq FROM ${q(schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
+      const tables = (await client.query(`SELECT name FROM ${q(schema, '_collections')}`)).rows.map((r) => r.name as string);
+      let rows = 0;
+      for (const t of tables) rows += Number((await client.query(`SELECT count(*) AS n FROM ${q(schema, t)}`)).rows[0].n);
+      if (head !== 0 || rows !== 0) {
+        throw new TargetNotEmptyError(`the PostgreSQL schema "${schema}" is not empty (transaction ${head}, ${rows} records): import only into an empty database or schema (store.schema)`);
       }
-    }
-    await client.query(`UPDATE ${q(schema, '_head')} SET seq = $1 WHERE id = 1`, [Math.max(seq, 1)]);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+      for (const [name, records] of Object.entries(collections)) {
+        checkCollectionName(name);
+        await client.query(`CREATE TABLE IF NOT EXISTS ${q(schema, name)} (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT '{}')`);
+        await client.query(`CREATE INDEX IF NOT EXISTS "${name}_keys" ON ${q(schema, name)} USING gin (keys)`);
+        await client.query(`INSERT INTO ${q(schema, '_collections')} (name) VALUES ($1) ON CONFLICT DO NOTHING`, [name]);
+        for (let i = 0; i < records.length; i += CHUNK) {
+          const part = records.slice(i, i + CHUNK);
+          await client.query(
+            `INSERT INTO ${q(schema, name)} (id, record, keys)
+             SELECT i, r::json, ARRAY(SELECT json_array_elements_text(k::json)) FROM unnest($1::text[], $2::text[], $3::text[]) AS u(i, r, k)`,
+            [part.map((r) => r.id), part.map((r) => JSON.stringify(r)), part.map((r) => JSON.stringify(keysOf(name, r)))],
+          );
+        }
+      }
+      await client.query(`UPDATE ${q(schema, '_head')} SET seq = $1 WHERE id = 1`, [Math.max(seq, 1)]);
+    });
   } finally {
     client.release();
   }

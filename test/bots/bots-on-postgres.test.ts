@@ -12,7 +12,7 @@ import { TraceLog, type Trace } from '../../src/runtime/traces.js';
 import { BotKeys, storeKeyVault } from '../../src/services/bot-key-vault.js';
 import { tracesFromDatabase } from '../../src/services/bots.js';
 import { embeddedIdentity } from '../../src/services/embedded-identity.js';
-import { pgTraceArchive, readPgTraces } from '../../src/services/pg-traces.js';
+import { pgTraceArchive, prepareTraceTable, readPgTraces } from '../../src/services/pg-traces.js';
 import { startServer } from '../../src/server.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { PgStore } from '../../src/store/pg-store.js';
@@ -49,6 +49,7 @@ const trace = (i: number, content = `message ${i}`): Trace => ({
 describe('bots on a shared PostgreSQL database: traces and keys live in it', () => {
   it('a trace history in the database reopens from another process, in order, pruned to its bound, hostile text intact', async () => {
     const [a, b] = await twoStores();
+    await prepareTraceTable(a.pool, a.schema);
     const log = await TraceLog.over(pgTraceArchive(a.pool, a.schema, 'tip-jar'), 3);
     expect(log.list()).toEqual([]);
     const nasty = 'nul \u0000, a lone \udc00 surrogate, "quotes", \\ and é';

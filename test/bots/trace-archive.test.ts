@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../src/runtime/builtins.js';
-import { BotHost } from '../../src/runtime/host.js';
+import { BotHost, type HostOptions } from '../../src/runtime/host.js';
 import type { BotPlacement, PlacedBots } from '../../src/runtime/host-deps.js';
 import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/traces.js';
 import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
@@ -92,6 +92,20 @@ rules:
     do: [{ reply: "echo!" }]
 `;
 
+/** A host over the world's server running one bot file of it, with the given dependencies. */
+function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 'stateStores' | 'placement'>): BotHost {
+  return new BotHost({
+    registry: createRegistry(),
+    log: pino({ level: 'silent' }),
+    clock: w.server.clock,
+    scheduler: w.server.scheduler,
+    stateDir: join(w.dir, 'data', 'bots'),
+    files: [join(w.botsDir, file)],
+    jitter: false,
+    ...deps,
+  });
+}
+
 describe('the host and its dependencies', () => {
   it("keeps a bot's traces in the archive its state stores give (no file), and ignore_bots asks the identity provider about other processes' bots", async () => {
     w = await botWorld({ bots: { 'echo.yaml': echo } });
@@ -101,16 +115,9 @@ describe('the host and its dependencies', () => {
     const alice = await w.user('Alice');
     const robot = await w.user('Robot'); // the user of a bot that runs in another process
     const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
-    host = new BotHost({
-      registry: createRegistry(),
-      log: pino({ level: 'silent' }),
-      clock: w.server.clock,
-      scheduler: w.server.scheduler,
-      stateDir,
-      files: [join(w.botsDir, 'echo.yaml')],
+    host = hostOf(w, 'echo.yaml', {
       embedded: { ...deps.embedded, identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id } },
       stateStores: { ...deps.stateStores, traceArchive: (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!) },
-      jitter: false,
     });
     await host.start();
     await host.runner('echo')!.started;
@@ -144,18 +151,7 @@ describe('a bot that leaves this process and comes back', () => {
       fence: () => () => undefined,
       stop: async () => undefined,
     };
-    host = new BotHost({
-      registry: createRegistry(),
-      log: pino({ level: 'silent' }),
-      clock: w.server.clock,
-      scheduler: w.server.scheduler,
-      stateDir,
-      files: [join(w.botsDir, 'up.yaml')],
-      ...deps,
-      stateStores: { ...deps.stateStores, traceArchive: () => shared },
-      placement,
-      jitter: false,
-    });
+    host = hostOf(w, 'up.yaml', { ...deps, stateStores: { ...deps.stateStores, traceArchive: () => shared }, placement });
     await host.start();
     await host.runner('up')!.started;
     await host.runner('up')!.idle();
