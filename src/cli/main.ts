@@ -3,6 +3,7 @@ import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
+import { DataFormatError } from '../store/data-format.js';
 import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
 import { SnapshotError } from '../store/snapshot-file.js';
@@ -135,7 +136,7 @@ common(clock.command('set').description('set the time (ISO 8601), running due jo
 registerExtraCommands(program);
 
 /** Errors an operator can act on from their message alone: printed as one line, no stack. */
-const OPERATOR_ERRORS = [AdminError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError, TransferMismatchError, TargetNotEmptyError, pg.DatabaseError];
+const OPERATOR_ERRORS = [AdminError, DataFormatError, ConfigError, DataDirLockedError, PortInUseError, ListenError, SnapshotError, StoreDamagedError, TransferMismatchError, TargetNotEmptyError, pg.DatabaseError];
 
 try {
   await program.parseAsync(process.argv);
