@@ -1,6 +1,8 @@
 import { closeSync, cpSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { DataFormatError } from './errors.js';
 import { stamp } from './journal.js';
+
 
 /**
  * The format of a data directory this pinbot reads and writes. It is recorded twice: in the
@@ -17,13 +19,6 @@ export const DATA_FORMAT = 2;
 /** The file of a data directory that records its format. */
 export const FORMAT_FILE = 'format';
 
-/** The data directory holds a format this pinbot does not read (written by a newer one). One line. */
-export class DataFormatError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DataFormatError';
-  }
-}
 
 /** What a data directory holds. */
 export interface FoundFormat {

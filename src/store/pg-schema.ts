@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DataFormatError } from './data-format.js';
+import { DataFormatError } from './errors.js';
 
 /**
  * The tables of a pinbot store in PostgreSQL, all in one schema (default `pinbot`):

@@ -3,8 +3,8 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFil
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { DATA_FORMAT, DataFormatError } from '../../src/store/data-format.js';
-import { StoreDamagedError } from '../../src/store/errors.js';
+import { DATA_FORMAT } from '../../src/store/data-format.js';
+import { DataFormatError, StoreDamagedError } from '../../src/store/errors.js';
 import { FileStore } from '../../src/store/file-store.js';
 import type { StoredRecord } from '../../src/store/types.js';
 import { tempDir } from '../helpers/api.js';
