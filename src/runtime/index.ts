@@ -40,5 +40,7 @@ export { IdentityPending } from './bot/bot-runner.js';
 export { BotHost, type BotStatus } from './host/bot-host.js';
 export { watchBots } from './host/watcher.js';
 
+export { TRACE_REASONS, isTraceReason, type TraceReason } from './contract/trace-reasons.js';
+
 // ports.ts: what the embedder supplies
 export type { BotPlacement, ChangeFeed, EmbeddedKey, IdentityProvider, InboxFeed, PlacedBots, StateStores } from './ports.js';

@@ -5,6 +5,7 @@ import type { UserRef } from '../../client/types.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Scheduler } from '../../clock/scheduler.js';
 import type { Store } from '../../store/core/types.js';
+import { isTraceReason, type StepFailureReason } from './trace-reasons.js';
 
 /** A JSON Schema object. */
 export type JsonSchema = Record<string, unknown>;
@@ -212,7 +213,7 @@ export interface ConditionDef {
  * `plugin_failed` or `plugin_timeout`), and the plugin and first frame of its own code.
  */
 export interface TraceInfo {
-  traceReason: string;
+  traceReason: StepFailureReason;
   plugin?: string;
   frame?: string;
 }
@@ -220,7 +221,7 @@ export interface TraceInfo {
 /** The TraceInfo an error carries, if any. */
 export function traceInfo(err: unknown): TraceInfo | undefined {
   const r = (err as Partial<TraceInfo> | null)?.traceReason;
-  return typeof r === 'string' ? (err as TraceInfo) : undefined;
+  return isTraceReason(r) ? (err as TraceInfo) : undefined;
 }
 
 /** Thrown by actions when a guardrail refuses (per-transfer cap, daily cap, allow-list). */

@@ -16,6 +16,7 @@ import { assertVariables, templatePaths, templatesIn } from '../liquid/template-
 import { decide, type Decision } from './decide.js';
 import { compact, startTrace, type Trace, type TraceLog, type TraceStep } from '../state/traces.js';
 import { LimitError, traceInfo, type RunScope, type TriggerDef } from '../contract/types.js';
+import type { TraceReason } from '../contract/trace-reasons.js';
 import { FairQueue } from './fair-queue.js';
 import { chooseBranch, errorScope, guardHolds, Restarted, Restarts } from './run-control.js';
 import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
@@ -164,7 +165,7 @@ export class RuleRunner {
   }
 
   /** Ends a rule's run for an entry without running it (traced with the reason). */
-  private async skip(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: string, message: string): Promise<void> {
+  private async skip(rule: CompiledRule, entry: InboxEntry, shared: { remaining: number }, reason: TraceReason, message: string): Promise<void> {
     this.busy(1);
     try {
       const trace = { ...this.newTrace(rule, entry, false), outcome: 'not_run' as const, reason, message };

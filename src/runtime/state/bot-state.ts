@@ -1,4 +1,5 @@
 import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
+import type { StepFailureReason, TraceReason } from '../contract/trace-reasons.js';
 import type { BotEvent, ConditionResult } from '../contract/types.js';
 
 /** Per bot: variables, counters and the daily spend. */
@@ -6,7 +7,8 @@ import type { BotEvent, ConditionResult } from '../contract/types.js';
  * Why a step failed: a money limit, an API refusal, its time ran out (`runtime.step_timeout`),
  * or its code threw (`failed`; `error` in state written before 0.2).
  */
-export type StepErrorKind = 'limit' | 'api' | 'timeout' | 'failed' | 'error' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable';
+/** How a step failed: its trace reason (state written before 0.2 says `error` for `failed`). */
+export type StepErrorKind = StepFailureReason | 'error';
 
 export interface BotMeta {
   readonly id: string;
@@ -54,7 +56,7 @@ export interface StepProgress {
 
 /** The run of one rule for one event. */
 export interface RunProgress {
-  decision?: { run: boolean; reason?: string; conditions?: ConditionResult; match?: Record<string, string> };
+  decision?: { run: boolean; reason?: TraceReason; conditions?: ConditionResult; match?: Record<string, string> };
   steps: StepProgress[];
   started_at?: number;
   done?: boolean;

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { UserRef } from '../../client/types.js';
 import { iso } from '../../clock/clock.js';
 import type { CompiledBot } from '../define/bot.js';
+import type { TraceReason } from '../contract/trace-reasons.js';
 import type { BotEvent, ConditionResult } from '../contract/types.js';
 
 /** One step of a traced run. */
@@ -34,8 +35,8 @@ export interface Trace {
   /** ISO time (bot clock) the evaluation started. */
   at: string;
   outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted';
-  /** Why not: disabled, cooldown, condition_false, single_running, limit, unauthorized … */
-  reason?: string;
+  /** Why not, or why it stopped: a code of the catalogue (contract/trace-reasons.ts). */
+  reason?: TraceReason;
   message?: string;
   conditions?: ConditionResult;
   steps: TraceStep[];
