@@ -3,10 +3,10 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFil
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { DATA_FORMAT } from '../../src/store/data-format.js';
-import { DataFormatError, StoreDamagedError } from '../../src/store/errors.js';
-import { FileStore } from '../../src/store/file-store.js';
-import type { StoredRecord } from '../../src/store/types.js';
+import { DATA_FORMAT } from '../../src/store/file/data-format.js';
+import { DataFormatError, StoreDamagedError } from '../../src/store/core/errors.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import type { StoredRecord } from '../../src/store/core/types.js';
 import { tempDir } from '../helpers/api.js';
 import { ROOT } from '../helpers/spawn.js';
 
