@@ -10,6 +10,30 @@ export const PROJECT_TEMPLATE_DIR = resolve(import.meta.dirname, '../../template
 /** pinbot's own package.json: its version, and the versions of the tools a project uses. */
 const OWN_PACKAGE = resolve(import.meta.dirname, '../../package.json');
 
+/** The folder of this pinbot package (a checkout, or node_modules/pinbot). */
+const OWN_ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * What the new project's package.json asks npm for, so that `npm install` there gets this very
+ * pinbot: the tarball or folder it was installed from (`npx ./pinbot-0.1.0.tgz init` installs
+ * it into npx's cache, whose package.json names the tarball), a link to this checkout when run
+ * from one, else the registry's `^VERSION`. A `file:` spec is written relative to the project.
+ * Internal.
+ */
+export function pinbotSpec(projectRoot: string, version: string, ownRoot = OWN_ROOT): string {
+  const fileSpec = (target: string) => `file:${relative(projectRoot, target).split(sep).join('/') || '.'}`;
+  if (basename(dirname(ownRoot)) !== 'node_modules') return fileSpec(ownRoot);
+  const owner = dirname(dirname(ownRoot));
+  try {
+    const pkg = JSON.parse(readFileSync(join(owner, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    const spec = pkg.dependencies?.pinbot ?? pkg.devDependencies?.pinbot;
+    if (spec?.startsWith('file:')) return fileSpec(resolve(owner, spec.slice('file:'.length)));
+  } catch {
+    // no package.json above node_modules (a global install): the registry
+  }
+  return `^${version}`;
+}
+
 /** The plugin a new project starts with (its test shows the test kit). */
 const FIRST_PLUGIN = 'hello';
 
@@ -53,7 +77,7 @@ function templateFiles(dir: string, at = ''): string[] {
  *
  * @example projectFiles('my-bots').map((f) => f.path) // ['.github/workflows/pinbot.yml', …, 'package.json', …]
  */
-export function projectFiles(name: string): ProjectFile[] {
+export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
   const own = JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string; devDependencies?: Record<string, string> };
   const dev = own.devDependencies ?? {};
   const fill = (text: string) => text.replaceAll('__NAME__', name).replaceAll('__PINBOT_VERSION__', own.version);
@@ -70,7 +94,7 @@ export function projectFiles(name: string): ProjectFile[] {
       validate: 'pinbot bots validate',
       scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml',
     },
-    dependencies: { pinbot: `^${own.version}` },
+    dependencies: { pinbot: pinbot ?? `^${own.version}` },
     // the versions pinbot itself is tested with
     devDependencies: {
       '@types/node': dev['@types/node'] ?? '^20.19.0',
@@ -101,7 +125,8 @@ export interface InitResult {
 export function initProject({ dir, force = false, name }: { dir: string; force?: boolean; name?: string }): InitResult {
   const root = resolve(dir);
   if (existsSync(root) && !statSync(root).isDirectory()) throw new AdminError(`${dir} is a file, not a folder: name a new or existing folder for the project`);
-  const files = projectFiles(name ?? packageName(root));
+  const own = JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string };
+  const files = projectFiles(name ?? packageName(root), pinbotSpec(root, own.version));
   const there = files.filter((f) => existsSync(join(root, ...f.path.split('/'))));
   if (there.length && !force) {
     throw new AdminError(
@@ -141,7 +166,10 @@ function packageJsonGaps(root: string): string[] {
   for (const [script, command] of Object.entries(fresh.scripts)) {
     if (pkg.scripts?.[script] === undefined) gaps.push(`npm pkg set scripts.${script}=${JSON.stringify(command)}`);
   }
-  if (!pkg.dependencies?.pinbot && !pkg.devDependencies?.pinbot) gaps.push('npm install pinbot');
+  if (!pkg.dependencies?.pinbot && !pkg.devDependencies?.pinbot) {
+    const spec = pinbotSpec(root, (JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string }).version);
+    gaps.push(`npm install ${spec.startsWith('^') ? 'pinbot' : spec}`);
+  }
   if (!pkg.dependencies?.vitest && !pkg.devDependencies?.vitest) gaps.push('npm install -D vitest typescript @types/node');
   return gaps;
 }

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/api.js';
+import { pinbotSpec } from '../../src/cli/init.js';
 import { ROOT } from '../helpers/spawn.js';
 
 /**
@@ -42,7 +43,9 @@ describe('pinbot init', () => {
   it('package.json: an ES module project depending on this pinbot, with the four scripts', () => {
     const pkg = JSON.parse(read('package.json'));
     const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(pkg).toMatchObject({ name: 'my-bots', type: 'module', private: true, dependencies: { pinbot: `^${own.version}` } });
+    // run from this checkout: `npm install` in the project links it (from a tarball: the tarball)
+    expect(pkg).toMatchObject({ name: 'my-bots', type: 'module', private: true, dependencies: { pinbot: `file:${relative(project, ROOT).replace(/\/$/, '')}` } });
+    expect(own.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(pkg.scripts).toEqual({
       start: 'pinbot serve',
       test: 'vitest run && pinbot scenario run scenarios/',
@@ -129,7 +132,20 @@ describe('pinbot init', () => {
     expect(r.out).toContain('  npm pkg set type=module');
     expect(r.out).toContain('  npm pkg set scripts.start="pinbot serve"');
     expect(r.out).not.toContain('scripts.test=');
-    expect(r.out).toContain('  npm install pinbot');
+    expect(r.out).toContain(`  npm install file:${relative(other, ROOT).replace(/\/$/, '')}`);
     expect(JSON.parse(readFileSync(join(other, 'package.json'), 'utf8')).type).toBe('commonjs');
+  });
+
+  it('the project asks npm for the pinbot init ran from: the tarball npx installed, else the registry', () => {
+    // npx ./pinbot-0.1.0.tgz installs into a folder of its cache whose package.json names the tarball
+    const npx = join(root, 'npx-cache', 'a1b2');
+    mkdirSync(join(npx, 'node_modules', 'pinbot'), { recursive: true });
+    writeFileSync(join(npx, 'package.json'), JSON.stringify({ dependencies: { pinbot: 'file:../../downloads/pinbot-0.1.0.tgz' } }));
+    expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe('file:../downloads/pinbot-0.1.0.tgz');
+    // installed from the registry (or globally: no package.json above node_modules)
+    writeFileSync(join(npx, 'package.json'), JSON.stringify({ dependencies: { pinbot: '^0.1.0' } }));
+    expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe('^0.1.0');
+    rmSync(join(npx, 'package.json'));
+    expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe('^0.1.0');
   });
 });
