@@ -12,7 +12,7 @@ import { createRegistry } from '../runtime/index.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { exampleBot, pluginSource, pluginTest } from './plugin-template.js';
-import { docRef, moduleTypeProblem, schemaRef, startCommand, testCommand } from './project-hints.js';
+import { docRef, schemaRef, startCommand, testCommand } from './project-hints.js';
 import { writeSchemas } from './schemas.js';
 
 interface Common {
@@ -77,8 +77,6 @@ export function registerPluginCommands(program: Command): void {
       for (const w of await writeSchemas({ config, log: createLogger({ level: 'silent' }) })) if (w.changed) out.push(`updated ${relative('.', w.file)} (editors now complete ${name}.*)`);
     }
     else out.push(`(editors complete ${name}.* in bot files once \`npx pinbot schemas\` has written schemas/ with your plugins: point their first line at ../schemas/bot.schema.json)`);
-    const typeProblem = moduleTypeProblem();
-    if (typeProblem) out.push('', `warning: ${typeProblem}`);
     const doc = docRef('plugins.md');
     out.push('', 'Use it in a bot, e.g. ' + `${config.bots.dir}/${name}-demo.yaml:`, '', exampleBot(name, schemaRef('bot.schema.json', config.bots.dir)), `Then: npx pinbot bots validate, and ${startCommand()}.${doc ? ` See ${doc}.` : ''}`);
     process.stdout.write(out.join('\n') + '\n');

@@ -64,13 +64,3 @@ export function docRef(page: string): string | undefined {
   const file = packageFile(`docs/${page}`);
   return file ? relative('.', file).split('\\').join('/') : undefined;
 }
-
-/**
- * A line about the project's package.json when plugins/*.ts would not load in it: without
- * `"type": "module"` Node reads them as CommonJS.
- */
-export function moduleTypeProblem(): string | undefined {
-  const pkg = projectPackage();
-  if (!pkg || pkg.type === 'module') return undefined;
-  return `package.json has no "type": "module", so Node loads plugins/*.ts as CommonJS and they fail: run npm pkg set type=module`;
-}
