@@ -78,16 +78,16 @@ export function botSchema(registry: Registry): JsonSchema {
       traces: { type: 'integer', minimum: 1, maximum: 1000, description: 'rule runs kept in the trace history (default 100)' },
       vars: { type: 'object', description: 'initial values of the persistent bot variables (vars.NAME)' },
       loop_guard: {
-        description: 'stops answering a conversation that looks like a loop with another bot: max_replies runs that acted within `within` pause it for `pause` (default 10 in 1m, 10m); false turns it off',
+        description: 'stops a bot answering another bot for ever: more than max_replies replies in a row that come within reply_within of the bot\'s answers (machine speed), from one counterpart in one conversation, pause that exchange for `pause` (default 5, 2s, 10m); false turns it off',
         if: { type: 'boolean' },
         then: { const: false },
         else: {
           type: 'object',
           additionalProperties: false,
           properties: {
-            max_replies: { type: 'integer', minimum: 2, description: 'runs that acted in one conversation (default 10)' },
-            within: duration('within this time (default 1m)'),
-            pause: duration('then pause the conversation for this long (default 10m)'),
+            max_replies: { type: 'integer', minimum: 1, description: 'machine-speed replies in a row the bot still answers (default 5)' },
+            reply_within: duration('a reply this soon after the bot\'s answer, in server time, is machine speed (default 2s)'),
+            pause: duration('then pause that exchange for this long (default 10m)'),
           },
         },
       },

@@ -16,7 +16,7 @@ export interface BotSpec {
   limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
   traces?: number;
   vars?: Record<string, unknown>;
-  loop_guard?: false | { max_replies?: number; within?: string; pause?: string };
+  loop_guard?: false | { max_replies?: number; reply_within?: string; pause?: string };
   ignore_bots?: boolean;
   per_sender?: { max_queued?: number };
   rules: RuleSpec[];

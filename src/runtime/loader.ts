@@ -212,7 +212,7 @@ function loopGuardOf(v: BotSpec['loop_guard']): LoopGuardOptions | false {
   if (v === false) return false;
   return {
     maxReplies: v?.max_replies ?? DEFAULT_LOOP_GUARD.maxReplies,
-    withinMs: v?.within ? parseDuration(v.within)! : DEFAULT_LOOP_GUARD.withinMs,
+    replyWithinMs: v?.reply_within ? parseDuration(v.reply_within)! : DEFAULT_LOOP_GUARD.replyWithinMs,
     pauseMs: v?.pause ? parseDuration(v.pause)! : DEFAULT_LOOP_GUARD.pauseMs,
   };
 }
