@@ -80,3 +80,22 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
     expect(world.traces('jar').find((t) => t.rule === 'small')).toMatchObject({ outcome: 'not_run', reason: 'condition_false' });
   });
 });
+
+describe('field conditions that compare with a value of another type never hold: refused with the way to write it (item 2)', () => {
+  const field = (cond: string, on = 'transfer.received') => `${head}  - on: ${on}\n    if: ${cond}\n    do: [{ log: hi }]\n`;
+  it.each([
+    ['a comparison written as text', field('{ amount: "< 20" }'), /^bot\.yaml:6:19: rules\.0\.if\.amount: amount: "< 20" is text, and amount is a number: a field condition does not read comparisons, so it never holds — write amount: \{ max: 20 \} \(inclusive\), or liquid: "event\.amount < 20"$/],
+    ['>= as text', field('{ amount: ">= 5" }'), /write amount: \{ min: 5 \} \(inclusive\), or liquid: "event\.amount >= 5"/],
+    ['text in equals', field('{ amount: { equals: five } }'), /rules\.0\.if\.amount\.equals: amount: "five" is text, and amount is a number, so it never holds/],
+    ['text in in:', field('{ amount: { in: [1, two] } }'), /rules\.0\.if\.amount\.in\.1: amount: "two" is text/],
+    ['max on a text field', field('{ content: { max: 5 } }', 'message.received'), /rules\.0\.if\.content\.max: content is text, and max compares numbers, so it never holds — for its length: liquid: "event\.content\.size <= 5"/],
+  ])('%s', (_what, text, re) => {
+    const got = problems(text);
+    expect(got.some((p) => re.test(p)), got.join('\n')).toBe(true);
+  });
+
+  it('a number as text still matches a number (YAML quoting), and text fields take text', () => {
+    expect(problems(field('{ amount: "5" }'))).toEqual([]);
+    expect(problems(field('{ content: "< 20" }', 'message.received'))).toEqual([]);
+  });
+});
