@@ -2,6 +2,7 @@ import { DURATION_PATTERN } from '../util/duration.js';
 import { matcherSchema } from './conditions/fields.js';
 import type { Registry } from './registry.js';
 import type { JsonSchema } from './types.js';
+import { acceptTemplates } from './templatable-schema.js';
 
 /** A bot name: also its file-system and key name. */
 export const BOT_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
@@ -43,7 +44,8 @@ export function botSchema(registry: Registry): JsonSchema {
       minProperties: 1,
       additionalProperties: false,
       properties: {
-        ...Object.fromEntries(actions.map((a) => [a.name, { description: a.description, ...a.schema }])),
+        // a number or boolean argument may come from a template: its value is checked when the step runs
+        ...Object.fromEntries(actions.map((a) => [a.name, { description: a.description, ...(a.templated === false ? a.schema : acceptTemplates(a.schema)) }])),
         continue_on_error: { type: 'boolean', description: 'keep going with the next step when this one fails (default false: the run stops)' },
       },
     },
