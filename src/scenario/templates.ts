@@ -1,5 +1,5 @@
 import { Liquid } from 'liquidjs';
-import { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from '../runtime/expression-check.js';
+import { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from '../runtime/index.js';
 
 /**
  * Templates in scenario values: `"{{ users.alice.pin_code }}"`, `"tip {{ tx }}"`, with Liquid

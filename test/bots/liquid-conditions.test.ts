@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins.js';
-import { loadBot } from '../../src/runtime/loader.js';
-import { builtinConditions } from '../../src/runtime/conditions/builtin.js';
-import { polledTriggers } from '../../src/runtime/triggers/polled.js';
-import type { ConditionContext } from '../../src/runtime/types.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { loadBot } from '../../src/runtime/define/loader.js';
+import { builtinConditions } from '../../src/runtime/builtins/conditions/builtin.js';
+import { polledTriggers } from '../../src/runtime/builtins/triggers/polled.js';
+import type { ConditionRunContext } from '../../src/runtime/contract/types.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';
 import { createTestWorld, type TestWorld } from '../../src/testing/world.js';
 
@@ -56,7 +56,7 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
   it('at run time, a form that was not validated does not hold, and says why (fail closed)', async () => {
     const liquid = builtinConditions.find((c) => c.name === 'liquid')!;
     const trigger = polledTriggers.find((t) => t.name === 'transfer.received')!;
-    const ctx = { scope: { event: { type: 'transfer.received', amount: 25 }, vars: {} }, trigger } as unknown as ConditionContext;
+    const ctx = { scope: { event: { type: 'transfer.received', amount: 25 }, vars: {} }, trigger } as unknown as ConditionRunContext;
     const compile = () => {
       throw new Error('no nested conditions');
     };
