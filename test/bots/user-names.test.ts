@@ -44,3 +44,22 @@ describe('a user named in an action is a PIN', () => {
     expect(world.traces('desk')[0]).toMatchObject({ outcome: 'failed', message: 'step 0 (send_message) failed: to rendered "Bob", which is not a PIN (6 letters or digits)' });
   });
 });
+
+describe('two users with one display name (item 10)', () => {
+  const desk = (name: string) => `name: ${name}\nas: alice\nrules:\n  - id: hi\n    on: message.received\n    do: [{ reply: "hi from ${name}" }]\n`;
+
+  it('a bot that resolved its user keeps it (by id) across a restart; a new one says how to choose', async () => {
+    world = await createTestWorld({ users: { alice: {}, bob: {} } });
+    await world.addBot(desk('desk'));
+    const twin = await world.addUser('Alice'); // a second user named alice, any case
+    await world.restart();
+    await world.as('bob').send('alice', 'hello');
+    await world.settle();
+    expect((await world.inbox('bob')).map((m) => m.content)).toEqual(['hi from desk']);
+    expect(world.host.status().find((b) => b.name === 'desk')).toMatchObject({ status: 'running' });
+
+    const fresh = await world.addBot(desk('desk2'));
+    expect(fresh.status).toBe('waiting');
+    expect(fresh.message).toBe(`as: 2 users are named "alice" (PINs ${world.users.alice!.pin_code}, ${twin.pin_code}): write the PIN of the one you mean instead of the name (pinbot users list)`);
+  });
+});
