@@ -99,3 +99,17 @@ describe('field conditions that compare with a value of another type never hold:
     expect(problems(field('{ content: "< 20" }', 'message.received'))).toEqual([]);
   });
 });
+
+describe('the same forms inside {% liquid %} blocks and {% assign %}', () => {
+  it.each([
+    ['an if line of a {% liquid %} block', '"{% liquid\\n if event.amount < vars.limit | default: 20\\n echo \'small\'\\n endif %}"'],
+    ['an assign that compares', '"{% assign small = event.amount < vars.limit | default: 20 %}{% if small %}small{% endif %}"'],
+  ])('%s is refused', (_what, reply) => {
+    const got = problems(`${head}  - on: transfer.received\n    do:\n      - reply: ${reply}\n`);
+    expect(got.some((p) => /a filter after a comparison/.test(p)), got.join('\n')).toBe(true);
+  });
+
+  it('an assign with a filter on a lone value is fine', () => {
+    expect(problems(`${head}  - on: transfer.received\n    do:\n      - reply: "{% assign n = event.amount | plus: 1 %}{{ n }}"\n`)).toEqual([]);
+  });
+});

@@ -109,7 +109,8 @@ export const BOT_EXPRESSIONS: ExpressionWhere = {
 const CONDITION_TAGS = new Set(['if', 'elsif', 'unless']);
 
 /**
- * The problems of the `{% if %}`, `{% elsif %}` and `{% unless %}` expressions of a template
+ * The problems of the `{% if %}`, `{% elsif %}`, `{% unless %}` and `{% assign %}` expressions
+ * of a template, in `{% liquid %}` blocks too
  * (see {@link expressionProblem}), each with the tag as written and its place in the template.
  * The template must already parse.
  */
@@ -122,11 +123,18 @@ export function tagExpressionProblems(liquid: Liquid, text: string, where: Expre
     return out; // the parser reports it
   }
   for (const tok of tokens) {
-    if (!TypeGuards.isTagToken(tok) || !CONDITION_TAGS.has(tok.name)) continue;
-    const bad = expressionProblem(liquid, tok.args, where);
-    if (!bad) continue;
-    const [line, col] = tok.getPosition();
-    out.push({ ...bad, tag: tok.getText(), line: line ?? 1, col: col ?? 1 });
+    if (!TypeGuards.isTagToken(tok)) continue;
+    // {% liquid %} holds one tag a line: `if a > b`, `assign x = …`
+    const tags = tok.name === 'liquid' ? tok.args.split('\n').map((l) => /^\s*(\w+)\s*([\s\S]*)$/.exec(l)).filter((m) => m !== null).map((m) => ({ name: m[1]!, args: m[2]! })) : [{ name: tok.name, args: tok.args }];
+    for (const t of tags) {
+      // `assign x = a > b | …` computes a boolean the same way an if does
+      const expr = CONDITION_TAGS.has(t.name) ? t.args : t.name === 'assign' ? /^[^=]*=([\s\S]*)$/.exec(t.args)?.[1] : undefined;
+      if (expr === undefined) continue;
+      const bad = expressionProblem(liquid, expr, where);
+      if (!bad) continue;
+      const [line, col] = tok.getPosition();
+      out.push({ ...bad, tag: tok.name === 'liquid' ? `${t.name} ${t.args.trim()}` : tok.getText(), line: line ?? 1, col: col ?? 1 });
+    }
   }
   return out;
 }
