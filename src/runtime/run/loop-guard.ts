@@ -2,18 +2,7 @@ import { iso } from '../../clock/clock.js';
 import type { UserRef } from '../../client/types.js';
 import type { BotState } from '../state/bot-state.js';
 import type { BotEvent } from '../contract/types.js';
-
-/** `loop_guard:` of a bot file, in ms. */
-export interface LoopGuardOptions {
-  /** Machine-speed replies in a row the bot still answers; the next one pauses the exchange. */
-  maxReplies: number;
-  /** A reply that comes this soon after the bot's answer (server time) is machine speed. */
-  replyWithinMs: number;
-  pauseMs: number;
-}
-
-/** On unless a bot says `loop_guard: false`: 5 replies within 2 s of its answers in a row pause that exchange for 10 minutes. */
-export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 5, replyWithinMs: 2_000, pauseMs: 600_000 };
+import type { LoopGuardOptions } from '../define/bot.js';
 
 /** A user that bots act as is a machine at any pace: its replies count within this. */
 const BOT_REPLY_WITHIN_MS = 60_000;
