@@ -156,7 +156,7 @@ export class PluginRoutes {
     const generic = (status: number, code: string, what: string, detail: string, frame?: string) => {
       const id = requestIdOf(req, res);
       inst.log.error({ reqId: id, status, frame }, `${req.method} ${url.pathname}: ${detail}`);
-      return error(res, status, code, `${what} The server log has the detail under request id ${id}.`, { 'X-Request-Id': id });
+      return send(res, status, { error: { code, message: `${what} The server log has the detail under this request id.`, request_id: id } }, { 'X-Request-Id': id });
     };
     const why = inst.unavailable();
     if (why) return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, `plugin ${name}: ${why}`);
