@@ -60,4 +60,32 @@ describe('karma', () => {
     expect(vip).toMatchObject({ outcome: 'not_run', reason: 'condition_false' });
     expect(JSON.stringify(vip.conditions)).toContain('sender has 0');
   });
+
+  it('a message gives karma only to people in the conversation, at most max_per_message points; state has a bound per bot (issue 21, item 6)', async () => {
+    world = await createTestWorld({
+      users: { alice: {}, bob: {}, carol: {}, dave: {}, erin: {}, kbot: {} },
+      config: { rate_limits: { enabled: false }, plugins: { config: { karma: { max_per_message: 2 } }, state: { max_keys: 3 } } },
+      plugins: [karma],
+      bots: [BOT],
+    });
+    const { alice, bob, carol, dave, erin, kbot } = world.users as Required<typeof world.users>;
+    const group = await alice!.api.conversations.create({ name: 'team', participant_pins: [bob!, carol!, dave!, erin!, kbot!].map((u) => u.pin_code) });
+    const say = (text: string) => alice!.api.conversations.send(group.id, { content: text });
+    // 440 made-up PINs (on main: 440 users of karma, 440 durable writes, and the top of !karma top)
+    const made = Array.from({ length: 440 }, (_, i) => `Q${String(i).padStart(5, '0')}++`).join(' ');
+    await say(`${made} ${bob!.pin_code}++`);
+    await world.advance('5s');
+    expect(await world.state('karma', 'karma')).toEqual({ [bob!.pin_code]: { n: 1, name: 'bob' } });
+    await say('thanks @bob @carol @dave @erin'); // four named: two points
+    await world.advance('5s');
+    expect(Object.keys((await world.state('karma', 'karma')) as object)).toEqual(expect.arrayContaining([bob!.pin_code, carol!.pin_code]));
+    expect(Object.keys((await world.state('karma', 'karma')) as object)).toHaveLength(2);
+    // plugins.state.max_keys: 3 — dave fits, erin does not: the step fails with why, nothing more is written
+    await say('thanks @dave @erin');
+    await world.advance('5s');
+    const full = world.traces('karma').filter((t) => t.rule === 'count').at(-1)!;
+    expect(full).toMatchObject({ outcome: 'failed', reason: 'limit', message: expect.stringContaining('the state of plugin karma for bot karma is full: 3 keys, at most 3 (plugins.state.max_keys); nothing was written') });
+    expect(Object.keys((await world.state('karma', 'karma')) as object)).toHaveLength(3);
+    expect(world.plugins()[0]).toMatchObject({ name: 'karma', status: 'running' }); // a bound is not the plugin's failure
+  });
 });
