@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * (`webhook_in`), in the shape Stripe uses:
  *
  * ```
- * X-Pinbot-Signature: t=1767258000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+ * X-Pinbot-Signature: t=1767258000,v1=c858643d0ebdcaaa85843ca38be128d64072287dd1c5bb8f74f6915885cb8c2d
  * ```
  *
  * `t` is when it was signed (Unix seconds); `v1` is the hex HMAC-SHA256, under the shared secret,
