@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import semver from 'semver';
-import { regexProblem } from '../runtime/conditions/regex.js';
+import { regexProblem } from '../runtime/index.js';
 import { ajvProblems, locate, type LocatedYaml } from '../util/yaml-errors.js';
 import { shortPath } from './boundary.js';
 import { PluginInstance, type Supervision } from './instance.js';

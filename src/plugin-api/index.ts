@@ -17,7 +17,7 @@ export { definePlugin } from './define.js';
  *
  * @example const re = compileRegex('\\b(price|cost)s?\\b', 'i'); re.test('What does it cost?') // true
  */
-export { compileRegex, regexProblem, type BotRegex as LinearRegex, type RegexProblem } from '../runtime/conditions/regex.js';
+export { compileRegex, regexProblem, type BotRegex as LinearRegex, type RegexProblem } from '../runtime/index.js';
 export type {
   ActionContext,
   ActionSpec,

@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import semver from 'semver';
-import { regexProblem } from '../runtime/conditions/regex.js';
+import { regexProblem } from '../runtime/index.js';
 import { describeThrown } from './boundary.js';
 import type { ActionSpec, ConditionSpec, Plugin, SourceSpec } from './types.js';
 

@@ -7,9 +7,7 @@ import { PluginHost } from '../plugin-api/host.js';
 import { MAX_BODY_BYTES } from '../plugin-api/routes.js';
 import { STATE_MAX_KEYS, STATE_MAX_TOTAL_BYTES } from '../plugin-api/state.js';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
-import { createRegistry } from '../runtime/builtins.js';
-import { knownFields } from '../runtime/conditions/fields.js';
-import type { Registry } from '../runtime/registry.js';
+import { createRegistry, knownFields, type Registry } from '../runtime/index.js';
 import { parseDuration } from '../util/duration.js';
 
 export interface BuildRegistryOptions {

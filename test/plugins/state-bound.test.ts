@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pluginState, SHARED, StateFullError } from '../../src/plugin-api/state.js';
-import { PluginStates } from '../../src/runtime/state.js';
-import { LimitError } from '../../src/runtime/types.js';
-import { FileStore } from '../../src/store/file-store.js';
+import { LimitError, PluginStates } from '../../src/runtime/index.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { tempDir } from '../helpers/api.js';
 
 /**
