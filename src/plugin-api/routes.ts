@@ -118,16 +118,16 @@ export class PluginRoutes {
     inst.whenStopped(() => this.routes.splice(this.routes.indexOf(route) >>> 0, 1));
   }
 
+  /** Where failures are logged that belong to no plugin (set by the host when it starts). */
+  log?: { error(obj: object, msg: string): void };
+
   handle(req: IncomingMessage, res: ServerResponse): void {
     void this.serve(req, res).catch((err) => {
       const id = requestIdOf(req, res);
       this.log?.error({ reqId: id, err: describeThrown(err) }, 'plugin route: internal error');
-      error(res, 500, 'internal_error', `The server could not answer; its log has the detail under request id ${id}.`);
+      send(res, 500, { error: { code: 'internal_error', message: 'The server could not answer. Its log has the detail under this request id.', request_id: id } });
     });
   }
-
-  /** Where failures are logged when no plugin is known (set by the host). */
-  log?: { error(obj: object, msg: string): void };
 
   private match(inst: PluginInstance, parts: string[], method: string): { route?: Route; params: Record<string, string>; methods: string[] } {
     const methods: string[] = [];
