@@ -86,11 +86,9 @@ export class PluginInstance implements BoundaryTarget {
   failed(err: PluginError | StepTimeoutError, outside = false): void {
     this.failuresTotal++;
     this.lastError = err.message;
-    if (outside) {
-      // input anyone may send: logged, never a step towards quarantine (boundary.ts CallOptions.outside)
-      this.log.warn({ failures: this.failures, frame: (err as PluginError).frame, outside: true }, err.message);
-      return;
-    }
+    // input anyone may send: never a step towards quarantine (boundary.ts CallOptions.outside);
+    // the route logs it, with its request id
+    if (outside) return;
     this.failures++;
     this.log.warn({ failures: this.failures, frame: (err as PluginError).frame }, err.message);
     const n = this.supervision.quarantineAfter;
