@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
+import { hintFor } from '../runtime/suggest.js';
+import type { LoadedScenario } from '../scenario/load.js';
 import { formatProblem } from '../util/yaml-errors.js';
 
 const collect = (v: string, all: string[]) => [...all, v];
@@ -9,9 +11,19 @@ const positive = (v: string) => {
   return n;
 };
 
-/** Exit codes: 0 all passed, 1 a scenario failed, 2 a file is invalid (nothing ran). */
+/** Exit codes: 0 all passed, 1 a scenario failed, 2 nothing ran (a file is invalid, none found or selected). */
 const EXIT_FAILED = 1;
 const EXIT_INVALID = 2;
+
+/** Why `--grep` / `--tag` selected no scenario, with the tags that exist. Internal. */
+export function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: string[]): string {
+  const known = [...new Set(all.flatMap((s) => s.tags))].sort();
+  const by = [grep !== undefined ? `--grep ${JSON.stringify(grep)}` : '', ...tags.map((t) => `--tag ${t}`)].filter(Boolean).join(' ');
+  const lines = [`nothing ran: no scenario matches ${by} (${all.length} scenario${all.length === 1 ? '' : 's'} in the files given)`];
+  for (const t of tags) if (!known.includes(t)) lines.push(`  --tag ${t}: no scenario has this tag; ${known.length ? hintFor(t, known, 'tags') : 'no scenario has tags'}`);
+  if (grep !== undefined) lines.push(`  --grep matches scenario names (name:, or the file name), e.g. ${all.slice(0, 3).map((s) => JSON.stringify(s.name)).join(', ')}`);
+  return lines.join('\n');
+}
 
 /**
  * `pinbot scenario run|validate`: YAML scenarios acting as several users on a virtual clock
@@ -82,6 +94,12 @@ export function registerScenarioCommands(program: Command): void {
         return;
       }
       const selected = selectScenarios(scenarios, { grep, tags: opts.tag });
+      if (!selected.length) {
+        // a typo'd --tag must not be a green CI job
+        process.stderr.write(`${nothingSelected(scenarios, opts.grep, opts.tag)}\n`);
+        process.exitCode = EXIT_INVALID;
+        return;
+      }
       const parallel = opts.parallel ?? availableParallelism();
       const list = reporters.map((r) => fileReporter(r.name, r.file));
       // a report on stdout keeps stdout for itself: the console report goes to stderr

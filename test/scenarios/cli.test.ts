@@ -69,6 +69,19 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(JSON.parse(bail.stdout).summary.total).toBe(1);
   });
 
+  it.concurrent('--tag or --grep that selects nothing: a clear message naming the tags that exist, nothing runs, exit 2', async () => {
+    const d = dir('tagged', { 'a.yaml': ok.replace('name: fine', 'name: fine\ntags: [wallet, smoke]') });
+    const xml = join(tmp.dir, 'none-selected.xml');
+    const tag = await pinbot(['scenario', 'run', d, '--tag', 'walet', '--reporter', 'junit', '--output', xml]);
+    expect(tag.code).toBe(2);
+    expect(tag.stdout).toBe('');
+    expect(tag.stderr).toBe('nothing ran: no scenario matches --tag walet (1 scenario in the files given)\n  --tag walet: no scenario has this tag; did you mean "wallet"?\n');
+    expect(existsSync(xml)).toBe(false);
+    const grep = await pinbot(['scenario', 'run', d, '--grep', '^nope']);
+    expect(grep.code).toBe(2);
+    expect(grep.stderr).toBe('nothing ran: no scenario matches --grep "^nope" (1 scenario in the files given)\n  --grep matches scenario names (name:, or the file name), e.g. "fine"\n');
+  });
+
   it.concurrent('validate: the shipped scenarios are valid', async () => {
     const r = await pinbot(['scenario', 'validate']);
     expect(r.stderr).toBe('');
