@@ -24,6 +24,11 @@ export interface PollLoopOptions {
   timeoutMs: number;
   /** Milliseconds between two polls of a source when nothing wakes it. */
   intervalOf(source: string): number;
+  /**
+   * False for a source that nothing wakes (it reads outside pinbot): its cadence timer must
+   * fire on a virtual clock too, so it is not a heartbeat. Default: every source is woken.
+   */
+  wakeable?(source: string): boolean;
   /** With `jitter`: the first polls are spread over this (default: each source's interval). */
   firstSpreadMs?: number;
   /** Sources whose first poll waits for a wake (or their interval) rather than going at once. */
@@ -60,7 +65,8 @@ const MAX_BACKOFF_MS = 300_000;
  * failing source backs off (doubling its interval, to 5 minutes); the others go on.
  *
  * Timers are the clock's: cadence timers are heartbeats (a virtual clock fires them only after
- * something changed), wake-ups and backoff are ordinary timers.
+ * something changed), wake-ups, backoff and the cadence of sources nothing wakes (`wakeable`)
+ * are ordinary timers.
  */
 export class PollLoop {
   private readonly sources: string[];
@@ -160,7 +166,7 @@ export class PollLoop {
       if (this.inflight.has(s) && this.due.get(s)! <= now) continue;
       const woken = this.dirty.has(s) && !this.inflight.has(s);
       const at = woken ? now : this.due.get(s)!;
-      const plain = woken || (this.failures.get(s) ?? 0) > 0;
+      const plain = woken || (this.failures.get(s) ?? 0) > 0 || this.o.wakeable?.(s) === false;
       if (at < next) {
         next = at;
         heartbeat = !plain;
