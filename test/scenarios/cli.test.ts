@@ -46,7 +46,7 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/b\.yaml:4:9: steps\.0\.as: unknown user "alise" — did you mean "alice"\?/);
-    expect(r.stderr).toMatch(/b\.yaml:6:5: steps\.1\.reqest: unknown step kind "reqest" — did you mean "request"\?/);
+    expect(r.stderr).toMatch(/b\.yaml:6:5: steps\.1\.reqest: unknown key "reqest" — did you mean "request"\?/);
     expect(r.stderr).toContain('nothing ran: 2 problems in the files above');
     expect(existsSync(xml)).toBe(false);
     const v = await pinbot(['scenario', 'validate', d]);
