@@ -73,7 +73,20 @@ export interface Target {
   restart(): Promise<void>;
   /** Everything of a kind that has happened so far, as events. */
   events(kind: EventKind): Promise<ScenarioEvent[]>;
+  /**
+   * Embedded only: prepares to leave the server up after the scenario (`--keep`) — writes the
+   * users' keys to a file beside the data directory — and says where it is. `close` still stops it.
+   */
+  keep?(): KeptServer;
   close(): Promise<void>;
+}
+
+/** A failed scenario's server left up (`--keep`). */
+export interface KeptServer {
+  url: string;
+  dataDir: string;
+  /** A shell file setting `PINBOT_KEY_<USER>` for the curl lines (mode 0600). */
+  keys: string;
 }
 
 /**
