@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
-import { hintFor } from '../runtime/suggest.js';
+import { hintFor } from '../util/suggest.js';
 import type { LoadedScenario } from '../scenario/load.js';
 import { runPlan } from '../scenario/run-plan.js';
 import type { RunAllOptions } from '../scenario/run-all.js';
