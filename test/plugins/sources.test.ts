@@ -75,6 +75,38 @@ describe('plugin event sources', () => {
     }
   });
 
+  it('a file source keeps its cadence beside a built-in source whose idle poll (a heartbeat) comes first', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
+    const file = join(dir, 'lines.txt');
+    writeFileSync(file, '');
+    const lines = definePlugin({
+      name: 'lines',
+      version: '1.0.0',
+      pinbot: '^0.1.0',
+      sources: {
+        line: {
+          async poll(_ctx, cursor) {
+            const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+            const from = typeof cursor === 'number' ? cursor : all.length;
+            return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: { text } })), cursor: all.length };
+          },
+        },
+      },
+    });
+    try {
+      world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [lines] });
+      const to = world.users.alice!.pin_code;
+      // poll 7s: the messages source's idle poll every 10 min falls between two file polls (595 s, 602 s)
+      await world.addBot(`name: reader\nas: reader\npoll: 7s\nrules:\n  - on: lines.line\n    do:\n      - send_message: { to: "${to}", content: "line: {{ event.text }}" }\n  - on: message.received\n    do:\n      - reply: "hi"\n`);
+      await world.advance('11m');
+      writeFileSync(file, 'late\n');
+      await world.advance('7s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line: late']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a poll source that reads only pinbot (reads: pinbot) waits for a change on the virtual clock', async () => {
     let polls = 0;
     const quiet = definePlugin({

@@ -77,6 +77,8 @@ export class PollLoop {
   private buffer: Array<{ result: SourceResult; resolve: () => void; reject: (err: unknown) => void }> = [];
   private cancelWindow?: () => void;
   private cancelTimer?: () => void;
+  private cancelPlain?: () => void;
+  private plainAt = Infinity;
   private timerAt = Infinity;
   private timerHeartbeat = false;
   private chain: Promise<void> = Promise.resolve();
@@ -104,6 +106,8 @@ export class PollLoop {
     this.stopped = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
+    this.cancelPlain?.();
+    this.cancelPlain = undefined;
     this.cancelWindow?.();
   }
 
@@ -160,6 +164,7 @@ export class PollLoop {
     const now = this.o.ctx.clock.now();
     let next = Infinity;
     let heartbeat = true;
+    let nextPlain = Infinity;
     for (const s of this.sources) {
       // a source being polled has its next due time already (set when its poll started); once
       // that has passed, it goes again when it answers (kick marked it)
@@ -167,11 +172,15 @@ export class PollLoop {
       const woken = this.dirty.has(s) && !this.inflight.has(s);
       const at = woken ? now : this.due.get(s)!;
       const plain = woken || (this.failures.get(s) ?? 0) > 0 || this.o.wakeable?.(s) === false;
+      if (plain && at < nextPlain) nextPlain = at;
       if (at < next) {
         next = at;
         heartbeat = !plain;
       } else if (at === next && plain) heartbeat = false;
     }
+    // a heartbeat first may never fire on a virtual clock: what must fire later (a source
+    // nothing wakes, a backoff) gets a timer of its own
+    this.armPlain(heartbeat && nextPlain > next ? nextPlain : Infinity);
     // the timer set when a source's poll started stays: a change made while it was polling
     // (after it read) still lets a virtual clock fire it
     if (this.cancelTimer && this.timerAt === next && this.timerHeartbeat === heartbeat) return;
@@ -179,6 +188,21 @@ export class PollLoop {
     this.cancelTimer = undefined;
     this.timerAt = Infinity;
     if (next !== Infinity) this.arm(next, heartbeat);
+  }
+
+  /** The ordinary timer behind a heartbeat (Infinity: none). Internal. */
+  private armPlain(at: number): void {
+    if (this.plainAt === at && (at === Infinity || this.cancelPlain)) return;
+    this.cancelPlain?.();
+    this.cancelPlain = undefined;
+    this.plainAt = Infinity;
+    if (at === Infinity || this.stopped) return;
+    this.plainAt = at;
+    this.cancelPlain = this.o.ctx.clock.setTimer(at, () => {
+      this.cancelPlain = undefined;
+      this.plainAt = Infinity;
+      this.kick();
+    });
   }
 
   private arm(at: number, heartbeat: boolean): void {
