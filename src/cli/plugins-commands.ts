@@ -59,7 +59,8 @@ export function registerPluginCommands(program: Command): void {
       }
       const invalid = list.filter((p) => p.status === 'invalid');
       // a plugin that did not load fails the command, so a script or CI job sees it
-      if (invalid.length || problems.length) process.exitCode = 1;
+      // (problems may be warnings only: those do not fail it)
+      if (invalid.length) process.exitCode = 1;
       if (opts.json) return void process.stdout.write(JSON.stringify({ plugins: list, problems }) + '\n');
       if (!list.length && !problems.length) return void process.stdout.write('no plugins (add one with `pinbot plugins new NAME`)\n');
       for (const p of list) process.stdout.write(describe(p) + '\n');
