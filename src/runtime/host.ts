@@ -57,6 +57,8 @@ export interface HostOptions {
    * runs only the bots whose lease it holds, and every write of their state is fenced by it.
    */
   placement?: BotPlacement;
+  /** Told of every trace as a bot records it (the web console's live timeline). */
+  onTrace?: (trace: Trace) => void;
 }
 
 /** One bot file as the host sees it. */
@@ -244,6 +246,7 @@ export class BotHost {
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
     const traces = archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
+    traces.onAdd = this.o.onTrace;
     slot.traces = traces;
     const log = this.o.log.child({ bot: bot.name });
     const runner = new BotRunner({
