@@ -78,10 +78,11 @@ export const FORBIDDEN: Record<string, (dep: string) => boolean> = {
   clock: (d) => !['clock', 'util'].includes(area(d)),
   util: (d) => area(d) !== 'util',
   client: (d) => !['client', 'util', 'clock'].includes(area(d)),
-  runtime: (d) => ['domain', 'api', 'cli', 'admin', 'services', 'server', 'scenario', 'testing'].includes(area(d)) || (area(d) === 'store' && !['store/types.ts', 'store/memory-store.ts'].includes(d)),
-  api: (d) => ['runtime', 'cli', 'admin', 'services', 'server', 'scenario', 'testing', 'plugin-api'].includes(area(d)),
-  admin: (d) => ['runtime', 'cli', 'services', 'server', 'scenario', 'testing', 'plugin-api'].includes(area(d)),
-  services: (d) => ['cli', 'server', 'scenario', 'testing'].includes(area(d)),
+  runtime: (d) => ['domain', 'api', 'cli', 'admin', 'services', 'server', 'scenario', 'testing', 'console'].includes(area(d)) || (area(d) === 'store' && !['store/types.ts', 'store/memory-store.ts'].includes(d)),
+  api: (d) => ['runtime', 'cli', 'admin', 'services', 'server', 'scenario', 'testing', 'plugin-api', 'console'].includes(area(d)),
+  admin: (d) => ['runtime', 'cli', 'services', 'server', 'scenario', 'testing', 'plugin-api', 'console'].includes(area(d)),
+  services: (d) => ['cli', 'server', 'scenario', 'testing', 'console'].includes(area(d)),
+  console: (d) => ['cli', 'server', 'scenario', 'testing', 'api'].includes(area(d)),
 };
 
 /** Edges that run back up the layers. */
