@@ -149,7 +149,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   get('/console/users/:id', async (req, res, s) => {
     const u = userOr404(req, res);
     if (!u) return;
-    send(req, res, s, u.display_name, 'users', userBody(u, await loadUserView(st.act, u), s));
+    send(req, res, s, u.display_name, 'users', userBody(u, await loadUserView(st.act, u), s, users()));
   });
   /** A form that becomes one request as the user; its answer is the note on the next page. */
   const act = (path: string, build: (b: Record<string, string>, p: Record<string, string>) => { method: string; path: string; body?: unknown } | string) =>
@@ -171,10 +171,12 @@ export function consoleApp(st: ConsoleState): express.Express {
       const clock = st.ctx.clock;
       if (clock instanceof VirtualClock) void clock.settle().catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
       const err = (answer.body as { error?: { code?: string; message?: string } } | null)?.error;
-      back(res, s, `/console/users/${u.id}`, answer.status < 400, `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : ''}`);
+      const balance = r.path === '/wallet/balance' ? ` (balance ${(answer.body as { balance?: number } | null)?.balance})` : '';
+      back(res, s, `/console/users/${u.id}`, answer.status < 400, `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : balance}`);
     });
   const pin = (v: string | undefined) => (v ?? '').trim().toUpperCase();
   const amount = (v: string | undefined) => (/^\d+(\.\d{1,2})?$/.test((v ?? '').trim()) ? Number(v) : (v ?? '').trim());
+  act('/check-balance', () => ({ method: 'GET', path: '/wallet/balance' }));
   act('/send-message', (b) => ({ method: 'POST', path: '/messages/send', body: { recipient_pin: pin(b.to), content: b.content ?? '' } }));
   act('/send-money', (b) => ({ method: 'POST', path: '/wallet/send', body: { recipient_pin: pin(b.to), amount: amount(b.amount), ...(b.note ? { note: b.note } : {}) } }));
   act('/request-contact', (b) => ({ method: 'POST', path: '/contacts/request', body: { pin_code: pin(b.to) } }));

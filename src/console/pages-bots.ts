@@ -55,7 +55,7 @@ export function traceItem(t: Trace): SafeHtml {
   return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">
 <div class="run-head"><time>${t.at}</time> <strong>${t.rule}</strong> <span class="event">${t.event.summary}</span>
 <span class="outcome">${t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase()}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
-${why ? html`<p class="reason">NOT RUN: <code>${why.code}</code> — ${why.meaning}${t.message ? html` (${t.message})` : ''}${why.todo ? html`. What to do: ${why.todo}.` : ''}</p>` : ''}
+${why ? html`<p class="reason">NOT RUN: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}${why.todo ? html`. What to do: ${why.todo}.` : ''}</p>` : ''}
 ${t.outcome !== 'not_run' && t.outcome !== 'done' && (t.reason || t.message) ? html`<p class="reason">${t.reason ?? ''} ${t.message ?? ''}</p>` : ''}
 ${t.conditions ? html`<div class="conditions">if<ul>${conditionTree(t.conditions)}</ul></div>` : ''}
 ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="step-${st.status}">${st.action}: ${st.status}${st.error ? html` — ${st.error}` : st.result !== undefined ? html` → <code>${json(st.result)}</code>` : st.args !== undefined && st.status === 'dry_run' ? html` (would do <code>${json(st.args)}</code>)` : ''}</li>`)}</ol>` : ''}

@@ -53,7 +53,7 @@ function answerForm(s: ConsoleSession, action: string, label: string, verb: stri
 }
 
 /** A user's page: wallet and what is pending, conversations, and forms to act as them. */
-export function userBody(u: User, v: UserView, s: ConsoleSession): SafeHtml {
+export function userBody(u: User, v: UserView, s: ConsoleSession, others: readonly User[] = []): SafeHtml {
   const base = `/console/users/${u.id}`;
   return html`<h1>Acting as ${u.display_name} <code>${u.pin_code}</code></h1>
 ${v.error ? html`<p class="flash bad" role="alert">${v.error}</p>` : ''}
@@ -64,23 +64,25 @@ ${v.requests.length ? html`<h2>Contact requests</h2><ul>${v.requests.map((r) => 
 ${v.intros.length ? html`<h2>Introductions</h2><ul>${v.intros.map((i) => html`<li>${who(i.introducer)} introduces ${i.participants.map(who).join(', ')}${i.message ? html` — “${i.message}”` : ''} ${answerForm(s, `${base}/introductions/${i.id}/accept`, `introduction by ${i.introducer.display_name}`, 'Accept')} ${answerForm(s, `${base}/introductions/${i.id}/decline`, `introduction by ${i.introducer.display_name}`, 'Decline')}</li>`)}</ul>` : ''}
 <p>Contacts: ${v.contacts.length ? v.contacts.map((c) => who(c.contact)).join(', ') : 'none'}</p>
 </section>
+<form method="post" action="${base}/check-balance" class="inline">${csrfField(s)}<button type="submit">Check balance</button> <small>(a request as ${u.display_name}: recorded with its answer while recording)</small></form>
+<datalist id="known-pins">${others.filter((o) => o.id !== u.id).map((o) => html`<option value="${o.pin_code}">${o.display_name}</option>`)}</datalist>
 <div class="forms">
 <form method="post" action="${base}/send-message" class="card">
 <h2>Send a message</h2>${csrfField(s)}
-<label>To (PIN) <input name="to" required maxlength="6" autocomplete="off"></label>
+<label>To (PIN) <input name="to" required maxlength="6" autocomplete="off" list="known-pins"></label>
 <label>Message <textarea name="content" required rows="2"></textarea></label>
 <button type="submit">Send message</button>
 </form>
 <form method="post" action="${base}/send-money" class="card">
 <h2>Send money</h2>${csrfField(s)}
-<label>To (PIN) <input name="to" required maxlength="6" autocomplete="off"></label>
+<label>To (PIN) <input name="to" required maxlength="6" autocomplete="off" list="known-pins"></label>
 <label>Amount <input name="amount" required inputmode="decimal"></label>
 <label>Note <input name="note" maxlength="500"></label>
 <button type="submit">Send money</button>
 </form>
 <form method="post" action="${base}/request-contact" class="card">
 <h2>Ask to be a contact</h2>${csrfField(s)}
-<label>PIN <input name="to" required maxlength="6" autocomplete="off"></label>
+<label>PIN <input name="to" required maxlength="6" autocomplete="off" list="known-pins"></label>
 <button type="submit">Send contact request</button>
 </form>
 <form method="post" action="${base}/introduce" class="card">

@@ -264,15 +264,17 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Advance' }).click();
     await page.getByRole('status').filter({ hasText: 'now ' }).waitFor();
     await open(page, `/console/users/${alice.id}`);
-    // (a balance read is not recorded: it is what the page shows)
+    await page.getByRole('button', { name: 'Check balance' }).click();
+    await page.getByRole('status').filter({ hasText: 'GET /wallet/balance → 200 (balance 23.5)' }).waitFor();
 
     await open(page, '/console/record');
     await page.getByRole('button', { name: 'Stop recording' }).click();
-    await page.getByRole('status').filter({ hasText: 'Not recording: 5 steps' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Not recording: 6 steps' }).waitFor();
     const yaml = await page.getByLabel('Scenario YAML').textContent();
     expect(yaml).toContain('save:');
     expect(yaml).toContain('{{ tx1 }}');
     expect(yaml).toContain('{{ users.Carol.pin_code }}');
+    expect(yaml).toMatch(/- clock:\n\s+advance: 1d\n\s+- as: Alice\n\s+request: GET \/wallet\/balance\n\s+expect:\n\s+status: 200\n\s+body:\n\s+balance: 23.5/);
     await shot(page, 'record');
     await page.getByLabel('File name').fill('lunch-recorded');
     await page.getByRole('button', { name: 'Save scenario' }).click();
