@@ -5,8 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { iso } from '../clock/clock.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import { Users, type User } from '../domain/users/users.js';
-import type { BotStatus } from '../runtime/host.js';
-import type { Trace } from '../runtime/traces.js';
+import type { BotStatus, Trace } from '../runtime/index.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { ServerContext } from '../services/types.js';
 import type { ConsoleAccess, ConsoleSession } from './access.js';

@@ -1,6 +1,4 @@
-import type { BotStatus } from '../runtime/host.js';
-import type { Trace } from '../runtime/traces.js';
-import type { ConditionResult } from '../runtime/types.js';
+import type { BotStatus, ConditionResult, Trace } from '../runtime/index.js';
 import type { ConsoleSession } from './access.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField } from './layout.js';
@@ -51,12 +49,13 @@ const json = (v: unknown) => {
 
 /** One run of a rule, as the timeline shows it. */
 export function traceItem(t: Trace): SafeHtml {
-  const why = t.outcome === 'not_run' ? reasonWords(t.reason) : undefined;
+  const why = t.outcome !== 'done' && t.outcome !== 'dry_run' && t.reason ? reasonWords(t.reason) : undefined;
+  const label = t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase();
   return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">
 <div class="run-head"><time>${t.at}</time> <strong>${t.rule}</strong> <span class="event">${t.event.summary}</span>
-<span class="outcome">${t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase()}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
-${why ? html`<p class="reason">NOT RUN: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}${why.todo ? html`. What to do: ${why.todo}.` : ''}</p>` : ''}
-${t.outcome !== 'not_run' && t.outcome !== 'done' && (t.reason || t.message) ? html`<p class="reason">${t.reason ?? ''} ${t.message ?? ''}</p>` : ''}
+<span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
+${why ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>` : ''}
+${!why && t.outcome !== 'done' && t.message ? html`<p class="reason">${label}: ${t.message}</p>` : ''}
 ${t.conditions ? html`<div class="conditions">if<ul>${conditionTree(t.conditions)}</ul></div>` : ''}
 ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="step-${st.status}">${st.action}: ${st.status}${st.error ? html` — ${st.error}` : st.result !== undefined ? html` → <code>${json(st.result)}</code>` : st.args !== undefined && st.status === 'dry_run' ? html` (would do <code>${json(st.args)}</code>)` : ''}</li>`)}</ol>` : ''}
 </li>`;

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { AdminError, type AdminCommand } from '../admin/commands.js';
 import { iso, systemClock, type Clock } from '../clock/clock.js';
-import { commitFeedOf } from '../store/commit-signal.js';
+import { commitFeedOf } from '../store/core/commit-signal.js';
 import type { ServerContext, ServerService } from '../services/types.js';
 import { parseDuration } from '../util/duration.js';
 import { ConsoleAccess } from './access.js';

@@ -1,4 +1,4 @@
-import type { Trace } from '../runtime/traces.js';
+import type { Trace } from '../runtime/index.js';
 
 /** What the parts of a server tell each other as it happens (the console listens). */
 export interface SignalMap {

@@ -152,7 +152,7 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     await expect.poll(() => done.locator('.steps').textContent()).toMatch(/accept: done[\s\S]*reply: done/);
     const notRun = bots.locator('li.run[data-rule="refuse-large-tips"]');
     await notRun.locator('.outcome', { hasText: 'NOT RUN' }).waitFor();
-    expect(await notRun.locator('.reason').textContent()).toContain('NOT RUN: condition_false — its conditions did not hold for this event');
+    expect(await notRun.locator('.reason').textContent()).toContain('NOT RUN: condition_false — a condition of if: did not hold; the trace shows each condition and the value it saw. What to do: compare the value seen');
     expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe('✗ amount min 10.01 (saw amount = 5)');
     // Bob's page shows the thank-you when it arrives
     await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 5!' }).waitFor();
