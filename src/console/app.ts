@@ -16,6 +16,8 @@ import type { LiveFeed } from './live.js';
 import { botBody, botsBody } from './pages-bots.js';
 import { clockBody, pluginsBody, recordBody, type JobRun } from './pages-misc.js';
 import { userBody, usersBody } from './pages-users.js';
+import { scenariosBody, type ScenarioRunState } from './pages-scenarios.js';
+import type { ScenarioPort } from './scenario-port.js';
 import { writeScenarioYaml, type RecordedStep } from './recorder.js';
 import { cookieOf, COOKIE, crossSite, SECURITY_HEADERS, setSessionCookie } from './security.js';
 import { loadUserView } from './user-view.js';
@@ -37,6 +39,10 @@ export interface ConsoleState {
   recording: { on: boolean; steps: RecordedStep[]; startIso?: string };
   /** Where recorded scenarios are saved. */
   scenariosDir: string;
+  /** Runs the project's scenarios (absent: not offered). */
+  scenarios?: ScenarioPort;
+  /** The scenario run shown (one at a time). */
+  scenarioRun?: ScenarioRunState;
 }
 
 type Handler = (req: Request, res: Response, s: ConsoleSession) => Promise<void> | void;
@@ -87,6 +93,8 @@ export function consoleApp(st: ConsoleState): express.Express {
       }
     }
     res.locals.session = s;
+    // the changes this page's data already holds: taken before anything is read
+    res.locals.seq = st.live.seq;
     next();
   });
   const get = (path: string, fn: Handler) => app.get(path, wrap(fn));
@@ -97,7 +105,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>) => {
     // a live refresh does not use up the one-time note
     const keep = req.get('x-console-live') ? s.flash : undefined;
-    res.type('html').send(page({ title, section, session: s, body }));
+    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number }));
     if (keep) s.flash = keep;
   };
   const back = (res: Response, s: ConsoleSession, to: string, ok: boolean, text: string) => {
@@ -238,7 +246,30 @@ export function consoleApp(st: ConsoleState): express.Express {
     if (existsSync(file)) return void back(res, s, '/console/record', false, `${relative(process.cwd(), file) || file} exists; choose another name`);
     mkdirSync(st.scenariosDir, { recursive: true });
     writeFileSync(file, yamlOf(), { flag: 'wx' });
-    back(res, s, '/console/record', true, `saved ${relative(process.cwd(), file)}; replay it with: npx pinbot scenario run ${relative(process.cwd(), file)}`);
+    back(res, s, '/console/record', true, `saved ${relative(process.cwd(), file)}; replay it under Scenarios, or with: npx pinbot scenario run ${relative(process.cwd(), file)}`);
+  });
+
+  // scenarios: run a file of the project and watch its steps
+  get('/console/scenarios', (req, res, s) => send(req, res, s, 'Scenarios', 'scenarios', scenariosBody({ files: st.scenarios?.files(), run: st.scenarioRun }, s)));
+  post('/console/scenarios/run', (req, res, s) => {
+    const file = String((req.body as Record<string, string>).file ?? '');
+    if (!st.scenarios) return void back(res, s, '/console/scenarios', false, 'running scenarios needs pinbot serve');
+    // only a file the project lists: a form never names an arbitrary path
+    if (!st.scenarios.files().includes(file)) return void back(res, s, '/console/scenarios', false, `${file} is not a scenario file of this project`);
+    if (st.scenarioRun && !st.scenarioRun.end) return void back(res, s, '/console/scenarios', false, `${st.scenarioRun.file} is still running; wait for it to end`);
+    const run: ScenarioRunState = { file, steps: [] };
+    st.scenarioRun = run;
+    void st.scenarios
+      .run(file, (step) => {
+        run.steps.push(step);
+        st.live.changed('scenario');
+      })
+      .catch((err: Error) => ({ status: 'failed' as const, error: err.message }))
+      .then((end) => {
+        run.end = end;
+        st.live.changed('scenario');
+      });
+    back(res, s, '/console/scenarios', true, `running ${file}`);
   });
 
   // plugins

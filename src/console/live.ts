@@ -14,11 +14,14 @@ export class LiveFeed {
   private readonly clients = new Set<ServerResponse>();
   private pending = new Set<string>();
   private scheduled = false;
+  /** How many change events have gone out: a page says which it was rendered after. */
+  seq = 0;
 
   /** Keeps `res` open as an event stream until the client goes or the feed closes. */
   attach(res: ServerResponse): void {
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-    res.write('retry: 2000\n\n');
+    // a page may have missed changes between being rendered and connecting: it compares seq
+    res.write(`retry: 2000\nevent: hello\ndata: {"seq":${this.seq}}\n\n`);
     this.clients.add(res);
     res.on('close', () => this.clients.delete(res));
     if (this.clients.size > MAX_CLIENTS) {
@@ -30,14 +33,14 @@ export class LiveFeed {
 
   /** Tells every open page that `topic` changed. */
   changed(topic: string): void {
-    if (this.clients.size === 0) return;
     this.pending.add(topic);
     if (this.scheduled) return;
     this.scheduled = true;
     // one event per turn of the event loop, however many commits it made
     setImmediate(() => {
       this.scheduled = false;
-      const data = JSON.stringify({ topics: [...this.pending] });
+      this.seq++;
+      const data = JSON.stringify({ seq: this.seq, topics: [...this.pending] });
       this.pending = new Set();
       for (const c of this.clients) c.write(`event: change\ndata: ${data}\n\n`);
     });

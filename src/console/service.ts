@@ -8,6 +8,7 @@ import { ConsoleAccess } from './access.js';
 import { ActAs } from './act-as.js';
 import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
+import type { ScenarioPort } from './scenario-port.js';
 import { isLoopback } from './security.js';
 
 /** Jobs kept for the clock page. */
@@ -18,6 +19,8 @@ export interface ConsoleServiceOptions {
   linkClock?: Clock;
   /** Where recorded scenarios are saved (default: ./scenarios). */
   scenariosDir?: string;
+  /** Runs the project's scenarios from the Scenarios page (`pinbot serve` gives one). */
+  scenarios?: ScenarioPort;
 }
 
 /** Whether the console is served, and if not why not. Internal. */
@@ -77,6 +80,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         jobs: [],
         recording: { on: false, steps: [] },
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
+        scenarios: options.scenarios,
       };
       const feed = live;
       const commits = commitFeedOf(ctx.store);

@@ -71,9 +71,9 @@ describe('console access', () => {
     const res = await local(s, '/console/events', { headers: { cookie } });
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = res.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('retry: 2000\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('retry: 2000\nevent: hello\ndata: {"seq":0}\n\n');
     await s.command!('users.add', { name: 'Dana' });
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: change\ndata: {"topics":["commit"]}\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: change\ndata: {"seq":1,"topics":["commit"]}\n\n');
     await reader.cancel();
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
 import { consoleService } from '../../src/console/service.js';
+import { scenarioPort } from '../../src/scenario/console-port.js';
 import { findUser } from '../../src/domain/users/users.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { defaultServices } from '../../src/services/index.js';
@@ -68,14 +69,14 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
       port: 0,
       virtualClock: T0,
       log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
-      services: [...defaultServices(), consoleService({ linkClock, scenariosDir: join(tmp.dir, 'scenarios') })],
+      services: [...defaultServices(), consoleService({ linkClock, scenariosDir: join(tmp.dir, 'scenarios'), scenarios: scenarioPort(join(tmp.dir, 'scenarios')) })],
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
-    context.setDefaultTimeout(8000);
+    context.setDefaultTimeout(15_000);
   });
 
   afterAll(async () => {
@@ -285,6 +286,24 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     const run = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'scenario', 'run', file, '--in-process'], { cwd: tmp.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     expect(run.stdout + run.stderr).toContain('1 passed');
     expect(run.status).toBe(0);
+    await page.close();
+  });
+
+  it('runs a scenario file of the project and shows its steps as they end; a failure shows its diff', async () => {
+    writeFileSync(join(tmp.dir, 'scenarios', 'broken.yaml'), 'name: broken\nusers: { alice: { balance: 5 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 6 } }\n');
+    const page = await context.newPage();
+    watch(page);
+    await open(page, '/console/scenarios');
+    await page.getByRole('button', { name: /Run .*lunch-recorded\.yaml/ }).click();
+    await page.locator('.run-status', { hasText: 'passed' }).waitFor();
+    expect(await page.locator('.scenario-steps li.step-passed').count()).toBe(6);
+    await shot(page, 'scenarios');
+    await page.getByRole('button', { name: /Run .*broken\.yaml/ }).click();
+    await page.locator('.run-status', { hasText: 'failed' }).waitFor();
+    const failure = await page.locator('.scenario-steps li.step-failed pre.failure').textContent();
+    expect(failure).toContain('body.balance');
+    expect(failure).toMatch(/- expected 6\n\s*\+ actual\s+5/);
+    expect(failure).toContain('broken.yaml:4:5');
     await page.close();
   });
 
