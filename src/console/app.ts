@@ -112,6 +112,15 @@ export function consoleApp(st: ConsoleState): express.Express {
     s.flash = { ok, text };
     res.redirect(303, to);
   };
+  /**
+   * On a virtual clock, what a console action made due now (the bots it woke, a resumed bot's
+   * first poll) runs now, without moving time. Not awaited: the page comes back at once and
+   * shows their work live.
+   */
+  const settleSoon = () => {
+    const clock = st.ctx.clock;
+    if (clock instanceof VirtualClock) void clock.settle().catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
+  };
   const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> => st.ctx.command!(name, args) as Promise<T>;
 
   get('/console', (_req, res) => res.redirect(303, '/console/bots'));
@@ -124,14 +133,28 @@ export function consoleApp(st: ConsoleState): express.Express {
   });
   post('/console/bots/reload', async (_req, res, s) => {
     const { bots } = await command<{ bots: BotStatus[] }>('bots.reload');
+    settleSoon();
     back(res, s, '/console/bots', true, `reloaded: ${bots.length} bot file${bots.length === 1 ? '' : 's'}`);
   });
+  for (const verb of ['pause', 'resume'] as const) {
+    post(`/console/bots/:name/${verb}`, async (req, res, s) => {
+      const name = String(req.params.name);
+      if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
+      try {
+        await command(`bots.${verb}`, { name });
+        settleSoon();
+        back(res, s, `/console/bots/${encodeURIComponent(name)}`, true, `${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
+      } catch (err) {
+        back(res, s, `/console/bots/${encodeURIComponent(name)}`, false, (err as Error).message);
+      }
+    });
+  }
   get('/console/bots/:name', async (req, res, s) => {
     const name = String(req.params.name);
     if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
     const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
     const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then((r) => r.traces, () => [] as Trace[]);
-    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1' }));
+    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1' }, s));
   });
 
   // users
@@ -173,10 +196,7 @@ export function consoleApp(st: ConsoleState): express.Express {
         const req: ActedRequest = { user: { id: u.id, display_name: u.display_name, pin_code: u.pin_code }, method: r.method, path: r.path, body: r.body, status: answer.status, answer: answer.body };
         st.recording.steps.push({ kind: 'request', req, balanceBefore });
       }
-      // on a virtual clock what is due now (the bots this woke) runs now, without moving time;
-      // not awaited: the page comes back at once and shows their work live
-      const clock = st.ctx.clock;
-      if (clock instanceof VirtualClock) void clock.settle().catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
+      settleSoon();
       const err = (answer.body as { error?: { code?: string; message?: string } } | null)?.error;
       const balance = r.path === '/wallet/balance' ? ` (balance ${(answer.body as { balance?: number } | null)?.balance})` : '';
       back(res, s, `/console/users/${u.id}`, answer.status < 400, `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : balance}`);

@@ -13,7 +13,16 @@ const STATE_WORDS: Record<BotStatus['status'], string> = {
   invalid: 'invalid',
   disabled: 'disabled',
   elsewhere: 'running elsewhere',
+  paused: 'paused',
 };
+
+/** Pause (a running bot) or Resume (a paused one). Internal. */
+function pauseForm(b: BotStatus, s: ConsoleSession): SafeHtml | '' {
+  if (!b.name) return '';
+  const verb = b.status === 'paused' ? 'resume' : ['running', 'starting', 'waiting', 'failed'].includes(b.status) ? 'pause' : undefined;
+  if (!verb) return '';
+  return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${verb}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb === 'pause' ? 'Pause' : 'Resume'} ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
+}
 
 /** The bots page: every bot file with its state and why, last poll and last run. */
 export function botsBody(bots: readonly BotStatus[], s: ConsoleSession): SafeHtml {
@@ -26,7 +35,7 @@ ${bots.length === 0 ? html`<p>No bots: put bot files in the bots folder (docs/bo
 ${bots.map(
   (b) => html`<tr data-bot="${b.name ?? b.file}">
 <td>${b.name ? html`<a href="/console/bots/${encodeURIComponent(b.name)}">${b.name}</a>` : b.file}${b.dry_run ? html` <small>(dry run)</small>` : ''}</td>
-<td><span class="state state-${b.status}">${STATE_WORDS[b.status] ?? b.status}</span></td>
+<td><span class="state state-${b.status}">${STATE_WORDS[b.status] ?? b.status}</span> ${pauseForm(b, s)}</td>
 <td>${b.message ?? ''}${b.problems?.length ? html`<ul class="problems">${b.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}</td>
 <td>${b.last_poll ?? '—'}</td>
 <td>${b.last_run ?? '—'}</td>
@@ -62,10 +71,10 @@ ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="
 }
 
 /** A bot's page: its state and the timeline of its runs, newest first, optionally only NOT RUN. */
-export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean }): SafeHtml {
+export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean }, s: ConsoleSession): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
-<section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'}</p>` : html`<p>Not running in this process.</p>`}</section>
+<section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
 <form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
 <label><input type="checkbox" name="why" value="1"${o.onlyNotRun ? html` checked` : ''}> Why didn't it fire? (only rules that did not run)</label>
 <button type="submit">Filter</button>

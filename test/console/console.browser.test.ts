@@ -172,20 +172,46 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     await bob.close();
   });
 
+  it('pauses a bot (a tip waits) and resumes it (the tip is handled)', async () => {
+    const bots = await context.newPage();
+    watch(bots);
+    await open(bots, '/console/bots/tip-jar');
+    await bots.getByRole('button', { name: 'Pause tip-jar' }).click();
+    await bots.locator('.state-paused').waitFor();
+    const runs = await bots.locator('li.run').count();
+    const bob = await context.newPage();
+    watch(bob);
+    await open(bob, `/console/users/${findUser(server.store.read, 'Bob')!.id}`);
+    const money = bob.locator('form[action$="/send-money"]');
+    await money.getByLabel('To (PIN)').fill(findUser(server.store.read, 'Tip Jar')!.pin_code);
+    await money.getByLabel('Amount').fill('3');
+    await money.getByRole('button', { name: 'Send money' }).click();
+    await bob.getByRole('status').filter({ hasText: 'POST /wallet/send → 201' }).waitFor();
+    await (server.clock as VirtualClock).advance(60_000); // a minute: a running jar would have taken it
+    expect(await bots.locator('li.run').count()).toBe(runs);
+    expect(await bots.locator('.state-paused').count()).toBe(1);
+    await bots.getByRole('button', { name: 'Resume tip-jar' }).click();
+    await bots.locator('.state-running').waitFor();
+    await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 3!' }).waitFor();
+    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('12');
+    await bots.close();
+    await bob.close();
+  });
+
   it('the clock: advancing a virtual day fires UBI, listed as it happens, and Bob\'s balance moves live', async () => {
     const bob = await context.newPage();
     watch(bob);
     await open(bob, `/console/users/${findUser(server.store.read, 'Bob')!.id}`);
-    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('15');
+    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('12');
     const clock = await context.newPage();
     watch(clock);
     await open(clock, '/console/clock');
-    expect(await clock.locator('[data-now]').textContent()).toBe('2026-11-21T12:00:00.000Z');
+    expect(await clock.locator('[data-now]').textContent()).toBe('2026-11-21T12:01:00.000Z');
     await clock.getByLabel('Advance by').fill('1d');
     await clock.getByRole('button', { name: 'Advance' }).click();
-    await clock.getByRole('status').filter({ hasText: 'now 2026-11-22T12:00:00.000Z' }).waitFor();
+    await clock.getByRole('status').filter({ hasText: 'now 2026-11-22T12:01:00.000Z' }).waitFor();
     await clock.locator('.jobs li', { hasText: 'ubi' }).first().waitFor();
-    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('16');
+    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('13');
     await shot(clock, 'clock');
     await clock.close();
     await bob.close();
