@@ -19,7 +19,7 @@ import { userBody, usersBody } from './pages-users.js';
 import { scenariosBody, type ScenarioRunState } from './pages-scenarios.js';
 import type { ScenarioPort } from './scenario-port.js';
 import { writeScenarioYaml, type RecordedStep } from './recorder.js';
-import { cookieOf, COOKIE, crossSite, SECURITY_HEADERS, setSessionCookie } from './security.js';
+import { cookieOf, COOKIE, crossSite, hostOf, isLoopback, SECURITY_HEADERS, setSessionCookie } from './security.js';
 import { loadUserView } from './user-view.js';
 
 const ASSETS = join(dirname(fileURLToPath(import.meta.url)), 'assets');
@@ -43,6 +43,8 @@ export interface ConsoleState {
   scenarios?: ScenarioPort;
   /** The scenario run shown (one at a time). */
   scenarioRun?: ScenarioRunState;
+  /** Only requests naming a loopback host are served (the server listens on loopback): no DNS rebinding. */
+  loopbackOnly?: boolean;
 }
 
 type Handler = (req: Request, res: Response, s: ConsoleSession) => Promise<void> | void;
@@ -59,8 +61,10 @@ export function consoleApp(st: ConsoleState): express.Express {
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   const assets = Object.fromEntries(Object.keys(ASSET_TYPES).map((f) => [f, readFileSync(join(ASSETS, f))]));
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
+    if (st.loopbackOnly && !isLoopback(hostOf(req.headers.host))) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
     next();
   });
   app.get('/console/assets/:file', (req, res) => {

@@ -81,6 +81,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         recording: { on: false, steps: [] },
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
         scenarios: options.scenarios,
+        loopbackOnly: isLoopback(new URL(ctx.url).hostname),
       };
       const feed = live;
       const commits = commitFeedOf(ctx.store);

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
@@ -40,6 +41,11 @@ describe('console access', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'self'; script-src 'self';/);
     expect((await local(s, new URL(url).pathname + new URL(url).search)).status).toBe(403);
     expect((await local(s, '/console/users')).status).toBe(401);
+    // another site's name resolved to 127.0.0.1 (DNS rebinding) is not served
+    const rebound = await new Promise<number>((done, fail) =>
+      request({ host: '127.0.0.1', port: s.port, path: '/console/users', headers: { cookie: cookie.split(';')[0]!, host: `evil.example:${s.port}` } }, (r) => (r.resume(), done(r.statusCode!))).on('error', fail).end(),
+    );
+    expect(rebound).toBe(421);
   });
 
   it('is off on another address unless console.enabled is true; false turns it off everywhere', async () => {

@@ -235,6 +235,12 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     expect(await page.locator('main img').count()).toBe(0);
     expect(await page.locator('main script').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    // readable at 360 px: nothing wider than the screen
+    await page.setViewportSize({ width: 360, height: 740 });
+    for (const path of ['/console/bots', '/console/bots/tip-jar', page.url().replace(server.url, '')]) {
+      await open(page, path);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    }
     await page.close();
   });
 
