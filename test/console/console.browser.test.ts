@@ -9,6 +9,7 @@ import { configFrom } from '../../src/config/load.js';
 import { consoleService } from '../../src/console/service.js';
 import { scenarioPort } from '../../src/scenario/console-port.js';
 import { findUser } from '../../src/domain/users/users.js';
+import { TRACE_REASONS } from '../../src/runtime/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { defaultServices } from '../../src/services/index.js';
 import { tempDir } from '../helpers/api.js';
@@ -153,7 +154,9 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     await expect.poll(() => done.locator('.steps').textContent()).toMatch(/accept: done[\s\S]*reply: done/);
     const notRun = bots.locator('li.run[data-rule="refuse-large-tips"]');
     await notRun.locator('.outcome', { hasText: 'NOT RUN' }).waitFor();
-    expect(await notRun.locator('.reason').textContent()).toContain('NOT RUN: condition_false — a condition of if: did not hold; the trace shows each condition and the value it saw. What to do: compare the value seen');
+    // in the words of the trace-reason catalogue
+    const words = TRACE_REASONS.condition_false;
+    expect(await notRun.locator('.reason').textContent()).toBe(`NOT RUN: condition_false — ${words.meaning.replace(/`/g, '')}. What to do: ${words.todo.replace(/`/g, '')}.`);
     expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe('✗ amount min 10.01 (saw amount = 5)');
     // Bob's page shows the thank-you when it arrives
     await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 5!' }).waitFor();

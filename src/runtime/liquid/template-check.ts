@@ -1,10 +1,7 @@
-import { Tokenizer, TypeGuards } from 'liquidjs';
-import { knownFields } from '../builtins/conditions/fields.js';
+import { knownFields } from '../contract/event-fields.js';
 import { hintFor } from '../../util/suggest.js';
 import { isTemplate, liquid } from './templates.js';
 import type { CheckProblem, TriggerDef } from '../contract/types.js';
-import { polledTriggers } from '../builtins/triggers/polled.js';
-import { scheduleTrigger, startupTrigger } from '../builtins/triggers/timed.js';
 
 /** A variable path a template reads: `event.sender.pin_code` is `['event', 'sender', 'pin_code']`. */
 export type VarPath = Array<string | number>;
@@ -21,9 +18,6 @@ const ROOTS: Record<string, string[] | undefined> = {
   wallet: ['balance', 'subscription_days', 'is_subscribed', 'next_shmita'],
   now: [],
 };
-
-/** The built-in triggers: their examples list every field their events have. */
-const BUILTIN = new Set([...polledTriggers, scheduleTrigger, startupTrigger].map((t) => t.name));
 
 /** Properties Liquid gives any list or text. */
 const LIQUID_PROPS = new Set(['size', 'first', 'last']);
@@ -49,37 +43,6 @@ export function expressionPaths(expr: string): VarPath[] {
   return templatePaths(`{{ ${expr} }}`);
 }
 
-/**
- * A Liquid expression's grammar, which liquidjs itself reads leniently (`event.amount >` parses
- * and is always false): operands joined by operators, then filters. Returns what is wrong.
- *
- * @example checkExpressionSyntax('event.amount >') // 'the expression ends after the operator ">"'
- */
-export function checkExpressionSyntax(expr: string): string | undefined {
-  let tokens;
-  const t = new Tokenizer(expr, liquid.options.operators);
-  try {
-    tokens = [...t.readExpressionTokens()];
-    t.skipBlank();
-    if (t.peek() === '|') t.readFilters();
-    t.skipBlank();
-  } catch (err) {
-    return (err as Error).message.replace(/, line:\d+, col:\d+$/, '');
-  }
-  if (tokens.length === 0) return 'the expression is empty';
-  if (!t.end()) return `unexpected "${expr.slice(t.p)}"`;
-  let wantOperand = true;
-  for (const tok of tokens) {
-    const op = TypeGuards.isOperatorToken(tok);
-    const text = expr.slice(tok.begin, tok.end);
-    if (wantOperand && op) return `expected a value before "${text}"`;
-    if (!wantOperand && !op) return `expected an operator (==, !=, <, >, <=, >=, contains, and, or) before "${text}"`;
-    wantOperand = op;
-  }
-  if (wantOperand) return `the expression ends after the operator "${expr.slice(tokens.at(-1)!.begin, tokens.at(-1)!.end)}"`;
-  return undefined;
-}
-
 /** `event.sender.pin_code` as written in a template. Internal. */
 const show = (p: VarPath) => p.map((s, i) => (typeof s === 'number' ? `[${s}]` : i ? `.${s}` : s)).join('');
 
@@ -102,7 +65,7 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
       out.push({ path: [], message: `${show(p)}: ${root} has no field "${p[1]}"`, hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined });
     }
     // a plugin's trigger (`plugin.name`) documents its fields by an example that need not list them all
-    if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !BUILTIN.has(t.name))) continue;
+    if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !t.completeExample)) continue;
     const rest = p.slice(1);
     if (eventPathKnown(rest, fields)) continue;
     const names = triggers.map((t) => t.name).join(', ');
