@@ -28,6 +28,8 @@ const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; ch
 const API_ID = /^[a-z]{3,5}_[0-9a-z]{4,40}$/;
 const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const FILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Steps a recording holds at most (a scenario longer than this is better written in parts). */
+const MAX_RECORDED = 1000;
 
 /** What the console's pages use: the server, its access, feed, acting and recording. */
 export interface ConsoleState {
@@ -196,7 +198,7 @@ export function consoleApp(st: ConsoleState): express.Express {
       if (typeof r === 'string') return void back(res, s, `/console/users/${u.id}`, false, r);
       const balanceBefore = st.recording.on ? await balanceIfFirst(st, u) : undefined;
       const answer = await st.act.request(u, r.method, r.path, r.body);
-      if (st.recording.on) {
+      if (st.recording.on && st.recording.steps.length < MAX_RECORDED) {
         const req: ActedRequest = { user: { id: u.id, display_name: u.display_name, pin_code: u.pin_code }, method: r.method, path: r.path, body: r.body, status: answer.status, answer: answer.body };
         st.recording.steps.push({ kind: 'request', req, balanceBefore });
       }

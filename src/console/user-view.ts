@@ -5,6 +5,8 @@ import type { UserView } from './pages-users.js';
 /** Conversations shown with their messages on a user's page (the most recently active). */
 const SHOWN_CONVERSATIONS = 5;
 const SHOWN_MESSAGES = 30;
+/** Pages of 200 messages read per conversation at most (a longer one shows its first 1,000). */
+const MAX_PAGES = 5;
 
 /**
  * Reads what a user's page shows through the API as that user (never recorded): balance, what is
@@ -33,8 +35,16 @@ export async function loadUserView(act: ActAs, user: User): Promise<UserView> {
     view.contacts = contacts?.contacts ?? [];
     view.conversations = await Promise.all(
       (convs?.conversations ?? []).map(async (c) => {
-        const m = await get<{ messages: UserView['conversations'][number]['messages'] }>(`/conversations/${encodeURIComponent(c.id)}/messages?limit=200`);
-        return { ...c, messages: (m?.messages ?? []).slice(-SHOWN_MESSAGES) };
+        // oldest first, 200 a page: read on (a few pages at most) to show the latest
+        let messages: UserView['conversations'][number]['messages'] = [];
+        let since = 0;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const m = await get<{ messages: typeof messages; timestamp: number; has_more: boolean }>(`/conversations/${encodeURIComponent(c.id)}/messages?limit=200&since=${since}`);
+          messages = [...messages, ...(m?.messages ?? [])].slice(-SHOWN_MESSAGES);
+          if (!m?.has_more) break;
+          since = m.timestamp;
+        }
+        return { ...c, messages };
       }),
     );
   } catch (err) {
