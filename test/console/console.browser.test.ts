@@ -342,6 +342,32 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
     await page.close();
   });
 
+  it('contacts and introductions: ask, introduce, and answer what is pending', async () => {
+    const [alice, bob, carol] = ['Alice', 'Bob', 'Carol'].map((n) => findUser(server.store.read, n)!);
+    const page = await context.newPage();
+    watch(page);
+    await open(page, `/console/users/${alice!.id}`);
+    await page.locator('form[action$="/request-contact"]').getByLabel('PIN').fill(bob!.pin_code);
+    await page.getByRole('button', { name: 'Send contact request' }).click();
+    await page.getByRole('status').filter({ hasText: 'POST /contacts/request → 201' }).waitFor();
+    const intro = page.locator('form[action$="/introduce"]');
+    await intro.getByLabel('PINs (comma-separated)').fill(`${bob!.pin_code}, ${carol!.pin_code}`);
+    await intro.getByLabel('Message').fill('Bob, meet Carol');
+    await intro.getByRole('button', { name: 'Introduce' }).click();
+    await page.getByRole('status').filter({ hasText: 'POST /introductions → 201' }).waitFor();
+    await open(page, `/console/users/${bob!.id}`);
+    await page.getByRole('button', { name: 'Accept request of Alice' }).click();
+    await page.getByRole('status').filter({ hasText: '/accept → 200' }).waitFor();
+    expect(await page.locator('[data-live="wallet"]').textContent()).toContain(`Contacts: Alice (${alice!.pin_code})`);
+    await page.getByRole('button', { name: 'Accept introduction by Alice' }).click();
+    await page.getByRole('status').filter({ hasText: '/accept → 200' }).waitFor();
+    await open(page, `/console/users/${carol!.id}`);
+    await page.getByRole('button', { name: 'Decline introduction by Alice' }).click();
+    await page.getByRole('status').filter({ hasText: '/decline → 200' }).waitFor();
+    expect(await page.getByRole('button', { name: /introduction by Alice/ }).count()).toBe(0);
+    await page.close();
+  });
+
   it('no API key appears in any page, URL, cookie or browser storage', async () => {
     const keysDir = join(tmp.dir, 'data', 'console', 'keys');
     const keys = readdirSync(keysDir).map((f) => (JSON.parse(readFileSync(join(keysDir, f), 'utf8')) as { api_key: string }).api_key);
