@@ -127,7 +127,7 @@ export interface RouteRequest {
   query: Record<string, string>;
   /** Header names are lower-case. */
   headers: Record<string, string | undefined>;
-  /** The raw body (at most 1 MB). */
+  /** The raw body (at most `plugins.max_body_bytes`, default 1 MB). */
   body: Buffer;
   /** The body parsed as JSON; throws a 400 answer when it is not JSON. */
   json(): unknown;
@@ -204,6 +204,13 @@ export interface SourceSpec<C> {
    * cursor returned is persisted with the events in one write.
    */
   poll?(ctx: PollContext<C>, cursor: unknown): Promise<{ events: SourceEvent[]; cursor: unknown }>;
+  /**
+   * What a poll source reads. `outside` (default): something pinbot does not see change (a
+   * file, an HTTP feed) — polled at every `poll` interval of the bot, on a virtual clock too.
+   * `pinbot`: only pinbot's own data through `ctx.api` — polled when a change concerns the
+   * bot's user (and at its cadence on a real clock); a virtual clock then skips idle polls.
+   */
+  reads?: 'outside' | 'pinbot';
 }
 
 /** What definePlugin takes. `C` is the config type, inferred from `configSchema`. */

@@ -23,6 +23,7 @@ export {
 // builtins/: the actions, conditions, sources and triggers pinbot ships
 export { createRegistry } from './builtins/index.js';
 export { validTimeZone } from './builtins/triggers/timed.js';
+export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './builtins/conditions/regex.js';
 
 // define/: a bot file → a compiled bot
 export { loadBot, loadBotFile } from './define/loader.js';
