@@ -115,7 +115,14 @@ export const configSchema = {
           items: { type: 'string', pattern: ENV_NAME_PATTERN },
           uniqueItems: true,
           default: [],
-          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
+        },
+        allowed_servers: {
+          type: 'array',
+          items: { type: 'string', pattern: '^https?://[^/?#]+/?$' },
+          uniqueItems: true,
+          default: [],
+          description: 'remote servers bot files may name in server: (scheme, host and port, e.g. https://api.example.com); any other is refused, since a bot sends its key to its server',
         },
       },
     },
@@ -209,7 +216,7 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[] };
+  bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number };
   runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
