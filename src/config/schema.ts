@@ -60,11 +60,13 @@ export const configSchema = {
               contacts: { type: 'integer', minimum: 1 },
               intros: { type: 'integer', minimum: 1 },
               groups: { type: 'integer', minimum: 1 },
+              conditional: { type: 'integer', minimum: 1 },
             },
           },
         },
         groups: bucket(10, '1h'),
         anonymous: bucket(30, '1m'),
+        conditional: { ...bucket(600, '1m'), description: 'conditional reads answered 304 Not Modified, per user: they cost this bucket instead of general (If-None-Match: * costs general)' },
       },
     },
     wallet: {
@@ -208,9 +210,10 @@ export interface Config {
     contacts: BucketConfig;
     intros: BucketConfig;
     /** Limits of their own, by PIN or display name. */
-    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups', number>>>;
+    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional', number>>>;
     groups: BucketConfig;
     anonymous: BucketConfig;
+    conditional: BucketConfig;
   };
   wallet: { max_transfer: number };
   ubi: { amount_per_day: number; schedule: string };

@@ -1,53 +1,61 @@
 import { Introductions, type IntroductionRecord } from '../domain/introductions/introductions.js';
 import { ContactRequests, type ContactRequestRecord } from '../domain/contacts/contact-requests.js';
 import { Contacts, type ContactRecord } from '../domain/contacts/contacts.js';
-import { Conversations, Messages, type ConversationRecord, type MessageRecord } from '../domain/messaging/collections.js';
+import { ConversationActivity, Conversations, Messages, type ConversationRecord, type MessageRecord } from '../domain/messaging/collections.js';
 import { Accounts } from '../domain/wallet/accounts.js';
 import { Transactions, type TransactionRecord } from '../domain/wallet/transactions.js';
 import type { ChangeFeed } from '../runtime/host-deps.js';
 import { commitFeedOf, type CommittedWrite } from '../store/commit-signal.js';
 import type { ReadView, Store, StoredRecord } from '../store/types.js';
 
-type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
+/** What about a user changed. */
+export type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
 
-/** The users a write concerns, and what about them changed. Internal. */
-function touched(w: CommittedWrite, read: ReadView, add: (userId: string, topic: Topic) => void): void {
-  const r = (w.after ?? w.before) as StoredRecord | null;
-  if (!r) return;
+/**
+ * The users a write concerns, and what about them changed (the record after the write, else
+ * before it). Returns false for a collection it does not know (nothing was added).
+ */
+export function touched(w: CommittedWrite, read: ReadView, add: (userId: string, topic: Topic) => void, r: StoredRecord | null = w.after ?? w.before): boolean {
+  if (!r) return false;
   switch (w.collection) {
+    case ConversationActivity.name: {
+      const conv = read.col(Conversations).get(r.id);
+      for (const id of conv?.participant_ids ?? []) add(id, 'messages');
+      return conv !== undefined;
+    }
     case Messages.name: {
       const conv = read.col(Conversations).get((r as MessageRecord).conversation_id);
       for (const id of conv?.participant_ids ?? []) add(id, 'messages');
-      return;
+      return conv !== undefined;
     }
     case Conversations.name:
       for (const id of (r as ConversationRecord).participant_ids) add(id, 'messages');
-      return;
+      return true;
     case Transactions.name: {
       const t = r as TransactionRecord;
       add(t.recipient_id, 'wallet');
       if (t.sender_id) add(t.sender_id, 'wallet');
-      return;
+      return true;
     }
     case Accounts.name:
       add(r.id, 'wallet');
-      return;
+      return true;
     case Introductions.name: {
       const i = r as IntroductionRecord;
       for (const id of [i.introducer_id, ...i.participant_ids]) add(id, 'introductions');
-      return;
+      return true;
     }
     case ContactRequests.name: {
       const c = r as ContactRequestRecord;
       add(c.requester_id, 'contacts');
       add(c.recipient_id, 'contacts');
-      return;
+      return true;
     }
     case Contacts.name:
       for (const id of (r as ContactRecord).user_ids) add(id, 'contacts');
-      return;
+      return true;
     default:
-      return;
+      return false;
   }
 }
 
