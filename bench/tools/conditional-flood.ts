@@ -29,7 +29,7 @@ const keys = await seed.store.transaction((tx) => {
 for (let i = 0; i < 130; i++) await seed.store.transaction((tx) => sendDirect(tx, seed.env, keys.bob, { recipient_pin: keys.aliceUser.pin_code, content: `${i} ${'x'.repeat(3990)}` }));
 await seed.close();
 
-const server = await startPinbot({ runDir: tmp.dir, dataDir, config: { rate_limits: { enabled: true, users: { Carol: { general: 1_000_000 } } }, log: { level: 'warn' } } });
+const server = await startPinbot({ runDir: tmp.dir, dataDir, config: { rate_limits: { enabled: true, users: { Carol: { general: 1_000_000 } } } } });
 const get = (key: string, path: string, headers: Record<string, string> = {}) => fetch(`${server.url}/api/v1${path}`, { headers: { 'X-API-Key': key, ...headers } });
 try {
   const convs = (await (await get(keys.alice, '/conversations')).json()) as { conversations: Array<{ id: string }> };
