@@ -6,10 +6,10 @@ import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock } from '../clock/clock.js';
-import { FileStore } from '../store/file-store.js';
+import { FileStore } from '../store/file/file-store.js';
 import { dataDirIntegrity } from '../services/store-integrity.js';
-import { DataDirLockedError, lockHolder } from '../store/lock.js';
-import { PgStore } from '../store/pg-store.js';
+import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
+import { PgStore } from '../store/postgres/pg-store.js';
 import { postgresOptions } from '../services/store-open.js';
 
 export interface CommonOptions {

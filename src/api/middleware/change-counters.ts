@@ -1,5 +1,5 @@
-import { commitFeedOf } from '../../store/commit-signal.js';
-import type { Store } from '../../store/types.js';
+import { commitFeedOf } from '../../store/core/commit-signal.js';
+import type { Store } from '../../store/core/types.js';
 import { touched } from '../../services/user-changes.js';
 
 /**
