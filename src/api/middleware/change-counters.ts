@@ -1,6 +1,6 @@
 import { commitFeedOf } from '../../store/core/commit-signal.js';
 import type { Store } from '../../store/core/types.js';
-import { touched } from '../../services/user-changes.js';
+import { usersTouched } from '../../domain/users-touched.js';
 
 /**
  * Collections no conditional read shows (idempotency records, keys, bot and plugin state, the
@@ -35,7 +35,7 @@ export class ChangeCounters {
           continue;
         }
         const add = (id: string) => void users.add(id);
-        const known = [w.before, w.after].filter((r) => r !== null).map((r) => touched(w, read, add, r));
+        const known = [w.before, w.after].filter((r) => r !== null).map((r) => usersTouched(w, read, add, r));
         if (!known.length || known.includes(false)) all = true;
       }
       if (all) counters.epoch++;
