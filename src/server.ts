@@ -16,7 +16,7 @@ import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
-import type { Registry } from './runtime/contract/registry.js';
+import type { Registry } from './runtime/index.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';

@@ -7,6 +7,7 @@
 
 // contract/: what built-ins and plugins implement
 export type { Registry } from './contract/registry.js';
+export { knownFields } from './contract/event-fields.js';
 export {
   LimitError,
   type ActionRunContext,
@@ -21,7 +22,6 @@ export {
 
 // builtins/: the actions, conditions, sources and triggers pinbot ships
 export { createRegistry } from './builtins/index.js';
-export { knownFields } from './builtins/conditions/fields.js';
 export { validTimeZone } from './builtins/triggers/timed.js';
 
 // define/: a bot file → a compiled bot

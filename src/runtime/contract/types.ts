@@ -130,6 +130,11 @@ export interface TriggerDef {
   source?: string;
   subject?: Subject;
   example: Record<string, unknown>;
+  /**
+   * `example` lists every field this trigger's events have, so a template reading another
+   * `event` field is refused when the bot file is checked (the built-in triggers say so).
+   */
+  completeExample?: boolean;
   /** The user who caused the event (for `from:`). */
   actor?(event: Record<string, unknown>, me: UserRef): UserRef | undefined;
   /** Where `reply` goes; undefined: the event has no one to reply to. */

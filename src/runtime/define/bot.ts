@@ -1,6 +1,24 @@
-import type { LoopGuardOptions } from '../run/loop-guard.js';
-import type { LimitScope, Throttle } from '../run/run-limits.js';
 import type { ActionDef, ConditionFn, TriggerDef } from '../contract/types.js';
+
+/** `loop_guard:` of a bot file, in ms. */
+export interface LoopGuardOptions {
+  maxReplies: number;
+  withinMs: number;
+  pauseMs: number;
+}
+
+/** On unless a bot says `loop_guard: false`: 10 runs that acted in one conversation within a minute pause it for 10 minutes. */
+export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 10, withinMs: 60_000, pauseMs: 600_000 };
+
+/** What a cooldown or throttle counts runs by: the rule, who caused the event, or its conversation. */
+export type LimitScope = 'rule' | 'sender' | 'conversation';
+
+/** `throttle:` of a rule, compiled. */
+export interface Throttle {
+  maxRuns: number;
+  withinMs: number;
+  per: LimitScope;
+}
 
 /** A bot file as written (after `${env:VAR}` and schema validation). */
 export interface BotSpec {

@@ -8,12 +8,11 @@ import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type Loca
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
 import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
 import { DURATION_PATTERN } from '../../util/duration.js';
-import type { BotSpec, CompiledBot, CompiledRule, CompiledStep } from './bot.js';
+import { DEFAULT_LOOP_GUARD, type BotSpec, type CompiledBot, type CompiledRule, type CompiledStep, type LoopGuardOptions } from './bot.js';
 import { compileConditions } from '../builtins/conditions/compile.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import type { CheckProblem } from '../contract/types.js';
-import { DEFAULT_LOOP_GUARD, type LoopGuardOptions } from '../run/loop-guard.js';
 import { serverProblem } from './server-allow.js';
 
 export interface LoadResult {

@@ -1,10 +1,8 @@
 import { Tokenizer, TypeGuards } from 'liquidjs';
-import { knownFields } from '../builtins/conditions/fields.js';
+import { knownFields } from '../contract/event-fields.js';
 import { hintFor } from '../../util/suggest.js';
 import { isTemplate, liquid } from './templates.js';
 import type { CheckProblem, TriggerDef } from '../contract/types.js';
-import { polledTriggers } from '../builtins/triggers/polled.js';
-import { scheduleTrigger, startupTrigger } from '../builtins/triggers/timed.js';
 
 /** A variable path a template reads: `event.sender.pin_code` is `['event', 'sender', 'pin_code']`. */
 export type VarPath = Array<string | number>;
@@ -21,9 +19,6 @@ const ROOTS: Record<string, string[] | undefined> = {
   wallet: ['balance', 'subscription_days', 'is_subscribed', 'next_shmita'],
   now: [],
 };
-
-/** The built-in triggers: their examples list every field their events have. */
-const BUILTIN = new Set([...polledTriggers, scheduleTrigger, startupTrigger].map((t) => t.name));
 
 /** Properties Liquid gives any list or text. */
 const LIQUID_PROPS = new Set(['size', 'first', 'last']);
@@ -102,7 +97,7 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
       out.push({ path: [], message: `${show(p)}: ${root} has no field "${p[1]}"`, hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined });
     }
     // a plugin's trigger (`plugin.name`) documents its fields by an example that need not list them all
-    if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !BUILTIN.has(t.name))) continue;
+    if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !t.completeExample)) continue;
     const rest = p.slice(1);
     if (eventPathKnown(rest, fields)) continue;
     const names = triggers.map((t) => t.name).join(', ');

@@ -1,16 +1,7 @@
 import type { UserRef } from '../../client/types.js';
 import type { BotState } from '../state/bot-state.js';
 import type { BotEvent } from '../contract/types.js';
-
-/** `loop_guard:` of a bot file, in ms. */
-export interface LoopGuardOptions {
-  maxReplies: number;
-  withinMs: number;
-  pauseMs: number;
-}
-
-/** On unless a bot says `loop_guard: false`: 10 runs that acted in one conversation within a minute pause it for 10 minutes. */
-export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 10, withinMs: 60_000, pauseMs: 600_000 };
+import type { LoopGuardOptions } from '../define/bot.js';
 
 /**
  * Stops two bots (or a bot and an auto-responder) from answering each other for ever. It counts

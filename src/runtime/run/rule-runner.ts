@@ -6,7 +6,7 @@ import { StepTimeoutError, withStepTimeout } from '../../util/step-timeout.js';
 import type { Release } from '../../clock/clock.js';
 import type { UserRef } from '../../client/types.js';
 import type { Clock } from '../../clock/clock.js';
-import type { CompiledBot, CompiledRule, CompiledStep } from '../define/bot.js';
+import { DEFAULT_LOOP_GUARD, type CompiledBot, type CompiledRule, type CompiledStep } from '../define/bot.js';
 import { actionContext, idempotencyKey, runScope, spendDate, type StepEffects } from './run-context.js';
 import { crashPoint } from './crash-points.js';
 import { DailyCapError, type StepErrorKind, type BotState, type InboxEntry, type RunProgress, type RunWrite, type StepProgress } from '../state/bot-state.js';
@@ -19,7 +19,7 @@ import { LimitError, traceInfo, type RunScope, type TriggerDef } from '../contra
 import type { TraceReason } from '../contract/trace-reasons.js';
 import { FairQueue } from './fair-queue.js';
 import { chooseBranch, errorScope, guardHolds, Restarted, Restarts } from './run-control.js';
-import { DEFAULT_LOOP_GUARD, LoopGuard } from './loop-guard.js';
+import { LoopGuard } from './loop-guard.js';
 import { iso } from '../../clock/clock.js';
 
 export interface EngineDeps {

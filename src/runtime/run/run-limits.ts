@@ -1,14 +1,5 @@
 import type { UserRef } from '../../client/types.js';
-
-/** What a cooldown or throttle counts runs by: the rule, who caused the event, or its conversation. */
-export type LimitScope = 'rule' | 'sender' | 'conversation';
-
-/** `throttle:` of a rule, compiled. */
-export interface Throttle {
-  maxRuns: number;
-  withinMs: number;
-  per: LimitScope;
-}
+import type { LimitScope } from '../define/bot.js';
 
 /**
  * The key a rule's cooldown or throttle counts this event under: the rule's id, plus the

@@ -1,6 +1,7 @@
 import type { UserRef } from '../../../client/types.js';
 import { hintFor } from '../../../util/suggest.js';
 import { compileRegex, regexProblem } from './regex.js';
+import { knownFields } from '../../contract/event-fields.js';
 import type { CheckProblem, ConditionFn, ConditionResult, JsonSchema, TriggerDef } from '../../contract/types.js';
 
 /** A field matcher: `amount: { max: 50 }`, `content: { matches: "^hi", flags: i }`, or a scalar (equals). */
@@ -42,22 +43,6 @@ export function fieldValue(obj: unknown, path: string): unknown {
     cur = Object.prototype.hasOwnProperty.call(cur, seg) ? (cur as Record<string, unknown>)[seg] : undefined;
   }
   return cur;
-}
-
-/** Every dotted path of a sample event (lists contribute their own path). Internal. */
-export function knownFields(example: Record<string, unknown>): string[] {
-  const out = ['type', 'event_id'];
-  const walk = (v: unknown, prefix: string) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      for (const [k, x] of Object.entries(v)) {
-        const p = prefix ? `${prefix}.${k}` : k;
-        out.push(p);
-        walk(x, p);
-      }
-    }
-  };
-  walk(example, '');
-  return out;
 }
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === 'number' && typeof b === 'string' && String(a) === b) || (typeof b === 'number' && typeof a === 'string' && a === String(b));

@@ -16,6 +16,7 @@ const participantsOf = (e: Record<string, unknown>) => (e.participants as UserRe
 export const polledTriggers: TriggerDef[] = [
   {
     name: 'message.received',
+    completeExample: true,
     description: 'Someone else wrote in a conversation the bot is in (direct or group). The bot\'s own messages never trigger it.',
     source: 'messages',
     example: {
@@ -27,6 +28,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'transfer.received',
+    completeExample: true,
     description: 'A transfer to the bot awaits its answer (accept or decline).',
     source: 'pending_transfers',
     subject: 'transfer',
@@ -36,6 +38,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'transfer.accepted',
+    completeExample: true,
     description: 'A transfer the bot sent was accepted by its recipient.',
     source: 'sent_transfers',
     example: {
@@ -47,6 +50,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'transfer.declined',
+    completeExample: true,
     description: 'A transfer the bot sent was declined (the money came back).',
     source: 'sent_transfers',
     example: {
@@ -58,6 +62,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'introduction.received',
+    completeExample: true,
     description: 'Someone introduced the bot to others; the introduction awaits its answer.',
     source: 'pending_introductions',
     subject: 'introduction',
@@ -70,6 +75,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'introduction.completed',
+    completeExample: true,
     description: 'An introduction the bot made or is in was accepted by everyone; `conversation_id` is the new conversation.',
     source: 'introductions',
     example: {
@@ -82,6 +88,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'contact_request.received',
+    completeExample: true,
     description: 'Someone asked to become a contact of the bot.',
     source: 'contact_requests',
     subject: 'contact_request',
@@ -91,6 +98,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'contact.added',
+    completeExample: true,
     description: 'A new contact appeared in the contact list (either side accepted).',
     source: 'contacts',
     example: { id: 'con_01', contact: BOB, created_at: AT },
@@ -99,6 +107,7 @@ export const polledTriggers: TriggerDef[] = [
   },
   {
     name: 'balance.changed',
+    completeExample: true,
     description: 'The wallet balance differs from the last poll (transfers, UBI, grants); `delta` is the change.',
     source: 'balance',
     example: { balance: 12.5, previous: 7.5, delta: 5 },

@@ -82,6 +82,7 @@ export function validTimeZone(tz: string): boolean {
  */
 export const scheduleTrigger: TriggerDef = {
   name: 'schedule',
+  completeExample: true,
   description: 'At the times of a cron expression (minute hour day month weekday), in a time zone (default UTC).',
   optionsRequired: true,
   options: {
@@ -129,6 +130,7 @@ export const scheduleTrigger: TriggerDef = {
 /** `startup`: once each time the bot starts (process start or a reload of its file). */
 export const startupTrigger: TriggerDef = {
   name: 'startup',
+  completeExample: true,
   description: 'Once each time the bot starts: when the process starts, and after its file is reloaded.',
   example: { at: '2026-11-21T12:00:00.000Z', boot: 1 },
 };
