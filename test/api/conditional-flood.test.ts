@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { UNSHOWN } from '../../src/api/middleware/change-counters.js';
 import { allRoutes } from '../../src/api/routes.js';
+import { COLLECTIONS } from '../../src/services/store-integrity.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { configFrom } from '../../src/config/load.js';
 import { createKey } from '../../src/domain/users/keys.js';
@@ -121,5 +123,9 @@ describe('conditional reads are cheap, not free', () => {
     expect(((await after.json()) as { conversations: Array<{ id: string }> }).conversations.map((c) => c.id)).not.toContain(group.id);
     // Alice's list shows the group's members: it changed too
     expect((await alice.call('GET', '/conversations', { 'If-None-Match': tag })).status).toBe(200);
+  });
+
+  it('the collections whose writes move no validator are collections of the data directory (a renamed one would move them all)', () => {
+    for (const name of UNSHOWN) expect(COLLECTIONS).toContain(name);
   });
 });
