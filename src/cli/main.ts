@@ -12,6 +12,9 @@ import { TargetNotEmptyError } from '../store/transfer.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
 import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
+import { exitQuietlyOnClosedPipe } from './quiet-pipe.js';
+
+exitQuietlyOnClosedPipe();
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
 export function print(result: unknown, json: boolean, human?: (r: any) => string): void {
