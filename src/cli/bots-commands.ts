@@ -35,10 +35,10 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[], registry: Registry, envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
+export function validateFiles(files: string[], registry: Registry, bots: { env_allow?: readonly string[]; allowed_servers?: readonly string[] } = {}): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems, warnings = [] } = loadBotFile(file, { registry, envAllow });
+    const { bot, problems, warnings = [] } = loadBotFile(file, { registry, envAllow: bots.env_allow, allowedServers: bots.allowed_servers });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -70,7 +70,7 @@ export function registerBotCommands(program: Command): void {
       // plugin problems are printed below, with the bots they affect
       const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
       const pluginProblems = pluginHostOf(registry)?.problemLines() ?? [];
-      const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
+      const results = validateFiles(botFiles(files, opts), registry, config.bots);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })), plugin_problems: pluginProblems }) + '\n');
       else {
@@ -121,6 +121,7 @@ export function registerBotCommands(program: Command): void {
       dir,
       server: opts.server,
       envAllow: config.bots.env_allow,
+      allowedServers: config.bots.allowed_servers,
       dryRun: opts.dryRun === true,
       stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
@@ -153,7 +154,7 @@ export function registerBotCommands(program: Command): void {
     else {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      list = validateFiles(botFiles([], opts), registry, config.bots.env_allow).map((r) => ({
+      list = validateFiles(botFiles([], opts), registry, config.bots).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',

@@ -41,6 +41,8 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
   envAllow?: readonly string[];
+  /** Remote servers bot files may name (config `bots.allowed_servers`); `server` is added to them. */
+  allowedServers?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
@@ -220,7 +222,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow, allowedServers: [...(this.o.allowedServers ?? []), ...(this.o.server ? [this.o.server] : [])] });
       const bot = res.bot;
       for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];
@@ -262,7 +264,7 @@ export class BotHost {
   private runtimeProblem(bot: CompiledBot): string | undefined {
     const server = this.o.server ?? bot.server;
     if (server === 'embedded' && !this.o.embedded) return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
-    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:VAR} to run against a remote server';
+    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
     return undefined;
   }
 
