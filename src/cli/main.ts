@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AdminError } from '../admin/commands.js';
 import { ConfigError } from '../config/load.js';
 import { createLogger } from '../log.js';
+import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { ListenError, PortInUseError } from '../server-errors.js';
 import { StoreDamagedError } from '../store/errors.js';
 import { DataDirLockedError } from '../store/lock.js';
@@ -26,6 +27,7 @@ export function common(cmd: Command): Command {
 
 const program = new Command('pinbot')
   .description('Self-hostable bot runtime and local twin of the /api/v1 service')
+  .version(PINBOT_VERSION, '-V, --version', "print pinbot's version")
   .showHelpAfterError('(run with --help for usage)')
   .hook('preAction', (_program, action) => {
     // An explicit --config must exist; the default ./config.yaml may be missing (all defaults).
