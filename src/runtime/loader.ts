@@ -46,7 +46,8 @@ function validatorFor(registry: Registry): ValidateFunction {
   const text = JSON.stringify(schema);
   let fn = compiled.get(text);
   if (!fn) {
-    fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
+    // no optimising pass over the generated code: at a CLI start it costs more than it saves
+    fn = new Ajv({ allErrors: true, strict: false, verbose: true, code: { optimize: false } }).compile(schema);
     if (compiled.size >= 16) compiled.clear();
     compiled.set(text, fn);
   }

@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineBench } from './harness/bench.js';
+import { median, type Figure } from './harness/figure.js';
+import { REPO, runDir } from './harness/paths.js';
+import { startPinbot } from './harness/pinbot-server.js';
+
+/** The targets of issue 22: a call of the compiled CLI against `node -e 0`. */
+const TARGETS = { version: 5, validate: 10, usersAdd: 10 };
+const ROUNDS_MIN = 10;
+
+/** The newest modification time under `dir`, in ms. Internal. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
+  return t;
+}
+
+/** dist/ as a user runs it: built again when a source is newer (the bench measures this code). */
+function freshDist(progress: (m: string) => void): void {
+  const main = join(REPO, 'dist/cli/main.js');
+  if (existsSync(main) && statSync(main).mtimeMs >= newest(join(REPO, 'src'))) return;
+  progress('  cli: building dist/ (npm run build): a source is newer than it');
+  const r = spawnSync(process.execPath, ['scripts/build.js'], { cwd: REPO, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm run build failed');
+}
+
+/** Wall time of one process, spawn to exit, in ms; throws on a non-zero exit. Internal. */
+function timed(args: string[], cwd: string, env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd, env, encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 300)}`);
+  return ms;
+}
+
+/**
+ * cli: the compiled `pinbot` command as an operator calls it — `--version`, `bots validate` of
+ * one file, `users add` against a running server (through its admin socket) — each against
+ * `node -e 0` measured in the same round; the figure is the median of the rounds' ratios.
+ */
+export default defineBench({
+  name: 'cli',
+  summary: 'pinbot --version / bots validate FILE / users add (running server) vs node -e 0 (targets ≤ 5×, ≤ 10×, ≤ 10×)',
+  async run(ctx) {
+    freshDist(ctx.progress);
+    const tmp = runDir('cli');
+    const bin = join(REPO, 'bin/pinbot.js');
+    // the compiled CLI, whatever the caller's shell says
+    const env = { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' };
+    const bot = join(tmp.dir, 'greeter.yaml');
+    writeFileSync(bot, 'name: greeter\nas: Greeter\nrules:\n  - on: message.received\n    do:\n      - reply: "Hello {{ event.sender.display_name }}"\n');
+    const dataDir = join(tmp.dir, 'data');
+    const srv = await startPinbot({ runDir: tmp.dir, dataDir });
+    const rows = { base: [] as number[], version: [] as number[], validate: [] as number[], usersAdd: [] as number[] };
+    const ratios = { version: [] as number[], validate: [] as number[], usersAdd: [] as number[] };
+    try {
+      const rounds = Math.max(ctx.rounds, ROUNDS_MIN);
+      // a warm-up round: the first start reads everything from disk
+      for (let round = 0; round <= rounds; round++) {
+        const base = timed(['-e', '0'], tmp.dir, env);
+        const t = {
+          version: timed([bin, '--version'], tmp.dir, env),
+          validate: timed([bin, 'bots', 'validate', bot], tmp.dir, env),
+          usersAdd: timed([bin, 'users', 'add', '--name', `u${round}`, '--data', dataDir, '--json'], tmp.dir, env),
+        };
+        if (round === 0) continue;
+        rows.base.push(base);
+        for (const k of ['version', 'validate', 'usersAdd'] as const) {
+          rows[k].push(t[k]);
+          ratios[k].push(t[k] / base);
+        }
+      }
+    } finally {
+      await srv.stop();
+      tmp.cleanup();
+    }
+    const base = median(rows.base);
+    const fig = (k: keyof typeof ratios, name: string): Figure => {
+      const ratio = median(ratios[k]);
+      return { bench: 'cli', name, ratio, baseline: `node -e 0 (${Math.round(base)} ms)`, target: `≤ ${TARGETS[k]}×`, pass: ratio <= TARGETS[k], value: `${Math.round(median(rows[k]))} ms (median of ${rows[k].length})` };
+    };
+    return [fig('version', 'cli: pinbot --version'), fig('validate', 'cli: pinbot bots validate (one file)'), fig('usersAdd', 'cli: pinbot users add (server running)')];
+  },
+});
