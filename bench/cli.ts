@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineBench } from './harness/bench.js';
+import { freshDist } from './harness/fresh-dist.js';
 import { median, type Figure } from './harness/figure.js';
 import { REPO, runDir } from './harness/paths.js';
 import { startPinbot } from './harness/pinbot-server.js';
@@ -9,22 +10,6 @@ import { startPinbot } from './harness/pinbot-server.js';
 /** The targets of issue 22: a call of the compiled CLI against `node -e 0`. */
 const TARGETS = { version: 5, validate: 10, usersAdd: 10 };
 const ROUNDS_MIN = 10;
-
-/** The newest modification time under `dir`, in ms. Internal. */
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
-  return t;
-}
-
-/** dist/ as a user runs it: built again when a source is newer (the bench measures this code). */
-function freshDist(progress: (m: string) => void): void {
-  const main = join(REPO, 'dist/cli/main.js');
-  if (existsSync(main) && statSync(main).mtimeMs >= newest(join(REPO, 'src'))) return;
-  progress('  cli: building dist/ (npm run build): a source is newer than it');
-  const r = spawnSync(process.execPath, ['scripts/build.js'], { cwd: REPO, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('npm run build failed');
-}
 
 /** Wall time of one process, spawn to exit, in ms; throws on a non-zero exit. Internal. */
 function timed(args: string[], cwd: string, env: NodeJS.ProcessEnv): number {
