@@ -13,8 +13,8 @@ const ON_POSTGRES = [
   'test/wallet/transfers.test.ts',
   'test/wallet/money.test.ts',
   'test/wallet/idempotency.test.ts',
-  'test/messaging.test.ts',
-  'test/conversations-paging.test.ts',
+  'test/messaging/messaging.test.ts',
+  'test/messaging/conversations-paging.test.ts',
 ];
 
 /** Tests that need PostgreSQL itself (they share the `postgres` project's server). */

@@ -11,8 +11,8 @@ import { createClient } from '../src/client/client.js';
 import { configFrom } from '../src/config/load.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser, findUser } from '../src/domain/users/users.js';
-import { createRegistry } from '../src/runtime/builtins.js';
-import { BotHost } from '../src/runtime/host.js';
+import { createRegistry } from '../src/runtime/builtins/index.js';
+import { BotHost } from '../src/runtime/host/bot-host.js';
 import { embeddedHostDeps } from '../src/services/embedded-identity.js';
 import { startServer } from '../src/server.js';
 

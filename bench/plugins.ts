@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { definePlugin } from '../src/plugin-api/define.js';
 import { createTestWorld, type TestWorld } from '../src/testing/world.js';
-import type { ActionContext } from '../src/runtime/types.js';
+import type { ActionRunContext } from '../src/runtime/contract/types.js';
 import { defineBench } from './harness/bench.js';
 import { median, type Figure } from './harness/figure.js';
 
@@ -41,7 +41,7 @@ async function perEvent(world: TestWorld, name: string, round: number): Promise<
 }
 
 /** µs per call of an action's run, the boundary included for the plugin's. Internal. */
-async function perCall(run: (args: unknown, ctx: ActionContext) => Promise<unknown>, ctx: ActionContext): Promise<number> {
+async function perCall(run: (args: unknown, ctx: ActionRunContext) => Promise<unknown>, ctx: ActionRunContext): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < CALLS; i++) await run({}, ctx);
   return ((performance.now() - t0) * 1000) / CALLS;
@@ -78,10 +78,10 @@ export default defineBench({
       }
       const ratio = median(ratios);
       const noop = world.server.registry.actions.get('bench.noop')!;
-      const fake = { signal: new AbortController().signal, log: pino({ level: 'silent' }), clock: world.clock, scope: { event: {}, me: {}, vars: {} }, bot: 'b', rule: 'r', store: world.server.store, idempotencyKey: 'k' } as unknown as ActionContext;
+      const fake = { signal: new AbortController().signal, log: pino({ level: 'silent' }), clock: world.clock, scope: { event: {}, me: {}, vars: {} }, bot: 'b', rule: 'r', store: world.server.store, idempotencyKey: 'k' } as unknown as ActionRunContext;
       const bare = async () => ({ ok: true });
       // what a plugin entry adds to a call: checking the arguments, the context, the boundary, the result
-      const viaPlugin = (args: unknown, c: ActionContext) => noop.run(noop.prepare ? noop.prepare(args, c) : args, c);
+      const viaPlugin = (args: unknown, c: ActionRunContext) => noop.run(noop.prepare ? noop.prepare(args, c) : args, c);
       const boundary: number[] = [];
       await perCall(viaPlugin, fake);
       for (let r = 0; r < ctx.rounds; r++) boundary.push((await perCall(viaPlugin, fake)) - (await perCall(bare, fake)));

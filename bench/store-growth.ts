@@ -20,7 +20,7 @@ import { VirtualClock } from '../src/clock/virtual-clock.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { grantMoney } from '../src/domain/wallet/grants.js';
-import { FileStore } from '../src/store/file-store.js';
+import { FileStore } from '../src/store/file/file-store.js';
 
 const defaults = configFrom({});
 const dir = mkdtempSync(join(tmpdir(), 'pinbot-growth-'));

@@ -16,7 +16,7 @@ import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
-import type { Registry } from './runtime/registry.js';
+import type { Registry } from './runtime/index.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
 import { buildRegistry } from './services/registry.js';
@@ -26,8 +26,8 @@ import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
 import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { virtualClockOn } from './services/virtual-time.js';
-import { commitFeedOf, observeCommits } from './store/commit-signal.js';
-import type { Store } from './store/types.js';
+import { commitFeedOf, observeCommits } from './store/core/commit-signal.js';
+import type { Store } from './store/core/types.js';
 
 export type { ServerContext, ServerService } from './services/types.js';
 

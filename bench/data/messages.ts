@@ -4,7 +4,7 @@ import type { DomainEnv } from '../../src/domain/env.js';
 import { Messages, type ConversationRecord } from '../../src/domain/messaging/collections.js';
 import { createGroup, directConversation } from '../../src/domain/messaging/conversations.js';
 import { postMessage } from '../../src/domain/messaging/messages.js';
-import { FileStore } from '../../src/store/file-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { addUsers, type BenchUser } from './users.js';
 
 /** How the messages data set is laid out, for the benches that use it. */

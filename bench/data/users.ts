@@ -3,8 +3,8 @@ import { systemClock } from '../../src/clock/clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser } from '../../src/domain/users/users.js';
-import { FileStore } from '../../src/store/file-store.js';
-import type { Store } from '../../src/store/types.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import type { Store } from '../../src/store/core/types.js';
 
 /** A generated user and the API key the bench authenticates with. */
 export interface BenchUser {

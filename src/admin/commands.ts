@@ -6,7 +6,7 @@ import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
 import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
 import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
-import type { Store } from '../store/types.js';
+import type { Store } from '../store/core/types.js';
 import { parseDuration } from '../util/duration.js';
 import { DomainError } from '../domain/errors.js';
 import { grantMoney } from '../domain/wallet/grants.js';

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
-import type { Store } from '../store/types.js';
+import type { Store } from '../store/core/types.js';
 import { bindConfig } from './config-bound.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';

@@ -1,4 +1,4 @@
-import type { ReadView, Tx } from '../store/types.js';
+import type { ReadView, Tx } from '../store/core/types.js';
 import type { DomainEnv } from '../domain/env.js';
 import type { User } from '../domain/users/users.js';
 

@@ -6,7 +6,7 @@ import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { DataDirLockedError, lockHolder } from '../store/lock.js';
+import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
 
 export interface CommonOptions {
   data: string;
@@ -43,7 +43,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
     // change within moments). Clock commands move one server's virtual clock: its socket.
     // The stores and the commands are loaded only when this process runs the command itself
     // (a call to a running server's socket needs none of them).
-    const [{ PgStore }, { postgresOptions }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/pg-store.js'), import('../services/store-open.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+    const [{ PgStore }, { postgresOptions }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/postgres/pg-store.js'), import('../services/store-open.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
     const store = await PgStore.open(postgresOptions(config, (m) => process.stderr.write(`warning: ${m}\n`)));
     try {
       return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
@@ -63,7 +63,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
-        const [{ FileStore }, { dataDirIntegrity }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/file-store.js'), import('../services/store-integrity.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+        const [{ FileStore }, { dataDirIntegrity }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/file/file-store.js'), import('../services/store-integrity.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
         const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, integrity: dataDirIntegrity, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);

@@ -7,14 +7,10 @@ import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
 import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
-import { loadBotFile } from '../runtime/loader.js';
+import { formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
-import { formatTrace } from '../runtime/trace-format.js';
-import type { Registry } from '../runtime/registry.js';
-import type { Trace } from '../runtime/traces.js';
-import { watchBots } from '../runtime/watcher.js';
-import { lockHolder } from '../store/lock.js';
+import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 
@@ -102,7 +98,7 @@ export function registerBotCommands(program: Command): void {
       throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
     }
     // the runtime is loaded by the commands that run bots, not by validate or list
-    const [{ BotHost }, { botStateStores }] = await Promise.all([import('../runtime/host.js'), import('../services/state-stores.js')]);
+    const [{ BotHost }, { botStateStores }] = await Promise.all([import('../runtime/index.js'), import('../services/state-stores.js')]);
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;

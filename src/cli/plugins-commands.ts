@@ -8,9 +8,9 @@ import { createLogger } from '../log.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import { PLUGIN_NAME } from '../plugin-api/shape.js';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
-import { createRegistry } from '../runtime/builtins.js';
+import { createRegistry } from '../runtime/index.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
-import { lockHolder } from '../store/lock.js';
+import { lockHolder } from '../store/file/lock.js';
 import { exampleBot, pluginSource, pluginTest } from './plugin-template.js';
 import { writeSchemas } from './schemas.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { botSchemaText } from '../runtime/write-schema.js';
+import { botSchemaText } from '../runtime/index.js';
 import { scenarioSchemaText } from '../scenario/write-schema.js';
 import { buildRegistry } from '../services/registry.js';
 

@@ -1,5 +1,4 @@
-import type { Registry } from '../runtime/registry.js';
-import type { ConditionResult, ReplyTarget, TriggerDef, TriggerSetupContext } from '../runtime/types.js';
+import type { ConditionResult, Registry, ReplyTarget, TriggerDef, TriggerSetupContext } from '../runtime/index.js';
 import { asJson, callPlugin, describeThrown } from './boundary.js';
 import { actionContext, conditionContext, pollContext } from './context.js';
 import type { PluginInstance } from './instance.js';

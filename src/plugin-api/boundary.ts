@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
-import { LimitError, type TraceInfo } from '../runtime/types.js';
+import { LimitError, type TraceInfo } from '../runtime/index.js';
 import { AbortedError } from '../util/abort.js';
 import { StepTimeoutError, withStepTimeout } from '../util/step-timeout.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
-import type { ActionContext as RunAction, ConditionContext as RunCondition, SourceContext as RunSource } from '../runtime/types.js';
+import type { ActionRunContext as RunAction, ConditionRunContext as RunCondition, SourceContext as RunSource } from '../runtime/index.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { PluginInstance } from './instance.js';
 import { pluginState, SHARED } from './state.js';

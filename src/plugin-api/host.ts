@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Registry } from '../runtime/registry.js';
-import type { TriggerSetupContext } from '../runtime/types.js';
+import type { Registry, TriggerSetupContext } from '../runtime/index.js';
 import { registerPlugin, eventKey, eventPayload } from './adapt.js';
 import { callPlugin, describeThrown, pluginScope, shortPath } from './boundary.js';
 import { formatPluginProblem, type Collected, type PluginProblem } from './collect.js';

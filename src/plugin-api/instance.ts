@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
-import { validTimeZone } from '../runtime/triggers/timed.js';
-import type { Store } from '../store/types.js';
+import { validTimeZone } from '../runtime/index.js';
+import type { Store } from '../store/core/types.js';
 import type { StepTimeoutError } from '../util/step-timeout.js';
 import { callPlugin, describeThrown, type BoundaryTarget, type PluginError } from './boundary.js';
 import type { PluginOrigin } from './load.js';

@@ -1,5 +1,5 @@
-import { PluginStates, type PluginStateRecord } from '../runtime/state.js';
-import type { Store } from '../store/types.js';
+import { type PluginStateRecord, PluginStates } from '../runtime/index.js';
+import type { Store } from '../store/core/types.js';
 import type { PluginState } from './types.js';
 
 /** Largest value one key may hold (its JSON text). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { hintFor } from '../runtime/suggest.js';
+import { hintFor } from '../util/suggest.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { MODIFIERS, type StepRegistry } from './step-registry.js';
 import { topLevelSchema } from './schema.js';

@@ -3,7 +3,7 @@ import { ContactRequests } from '../domain/contacts/contact-requests.js';
 import { Introductions } from '../domain/introductions/introductions.js';
 import { Users } from '../domain/users/users.js';
 import { Transactions } from '../domain/wallet/transactions.js';
-import type { ReadView } from '../store/types.js';
+import type { ReadView } from '../store/core/types.js';
 import { apiGet } from './http.js';
 import { matchValue, type Mismatch } from './match.js';
 import type { EventKind, EventUser, JsonSchema, ScenarioEvent, TargetUser } from './types.js';

@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { buildOpenApi } from '../api/openapi.js';
 import { allRoutes } from '../api/routes.js';
 import { configFrom } from '../config/load.js';
-import { hintFor } from '../runtime/suggest.js';
+import { hintFor } from '../util/suggest.js';
 
 /**
  * JSON Schema asserts of scenarios, with `$ref` into the API's own OpenAPI document (built by

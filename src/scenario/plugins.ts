@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { configFrom } from '../config/load.js';
-import type { Registry } from '../runtime/registry.js';
+import type { Registry } from '../runtime/index.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
 

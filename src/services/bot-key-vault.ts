@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authenticate } from '../domain/users/keys.js';
-import { defineCollection, type ReadView, type Store, type Tx } from '../store/types.js';
+import { defineCollection, type ReadView, type Store, type Tx } from '../store/core/types.js';
 
 /** What is kept of an embedded bot's key: the user it acts as, the key's id, the plain key. */
 export interface SavedKey {

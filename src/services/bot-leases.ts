@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
-import type { BotPlacement, PlacedBots } from '../runtime/host-deps.js';
-import { defineCollection, type Store, type Tx } from '../store/types.js';
+import type { BotPlacement, PlacedBots } from '../runtime/index.js';
+import { defineCollection, type Store, type Tx } from '../store/core/types.js';
 
 /** A process taking part in running the bots; `beat` moves every renewal while it lives. */
 export interface BotWorker {

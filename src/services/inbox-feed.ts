@@ -1,7 +1,6 @@
-import type { InboxFeed } from '../runtime/host-deps.js';
-import { BotInbox, type InboxEntry } from '../runtime/state.js';
-import { commitFeedOf } from '../store/commit-signal.js';
-import type { Store } from '../store/types.js';
+import { BotInbox, type InboxEntry, type InboxFeed } from '../runtime/index.js';
+import { commitFeedOf } from '../store/core/commit-signal.js';
+import type { Store } from '../store/core/types.js';
 
 /**
  * The entries that appear in bots' inboxes, by bot, from the store's commit feed (this

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createSharedTable, inTransaction } from '../store/pg-schema.js';
+import { createSharedTable, inTransaction } from '../store/postgres/pg-schema.js';
 import type { Scheduler } from '../clock/scheduler.js';
 
 /** Due times remembered per job (older claims are deleted as new ones are made). */

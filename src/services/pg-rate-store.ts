@@ -1,6 +1,6 @@
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
 import type pg from 'pg';
-import { createSharedTable } from '../store/pg-schema.js';
+import { createSharedTable } from '../store/postgres/pg-schema.js';
 import type { Clock } from '../clock/clock.js';
 
 /** Increments between two sweeps of expired windows (no timer). */

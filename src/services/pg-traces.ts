@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { Trace, TraceArchive } from '../runtime/traces.js';
-import { createSharedTable } from '../store/pg-schema.js';
+import type { Trace, TraceArchive } from '../runtime/index.js';
+import { createSharedTable } from '../store/postgres/pg-schema.js';
 
 /** The traces table of a schema. Internal. */
 const table = (schema: string) => `"${schema}"."bot_traces"`;

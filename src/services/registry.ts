@@ -5,9 +5,7 @@ import type { Config } from '../config/schema.js';
 import { collectPlugins } from '../plugin-api/collect.js';
 import { PluginHost } from '../plugin-api/host.js';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
-import { createRegistry } from '../runtime/builtins.js';
-import { knownFields } from '../runtime/conditions/fields.js';
-import type { Registry } from '../runtime/registry.js';
+import { createRegistry, knownFields, type Registry } from '../runtime/index.js';
 import { parseDuration } from '../util/duration.js';
 
 export interface BuildRegistryOptions {

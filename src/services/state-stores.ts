@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import type { StateStores } from '../runtime/host-deps.js';
-import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
-import { FileStore } from '../store/file-store.js';
-import type { Store } from '../store/types.js';
+import { BotCursors, BotInbox, BotMetas, PluginStates, type StateStores } from '../runtime/index.js';
+import { FileStore } from '../store/file/file-store.js';
+import type { Store } from '../store/core/types.js';
 
 /**
  * Where bots keep their state: embedded bots in the server's store (`embedded`), bots of a

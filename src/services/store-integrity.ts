@@ -12,12 +12,12 @@ import { Accounts } from '../domain/wallet/accounts.js';
 import { walletIntegrity } from '../domain/wallet/integrity.js';
 import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
-import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/state.js';
+import { BotCursors, BotInbox, BotMetas, PluginStates } from '../runtime/index.js';
 import { BotKeys } from './bot-key-vault.js';
 import { BotLeases, BotWorkers } from './bot-leases.js';
 import { ClockState } from './virtual-time.js';
-import type { StoreIntegrity } from '../store/integrity.js';
-import type { CollectionDef, StoredRecord } from '../store/types.js';
+import type { StoreIntegrity } from '../store/core/integrity.js';
+import type { CollectionDef, StoredRecord } from '../store/core/types.js';
 
 /** The definitions of every collection a data directory's store holds. */
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [

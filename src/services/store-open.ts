@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
-import { FileStore } from '../store/file-store.js';
-import { acquireLock } from '../store/lock.js';
-import { PgStore } from '../store/pg-store.js';
-import type { Store } from '../store/types.js';
+import { FileStore } from '../store/file/file-store.js';
+import { acquireLock } from '../store/file/lock.js';
+import { PgStore } from '../store/postgres/pg-store.js';
+import type { Store } from '../store/core/types.js';
 import { dataDirIntegrity } from './store-integrity.js';
 
 export interface OpenedStore {

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import pgLib from 'pg';
 import { moneyTotals } from '../domain/wallet/integrity.js';
-import { checkSchemaName } from '../store/pg-schema.js';
-import { FileStore } from '../store/file-store.js';
-import { PgStore, type PgStoreOptions } from '../store/pg-store.js';
+import { checkSchemaName } from '../store/postgres/pg-schema.js';
+import { FileStore } from '../store/file/file-store.js';
+import { PgStore, type PgStoreOptions } from '../store/postgres/pg-store.js';
 import { importIntoPostgres, writeDataDir } from '../store/transfer.js';
-import type { StoredRecord } from '../store/types.js';
+import type { StoredRecord } from '../store/core/types.js';
 import { BotKeys, keyFilesAsRecords, writeKeyFiles, type BotKey } from './bot-key-vault.js';
 import { COLLECTION_DEFS, dataDirIntegrity } from './store-integrity.js';
 

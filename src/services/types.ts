@@ -4,9 +4,9 @@ import type { AdminCommand } from '../admin/commands.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
-import type { Registry } from '../runtime/registry.js';
+import type { Registry } from '../runtime/index.js';
 import type pg from 'pg';
-import type { Store } from '../store/types.js';
+import type { Store } from '../store/core/types.js';
 
 /** What a service is given when the server starts it. */
 export interface ServerContext {

@@ -4,9 +4,9 @@ import { Contacts, type ContactRecord } from '../domain/contacts/contacts.js';
 import { Conversations, Messages, type ConversationRecord, type MessageRecord } from '../domain/messaging/collections.js';
 import { Accounts } from '../domain/wallet/accounts.js';
 import { Transactions, type TransactionRecord } from '../domain/wallet/transactions.js';
-import type { ChangeFeed } from '../runtime/host-deps.js';
-import { commitFeedOf, type CommittedWrite } from '../store/commit-signal.js';
-import type { ReadView, Store, StoredRecord } from '../store/types.js';
+import type { ChangeFeed } from '../runtime/index.js';
+import { commitFeedOf, type CommittedWrite } from '../store/core/commit-signal.js';
+import type { ReadView, Store, StoredRecord } from '../store/core/types.js';
 
 type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
 

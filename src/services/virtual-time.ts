@@ -1,5 +1,5 @@
 import { VirtualClock } from '../clock/virtual-clock.js';
-import { defineCollection, type Store } from '../store/types.js';
+import { defineCollection, type Store } from '../store/core/types.js';
 
 /** The virtual time of a `serve --virtual-clock` data directory. */
 interface ClockRecord {

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import type pg from 'pg';
-import { checkCollectionName, ensureSchema, inTransaction, q } from './pg-schema.js';
-import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
-import type { StoredRecord } from './types.js';
+import { checkCollectionName, ensureSchema, inTransaction, q } from './postgres/pg-schema.js';
+import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './file/snapshot-file.js';
+import type { StoredRecord } from './core/types.js';
 
 /** The target of an import or export already holds data: nothing was written. */
 export class TargetNotEmptyError extends Error {

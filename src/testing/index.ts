@@ -11,6 +11,5 @@
  */
 export { createTestWorld, type Actor, type TestWorld, type TestWorldOptions, type UserSpec, type WorldUser } from './world.js';
 export type { PluginReport } from '../plugin-api/host.js';
-export type { Trace, TraceStep } from '../runtime/traces.js';
-export type { BotStatus } from '../runtime/host.js';
+export type { BotStatus, Trace, TraceStep } from '../runtime/index.js';
 export type { Message, Transaction } from '../client/types.js';

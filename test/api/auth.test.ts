@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/api/errors.js';
 import { createKey, Keys, listKeys, revokeKey } from '../../src/domain/users/keys.js';
 import { createUser, Users } from '../../src/domain/users/users.js';
-import { FileStore } from '../../src/store/file-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 
 const UNAUTHORIZED = { error: { code: 'unauthorized', message: ERRORS.unauthorized[1] } };

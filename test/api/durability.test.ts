@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import type { Tx } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import type { Tx } from '../../src/store/core/types.js';
 import { testApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 

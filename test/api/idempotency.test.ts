@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import type { Store, Tx } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import type { Store, Tx } from '../../src/store/core/types.js';
 import { tempDir, testApi, type TestApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { circles, importGraph, violations } from './import-graph.js';
+import { area, circles, importGraph, MAY_IMPORT, STAGES, violations } from './import-graph.js';
+
+const DOC = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
 
 describe('the import graph of src/ (npm run imports prints it)', () => {
   const graph = importGraph();
@@ -13,18 +16,51 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  it('has no edge that runs back up: domain/ and store/ import no api/, runtime/ or cli/; runtime/ no domain/ or store internals', () => {
+  it('keeps every rule: each area imports only what its rule allows, the runtime only through runtime/index.ts, the store only through its interface, stages in order', () => {
     expect(violations(graph)).toEqual([]);
   });
 
-  it('the checks can fail: a circle and upward edges in a made-up graph are found', () => {
+  it('every area of src/ has a rule, and every runtime and store folder a place in its order', () => {
+    const areas = new Set([...graph.keys()].map(area));
+    expect([...areas].filter((a) => !MAY_IMPORT[a])).toEqual([]);
+    for (const [a, order] of Object.entries(STAGES)) {
+      const folders = new Set([...graph.keys()].filter((f) => area(f) === a).map((f) => f.split('/')[1]!.replace(/\.ts$/, '')));
+      expect([...folders].filter((f) => !order.flat().includes(f)), a).toEqual([]);
+    }
+  });
+
+  it('the checks can fail: a made-up graph breaking each rule is caught, rule by rule', () => {
     const bad = new Map<string, string[]>([
       ['domain/a.ts', ['api/errors.ts']],
       ['api/errors.ts', ['domain/a.ts']],
-      ['runtime/x.ts', ['store/file-store.ts', 'store/types.ts', 'domain/users/users.ts']],
-      ['store/file-store.ts', ['runtime/x.ts']],
+      ['runtime/run/x.ts', ['store/file/file-store.ts', 'store/core/types.ts', 'domain/users/users.ts', 'runtime/bot/bot-runner.ts', 'runtime/state/traces.ts']],
+      ['runtime/contract/types.ts', ['runtime/define/bot.ts']],
+      ['runtime/extra/y.ts', []],
+      ['store/file/file-store.ts', ['runtime/run/x.ts', 'store/postgres/pg-schema.ts', 'store/core/engine.ts']],
+      ['store/core/engine.ts', ['store/file/lock.ts']],
+      ['cli/c.ts', ['runtime/index.ts', 'runtime/host/bot-host.ts']],
+      ['newarea/z.ts', ['util/ids.ts']],
     ]);
-    expect(circles(bad).map((c) => c.join(' '))).toEqual(expect.arrayContaining(['api/errors.ts domain/a.ts', 'runtime/x.ts store/file-store.ts']));
-    expect(violations(bad)).toEqual(['domain/a.ts → api/errors.ts', 'runtime/x.ts → domain/users/users.ts', 'runtime/x.ts → store/file-store.ts', 'store/file-store.ts → runtime/x.ts']);
+    expect(circles(bad).map((c) => c.join(' '))).toEqual(expect.arrayContaining(['api/errors.ts domain/a.ts', 'runtime/run/x.ts store/file/file-store.ts']));
+    expect(violations(bad)).toEqual([
+      'cli/c.ts → runtime/host/bot-host.ts (not through its public files)',
+      'domain/a.ts → api/errors.ts',
+      'newarea/z.ts: the area newarea has no import rule',
+      'runtime/contract/types.ts → runtime/define/bot.ts (define/ comes after contract/)',
+      'runtime/extra/y.ts: extra/ has no place in the order of runtime/',
+      'runtime/run/x.ts → domain/users/users.ts',
+      'runtime/run/x.ts → runtime/bot/bot-runner.ts (bot/ comes after run/)',
+      'runtime/run/x.ts → store/file/file-store.ts (not through its public files)',
+      'store/core/engine.ts → store/file/lock.ts (file/ comes after core/)',
+      'store/file/file-store.ts → runtime/run/x.ts',
+      'store/file/file-store.ts → store/postgres/pg-schema.ts (postgres/ comes after file/)',
+    ]);
+  });
+
+  it('docs/architecture.md has the rules the test keeps: the table of areas and the order of the stages', () => {
+    const rows = new Map<string, string[]>();
+    for (const m of DOC.matchAll(/^\| `([a-z-]+)` \| ([^|]*) \|/gm)) rows.set(m[1]!, m[2]!.trim() === '—' ? [] : m[2]!.split(',').map((s) => s.trim().replace(/`/g, '')));
+    expect(Object.fromEntries([...rows].sort())).toEqual(Object.fromEntries(Object.entries(MAY_IMPORT).map(([a, d]) => [a, [...d]]).sort()));
+    for (const [a, order] of Object.entries(STAGES)) expect(DOC, a).toContain(`${a}/ stage order: ${order.map((g) => g.join(' | ')).join(' → ')}`);
   });
 });

@@ -1,4 +1,4 @@
-// `npm run imports`: the import graph of src/ by area, its circles, and the edges that run back up.
+// `npm run imports`: the import graph of src/ by area, its circles, and the edges that break a rule.
 import { area, circles, importGraph, violations } from './import-graph.js';
 
 const graph = importGraph();
@@ -10,4 +10,4 @@ for (const [k, n] of [...byArea].sort()) process.stdout.write(`  ${k}  ${n}\n`);
 const c = circles(graph);
 process.stdout.write(`\ncircles: ${c.length}\n${c.map((s) => `  ${s.join(' ↔ ')}`).join('\n')}\n`);
 const v = violations(graph);
-process.stdout.write(`\nedges that run back up: ${v.length}\n${v.map((s) => `  ${s}`).join('\n')}\n`);
+process.stdout.write(`\nedges that break a rule: ${v.length}\n${v.map((s) => `  ${s}`).join('\n')}\n`);

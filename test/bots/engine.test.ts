@@ -59,7 +59,7 @@ describe('rules', () => {
     await w.clock.advanceTo(T0 + 10 * 60_000);
     expect(await transcript(alice.api)).toHaveLength(4);
     // the queued run for "b" starts its 10 minute wait once the run for "a" has finished
-    const { BotState } = await import('../../src/runtime/state.js');
+    const { BotState } = await import('../../src/runtime/state/bot-state.js');
     const e = new BotState(w.server.store, 'b').inbox().find((x) => x.event.payload.content === 'b');
     expect(e?.runs.all?.steps[0]?.status).toBe('started');
     const waiting = e!.runs.all!.steps[0]!.args as { until: number };
@@ -94,8 +94,8 @@ describe('rules', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'x' });
     await w.poll('b');
     await w.host.stop();
-    const { BotHost } = await import('../../src/runtime/host.js');
-    const { createRegistry } = await import('../../src/runtime/builtins.js');
+    const { BotHost } = await import('../../src/runtime/host/bot-host.js');
+    const { createRegistry } = await import('../../src/runtime/builtins/index.js');
     const { embeddedHostDeps } = await import('../../src/services/embedded-identity.js');
     const { pino } = await import('pino');
     const again = new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir: `${w.server.dataDir}/bots`, dir: w.botsDir, ...embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir: `${w.server.dataDir}/bots` }), jitter: false });

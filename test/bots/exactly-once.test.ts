@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callAdmin } from '../../src/admin/socket.js';
 import { createClient } from '../../src/client/client.js';
-import type { BotStatus } from '../../src/runtime/host.js';
-import type { Trace } from '../../src/runtime/traces.js';
+import type { BotStatus } from '../../src/runtime/host/bot-host.js';
+import type { Trace } from '../../src/runtime/state/traces.js';
 import { tempDir } from '../helpers/api.js';
 import { eventually, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 

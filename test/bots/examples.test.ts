@@ -85,7 +85,7 @@ describe('shipped money examples', () => {
       'Tip Jar: Thank you Bob for the tip of 5!',
       'Tip Jar: That is very generous, Bob, but this jar only takes tips up to 10. Your 50 is on its way back.',
     ]);
-    const { BotState } = await import('../../src/runtime/state.js');
+    const { BotState } = await import('../../src/runtime/state/bot-state.js');
     expect(new BotState(w.server.store, 'tip-jar').meta().vars).toEqual({ tips: 1 });
   });
 

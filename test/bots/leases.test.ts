@@ -2,8 +2,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { BotLeases, BotLeasing, BotWorkers, LeaseLostError } from '../../src/services/bot-leases.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { defineCollection } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { defineCollection } from '../../src/store/core/types.js';
 
 const log = pino({ level: 'silent' });
 const TTL = 3_000;

@@ -68,7 +68,7 @@ describe('money guardrails', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'pay 3' });
     await w.poll('payer');
     expect(outcomes().slice(1)).toEqual(['done', 'done']);
-    const { BotState } = await import('../../src/runtime/state.js');
+    const { BotState } = await import('../../src/runtime/state/bot-state.js');
     expect(new BotState(w.server.store, 'payer').meta().spend).toEqual({ date: '2026-11-21', cents: 800 });
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/client/client.js';
-import { watchBots } from '../../src/runtime/watcher.js';
+import { watchBots } from '../../src/runtime/host/watcher.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 import { eventually } from '../helpers/serve-child.js';
 

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/domain/users/keys.js';
-import { createRegistry } from '../../src/runtime/builtins.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { botStateStores } from '../../src/services/state-stores.js';
-import { BotHost } from '../../src/runtime/host.js';
+import { BotHost } from '../../src/runtime/host/bot-host.js';
 import { tracesFromFiles } from '../../src/services/bots.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins.js';
-import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from '../../src/runtime/types.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
+import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from '../../src/runtime/contract/types.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 
 /**

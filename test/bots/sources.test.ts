@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock/clock.js';
-import { pendingSource } from '../../src/runtime/sources/pending.js';
-import { watchSource } from '../../src/runtime/sources/watch.js';
-import type { SourceContext } from '../../src/runtime/types.js';
+import { pendingSource } from '../../src/runtime/builtins/sources/pending.js';
+import { watchSource } from '../../src/runtime/builtins/sources/watch.js';
+import type { SourceContext } from '../../src/runtime/contract/types.js';
 
 interface Item {
   id: string;

@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins.js';
-import { BotHost, type HostOptions } from '../../src/runtime/host.js';
-import type { BotPlacement, PlacedBots } from '../../src/runtime/host-deps.js';
-import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/traces.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
+import type { BotPlacement, PlacedBots } from '../../src/runtime/ports.js';
+import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/state/traces.js';
 import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 

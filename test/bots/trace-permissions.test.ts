@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../../src/store/file-store.js';
-import { TraceLog, type Trace } from '../../src/runtime/traces.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import { TraceLog, type Trace } from '../../src/runtime/state/traces.js';
 import { tempDir } from '../helpers/api.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];

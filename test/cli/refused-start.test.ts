@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
 import { createUser } from '../../src/domain/users/users.js';
-import { FileStore } from '../../src/store/file-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { tempDir } from '../helpers/api.js';
 import { spawnNode } from '../helpers/spawn.js';
 

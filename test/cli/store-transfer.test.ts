@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileStore } from '../../src/store/file-store.js';
-import { PgStore } from '../../src/store/pg-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { exportDataDir, importDataDir } from '../../src/services/store-transfer.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
 import { testApi, tempDir } from '../helpers/api.js';

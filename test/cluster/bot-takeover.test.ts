@@ -8,7 +8,7 @@ import { Messages } from '../../src/domain/messaging/collections.js';
 import { Users } from '../../src/domain/users/users.js';
 import { BotLeases, BotWorkers } from '../../src/services/bot-leases.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { PgStore } from '../../src/store/pg-store.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { tempDir } from '../helpers/api.js';
 import { testDatabase } from '../helpers/pg-db.js';
 import { eventually, killAll, spawnServe, type ServeChild } from '../helpers/serve-child.js';

@@ -11,12 +11,12 @@ import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, type User } from '../../src/domain/users/users.js';
-import { FileStore } from '../../src/store/file-store.js';
-import { PgStore } from '../../src/store/pg-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
 import { onPostgres, testDatabase } from './pg-db.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import type { Store } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import type { Store } from '../../src/store/core/types.js';
 
 /** A fresh temp directory, removed by the returned cleanup. */
 export function tempDir(prefix = 'pinbot-test-'): { dir: string; cleanup: () => void } {

@@ -5,7 +5,7 @@
 //                   space-separated: `won`, `locked:PID` or `error:MESSAGE`
 //   release       — releases every lock it holds: `released`
 import { createInterface } from 'node:readline';
-import { acquireLock, DataDirLockedError } from '../../src/store/lock.js';
+import { acquireLock, DataDirLockedError } from '../../src/store/file/lock.js';
 
 const held: Array<() => void> = [];
 const out = (line: string) => process.stdout.write(line + '\n');

@@ -1,6 +1,6 @@
-import { createRegistry } from '../../src/runtime/builtins.js';
-import { Registry } from '../../src/runtime/registry.js';
-import type { SourceDef, TriggerDef } from '../../src/runtime/types.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { Registry } from '../../src/runtime/contract/registry.js';
+import type { SourceDef, TriggerDef } from '../../src/runtime/contract/types.js';
 
 /**
  * A registry with the built-ins, where some sources are replaced (`swap`) and extra sources and

@@ -8,7 +8,7 @@ import { ContactRequests } from '../../src/domain/contacts/contact-requests.js';
 import { Contacts } from '../../src/domain/contacts/contacts.js';
 import { Introductions } from '../../src/domain/introductions/introductions.js';
 import { ConversationActivity, Conversations, Messages } from '../../src/domain/messaging/collections.js';
-import type { CollectionDef, Store, StoredRecord } from '../../src/store/types.js';
+import type { CollectionDef, Store, StoredRecord } from '../../src/store/core/types.js';
 import type { TestApi } from './api.js';
 
 type Method = 'get' | 'post' | 'delete';

@@ -3,7 +3,7 @@
 //   kill-at:STEP   — commits 200 transactions, then compacts and SIGKILLs itself at STEP
 //                    (rotated | snapshot-written); prints `acked ID` for each and `compacting` before
 //   open           — opens the store and prints `opened`, or the error message on stderr (exit 1)
-import { FileStore, type CompactionStep } from '../../src/store/file-store.js';
+import { FileStore, type CompactionStep } from '../../src/store/file/file-store.js';
 import { Counters, Items } from './store-fixtures.js';
 
 const [mode = '', dir = '', compact = '4096'] = process.argv.slice(2);

@@ -1,4 +1,4 @@
-import { defineCollection } from '../../src/store/types.js';
+import { defineCollection } from '../../src/store/core/types.js';
 
 /** Collections of the store tests (not part of pinbot's schema). */
 export interface Item {

@@ -1,6 +1,6 @@
 import { ApiError } from '../../src/api/errors.js';
 import { defineRoute, type RouteDef } from '../../src/api/route.js';
-import { defineCollection } from '../../src/store/types.js';
+import { defineCollection } from '../../src/store/core/types.js';
 import { newId } from '../../src/util/ids.js';
 
 /** A collection only the test routes use. */

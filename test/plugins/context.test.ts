@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestWorld, type TestWorld } from 'pinbot/testing';
 import { pluginState } from '../../src/plugin-api/state.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
 
 /**
  * What every plugin call gets: its validated settings, a client acting as the bot, a logger

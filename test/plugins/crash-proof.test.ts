@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callAdmin } from '../../src/admin/socket.js';
 import type { PluginReport } from '../../src/plugin-api/host.js';
-import type { Trace } from '../../src/runtime/traces.js';
+import type { Trace } from '../../src/runtime/state/traces.js';
 import { tempDir } from '../helpers/api.js';
 import { eventually, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 

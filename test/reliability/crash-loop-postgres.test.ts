@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
-import { PgStore } from '../../src/store/pg-store.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { testDatabase } from '../helpers/pg-db.js';
 import { checkDatabase } from './crash-db.js';
 import { runCrashLoop } from './crash-loop.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineRoute, type RouteDef } from '../../src/api/route.js';
 import { meRoutes } from '../../src/api/me/routes.js';
-import { defineCollection } from '../../src/store/types.js';
+import { defineCollection } from '../../src/store/core/types.js';
 import { newId } from '../../src/util/ids.js';
 import { runMatrix } from './auth-matrix.js';
 import { boomRoutes } from './canary.js';

@@ -1,7 +1,7 @@
 import type { RouteDef } from '../../src/api/route.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import type { User } from '../../src/domain/users/users.js';
-import type { ReadView } from '../../src/store/types.js';
+import type { ReadView } from '../../src/store/core/types.js';
 import { call } from './http.js';
 
 const cents = (x: unknown) => Math.round(Number(x) * 100);

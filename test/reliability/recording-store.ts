@@ -1,4 +1,4 @@
-import type { CollectionDef, ReadView, Store, StoreHealth, StoredRecord, Tx, WriteCollection } from '../../src/store/types.js';
+import type { CollectionDef, ReadView, Store, StoreHealth, StoredRecord, Tx, WriteCollection } from '../../src/store/core/types.js';
 
 /** One committed write seen by a RecordingStore. */
 export interface RecordedWrite {

@@ -1,6 +1,6 @@
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
-import type { ReadView } from '../../src/store/types.js';
+import type { ReadView } from '../../src/store/core/types.js';
 
 /** Totals of the books, in cents, straight from the stored records. */
 export interface Ledger {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/commit-signal.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { defineCollection } from '../../src/store/types.js';
+import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { defineCollection } from '../../src/store/core/types.js';
 
 /** The commits a store reports (what wakes embedded bots); test/store/pg-commit-feed.test.ts has PostgreSQL's. */
 

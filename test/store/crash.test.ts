@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileStore } from '../../src/store/file-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { tempDir } from '../helpers/api.js';
 import { spawnNode, spawnTs } from '../helpers/spawn.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StorageUnavailableError } from '../../src/store/errors.js';
-import { FileStore, type FileStoreOptions } from '../../src/store/file-store.js';
-import { openAppendFile, type OpenAppend } from '../../src/store/journal-file.js';
+import { StorageUnavailableError } from '../../src/store/core/errors.js';
+import { FileStore, type FileStoreOptions } from '../../src/store/file/file-store.js';
+import { openAppendFile, type OpenAppend } from '../../src/store/file/journal-file.js';
 import { tempDir, testApi } from '../helpers/api.js';
 import { eventually } from '../helpers/serve-child.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';

@@ -1,9 +1,9 @@
 import { appendFileSync, copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore, SCHEMA_VERSION } from '../../src/store/file-store.js';
-import { JournalCorruptError } from '../../src/store/journal.js';
-import { DataDirLockedError } from '../../src/store/lock.js';
+import { FileStore, SCHEMA_VERSION } from '../../src/store/file/file-store.js';
+import { JournalCorruptError } from '../../src/store/file/journal.js';
+import { DataDirLockedError } from '../../src/store/file/lock.js';
 import { tempDir } from '../helpers/api.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';
 

@@ -1,9 +1,9 @@
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore, type FileStoreOptions } from '../../src/store/file-store.js';
-import { StoreDamagedError } from '../../src/store/errors.js';
-import { encodeEntry, type JournalEntry } from '../../src/store/journal-line.js';
+import { FileStore, type FileStoreOptions } from '../../src/store/file/file-store.js';
+import { StoreDamagedError } from '../../src/store/core/errors.js';
+import { encodeEntry, type JournalEntry } from '../../src/store/file/journal-line.js';
 import { tempDir } from '../helpers/api.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/commit-signal.js';
-import { PgStore } from '../../src/store/pg-store.js';
-import { defineCollection } from '../../src/store/types.js';
+import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
+import { defineCollection } from '../../src/store/core/types.js';
 import { testDatabase } from '../helpers/pg-db.js';
 import { eventually } from '../helpers/serve-child.js';
 

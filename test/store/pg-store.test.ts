@@ -6,9 +6,9 @@ import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { configFrom } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { StoreDamagedError, StorageUnavailableError } from '../../src/store/errors.js';
-import { PgStore } from '../../src/store/pg-store.js';
-import { defineCollection } from '../../src/store/types.js';
+import { StoreDamagedError, StorageUnavailableError } from '../../src/store/core/errors.js';
+import { PgStore } from '../../src/store/postgres/pg-store.js';
+import { defineCollection } from '../../src/store/core/types.js';
 import { testDatabase } from '../helpers/pg-db.js';
 
 interface Counter {

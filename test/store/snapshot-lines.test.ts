@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { SnapshotFile, type Snapshot } from '../../src/store/snapshot-file.js';
+import { SnapshotFile, type Snapshot } from '../../src/store/file/snapshot-file.js';
 
 describe('snapshot file read back line by line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-snap-'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { ConstraintError } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { ConstraintError } from '../../src/store/core/types.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';
 
 describe('store transactions (memory store)', () => {

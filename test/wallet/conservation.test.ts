@@ -4,7 +4,7 @@ import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createUser } from '../../src/domain/users/users.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { assertConserved } from '../sim/ledger.js';
 import { simulate } from '../sim/workload.js';
 

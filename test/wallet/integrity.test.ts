@@ -8,9 +8,9 @@ import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { sendMoney } from '../../src/domain/wallet/transfers.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { StoreDamagedError } from '../../src/store/errors.js';
-import { FileStore } from '../../src/store/file-store.js';
-import { encodeEntry, type JournalEntry } from '../../src/store/journal-line.js';
+import { StoreDamagedError } from '../../src/store/core/errors.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import { encodeEntry, type JournalEntry } from '../../src/store/file/journal-line.js';
 import { tempDir } from '../helpers/api.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];

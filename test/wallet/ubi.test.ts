@@ -8,8 +8,8 @@ import { Accounts, balanceCents } from '../../src/domain/wallet/accounts.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { firstUbiDate, runUbi } from '../../src/domain/wallet/ubi.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import type { ReadView } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/core/memory-store.js';
+import type { ReadView } from '../../src/store/core/types.js';
 import { tempDir } from '../helpers/api.js';
 import { assertConserved } from '../sim/ledger.js';
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { ReadView } from '../../store/types.js';
+import type { ReadView } from '../../store/core/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
-import { StorageUnavailableError } from '../../store/errors.js';
+import { StorageUnavailableError } from '../../store/core/errors.js';
 import { containsKey } from '../../util/secrets.js';
 import { ApiError } from '../errors.js';
 

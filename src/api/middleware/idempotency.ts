@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { defineCollection, type Store, type Tx } from '../../store/types.js';
+import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
 import type { Clock } from '../../clock/clock.js';
 import { utcDate } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
 import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';

@@ -1,4 +1,4 @@
-import { defineCollection } from '../../store/types.js';
+import { defineCollection } from '../../store/core/types.js';
 
 /** A stored conversation. Participants are user ids, in the order they were added. */
 export interface ConversationRecord {

@@ -1,4 +1,4 @@
-import type { Tx } from '../../store/types.js';
+import type { Tx } from '../../store/core/types.js';
 import type { DomainEnv } from '../env.js';
 import { otherUserByPin, type User } from '../users/users.js';
 import type { MessageRecord } from './collections.js';

@@ -2,7 +2,7 @@ import { normalizePin } from '../../util/pin.js';
 import { randomInt } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { startTrial } from '../wallet/subscription.js';
-import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
 import type { DomainEnv } from '../env.js';
 

@@ -1,4 +1,4 @@
-import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 
 /**
  * A user's wallet account: the balance in cents, kept up to date in the same transaction as

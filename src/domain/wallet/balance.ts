@@ -1,4 +1,4 @@
-import type { ReadView } from '../../store/types.js';
+import type { ReadView } from '../../store/core/types.js';
 import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { balanceCents } from './accounts.js';

@@ -1,4 +1,4 @@
-import type { Tx } from '../../store/types.js';
+import type { Tx } from '../../store/core/types.js';
 import type { DomainEnv } from '../env.js';
 import { formatAmount, MAX_GRANT, CENTS } from './money.js';
 import { recordCredit, type TransactionRecord } from './transactions.js';

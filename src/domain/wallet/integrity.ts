@@ -1,5 +1,5 @@
-import type { StoreIntegrity } from '../../store/integrity.js';
-import type { StoredRecord } from '../../store/types.js';
+import type { StoreIntegrity } from '../../store/core/integrity.js';
+import type { StoredRecord } from '../../store/core/types.js';
 import { Accounts, type Account } from './accounts.js';
 import { Transactions, type TransactionRecord } from './transactions.js';
 

@@ -1,4 +1,4 @@
-import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { addDays, DAY_MS, startOfDate } from './dates.js';

@@ -1,5 +1,5 @@
-import { lowerBound } from '../../store/engine.js';
-import { defineCollection, type ReadView, type Tx } from '../../store/types.js';
+import { lowerBound } from '../../store/core/engine.js';
+import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
 import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import type { Tx } from '../../store/types.js';
+import type { Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
 import type { DomainEnv } from '../env.js';
 import { otherUserByPin, type User } from '../users/users.js';

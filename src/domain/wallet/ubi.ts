@@ -1,4 +1,4 @@
-import type { Store, Tx } from '../../store/types.js';
+import type { Store, Tx } from '../../store/core/types.js';
 import { utcDate } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { Users, type User } from '../users/users.js';

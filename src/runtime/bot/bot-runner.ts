@@ -1,0 +1,395 @@
+import type { Logger } from 'pino';
+import type { Client } from '../../client/client.js';
+import { isTransient, UnauthorizedError } from '../../client/errors.js';
+import type { UserRef } from '../../client/types.js';
+import type { Clock } from '../../clock/clock.js';
+import { VirtualClock } from '../../clock/virtual-clock.js';
+import type { Scheduler } from '../../clock/scheduler.js';
+import { MemoryStore } from '../../store/core/memory-store.js';
+import type { Store } from '../../store/core/types.js';
+import type { CompiledBot } from '../define/bot.js';
+import { RuleRunner } from '../run/rule-runner.js';
+import { byServerTime } from '../builtins/sources/messages.js';
+import { PollLoop, type SourceResult } from './poll-loop.js';
+import type { Registry } from '../contract/registry.js';
+import { BotState, type InboxEntry } from '../state/bot-state.js';
+import type { TraceLog } from '../state/traces.js';
+import type { ChangeFeed, InboxFeed } from '../ports.js';
+import type { BotEvent } from '../contract/types.js';
+
+/** `runtime.step_timeout` when nothing says otherwise. */
+export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+
+/** `runtime.safety_poll` when nothing says otherwise: woken sources are polled this often anyway. */
+export const DEFAULT_SAFETY_POLL_MS = 600_000;
+
+/**
+ * How far the server's clock is ahead of the bot's (ms), from the `Date` header of its last
+ * answer; 0 when they agree to within the header's precision (a second) or nothing is known.
+ * Internal.
+ */
+export function serverOffset(api: Client, now: number): number {
+  const server = Date.parse(api.http.lastDate ?? '');
+  if (!Number.isFinite(server)) return 0;
+  const offset = server - now;
+  return Math.abs(offset) < 2000 ? 0 : offset;
+}
+
+/** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
+export class IdentityPending extends Error {}
+
+export type RunnerStatus = 'starting' | 'waiting' | 'running' | 'failed' | 'stopped';
+
+export interface RunnerOptions {
+  bot: CompiledBot;
+  registry: Registry;
+  /** Resolves who the bot is: its client and profile. May throw IdentityPending or UnauthorizedError. */
+  identify(signal: AbortSignal): Promise<{ api: Client; me: UserRef; keyId?: string }>;
+  /** The store of the bot's state (opened once the identity is known). */
+  openStore(): Promise<Store>;
+  traces: TraceLog;
+  log: Logger;
+  clock: Clock;
+  scheduler: Scheduler;
+  dryRun: boolean;
+  /** Working time an action, a rule's conditions or a poll source may take (default 10 s). */
+  stepTimeoutMs?: number;
+  /** Spread the second poll over the interval (many bots do not poll in step). */
+  jitter?: boolean;
+  /** Whether a user is one that bots act as (for `ignore_bots`). */
+  isBot?(userId: string): boolean;
+  /** Changes of the embedded server by user: the bot polls at once when one concerns it. */
+  changes?: ChangeFeed;
+  /** With `changes`: how often woken sources are polled anyway (default 10 minutes). */
+  safetyPollMs?: number;
+  /** Entries waiting to be handled above which polling pauses. */
+  maxBacklog?: number;
+  retryBaseMs?: number;
+  /**
+   * The first polls are spread over at most this (default: the bot's `poll`). A bot taken over
+   * from another process may have missed events since: the host polls it sooner.
+   */
+  firstSpreadMs?: number;
+  /** Entries queued in the bot's inbox by other processes (pushes received there): handled here. */
+  inbox?: InboxFeed;
+}
+
+/**
+ * Runs one bot: resolves its identity (retrying while its user does not exist), resumes the
+ * events it had not finished, fires `startup`, sets up schedules, then polls its sources every
+ * `poll` and hands new events to the rule runner. Errors are sorted as grammY does: 401 stops this
+ * bot (and says why), transient failures back off doubling, anything else is logged and traced.
+ * One bot's failure never touches another.
+ */
+export class BotRunner {
+  status: RunnerStatus = 'starting';
+  message = '';
+  me?: UserRef;
+  private readonly ac = new AbortController();
+  private mainDone?: Promise<void>;
+  private rules?: RuleRunner;
+  private state?: BotState;
+  private api?: Client;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly cleanups: Array<() => void> = [];
+  private pollLoop?: PollLoop;
+  /** Topics of changes heard before polling started (woken then). */
+  private early?: Set<string>;
+  private readonly contacts = new Map<string, boolean>();
+  /** Inbox entries being handled (an entry is handed to the rule runner once at a time). */
+  private readonly dispatched = new Set<string>();
+  /** The baseline this start gave the sources that had none. */
+  private baselineAt?: number;
+  private ready!: () => void;
+  /** Resolves when the bot has started (or could not). */
+  readonly started = new Promise<void>((r) => (this.ready = r));
+
+  constructor(private readonly o: RunnerOptions) {}
+
+  get name(): string {
+    return this.o.bot.name;
+  }
+
+  /** The bot's API client, once its identity is known. */
+  get client(): Client | undefined {
+    return this.api;
+  }
+
+  /** When the last poll of a source finished (clock ms), if one has. */
+  get lastPollAt(): number | undefined {
+    return this.pollLoop?.lastPollAt;
+  }
+
+  /** Source polls finished since the start. */
+  get polls(): number {
+    return this.pollLoop?.polls ?? 0;
+  }
+
+  start(): void {
+    this.mainDone = this.main().catch((err) => {
+      this.fail(`stopped by an unexpected error: ${(err as Error).message}`);
+      this.o.log.error({ err }, 'bot stopped by an unexpected error');
+    });
+  }
+
+  /** Stops polling and waits for runs to reach a step boundary (they resume at the next start). */
+  async stop(): Promise<void> {
+    this.ac.abort();
+    this.pollLoop?.stop();
+    for (const c of this.cleanups.splice(0)) c();
+    await this.mainDone;
+    await Promise.allSettled([...this.inflight]);
+    await this.o.traces.flush();
+    if (this.status !== 'failed') this.status = 'stopped';
+  }
+
+  /** Polls now (tests, `pinbot bots` tools) and waits until the events it found are handled or parked. */
+  async pollNow(): Promise<void> {
+    await this.started;
+    await this.pollLoop?.pollNow();
+    // on a virtual clock: until everything woken has settled (runs parked on the clock do not count)
+    if (this.o.clock instanceof VirtualClock) await this.o.clock.settle();
+    else await this.idle();
+  }
+
+  /** Resolves when nothing is being polled or run (runs waiting on time do not count). */
+  async idle(): Promise<void> {
+    await this.started;
+    await this.pollLoop?.whenIdle();
+    await this.rules?.idle();
+  }
+
+  private fail(message: string): void {
+    this.status = 'failed';
+    this.message = message;
+    this.ac.abort();
+    this.pollLoop?.stop();
+    this.ready();
+  }
+
+  private async main(): Promise<void> {
+    // held work until the bot runs (a virtual clock's advance waits for it), but not while it
+    // waits for its user
+    const hold = () => this.o.clock.hold(`bot ${this.o.bot.name}: start`);
+    let release = hold();
+    try {
+      if (!(await this.begin(() => release(), () => (release = hold())))) return;
+    } finally {
+      release();
+    }
+    this.startPolling();
+  }
+
+  /** Identity, state, resumed events, startup, schedules. False when the bot cannot run. */
+  private async begin(pause: () => void, resume: () => void): Promise<boolean> {
+    const { bot, log } = this.o;
+    const signal = this.ac.signal;
+    let identity: { api: Client; me: UserRef; keyId?: string } | undefined;
+    for (let attempt = 1; !identity && !signal.aborted; attempt++) {
+      try {
+        identity = await this.o.identify(signal);
+      } catch (err) {
+        if (signal.aborted) return this.ready(), false;
+        if (err instanceof UnauthorizedError) return this.unauthorized(), false;
+        const waiting = err instanceof IdentityPending;
+        this.status = 'waiting';
+        this.message = waiting ? err.message : `cannot reach the server: ${(err as Error).message}`;
+        if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${this.message}`);
+        this.ready();
+        pause();
+        await this.o.clock.sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
+        resume();
+      }
+    }
+    if (!identity) return this.ready(), false;
+    this.api = identity.api;
+    this.me = identity.me;
+    let store = await this.o.openStore();
+    if (this.o.dryRun) {
+      // a dry run works on a copy: it polls and evaluates for real but persists nothing
+      const copy = new MemoryStore();
+      await new BotState(store, bot.name).copyTo(copy);
+      store = copy;
+    }
+    this.state = new BotState(store, bot.name);
+    // listen for changes before the baseline is taken: nothing between the two is missed
+    if (this.o.changes) {
+      this.early = new Set();
+      const own = identity.keyId;
+      this.cleanups.push(
+        this.o.changes.subscribe(identity.me.id, (topics, byKey) => {
+          // the bot's own messages are never its events: its replies wake nothing
+          if (own !== undefined && byKey === own && topics.has('messages')) {
+            const rest = new Set([...topics].filter((t) => t !== 'messages'));
+            if (rest.size) this.changed(rest);
+            return;
+          }
+          this.changed(topics);
+        }),
+      );
+    }
+    this.rules = new RuleRunner({
+      bot,
+      state: this.state,
+      api: identity.api,
+      me: identity.me,
+      traces: this.o.traces,
+      log,
+      clock: this.o.clock,
+      dryRun: this.o.dryRun,
+      signal,
+      isContact: (pin) => this.isContact(pin),
+      onUnauthorized: () => this.unauthorized(),
+      isBot: this.o.isBot,
+      retryBaseMs: this.o.retryBaseMs,
+      stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+    });
+    // the start is the baseline of sources not polled yet: what comes after it is not history.
+    // It is compared with the server's times: in the server's clock when that one is off
+    // On a real clock the millisecond of the start counts as after it (an event at the very
+    // moment of the start is not lost); a virtual clock stands still, so there it is history.
+    const now = this.o.clock.now();
+    this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
+    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // what other processes queue for this bot (pushes they received) is handled here
+    if (this.o.inbox) {
+      const state = this.state;
+      this.cleanups.push(
+        this.o.inbox.subscribe(bot.name, (id) => {
+          const entry = state.entry(id);
+          if (entry && !this.ac.signal.aborted) this.dispatch(entry);
+        }),
+      );
+    }
+    for (const entry of this.state.inbox()) this.dispatch(entry);
+    const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
+    for (const rule of bot.rules.filter((r) => r.enabled)) {
+      for (const t of rule.triggers) {
+        if (!t.def.setup) continue;
+        // the first start is the baseline of what a trigger missed (a schedule's missed fires)
+        let lastFired = this.state.fired(rule.id);
+        if (lastFired === undefined) await this.state.markFired(rule.id, (lastFired = this.o.clock.now()));
+        const emit = (e: Omit<BotEvent, 'at'>, o?: { fired?: number }) => this.emit(e, false, o?.fired === undefined ? undefined : { rule: rule.id, at: o.fired });
+        const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit, push: (e) => this.push(t.def.name, e), log, lastFired }, t.options);
+        if (off) this.cleanups.push(off);
+      }
+    }
+    if (ruleIds('startup').length) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
+    this.status = 'running';
+    this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
+    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
+    this.ready();
+    return true;
+  }
+
+  /**
+   * Polls the sources on the clock (see PollLoop): each every `poll`, each delivered as soon as
+   * it answers. On the embedded server (`changes`) a source is polled as soon as a change of
+   * its topics concerns the bot's user, and otherwise only every `runtime.safety_poll` (sources
+   * without topics keep `poll`): an idle bot makes no request. The cadence timers are
+   * heartbeats: a virtual clock fires them only once something changed, so advancing a month
+   * costs a few polls, not half a million.
+   */
+  private startPolling(): void {
+    const { bot, clock, registry, changes } = this.o;
+    if (bot.sources.length === 0 || this.ac.signal.aborted || !this.state) return;
+    const topicsOf = (s: string) => registry.sources.get(s)?.topics;
+    const woken = (s: string) => changes !== undefined && (topicsOf(s)?.length ?? 0) > 0;
+    const safety = Math.max(bot.pollMs, this.o.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS);
+    this.pollLoop = new PollLoop({
+      bot,
+      registry: this.o.registry,
+      state: this.state,
+      ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock, bot: bot.name, store: this.state.store },
+      timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      intervalOf: (s) => (woken(s) ? safety : bot.pollMs),
+      deliver: (results) => this.deliver(results),
+      onError: (source, err) => {
+        if (err instanceof UnauthorizedError) return this.unauthorized();
+        this.o.log[isTransient(err) ? 'warn' : 'error']({ source, err: (err as Error).message }, `polling ${source} failed; backing off`);
+      },
+      jitter: this.o.jitter !== false,
+      firstSpreadMs: Math.min(bot.pollMs, this.o.firstSpreadMs ?? Infinity),
+      // a source that reads from a baseline set by this very start needs no poll until a change
+      // (on a real clock: 10,000 new bots start without 10,000 polls; a virtual clock, which
+      // stands still, keeps the exact first poll at the start). An older baseline (an earlier
+      // start, or another process before a takeover) may have events behind it: polled now.
+      deferFirst: (s) => !clock.virtual && woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined && this.state!.baseline(s) === this.baselineAt,
+      paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
+      log: this.o.log,
+    });
+    this.pollLoop.start();
+    if (this.early?.size) this.changed(this.early);
+    this.early = undefined;
+  }
+
+  /** A change concerns the bot's user: poll the sources that look for it (or note it until polling starts). */
+  private changed(topics: ReadonlySet<string>): void {
+    if (!this.pollLoop) {
+      for (const t of topics) this.early?.add(t);
+      return;
+    }
+    const topicsOf = (s: string) => this.o.registry.sources.get(s)?.topics;
+    this.pollLoop.wake(this.o.bot.sources.filter((s) => !topicsOf(s)?.length || topicsOf(s)!.some((t) => topics.has(t))));
+  }
+
+  private unauthorized(): void {
+    const msg = 'the server refused the API key (401): check key:, or whether the key was revoked. Fix the file and it reloads.';
+    this.o.log.error(`bot ${this.name} stopped: ${msg}`);
+    this.fail(msg);
+  }
+
+  /**
+   * Sources that answered together → one write (the cursors that moved and the new events, in
+   * server time order) → the rule runner. An idle poll writes nothing.
+   */
+  private async deliver(results: SourceResult[]): Promise<void> {
+    const state = this.state!;
+    if (this.ac.signal.aborted) return;
+    this.contacts.clear(); // `from: contacts` answers hold for the events found together
+    const moved: Record<string, unknown> = {};
+    const events = results.flatMap((r) => r.events).sort(byServerTime);
+    for (const r of results) if (JSON.stringify(r.cursor) !== JSON.stringify(state.cursor(r.name))) moved[r.name] = r.cursor;
+    const created = Object.keys(moved).length || events.length ? await state.commit(moved, events) : [];
+    for (const entry of created) this.dispatch(entry);
+  }
+
+  private dispatch(entry: InboxEntry): void {
+    if (this.dispatched.has(entry.id)) return;
+    this.dispatched.add(entry.id);
+    const p = this.rules!.handle(entry).catch((err) => this.o.log.error({ err, event: entry.key }, 'event handling failed'));
+    this.inflight.add(p);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      this.dispatched.delete(entry.id);
+    });
+  }
+
+  /** Queues an event that did not come from polling (schedule, startup) and waits for its runs to settle. */
+  private async emit(e: Omit<BotEvent, 'at'>, wait = true, fired?: { rule: string; at: number }): Promise<void> {
+    if (!this.state || this.ac.signal.aborted) return;
+    const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }], fired);
+    for (const entry of created) this.dispatch(entry);
+    if (wait) await this.rules!.idle();
+  }
+
+  /**
+   * Queues an event pushed from outside (a plugin's push source) through the same inbox as
+   * polled ones, exactly once per key (see BotState.push). False for a duplicate, or when the
+   * bot is not running.
+   */
+  private async push(source: string, e: Omit<BotEvent, 'at'>): Promise<boolean> {
+    if (!this.state || this.ac.signal.aborted) return false;
+    const entry = await this.state.push(`push:${source}`, { ...e, at: this.o.clock.now() });
+    if (entry) this.dispatch(entry);
+    return !!entry;
+  }
+
+  private async isContact(pin: string): Promise<boolean> {
+    const hit = this.contacts.get(pin);
+    if (hit !== undefined) return hit;
+    const { is_contact } = await this.api!.contacts.check(pin, { signal: this.ac.signal });
+    this.contacts.set(pin, is_contact);
+    return is_contact;
+  }
+}

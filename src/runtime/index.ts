@@ -1,0 +1,46 @@
+/**
+ * The bot runtime's public face: what `services/`, `cli/`, `testing/`, `plugin-api/` and
+ * `scenario/` may import (test/architecture/imports.test.ts refuses a deeper import from them).
+ * Inside the runtime, files import each other directly, following the stage order of
+ * docs/architecture.md.
+ */
+
+// contract/: what built-ins and plugins implement
+export type { Registry } from './contract/registry.js';
+export { knownFields } from './contract/event-fields.js';
+export {
+  LimitError,
+  type ActionRunContext,
+  type ConditionResult,
+  type ConditionRunContext,
+  type ReplyTarget,
+  type SourceContext,
+  type TraceInfo,
+  type TriggerDef,
+  type TriggerSetupContext,
+} from './contract/types.js';
+
+// builtins/: the actions, conditions, sources and triggers pinbot ships
+export { createRegistry } from './builtins/index.js';
+export { validTimeZone } from './builtins/triggers/timed.js';
+
+// define/: a bot file → a compiled bot
+export { loadBot, loadBotFile } from './define/loader.js';
+export { botSchemaText } from './define/write-schema.js';
+
+// state/: what survives a restart, traces included
+export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
+export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
+export { formatTrace } from './state/trace-format.js';
+
+// bot/: one bot's life
+export { IdentityPending } from './bot/bot-runner.js';
+
+// host/: the bots of a folder
+export { BotHost, type BotStatus } from './host/bot-host.js';
+export { watchBots } from './host/watcher.js';
+
+export { TRACE_REASONS, isTraceReason, type TraceReason } from './contract/trace-reasons.js';
+
+// ports.ts: what the embedder supplies
+export type { BotPlacement, ChangeFeed, EmbeddedKey, IdentityProvider, InboxFeed, PlacedBots, StateStores } from './ports.js';

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Client } from '../../client/client.js';
+import type { UserRef } from '../../client/types.js';
+import { iso, utcDate, type Clock } from '../../clock/clock.js';
+import { waitingOffTheClock } from '../../util/step-timeout.js';
+import type { CompiledBot } from '../define/bot.js';
+import type { Store } from '../../store/core/types.js';
+import type { BotState } from '../state/bot-state.js';
+import { LimitError, type ActionRunContext, type BotEvent, type RunScope, type TriggerDef } from '../contract/types.js';
+
+/**
+ * The Idempotency-Key of one step: derived from (bot, rule, event, step and the step's text)
+ * only, so a retry —
+ * in this process or after a kill -9 and restart — sends the same key and the server replays
+ * the first outcome instead of paying or replying twice.
+ *
+ * @example idempotencyKey('tip-jar', 'thanks', 'transfer.received:txn_1', 1, 'a1b2c3d4') // 'pinbot:tip-jar:thanks:…:1-a1b2c3d4'
+ */
+export function idempotencyKey(bot: string, rule: string, eventKey: string, step: number, sig = ''): string {
+  const h = createHash('sha256').update(eventKey).digest('hex').slice(0, 24);
+  return `pinbot:${bot}:${rule}:${h}:${step}${sig ? `-${sig}` : ''}`;
+}
+
+/** What templates see for an event: its data, plus `type` and `event_id`. */
+export function templateEvent(e: BotEvent): Record<string, unknown> {
+  return { ...e.payload, type: e.type, event_id: e.key };
+}
+
+/**
+ * The scope of one run: event, bot, me, vars (read fresh, so a `set` in this or another rule
+ * is seen), steps (earlier results), now, and wallet (fetched once, on first use).
+ */
+export function runScope(o: {
+  bot: CompiledBot;
+  event: BotEvent;
+  me: UserRef;
+  state: BotState;
+  clock: Clock;
+  api: Client;
+  steps: unknown[];
+  /** Variables set by this run and not written yet. */
+  pendingVars?: () => Record<string, unknown> | undefined;
+}): RunScope {
+  let wallet: Promise<unknown> | undefined;
+  return {
+    event: templateEvent(o.event),
+    bot: { name: o.bot.name },
+    me: o.me,
+    get vars() {
+      const pending = o.pendingVars?.();
+      return pending ? { ...o.state.meta().vars, ...pending } : o.state.meta().vars;
+    },
+    steps: o.steps,
+    get now() {
+      return iso(o.clock.now());
+    },
+    get wallet() {
+      wallet ??= o.api.wallet.balance();
+      return wallet;
+    },
+  };
+}
+
+/** Money and variable changes an action asked for, written with its step. */
+export interface StepEffects {
+  vars?: Record<string, unknown>;
+  spendCents?: number;
+}
+
+/** Builds the context an action runs with. */
+export function actionContext(o: {
+  bot: CompiledBot;
+  api: Client;
+  scope: RunScope;
+  trigger: TriggerDef;
+  key: string;
+  signal: AbortSignal;
+  log: Logger;
+  clock: Clock;
+  rule: string;
+  store: Store;
+  effects: StepEffects;
+  onPark: (parked: boolean) => void;
+}): ActionRunContext {
+  const { limits } = o.bot;
+  return {
+    bot: o.bot.name,
+    rule: o.rule,
+    store: o.store,
+    api: o.api,
+    scope: o.scope,
+    trigger: o.trigger,
+    idempotencyKey: o.key,
+    signal: o.signal,
+    log: o.log,
+    clock: o.clock,
+    async sleepUntil(until) {
+      o.onPark(true);
+      try {
+        await waitingOffTheClock(() => o.clock.sleepUntil(until, o.signal));
+      } finally {
+        o.onPark(false);
+      }
+    },
+    setVars(patch) {
+      o.effects.vars = { ...o.effects.vars, ...patch };
+    },
+    checkSpend(pin, cents) {
+      if (limits.sendTo && !limits.sendTo.has(pin)) throw new LimitError(`${pin} is not in limits.send_to`);
+      if (limits.maxPerTransfer !== undefined && cents > limits.maxPerTransfer) {
+        throw new LimitError(`${(cents / 100).toFixed(2)} is more than limits.max_per_transfer (${(limits.maxPerTransfer / 100).toFixed(2)})`);
+      }
+    },
+    reserveSpend(cents) {
+      o.effects.spendCents = (o.effects.spendCents ?? 0) + cents;
+    },
+  };
+}
+
+/** The UTC date of the bot clock, for the daily cap. */
+export const spendDate = (clock: Clock) => utcDate(clock.now());

@@ -1,0 +1,302 @@
+import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
+import type { StepFailureReason, TraceReason } from '../contract/trace-reasons.js';
+import type { BotEvent, ConditionResult } from '../contract/types.js';
+
+/** Per bot: variables, counters and the daily spend. */
+/**
+ * Why a step failed: a money limit, an API refusal, its time ran out (`runtime.step_timeout`),
+ * or its code threw (`failed`; `error` in state written before 0.2).
+ */
+/** How a step failed: its trace reason (state written before 0.2 says `error` for `failed`). */
+export type StepErrorKind = StepFailureReason | 'error';
+
+export interface BotMeta {
+  readonly id: string;
+  readonly vars: Record<string, unknown>;
+  /** Last inbox sequence number handed out. */
+  readonly seq: number;
+  /** Times the bot has started (the startup event's id). */
+  readonly boots: number;
+  /** Cents sent on `date` (UTC, bot clock). */
+  readonly spend: { date: string; cents: number };
+  /** Per rule (or rule and sender / conversation): clock ms of the last run's start (cooldowns). */
+  readonly last_run: Record<string, number>;
+  /** Per throttle key: starts of the runs still inside the throttle's window. */
+  readonly runs?: Record<string, number[]>;
+  /**
+   * Per poll source: when the bot started needing it (clock ms). A source's first poll treats
+   * what happened after this as events, so nothing is lost while the first poll waits.
+   */
+  readonly baselines?: Record<string, number>;
+  /** Per rule: when its trigger (a schedule) last fired — its due time, clock ms. */
+  readonly schedules?: Record<string, number>;
+  /** Conversations (or senders) the loop guard paused, until when (clock ms). */
+  readonly paused?: Record<string, number>;
+}
+
+/** Where one poll source of one bot has read up to. */
+export interface BotCursor {
+  readonly id: string;
+  readonly bot: string;
+  readonly source: string;
+  readonly data: unknown;
+}
+
+/** The state of one step of a run, persisted as it goes. */
+export interface StepProgress {
+  status: 'started' | 'done' | 'failed' | 'dry_run';
+  /** The step's signature when it ran (see CompiledStep.sig). */
+  sig?: string;
+  /** Arguments as sent (written before the step runs, so a retry sends the same). */
+  args?: unknown;
+  result?: unknown;
+  error?: { code?: string; message: string; kind: StepErrorKind; plugin?: string; frame?: string };
+  duration_ms?: number;
+}
+
+/** The run of one rule for one event. */
+export interface RunProgress {
+  decision?: { run: boolean; reason?: TraceReason; conditions?: ConditionResult; match?: Record<string, string> };
+  steps: StepProgress[];
+  started_at?: number;
+  done?: boolean;
+}
+
+/**
+ * An event taken from a source but not yet fully handled, with the progress of each rule's run.
+ * The source's cursor moves in the same write that inserts it, so an event is always either
+ * ahead of the cursor or here: none is lost, and it leaves only when every run has finished.
+ */
+export interface InboxEntry {
+  readonly id: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly event: BotEvent;
+  readonly runs: Record<string, RunProgress>;
+}
+
+export const BotMetas = defineCollection<BotMeta>({ name: 'bot_meta' });
+export const BotCursors = defineCollection<BotCursor>({ name: 'bot_cursors', multi: { bot: (c) => c.bot } });
+export const BotInbox = defineCollection<InboxEntry>({
+  name: 'bot_inbox',
+  unique: { key: (e) => `${e.bot}\u0000${e.key}` },
+  multi: { bot: (e) => e.bot },
+});
+
+/**
+ * A value a plugin keeps for one bot (`ctx.state`), in the bot's state store. `applied` lists
+ * the last writes made by steps (their idempotency key and write number), so a step that runs
+ * again after a crash does not apply its write twice.
+ */
+export interface PluginStateRecord {
+  readonly id: string;
+  readonly plugin: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly value: unknown;
+  readonly applied?: readonly string[];
+}
+
+export const PluginStates = defineCollection<PluginStateRecord>({
+  name: 'plugin_state',
+  multi: { scope: (r) => `${r.plugin}\u0000${r.bot}`, bot: (r) => r.bot },
+});
+
+const pad = (n: number) => String(n).padStart(12, '0');
+
+/** Changes made in one write of a run (see BotState.write). */
+export interface RunWrite {
+  entry: string;
+  rule: string;
+  progress: RunProgress;
+  vars?: Record<string, unknown>;
+  spend?: { date: string; cents: number; max?: number };
+  /** A run started: the cooldown's key and time, and entries of that rule older than `expired` are dropped. */
+  lastRun?: { key: string; at: number; expired: number };
+  /** A run started under a throttle: its key, time, and window. */
+  throttled?: { key: string; at: number; withinMs: number };
+  /** Removes the inbox entry (every run of it has finished). */
+  finish?: boolean;
+}
+
+/** Thrown inside a write when the daily cap would be passed; nothing is written. */
+export class DailyCapError extends Error {}
+
+/**
+ * The persistent state of one bot in a Store (the server's store for embedded bots, a store of
+ * its own under data/ for remote ones, a memory copy for dry runs). Every method that changes
+ * something is one store transaction, durable when it resolves.
+ */
+export class BotState {
+  constructor(
+    readonly store: Store,
+    readonly bot: string,
+  ) {}
+
+  meta(): BotMeta {
+    return this.store.read.col(BotMetas).get(this.bot) ?? { id: this.bot, vars: {}, seq: 0, boots: 0, spend: { date: '', cents: 0 }, last_run: {} };
+  }
+
+  cursor(source: string): unknown {
+    return this.store.read.col(BotCursors).get(`${this.bot}:${source}`)?.data;
+  }
+
+  /** Pending inbox entries, oldest first. */
+  inbox(): InboxEntry[] {
+    const col = this.store.read.col(BotInbox);
+    return col.ids('bot', this.bot).map((id) => col.get(id)!);
+  }
+
+  entry(id: string): InboxEntry | undefined {
+    return this.store.read.col(BotInbox).get(id);
+  }
+
+  /**
+   * Sets initial variables that are not set yet, counts a start, and records `now` as the
+   * baseline of every source in `sources` that has neither a cursor nor a baseline yet (its
+   * first poll reads from there). Returns the boot number.
+   */
+  async boot(initialVars: Record<string, unknown>, sources: readonly string[] = [], now?: number): Promise<number> {
+    return this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      const vars = { ...structuredClone(initialVars), ...m.vars };
+      const baselines = { ...m.baselines };
+      const cursors = tx.col(BotCursors);
+      for (const s of sources) if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;
+      tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1, baselines });
+      return m.boots + 1;
+    });
+  }
+
+  /** When the bot started needing `source` (its first poll reads what came after), if known. */
+  baseline(source: string): number | undefined {
+    return this.meta().baselines?.[source];
+  }
+
+  /**
+   * Moves source cursors and queues new events in one write. Events already queued (same key)
+   * are skipped. Returns the entries created.
+   */
+  async commit(cursors: Record<string, unknown>, events: BotEvent[], fired?: { rule: string; at: number }): Promise<InboxEntry[]> {
+    return this.store.transaction((tx) => {
+      for (const [source, data] of Object.entries(cursors)) tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
+      if (events.length === 0) return [];
+      const inbox = tx.col(BotInbox);
+      let m = this.metaIn(tx);
+      // a trigger's last fire goes with its event: a crash cannot separate them
+      if (fired) m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
+      let seq = m.seq;
+      const created: InboxEntry[] = [];
+      for (const event of events) {
+        if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
+        seq++;
+        created.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
+      }
+      tx.col(BotMetas).put({ ...m, seq });
+      return created;
+    });
+  }
+
+  /** Writes a run's progress with what goes with it (vars, spend, cooldown), all or nothing. */
+  async write(w: RunWrite): Promise<void> {
+    await this.store.transaction((tx) => {
+      const inbox = tx.col(BotInbox);
+      const entry = inbox.get(w.entry);
+      const m = this.metaIn(tx);
+      let next = m;
+      if (w.spend) {
+        const spent = m.spend.date === w.spend.date ? m.spend.cents : 0;
+        if (w.spend.max !== undefined && spent + w.spend.cents > w.spend.max) {
+          throw new DailyCapError(`the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed (${(spent / 100).toFixed(2)} sent today)`);
+        }
+        next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };
+      }
+      if (w.vars) next = { ...next, vars: { ...next.vars, ...structuredClone(w.vars) } };
+      if (w.lastRun !== undefined) {
+        const { key, at, expired } = w.lastRun;
+        // keys per sender or conversation would grow for ever: the rule's expired ones go
+        const kept = Object.entries(next.last_run).filter(([k, t]) => !(k.startsWith(`${w.rule}\u0000`) && t < expired));
+        next = { ...next, last_run: { ...Object.fromEntries(kept), [key]: at } };
+      }
+      if (w.throttled !== undefined) {
+        const { key, at, withinMs } = w.throttled;
+        const kept = Object.entries(next.runs ?? {})
+          .map(([k, ts]) => [k, k === w.rule || k.startsWith(`${w.rule}\u0000`) ? ts.filter((t) => t > at - withinMs) : ts] as const)
+          .filter(([, ts]) => ts.length);
+        const runs: Record<string, number[]> = Object.fromEntries(kept);
+        runs[key] = [...(runs[key] ?? []), at];
+        next = { ...next, runs };
+      }
+      if (next !== m) tx.col(BotMetas).put(next);
+      if (!entry) return; // finished by another run of the same event: the meta changes still count
+      if (w.finish) inbox.delete(w.entry);
+      // the store freezes what it keeps: it gets a copy, the run keeps changing its own
+      else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
+    });
+  }
+
+  /** When the trigger of `rule` last fired (its due time), if it ever did. */
+  fired(rule: string): number | undefined {
+    return this.meta().schedules?.[rule];
+  }
+
+  /** Notes `at` as the last fire of `rule`'s trigger (the baseline of the first start). */
+  async markFired(rule: string, at: number): Promise<void> {
+    await this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      tx.col(BotMetas).put({ ...m, schedules: { ...m.schedules, [rule]: at } });
+    });
+  }
+
+  /** Pauses a conversation or sender (loop guard) until `until`; expired pauses are dropped. */
+  async pause(key: string, until: number, now: number): Promise<void> {
+    await this.store.transaction((tx) => {
+      const m = this.metaIn(tx);
+      const paused = Object.fromEntries(Object.entries(m.paused ?? {}).filter(([, t]) => t > now));
+      tx.col(BotMetas).put({ ...m, paused: { ...paused, [key]: until } });
+    });
+  }
+
+  /**
+   * Queues one event pushed from outside under `source`: skipped when its key is queued or was
+   * among the last `keep` keys of that source (remembered in the source's cursor, in the same
+   * write). Returns the entry created, if any.
+   */
+  async push(source: string, event: BotEvent, keep = 1000): Promise<InboxEntry | undefined> {
+    return this.store.transaction((tx) => {
+      const id = `${this.bot}:${source}`;
+      const seen = ((tx.col(BotCursors).get(id)?.data as { seen?: string[] } | undefined)?.seen ?? []) as string[];
+      if (seen.includes(event.key) || tx.col(BotInbox).one('key', `${this.bot}\u0000${event.key}`)) return undefined;
+      const m = this.metaIn(tx);
+      const seq = m.seq + 1;
+      tx.col(BotCursors).put({ id, bot: this.bot, source, data: { seen: [...seen, event.key].slice(-keep) } });
+      tx.col(BotMetas).put({ ...m, seq });
+      return tx.col(BotInbox).insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} });
+    });
+  }
+
+  /** Removes an entry no rule needs (e.g. its rules were removed by a reload). */
+  async finish(entryId: string): Promise<void> {
+    await this.store.transaction((tx) => void tx.col(BotInbox).delete(entryId));
+  }
+
+  /** Copies this bot's records into another store (dry runs work on a copy). */
+  async copyTo(target: Store): Promise<void> {
+    const meta = this.store.read.col(BotMetas).get(this.bot);
+    const cursors = this.store.read.col(BotCursors);
+    const list = cursors.ids('bot', this.bot).map((id) => cursors.get(id)!);
+    const inbox = this.inbox();
+    const plugins = this.store.read.col(PluginStates);
+    const pluginState = plugins.ids('bot', this.bot).map((id) => plugins.get(id)!);
+    await target.transaction((tx) => {
+      if (meta) tx.col(BotMetas).put(meta);
+      for (const c of list) tx.col(BotCursors).put(c);
+      for (const e of inbox) tx.col(BotInbox).put(e);
+      for (const r of pluginState) tx.col(PluginStates).put(r);
+    });
+  }
+
+  private metaIn(tx: Tx): BotMeta {
+    return tx.col(BotMetas).get(this.bot) ?? this.meta();
+  }
+}

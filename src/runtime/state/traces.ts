@@ -1,0 +1,272 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { UserRef } from '../../client/types.js';
+import { iso } from '../../clock/clock.js';
+import type { CompiledBot } from '../define/bot.js';
+import type { TraceReason } from '../contract/trace-reasons.js';
+import type { BotEvent, ConditionResult } from '../contract/types.js';
+
+/** One step of a traced run. */
+export interface TraceStep {
+  index: number;
+  action: string;
+  status: 'done' | 'failed' | 'dry_run' | 'skipped';
+  args?: unknown;
+  result?: unknown;
+  error?: string;
+  duration_ms?: number;
+  /** Finished by an earlier process (the run was resumed after a restart). */
+  resumed?: boolean;
+  /** A plugin's failure: the plugin, and the first frame of its own code (`plugins/x.ts:12:5`). */
+  plugin?: string;
+  frame?: string;
+}
+
+/**
+ * One rule evaluation: the event, each condition's result, each action with its result or
+ * error, the duration — and when the rule did not run, why not.
+ */
+export interface Trace {
+  bot: string;
+  version: string;
+  rule: string;
+  event: { key: string; type: string; summary: string };
+  /** ISO time (bot clock) the evaluation started. */
+  at: string;
+  outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted';
+  /** Why not, or why it stopped: a code of the catalogue (contract/trace-reasons.ts). */
+  reason?: TraceReason;
+  message?: string;
+  conditions?: ConditionResult;
+  steps: TraceStep[];
+  duration_ms: number;
+  resumed?: boolean;
+  /** The run failed in a plugin: which one, and the first frame of its own code. */
+  plugin?: string;
+  frame?: string;
+}
+
+const MAX_VALUE = 1000;
+
+/** Keeps a traced value small: long values become a truncated JSON text. Internal. */
+export function compact(v: unknown): unknown {
+  if (v === undefined) return undefined;
+  const s = JSON.stringify(v);
+  if (s === undefined || s.length <= MAX_VALUE) return v;
+  return `${s.slice(0, MAX_VALUE)}…(truncated)`;
+}
+
+/** A new trace of a rule's run for an event, with a one-line summary of the event. */
+export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent; who?: UserRef; at: number; resumed: boolean }): Trace {
+  const e = o.event;
+  const what = typeof e.payload.content === 'string' ? ` "${e.payload.content.slice(0, 60)}"` : e.payload.amount !== undefined ? ` ${e.payload.amount}` : '';
+  return {
+    bot: o.bot.name,
+    version: o.bot.version,
+    rule: o.rule,
+    event: { key: e.key, type: e.type, summary: `${e.type}${what}${o.who ? ` from ${o.who.display_name} (${o.who.pin_code})` : ''}` },
+    at: iso(o.at),
+    outcome: 'done',
+    steps: [],
+    duration_ms: 0,
+    ...(o.resumed ? { resumed: true } : {}),
+  };
+}
+
+/** Reads the last `limit` traces of a file (offline `pinbot bots trace`). */
+export function readTraces(file: string, limit = 100): Trace[] {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const out: Trace[] = [];
+  for (const line of lines.slice(-limit)) {
+    try {
+      out.push(JSON.parse(line) as Trace);
+    } catch {
+      // a line torn by a crash: skip it
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a bot's trace history is kept beyond the process: a JSONL file per bot (the file
+ * driver, `TraceLog.open`) or the database (driver postgres, services/pg-traces.ts). A
+ * TraceLog calls `append` with the traces of one tick, in order, one call at a time; a failed
+ * call loses those traces (they are diagnostics) and never stops the bot.
+ */
+export interface TraceArchive {
+  /** The newest `limit` traces, oldest first. */
+  load(limit: number): Promise<Trace[]>;
+  /** Appends traces (oldest first). `keep`: the history's current bound; older ones may be dropped. */
+  append(traces: readonly Trace[], keep: number): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Traces hold private message text: the folder is made 0700 and the file 0600, also when an
+ * older pinbot created them wider (0755/0644). Internal.
+ */
+function privateFile(file: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  if (existsSync(file)) chmodSync(file, 0o600);
+}
+
+/**
+ * The trace history of a bot in a JSONL file: appended to, and rewritten to the newest `keep`
+ * lines once it holds more than twice that (so reading it stays cheap). Not fsync'd. Internal.
+ */
+class FileTraceArchive implements TraceArchive {
+  private lines: number;
+  private handle?: FileHandle;
+
+  constructor(readonly file: string) {
+    this.lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+    privateFile(file);
+  }
+
+  loadSync(limit: number): Trace[] {
+    return readTraces(this.file, limit);
+  }
+
+  async load(limit: number): Promise<Trace[]> {
+    return this.loadSync(limit);
+  }
+
+  async append(traces: readonly Trace[], keep: number): Promise<void> {
+    const text = traces.map((t) => JSON.stringify(t) + '\n').join('');
+    this.lines += traces.length;
+    if (this.lines > keep * 2) {
+      await this.handle?.close();
+      this.handle = undefined;
+      // the newest `keep` whole lines of the file and of this batch (a line torn by a crash goes)
+      const old = await readFile(this.file, 'utf8').catch(() => '');
+      const kept = (old + text).split('\n').filter((l) => l && parses(l)).slice(-keep);
+      this.lines = kept.length;
+      await writeFile(`${this.file}.tmp`, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
+      await rename(`${this.file}.tmp`, this.file);
+      return;
+    }
+    this.handle ??= await open(this.file, 'a', 0o600);
+    await this.handle.write(text);
+  }
+
+  async close(): Promise<void> {
+    await this.handle?.close().catch(() => undefined);
+    this.handle = undefined;
+  }
+}
+
+/** Tells `onError` (whose own failure must not stop the bot either). Internal. */
+function report(onError: ((err: unknown) => void) | undefined, err: unknown): void {
+  try {
+    onError?.(err);
+  } catch {
+    // nothing more to do
+  }
+}
+
+/** Whether a line is whole JSON. Internal. */
+function parses(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The bounded trace history of one bot: the last `limit` runs in memory, kept in an archive (a
+ * JSONL file, or the database with several processes) so it survives restarts and moves. Writes
+ * are batched per tick, in order, and never block the bot; `flush()` waits for them. Traces are
+ * diagnostics: they are not fsync'd, and a write error never stops the bot.
+ *
+ * @example
+ * const log = TraceLog.open('data/bots/traces/tip-jar.jsonl', 100);
+ * log.add(trace); await log.flush();
+ */
+export class TraceLog {
+  private ring: Trace[];
+  private chain: Promise<void> = Promise.resolve();
+  private queue: Trace[] = [];
+  /** The last write failed (its error was reported; the next one is reported once it works again). */
+  private failing = false;
+
+  private constructor(
+    private readonly archive: TraceArchive | undefined,
+    loaded: Trace[],
+    private limit: number,
+    private readonly onError?: (err: unknown) => void,
+  ) {
+    this.ring = loaded.slice(-limit);
+  }
+
+  /** Opens the history of a file (or a memory-only one without a file). */
+  static open(file: string | undefined, limit: number): TraceLog {
+    if (!file) return new TraceLog(undefined, [], limit);
+    const archive = new FileTraceArchive(file);
+    return new TraceLog(archive, archive.loadSync(limit), limit);
+  }
+
+  /**
+   * Opens the history kept in `archive`, with its newest `limit` traces. An archive that cannot
+   * be read gives an empty history (reported to `onError`): the bot runs anyway. `onError`
+   * also hears of a failed write — once, until a write works again.
+   *
+   * @example const log = await TraceLog.over(pgTraceArchive(pool, 'pinbot', 'tip-jar'), 100);
+   */
+  static async over(archive: TraceArchive, limit: number, onError?: (err: unknown) => void): Promise<TraceLog> {
+    let loaded: Trace[] = [];
+    try {
+      loaded = await archive.load(limit);
+    } catch (err) {
+      report(onError, err);
+    }
+    return new TraceLog(archive, loaded, limit, onError);
+  }
+
+  setLimit(limit: number): void {
+    this.limit = limit;
+    if (this.ring.length > limit) this.ring = this.ring.slice(-limit);
+  }
+
+  add(trace: Trace): void {
+    this.ring.push(trace);
+    if (this.ring.length > this.limit) this.ring.shift();
+    if (!this.archive) return;
+    this.queue.push(trace);
+    // traces added in the same tick go out in one write
+    if (this.queue.length === 1) this.chain = this.chain.then(() => this.write()).catch(() => undefined);
+  }
+
+  /** Hands the queued traces to the archive. Internal. */
+  private async write(): Promise<void> {
+    const batch = this.queue.splice(0);
+    if (batch.length === 0) return;
+    try {
+      await this.archive!.append(batch, this.limit);
+      this.failing = false;
+    } catch (err) {
+      if (!this.failing) report(this.onError, err);
+      this.failing = true;
+    }
+  }
+
+  /** The last `n` traces, oldest first. */
+  list(n = this.limit): Trace[] {
+    return this.ring.slice(-n);
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  /** Writes what is queued and closes the archive. */
+  async close(): Promise<void> {
+    await this.chain;
+    await this.archive?.close?.().catch(() => undefined);
+  }
+}

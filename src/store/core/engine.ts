@@ -1,0 +1,439 @@
+import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
+import { ConstraintError } from './types.js';
+
+/**
+ * Freezes a record and everything inside it, so no caller can change stored state except
+ * through a transaction (which is what gets journaled). Internal.
+ */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    // for…in rather than Object.values: no array per record when 1M are loaded at start-up.
+    for (const k in value) {
+      const v = value[k];
+      if (v && typeof v === 'object') deepFreeze(v);
+    }
+  }
+  return value;
+}
+
+/** Finds the insertion point of `id` in an ascending array. Internal. */
+export function lowerBound(arr: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+type KeyFn = (record: StoredRecord) => string | readonly string[] | undefined;
+
+/** One index of a collection: its key function and its map. Internal. */
+interface UniqueIndex {
+  readonly name: string;
+  readonly key: (record: StoredRecord) => string | undefined;
+  readonly map: Map<string, string>;
+}
+interface MultiIndex {
+  readonly name: string;
+  readonly key: KeyFn;
+  readonly map: Map<string, string[]>;
+}
+
+/** Whether two index keys (a key or a list of keys) are the same. Internal. */
+function sameKeys(a: string | readonly string[] | undefined, b: string | readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Adds `id` under `key`, keeping the id list ascending (appending is the common case). */
+function addId(map: Map<string, string[]>, key: string, id: string): void {
+  const arr = map.get(key);
+  if (!arr) map.set(key, [id]);
+  else if (arr[arr.length - 1]! < id) arr.push(id);
+  else {
+    const at = lowerBound(arr, id);
+    if (arr[at] !== id) arr.splice(at, 0, id);
+  }
+}
+
+function removeId(map: Map<string, string[]>, key: string, id: string): void {
+  const arr = map.get(key);
+  if (!arr) return;
+  const at = lowerBound(arr, id);
+  if (arr[at] === id) arr.splice(at, 1);
+  if (arr.length === 0) map.delete(key);
+}
+
+/**
+ * The records and indexes of one collection. Internal.
+ * Index work is kept free of per-record allocations: at start-up `bind` indexes every loaded
+ * record (1M messages in bench/startup), and an update whose keys did not change leaves the
+ * indexes alone (no O(n) splice out and back into a long id list).
+ */
+class CollectionState {
+  readonly records = new Map<string, StoredRecord>();
+  /**
+   * The read view handed out by `StoreEngine.col`, made once: request paths call `db.col(X)` several
+   * times per request, and a fresh object of closures each time showed up in the read bench's
+   * profile (allocation + GC).
+   */
+  view: ReadCollection<StoredRecord> | undefined;
+  private def: CollectionDef<StoredRecord> | undefined;
+  private readonly uniques = new Map<string, Map<string, string>>();
+  private readonly multis = new Map<string, Map<string, string[]>>();
+  private uniqueList: UniqueIndex[] = [];
+  private multiList: MultiIndex[] = [];
+
+  constructor(readonly name: string) {}
+
+  /** Attaches the indexes of `def`, building them over records loaded before. */
+  bind(def: CollectionDef<StoredRecord>): void {
+    if (this.def) return;
+    this.def = def;
+    this.uniqueList = Object.entries(def.unique ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string>() }));
+    this.multiList = Object.entries(def.multi ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string[]>() }));
+    for (const u of this.uniqueList) this.uniques.set(u.name, u.map);
+    for (const m of this.multiList) this.multis.set(m.name, m.map);
+    if (this.uniqueList.length + this.multiList.length === 0) return;
+    // Indexing in id order makes every multi-index insertion an append. Records loaded from a
+    // snapshot usually come in id order already (they were inserted in it): then no sort.
+    let ordered = true;
+    let prev = '';
+    for (const id of this.records.keys()) {
+      if (id < prev) {
+        ordered = false;
+        break;
+      }
+      prev = id;
+    }
+    if (ordered) for (const record of this.records.values()) this.index(record);
+    else for (const id of [...this.records.keys()].sort()) this.index(this.records.get(id)!);
+  }
+
+  get bound(): boolean {
+    return this.def !== undefined;
+  }
+
+  one(index: string, key: string): StoredRecord | undefined {
+    const map = this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no unique index ${index}`);
+    const id = map.get(key);
+    return id === undefined ? undefined : this.records.get(id);
+  }
+
+  ids(index: string, key: string): readonly string[] {
+    const map = this.multis.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.get(key) ?? [];
+  }
+
+  keys(index: string): IterableIterator<string> {
+    const map = this.multis.get(index) ?? this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.keys();
+  }
+
+  /** Throws if `record` would take a unique key held by another record. */
+  checkUnique(record: StoredRecord): void {
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key === undefined) continue;
+      const holder = u.map.get(key);
+      if (holder !== undefined && holder !== record.id) {
+        throw new ConstraintError(`${this.name}: ${u.name} ${JSON.stringify(key)} is taken`);
+      }
+    }
+  }
+
+  /** Replaces the record under `id` (or removes it when `next` is null), keeping indexes. */
+  set(id: string, next: StoredRecord | null): void {
+    const prev = this.records.get(id);
+    if (next) this.records.set(id, next);
+    else this.records.delete(id);
+    if (!this.def) return;
+    for (const u of this.uniqueList) {
+      const before = prev && u.key(prev);
+      const after = next ? u.key(next) : undefined;
+      if (before === after) continue;
+      if (before !== undefined && u.map.get(before) === id) u.map.delete(before);
+      if (after !== undefined) u.map.set(after, id);
+    }
+    for (const m of this.multiList) {
+      const before = prev && m.key(prev);
+      const after = next ? m.key(next) : undefined;
+      if (sameKeys(before, after)) continue;
+      if (typeof before === 'string') removeId(m.map, before, id);
+      else if (before) for (const k of before) removeId(m.map, k, id);
+      if (typeof after === 'string') addId(m.map, after, id);
+      else if (after) for (const k of after) addId(m.map, k, id);
+    }
+  }
+
+  /**
+   * The index keys of `record` under this collection's declared indexes, as `index=<JSON key>`
+   * (the PostgreSQL store keeps them in a column for inspection); empty when not bound.
+   */
+  keysOf(record: StoredRecord): string[] {
+    const out: string[] = [];
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) out.push(`${u.name}=${JSON.stringify(key)}`);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') out.push(`${m.name}=${JSON.stringify(key)}`);
+      else if (key) for (const k of key) out.push(`${m.name}=${JSON.stringify(k)}`);
+    }
+    return out;
+  }
+
+  /** Adds a record that is not indexed yet (bind). */
+  private index(record: StoredRecord): void {
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) u.map.set(key, record.id);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') addId(m.map, key, record.id);
+      else if (key) for (const k of key) addId(m.map, k, record.id);
+    }
+  }
+
+  /** Adds records loaded from a snapshot, before any index exists. */
+  loadRecords(records: readonly StoredRecord[]): void {
+    if (this.def) {
+      for (const r of records) this.set(r.id, deepFreeze(r));
+      return;
+    }
+    for (const r of records) this.records.set(r.id, deepFreeze(r));
+  }
+}
+
+/** What `StoreEngine.revert` needs to take a transaction back (opaque outside the engine). */
+export type UndoLog = { readonly __undo: true };
+
+/** The change set and undo log of one transaction. Internal. */
+class TxLog {
+  readonly changes: Change[] = [];
+  readonly undo: Array<[CollectionState, string, StoredRecord | null]> = [];
+
+  write(s: CollectionState, id: string, next: StoredRecord | null): void {
+    this.undo.push([s, id, s.records.get(id) ?? null]);
+    s.set(id, next);
+    this.changes.push([s.name, id, next]);
+  }
+}
+
+/** Read access to one collection; one per collection, shared by every reader. Internal. */
+class CollectionReader implements ReadCollection<StoredRecord> {
+  constructor(protected readonly s: CollectionState) {}
+  get(id: string): StoredRecord | undefined {
+    return this.s.records.get(id);
+  }
+  one(index: string, key: string): StoredRecord | undefined {
+    return this.s.one(index, key);
+  }
+  ids(index: string, key: string): readonly string[] {
+    return this.s.ids(index, key);
+  }
+  keys(index: string): IterableIterator<string> {
+    return this.s.keys(index);
+  }
+  count(): number {
+    return this.s.records.size;
+  }
+  all(): IterableIterator<StoredRecord> {
+    return this.s.records.values();
+  }
+}
+
+/** Write access to one collection inside one transaction. Internal. */
+class WriteView extends CollectionReader implements WriteCollection<StoredRecord> {
+  constructor(
+    s: CollectionState,
+    private readonly log: TxLog,
+  ) {
+    super(s);
+  }
+  insert(record: StoredRecord): StoredRecord {
+    const s = this.s;
+    if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
+    s.checkUnique(record);
+    const frozen = deepFreeze({ ...record });
+    this.log.write(s, record.id, frozen);
+    return frozen;
+  }
+  put(record: StoredRecord): StoredRecord {
+    this.s.checkUnique(record);
+    const frozen = deepFreeze({ ...record });
+    this.log.write(this.s, record.id, frozen);
+    return frozen;
+  }
+  update(id: string, patch: Partial<StoredRecord>): StoredRecord {
+    const s = this.s;
+    const prev = s.records.get(id);
+    if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
+    const next = deepFreeze({ ...prev, ...patch, id });
+    s.checkUnique(next);
+    this.log.write(s, id, next);
+    return next;
+  }
+  delete(id: string): boolean {
+    if (!this.s.records.has(id)) return false;
+    this.log.write(this.s, id, null);
+    return true;
+  }
+}
+
+/**
+ * The in-memory state shared by the memory and file stores: collections, indexes and
+ * synchronous transactions with an undo log. Internal to `store/`.
+ */
+export class StoreEngine implements ReadView {
+  private readonly states = new Map<string, CollectionState>();
+  /** Sequence number of the last committed transaction. */
+  seq = 0;
+  private active: Change[] | undefined;
+
+  private state(name: string): CollectionState {
+    let s = this.states.get(name);
+    if (!s) this.states.set(name, (s = new CollectionState(name)));
+    return s;
+  }
+
+  private bound<T extends StoredRecord>(def: CollectionDef<T>): CollectionState {
+    const s = this.state(def.name);
+    if (!s.bound) s.bind(def as unknown as CollectionDef<StoredRecord>);
+    return s;
+  }
+
+  col<T extends StoredRecord>(def: CollectionDef<T>): ReadCollection<T> {
+    const s = this.bound(def);
+    return (s.view ??= new CollectionReader(s)) as unknown as ReadCollection<T>;
+  }
+
+  /**
+   * Runs `fn` as one transaction. On a throw every change is undone and the error rethrown;
+   * otherwise returns the result and the change set (empty when nothing changed).
+   */
+  run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[]; undo: UndoLog } {
+    if (this.active) throw new Error('transactions do not nest: use the tx you were given');
+    const log = new TxLog();
+    this.active = log.changes;
+    const changes = log.changes;
+    const undo = log.undo;
+    // One write view per collection per transaction: domain code calls tx.col(X) for every
+    // record it touches. Views are class instances, so a transaction allocates no closures.
+    const views = new Map<CollectionState, WriteView>();
+    const tx: Tx = {
+      col: <T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T> => {
+        const s = this.bound(def);
+        let view = views.get(s);
+        if (!view) views.set(s, (view = new WriteView(s, log)));
+        return view as unknown as WriteCollection<T>;
+      },
+    };
+    try {
+      const result = fn(tx);
+      if (result instanceof Promise) {
+        throw new Error('a store transaction must be synchronous: do async work before or after it');
+      }
+      if (changes.length > 0) this.seq++;
+      return { result, changes, undo: undo as unknown as UndoLog };
+    } catch (err) {
+      for (let i = undo.length - 1; i >= 0; i--) {
+        const [s, id, prev] = undo[i]!;
+        s.set(id, prev);
+      }
+      throw err;
+    } finally {
+      this.active = undefined;
+    }
+  }
+
+  /**
+   * Takes back a committed transaction that never became durable (its journal write failed).
+   * Transactions are taken back newest first; the caller resets `seq`.
+   */
+  revert(undo: UndoLog): void {
+    const log = undo as unknown as TxLog['undo'];
+    for (let i = log.length - 1; i >= 0; i--) {
+      const [s, id, prev] = log[i]!;
+      s.set(id, prev);
+    }
+  }
+
+  /** Applies a change set read back from the journal. */
+  apply(changes: readonly Change[]): void {
+    for (const [name, id, record] of changes) this.applyOne(name, id, record);
+  }
+
+  /** Applies one change read back from the journal; returns the record it replaced. */
+  applyOne(name: string, id: string, record: StoredRecord | null): StoredRecord | undefined {
+    const s = this.state(name);
+    const prev = s.records.get(id);
+    s.set(id, record ? deepFreeze(record) : null);
+    return prev;
+  }
+
+  /** The declared index keys of `record` in collection `name` (see CollectionState.keysOf). */
+  keysOf(name: string, record: StoredRecord): string[] {
+    return this.states.get(name)?.keysOf(record) ?? [];
+  }
+
+  /** The record under `id` in collection `name`, bound or not (start-up checks). */
+  peek(name: string, id: string): StoredRecord | undefined {
+    return this.states.get(name)?.records.get(id);
+  }
+
+  /** The records of collection `name`, bound or not (start-up checks; binding builds indexes). */
+  rawRecords(name: string): Iterable<StoredRecord> {
+    return this.states.get(name)?.records.values() ?? [];
+  }
+
+  /** Names of the collections holding state. */
+  names(): IterableIterator<string> {
+    return this.states.keys();
+  }
+
+  /** Loads the records of a snapshot. */
+  load(collections: Record<string, StoredRecord[]>): void {
+    for (const [name, records] of Object.entries(collections)) {
+      this.state(name).loadRecords(records);
+    }
+  }
+
+  /** A point-in-time copy of every collection (records are immutable, so arrays suffice). */
+  dump(): Record<string, StoredRecord[]> {
+    const out: Record<string, StoredRecord[]> = {};
+    for (const [name, s] of this.states) out[name] = [...s.records.values()];
+    return out;
+  }
+
+  /**
+   * The greatest id of each collection among those shaped like `newId`'s (a 21-character body
+   * after the prefix; other ids, e.g. `idem_<sha-256>`, carry no time), in plain string order.
+   */
+  *maxIds(): IterableIterator<string> {
+    for (const s of this.states.values()) {
+      let max: string | undefined;
+      for (const id of s.records.keys()) {
+        if (id.length - id.indexOf('_') !== 22) continue;
+        if (max === undefined || id > max) max = id;
+      }
+      if (max !== undefined) yield max;
+    }
+  }
+
+  /** Every record id of every collection, for callers that must observe ids after a load. */
+  *allIds(): IterableIterator<string> {
+    for (const s of this.states.values()) yield* s.records.keys();
+  }
+}

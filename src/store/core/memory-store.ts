@@ -1,0 +1,28 @@
+import { StoreEngine } from './engine.js';
+import type { ReadView, Store, Tx } from './types.js';
+
+/**
+ * A store kept only in memory, for unit tests of domain rules. Same transaction semantics
+ * as the file store; nothing survives the process.
+ */
+export class MemoryStore implements Store {
+  protected readonly engine = new StoreEngine();
+
+  get read(): ReadView {
+    return this.engine;
+  }
+
+  transaction<R>(fn: (tx: Tx) => R): Promise<R> {
+    try {
+      return Promise.resolve(this.engine.run(fn).result);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,158 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StoreEngine } from '../core/engine.js';
+import { JournalCorruptError, StoreDamagedError } from '../core/errors.js';
+import { changeProblem, type StoreIntegrity } from '../core/integrity.js';
+import { keepDamagedCopy, replayJournal, type JournalEntry } from './journal.js';
+import { SCHEMA_VERSION, SnapshotFile } from './snapshot-file.js';
+import { declaredCollections } from '../core/types.js';
+
+/** The journal files of a data directory. */
+export interface JournalFiles {
+  live: string;
+  /**
+   * Journals moved aside by compactions whose snapshot is not written yet (or not known to be):
+   * `journal.old.jsonl`, then `journal.old.2.jsonl`, … — replayed in that order, before `live`.
+   */
+  old: string[];
+}
+
+const OLD = /^journal\.old(?:\.(\d+))?\.jsonl$/;
+
+/** Finds the journal files of `dir`. */
+export function journalFiles(dir: string): JournalFiles {
+  const old = readdirSync(dir)
+    .map((name) => ({ name, m: OLD.exec(name) }))
+    .filter((x) => x.m)
+    .map((x) => ({ path: join(dir, x.name), n: x.m![1] ? Number(x.m![1]) : 1 }))
+    .sort((a, b) => a.n - b.n);
+  return { live: join(dir, 'journal.jsonl'), old: old.map((o) => o.path) };
+}
+
+/** The name the next journal moved aside gets. */
+export function nextOldJournal(dir: string, old: readonly string[]): string {
+  const n = old.length === 0 ? 1 : Number(OLD.exec(old[old.length - 1]!.slice(dir.length + 1))?.[1] ?? 1) + 1;
+  return join(dir, n === 1 ? 'journal.old.jsonl' : `journal.old.${n}.jsonl`);
+}
+
+export interface LoadOptions {
+  integrity?: StoreIntegrity;
+  warn: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Clock ms, for the names of kept copies. */
+  now: number;
+}
+
+const SNAPSHOT_REMEDY = 'Restore db.json from a backup (keep the journal files: they continue it), or the whole data directory';
+
+/**
+ * Loads a data directory into `engine`: the snapshot, then every journal line after it, with
+ * the start-up checks — the snapshot's collections, records and invariant; each line's
+ * checksum (journal.ts), sequence number (the first one follows the snapshot's, or is 1
+ * without one; each next one follows the previous), changes (known collection, record shape)
+ * and conserved quantity. Anything wrong throws a `StoreDamagedError` naming `file:line` and
+ * what to do, after a copy of the damaged journal is kept. Returns the journals moved aside.
+ */
+export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: SnapshotFile, o: LoadOptions): Promise<JournalFiles> {
+  const integrity = o.integrity ?? {};
+  const known = integrity.collections ? new Set([...integrity.collections, ...declaredCollections()]) : undefined;
+  const snap = await snapshot.read();
+  let snapSeq = 0;
+  if (snap) {
+    if (snap.schema_version !== SCHEMA_VERSION) {
+      throw new Error(
+        `${snapshot.file} has schema version ${snap.schema_version}; this pinbot reads version ${SCHEMA_VERSION}. ` + `Use the pinbot release that wrote it, or restore a backup.`,
+      );
+    }
+    if (!Number.isSafeInteger(snap.seq) || snap.seq < 0) throw new StoreDamagedError(snapshot.file, `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`, SNAPSHOT_REMEDY);
+    for (const [name, records] of Object.entries(snap.collections)) {
+      if (known && !known.has(name)) throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);
+      const check = integrity.records && Object.hasOwn(integrity.records, name) ? integrity.records[name] : undefined;
+      if (!check) continue;
+      for (const r of records) {
+        const why = check(r);
+        if (why !== undefined) throw new StoreDamagedError(snapshot.file, `${name} ${r.id}: ${why}`, SNAPSHOT_REMEDY);
+      }
+    }
+    engine.load(snap.collections);
+    snapSeq = snap.seq;
+    const why = integrity.verify?.((name) => engine.rawRecords(name));
+    if (why !== undefined) throw new StoreDamagedError(snapshot.file, why, SNAPSHOT_REMEDY);
+  }
+  engine.seq = snapSeq;
+
+  const files = journalFiles(dir);
+  const conserved = integrity.conserved;
+  const conservedIn = new Set(conserved?.collections ?? []);
+  let last: number | undefined; // sequence number of the last line read, in any file
+  const apply = (e: JournalEntry, where: string) => {
+    let d = 0;
+    for (const change of e.c) {
+      const why = changeProblem(change, known, integrity.records);
+      if (why !== undefined) throw new JournalCorruptError(where, why);
+      const [name, id, record] = change;
+      const before = engine.applyOne(name, id, record);
+      if (conserved && conservedIn.has(name)) d += conserved.delta(name, before, record);
+    }
+    if (d !== 0) throw new JournalCorruptError(where, `this transaction changes ${conserved!.what} by ${d > 0 ? '+' : ''}${d}; every transaction keeps it unchanged`);
+    engine.seq = e.s;
+  };
+  for (const file of [...files.old, ...(existsSync(files.live) ? [files.live] : [])]) {
+    const isOld = file !== files.live;
+    let skipped = false;
+    try {
+      replayJournal(
+        file,
+        (e, line) => {
+          const where = `${file}:${line}`;
+          if (last === undefined && e.s > snapSeq + 1) throw missingStart(where, e.s, snapSeq, snapshot.file);
+          if (last !== undefined && e.s !== last + 1) {
+            throw new JournalCorruptError(where, `transaction ${e.s} follows transaction ${last} (a line was deleted, repeated or moved)`);
+          }
+          last = e.s;
+          if (e.s <= snapSeq) {
+            // Lines of a journal moved aside by a compaction whose snapshot is written: in it.
+            if (!isOld) throw snapshotAhead(where, e.s, snapSeq, file);
+            skipped = true;
+            return;
+          }
+          if (skipped) throw new JournalCorruptError(where, `db.json (transaction ${snapSeq}) ends inside this file, not where a compaction cut the journal`);
+          apply(e, where);
+        },
+        { warn: o.warn, now: o.now },
+      );
+    } catch (err) {
+      if (err instanceof StoreDamagedError && !err.kept) throw err.withCopy(keepDamagedCopy(file, o.now));
+      throw err;
+    }
+  }
+  if (last !== undefined && last < snapSeq) {
+    const file = files.old[files.old.length - 1]!;
+    throw snapshotAhead(file, last, snapSeq, 'the journal files (journal.jsonl, journal.old*.jsonl)').withCopy(keepDamagedCopy(file, o.now));
+  }
+  return files;
+}
+
+/** The journal does not start where the snapshot ends. Internal. */
+function missingStart(where: string, first: number, snapSeq: number, snapshotFile: string): StoreDamagedError {
+  if (snapSeq === 0 && !existsSync(snapshotFile)) {
+    return new StoreDamagedError(
+      where,
+      `db.json is missing, but the journal starts at transaction ${first}, not 1: transactions 1–${first - 1} are only in a snapshot`,
+      `Put db.json back (from a backup) and keep the journal files; starting without it would lose every user and key it holds`,
+    );
+  }
+  return new StoreDamagedError(
+    where,
+    `the journal starts at transaction ${first}, but db.json ends at ${snapSeq}: transactions ${snapSeq + 1}–${first - 1} are missing`,
+    `db.json is older than the journal (restored from an old backup?). Put back the db.json that goes with this journal, or restore the whole data directory from one backup`,
+  );
+}
+
+/** The snapshot is ahead of the journal (its lines would be skipped unseen). Internal. */
+function snapshotAhead(where: string, seq: number, snapSeq: number, move: string): StoreDamagedError {
+  return new StoreDamagedError(
+    where,
+    `db.json (transaction ${snapSeq}) is ahead of the journal (transaction ${seq}): the journal is older than the snapshot`,
+    `If this directory is a copy taken while the server ran, db.json already holds these lines: move ${move} aside and start again. Otherwise restore the data directory from a backup`,
+  );
+}

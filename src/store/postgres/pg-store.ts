@@ -1,0 +1,423 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { observeId } from '../../util/ids.js';
+import { StoreEngine } from '../core/engine.js';
+import { StorageUnavailableError } from '../core/errors.js';
+import type { StoreIntegrity } from '../core/integrity.js';
+import { callCommit, encodeBatch, runBatch, wasWritten, type CommitResult, type Outcome } from './pg-commit.js';
+import { Listener } from './pg-listen.js';
+import { checkSchemaName, ensureSchema, q } from './pg-schema.js';
+import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
+import type { Change, ReadView, Store, StoreHealth, StoredRecord, Tx } from '../core/types.js';
+import { WriteGate } from '../core/write-gate.js';
+
+export interface PgStoreOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  /** Schema holding the tables (default `pinbot`). */
+  schema?: string;
+  /** Connections of this process (default 10). */
+  poolSize?: number;
+  /** Start-up checks supplied by the code above the store (collections, records, money). */
+  integrity?: StoreIntegrity;
+  warn?: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Clock ms for `health()`; default Date.now. */
+  now?: () => number;
+  /** After a connection failure: ms until the first retry, doubling up to `maxMs`. */
+  retry?: { firstMs?: number; maxMs?: number };
+}
+
+interface Pending {
+  fn: (tx: Tx) => unknown;
+  resolve: (v: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Transactions sent in one commit at most. */
+const MAX_BATCH = 256;
+/** Log rows kept behind the head (a process further behind reloads the tables). */
+const KEEP = 10_000;
+const TRIM_EVERY = 1000;
+/** Commit attempts without the head lock before a batch takes it and runs under it. */
+const OPTIMISTIC_TRIES = 3;
+
+/**
+ * The store on PostgreSQL, for several `pinbot serve` processes on one database. Each process
+ * keeps the whole state in memory (the engine of the file store: same collections, indexes and
+ * synchronous all-or-nothing transactions); PostgreSQL holds one table per collection and the
+ * shared change log, and serialises commits.
+ *
+ * A commit runs the queued transaction functions on the local state at sequence N (taking their
+ * changes back at once, so no reader sees them early), then calls `commit(N, …)` in PostgreSQL,
+ * which locks the head row: if the head is still N, the rows and log entries are written in that
+ * database transaction; if not, this process applies the log entries it missed and runs the
+ * functions again (after 3 tries, under the head lock, so a batch always gets through). So every
+ * transaction, money rules included, ran on the latest state: serializable by construction. A
+ * function may run more than once; only its last run counts (functions only touch `tx`).
+ *
+ * Other processes' commits arrive by LISTEN/NOTIFY. `durable()` (awaited by the API before a
+ * read is answered) waits for this process's commits and then for one look at the head started
+ * after it was called: a read sees every write acknowledged, by any process, before it began.
+ *
+ * A lost connection during a commit leaves its outcome unknown: the batch waits (its requests
+ * are not answered) until the database answers again and the log says whether it was written;
+ * meanwhile new transactions and reads are refused (`StorageUnavailableError`, 503).
+ *
+ * @example
+ * const store = await PgStore.open({ url: process.env.DATABASE_URL! });
+ * await store.transaction((tx) => tx.col(Users).insert(user));
+ */
+export class PgStore implements Store {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  private readonly engine = new StoreEngine();
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  /** Serialises changes to the engine: commits and catch-ups. */
+  private mutex: Promise<void> = Promise.resolve();
+  private lastCommit: Promise<void> = Promise.resolve();
+  private tables = new Set<string>();
+  private readonly listener: Listener;
+  private readonly remote = new Set<(changes: readonly Change[]) => void>();
+  private freshWaiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
+  private checking = false;
+  private closed = false;
+  private readonly gate: WriteGate;
+  private readonly origin = randomBytes(6).toString('hex');
+  private batchNo = 0;
+  private readonly warn: NonNullable<PgStoreOptions['warn']>;
+
+  private constructor(private readonly opts: PgStoreOptions) {
+    this.schema = checkSchemaName(opts.schema ?? 'pinbot');
+    this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
+    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    // An idle connection that drops is replaced on the next query; it must not crash the process.
+    this.pool.on('error', (err) => this.warn(`a PostgreSQL connection failed: ${err.message}`));
+    this.gate = new WriteGate({
+      now: opts.now ?? Date.now,
+      warn: this.warn,
+      retry: { firstMs: opts.retry?.firstMs ?? 500, maxMs: opts.retry?.maxMs ?? 10_000 },
+      tryWrite: async () => (await this.pool.query('SELECT 1'), true),
+      subject: 'the database',
+      medium: 'the database',
+      readsGoOn: false,
+    });
+    this.listener = new Listener({
+      url: opts.url,
+      schema: this.schema,
+      onCommit: () => this.catchUpInBackground(),
+      onError: (err) => {
+        this.warn(`the PostgreSQL notification connection failed (${err.message}); reconnecting`);
+        // /healthz says 503 until a test query succeeds (the database may be gone)
+        if (!this.closed) this.gate.failed(err);
+      },
+    });
+  }
+
+  /** Connects, creates the tables when missing, loads and checks the state, and listens. */
+  static async open(opts: PgStoreOptions): Promise<PgStore> {
+    const store = new PgStore(opts);
+    try {
+      const client = await store.pool.connect();
+      try {
+        await ensureSchema(client, store.schema);
+      } finally {
+        client.release();
+      }
+      const state = await readState(store.pool, store.schema);
+      checkState(state, store.schema, opts.integrity);
+      store.engine.load(state.collections);
+      store.engine.seq = state.head;
+      for (const name of Object.keys(state.collections)) store.tables.add(name);
+      for (const id of store.engine.maxIds()) observeId(id);
+      await store.listener.start();
+      await store.catchUp();
+      return store;
+    } catch (err) {
+      store.closed = true;
+      await store.listener.stop();
+      await store.pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get read(): ReadView {
+    return this.engine;
+  }
+
+  /** Sequence number of the last transaction applied here. */
+  get seq(): number {
+    return this.engine.seq;
+  }
+
+  /** A point-in-time copy of every collection (export; records are immutable). */
+  dump(): Record<string, StoredRecord[]> {
+    return this.engine.dump();
+  }
+
+  /** The declared index keys of a record of a bound collection (see StoreEngine.keysOf). */
+  keysOf(collection: string, record: StoredRecord): string[] {
+    return this.engine.keysOf(collection, record);
+  }
+
+  health(): StoreHealth {
+    return this.gate.health();
+  }
+
+  transaction<R>(fn: (tx: Tx) => R): Promise<R> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+    const done = new Promise<R>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.kick();
+    });
+    this.lastCommit = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  }
+
+  /**
+   * Resolves once this process's transactions so far are settled and the state here includes
+   * every transaction committed (by any process) before the call. Rejects with
+   * `StorageUnavailableError` when the database cannot be reached.
+   */
+  async durable(): Promise<void> {
+    await this.lastCommit;
+    await new Promise<void>((resolve, reject) => {
+      this.freshWaiters.push({ resolve, reject });
+      this.kickFresh();
+    });
+  }
+
+  /** One catch-up for every waiter that came before it started (coalesced). Internal. */
+  private kickFresh(): void {
+    if (this.checking || this.freshWaiters.length === 0) return;
+    this.checking = true;
+    const waiters = this.freshWaiters.splice(0);
+    this.catchUp().then(
+      () => waiters.forEach((w) => w.resolve()),
+      (err) => {
+        if (outcomeUnknown(err)) this.gate.failed(err);
+        const refusal = outcomeUnknown(err) ? this.gate.refusal() : err;
+        waiters.forEach((w) => w.reject(refusal));
+      },
+    ).finally(() => {
+      this.checking = false;
+      this.kickFresh();
+    });
+  }
+
+  /** Runs `fn` with the engine to itself. Internal. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.mutex.then(fn);
+    this.mutex = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
+  }
+
+  /**
+   * Hears the commits of other processes once they are applied here (the embedded server wakes
+   * its bots with them, as with its own). Returns the unsubscribe.
+   */
+  onRemoteCommit(listener: (changes: readonly Change[]) => void): () => void {
+    this.remote.add(listener);
+    return () => void this.remote.delete(listener);
+  }
+
+  /** Applies every log entry up to the head (reloading the tables after a gap). */
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const { head, entries } = await fetchLog(this.pool, this.schema, this.engine.seq);
+      if (head <= this.engine.seq) return;
+      const complete = await this.exclusive(async () => {
+        if (this.applyRemote(entries, head)) return this.engine.seq >= head;
+        const state = await readState(this.pool, this.schema);
+        replaceState(this.engine, state);
+        for (const name of Object.keys(state.collections)) this.tables.add(name);
+        return true;
+      });
+      if (complete) return;
+    }
+  }
+
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = this.exclusive(() => this.flushLoop()).finally(() => {
+      this.flushing = undefined;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        await this.commitBatch(batch);
+      } catch (err) {
+        if (batch.length === 1 || err instanceof StorageUnavailableError) {
+          for (const p of batch) p.reject(err);
+          continue;
+        }
+        // The database refused the batch (not the connection): one by one, so only the
+        // transaction it refuses fails.
+        for (const p of batch) await this.commitBatch([p]).catch((e: unknown) => p.reject(e));
+      }
+    }
+  }
+
+  /** Commits one batch: optimistic tries, then under the head lock. Under the mutex. */
+  private async commitBatch(batch: readonly Pending[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > OPTIMISTIC_TRIES) return this.commitLocked(batch);
+      const base = this.engine.seq;
+      const outcomes = runBatch(this.engine, batch, this.tables);
+      const writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
+      if (writes.length === 0) {
+        // Nothing to write: the outcomes hold if this state was the head.
+        const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
+        if (head === base) return this.settle(batch, outcomes, []);
+        if (!this.applyRemote(entries, head)) await this.reload();
+        continue;
+      }
+      const origin = `${this.origin}:${++this.batchNo}`;
+      const r = await this.send(base, origin, writes, this.pool);
+      if (!r.ok) {
+        if (!this.applyRemote(r.entries, r.head)) await this.reload();
+        continue;
+      }
+      return this.settle(batch, outcomes, writes);
+    }
+  }
+
+  /** The last resort of a batch that keeps losing: holds the head lock while it runs. */
+  private async commitLocked(batch: readonly Pending[]): Promise<void> {
+    const client = await this.guard(() => this.pool.connect());
+    let outcomes: Outcome[] = [];
+    let writes: Array<Extract<Outcome, { ok: true }>> = [];
+    try {
+      await client.query('BEGIN');
+      const head = Number((await client.query(`SELECT seq FROM ${q(this.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
+      while (this.engine.seq < head) {
+        const { entries } = await fetchLog(client, this.schema, this.engine.seq);
+        if (!this.applyRemote(entries, head)) {
+          await client.query('ROLLBACK');
+          await this.reload();
+          return this.commitBatch(batch);
+        }
+      }
+      outcomes = runBatch(this.engine, batch, this.tables);
+      writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
+      if (writes.length > 0) {
+        const r = await this.send(head, `${this.origin}:${++this.batchNo}`, writes, client, true);
+        if (!r.ok) throw new Error('the head moved while this process held its lock');
+      } else await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+    this.settle(batch, outcomes, writes);
+  }
+
+  /**
+   * Calls `commit` in PostgreSQL. A refused statement rejects; a lost connection waits until
+   * the log tells whether the batch was written. Internal.
+   */
+  private async send(base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<CommitResult> {
+    const args = encodeBatch(
+      writes.map((w) => w.changes),
+      this.tables,
+      (name, record) => this.engine.keysOf(name, record),
+    );
+    try {
+      const r = await callCommit(db, this.schema, base, origin, args);
+      if (inTx) await (db as pg.PoolClient).query('COMMIT');
+      if (!r.ok) return r;
+    } catch (err) {
+      if (!outcomeUnknown(err)) throw err;
+      this.gate.failed(err);
+      if (!(await wasWritten(this.pool, this.schema, base, origin))) throw this.gate.refusal();
+    }
+    for (const name of args.newTables) this.tables.add(name);
+    const head = base + writes.length;
+    if (Math.floor(head / TRIM_EVERY) > Math.floor(base / TRIM_EVERY) && head > KEEP) {
+      void this.pool.query(`DELETE FROM ${q(this.schema, '_log')} WHERE seq <= $1`, [head - KEEP]).catch((err) => this.warn(`trimming the change log failed: ${(err as Error).message}`));
+    }
+    return { ok: true };
+  }
+
+  /** Applies the committed writes and answers every caller of the batch. Internal. */
+  private settle(batch: readonly Pending[], outcomes: Outcome[], writes: ReadonlyArray<Extract<Outcome, { ok: true }>>): void {
+    for (const w of writes) {
+      this.engine.apply(w.changes);
+      this.engine.seq++;
+    }
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) p.resolve(o.result);
+      else p.reject(o.error);
+    });
+  }
+
+  /**
+   * Applies other processes' log entries and tells the listeners of their commits (whichever
+   * path applies them: a catch-up, or a commit that found the head moved). False on a gap (the
+   * caller reloads; listeners hear nothing of what the gap held). Internal.
+   */
+  private applyRemote(entries: ReadonlyArray<[number, Change[]]>, head: number): boolean {
+    const from = this.engine.seq;
+    if (!applyEntries(this.engine, entries, head)) return false;
+    for (const [seq, changes] of this.remote.size ? entries : []) {
+      if (seq <= from || seq > this.engine.seq) continue;
+      for (const l of this.remote) {
+        try {
+          l(changes);
+        } catch (err) {
+          this.warn(`a listener of other processes' commits failed: ${(err as Error).message}`);
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Reloads every table (the log no longer reaches back to this state). Internal. */
+  private async reload(): Promise<void> {
+    const state = await this.guard(() => readState(this.pool, this.schema));
+    replaceState(this.engine, state);
+    for (const name of Object.keys(state.collections)) this.tables.add(name);
+  }
+
+  /** Runs a query; a lost connection turns into `StorageUnavailableError`. Internal. */
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!outcomeUnknown(err)) throw err;
+      this.gate.failed(err);
+      throw this.gate.refusal();
+    }
+  }
+
+  /** A catch-up in the background (notifications), sharing the coalesced look at the head. */
+  private catchUpInBackground(): void {
+    if (this.closed) return;
+    this.freshWaiters.push({ resolve: () => undefined, reject: () => undefined });
+    this.kickFresh();
+  }
+
+  /** Waits for queued commits, then closes the connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.flushing) await this.flushing;
+    this.closed = true;
+    this.gate.close();
+    await this.listener.stop();
+    await this.mutex;
+    await this.pool.end();
+  }
+}
