@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,8 +57,10 @@ function position(err: unknown, file: string): { line?: number; col?: number } {
 }
 
 /** Node reports a syntax error of an ES module without its position: `node --check` has it. Internal. */
-function checkSyntax(file: string): { line?: number } {
+async function checkSyntax(file: string): Promise<{ line?: number }> {
   if (!/\.m?js$/.test(file)) return {};
+  // loaded for this rare case only: a CLI call that loads plugins fine never needs it
+  const { spawnSync } = await import('node:child_process');
   const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
   const m = /:(\d+)\s*$/m.exec(r.stderr.split('\n')[0] ?? '');
   return m ? { line: Number(m[1]) } : {};
@@ -149,7 +150,7 @@ export async function importFile(file: string, origin?: PluginOrigin): Promise<I
   } catch (err) {
     const syntax = err instanceof SyntaxError || (err as Error)?.name === 'TransformError' || /Transform failed|Parse fail|PARSE_ERROR/.test(describeThrown(err));
     let pos = position(err, file);
-    if (syntax && pos.line === undefined) pos = checkSyntax(file);
+    if (syntax && pos.line === undefined) pos = await checkSyntax(file);
     const missing = (err as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND';
     const moduleType = moduleTypeHint(err, file);
     return {
