@@ -19,7 +19,7 @@ import { LimitError, traceInfo, type RunScope, type TriggerDef } from '../contra
 import type { TraceReason } from '../contract/trace-reasons.js';
 import { FairQueue } from './fair-queue.js';
 import { chooseBranch, errorScope, guardHolds, Restarted, Restarts } from './run-control.js';
-import { LoopGuard } from './loop-guard.js';
+import { answeredAt, LoopGuard } from './loop-guard.js';
 import { iso } from '../../clock/clock.js';
 
 export interface EngineDeps {
@@ -244,7 +244,7 @@ export class RuleRunner {
     try {
       if (this.d.signal.aborted) throw new Interrupted();
       if (!progress.decision) {
-        let decision = this.screen(actor, loopKey) ?? (await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, (signal) => this.decide(rule, scope, trigger, signal), this.d.signal)));
+        let decision = this.screen(actor) ?? (await this.loopCheck(rule, entry, actor, loopKey)) ?? (await this.persist('condition', () => withStepTimeout(`the conditions of rule ${rule.id}`, this.d.stepTimeoutMs, (signal) => this.decide(rule, scope, trigger, signal), this.d.signal)));
         // mode single: only a run that would take its steps is skipped while another one goes
         if (decision.run && rule.mode === 'single' && (this.running.get(rule.id) ?? 0) > 0) {
           decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
@@ -299,9 +299,12 @@ export class RuleRunner {
       if (failed) Object.assign(trace, { outcome: 'failed', reason: failed.reason, message: failed.message }, failed.plugin ? { plugin: failed.plugin, frame: failed.frame } : {});
       else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
       await this.finishRun(rule, entry, shared, progress, pending);
-      if (rule.steps.some((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done')) {
-        const until = await this.guard.acted(loopKey, this.d.clock.now());
-        if (until !== undefined) this.d.log.warn({ rule: rule.id, key: loopKey }, `bot ${this.d.bot.name}: loop suspected in ${loopKey} (its answers keep getting answered); paused until ${iso(until)}`);
+      const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
+      if (acted.length) {
+        // the answer's server time: from its result, else the event's time plus the time since the bot saw it
+        const now = this.d.clock.now();
+        const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
+        this.guard.answered(loopKey, answeredAt(acted.map((st) => progress.steps[st.index]!.result), fallback));
       }
     } catch (err) {
       if (runSignal?.aborted && !this.d.signal.aborted) {
@@ -327,14 +330,20 @@ export class RuleRunner {
     }
   }
 
-  /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`), or from a conversation the loop guard paused. */
-  private screen(actor: UserRef | undefined, loopKey: string | undefined): Decision | undefined {
+  /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
+  private screen(actor: UserRef | undefined): Decision | undefined {
     if (this.d.bot.ignoreBots && actor && this.d.isBot?.(actor.id)) {
       return { run: false, reason: 'from_bot', message: `${actor.display_name} (${actor.pin_code}) is a bot, and ignore_bots is on` };
     }
-    const until = this.guard.pausedUntil(loopKey, this.d.clock.now());
-    if (until !== undefined) return { run: false, reason: 'loop_suspected', message: `the bot kept answering in ${loopKey}: paused until ${iso(until)} (loop_guard)` };
     return undefined;
+  }
+
+  /** The loop guard: an exchange that looks like a loop between bots is paused (traced `loop_suspected`). */
+  private async loopCheck(rule: CompiledRule, entry: InboxEntry, actor: UserRef | undefined, loopKey: string | undefined): Promise<Decision | undefined> {
+    const verdict = await this.guard.check(loopKey, entry.event, !!actor && this.d.isBot?.(actor.id) === true, this.d.clock.now());
+    if (!verdict) return undefined;
+    if (verdict.tripped) this.d.log.warn({ rule: rule.id, key: loopKey }, `bot ${this.d.bot.name}: loop suspected: ${verdict.message}`);
+    return { run: false, reason: 'loop_suspected', message: verdict.message };
   }
 
   private decide(rule: CompiledRule, scope: RunScope, trigger: TriggerDef, signal: AbortSignal) {
