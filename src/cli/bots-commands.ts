@@ -1,17 +1,15 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
 import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
-import { BotHost, formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
+import { formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
-import { tracesFromDatabase, tracesFromFiles } from '../services/bots.js';
-import { botStateStores } from '../services/state-stores.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
@@ -99,6 +97,8 @@ export function registerBotCommands(program: Command): void {
     } catch {
       throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
     }
+    // the runtime is loaded by the commands that run bots, not by validate or list
+    const [{ BotHost }, { botStateStores }] = await Promise.all([import('../runtime/index.js'), import('../services/state-stores.js')]);
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
@@ -185,6 +185,7 @@ export function registerBotCommands(program: Command): void {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
       const config = loadConfig(opts.config);
+      const { tracesFromDatabase, tracesFromFiles } = await import('../services/bots.js');
       // with PostgreSQL the history is in the database, whichever process ran the bot
       const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, 'bots'), name, limit);
       const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, 'bots');

@@ -5,6 +5,12 @@ import type { LoadedScenario } from './load.js';
 import type { RunListener, ScenarioResult, StepResult } from './runner.js';
 
 /** What a worker is started with (in its environment). Internal. */
+/**
+ * What a worker process runs: compiled, worker.js itself (no loader to start); from the sources
+ * (tests, a checkout run with PINBOT_FROM_SOURCE=1), worker-entry.js, which registers tsx first.
+ */
+const WORKER_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.js' : './worker.js', import.meta.url));
+
 export interface WorkerSetup {
   remote?: { url: string; keys: Record<string, string> };
   allowOutsideRoot?: boolean;
@@ -61,7 +67,7 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
       }
     };
     for (let i = 0; i < Math.min(o.threads, scenarios.length); i++) {
-      const w = fork(fileURLToPath(new URL('./worker-entry.js', import.meta.url)), [], {
+      const w = fork(WORKER_ENTRY, [], {
         env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote, allowOutsideRoot: o.allowOutsideRoot } satisfies WorkerSetup) },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: [],

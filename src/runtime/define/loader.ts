@@ -52,7 +52,10 @@ function validatorFor(registry: Registry): ValidateFunction {
   const text = JSON.stringify(schema);
   let fn = compiled.get(text);
   if (!fn) {
-    fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
+    // Compiled at every CLI start: no optimising pass over the generated code, and no check
+    // against the meta-schema (the built-ins' schemas are ours; plugins' schemas were checked
+    // when their plugin loaded, plugin-api/shape.ts) — each costs more than it saves.
+    fn = new Ajv({ allErrors: true, strict: false, verbose: true, code: { optimize: false }, validateSchema: false }).compile(schema);
     if (compiled.size >= 16) compiled.clear();
     compiled.set(text, fn);
   }
