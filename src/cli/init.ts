@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { pluginSource, pluginTest } from './plugin-template.js';
 
 /** The folder of the files `pinbot init` copies (shipped in the package beside `src/`). */

@@ -41,6 +41,8 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
   envAllow?: readonly string[];
+  /** Remote servers bot files may name (config `bots.allowed_servers`); `server` is added to them. */
+  allowedServers?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
@@ -57,6 +59,8 @@ export interface HostOptions {
    * runs only the bots whose lease it holds, and every write of their state is fenced by it.
    */
   placement?: BotPlacement;
+  /** Told of every trace as a bot records it (the web console's live timeline). */
+  onTrace?: (trace: Trace) => void;
 }
 
 /** One bot file as the host sees it. */
@@ -64,7 +68,7 @@ export interface BotStatus {
   name?: string;
   file: string;
   /** `elsewhere`: another process on the database runs it (its lease is theirs). */
-  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled' | 'elsewhere';
+  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled' | 'elsewhere' | 'paused';
   message?: string;
   version?: string;
   dry_run?: boolean;
@@ -87,6 +91,8 @@ interface Slot {
   warnings?: FileProblem[];
   runner?: BotRunner;
   traces?: TraceLog;
+  /** Paused by the operator (`pause`): not run until `resume` or a change of its file. */
+  paused?: boolean;
 }
 
 /**
@@ -148,6 +154,37 @@ export class BotHost {
     await runner.stop();
   }
 
+  /**
+   * Pauses a running bot: its runner stops, its file stays loaded, its cursors stay where they
+   * are — the events that come meanwhile wait and are handled after `resume`. A change of its
+   * file starts it again. Not with bots shared out between processes (use `enabled: false`).
+   * Returns whether it was paused.
+   */
+  pause(name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      const slot = this.named(name);
+      if (this.o.placement || !slot?.runner) return false;
+      const runner = slot.runner;
+      slot.runner = undefined;
+      slot.paused = true;
+      await runner.stop();
+      this.o.log.info({ bot: name }, `bot ${name} paused`);
+      return true;
+    });
+  }
+
+  /** Starts a paused bot again; returns whether it was paused. */
+  resume(name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      const slot = this.named(name);
+      if (this.stopped || !slot?.paused || !slot.bot || slot.runner) return false;
+      slot.paused = false;
+      await this.launch(slot, slot.bot);
+      this.o.log.info({ bot: name }, `bot ${name} resumed`);
+      return true;
+    });
+  }
+
   /** Re-reads the files (serialised: a reload waits for the one before). */
   reload(): Promise<BotStatus[]> {
     return this.serialised(() => this.doReload());
@@ -185,7 +222,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow, allowedServers: [...(this.o.allowedServers ?? []), ...(this.o.server ? [this.o.server] : [])] });
       const bot = res.bot;
       for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];
@@ -227,7 +264,7 @@ export class BotHost {
   private runtimeProblem(bot: CompiledBot): string | undefined {
     const server = this.o.server ?? bot.server;
     if (server === 'embedded' && !this.o.embedded) return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
-    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:VAR} to run against a remote server';
+    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
     return undefined;
   }
 
@@ -244,6 +281,7 @@ export class BotHost {
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
     const traces = archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
+    traces.onAdd = this.o.onTrace;
     slot.traces = traces;
     const log = this.o.log.child({ bot: bot.name });
     const runner = new BotRunner({
@@ -311,6 +349,7 @@ export class BotHost {
         const owner = this.o.placement.ownerOf(s.bot.name);
         return { ...base, status: 'elsewhere', message: owner ? `runs in process ${owner}` : 'waiting for its lease (another process had it)' };
       }
+      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list(1)[0]?.at };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       const lastRun = s.traces?.list(1)[0]?.at;
