@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,4 +162,24 @@ describe('a project made by pinbot init on the built package', () => {
     expect(vitest.stdout + vitest.stderr).toMatch(/Tests +1 passed/);
     expect(vitest.status).toBe(0);
   }, 120_000);
+
+  it('npm start serves and runs its bot (everything serve reads ships in dist/)', async () => {
+    const project = join(tmp.dir, 'my-bots');
+    const server = spawn(process.execPath, [join(project, 'node_modules/pinbot/bin/pinbot.js'), 'serve', '--port', '0'], { cwd: project, env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' } });
+    let out = '';
+    server.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    server.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const exited = once(server, 'exit');
+    try {
+      await Promise.race([
+        new Promise<void>((ok) => server.stdout.on('data', () => /running as Welcome Bot/.test(out) && ok())),
+        exited.then(() => undefined),
+      ]);
+      expect(out).toMatch(/"msg":"listening on http:\/\/127\.0\.0\.1:\d+"/);
+      expect(out).toContain('bot welcome running as Welcome Bot');
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
 });
