@@ -23,9 +23,11 @@ if (r.status !== 0) {
   console.error('pinbot build: tsc failed (see above); dist/ is incomplete');
   process.exit(r.status ?? 1);
 }
-// JSON the code reads with readFileSync(new URL('./x.json', import.meta.url)) must sit beside it.
+// Files the code reads beside itself must sit beside it in dist/ too: JSON read with
+// readFileSync(new URL('./x.json', import.meta.url)), and the web console's assets/ (served as
+// they are; without them `pinbot serve` of the package fails at start).
 for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
-  if (!e.isFile() || !e.name.endsWith('.json')) continue;
+  if (!e.isFile() || !(e.name.endsWith('.json') || relative(src, e.parentPath).split(/[\\/]/).includes('assets'))) continue;
   const from = join(e.parentPath, e.name);
   const to = join(dist, relative(src, from));
   cpSync(from, to);

@@ -20,6 +20,7 @@ const GROUPS: Record<string, () => Promise<(program: Command) => void>> = {
   scenario: async () => (await import('./scenario-commands.js')).registerScenarioCommands,
   store: async () => (await import('./store-commands.js')).registerStoreCommands,
   console: async () => (await import('./console-commands.js')).registerConsoleCommands,
+  init: async () => (await import('./init.js')).registerInitCommand,
 };
 GROUPS.keys = GROUPS.clock = GROUPS.users!;
 GROUPS.schemas = GROUPS.plugins!;
@@ -51,7 +52,7 @@ async function operatorError(err: unknown): Promise<boolean> {
     import('../store/transfer.js'),
     import('pg'),
   ]);
-  const known = [admin.AdminError, config.ConfigError, lock.DataDirLockedError, server.PortInUseError, server.ListenError, snapshot.SnapshotError, store.StoreDamagedError, transferCheck.TransferMismatchError, transfer.TargetNotEmptyError, pg.default.DatabaseError];
+  const known = [admin.AdminError, config.ConfigError, lock.DataDirLockedError, server.PortInUseError, server.ListenError, snapshot.SnapshotError, store.StoreDamagedError, store.DataFormatError, transferCheck.TransferMismatchError, transfer.TargetNotEmptyError, pg.default.DatabaseError];
   return known.some((c) => err instanceof c);
 }
 

@@ -11,7 +11,8 @@ export function pluginSource(name: string, hostVersion: string): string {
  *     do:
  *       - ${name}.greet: { name: "{{ event.sender.display_name }}" }
  *
- * See docs/plugins.md for the whole API (state, schedule, event sources, the test kit).
+ * pinbot's docs/plugins.md (node_modules/pinbot/docs/ in a project) has the whole API: state,
+ * schedule, event sources, the test kit.
  */
 export default definePlugin({
   name: '${name}',
@@ -75,10 +76,12 @@ rules:
 `;
 }
 
-/** A bot file using the new plugin (printed, not written: bots/ runs with \`npm start\`). */
-export function exampleBot(name: string): string {
-  return `# yaml-language-server: $schema=../schemas/bot.schema.json
-name: ${name}-demo
+/**
+ * A bot file using the new plugin (printed, not written: the bots of bots/ run at the next
+ * start). `schema` is the editor schema as seen from bots/, when there is one.
+ */
+export function exampleBot(name: string, schema?: string): string {
+  return `${schema ? `# yaml-language-server: $schema=${schema}\n` : ''}name: ${name}-demo
 as: ${name[0]!.toUpperCase()}${name.slice(1)} Bot
 create_user: true
 rules:

@@ -12,6 +12,7 @@ import { createRegistry } from '../runtime/index.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { exampleBot, pluginSource, pluginTest } from './plugin-template.js';
+import { docRef, schemaRef, startCommand, testCommand } from './project-hints.js';
 import { writeSchemas } from './schemas.js';
 
 interface Common {
@@ -82,13 +83,15 @@ export function registerPluginCommands(program: Command): void {
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, pluginSource(name, PINBOT_VERSION));
     writeFileSync(test, pluginTest(name));
-    const out = [`created ${relative('.', file)} (the plugin: action ${name}.greet)`, `created ${relative('.', test)} (its test: npm test -- ${relative('.', test)})`];
+    const out = [`created ${relative('.', file)} (the plugin: action ${name}.greet)`, `created ${relative('.', test)} (its test: ${testCommand(relative('.', test))})`];
     if (existsSync(resolve('schemas'))) {
       const written = await writeSchemas({ config, log: createLogger({ level: 'silent' }) });
       if (!Array.isArray(written)) out.push(`schemas/ not updated: ${notLoaded(written.invalid)}`);
       else for (const w of written) if (w.changed) out.push(`updated ${relative('.', w.file)} (editors now complete ${name}.*)`);
     }
-    out.push('', 'Use it in a bot, e.g. bots/' + `${name}-demo.yaml:`, '', exampleBot(name), 'Then: npx pinbot bots validate, and npm start. See docs/plugins.md.');
+    else out.push(`(editors complete ${name}.* in bot files once \`npx pinbot schemas\` has written schemas/ with your plugins: point their first line at ../schemas/bot.schema.json)`);
+    const doc = docRef('plugins.md');
+    out.push('', 'Use it in a bot, e.g. ' + `${config.bots.dir}/${name}-demo.yaml:`, '', exampleBot(name, schemaRef('bot.schema.json', config.bots.dir)), `Then: npx pinbot bots validate, and ${startCommand()}.${doc ? ` See ${doc}.` : ''}`);
     process.stdout.write(out.join('\n') + '\n');
   });
 

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import type pg from 'pg';
+import { writeDataFormat } from './file/data-format.js';
 import { checkCollectionName, ensureSchema, inTransaction, q } from './postgres/pg-schema.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './file/snapshot-file.js';
 import type { StoredRecord } from './core/types.js';
@@ -76,5 +77,6 @@ export async function writeDataDir(dir: string, collections: Record<string, Stor
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq, collections };
   await new Low<Snapshot | null>(new SnapshotFile(join(dir, 'db.json')), snapshot).write();
+  writeDataFormat(dir);
   await fsyncPath(dir);
 }

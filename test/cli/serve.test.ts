@@ -97,7 +97,8 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     const { code, signal } = await server.exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     const snap = JSON.parse(readFileSync(join(data, 'db.json'), 'utf8'));
-    expect(snap.schema_version).toBe(1);
+    expect(snap.schema_version).toBe(2);
+    expect(JSON.parse(readFileSync(join(data, "format"), "utf8"))).toEqual({ format: 2 });
     expect(snap.collections.users.map((u: { display_name: string }) => u.display_name)).toEqual(['Alice']);
     // last use of the keys was flushed at shutdown
     expect(snap.collections.api_keys.filter((k: { last_used_at: number | null }) => k.last_used_at !== null)).toHaveLength(2);

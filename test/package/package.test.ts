@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +36,7 @@ beforeAll(() => {
   tmp = tempDir('pinbot-package-');
   pkg = join(tmp.dir, 'pinbot');
   mkdirSync(pkg);
-  for (const f of ['package.json', 'README.md', 'bin', 'schemas', 'docs', 'CHANGELOG.md', 'LICENSE']) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+  for (const f of ['package.json', 'README.md', 'bin', 'schemas', 'docs', 'templates', 'CHANGELOG.md', 'LICENSE']) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
   // What must never ship, as a checkout may hold it: tests, benches, a test run's data with keys
   for (const [f, text] of Object.entries({ 'test/a.test.ts': 'x', 'bench/run.ts': 'x', 'data/bots/keys.json': '{"api_key":"secret"}', 'keys/bot.key': 'secret', '.env': 'KEY=secret', 'src/index.ts': 'x' })) {
     mkdirSync(dirname(join(pkg, f)), { recursive: true });
@@ -53,13 +54,14 @@ describe('the tarball', () => {
     expect(files).toContain('dist/api/openapi/examples.json');
     expect(files).toContain('bin/pinbot.js');
     expect(files).toContain('schemas/bot.schema.json');
-    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(files).toContain('templates/project/_gitignore'); // pinbot init's files
+    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
     expect(files.filter((f) => /^(test|bench|data|keys|src)\/|\.env$|\.key$|\.test\./.test(f))).toEqual([]);
   });
 
   it('of this checkout lists only allowed paths', () => {
     const files = packList(ROOT);
-    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
   });
 
   it("exports types and code for pinbot, pinbot/plugin and pinbot/testing; the types need only its dependencies and augment nothing global", () => {
@@ -130,4 +132,54 @@ describe('the compiled CLI', () => {
     expect(r.out).toMatch(/plugins\/esm\.js:1: syntax error: .+ — add "type": "module" to package\.json \(it is "commonjs"\), or name the file esm\.mjs/);
     expect(r.out).toMatch(/^dice +0\.1\.0 +loaded/m);
   });
+});
+
+describe('a project made by pinbot init on the built package', () => {
+  it('validates, type-checks strictly, and its plugin test and scenario pass', () => {
+    const r = pinbot(tmp.dir, ['init', 'my-bots']);
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain('tsx loaded');
+    const project = join(tmp.dir, 'my-bots');
+    // what `npm install` puts there: this package, and the tools of the project's devDependencies
+    // (the real install, from the tarball, is `npm run try-getting-started`: it needs npm's cache)
+    mkdirSync(join(project, 'node_modules', '@types'), { recursive: true });
+    symlinkSync(pkg, join(project, 'node_modules', 'pinbot'), 'dir');
+    for (const m of ['typescript', 'vitest', '@types/node']) symlinkSync(join(ROOT, 'node_modules', m), join(project, 'node_modules', m), 'dir');
+    const devDependencies = Object.keys(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).devDependencies);
+    expect(devDependencies.sort()).toEqual(['@types/node', 'typescript', 'vitest']);
+
+    const validate = pinbot(project, ['bots', 'validate']);
+    expect(validate).toMatchObject({ code: 0, out: expect.stringContaining('1 of 1 bot file(s) valid') });
+    const scenarios = pinbot(project, ['scenario', 'run', 'scenarios/', '--reporter', 'junit=reports/scenarios.xml']);
+    expect(scenarios.out + scenarios.err).toContain('1 scenario: 1 passed');
+    expect(scenarios.code).toBe(0);
+    expect(existsSync(join(project, 'reports/scenarios.xml'))).toBe(true);
+
+    const env = { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1', CI: '1' };
+    const tsc = spawnSync(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), '--noEmit'], { cwd: project, encoding: 'utf8', env });
+    expect({ status: tsc.status, out: tsc.stdout + tsc.stderr }).toEqual({ status: 0, out: '' });
+    const vitest = spawnSync(process.execPath, [join(project, 'node_modules/vitest/vitest.mjs'), 'run'], { cwd: project, encoding: 'utf8', env });
+    expect(vitest.stdout + vitest.stderr).toMatch(/Tests +1 passed/);
+    expect(vitest.status).toBe(0);
+  }, 120_000);
+
+  it('npm start serves and runs its bot (everything serve reads ships in dist/)', async () => {
+    const project = join(tmp.dir, 'my-bots');
+    const server = spawn(process.execPath, [join(project, 'node_modules/pinbot/bin/pinbot.js'), 'serve', '--port', '0'], { cwd: project, env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' } });
+    let out = '';
+    server.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    server.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const exited = once(server, 'exit');
+    try {
+      await Promise.race([
+        new Promise<void>((ok) => server.stdout.on('data', () => /running as Welcome Bot/.test(out) && ok())),
+        exited.then(() => undefined),
+      ]);
+      expect(out).toMatch(/"msg":"listening on http:\/\/127\.0\.0\.1:\d+"/);
+      expect(out).toContain('bot welcome running as Welcome Bot');
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
 });

@@ -158,7 +158,7 @@ describe('file store', () => {
   it('refuses a snapshot of another schema version', async () => {
     const d = dir();
     writeFileSync(join(d, 'db.json'), JSON.stringify({ schema_version: 99, seq: 0, collections: {} }));
-    await expect(FileStore.open(d)).rejects.toThrow(/schema version 99; this pinbot reads version 1/);
+    await expect(FileStore.open(d)).rejects.toThrow(/db\.json holds data format 99, written by a newer pinbot; this one reads formats up to 2\. Install the newer pinbot again/);
     expect(existsSync(join(d, 'pinbot.lock'))).toBe(false);
   });
 

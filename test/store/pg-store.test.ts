@@ -6,7 +6,7 @@ import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { configFrom } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { dataDirIntegrity } from '../../src/services/store-integrity.js';
-import { StoreDamagedError, StorageUnavailableError } from '../../src/store/core/errors.js';
+import { DataFormatError, StoreDamagedError, StorageUnavailableError } from '../../src/store/core/errors.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { defineCollection } from '../../src/store/core/types.js';
 import { testDatabase } from '../helpers/pg-db.js';
@@ -135,6 +135,18 @@ describe('PgStore: the store on PostgreSQL', () => {
     expect([...b.read.col(Counters).all()].map((r) => [r.id, r.n]).sort()).toEqual([['d1', 1], ['d3', 7], ['d4', 2]]);
     expect(b.read.col(Counters).ids('parity', 'even')).toEqual(['d4']);
     expect(b.seq).toBe(a.seq);
+  });
+
+  it('a schema written by a newer pinbot (a higher table version) is refused in one line, and left as it is', async () => {
+    const url = await testDatabase();
+    await (await store(url)).close();
+    await sql(url, 'UPDATE pinbot._head SET schema_version = 7 WHERE id = 1');
+    const err = (await PgStore.open({ url, warn: () => undefined }).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(DataFormatError);
+    expect(err.message).toBe(
+      'the PostgreSQL schema "pinbot" holds pinbot table version 7, written by a newer pinbot; this one reads version 1. Install the newer pinbot again on every process, or point store.schema at a schema this version wrote',
+    );
+    expect(await sql(url, 'SELECT schema_version FROM pinbot._head')).toEqual([{ schema_version: 7 }]);
   });
 
   it('start-up checks: money that does not add up in the tables refuses the start, naming the record', async () => {

@@ -57,3 +57,15 @@ export class StorageUnavailableError extends Error {
     this.name = 'StorageUnavailableError';
   }
 }
+
+/**
+ * The store holds a data format this pinbot does not read: written by a newer pinbot (a data
+ * directory's `format` or `db.json` version, a PostgreSQL schema's table version), or a
+ * `format` file that is not one. One line, saying what to do.
+ */
+export class DataFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataFormatError';
+  }
+}

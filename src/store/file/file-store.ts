@@ -4,6 +4,7 @@ import { Low } from 'lowdb';
 import { observeId } from '../../util/ids.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
 import type { StoreIntegrity } from '../core/integrity.js';
+import { DATA_FORMAT, keepFormatBackup, readDataFormat, writeDataFormat } from './data-format.js';
 import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
@@ -120,11 +121,26 @@ export class FileStore implements Store {
   static async open(dir: string, opts: FileStoreOptions = {}): Promise<FileStore> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const release = acquireLock(dir);
+    let store: FileStore | undefined;
+    let backup: string | undefined;
     try {
-      const store = new FileStore(dir, release, opts);
+      const found = readDataFormat(dir);
+      if (found.fresh) writeDataFormat(dir);
+      // an older format: a whole copy first, so the upgrade can be undone by hand
+      if (found.format < DATA_FORMAT) backup = keepFormatBackup(dir, found.format, (opts.now ?? Date.now)());
+      store = new FileStore(dir, release, opts);
       await store.load();
+      if (found.format < DATA_FORMAT) {
+        // the snapshot is written in this format and the journal cut; then the format is recorded
+        await store.compact();
+        writeDataFormat(dir);
+        store.warn(`upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`, { backup });
+      } else if (!found.recorded) writeDataFormat(dir);
       return store;
     } catch (err) {
+      // a failed upgrade changed nothing: its copy would only pile up with each retry
+      if (backup) rmSync(backup, { recursive: true, force: true });
+      if (store?.journal) await store.journal.close().catch(() => undefined);
       release();
       throw err;
     }

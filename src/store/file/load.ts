@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { StoreEngine } from '../core/engine.js';
 import { JournalCorruptError, StoreDamagedError } from '../core/errors.js';
 import { changeProblem, type StoreIntegrity } from '../core/integrity.js';
+import { checkFormat } from './data-format.js';
 import { keepDamagedCopy, replayJournal, type JournalEntry } from './journal.js';
-import { SCHEMA_VERSION, SnapshotFile } from './snapshot-file.js';
+import { SnapshotFile } from './snapshot-file.js';
 import { declaredCollections } from '../core/types.js';
 
 /** The journal files of a data directory. */
@@ -58,11 +59,10 @@ export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: Sn
   const snap = await snapshot.read();
   let snapSeq = 0;
   if (snap) {
-    if (snap.schema_version !== SCHEMA_VERSION) {
-      throw new Error(
-        `${snapshot.file} has schema version ${snap.schema_version}; this pinbot reads version ${SCHEMA_VERSION}. ` + `Use the pinbot release that wrote it, or restore a backup.`,
-      );
-    }
+    const version = snap.schema_version;
+    if (!Number.isSafeInteger(version) || version < 1) throw new StoreDamagedError(snapshot.file, `"schema_version" is ${JSON.stringify(version)}, not a whole number ≥ 1`, SNAPSHOT_REMEDY);
+    // older versions hold the same records (data-format.ts); a newer one is refused in one line
+    checkFormat(version, snapshot.file);
     if (!Number.isSafeInteger(snap.seq) || snap.seq < 0) throw new StoreDamagedError(snapshot.file, `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`, SNAPSHOT_REMEDY);
     for (const [name, records] of Object.entries(snap.collections)) {
       if (known && !known.has(name)) throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);

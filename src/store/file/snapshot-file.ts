@@ -4,9 +4,13 @@ import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Adapter } from 'lowdb';
 import type { StoredRecord } from '../core/types.js';
+import { DATA_FORMAT } from './data-format.js';
 
-/** The snapshot format version this code reads and writes. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The `schema_version` this code writes: the data directory's format (data-format.ts). It reads
+ * every version from 1 up to it.
+ */
+export const SCHEMA_VERSION = DATA_FORMAT;
 
 /** The content of `db.json`. */
 export interface Snapshot {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DataFormatError } from '../core/errors.js';
 
 /**
  * The tables of a pinbot store in PostgreSQL, all in one schema (default `pinbot`):
@@ -19,7 +20,10 @@ import type pg from 'pg';
  *   `\u0000`).
  */
 
-/** Version of these tables; a store refuses a schema written by another version. */
+/**
+ * Version of these tables, in `_head.schema_version`: the data format of a PostgreSQL store. A
+ * store refuses a schema of a newer version (one line: DataFormatError).
+ */
 export const PG_SCHEMA_VERSION = 1;
 
 const IDENT = /^[a-z_][a-z0-9_]{0,47}$/;
@@ -114,9 +118,15 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
     if (exists.rowCount) {
       const v = await client.query(`SELECT schema_version FROM ${q(schema, '_head')} WHERE id = 1`);
       const version = v.rows[0]?.schema_version as number | undefined;
-      if (version !== PG_SCHEMA_VERSION) {
-        throw new Error(`the PostgreSQL schema "${schema}" has pinbot table version ${version}; this pinbot uses version ${PG_SCHEMA_VERSION}. Use the pinbot release that wrote it.`);
+      if (version === undefined || !Number.isSafeInteger(version) || version > PG_SCHEMA_VERSION) {
+        throw new DataFormatError(
+          `the PostgreSQL schema "${schema}" holds pinbot table version ${version}, written by a newer pinbot; this one reads version ${PG_SCHEMA_VERSION}. ` +
+            `Install the newer pinbot again on every process, or point store.schema at a schema this version wrote`,
+        );
       }
+      // An older version (none yet) is brought up to this one here, in this transaction: the
+      // whole upgrade commits or none of it does.
+      if (version < PG_SCHEMA_VERSION) await client.query(`UPDATE ${q(schema, '_head')} SET schema_version = ${PG_SCHEMA_VERSION} WHERE id = 1`);
     }
     await client.query(ddl(schema));
   });
