@@ -1,8 +1,12 @@
-import { definePlugin } from 'pinbot/plugin';
+import { compileRegex, definePlugin, type LinearRegex } from 'pinbot/plugin';
 
 /**
  * faq: answers questions from a table in its settings — each entry's `keywords` (all of them,
- * any case) or `match` (a regular expression) against the message.
+ * any case) or `match` (a regular expression, case-insensitive) against the message. `match`
+ * runs on the linear-time engine of `pinbot/plugin` (`compileRegex`), never JavaScript's
+ * backtracking RegExp: a message cannot stall the server whatever the pattern, and a pattern
+ * the engine cannot run (a backreference, lookaround) is refused at start with its
+ * config.yaml:line:col.
  *
  * ```yaml
  * # config.yaml
@@ -36,7 +40,7 @@ export default definePlugin({
           required: ['answer'],
           properties: {
             keywords: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-            match: { type: 'string', minLength: 1, description: 'a regular expression (case-insensitive)' },
+            match: { type: 'string', minLength: 1, format: 'regex', description: 'a regular expression (case-insensitive; RE2 syntax: no backreferences or lookaround)' },
             answer: { type: 'string', minLength: 1 },
           },
           anyOf: [{ required: ['keywords'] }, { required: ['match'] }],
@@ -65,21 +69,17 @@ export default definePlugin({
       test: (ctx, want) => (find(ctx.config.questions, String(ctx.event.content ?? '')) !== -1) === want,
     },
   },
-  setup(ctx) {
-    // the schema cannot check regular expressions: a bad one disables the plugin, saying where
-    ctx.config.questions.forEach((q, i) => {
-      if (q.match === undefined) return;
-      try {
-        new RegExp(q.match, 'i');
-      } catch (err) {
-        throw new Error(`plugins.config.faq.questions.${i}.match: ${(err as Error).message}`);
-      }
-    });
-  },
 });
 
+type Question = { keywords?: string[]; match?: string };
+
+/** The compiled `match` of each question, once per settings object. Internal. */
+const compiled = new WeakMap<Question[], Array<LinearRegex | undefined>>();
+
 /** The index of the first question `text` matches, or -1. Internal. */
-function find(questions: Array<{ keywords?: string[]; match?: string }>, text: string): number {
+function find(questions: Question[], text: string): number {
+  let res = compiled.get(questions);
+  if (!res) compiled.set(questions, (res = questions.map((q) => (q.match === undefined ? undefined : compileRegex(q.match, 'i')))));
   const lower = text.toLowerCase();
-  return questions.findIndex((q) => (q.match !== undefined ? new RegExp(q.match, 'i').test(text) : (q.keywords ?? []).every((k) => lower.includes(k.toLowerCase()))));
+  return questions.findIndex((q, i) => res[i]?.test(text) ?? (q.keywords ?? []).every((k) => lower.includes(k.toLowerCase())));
 }

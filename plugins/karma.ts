@@ -1,19 +1,22 @@
-import { definePlugin, type UserRef } from 'pinbot/plugin';
+import { compileRegex, definePlugin, type LinearRegex, type UserRef } from 'pinbot/plugin';
 
 interface Karma {
   n: number;
   name: string;
 }
 
-const PIN = /^[A-Z0-9]{6}$/;
 const squash = (s: string) => s.replace(/\s+/g, '').toLowerCase();
 
-/** The users a message names: `@Name` (a participant, spaces left out) or a PIN. Internal. */
+/**
+ * The users a message names: `@Name` or a PIN, of the people in the conversation only — a
+ * made-up PIN names nobody, so a message cannot create karma for users that do not exist (each
+ * one was a durable write: issue 21, item 6). Internal.
+ */
 function named(content: string, people: UserRef[]): { users: UserRef[]; plus: UserRef[] } {
   const users: UserRef[] = [];
   const plus: UserRef[] = [];
   for (const m of content.matchAll(/(?:@([\p{L}\p{N}_.-]+)|\b([A-Z0-9]{6})\b)(\+\+)?/gu)) {
-    const u = m[1] ? people.find((p) => squash(p.display_name) === m[1]!.toLowerCase()) : people.find((p) => p.pin_code === m[2]) ?? (m[2] && PIN.test(m[2]) ? { id: m[2], pin_code: m[2], display_name: m[2] } : undefined);
+    const u = m[1] ? people.find((p) => squash(p.display_name) === m[1]!.toLowerCase()) : people.find((p) => p.pin_code === m[2]);
     if (!u) continue;
     if (!users.some((x) => x.pin_code === u.pin_code)) users.push(u);
     if (m[3] && !plus.some((x) => x.pin_code === u.pin_code)) plus.push(u);
@@ -21,11 +24,20 @@ function named(content: string, people: UserRef[]): { users: UserRef[]; plus: Us
   return { users, plus };
 }
 
+/** The thank-you words as one case-insensitive pattern, on the linear-time engine; once per settings. Internal. */
+const thankYous = new WeakMap<string[], LinearRegex>();
+function thankYou(words: string[]): LinearRegex {
+  let re = thankYous.get(words);
+  if (!re) thankYous.set(words, (re = compileRegex(`(^|\\W)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(\\W|$)`, 'i')));
+  return re;
+}
+
 /**
  * karma: counts thanks per user, in persistent state (per bot, surviving restarts), and
  * answers `!karma`. `@Name++` or `PIN++` gives a point; so does a thank-you word naming
  * someone (`thanks @Bob`), or a thank-you in a direct conversation with the bot (to the bot).
- * Nobody gives themselves karma.
+ * Nobody gives themselves karma; only people in the conversation get it, and a message gives at
+ * most `max_per_message` points.
  *
  * ```yaml
  * - on: message.received
@@ -44,7 +56,10 @@ export default definePlugin({
   configSchema: {
     type: 'object',
     additionalProperties: false,
-    properties: { words: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['thanks', 'thank you', 'thx', 'merci'], description: 'what counts as a thank-you' } },
+    properties: {
+      words: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['thanks', 'thank you', 'thx', 'merci'], description: 'what counts as a thank-you' },
+      max_per_message: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'points one message may give (one per person named, the first ones)' },
+    },
   },
   actions: {
     count: {
@@ -56,10 +71,10 @@ export default definePlugin({
         const conversation = ctx.event.conversation as { type?: string; participants?: UserRef[] } | undefined;
         const people = conversation?.participants ?? [];
         const { users, plus } = named(content, people);
-        const thanks = ctx.config.words.some((w) => new RegExp(`(^|\\W)${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\W|$)`, 'i').test(content));
+        const thanks = thankYou(ctx.config.words).test(content);
         let to = thanks ? users : plus;
         if (thanks && users.length === 0 && conversation?.type === 'direct') to = [ctx.me];
-        to = to.filter((u) => u.pin_code !== sender.pin_code);
+        to = to.filter((u) => u.pin_code !== sender.pin_code).slice(0, ctx.config.max_per_message);
         const given: Array<{ pin: string; karma: number }> = [];
         for (const u of to) {
           const k = await ctx.state.update<Karma>(u.pin_code, (cur) => ({ n: (cur?.n ?? 0) + 1, name: u.display_name }));

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestWorld, type TestWorld } from 'pinbot/testing';
-import webhook, { signature } from './webhook.js';
+import webhook, { verify } from './webhook.js';
 
 const SECRET = 'test-secret-0123456789';
 
@@ -50,7 +50,10 @@ describe('webhook', () => {
     await world.advance('5s');
     expect(rx.got.map((d) => d.headers['x-pinbot-event']).sort()).toEqual(['message.received', 'transfer.received']);
     for (const d of rx.got) {
-      expect(d.headers['x-pinbot-signature']).toBe(signature(SECRET, d.body));
+      // signed with the time of the attempt and its Idempotency-Key: what webhook_in checks
+      expect(d.headers['x-pinbot-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(verify(SECRET, Buffer.from(d.body), d.headers['idempotency-key'] as string, d.headers['x-pinbot-signature'] as string, world.clock.now(), 300)).toMatchObject({ ok: true });
+      expect(verify(SECRET, Buffer.from(d.body), 'another-key', d.headers['x-pinbot-signature'] as string, world.clock.now(), 300)).toMatchObject({ ok: false, code: 'bad_signature' });
       expect(d.headers['idempotency-key']).toMatch(/^pinbot:fwd:rule-1:/);
       expect(d.headers['content-type']).toBe('application/json');
     }

@@ -1,19 +1,18 @@
-import { createHmac } from 'node:crypto';
 import { definePlugin } from 'pinbot/plugin';
+import { sign } from './lib/webhook-signature.js';
 
 /** Statuses worth another attempt: the receiver may answer later. Internal. */
 const RETRY = new Set([408, 425, 429, 500, 502, 503, 504]);
 
-/** `sha256=<hex>`: the HMAC-SHA256 of the body with the shared secret (what a receiver recomputes). */
-export function signature(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-}
+export { sign as signature, verify } from './lib/webhook-signature.js';
 
 /**
  * webhook: forwards events to an HTTP endpoint. Each delivery is a POST of JSON (the event, or
- * `body`) signed with HMAC-SHA256 (`X-Pinbot-Signature: sha256=…`), carrying the step's
- * `Idempotency-Key` (the same on every attempt and after a restart, so a receiver can drop
- * repeats). A network error, a timeout or a 408/425/429/5xx answer is retried with doubling
+ * `body`) signed with HMAC-SHA256 (`X-Pinbot-Signature: t=…,v1=…`: the time of the attempt,
+ * the step's `Idempotency-Key` and the body; what `webhook_in` checks, see
+ * lib/webhook-signature.ts), carrying that `Idempotency-Key` (the same on every attempt and
+ * after a restart, so a receiver can drop repeats). Each attempt is signed when it is sent, so
+ * a retry after a long backoff is not refused as stale. A network error, a timeout or a 408/425/429/5xx answer is retried with doubling
  * backoff on the shared clock; any other answer ends the step.
  *
  * ```yaml
@@ -59,14 +58,14 @@ export default definePlugin({
           'Content-Type': 'application/json',
           'Idempotency-Key': ctx.idempotencyKey,
           'X-Pinbot-Event': ctx.event.type,
-          'X-Pinbot-Signature': signature(ctx.config.secret, body),
         };
+        const secret = ctx.config.secret;
         let last = '';
         for (let attempt = 1; attempt <= ctx.config.retries + 1; attempt++) {
           if (attempt > 1) await ctx.sleep(ctx.config.backoff_ms * 2 ** (attempt - 2)); // on the clock, off the step's timeout
           try {
             // an attempt's timeout is wall time: waiting on the network is not virtual
-            const r = await fetch(url, { method: 'POST', headers: { ...headers, 'X-Pinbot-Attempt': String(attempt) }, body, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.timeout_ms)]) });
+            const r = await fetch(url, { method: 'POST', headers: { ...headers, 'X-Pinbot-Attempt': String(attempt), 'X-Pinbot-Signature': sign(secret, body, ctx.now(), ctx.idempotencyKey) }, body, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.timeout_ms)]) });
             await r.body?.cancel();
             if (r.ok) return { status: r.status, attempts: attempt };
             last = `answered ${r.status}`;

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
@@ -141,14 +141,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const runBots = options.bots !== false;
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
-  const { app, idempotency } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
-  // paths other services serve beside the API (plugins' routes under /plugins/)
-  const mounts: Array<{ prefix: string; handler: (req: IncomingMessage, res: ServerResponse) => void }> = [];
-  const http: Server = createHttpServer((req, res) => {
-    const m = mounts.length ? mounts.find((x) => req.url?.startsWith(x.prefix)) : undefined;
-    if (m) m.handler(req, res);
-    else app(req, res);
-  }, config.server);
+  // paths other services serve beside the API (plugins' routes under /plugins/) go through the
+  // app's edge: request id and log, the anonymous rate limit (`mount`)
+  const { app, idempotency, mount } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
+  const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   http.on('request', (_req, res: ServerResponse) => {
@@ -179,7 +175,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     registry,
     dryRun: options.dryRun === true,
-    mount: (prefix, handler) => void mounts.push({ prefix, handler }),
+    mount,
     postgres: postgres && { pool: postgres.pool, schema: postgres.schema },
   };
 

@@ -4,7 +4,7 @@ import { VirtualClock } from '../clock/virtual-clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
 import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
-import { createUser, publicUser, Users, userByPin } from '../domain/users/users.js';
+import { createUser, publicUser, Users, userByPin, usersNamed } from '../domain/users/users.js';
 import type { Store } from '../store/core/types.js';
 import { parseDuration } from '../util/duration.js';
 import { DomainError } from '../domain/errors.js';
@@ -67,12 +67,21 @@ export const adminCommands: Record<string, AdminCommand> = {
     const name = str(args, 'name');
     if (name.trim().length > 100) throw new AdminError('--name is at most 100 characters');
     const balance = args.balance === undefined ? 0 : cents(args, 'balance', { zero: true });
-    const { user, key } = await ctx.store.transaction((tx) => {
+    const allowDuplicate = args.allow_duplicate === true;
+    const { user, key, namesakes } = await ctx.store.transaction((tx) => {
+      // a second user of one name makes the name ambiguous: `as: NAME` bots could no longer find theirs
+      const namesakes = usersNamed(tx, name);
+      if (namesakes.length && !allowDuplicate) {
+        throw new AdminError(
+          `a user named "${name.trim()}" already exists (PIN ${namesakes.map((u) => u.pin_code).join(', ')}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
+        );
+      }
       const user = createUser(tx, ctx.env, { name });
       if (balance > 0) grantMoney(tx, ctx.env, user.id, balance, 'starting balance');
-      return { user, key: createKey(tx, ctx.env, user.id) };
+      return { user, key: createKey(tx, ctx.env, user.id), namesakes };
     });
-    return { ...publicUser(user), api_key: key.api_key };
+    const warning = namesakes.length ? `${namesakes.length + 1} users are now named "${user.display_name}" (${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name them by PIN` : undefined;
+    return { ...publicUser(user), api_key: key.api_key, ...(warning ? { warning } : {}) };
   },
   'users.list': async (ctx) => {
     const users = [...ctx.store.read.col(Users).all()].sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
@@ -29,6 +30,12 @@ export interface AppOptions {
    * unknown key is looked up again after catching up with the other processes' writes.
    */
   shared?: { rateStore: RateStoreFactory };
+}
+
+/** A path prefix served by another service (plugins' routes). Internal. */
+interface Mount {
+  prefix: string;
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
@@ -63,6 +70,21 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.use((_req, res, next) => {
     res.setHeader('Date', new Date(env.clock.now()).toUTCString());
     next();
+  });
+
+  // Paths other services serve beside the API (plugins' routes under /plugins/): behind the
+  // same edge — request id and log line above, and the anonymous limit, since no key is needed
+  // to reach them. An answer under 400 is given back to it (a signed delivery is not a failed
+  // attempt), so a flood of refused requests gets 429 as on /api/v1 and real senders do not.
+  const mounts: Mount[] = [];
+  app.use((req, res, next) => {
+    const m = mounts.length ? mounts.find((x) => req.url.startsWith(x.prefix)) : undefined;
+    if (!m) return next();
+    limiters.anonymous(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      res.once('finish', () => res.statusCode < 400 && limiters.giveBack('anonymous', req));
+      m.handler(req, res);
+    });
   });
 
   // Load balancers and monitors read this: 503 while the store cannot write (reads still work).
@@ -147,5 +169,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   );
   app.use(errorHandler());
 
-  return { app, idempotency, keyUsage, openapi };
+  /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the edge above. */
+  const mount = (prefix: string, handler: Mount['handler']) => void mounts.push({ prefix, handler });
+  return { app, idempotency, keyUsage, openapi, mount };
 }

@@ -83,10 +83,18 @@ common(
 });
 
 const users = program.command('users').description('manage users (the stand-in for the mobile app)');
-common(users.command('add').description('create a user and a first API key').requiredOption('--name <name>', 'display name').option('--balance <amount>', 'starting balance (an operator grant)').option('--json', 'print JSON')).action(
-  async (opts: CommonOptions & { name: string; balance?: string; json?: boolean }) => {
-    const r = await runOnDataDir(opts, 'users.add', { name: opts.name, balance: opts.balance });
-    print(r, !!opts.json, (u) => `created ${u.display_name}  pin ${u.pin_code}  id ${u.id}\napi key (shown once): ${u.api_key}`);
+common(
+  users
+    .command('add')
+    .description('create a user and a first API key')
+    .requiredOption('--name <name>', 'display name')
+    .option('--balance <amount>', 'starting balance (an operator grant)')
+    .option('--allow-duplicate', 'create it even if a user already has this display name')
+    .option('--json', 'print JSON'),
+).action(
+  async (opts: CommonOptions & { name: string; balance?: string; allowDuplicate?: boolean; json?: boolean }) => {
+    const r = await runOnDataDir(opts, 'users.add', { name: opts.name, balance: opts.balance, allow_duplicate: opts.allowDuplicate === true });
+    print(r, !!opts.json, (u) => `created ${u.display_name}  pin ${u.pin_code}  id ${u.id}\napi key (shown once): ${u.api_key}${u.warning ? `\nwarning: ${u.warning}` : ''}`);
   },
 );
 common(users.command('list').description('list users').option('--json', 'print JSON')).action(async (opts: CommonOptions & { json?: boolean }) => {

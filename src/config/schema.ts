@@ -132,7 +132,24 @@ export const configSchema = {
           propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
           description: "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
         },
-        quarantine_after: { type: 'integer', minimum: 0, default: 5, description: 'consecutive failures after which a plugin is quarantined (0: never)' },
+        quarantine_after: { type: 'integer', minimum: 0, default: 5, description: 'consecutive failures after which a plugin is quarantined (0: never; failures of HTTP routes never count)' },
+        max_body_bytes: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 104_857_600,
+          default: 1_048_576,
+          description: 'largest request body a plugin HTTP route takes (bytes); a larger one is answered 413 before it is read',
+        },
+        state: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          description: 'the bound of ctx.state per plugin and bot (and of the state a plugin shares between bots)',
+          properties: {
+            max_keys: { type: 'integer', minimum: 1, default: 10_000, description: 'keys a plugin may keep per bot' },
+            max_bytes: { type: 'integer', minimum: 1024, default: 16_777_216, description: 'bytes (JSON of keys and values) a plugin may keep per bot' },
+          },
+        },
       },
     },
     runtime: {
@@ -210,7 +227,7 @@ export interface Config {
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
   bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[] };
-  plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number };
+  plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
   runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };

@@ -2,7 +2,7 @@ import type { ConditionResult, Registry, ReplyTarget, TriggerDef, TriggerSetupCo
 import { asJson, callPlugin, describeThrown } from './boundary.js';
 import { actionContext, conditionContext, pollContext } from './context.js';
 import type { PluginInstance } from './instance.js';
-import { pluginAjv } from './shape.js';
+import { coerceRendered } from '../runtime/index.js';
 import type { SourceEvent, SourceSpec } from './types.js';
 
 /** Most events one poll of a plugin source may return. */
@@ -72,8 +72,12 @@ export function registerPlugin(registry: Registry, inst: PluginInstance, subscri
       templated: spec.templated,
       plugin: p.name,
       prepare(args) {
-        const a = structuredClone(args ?? null);
-        if (!validate(a)) throw new Error(`the arguments of ${full} after templates do not fit its schema: ${pluginAjv.errorsText(validate.errors, { dataVar: 'args' })}`);
+        // text a template rendered becomes the number (or boolean) the schema wants, as for send_money's amount
+        const a = coerceRendered(spec.schema as Record<string, unknown>, structuredClone(args ?? null));
+        if (!validate(a)) {
+          const why = (validate.errors ?? []).map((e) => `args${e.instancePath.replace(/\//g, '.')} ${e.message}${e.keyword === 'type' || e.keyword === 'pattern' ? `, not ${JSON.stringify(e.data)}` : ''}`).join('; ');
+          throw new Error(`the arguments of ${full} after templates do not fit its schema: ${why}`);
+        }
         return a;
       },
       run: (args, rt) => callPlugin(inst, `action ${full}`, async () => asJson(await spec.run(actionContext(inst, rt), args), `action ${full}`), { signal: rt.signal }),

@@ -88,8 +88,8 @@ export interface BoundaryTarget {
   readonly roots: readonly string[];
   /** Why the plugin cannot be called now (disabled, quarantined), if it cannot. */
   unavailable(): string | undefined;
-  /** A call failed (counts towards quarantine). */
-  failed(err: PluginError | StepTimeoutError): void;
+  /** A call failed (counts towards quarantine, unless `outside`: see CallOptions.outside). */
+  failed(err: PluginError | StepTimeoutError, outside?: boolean): void;
   /** A call worked (the count of consecutive failures starts again). */
   succeeded(): void;
 }
@@ -99,6 +99,13 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Run under a timeout of its own (setup, teardown, jobs, routes); else the seam's timeout applies. */
   timeoutMs?: number;
+  /**
+   * The call handles input from outside, which anyone may send (an HTTP route: no key is
+   * needed to reach it). Its failures are logged and counted in the plugin's total, but never
+   * towards quarantine, and its successes do not clear the count: else five crafted requests
+   * would switch the plugin off for every bot until a restart (issue 21, item 1).
+   */
+  outside?: boolean;
 }
 
 /**
@@ -119,7 +126,7 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
     timedOut = true;
     Object.assign(err, { traceReason: 'plugin_timeout', plugin: t.name });
     err.message = `plugin ${t.name}: ${err.message}`;
-    t.failed(err);
+    t.failed(err, o.outside);
   };
   const run = (signal: AbortSignal) => pluginScope.run(t.name, () => fn(signal));
   const seam = o.signal;
@@ -127,7 +134,7 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
   seam?.addEventListener('abort', onAbort, { once: true });
   try {
     const out = o.timeoutMs !== undefined ? await withStepTimeout(`plugin ${t.name}: ${what}`, o.timeoutMs, run, seam) : await run(seam ?? new AbortController().signal);
-    t.succeeded();
+    if (!o.outside) t.succeeded();
     return out;
   } catch (err) {
     if (err instanceof StepTimeoutError) {
@@ -137,7 +144,7 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
     if (passesThrough(err)) throw err;
     const frame = ownFrame(err, t.roots);
     const failure = new PluginError('plugin_failed', t.name, `plugin ${t.name}: ${what} failed: ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`, frame);
-    t.failed(failure);
+    t.failed(failure, o.outside);
     throw failure;
   } finally {
     seam?.removeEventListener('abort', onAbort);

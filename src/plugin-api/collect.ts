@@ -1,4 +1,6 @@
+import type { ErrorObject } from 'ajv';
 import semver from 'semver';
+import { regexProblem } from '../runtime/index.js';
 import { ajvProblems, locate, type LocatedYaml } from '../util/yaml-errors.js';
 import { shortPath } from './boundary.js';
 import { PluginInstance, type Supervision } from './instance.js';
@@ -51,13 +53,20 @@ export interface Collected {
 
 const where = (o: PluginOrigin, line?: number, col?: number) => `${o.file && o.kind === 'file' ? shortPath(o.file) : o.label}${line ? `:${line}${col ? `:${col}` : ''}` : ''}`;
 
+/** ajv's message, or for `format: regex` what the linear-time engine cannot run and what to do. Internal. */
+function formatMessage(e: ErrorObject): string | undefined {
+  if (e.keyword !== 'format' || (e.params as { format?: string }).format !== 'regex') return e.message;
+  const problem = regexProblem(String(e.data));
+  return problem ? `${problem.message} — ${problem.hint}` : e.message;
+}
+
 /** The plugin's settings checked against its configSchema, defaults filled in. Internal. */
 function configOf(p: CheckedPlugin, origin: PluginOrigin, o: CollectOptions): { config?: unknown; problems: PluginProblem[] } {
   const given = o.configs[p.name];
   const config = structuredClone(given ?? {});
   if (!p.configValidator || p.configValidator(config)) return { config, problems: [] };
   const base = ['plugins', 'config', p.name];
-  const errors = (p.configValidator.errors ?? []).map((e) => ({ ...e, instancePath: `/${base.join('/')}${e.instancePath}` }));
+  const errors = (p.configValidator.errors ?? []).map((e) => ({ ...e, instancePath: `/${base.join('/')}${e.instancePath}`, message: formatMessage(e) }));
   const about = `the settings of plugin ${p.name} (${where(origin)})`;
   if (o.configYaml) {
     return {

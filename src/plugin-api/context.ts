@@ -33,7 +33,7 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
     bot: rt.bot,
     api: rt.api,
     me: rt.scope.me,
-    state: pluginState(rt.store, inst.name, rt.bot, rt.idempotencyKey),
+    state: pluginState(rt.store, inst.name, rt.bot, rt.idempotencyKey, inst.supervision.state),
     event: rt.scope.event as EventData,
     rule: rt.rule,
     get vars() {
@@ -71,7 +71,7 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
     me: rt.scope.me,
     // looked up on use: a call that never touches state must not fail where there is no store
     get state() {
-      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name));
+      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state) : noStore(inst.name));
     },
     event: rt.scope.event as EventData,
     get vars() {
@@ -99,7 +99,7 @@ export function pollContext(inst: PluginInstance, rt: RunSource): PollContext<un
     api: rt.api,
     me: rt.me,
     get state() {
-      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot) : noStore(inst.name));
+      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state) : noStore(inst.name));
     },
   };
 }
@@ -123,7 +123,7 @@ export function setupContext(inst: PluginInstance, hooks: SetupHooks, signal: Ab
     sleep: parkedSleep(deps.clock, signal),
     schedule: (cron, fn, opts) => inst.schedule(SHARED, cron, fn, opts),
     get state() {
-      return deps.store ? pluginState(deps.store, inst.name, SHARED) : noStore(inst.name);
+      return deps.store ? pluginState(deps.store, inst.name, SHARED, undefined, inst.supervision.state) : noStore(inst.name);
     },
     emit: (source, event) => hooks.emit(inst, source, event),
     listeners: (source) => hooks.listeners(inst, source),

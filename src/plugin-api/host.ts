@@ -73,6 +73,7 @@ export class PluginHost {
   async start(deps: PluginDeps): Promise<void> {
     if (this.started) return;
     this.started = true;
+    this.routes.log = deps.log;
     for (const inst of this.instances) {
       inst.begin(deps);
       if (!inst.checked.def.setup) continue;

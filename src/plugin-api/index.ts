@@ -7,6 +7,17 @@
  * export default definePlugin({ name: 'hello', version: '0.1.0', pinbot: '^0.1.0', actions: { … } });
  */
 export { definePlugin } from './define.js';
+/**
+ * Regular expressions for plugins, on the linear-time engine bots use (re2js): matching costs
+ * time proportional to the text whatever the pattern, so a pattern from settings or a user
+ * cannot stall the process as JavaScript's backtracking `RegExp` can (`^([A-Za-z]+\s?)*$`
+ * against 28 letters and a `!` froze the server for seconds). No backreferences, no
+ * lookaround. In a configSchema, `{ type: 'string', format: 'regex' }` refuses at load, with
+ * its config.yaml:line:col, a pattern this engine cannot run.
+ *
+ * @example const re = compileRegex('\\b(price|cost)s?\\b', 'i'); re.test('What does it cost?') // true
+ */
+export { compileRegex, regexProblem, type BotRegex as LinearRegex, type RegexProblem } from '../runtime/index.js';
 export type {
   ActionContext,
   ActionSpec,

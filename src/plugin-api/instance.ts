@@ -7,6 +7,7 @@ import type { StepTimeoutError } from '../util/step-timeout.js';
 import { callPlugin, describeThrown, type BoundaryTarget, type PluginError } from './boundary.js';
 import type { PluginOrigin } from './load.js';
 import type { CheckedPlugin } from './shape.js';
+import type { StateLimits } from './state.js';
 import type { ScheduleOptions } from './types.js';
 import { validate as validateCron } from 'node-cron';
 
@@ -31,6 +32,10 @@ export interface Supervision {
   timeoutMs: number;
   /** Consecutive failures after which it is quarantined; 0: never. */
   quarantineAfter: number;
+  /** Largest request body its HTTP routes take (`plugins.max_body_bytes`); default MAX_BODY_BYTES. */
+  maxBodyBytes?: number;
+  /** The bound of its state per bot (`plugins.state`); default STATE_MAX_KEYS, STATE_MAX_TOTAL_BYTES. */
+  state?: StateLimits;
   log: Logger;
 }
 
@@ -78,10 +83,13 @@ export class PluginInstance implements BoundaryTarget {
     return undefined;
   }
 
-  failed(err: PluginError | StepTimeoutError): void {
-    this.failures++;
+  failed(err: PluginError | StepTimeoutError, outside = false): void {
     this.failuresTotal++;
     this.lastError = err.message;
+    // input anyone may send: never a step towards quarantine (boundary.ts CallOptions.outside);
+    // the route logs it, with its request id
+    if (outside) return;
+    this.failures++;
     this.log.warn({ failures: this.failures, frame: (err as PluginError).frame }, err.message);
     const n = this.supervision.quarantineAfter;
     if (n > 0 && this.failures >= n && this.status !== 'quarantined' && this.status !== 'disabled') {

@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StepTimeoutError } from '../util/step-timeout.js';
 import { asJson, callPlugin, describeThrown, PluginError } from './boundary.js';
 import type { PluginInstance } from './instance.js';
 import type { RouteHandler, RouteRequest, RouteResponse } from './types.js';
 
-/** Largest request body a plugin route takes. */
+/** Largest request body a plugin route takes by default (`plugins.max_body_bytes`). */
 export const MAX_BODY_BYTES = 1_048_576;
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'];
 
@@ -37,17 +38,31 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(raw);
 }
 
-const error = (res: ServerResponse, status: number, code: string, message: string) => send(res, status, { error: { code, message } });
+const error = (res: ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) => send(res, status, { error: { code, message } }, headers);
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+/** Internal. */
+const tooLarge = (limit: number) => new Answer(413, 'payload_too_large', `a plugin route takes a body of at most ${limit} bytes (plugins.max_body_bytes)`);
+
+/**
+ * The body, at most `limit` bytes. A declared Content-Length over it is refused before a byte
+ * is read; a body that grows past it (chunked) stops being kept at once. Either way the rest is
+ * read and dropped, so the client gets its 413 instead of a reset. Internal.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    req.resume();
+    return Promise.reject(tooLarge(limit));
+  }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
+      if (size > limit) return;
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Answer(413, 'payload_too_large', `a plugin route takes at most ${MAX_BODY_BYTES / 1024} KB`));
-        req.destroy();
+      if (size > limit) {
+        chunks = [];
+        reject(tooLarge(limit));
       } else chunks.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
@@ -67,11 +82,26 @@ function checkAnswer(out: unknown, what: string): RouteResponse {
   return { status, headers, body };
 }
 
+/** The id of the request (given by the API's request log; one is made when served alone). Internal. */
+function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
+  const given = (req as IncomingMessage & { id?: unknown }).id;
+  if (typeof given === 'string') return given;
+  const id = randomUUID();
+  if (!res.headersSent) res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** A new object without a prototype: a key sent from outside (`constructor`, `__proto__`) finds nothing inherited. Internal. */
+const bare = <T>(entries: Iterable<readonly [string, T]> = []): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, Object.fromEntries(entries));
+
 /**
- * The HTTP routes plugins mount under `/plugins/<name>/…` on the pinbot server. A request is
- * held work on the clock; its body is read (at most 1 MB) before the plugin sees it; the handler
- * runs through the boundary with the plugin timeout. A throw is a 500 (and a failure counted),
- * a timeout a 504, a disabled or quarantined plugin a 503; nothing reaches the API routes.
+ * The HTTP routes plugins mount under `/plugins/<name>/…` on the pinbot server. They are served
+ * behind the API's edge (request id, request log, the anonymous rate limit: see api/app.ts). A
+ * request is held work on the clock; a body over `plugins.max_body_bytes` is answered 413 before
+ * it is read; the handler runs through the boundary with the plugin timeout, as input from
+ * outside (its failures never quarantine the plugin). A throw is a 500 and a timeout a 504, a
+ * disabled or quarantined plugin a 503: callers get a generic `plugin_failed` /
+ * `plugin_timeout` / `plugin_unavailable` with the request id, the detail goes to the log.
  */
 export class PluginRoutes {
   private readonly routes: Route[] = [];
@@ -88,20 +118,27 @@ export class PluginRoutes {
     inst.whenStopped(() => this.routes.splice(this.routes.indexOf(route) >>> 0, 1));
   }
 
+  /** Where failures are logged that belong to no plugin (set by the host when it starts). */
+  log?: { error(obj: object, msg: string): void };
+
   handle(req: IncomingMessage, res: ServerResponse): void {
-    void this.serve(req, res).catch((err) => error(res, 500, 'internal', describeThrown(err)));
+    void this.serve(req, res).catch((err) => {
+      const id = requestIdOf(req, res);
+      this.log?.error({ reqId: id, err: describeThrown(err) }, 'plugin route: internal error');
+      send(res, 500, { error: { code: 'internal_error', message: 'The server could not answer. Its log has the detail under this request id.', request_id: id } });
+    });
   }
 
   private match(inst: PluginInstance, parts: string[], method: string): { route?: Route; params: Record<string, string>; methods: string[] } {
     const methods: string[] = [];
     for (const r of this.routes) {
       if (r.inst !== inst || r.parts.length !== parts.length) continue;
-      const params: Record<string, string> = {};
+      const params = bare<string>();
       if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = parts[i]!), true) : p === parts[i]))) continue;
       methods.push(r.method);
       if (r.method === method) return { route: r, params, methods };
     }
-    return { params: {}, methods };
+    return { params: bare(), methods };
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -115,20 +152,27 @@ export class PluginRoutes {
     const [, name = '', ...rest] = parts;
     const inst = this.host.instance(name);
     if (!inst) return error(res, 404, 'not_found', `no plugin named ${name} is loaded`);
+    // why it is unavailable (its last error, file:line) is for the operator, not the caller
+    const generic = (status: number, code: string, what: string, detail: string, frame?: string) => {
+      const id = requestIdOf(req, res);
+      inst.log.error({ reqId: id, status, frame }, `${req.method} ${url.pathname}: ${detail}`);
+      return send(res, status, { error: { code, message: `${what} The server log has the detail under this request id.`, request_id: id } }, { 'X-Request-Id': id });
+    };
     const why = inst.unavailable();
-    if (why) return error(res, 503, 'plugin_unavailable', `plugin ${name}: ${why}`);
+    if (why) return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, `plugin ${name}: ${why}`);
     const { route, params, methods } = this.match(inst, rest, (req.method ?? 'GET').toUpperCase());
     if (!route) return methods.length ? send(res, 405, { error: { code: 'method_not_allowed', message: `use ${methods.join(', ')}` } }, { Allow: methods.join(', ') }) : error(res, 404, 'not_found', `plugin ${name} has no route ${url.pathname}`);
+    const limit = inst.supervision.maxBodyBytes ?? MAX_BODY_BYTES;
     const release = inst.deps?.clock.hold(`plugin ${name}: ${route.method} ${url.pathname}`);
     try {
-      const body = await readBody(req);
-      const headers: Record<string, string | undefined> = {};
+      const body = await readBody(req, limit);
+      const headers = bare<string | undefined>();
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       const request: RouteRequest = {
         method: route.method,
         path: `/${rest.join('/')}`,
         params,
-        query: Object.fromEntries(url.searchParams),
+        query: bare(url.searchParams),
         headers,
         body,
         json() {
@@ -151,13 +195,16 @@ export class PluginRoutes {
             throw err;
           }
         },
-        { timeoutMs: inst.supervision.timeoutMs },
+        { timeoutMs: inst.supervision.timeoutMs, outside: true },
       );
       send(res, out.status ?? 200, out.body, out.headers);
     } catch (err) {
-      if (err instanceof Answer) return error(res, err.status, err.code, err.message);
-      if (err instanceof StepTimeoutError) return error(res, 504, 'plugin_timeout', err.message);
-      if (err instanceof PluginError) return error(res, err.traceReason === 'plugin_unavailable' ? 503 : 500, err.traceReason, err.message);
+      if (err instanceof Answer) return error(res, err.status, err.code, err.message, err.status === 413 ? { Connection: 'close' } : undefined);
+      if (err instanceof StepTimeoutError) return generic(504, 'plugin_timeout', `Plugin ${name} did not answer in time.`, err.message);
+      if (err instanceof PluginError) {
+        if (err.traceReason === 'plugin_unavailable') return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, err.message);
+        return generic(500, 'plugin_failed', `Plugin ${name} could not handle the request.`, err.message, err.frame);
+      }
       throw err;
     } finally {
       release?.();

@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import semver from 'semver';
+import { regexProblem } from '../runtime/index.js';
 import { describeThrown } from './boundary.js';
 import type { ActionSpec, ConditionSpec, Plugin, SourceSpec } from './types.js';
 
@@ -10,6 +11,11 @@ const KEYS = ['name', 'version', 'pinbot', 'description', 'configSchema', 'actio
 
 /** One ajv for every plugin schema: defaults are filled in, types are not coerced. Internal. */
 export const pluginAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
+// `format: regex` in a plugin's schema means a pattern the linear-time engine runs (what
+// `compileRegex` of pinbot/plugin takes): one with a backreference or lookaround is refused
+// when the settings load, at its config.yaml:line:col (see collect.ts), not when a message
+// comes (issue 21, item 4)
+pluginAjv.addFormat('regex', { type: 'string', validate: (s: string) => regexProblem(s) === undefined });
 
 /** A plugin whose shape was checked, with its schemas compiled. */
 export interface CheckedPlugin {

@@ -1,9 +1,32 @@
-import { type PluginStateRecord, PluginStates } from '../runtime/index.js';
+import { LimitError, type PluginStateRecord, PluginStates } from '../runtime/index.js';
 import type { Store } from '../store/core/types.js';
 import type { PluginState } from './types.js';
 
 /** Largest value one key may hold (its JSON text). */
 export const MAX_STATE_BYTES = 262_144;
+/** Keys a plugin may keep per bot by default (`plugins.state.max_keys`). */
+export const STATE_MAX_KEYS = 10_000;
+/** Bytes (JSON of keys and values) a plugin may keep per bot by default (`plugins.state.max_bytes`). */
+export const STATE_MAX_TOTAL_BYTES = 16_777_216;
+
+/** The bound of a plugin's state per bot (config.yaml `plugins.state`). */
+export interface StateLimits {
+  maxKeys: number;
+  maxBytes: number;
+}
+
+/**
+ * A write refused because the plugin's state for this bot is full. A guardrail, not the
+ * plugin's failure (it passes through the boundary like a wallet limit: the step fails with
+ * it, the plugin is not quarantined); nothing is written.
+ */
+export class StateFullError extends LimitError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateFullError';
+  }
+}
+
 /** Writes remembered per key, so a step run again after a crash does not apply its write twice. */
 const APPLIED_KEEP = 32;
 
@@ -16,8 +39,8 @@ function checkKey(key: unknown): string {
   return key;
 }
 
-/** A value as the store keeps it: JSON data, at most MAX_STATE_BYTES. Internal. */
-function jsonValue(value: unknown, key: string): unknown {
+/** A value as the store keeps it: JSON data, at most MAX_STATE_BYTES, and its size. Internal. */
+function jsonValue(value: unknown, key: string): { value: unknown; bytes: number } {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -26,8 +49,11 @@ function jsonValue(value: unknown, key: string): unknown {
   }
   if (text === undefined) throw new Error(`state ${key}: the value is not JSON data (${typeof value}); use delete to remove a key`);
   if (text.length > MAX_STATE_BYTES) throw new Error(`state ${key}: the value is ${Math.round(text.length / 1024)} KB; at most ${MAX_STATE_BYTES / 1024} KB per key`);
-  return JSON.parse(text);
+  return { value: JSON.parse(text), bytes: Buffer.byteLength(key) + Buffer.byteLength(text) };
 }
+
+/** What a record counts against max_bytes (records written before the bound carry no size). Internal. */
+const sizeOf = (r: PluginStateRecord) => r.bytes ?? Buffer.byteLength(r.key) + Buffer.byteLength(JSON.stringify(r.value) ?? '');
 
 const idOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot}\u0000${key}`;
 
@@ -40,10 +66,25 @@ const idOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot
  *
  * @example const state = pluginState(store, 'karma', 'thanks-bot'); await state.set('ABC123', 3);
  */
-export function pluginState(store: Store, plugin: string, bot: string, stepKey?: string): PluginState {
+export function pluginState(store: Store, plugin: string, bot: string, stepKey?: string, limits: StateLimits = { maxKeys: STATE_MAX_KEYS, maxBytes: STATE_MAX_TOTAL_BYTES }): PluginState {
   let writes = 0;
   const mark = () => (stepKey ? `${stepKey}#${++writes}` : undefined);
-  const write = <T>(key: string, next: (cur: PluginStateRecord | undefined) => { value: unknown; out: T } | undefined, replay: (cur: PluginStateRecord) => T) => {
+  const whose = bot === SHARED ? `plugin ${plugin} (shared by every bot)` : `plugin ${plugin} for bot ${bot}`;
+  /** Refuses a write that would pass the bound; a write that does not grow the state always passes. Internal. */
+  const checkRoom = (col: { ids(index: string, key: string): readonly string[]; get(id: string): PluginStateRecord | undefined }, key: string, cur: PluginStateRecord | undefined, bytes: number) => {
+    const ids = col.ids('scope', `${plugin}\u0000${bot}`);
+    if (!cur && ids.length >= limits.maxKeys) {
+      throw new StateFullError(`state ${key}: the state of ${whose} is full: ${ids.length} keys, at most ${limits.maxKeys} (plugins.state.max_keys); nothing was written — delete keys it no longer needs, or raise plugins.state.max_keys in config.yaml`);
+    }
+    const before = cur ? sizeOf(cur) : 0;
+    if (bytes <= before) return;
+    let total = 0;
+    for (const id of ids) total += sizeOf(col.get(id)!);
+    if (total - before + bytes > limits.maxBytes) {
+      throw new StateFullError(`state ${key}: the state of ${whose} is full: ${total} bytes, and this write needs ${bytes - before} more; at most ${limits.maxBytes} (plugins.state.max_bytes); nothing was written — delete keys it no longer needs, or raise plugins.state.max_bytes in config.yaml`);
+    }
+  };
+  const write = <T>(key: string, next: (cur: PluginStateRecord | undefined) => { value: unknown; bytes: number; out: T } | undefined, replay: (cur: PluginStateRecord) => T) => {
     const m = mark();
     return store.transaction((tx) => {
       const col = tx.col(PluginStates);
@@ -52,8 +93,9 @@ export function pluginState(store: Store, plugin: string, bot: string, stepKey?:
       if (m && cur?.applied?.includes(m)) return replay(cur);
       const change = next(cur);
       if (!change) return undefined as T;
+      checkRoom(col, key, cur, change.bytes);
       const applied = m ? [...(cur?.applied ?? []), m].slice(-APPLIED_KEEP) : cur?.applied;
-      col.put({ id, plugin, bot, key, value: change.value, ...(applied ? { applied } : {}) });
+      col.put({ id, plugin, bot, key, value: change.value, bytes: change.bytes, ...(applied ? { applied } : {}) });
       return change.out;
     });
   };
@@ -64,7 +106,7 @@ export function pluginState(store: Store, plugin: string, bot: string, stepKey?:
     },
     async set(key, value) {
       const v = jsonValue(value, checkKey(key));
-      await write(key, () => ({ value: v, out: undefined }), () => undefined);
+      await write(key, () => ({ ...v, out: undefined }), () => undefined);
     },
     async update<T>(key: string, fn: (current: T | undefined) => T): Promise<T> {
       checkKey(key);
@@ -74,7 +116,7 @@ export function pluginState(store: Store, plugin: string, bot: string, stepKey?:
           const next = fn(structuredClone(cur?.value) as T | undefined);
           if (next && typeof (next as { then?: unknown }).then === 'function') throw new Error(`state ${key}: update takes a synchronous function (it runs inside a store transaction)`);
           const v = jsonValue(next, key);
-          return { value: v, out: structuredClone(v) as T };
+          return { ...v, out: structuredClone(v.value) as T };
         },
         (cur) => structuredClone(cur.value) as T,
       );

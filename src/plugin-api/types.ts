@@ -127,7 +127,7 @@ export interface RouteRequest {
   query: Record<string, string>;
   /** Header names are lower-case. */
   headers: Record<string, string | undefined>;
-  /** The raw body (at most 1 MB). */
+  /** The raw body (at most `plugins.max_body_bytes`, default 1 MB). */
   body: Buffer;
   /** The body parsed as JSON; throws a 400 answer when it is not JSON. */
   json(): unknown;

@@ -23,10 +23,15 @@ export {
 // builtins/: the actions, conditions, sources and triggers pinbot ships
 export { createRegistry } from './builtins/index.js';
 export { validTimeZone } from './builtins/triggers/timed.js';
+export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './builtins/conditions/regex.js';
 
 // define/: a bot file → a compiled bot
 export { loadBot, loadBotFile } from './define/loader.js';
+export { coerceRendered } from './define/templatable-schema.js';
 export { botSchemaText } from './define/write-schema.js';
+
+// liquid/: the grammar of boolean expressions, shared with scenarios
+export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from './liquid/expression-check.js';
 
 // state/: what survives a restart, traces included
 export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';

@@ -5,7 +5,7 @@ import { hintFor } from '../util/suggest.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { MODIFIERS, type StepRegistry } from './step-registry.js';
 import { topLevelSchema } from './schema.js';
-import { conditionVariables, isTemplate, templateVariables } from './templates.js';
+import { conditionProblem, conditionVariables, isTemplate, templateConditionProblems, templateVariables } from './templates.js';
 import type { CheckContext, Path, StepNode } from './types.js';
 
 /** Variables every template may use, besides users, vars and captures. */
@@ -145,6 +145,7 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
           } catch (err) {
             return at(ch, y, [...stepPath, ...p], `invalid template ${JSON.stringify(v)}: ${(err as Error).message.split('\n')[0]}`);
           }
+          for (const bad of templateConditionProblems(v)) at(ch, y, [...stepPath, ...p], `invalid condition ${bad.tag}: ${bad.message}`, bad.hint);
           checkVars(vars, [...stepPath, ...p], v);
         } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...p, i]));
         else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
@@ -153,7 +154,10 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
     },
     condition(expr, path) {
       try {
-        checkVars(conditionVariables(expr), [...stepPath, ...path], expr);
+        const vars = conditionVariables(expr);
+        const bad = conditionProblem(expr);
+        if (bad) return at(ch, y, [...stepPath, ...path], `invalid condition ${JSON.stringify(expr)}: ${bad.message}`, bad.hint);
+        checkVars(vars, [...stepPath, ...path], expr);
       } catch (err) {
         at(ch, y, [...stepPath, ...path], `invalid condition ${JSON.stringify(expr)}: ${(err as Error).message.split('\n')[0]}`);
       }

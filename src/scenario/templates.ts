@@ -1,4 +1,5 @@
 import { Liquid } from 'liquidjs';
+import { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from '../runtime/index.js';
 
 /**
  * Templates in scenario values: `"{{ users.alice.pin_code }}"`, `"tip {{ tx }}"`, with Liquid
@@ -44,12 +45,31 @@ export function renderString(s: string, scope: Record<string, unknown>): unknown
 export function evalCondition(expr: string | boolean, scope: Record<string, unknown>): boolean {
   if (typeof expr === 'boolean') return expr;
   const inner = WHOLE.exec(expr)?.[1] ?? expr;
+  // fail closed: a form Liquid reads otherwise than written never holds (validation refuses it)
+  const bad = expressionProblem(liquid, inner, SCENARIO_EXPRESSIONS);
+  if (bad) throw new Error(`if ${JSON.stringify(expr)}: ${bad.message} — ${bad.hint}`);
   try {
     const v = liquid.evalValueSync(inner, scope);
     return v !== false && v !== null && v !== undefined;
   } catch (err) {
     throw new Error(`if ${JSON.stringify(expr)}: ${firstLine(err)}`);
   }
+}
+
+/** How scenario files compute a value before comparing it, or split a condition. */
+const SCENARIO_EXPRESSIONS: ExpressionWhere = {
+  computeFirst: 'compute the value first in a set: step (set: { limit: "{{ limit | default: 20 }}" }), then compare the variable: amount < limit',
+  split: 'split it into two assert steps, or compute a part first in a set: step',
+};
+
+/** What is wrong with an `assert:` / `if:` expression that Liquid would read otherwise than written. */
+export function conditionProblem(expr: string): ExpressionProblem | undefined {
+  return expressionProblem(liquid, WHOLE.exec(expr)?.[1] ?? expr, SCENARIO_EXPRESSIONS);
+}
+
+/** The same for the `{% if %}` / `{% elsif %}` / `{% unless %}` tags of a template. */
+export function templateConditionProblems(text: string): Array<ExpressionProblem & { tag: string }> {
+  return tagExpressionProblems(liquid, text, SCENARIO_EXPRESSIONS);
 }
 
 /**

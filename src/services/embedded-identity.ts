@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
-import { createUser, findUser, type User } from '../domain/users/users.js';
+import { createUser, findUser, Users, type User } from '../domain/users/users.js';
+import { normalizePin } from '../util/pin.js';
 import type { ReadView, Store } from '../store/core/types.js';
 import { type ChangeFeed, IdentityPending, type IdentityProvider, type InboxFeed, type StateStores } from '../runtime/index.js';
 import { inboxFeed } from './inbox-feed.js';
@@ -10,6 +11,9 @@ import { userChanges } from './user-changes.js';
 import { botStateStores } from './state-stores.js';
 import { fileKeyVault, storeKeyVault, type KeyVault } from './bot-key-vault.js';
 import { pgTraceArchive } from './pg-traces.js';
+
+/** Whether `as:` names this user: its PIN, or its display name (trimmed, any case). Internal. */
+const names = (u: User, as: string) => u.pin_code === normalizePin(as) || u.display_name.trim().toLowerCase() === as.trim().toLowerCase();
 
 /**
  * The API key of an embedded bot acting `as:` a user. Each bot keeps one dedicated key: the
@@ -25,6 +29,10 @@ import { pgTraceArchive } from './pg-traces.js';
 async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
   const saved = await o.vault.get(o.bot);
   const find = (db: ReadView) => {
+    // the user this bot resolved before keeps it, by id, while its as: still names it — even
+    // when another user has been given the same display name since
+    const kept = saved ? db.col(Users).get(saved.user_id) : undefined;
+    if (kept && names(kept, o.as)) return kept;
     try {
       return findUser(db, o.as);
     } catch (err) {

@@ -4,6 +4,8 @@ import { configSource } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { collectPlugins } from '../plugin-api/collect.js';
 import { PluginHost } from '../plugin-api/host.js';
+import { MAX_BODY_BYTES } from '../plugin-api/routes.js';
+import { STATE_MAX_KEYS, STATE_MAX_TOTAL_BYTES } from '../plugin-api/state.js';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { createRegistry, knownFields, type Registry } from '../runtime/index.js';
 import { parseDuration } from '../util/duration.js';
@@ -73,7 +75,13 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<Registry> 
     configs: o.config.plugins.config ?? {},
     configYaml: configSource(o.config),
     reserved: reservedNames(registry),
-    supervision: { timeoutMs: parseDuration(o.config.runtime.step_timeout) ?? 10_000, quarantineAfter: o.config.plugins.quarantine_after ?? 5, log: o.log },
+    supervision: {
+      timeoutMs: parseDuration(o.config.runtime.step_timeout) ?? 10_000,
+      quarantineAfter: o.config.plugins.quarantine_after ?? 5,
+      maxBodyBytes: o.config.plugins.max_body_bytes ?? MAX_BODY_BYTES,
+      state: { maxKeys: o.config.plugins.state?.max_keys ?? STATE_MAX_KEYS, maxBytes: o.config.plugins.state?.max_bytes ?? STATE_MAX_TOTAL_BYTES },
+      log: o.log,
+    },
   });
   const host = new PluginHost(collected);
   host.register(registry);

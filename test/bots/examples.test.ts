@@ -25,7 +25,7 @@ async function conversationWith(api: Client, userId: string): Promise<string[]> 
 }
 
 describe('shipped example bots, against the embedded server', () => {
-  it('faq answers keywords in the conversation, and the "human" answer at most once an hour', async () => {
+  it('faq answers keywords in the conversation, and the "human" answer at most once an hour to one customer', async () => {
     const faq = await start('faq');
     const alice = await w.user('Alice');
     for (const q of ['What are your opening hours?', 'How much is a coffee?', 'Can I talk to a human?', 'A HUMAN please', 'nice weather']) {
@@ -44,6 +44,17 @@ describe('shipped example bots, against the embedded server', () => {
     ]);
     const human = w.host.traces('faq')!.filter((t) => t.rule === 'human').map((t) => t.reason ?? t.outcome);
     expect(human).toEqual(['condition_false', 'condition_false', 'done', 'cooldown', 'condition_false']);
+  });
+
+  it('faq hands over to a human once an hour per customer: a second customer asking is answered too', async () => {
+    const faq = await start('faq');
+    const alice = await w.user('Alice');
+    const bob = await w.user('Bob');
+    await alice.api.messages.send({ recipient_pin: faq.pin_code, content: 'Can I talk to a human?' });
+    await bob.api.messages.send({ recipient_pin: faq.pin_code, content: 'I want a person' });
+    await w.poll('faq');
+    expect(await conversationWith(bob.api, faq.id)).toEqual(['Bob: I want a person', 'FAQ: I am a bot. Write to the shop owner directly for anything else.']);
+    expect(await conversationWith(alice.api, faq.id)).toContain('FAQ: I am a bot. Write to the shop owner directly for anything else.');
   });
 
   it('greeter accepts contact requests and introductions and says hello', async () => {

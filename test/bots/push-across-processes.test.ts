@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import webhookIn from '../../plugins/webhook_in.js';
+import { sign } from '../../plugins/lib/webhook-signature.js';
 import { callAdmin } from '../../src/admin/socket.js';
 import { configFrom } from '../../src/config/load.js';
 import type { BotStatus } from '../../src/runtime/host/bot-host.js';
@@ -15,7 +15,6 @@ import { testDatabase } from '../helpers/pg-db.js';
 import { eventually } from '../helpers/serve-child.js';
 
 const SECRET = 'inbound-secret-0123456789';
-const sign = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
 
 /**
  * A plugin's push source with the bots shared out between processes: a webhook that reaches a
@@ -42,7 +41,7 @@ describe('push sources across processes on one database', () => {
         const s = [await status(0), await status(1)];
         return s.includes('running') && s.includes('elsewhere') ? s.indexOf('elsewhere') + 1 : undefined;
       }, 20_000, 'the bot running in one of the two');
-      const post = (body: string) => fetch(`${servers[other - 1]!.url}/plugins/webhook_in/hooks`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(body) }, body });
+      const post = (body: string) => fetch(`${servers[other - 1]!.url}/plugins/webhook_in/hooks`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(SECRET, body, servers[other - 1]!.clock.now()) }, body });
       const body = JSON.stringify({ title: 'deploy done' });
       const r = await post(body);
       expect(r.status).toBe(202);
@@ -62,7 +61,9 @@ describe('push sources across processes on one database', () => {
       await store.durable();
       expect(store.read.col(BotMetas).get('hooks')!.vars.hits).toBe(1);
       // a bot that no process has is still unknown
-      const none = await fetch(`${servers[other - 1]!.url}/plugins/webhook_in/nobody`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(body) }, body });
+      // (another body: the same signed request again, to any bot, is taken as a duplicate)
+      const toNobody = JSON.stringify({ title: 'for nobody' });
+      const none = await fetch(`${servers[other - 1]!.url}/plugins/webhook_in/nobody`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(SECRET, toNobody, servers[other - 1]!.clock.now()) }, body: toNobody });
       expect(none.status).toBe(404);
     } finally {
       for (const s of servers.reverse()) await s.close();

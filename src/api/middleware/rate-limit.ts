@@ -30,9 +30,15 @@ export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
  * `shared`: where the counts live when several processes serve one database (a store per
  * bucket, e.g. PgRateStore); by default each process counts in memory on its clock. A shared
  * store that fails lets requests through (the store behind the API refuses them anyway).
- * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent).
+ * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent);
+ * `giveBack('anonymous', req)` gives one back to the address's anonymous count (a plugin route
+ * that answered under 400: see api/app.ts).
  */
-export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory): Record<LimiterName, RequestHandler> & { refund(req: Request, res: Response): void } {
+export function createLimiters(
+  config: Config,
+  clock: Clock,
+  shared?: RateStoreFactory,
+): Record<LimiterName, RequestHandler> & { refund(req: Request, res: Response): void; giveBack(bucket: 'anonymous', req: Request): void } {
   const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
@@ -75,6 +81,10 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
     intros: make('intros', r.intros),
     groups: make('groups', r.groups),
     anonymous: make('anonymous', r.anonymous),
+    giveBack(bucket, req) {
+      const store = stores.get(bucket);
+      if (store) void Promise.resolve(store.decrement(ipKeyGenerator(req.ip ?? 'unknown'))).catch(() => undefined);
+    },
     refund(req, res) {
       const store = stores.get('general');
       if (!store || !req.user) return;

@@ -56,12 +56,20 @@ export function userById(db: ReadView, id: string): User {
 }
 
 /** A user by PIN or by display name (case-insensitive; the name must be unambiguous). */
+/** The users whose display name is `name` (trimmed, any case), oldest first. */
+export function usersNamed(db: ReadView, name: string): User[] {
+  return db.col(Users).ids('name', name.trim().toLowerCase()).map((id) => db.col(Users).get(id)!).sort((a, b) => a.created_at - b.created_at);
+}
+
 export function findUser(db: ReadView, nameOrPin: string): User | undefined {
   const byPin = db.col(Users).one('pin', normalizePin(nameOrPin));
   if (byPin) return byPin;
   const ids = db.col(Users).ids('name', nameOrPin.trim().toLowerCase());
   if (ids.length === 1) return db.col(Users).get(ids[0]!);
-  if (ids.length > 1) throw new Error(`more than one user is named ${JSON.stringify(nameOrPin)}: use the PIN`);
+  if (ids.length > 1) {
+    const pins = ids.map((id) => db.col(Users).get(id)!.pin_code).join(', ');
+    throw new Error(`${ids.length} users are named ${JSON.stringify(nameOrPin.trim())} (PINs ${pins}): write the PIN of the one you mean instead of the name (pinbot users list)`);
+  }
   return undefined;
 }
 

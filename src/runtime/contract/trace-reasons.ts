@@ -24,7 +24,7 @@ export const TRACE_REASONS = {
   },
   condition_false: {
     outcome: 'not_run',
-    meaning: 'a condition of `if:` did not hold; the trace shows each condition and the value it saw',
+    meaning: 'a condition of `if:` did not hold (or could not be evaluated: a liquid: condition fails closed); the trace shows each condition and the value it saw',
     todo: 'compare the value seen with the condition; nothing to do if the rule was meant to skip this event',
   },
   cooldown: {
@@ -54,13 +54,13 @@ export const TRACE_REASONS = {
   },
   loop_suspected: {
     outcome: 'not_run',
-    meaning: 'the bot kept answering in this conversation: the loop guard paused it',
-    todo: 'find the other bot or auto-responder; tune or turn off `loop_guard`',
+    meaning: 'this counterpart kept replying to the bot\'s answers at machine speed in this conversation: the loop guard paused that exchange (others in the conversation are still answered)',
+    todo: 'find the other bot or auto-responder; tune (`reply_within`, `max_replies`) or turn off `loop_guard`',
   },
   limit: {
     outcome: 'failed',
-    meaning: 'a money guardrail refused a step (`limits.max_per_transfer`, `max_per_day`, `send_to`)',
-    todo: 'raise the limit in the bot file if the transfer was meant',
+    meaning: "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), or a plugin's state is full (`plugins.state`)",
+    todo: 'raise the limit in the bot file if the transfer was meant; for a full plugin state, delete keys it no longer needs or raise `plugins.state` in config.yaml',
   },
   api: {
     outcome: 'failed',

@@ -2,7 +2,8 @@ import { parseDuration } from '../../util/duration.js';
 import { checkConditions } from '../builtins/conditions/compile.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
-import { checkTemplate, FILE_TAGS, isTemplate } from '../liquid/templates.js';
+import { checkTemplate, FILE_TAGS, isTemplate, liquid } from '../liquid/templates.js';
+import { BOT_EXPRESSIONS, tagExpressionProblems } from '../liquid/expression-check.js';
 import { checkPaths, templatePaths } from '../liquid/template-check.js';
 import type { ActionDef, CheckProblem, TriggerDef } from '../contract/types.js';
 
@@ -37,7 +38,10 @@ function checkTemplates(value: unknown, path: Path, triggers: TriggerDef[]): Che
   if (typeof value === 'string') {
     if (!isTemplate(value)) return [];
     const bad = checkTemplate(value);
-    if (!bad) return checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }));
+    if (!bad) {
+      const tags = tagExpressionProblems(liquid, value, BOT_EXPRESSIONS).map((p) => ({ path, find: p.tag, message: `Liquid template error: ${p.tag} (template line ${p.line}, col ${p.col}): ${p.message}`, hint: p.hint }));
+      return [...tags, ...checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }))];
+    }
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
     const fileTag = FILE_TAGS.find((t) => bad.message.startsWith(`{% ${t} %}`));
     const hint = fileTag

@@ -2,6 +2,7 @@ import { DURATION_PATTERN } from '../../util/duration.js';
 import { matcherSchema } from '../builtins/conditions/fields.js';
 import type { Registry } from '../contract/registry.js';
 import type { JsonSchema } from '../contract/types.js';
+import { acceptTemplates } from './templatable-schema.js';
 
 /** A bot name: also its file-system and key name. */
 export const BOT_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
@@ -43,7 +44,8 @@ export function botSchema(registry: Registry): JsonSchema {
       minProperties: 1,
       additionalProperties: false,
       properties: {
-        ...Object.fromEntries(actions.map((a) => [a.name, { description: a.description, ...a.schema }])),
+        // a number or boolean argument may come from a template: its value is checked when the step runs
+        ...Object.fromEntries(actions.map((a) => [a.name, { description: a.description, ...(a.templated === false ? a.schema : acceptTemplates(a.schema)) }])),
         continue_on_error: { type: 'boolean', description: 'keep going with the next step when this one fails (default false: the run stops)' },
       },
     },
@@ -78,16 +80,16 @@ export function botSchema(registry: Registry): JsonSchema {
       traces: { type: 'integer', minimum: 1, maximum: 1000, description: 'rule runs kept in the trace history (default 100)' },
       vars: { type: 'object', description: 'initial values of the persistent bot variables (vars.NAME)' },
       loop_guard: {
-        description: 'stops answering a conversation that looks like a loop with another bot: max_replies runs that acted within `within` pause it for `pause` (default 10 in 1m, 10m); false turns it off',
+        description: 'stops a bot answering another bot for ever: more than max_replies replies in a row that come within reply_within of the bot\'s answers (machine speed), from one counterpart in one conversation, pause that exchange for `pause` (default 5, 2s, 10m); false turns it off',
         if: { type: 'boolean' },
         then: { const: false },
         else: {
           type: 'object',
           additionalProperties: false,
           properties: {
-            max_replies: { type: 'integer', minimum: 2, description: 'runs that acted in one conversation (default 10)' },
-            within: duration('within this time (default 1m)'),
-            pause: duration('then pause the conversation for this long (default 10m)'),
+            max_replies: { type: 'integer', minimum: 1, description: 'machine-speed replies in a row the bot still answers (default 5)' },
+            reply_within: duration('a reply this soon after the bot\'s answer, in server time, is machine speed (default 2s)'),
+            pause: duration('then pause that exchange for this long (default 10m)'),
           },
         },
       },

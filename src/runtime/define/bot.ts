@@ -2,13 +2,15 @@ import type { ActionDef, ConditionFn, TriggerDef } from '../contract/types.js';
 
 /** `loop_guard:` of a bot file, in ms. */
 export interface LoopGuardOptions {
+  /** Machine-speed replies in a row the bot still answers; the next one pauses the exchange. */
   maxReplies: number;
-  withinMs: number;
+  /** A reply that comes this soon after the bot's answer (server time) is machine speed. */
+  replyWithinMs: number;
   pauseMs: number;
 }
 
-/** On unless a bot says `loop_guard: false`: 10 runs that acted in one conversation within a minute pause it for 10 minutes. */
-export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 10, withinMs: 60_000, pauseMs: 600_000 };
+/** On unless a bot says `loop_guard: false`: more than 5 replies in a row within 2 s of the bot's answers pause that exchange for 10 minutes. */
+export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 5, replyWithinMs: 2_000, pauseMs: 600_000 };
 
 /** What a cooldown or throttle counts runs by: the rule, who caused the event, or its conversation. */
 export type LimitScope = 'rule' | 'sender' | 'conversation';
@@ -34,7 +36,7 @@ export interface BotSpec {
   limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
   traces?: number;
   vars?: Record<string, unknown>;
-  loop_guard?: false | { max_replies?: number; within?: string; pause?: string };
+  loop_guard?: false | { max_replies?: number; reply_within?: string; pause?: string };
   ignore_bots?: boolean;
   per_sender?: { max_queued?: number };
   rules: RuleSpec[];

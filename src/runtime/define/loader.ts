@@ -7,6 +7,7 @@ import { parseDuration } from '../../util/duration.js';
 import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../../util/yaml-errors.js';
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
 import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
+import { TEMPLATED_TYPE } from './templatable-schema.js';
 import { DURATION_PATTERN } from '../../util/duration.js';
 import { DEFAULT_LOOP_GUARD, type BotSpec, type CompiledBot, type CompiledRule, type CompiledStep, type LoopGuardOptions } from './bot.js';
 import { compileConditions } from '../builtins/conditions/compile.js';
@@ -78,6 +79,15 @@ function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): Fi
       p.hint = hintFor(e.data, (e.params as { allowedValues: string[] }).allowedValues.map(String), 'values');
     }
     const line = text.split('\n')[p.line - 1] ?? '';
+    const templated = (e.parentSchema as Record<string, unknown> | undefined)?.[TEMPLATED_TYPE];
+    if (e.keyword === 'pattern' && typeof templated === 'string') {
+      // a literal where a number (or boolean) goes: neither one nor a template
+      const want = templated.split(' or ').map((t) => (t === 'integer' ? 'an integer' : t === 'boolean' ? 'true or false' : `a ${t}`)).join(' or ');
+      Object.assign(p, { message: `expected ${want}, not ${JSON.stringify(e.data)}`, hint: 'write the value, or a template such as "{{ match.max }}" (its value is checked when the step runs)' });
+    }
+    if (e.keyword === 'type' && typeof (e.parentSchema as Record<string, unknown> | undefined)?.[TEMPLATED_TYPE] === 'string') {
+      p.message = p.message.replace(/ or string$/, ' (or a template)');
+    }
     if (e.keyword === 'pattern') {
       const known = PATTERNS[(e.params as { pattern: string }).pattern];
       if (known) Object.assign(p, { message: `${known.message}${typeof e.data === 'string' ? `, not "${e.data}"` : ''}`, hint: known.hint });
@@ -211,7 +221,7 @@ function loopGuardOf(v: BotSpec['loop_guard']): LoopGuardOptions | false {
   if (v === false) return false;
   return {
     maxReplies: v?.max_replies ?? DEFAULT_LOOP_GUARD.maxReplies,
-    withinMs: v?.within ? parseDuration(v.within)! : DEFAULT_LOOP_GUARD.withinMs,
+    replyWithinMs: v?.reply_within ? parseDuration(v.reply_within)! : DEFAULT_LOOP_GUARD.replyWithinMs,
     pauseMs: v?.pause ? parseDuration(v.pause)! : DEFAULT_LOOP_GUARD.pauseMs,
   };
 }

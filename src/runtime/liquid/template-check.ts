@@ -1,4 +1,3 @@
-import { Tokenizer, TypeGuards } from 'liquidjs';
 import { knownFields } from '../contract/event-fields.js';
 import { hintFor } from '../../util/suggest.js';
 import { isTemplate, liquid } from './templates.js';
@@ -42,37 +41,6 @@ export function templatePaths(text: string): VarPath[] {
 /** The paths a Liquid expression (a `liquid:` condition) reads. */
 export function expressionPaths(expr: string): VarPath[] {
   return templatePaths(`{{ ${expr} }}`);
-}
-
-/**
- * A Liquid expression's grammar, which liquidjs itself reads leniently (`event.amount >` parses
- * and is always false): operands joined by operators, then filters. Returns what is wrong.
- *
- * @example checkExpressionSyntax('event.amount >') // 'the expression ends after the operator ">"'
- */
-export function checkExpressionSyntax(expr: string): string | undefined {
-  let tokens;
-  const t = new Tokenizer(expr, liquid.options.operators);
-  try {
-    tokens = [...t.readExpressionTokens()];
-    t.skipBlank();
-    if (t.peek() === '|') t.readFilters();
-    t.skipBlank();
-  } catch (err) {
-    return (err as Error).message.replace(/, line:\d+, col:\d+$/, '');
-  }
-  if (tokens.length === 0) return 'the expression is empty';
-  if (!t.end()) return `unexpected "${expr.slice(t.p)}"`;
-  let wantOperand = true;
-  for (const tok of tokens) {
-    const op = TypeGuards.isOperatorToken(tok);
-    const text = expr.slice(tok.begin, tok.end);
-    if (wantOperand && op) return `expected a value before "${text}"`;
-    if (!wantOperand && !op) return `expected an operator (==, !=, <, >, <=, >=, contains, and, or) before "${text}"`;
-    wantOperand = op;
-  }
-  if (wantOperand) return `the expression ends after the operator "${expr.slice(tokens.at(-1)!.begin, tokens.at(-1)!.end)}"`;
-  return undefined;
 }
 
 /** `event.sender.pin_code` as written in a template. Internal. */

@@ -1,5 +1,4 @@
 import type { UserRef } from '../../client/types.js';
-import { iso } from '../../clock/clock.js';
 import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { RunScope, TriggerDef } from '../contract/types.js';
@@ -7,7 +6,7 @@ import type { RunProgress } from '../state/bot-state.js';
 import { compact, type Trace, type TraceStep } from '../state/traces.js';
 import { decide, type Decision } from './decide.js';
 import { endTrace, runEnding, stepFailure, type StepFailure } from './failure.js';
-import { LoopGuard } from './loop-guard.js';
+import { answeredAt, LoopGuard } from './loop-guard.js';
 import { Interrupted, retryTransient } from './retry.js';
 import { runScope } from './run-context.js';
 import { chooseBranch, errorScope, guardHolds, Restarted } from './run-control.js';
@@ -31,18 +30,22 @@ const traceStep = (index: number, action: string, sp: RunProgress['steps'][numbe
   ...extra,
 });
 
-/**
- * Events the bot does not answer whatever its rules say: from bots (`ignore_bots`), or from a
- * conversation the loop guard paused.
- */
-function screen({ run, actor, loopKey }: { run: RuleRun; actor: UserRef | undefined; loopKey: string | undefined }): Decision | undefined {
+/** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
+function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): Decision | undefined {
   const d = run.runner.deps;
   if (d.bot.ignoreBots && actor && d.isBot?.(actor.id)) {
     return { run: false, reason: 'from_bot', message: `${actor.display_name} (${actor.pin_code}) is a bot, and ignore_bots is on` };
   }
-  const until = run.runner.guard.pausedUntil(loopKey, d.clock.now());
-  if (until !== undefined) return { run: false, reason: 'loop_suspected', message: `the bot kept answering in ${loopKey}: paused until ${iso(until)} (loop_guard)` };
   return undefined;
+}
+
+/** The loop guard: an exchange that looks like a loop between bots is paused (traced `loop_suspected`). */
+async function loopCheck({ run, actor, loopKey }: { run: RuleRun; actor: UserRef | undefined; loopKey: string | undefined }): Promise<Decision | undefined> {
+  const d = run.runner.deps;
+  const verdict = await run.runner.guard.check(loopKey, run.entry.event, !!actor && d.isBot?.(actor.id) === true, d.clock.now());
+  if (!verdict) return undefined;
+  if (verdict.tripped) d.log.warn({ rule: run.rule.id, key: loopKey }, `bot ${d.bot.name}: loop suspected: ${verdict.message}`);
+  return { run: false, reason: 'loop_suspected', message: verdict.message };
 }
 
 /** The rule's decision (enabled, conditions, cooldown, throttle) under the step timeout, retrying transient failures. */
@@ -81,7 +84,7 @@ export async function runRule(run: RuleRun): Promise<void> {
   try {
     if (d.signal.aborted) throw new Interrupted();
     if (!progress.decision) {
-      let decision = screen({ run, actor, loopKey }) ?? (await decideRule({ run, scope, trigger }));
+      let decision = screen({ run, actor }) ?? (await loopCheck({ run, actor, loopKey })) ?? (await decideRule({ run, scope, trigger }));
       // mode single: only a run that would take its steps is skipped while another one goes
       if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
         decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
@@ -136,9 +139,12 @@ export async function runRule(run: RuleRun): Promise<void> {
     if (failed) endTrace(trace, { outcome: 'failed', reason: failed.reason, message: failed.message, plugin: failed.plugin, frame: failed.frame });
     else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
     await finishRun({ run, progress, pending });
-    if (rule.steps.some((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done')) {
-      const until = await runner.guard.acted(loopKey, d.clock.now());
-      if (until !== undefined) d.log.warn({ rule: rule.id, key: loopKey }, `bot ${d.bot.name}: loop suspected in ${loopKey} (its answers keep getting answered); paused until ${iso(until)}`);
+    const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
+    if (acted.length) {
+      // the answer's server time: from its result, else the event's time plus the time since the bot saw it
+      const now = d.clock.now();
+      const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
+      runner.guard.answered(loopKey, answeredAt(acted.map((st) => progress.steps[st.index]!.result), fallback));
     }
   } catch (err) {
     const ending = runEnding({ err, restarted: !!runSignal?.aborted && !d.signal.aborted, stopping: d.signal.aborted });

@@ -94,6 +94,8 @@ export interface PluginStateRecord {
   readonly bot: string;
   readonly key: string;
   readonly value: unknown;
+  /** The size it counts against `plugins.state.max_bytes` (key and value JSON); absent in records written before. */
+  readonly bytes?: number;
   readonly applied?: readonly string[];
 }
 

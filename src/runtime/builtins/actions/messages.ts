@@ -1,4 +1,4 @@
-import { normalizePin } from '../../../util/pin.js';
+import { checkPinArg, pinArg } from './pin-arg.js';
 import type { ActionDef, CheckProblem } from '../../contract/types.js';
 
 const content = { type: 'string', minLength: 1, description: 'message text (a Liquid template)' };
@@ -49,11 +49,11 @@ const sendMessage: ActionDef = {
   check(args): CheckProblem[] {
     const a = args as SendMessageArgs;
     if ((a.to === undefined) === (a.conversation === undefined)) return [{ path: [], message: 'give exactly one of to (a PIN) or conversation (an id)', hint: 'e.g. to: ABC123' }];
-    return [];
+    return checkPinArg(a.to, ['to'], 'to');
   },
   prepare(args) {
     const a = args as SendMessageArgs;
-    return { ...a, content: nonEmpty(a.content, 'content'), ...(a.to !== undefined ? { to: normalizePin(nonEmpty(a.to, 'to')) } : {}) };
+    return { ...a, content: nonEmpty(a.content, 'content'), ...(a.to !== undefined ? { to: pinArg(nonEmpty(a.to, 'to'), 'to') } : {}) };
   },
   async run(args, ctx) {
     const a = args as SendMessageArgs;
@@ -75,9 +75,10 @@ const createGroup: ActionDef = {
   },
   example: { name: 'Book club', pins: ['ABC123', '{{ event.sender.pin_code }}'] },
   effect: 'api',
+  check: (args) => ((args as { pins?: unknown[] }).pins ?? []).flatMap((p, i) => checkPinArg(p, ['pins', i], 'pins')),
   prepare(args) {
     const a = args as { name: string; pins: string[] };
-    return { name: nonEmpty(a.name, 'name'), pins: a.pins.map((p) => normalizePin(nonEmpty(p, 'pin'))) };
+    return { name: nonEmpty(a.name, 'name'), pins: a.pins.map((p) => pinArg(nonEmpty(p, 'pin'), 'pins')) };
   },
   run(args, ctx) {
     const a = args as { name: string; pins: string[] };

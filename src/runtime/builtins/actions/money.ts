@@ -1,4 +1,4 @@
-import { normalizePin } from '../../../util/pin.js';
+import { checkPinArg, pinArg } from './pin-arg.js';
 import { isTemplate } from '../../liquid/templates.js';
 import type { ActionDef } from '../../contract/types.js';
 
@@ -40,20 +40,20 @@ const sendMoney: ActionDef = {
   effect: 'api',
   check(args) {
     const a = args as SendMoneyArgs;
+    const problems = checkPinArg(a.to, ['to'], 'to');
     // a literal amount (a number, or text that is not a template) is checked now, not at run time
     if (typeof a.amount === 'number' || (typeof a.amount === 'string' && !isTemplate(a.amount))) {
       try {
         toCents(a.amount);
       } catch (err) {
-        return [{ path: ['amount'], message: (err as Error).message, hint: 'e.g. amount: 2.50, or a template such as amount: "{{ event.amount }}"' }];
+        problems.push({ path: ['amount'], message: (err as Error).message, hint: 'e.g. amount: 2.50, or a template such as amount: "{{ event.amount }}"' });
       }
     }
-    return [];
+    return problems;
   },
   prepare(args, ctx) {
     const a = args as SendMoneyArgs;
-    const to = normalizePin(String(a.to));
-    if (!to) throw new Error('to rendered empty');
+    const to = pinArg(a.to, 'to');
     const cents = toCents(a.amount);
     ctx.checkSpend(to, cents);
     ctx.reserveSpend(cents);

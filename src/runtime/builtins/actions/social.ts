@@ -1,5 +1,5 @@
 import { ApiRequestError } from '../../../client/errors.js';
-import { normalizePin } from '../../../util/pin.js';
+import { checkPinArg, pinArg } from './pin-arg.js';
 import type { ActionDef } from '../../contract/types.js';
 
 const pin = { type: 'string', minLength: 1, description: 'a PIN (a Liquid template)' };
@@ -16,9 +16,10 @@ const introduce: ActionDef = {
   },
   example: { pins: ['{{ event.sender.pin_code }}', 'ABC123'], message: 'You both like chess' },
   effect: 'api',
+  check: (args) => ((args as { pins?: unknown[] }).pins ?? []).flatMap((p, i) => checkPinArg(p, ['pins', i], 'pins')),
   prepare(args) {
     const a = args as { pins: string[]; message?: string };
-    return { pins: a.pins.map((p) => normalizePin(p)), ...(a.message !== undefined ? { message: a.message } : {}) };
+    return { pins: a.pins.map((p) => pinArg(p, 'pins')), ...(a.message !== undefined ? { message: a.message } : {}) };
   },
   run(args, ctx) {
     const a = args as { pins: string[]; message?: string };
@@ -36,7 +37,8 @@ const requestContact: ActionDef = {
   schema: pin,
   example: '{{ event.sender.pin_code }}',
   effect: 'api',
-  prepare: (args) => normalizePin(String(args)),
+  check: (args) => checkPinArg(args, [], 'request_contact'),
+  prepare: (args) => pinArg(args, 'request_contact'),
   async run(args, ctx) {
     try {
       return await ctx.api.contacts.request({ pin_code: args as string }, { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal });

@@ -1,6 +1,7 @@
 import { normalizePin } from '../../../util/pin.js';
-import { checkExpression, evaluate, truthy } from '../../liquid/templates.js';
-import { assertVariables, checkExpressionSyntax, checkPaths, expressionPaths, pathText, valueAt } from '../../liquid/template-check.js';
+import { checkExpression, evaluate, liquid, truthy } from '../../liquid/templates.js';
+import { assertVariables, checkPaths, expressionPaths, pathText, valueAt } from '../../liquid/template-check.js';
+import { BOT_EXPRESSIONS, expressionProblem } from '../../liquid/expression-check.js';
 import type { CheckProblem, ConditionDef, ConditionResult } from '../../contract/types.js';
 
 const PIN = '^\\s*[A-Za-z0-9]{6}\\s*$';
@@ -80,19 +81,33 @@ const liquidCondition: ConditionDef = {
   example: 'event.amount > vars.threshold',
   check(value, ctx) {
     const expr = String(value);
-    const bad = checkExpression(expr)?.message ?? checkExpressionSyntax(expr);
-    if (bad) return [{ path: [], message: `Liquid expression error: ${bad}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open' }];
+    const parse = checkExpression(expr);
+    if (parse) return [{ path: [], message: `Liquid expression error: ${parse.message}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open' }];
+    const bad = expressionProblem(liquid, expr, BOT_EXPRESSIONS);
+    if (bad) return [{ path: [], message: `Liquid expression error: ${bad.message}`, hint: bad.hint }];
     return checkPaths(expressionPaths(expr), ctx.triggers);
   },
   compile(value) {
     const expr = String(value);
+    const label = `liquid ${expr}`;
+    // fail closed: a form Liquid would read otherwise than written (a file not validated by this
+    // version) does not hold; neither does one whose evaluation throws
+    const bad = checkExpression(expr) ?? expressionProblem(liquid, expr, BOT_EXPRESSIONS);
     return async (ctx) => {
+      if (bad) return { ok: false, label, detail: `not evaluated: ${bad.message}` };
       const paths = expressionPaths(expr);
       assertVariables(expr, paths, ctx.scope, ctx.trigger.name);
-      const v = await evaluate(expr, ctx.scope);
+      let v: unknown;
+      try {
+        v = await evaluate(expr, ctx.scope);
+      } catch (err) {
+        return { ok: false, label, detail: `could not be evaluated: ${String((err as Error)?.message ?? err).split('\n')[0]}` };
+      }
+      // a division by zero is Infinity, which Liquid would call true
+      if (typeof v === 'number' && !Number.isFinite(v)) return { ok: false, label, detail: `could not be evaluated: the result is ${v}, not a number` };
       // what the expression saw, so a false one can be understood from its trace
       const seen = paths.map((p) => `${pathText(p)} = ${JSON.stringify(valueAt(ctx.scope, p) ?? null)}`);
-      return { ok: truthy(v), label: `liquid ${expr}`, detail: `${seen.length ? `${seen.join(', ')} → ` : ''}${JSON.stringify(v ?? null)}` };
+      return { ok: truthy(v), label, detail: `${seen.length ? `${seen.join(', ')} → ` : ''}${JSON.stringify(v ?? null)}` };
     };
   },
 };

@@ -68,6 +68,45 @@ export function checkField(field: string, spec: unknown, triggers: TriggerDef[])
     if (bad) out.push({ path: ['matches'], message: bad.message, hint: bad.hint });
   }
   if (m && typeof m === 'object' && m.flags !== undefined && m.matches === undefined) out.push({ path: ['flags'], message: 'flags only apply to matches', hint: 'add matches: "…" or remove flags' });
+  out.push(...neverHolds(field, spec, triggers));
+  return out;
+}
+
+const COMPARISON = /^\s*(<=|>=|<|>|==|!=|=)\s*(-?\d+(?:\.\d+)?)\s*$/;
+const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
+
+/** The JSON type of a field in the triggers' example events, when they all agree. Internal. */
+function fieldType(field: string, triggers: TriggerDef[]): string | undefined {
+  const types = new Set(triggers.map((t) => fieldValue(t.example, field)).filter((v) => v !== undefined && v !== null).map((v) => (Array.isArray(v) ? 'array' : typeof v)));
+  return types.size === 1 ? [...types][0] : undefined;
+}
+
+/**
+ * Matchers that compare a field with a value of a type it never has, so they never hold:
+ * `amount: "< 20"` (a number against text), `content: { max: 5 }` (text against a number).
+ * Internal.
+ */
+function neverHolds(field: string, spec: unknown, triggers: TriggerDef[]): CheckProblem[] {
+  const type = fieldType(field, triggers);
+  if (!type) return [];
+  const m: Matcher = spec !== null && typeof spec === 'object' ? (spec as Matcher) : { equals: spec };
+  const out: CheckProblem[] = [];
+  const textAgainstNumber = (v: unknown, path: Array<string | number>) => {
+    if (type !== 'number' || typeof v !== 'string' || NUMERIC.test(v)) return;
+    const cmp = COMPARISON.exec(v);
+    if (cmp) {
+      const [, op, n] = cmp;
+      const bound = op === '<' || op === '<=' ? `{ max: ${n} }` : op === '>' || op === '>=' ? `{ min: ${n} }` : n;
+      out.push({ path, message: `${field}: ${JSON.stringify(v)} is text, and ${field} is a number: a field condition does not read comparisons, so it never holds`, hint: `write ${field}: ${bound} (inclusive), or liquid: "event.${field} ${op === '=' ? '==' : op} ${n}"` });
+    } else out.push({ path, message: `${field}: ${JSON.stringify(v)} is text, and ${field} is a number, so it never holds`, hint: `write a number, e.g. ${field}: 5, or ${field}: { min: 1, max: 50 }` });
+  };
+  if ('equals' in m) textAgainstNumber(m.equals, spec !== null && typeof spec === 'object' ? ['equals'] : []);
+  if (Array.isArray(m.in)) m.in.forEach((v, i) => textAgainstNumber(v, ['in', i]));
+  for (const k of ['min', 'max'] as const) {
+    if (m[k] !== undefined && type !== 'number') {
+      out.push({ path: [k], message: `${field} is ${type === 'string' ? 'text' : `a${type === 'array' || type === 'object' ? 'n' : ''} ${type}`}, and ${k} compares numbers, so it never holds`, hint: type === 'string' || type === 'array' ? `for its length: liquid: "event.${field}.size ${k === 'min' ? '>=' : '<='} ${m[k]}"` : `remove ${k}, or compare a number field` });
+    }
+  }
   return out;
 }
 
