@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { observeId } from '../../util/ids.js';
-import { StoreEngine } from '../core/engine.js';
 import { StorageUnavailableError } from '../core/errors.js';
 import type { StoreIntegrity } from '../core/integrity.js';
 import { callCommit, encodeBatch, runBatch, wasWritten, type CommitResult, type Outcome } from './pg-commit.js';
 import { Listener } from './pg-listen.js';
 import { checkSchemaName, ensureSchema, q } from './pg-schema.js';
 import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
-import type { Change, ReadView, Store, StoreHealth, StoredRecord, Tx } from '../core/types.js';
+import type { Change, Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
+import { EngineStore } from '../core/engine-store.js';
 
 export interface PgStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -67,27 +67,25 @@ const OPTIMISTIC_TRIES = 3;
  * const store = await PgStore.open({ url: process.env.DATABASE_URL! });
  * await store.transaction((tx) => tx.col(Users).insert(user));
  */
-export class PgStore implements Store {
+export class PgStore extends EngineStore {
   readonly pool: pg.Pool;
   readonly schema: string;
-  private readonly engine = new StoreEngine();
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   /** Serialises changes to the engine: commits and catch-ups. */
   private mutex: Promise<void> = Promise.resolve();
-  private lastCommit: Promise<void> = Promise.resolve();
   private tables = new Set<string>();
   private readonly listener: Listener;
   private readonly remote = new Set<(changes: readonly Change[]) => void>();
   private freshWaiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
   private checking = false;
-  private closed = false;
-  private readonly gate: WriteGate;
+  protected readonly gate: WriteGate;
   private readonly origin = randomBytes(6).toString('hex');
   private batchNo = 0;
   private readonly warn: NonNullable<PgStoreOptions['warn']>;
 
   private constructor(private readonly opts: PgStoreOptions) {
+    super();
     this.schema = checkSchemaName(opts.schema ?? 'pinbot');
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
@@ -141,41 +139,12 @@ export class PgStore implements Store {
     }
   }
 
-  get read(): ReadView {
-    return this.engine;
-  }
-
-  /** Sequence number of the last transaction applied here. */
-  get seq(): number {
-    return this.engine.seq;
-  }
-
-  /** A point-in-time copy of every collection (export; records are immutable). */
-  dump(): Record<string, StoredRecord[]> {
-    return this.engine.dump();
-  }
-
-  /** The declared index keys of a record of a bound collection (see StoreEngine.keysOf). */
-  keysOf(collection: string, record: StoredRecord): string[] {
-    return this.engine.keysOf(collection, record);
-  }
-
-  health(): StoreHealth {
-    return this.gate.health();
-  }
-
-  transaction<R>(fn: (tx: Tx) => R): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('the store is closed'));
-    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+  protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
     const done = new Promise<R>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       this.kick();
     });
-    this.lastCommit = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    return done;
+    return this.track(done);
   }
 
   /**
