@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
-import type { AdminCommand } from './admin/commands.js';
+import { runAdminCommand, type AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
 import { requestKey } from './api/request-context.js';
 import type { RouteDef } from './api/route.js';
@@ -26,6 +26,8 @@ import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
 import { openConfiguredStore } from './services/store-open.js';
 import type { ServerContext, ServerService } from './services/types.js';
 import { virtualClockOn } from './services/virtual-time.js';
+import { createSignals, type Signals } from './services/signals.js';
+import type { Scheduler } from './clock/scheduler.js';
 import { commitFeedOf, observeCommits } from './store/core/commit-signal.js';
 import type { Store } from './store/core/types.js';
 
@@ -97,6 +99,28 @@ function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: n
   });
 }
 
+/** A scheduler whose jobs signal `job` when they have run (the console lists them). Internal. */
+function signalledScheduler(inner: Scheduler, signals: Signals): Scheduler {
+  return {
+    add: (name, expression, fn, opts = {}) =>
+      inner.add(
+        name,
+        expression,
+        async (at) => {
+          let ok = false;
+          try {
+            await fn(at);
+            ok = true;
+          } finally {
+            signals.emit('job', { name, at: at.toISOString(), ok });
+          }
+        },
+        opts,
+      ),
+    stop: () => inner.stop(),
+  };
+}
+
 /**
  * Starts the API on a data directory: opens the store (taking its lock), serves HTTP, the
  * admin socket and the registered services. `close()` finishes in-flight requests, writes the
@@ -138,6 +162,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     scheduler = claimingScheduler(scheduler, postgres.pool, postgres.schema, by, (name, at) => log.debug({ job: name, at: at.toISOString() }, 'job run by another process'));
     rateStore = (bucket) => new PgRateStore(postgres.pool, postgres.schema, clock, bucket);
   }
+  const signals = createSignals();
+  scheduler = signalledScheduler(scheduler, signals);
   const runBots = options.bots !== false;
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
@@ -177,6 +203,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dryRun: options.dryRun === true,
     mount,
     postgres: postgres && { pool: postgres.pool, schema: postgres.schema },
+    signals,
+    command: (name, args = {}) => runAdminCommand({ store, env, log, keyUsage, scheduler, extra }, name, args),
   };
 
   scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });

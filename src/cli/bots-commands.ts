@@ -60,7 +60,7 @@ function serverRunning(dataDir: string): boolean {
   return lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
 }
 
-/** `pinbot bots …`: validate, run, list, trace, reload. */
+/** `pinbot bots …`: validate, run, list, trace, reload, pause, resume. */
 export function registerBotCommands(program: Command): void {
   const bots = program.command('bots').description('validate, run and inspect bots (YAML files in bots/)');
 
@@ -203,4 +203,13 @@ export function registerBotCommands(program: Command): void {
     if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
     for (const b of r.bots) process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.file}\n`);
   });
+
+  for (const verb of ['pause', 'resume'] as const) {
+    common(bots.command(verb).description(verb === 'pause' ? 'pause a bot of the running server (its events wait until resume)' : 'resume a paused bot').argument('<name>').option('--json', 'print JSON')).action(async (name: string, opts: Common & { json?: boolean }) => {
+      const dataDir = resolve(opts.data);
+      if (!serverRunning(dataDir)) throw new AdminError(`no server runs on ${dataDir}; ${verb} works on the bots of a running \`pinbot serve\``);
+      const r = (await callAdmin(dataDir, `bots.${verb}`, { name })) as { bot: string; status: string };
+      process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : `${r.bot} ${r.status}\n`);
+    });
+  }
 }

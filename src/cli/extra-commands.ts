@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerBotCommands } from './bots-commands.js';
+import { registerConsoleCommands } from './console-commands.js';
 import { registerPluginCommands } from './plugins-commands.js';
 import { registerScenarioCommands } from './scenario-commands.js';
 import { registerStoreCommands } from './store-commands.js';
@@ -13,4 +14,5 @@ export function registerExtraCommands(program: Command): void {
   registerPluginCommands(program);
   registerScenarioCommands(program);
   registerStoreCommands(program);
+  registerConsoleCommands(program);
 }

@@ -12,6 +12,9 @@ import { TargetNotEmptyError } from '../store/transfer.js';
 import { commandConfig, runOnDataDir, type CommonOptions } from './admin-client.js';
 import { exitAfterLog } from './exit.js';
 import { registerExtraCommands } from './extra-commands.js';
+import { exitQuietlyOnClosedPipe } from './quiet-pipe.js';
+
+exitQuietlyOnClosedPipe();
 
 /** Prints a command's result: JSON with --json, else a short human form. Internal. */
 export function print(result: unknown, json: boolean, human?: (r: any) => string): void {
@@ -51,13 +54,21 @@ common(
   const log = createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   // Loaded here, not at the top: the other commands do not need express.
   const { startServer } = await import('../server.js');
+  const { defaultServices } = await import('../services/index.js');
+  const { consoleService } = await import('../console/service.js');
+  const { scenarioPort } = await import('../scenario/console-port.js');
   // Signals are caught from the start: one that arrives while starting stops the server as
   // soon as it is up (the `listening` line may already be out).
   let early: string | undefined;
   let stop = (signal: string) => void (early ??= signal);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, bots: opts.bots, dryRun: opts.dryRun === true, safe: opts.safe === true, log });
+  const server = await startServer({ dataDir: opts.data, config, host: opts.host, port: opts.port, virtualClock: opts.virtualClock, dryRun: opts.dryRun === true, safe: opts.safe === true, log, services: [...defaultServices({ bots: opts.bots }), consoleService({ scenarios: scenarioPort('scenarios') })] });
+  // in a terminal, the console's first sign-in link (later ones: `pinbot console`)
+  if (process.stdout.isTTY) {
+    const link = (await server.command?.('console.link').catch(() => undefined)) as { url: string } | undefined;
+    if (link) process.stdout.write(`\nconsole: open ${link.url}\n  (one-time link; \`npx pinbot console\` prints another)\n\n`);
+  }
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) {

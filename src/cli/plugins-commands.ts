@@ -34,6 +34,12 @@ function describe(p: PluginReport): string {
   return lines.join('\n');
 }
 
+/** `2 plugins did not load: dice (plugins/dice.ts): why; …` for an exit message. Internal. */
+function notLoaded(invalid: Array<Pick<PluginReport, 'name' | 'source' | 'message'>>): string {
+  const one = (p: (typeof invalid)[number]) => `${p.name ? `${p.name} (${p.source})` : p.source}: ${p.message ?? 'invalid'}`;
+  return `${invalid.length} plugin${invalid.length === 1 ? '' : 's'} did not load: ${invalid.map(one).join('; ')} — fix ${invalid.length === 1 ? 'it' : 'them'} (pinbot plugins list says more), or remove ${invalid.length === 1 ? 'it' : 'them'}`;
+}
+
 /** `pinbot plugins …` (list, new) and `pinbot schemas`. */
 export function registerPluginCommands(program: Command): void {
   const plugins = program.command('plugins').description('TypeScript plugins (plugins/*.ts and npm packages of config.yaml)');
@@ -51,10 +57,15 @@ export function registerPluginCommands(program: Command): void {
         list = host?.status() ?? [];
         problems = host?.problemLines() ?? [];
       }
+      const invalid = list.filter((p) => p.status === 'invalid');
+      // a plugin that did not load fails the command, so a script or CI job sees it
+      // (problems may be warnings only: those do not fail it)
+      if (invalid.length) process.exitCode = 1;
       if (opts.json) return void process.stdout.write(JSON.stringify({ plugins: list, problems }) + '\n');
       if (!list.length && !problems.length) return void process.stdout.write('no plugins (add one with `pinbot plugins new NAME`)\n');
       for (const p of list) process.stdout.write(describe(p) + '\n');
       if (problems.length) process.stdout.write(`\n${problems.join('\n')}\n`);
+      if (invalid.length) process.stderr.write(`pinbot: ${notLoaded(invalid)}\n`);
     },
   );
 
@@ -73,7 +84,9 @@ export function registerPluginCommands(program: Command): void {
     writeFileSync(test, pluginTest(name));
     const out = [`created ${relative('.', file)} (the plugin: action ${name}.greet)`, `created ${relative('.', test)} (its test: npm test -- ${relative('.', test)})`];
     if (existsSync(resolve('schemas'))) {
-      for (const w of await writeSchemas({ config, log: createLogger({ level: 'silent' }) })) if (w.changed) out.push(`updated ${relative('.', w.file)} (editors now complete ${name}.*)`);
+      const written = await writeSchemas({ config, log: createLogger({ level: 'silent' }) });
+      if (!Array.isArray(written)) out.push(`schemas/ not updated: ${notLoaded(written.invalid)}`);
+      else for (const w of written) if (w.changed) out.push(`updated ${relative('.', w.file)} (editors now complete ${name}.*)`);
     }
     out.push('', 'Use it in a bot, e.g. bots/' + `${name}-demo.yaml:`, '', exampleBot(name), 'Then: npx pinbot bots validate, and npm start. See docs/plugins.md.');
     process.stdout.write(out.join('\n') + '\n');
@@ -81,6 +94,13 @@ export function registerPluginCommands(program: Command): void {
 
   common(program.command('schemas').description("write schemas/bot.schema.json for this project (built-ins and the project's plugins), for editors")).action(async (opts: Common) => {
     const config = loadConfig(opts.config);
-    for (const w of await writeSchemas({ config, log: createLogger({ level: config.log.level }) })) process.stdout.write(`${w.changed ? 'wrote' : 'up to date:'} ${relative('.', w.file)}\n`);
+    const written = await writeSchemas({ config, log: createLogger({ level: config.log.level }) });
+    if (!Array.isArray(written)) {
+      // a schema without the broken plugin's entries would mark every use of them invalid
+      process.stderr.write(`pinbot: nothing written: ${notLoaded(written.invalid)}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    for (const w of written) process.stdout.write(`${w.changed ? 'wrote' : 'up to date:'} ${relative('.', w.file)}\n`);
   });
 }

@@ -1,5 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
+import { hintFor } from '../util/suggest.js';
+import type { LoadedScenario } from '../scenario/load.js';
+import { runPlan } from '../scenario/run-plan.js';
+import type { RunAllOptions } from '../scenario/run-all.js';
 import { formatProblem } from '../util/yaml-errors.js';
 
 const collect = (v: string, all: string[]) => [...all, v];
@@ -9,9 +13,36 @@ const positive = (v: string) => {
   return n;
 };
 
-/** Exit codes: 0 all passed, 1 a scenario failed, 2 a file is invalid (nothing ran). */
+/** Exit codes: 0 all passed, 1 a scenario failed, 2 nothing ran (a file is invalid, none found or selected). */
 const EXIT_FAILED = 1;
 const EXIT_INVALID = 2;
+
+/** Why `--grep` / `--tag` selected no scenario, with the tags that exist. Internal. */
+export function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: string[]): string {
+  const known = [...new Set(all.flatMap((s) => s.tags))].sort();
+  const by = [grep !== undefined ? `--grep ${JSON.stringify(grep)}` : '', ...tags.map((t) => `--tag ${t}`)].filter(Boolean).join(' ');
+  const lines = [`nothing ran: no scenario matches ${by} (${all.length} scenario${all.length === 1 ? '' : 's'} in the files given)`];
+  for (const t of tags) if (!known.includes(t)) lines.push(`  --tag ${t}: no scenario has this tag; ${known.length ? hintFor(t, known, 'tags') : 'no scenario has tags'}`);
+  if (grep !== undefined) lines.push(`  --grep matches scenario names (name:, or the file name), e.g. ${all.slice(0, 3).map((s) => JSON.stringify(s.name)).join(', ')}`);
+  return lines.join('\n');
+}
+
+type KeptHandle = Parameters<NonNullable<RunAllOptions['keep']>>[0];
+
+/**
+ * Keeps failed scenarios' servers up (`--keep`) until Ctrl-C (or SIGTERM), then stops them and
+ * removes their temp data. Internal.
+ */
+async function holdKept(kept: KeptHandle[]): Promise<void> {
+  const lines = kept.map((k) => `  ${k.name} (${k.file})\n    server ${k.url}\n    data   ${k.dataDir}\n    keys   source ${k.keys}   (sets $PINBOT_KEY_<USER> for the curl lines)`);
+  process.stderr.write(`kept ${kept.length} failed scenario${kept.length === 1 ? "'s server" : "s' servers"} up until Ctrl-C (then stopped, data removed):\n${lines.join('\n')}\n`);
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  process.stderr.write(`${signal}: stopping the kept server${kept.length === 1 ? '' : 's'}\n`);
+  await Promise.all(kept.map((k) => k.close().catch(() => undefined)));
+}
 
 /**
  * `pinbot scenario run|validate`: YAML scenarios acting as several users on a virtual clock
@@ -43,7 +74,7 @@ export function registerScenarioCommands(program: Command): void {
     .command('run')
     .description('run scenarios, each on a fresh embedded server with its own virtual clock (or against --server)')
     .argument('[paths...]', 'files or folders (default: scenarios/)')
-    .option('--parallel <n>', `scenarios at once (default: cores, here ${availableParallelism()})`, positive)
+    .option('--parallel <n>', `scenarios at once (default: by the number of files — a small suite runs in this process, a larger one in one worker process per core, here ${availableParallelism()})`, positive)
     .option('--grep <regex>', 'only scenarios whose name matches')
     .option('--tag <tag>', 'only scenarios with this tag (repeatable)', collect, [])
     .option('--bail', 'stop at the first failure')
@@ -53,7 +84,8 @@ export function registerScenarioCommands(program: Command): void {
     .option('--keys <file>', 'YAML file of user name → API key, for --server')
     .option('--quiet', 'no console report (only the --reporter files and the exit code)')
     .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean }) => {
+    .option('--keep', "leave each failed scenario's server and data up until Ctrl-C (its curl lines then work); runs in this process")
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean }) => {
       const { loadAll, readKeysFile, runAll, scenarioFiles, selectScenarios } = await import('../scenario/run-all.js');
       const { consoleReporter, fileReporter, REPORTERS } = await import('../scenario/reporters/index.js');
       const { preferRamTempDir } = await import('../scenario/temp-dir.js');
@@ -82,12 +114,21 @@ export function registerScenarioCommands(program: Command): void {
         return;
       }
       const selected = selectScenarios(scenarios, { grep, tags: opts.tag });
-      const parallel = opts.parallel ?? availableParallelism();
+      if (!selected.length) {
+        // a typo'd --tag must not be a green CI job
+        process.stderr.write(`${nothingSelected(scenarios, opts.grep, opts.tag)}\n`);
+        process.exitCode = EXIT_INVALID;
+        return;
+      }
+      const plan = runPlan(selected.length, { parallel: opts.parallel, inProcess: opts.inProcess || opts.keep });
       const list = reporters.map((r) => fileReporter(r.name, r.file));
+      const remote = opts.server && keys ? { url: opts.server, keys } : undefined;
       // a report on stdout keeps stdout for itself: the console report goes to stderr
-      if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(parallel, selected.length) }));
-      const { summary } = await runAll(selected, { parallel, grep, tags: opts.tag, bail: opts.bail, threads: !opts.inProcess, remote: opts.server && keys ? { url: opts.server, keys } : undefined, reporters: list });
+      if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(plan.parallel, selected.length), keep: opts.keep && !remote, remote: !!remote }));
+      const kept: KeptHandle[] = [];
+      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined });
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
+      if (kept.length) await holdKept(kept);
     });
 }

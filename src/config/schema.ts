@@ -192,6 +192,18 @@ export const configSchema = {
         },
       },
     },
+    console: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: {
+          type: 'boolean',
+          description: 'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
+        },
+        link_ttl: { ...duration('10m'), description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)' },
+      },
+    },
   },
 } as const;
 
@@ -231,4 +243,6 @@ export interface Config {
   runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
+  /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
+  console: { enabled?: boolean; link_ttl: string };
 }

@@ -109,6 +109,8 @@ export function registerPlugin(registry: Registry, inst: PluginInstance, subscri
       registry.addSource({
         name: full,
         description,
+        // unless it says it reads only pinbot's data, a commit of pinbot's says nothing about it
+        outside: spec.reads !== 'pinbot',
         poll: async (rt, cursor) => {
           const what = `poll source ${full}`;
           const out = await callPlugin(inst, what, async () => checkPoll(await spec.poll!(pollContext(inst, rt), cursor), what), { signal: rt.signal });

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { basename, dirname } from 'node:path';
 import type { Registry, TriggerSetupContext } from '../runtime/index.js';
 import { registerPlugin, eventKey, eventPayload } from './adapt.js';
 import { callPlugin, describeThrown, pluginScope, shortPath } from './boundary.js';
 import { formatPluginProblem, type Collected, type PluginProblem } from './collect.js';
 import { setupContext, type SetupHooks } from './context.js';
+import type { PluginOrigin } from './load.js';
+import { PLUGIN_NAME } from './shape.js';
 import type { PluginDeps, PluginInstance, PluginStatus } from './instance.js';
 import { PluginRoutes } from './routes.js';
 import type { PushEvent, RouteHandler } from './types.js';
@@ -62,7 +65,15 @@ export class PluginHost {
   /** Adds every plugin's entries to `registry` (before it is frozen), and notes the plugins that did not load. */
   register(registry: Registry): void {
     for (const inst of this.instances) registerPlugin(registry, inst, (trigger, ctx) => this.subscribe(trigger, ctx));
-    for (const t of this.tried) if (t.name && t.problem && !this.instances.some((i) => i.name === t.name)) registry.markUnavailable(t.name, `the plugin ${t.name} (${t.origin.label}) did not load: ${t.problem}`);
+    for (const t of this.tried) {
+      if (!t.problem) continue;
+      // a plugin that failed before saying its name (a syntax error, a throw at import) is
+      // known by its file or package name: bots naming `dice.roll` are told why dice is missing
+      const name = t.name ?? nameFromOrigin(t.origin);
+      if (!t.name) registry.markUnnamedFailure(`${t.origin.label}: ${t.problem}`);
+      if (!name || this.instances.some((i) => i.name === name) || registry.unavailable.has(name)) continue;
+      registry.markUnavailable(name, t.name ? `the plugin ${name} (${t.origin.label}) did not load: ${t.problem}` : `the plugin in ${t.origin.label} (${name}, by its ${t.origin.kind === 'package' ? 'package' : 'file'} name) did not load: ${t.problem}`);
+    }
   }
 
   instance(name: string): PluginInstance | undefined {
@@ -194,4 +205,15 @@ export class PluginHost {
       release?.();
     }
   }
+}
+
+/** The plugin name a file or package suggests (`plugins/dice.ts`, `plugins/dice/index.ts`, `pinbot-plugin-dice`). Internal. */
+function nameFromOrigin(o: PluginOrigin): string | undefined {
+  let base: string | undefined;
+  if (o.kind === 'file' && o.file) {
+    base = basename(o.file).replace(/\.[cm]?[jt]s$/, '');
+    if (base === 'index') base = basename(dirname(o.file));
+  } else if (o.kind === 'package' && o.package) base = o.package.replace(/^@[^/]+\//, '').replace(/^pinbot-plugin-/, '');
+  const name = base?.replace(/-/g, '_');
+  return name && PLUGIN_NAME.test(name) ? name : undefined;
 }

@@ -116,6 +116,8 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
     fn(spec, 'poll', at, problems);
     fn(spec, 'replyTo', at, problems);
     if (spec.example !== undefined && !isObj(spec.example)) problems.push(`${at}.example must be an object (a sample event payload)`);
+    if (spec.reads !== undefined && spec.reads !== 'outside' && spec.reads !== 'pinbot') problems.push(`${at}.reads must be "outside" (a file, a feed: polled at its cadence) or "pinbot" (only pinbot's data: polled when it changes) — found ${JSON.stringify(spec.reads)}`);
+    if (spec.reads !== undefined && spec.poll === undefined) problems.push(`${at}.reads is for poll sources; this one has no poll()`);
     if (spec.description !== undefined && typeof spec.description !== 'string') problems.push(`${at}.description must be a string`);
     sources.push({ name: n, spec: spec as unknown as SourceSpec<unknown> });
   }

@@ -204,6 +204,13 @@ export interface SourceSpec<C> {
    * cursor returned is persisted with the events in one write.
    */
   poll?(ctx: PollContext<C>, cursor: unknown): Promise<{ events: SourceEvent[]; cursor: unknown }>;
+  /**
+   * What a poll source reads. `outside` (default): something pinbot does not see change (a
+   * file, an HTTP feed) — polled at every `poll` interval of the bot, on a virtual clock too.
+   * `pinbot`: only pinbot's own data through `ctx.api` — polled when a change concerns the
+   * bot's user (and at its cadence on a real clock); a virtual clock then skips idle polls.
+   */
+  reads?: 'outside' | 'pinbot';
 }
 
 /** What definePlugin takes. `C` is the config type, inferred from `configSchema`. */

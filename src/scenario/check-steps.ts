@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { hintFor } from '../util/suggest.js';
+import { hintFor, suggest } from '../util/suggest.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { MODIFIERS, type StepRegistry } from './step-registry.js';
 import { topLevelSchema } from './schema.js';
@@ -75,12 +75,7 @@ export function checkSteps(ch: Checker, y: LocatedYaml, steps: unknown[], base: 
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return at(ch, y, path, `expected a step (a mapping with one of ${ch.registry.names().join(', ')})`);
     const step = raw as Record<string, any>;
     const kinds = ch.registry.kindsOf(step);
-    if (kinds.length === 0) {
-      const unknown = Object.keys(step).filter((k) => !(k in MODIFIERS));
-      const guess = unknown.map((k) => ({ k, hint: hintFor(k, ch.registry.names(), 'step kinds') }));
-      const best = guess.find((g) => g.hint.startsWith('did you mean')) ?? guess[0];
-      return at(ch, y, best ? [...path, best.k] : path, best ? `unknown step kind "${best.k}"` : 'a step needs a kind', best?.hint ?? `known step kinds: ${ch.registry.names().join(', ')}`, !!best);
-    }
+    if (kinds.length === 0) return noKind(ch, y, step, path);
     if (kinds.length > 1) return at(ch, y, path, `a step has one kind; this one has ${kinds.map((k) => k.name).join(' and ')}`, 'split it into two steps');
     const kind = kinds[0]!;
     const validate = validatorFor(ch.registry, kind.name);
@@ -101,6 +96,26 @@ export function checkSteps(ch: Checker, y: LocatedYaml, steps: unknown[], base: 
     nodes.push(node);
   });
   return nodes;
+}
+
+/**
+ * A step with no kind: the misspelt key when there is one (`reqest:` next to `as:` — `as` is a
+ * key of request steps, not the mistake), else which kind its keys belong to. Internal.
+ */
+function noKind(ch: Checker, y: LocatedYaml, step: Record<string, unknown>, path: Path): void {
+  const names = ch.registry.names();
+  const owners = (key: string) => names.filter((n) => n !== key && key in ch.registry.kinds.get(n)!.schema.properties);
+  const unknown = Object.keys(step).filter((k) => !(k in MODIFIERS) && owners(k).length === 0);
+  const typo = unknown.map((k) => ({ k, s: suggest(k, names) })).find((g) => g.s);
+  if (typo) return at(ch, y, [...path, typo.k], `unknown key "${typo.k}"`, `did you mean "${typo.s}"?`, true);
+  if (unknown.length) return at(ch, y, [...path, unknown[0]!], `unknown key "${unknown[0]}"`, `a step needs one of: ${names.join(', ')}`, true);
+  const theirs = [...new Set(Object.keys(step).flatMap(owners))];
+  if (theirs.length) {
+    const keys = Object.keys(step).filter((k) => !(k in MODIFIERS));
+    const are = keys.length === 1 ? 'is a key' : 'are keys';
+    return at(ch, y, path, `this step has no kind: ${keys.map((k) => `"${k}"`).join(', ')} ${are} of ${theirs.map((t) => `a ${t}`).join(' or ')} step`, `add "${theirs[0]}:" to it`);
+  }
+  return at(ch, y, path, 'a step needs a kind', `one of: ${names.join(', ')}`);
 }
 
 /** A duration pattern said in words. Internal. */

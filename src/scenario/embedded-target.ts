@@ -1,7 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
 import { createTestWorld, type TestWorld } from '../testing/world.js';
 import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
+import { keyVariable } from './http.js';
 import type { LoadedScenario } from './load.js';
 import { registryFor } from './plugins.js';
 import type { Target, TargetUser } from './types.js';
@@ -80,6 +83,13 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       let evs = cache.get(kind);
       if (!evs) cache.set(kind, (evs = storeEvents(world.server.store.read, kind, names)));
       return evs;
+    },
+    keep() {
+      // keys stay out of reports: the curl lines read them from these variables
+      const keys = join(dirname(world.dataDir), 'keys.sh');
+      const lines = Object.values(users).map((u) => `export ${keyVariable(u.name)}='${u.api_key}'`);
+      writeFileSync(keys, `${lines.join('\n')}\n`, { mode: 0o600 });
+      return { url: world.url, dataDir: world.dataDir, keys };
     },
     close: () => world.close(),
   };

@@ -54,6 +54,11 @@ export async function apiGet(baseUrl: string, apiKey: string, path: string): Pro
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** The environment variable a curl line reads a user's key from: `PINBOT_KEY_ALICE`. */
+export function keyVariable(user: string): string {
+  return `PINBOT_KEY_${user.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
+}
+
 /**
  * The curl command that repeats a request, with every API key masked: the key header reads
  * from an environment variable named for its user (`$PINBOT_KEY_ALICE`), and any key elsewhere
@@ -62,7 +67,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * @example curlLine(req, { alice: 'pinbot_…' }) // curl -sS -X POST 'http://…' -H "X-API-Key: $PINBOT_KEY_ALICE" …
  */
 export function curlLine(req: SentRequest, keys: Record<string, string>): string {
-  const envName = (user: string) => `PINBOT_KEY_${user.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
+  const envName = keyVariable;
   const maskAll = (s: string, as = (user: string) => `$${envName(user)}`) => Object.entries(keys).reduce((acc, [user, key]) => (key ? acc.split(key).join(as(user)) : acc), s);
   const hidden = (s: string) => maskAll(s, () => '***');
   const parts = ['curl', '-sS', '-X', req.method, quote(hidden(req.url))];

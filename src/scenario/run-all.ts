@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import type { FileProblem } from '../util/yaml-errors.js';
 import { loadScenario, type LoadedScenario } from './load.js';
 import type { Reporter, Summary } from './reporters/types.js';
-import { runScenario, type RunListener, type ScenarioResult } from './runner.js';
+import { runScenario, type RunListener, type RunScenarioOptions, type ScenarioResult } from './runner.js';
 import type { StepRegistry } from './step-registry.js';
 import { builtinSteps } from './steps/index.js';
 import { runInWorkers } from './workers.js';
@@ -75,6 +75,8 @@ export interface RunAllOptions {
   reporters?: Reporter[];
   /** Run in `parallel` worker threads (several cores) instead of concurrently in this thread. */
   threads?: boolean;
+  /** `--keep`: failed scenarios' servers are left up and handed here (runs in this process). */
+  keep?: RunScenarioOptions['keep'];
 }
 
 /** Which scenarios a run selects (--grep, --tag). */
@@ -97,7 +99,8 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
   };
   const t0 = performance.now();
   let done: ScenarioResult[];
-  if (o.threads && parallel > 1 && scenarios.length > 1) {
+  // a kept server must live in this process: --keep runs here
+  if (o.threads && !o.keep && parallel > 1 && scenarios.length > 1) {
     done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, listener });
   } else {
     const results: ScenarioResult[] = new Array(scenarios.length);
@@ -106,7 +109,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     const worker = async () => {
       while (next < scenarios.length && !stop.stopped) {
         const i = next++;
-        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop });
+        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep });
         if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
       }
     };

@@ -5,7 +5,7 @@ import { embeddedTarget } from './embedded-target.js';
 import type { LoadedScenario } from './load.js';
 import { remoteTarget } from './remote-target.js';
 import { evalCondition, render } from './templates.js';
-import { StepFailure, type StepContext, type StepNode, type Target } from './types.js';
+import { StepFailure, type EventKind, type EventWindow, type KeptServer, type StepContext, type StepNode, type Target } from './types.js';
 
 /** How one step went. */
 export interface StepResult {
@@ -36,12 +36,16 @@ export interface ScenarioResult {
   seed: number;
   mode: 'embedded' | 'remote';
   status: 'passed' | 'failed';
+  /** When it started, by the wall clock (ISO) — not the scenario's virtual clock. */
+  started: string;
   ms: number;
   /** The scenario's clock at the end (ISO). */
   clock: string;
   steps: StepResult[];
   /** A failure before the first step (setting up the server, users or bots). */
   error?: string;
+  /** `--keep`: the failed scenario's server, left up (its curl lines work against it). */
+  kept?: KeptServer;
 }
 
 /** Told as a run goes, for live reports. */
@@ -56,6 +60,11 @@ export interface RunScenarioOptions {
   listener?: RunListener;
   /** Skip the remaining steps once set (--bail stops others at their next step). */
   stop?: { stopped: boolean };
+  /**
+   * `--keep`: a failed scenario's embedded server is not stopped; it is handed here (with what
+   * stops it), and its result says where it is.
+   */
+  keep?: (kept: KeptServer & { name: string; file: string; close(): Promise<void> }) => void;
 }
 
 const DEFAULT_EVERY = '1s';
@@ -71,7 +80,7 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
   const mode = o.remote ? 'remote' : 'embedded';
-  const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode } as const;
+  const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode, started: new Date(systemClock.now()).toISOString() } as const;
   let target: Target;
   try {
     target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc);
@@ -87,7 +96,19 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
   const live = (scope: Record<string, unknown>) => Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
   const scopes: Array<Record<string, unknown>> = [root];
   const claimed = new Set<string>();
+  // the window of each step that looks back to the start of the step before it (expect_none)
+  const windows = new Map<StepNode, EventWindow>();
   let failed = false;
+
+  /** Notes the events a step about to start may be asked about by the step after it. */
+  const openWindows = async (next: StepNode | undefined, id: string): Promise<void> => {
+    // the step after this one, and when that is a `use:`, the first step of its fragment (recursively)
+    const watchers: StepNode[] = [];
+    for (let w = next; w; w = w.children?.[0]) if (w.kind.windowKinds) watchers.push(w);
+    if (!watchers.length) return;
+    const win = await snapshot(target, watchers.flatMap((w) => w.kind.windowKinds!(w.raw)), id);
+    for (const w of watchers) windows.set(w, win);
+  };
 
   const runNodes = async (nodes: StepNode[], prefix: string, top: boolean): Promise<StepResult[]> => {
     const out: StepResult[] = [];
@@ -99,6 +120,7 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
         if (top) o.listener?.stepEnd?.(sc, out.at(-1)!);
         continue;
       }
+      await openWindows(nodes[i + 1], id);
       const r = await runNode(node, id);
       out.push(r);
       if (r.status === 'failed') failed = true;
@@ -159,6 +181,7 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
       node,
       claimed,
       mask,
+      window: windows.get(node),
       seed: sc.seed,
       config: sc.config,
       capture: (name, value) => scopes.forEach((s) => (s[name] = value)),
@@ -201,15 +224,26 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
 
   let steps: StepResult[] = [];
   let end = iso(sc.start);
+  let kept: KeptServer | undefined;
   try {
     steps = await runNodes(sc.steps, '', true);
   } finally {
     end = iso(target.now());
-    await target.close().catch(() => undefined);
+    if (failed && o.keep && target.keep) {
+      kept = target.keep();
+      o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
+    } else await target.close().catch(() => undefined);
   }
-  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps };
+  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}) };
   o.listener?.scenarioEnd?.(r);
   return r;
+}
+
+/** The events of some kinds that exist now: where an `expect_none` window opens. Internal. */
+async function snapshot(target: Target, kinds: EventKind[], step: string): Promise<EventWindow> {
+  const known = new Map<EventKind, Set<string>>();
+  for (const k of new Set(kinds)) known.set(k, new Set((await target.events(k)).map((e) => e.key)));
+  return { at: target.now(), step, known };
 }
 
 /** A label with its templates filled in when they can be (`{{ from }} POST …` → `alice POST …`). Internal. */

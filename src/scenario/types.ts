@@ -73,7 +73,33 @@ export interface Target {
   restart(): Promise<void>;
   /** Everything of a kind that has happened so far, as events. */
   events(kind: EventKind): Promise<ScenarioEvent[]>;
+  /**
+   * Embedded only: prepares to leave the server up after the scenario (`--keep`) — writes the
+   * users' keys to a file beside the data directory — and says where it is. `close` still stops it.
+   */
+  keep?(): KeptServer;
   close(): Promise<void>;
+}
+
+/** A failed scenario's server left up (`--keep`). */
+export interface KeptServer {
+  url: string;
+  dataDir: string;
+  /** A shell file setting `PINBOT_KEY_<USER>` for the curl lines (mode 0600). */
+  keys: string;
+}
+
+/**
+ * The events that existed when a window opened: an `expect_none` counts only events that are
+ * not in it (its window opens when the step before it starts, so it sees what that step caused).
+ */
+export interface EventWindow {
+  /** Scenario time when the window opened. */
+  at: number;
+  /** The step whose start opened it (`3`, `5.1`), or `start` for the scenario's first step. */
+  step: string;
+  /** Keys of the events of each watched kind that existed then. */
+  known: Map<EventKind, Set<string>>;
 }
 
 /** What a step's run may use. */
@@ -91,6 +117,8 @@ export interface StepContext {
   claimed: Set<string>;
   /** Hides API keys in text shown to people. */
   mask(text: string): string;
+  /** For a kind with `windowKinds`: the events that existed when the step before this one started. */
+  window?: EventWindow;
   seed: number;
   /** The scenario's config overrides (the API's OpenAPI document depends on them). */
   config: Record<string, unknown>;
@@ -152,5 +180,11 @@ export interface StepKind<S extends Record<string, any> = Record<string, any>> {
   label(step: S): string;
   /** Checks beyond the schema (users, templates, references), before anything runs. */
   check?(step: S, c: CheckContext): void;
+  /**
+   * Event kinds this step looks at from the start of the step before it (`expect_none`): the
+   * runner notes the events of these kinds that exist when the previous step starts and gives
+   * them to `run` as `ctx.window`.
+   */
+  windowKinds?(step: S): EventKind[];
   run(step: S, ctx: StepContext): Promise<StepInfo | void>;
 }

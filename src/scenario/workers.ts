@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { systemClock } from '../clock/clock.js';
 import type { LoadedScenario } from './load.js';
 import type { RunListener, ScenarioResult, StepResult } from './runner.js';
 
@@ -30,9 +31,11 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
   let stopped = false;
   const workers: ChildProcess[] = [];
   const current = new Map<ChildProcess, number>();
+  // when each scenario was sent to a worker: the start of one whose worker died
+  const started = new Map<number, string>();
   const failed = (index: number, error: string): ScenarioResult => {
     const sc = scenarios[index]!;
-    return { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode: o.remote ? 'remote' : 'embedded', status: 'failed', ms: 0, clock: '', steps: [], error };
+    return { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode: o.remote ? 'remote' : 'embedded', status: 'failed', started: started.get(index) ?? new Date(systemClock.now()).toISOString(), ms: 0, clock: '', steps: [], error };
   };
   await new Promise<void>((resolve) => {
     const finishIfDone = () => {
@@ -43,6 +46,7 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
       if (stopped || next >= scenarios.length) return finishIfDone();
       const index = next++;
       current.set(w, index);
+      started.set(index, new Date(systemClock.now()).toISOString());
       w.send({ type: 'run', index, file: scenarios[index]!.file } satisfies ToWorker);
     };
     const end = (w: ChildProcess, result: ScenarioResult) => {

@@ -64,7 +64,7 @@ const limitOf = (args: Record<string, unknown>) => {
  * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
  * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
- * commands `bots.status`, `bots.trace` and `bots.reload`. With PostgreSQL (`ctx.postgres`)
+ * commands `bots.status`, `bots.trace`, `bots.reload`, `bots.pause` and `bots.resume`. With PostgreSQL (`ctx.postgres`)
  * bots' keys and traces live in the database, so `bots.trace` shows any bot's history, whichever
  * process runs it.
  */
@@ -76,6 +76,17 @@ export function createBotsService(): ServerService {
   const commands: Record<string, AdminCommand> = {
     'bots.status': async () => ({ bots: host?.status() ?? [] }),
     'bots.reload': async () => ({ bots: (await host?.reload()) ?? [] }),
+    'bots.pause': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      if (ctxRef?.postgres) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
+      if (!(await host?.pause(name))) throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
+      return { bot: name, status: 'paused' };
+    },
+    'bots.resume': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      if (!(await host?.resume(name))) throw new AdminError(`no bot named ${name} is paused`);
+      return { bot: name, status: 'resumed' };
+    },
     'bots.trace': async (_ctx, args) => {
       const name = String(args.name ?? '');
       const limit = limitOf(args);
@@ -105,6 +116,7 @@ export function createBotsService(): ServerService {
         dir,
         ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres }),
         envAllow: config.bots.env_allow,
+        onTrace: ctx.signals && ((t) => ctx.signals!.emit('trace', t)),
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
         safetyPollMs: parseDuration(config.runtime.safety_poll),

@@ -7,6 +7,7 @@ import type { DomainEnv } from '../domain/env.js';
 import type { Registry } from '../runtime/index.js';
 import type pg from 'pg';
 import type { Store } from '../store/core/types.js';
+import type { Signals } from './signals.js';
 
 /** What a service is given when the server starts it. */
 export interface ServerContext {
@@ -32,6 +33,13 @@ export interface ServerContext {
    * leased out between them and their keys and traces live in it (docs/scaling.md).
    */
   postgres?: { pool: pg.Pool; schema: string };
+  /** What services tell each other as it happens (bot traces, jobs run); absent outside a server. */
+  signals?: Signals;
+  /**
+   * Runs an operator command of this server (the admin socket's, with those of the services
+   * started before), as the admin socket would. Absent outside a server.
+   */
+  command?(name: string, args?: Record<string, unknown>): Promise<unknown>;
 }
 
 /** Something the server starts and stops with itself (UBI, bots, plugins…). */

@@ -81,13 +81,16 @@ export interface Actor {
  * const world = await createTestWorld({ users: { alice: { balance: 20 }, jar: {} }, bots: [tipJarYaml] });
  * await world.as('alice').pay('jar', 5);
  * await world.advance('10s');
- * expect(world.inbox('alice').map((m) => m.content)).toContain('Thanks!');
+ * expect((await world.inbox('alice')).map((m) => m.content)).toContain('Thanks!');
+ * expect(await world.state('karma', 'jar')).toEqual({});   // promises: read through the API or the store
  * await world.close();
  */
 export interface TestWorld {
   readonly server: RunningServer;
   readonly clock: VirtualClock;
   readonly url: string;
+  /** The server's data directory (in a temp directory that `close` removes). */
+  readonly dataDir: string;
   readonly users: Readonly<Record<string, WorldUser>>;
   readonly host: BotHost;
   /**
@@ -184,6 +187,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       return server;
     },
     clock,
+    dataDir,
     get url() {
       return server.url;
     },

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { isNode, LineCounter, parseDocument, visit, type Document } from 'yaml';
 
 /** A YAML document with the means to turn a data path into `line:col`. */
 export interface LocatedYaml {
@@ -64,11 +64,40 @@ function balanced(s: string, open: string): boolean {
   return false;
 }
 
+/**
+ * An unquoted value holding `[`, `]`, `{` or `}` inside a `{ … }` mapping
+ * (`save: { tx: transactions[0].id }`): YAML reads the bracket as the start or end of a
+ * collection, and the parser reports a cascade of errors after it. The value, when the
+ * character at `at` is such a bracket in the middle of a plain value. Internal.
+ */
+function bracketInPlainValue(text: string, at: number): string | undefined {
+  const ch = text[at];
+  if (!ch || !'[]{}'.includes(ch) || at === 0 || /[\s,[{:]/.test(text[at - 1]!)) return undefined;
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  const before = text.slice(lineStart, at);
+  if (!before.includes('{') && !before.includes('[')) return undefined;
+  const start = lineStart + Math.max(before.lastIndexOf(' '), before.lastIndexOf(','), before.lastIndexOf('{')) + 1;
+  let end = at;
+  let depth = 0;
+  for (; end < text.length && text[end] !== '\n'; end++) {
+    const c = text[end]!;
+    if (c === '[') depth++;
+    else if (c === ']' && depth > 0) depth--;
+    else if (depth === 0 && (c === ',' || c === '}' || c === ']' || c === ' ')) break;
+  }
+  return text.slice(start, end);
+}
+
 /** A syntax error at its cause, with a fix in words. Internal. */
 function syntaxProblem(file: string, text: string, lines: LineCounter, e: { code: string; pos: [number, number]; message: string }): FileProblem {
   const pos = lines.linePos(e.pos[0]);
   const message = e.message.split('\n')[0]!;
   const base = { file, line: pos.line, col: pos.col, path: '', message, hint: 'fix the YAML syntax' };
+  const value = bracketInPlainValue(text, e.pos[0]);
+  if (value) {
+    const what = /\[\d+\]|\w\.\w/.test(value) ? 'path' : 'value';
+    return { ...base, message: `the "${text[e.pos[0]]}" in ${value} is read as YAML syntax: inside { … } a value with brackets must be quoted`, hint: `quote the ${what}: "${value}"` };
+  }
   const quote = /Missing closing (["'])quote/.exec(message)?.[1];
   if (quote) {
     const at = opening(text, quote);
@@ -87,13 +116,39 @@ function syntaxProblem(file: string, text: string, lines: LineCounter, e: { code
   return base;
 }
 
-/** Parses YAML text; syntax errors come back as problems at their cause. */
+/** Most alias expansions a file may make (`*name`): more is an alias bomb (a small file made huge). */
+export const MAX_ALIAS_COUNT = 100;
+
+/**
+ * Parses YAML text; syntax errors come back as problems at their cause. Only the first syntax
+ * error is reported: the parser's later ones are, nearly always, the same mistake seen again.
+ * A file whose aliases expand too much is refused at its first alias.
+ */
 export function parseYaml(file: string, text: string): { located: LocatedYaml; value: unknown; problems: FileProblem[] } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const problems: FileProblem[] = doc.errors.map((e) => syntaxProblem(file, text, lines, e));
-  const value = problems.length ? undefined : doc.toJS();
-  return { located: { file, source: text, doc, lines }, value, problems };
+  const located = { file, source: text, doc, lines };
+  if (doc.errors.length) {
+    const first = syntaxProblem(file, text, lines, doc.errors[0]!);
+    const more = doc.errors.length - 1;
+    // a cause recognised above explains the parser's cascade; an unknown one says it follows
+    if (more && first.hint === 'fix the YAML syntax') first.hint = `${first.hint} (the parser reported ${more} more error${more === 1 ? '' : 's'} after this one; most follow from it)`;
+    return { located, value: undefined, problems: [first] };
+  }
+  try {
+    return { located, value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), problems: [] };
+  } catch (err) {
+    // yaml refuses an alias bomb with a ReferenceError; anything else is a bug to show as it is
+    if (!(err instanceof ReferenceError)) throw err;
+    let offset = 0;
+    visit(doc, { Alias: (_k, node) => ((offset = node.range?.[0] ?? 0), visit.BREAK) });
+    const pos = lines.linePos(offset);
+    return {
+      located,
+      value: undefined,
+      problems: [{ file, line: pos.line, col: pos.col, path: '', message: `the aliases (*name) of this file expand to more than ${MAX_ALIAS_COUNT} copies: refused (a few lines made huge is an alias bomb)`, hint: 'write the values out, or use fewer aliases' }],
+    };
+  }
 }
 
 /** Splits an ajv instancePath (`/a/0/b`) into segments. */

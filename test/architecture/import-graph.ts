@@ -91,8 +91,9 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   services: ['plugin-api', 'runtime', 'admin', 'api', 'domain', 'store', 'clock', 'config', 'util'],
   server: ['services', 'plugin-api', 'runtime', 'admin', 'api', 'http-server', 'domain', 'store', 'clock', 'config', 'log', 'server-errors', 'util'],
   testing: ['server', 'services', 'plugin-api', 'runtime', 'domain', 'client', 'clock', 'config', 'util'],
-  scenario: ['testing', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
-  cli: ['scenario', 'server', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors'],
+  console: ['services', 'plugin-api', 'runtime', 'admin', 'domain', 'store', 'clock', 'util'],
+  scenario: ['testing', 'console', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
+  cli: ['scenario', 'console', 'server', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors'],
   index: ['client'],
 };
 

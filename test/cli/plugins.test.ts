@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/api.js';
@@ -51,10 +51,27 @@ describe('pinbot plugins', () => {
   it('list shows each plugin, and a broken one with file:line:col and what to do', () => {
     writeFileSync(join(dir, 'plugins/broken.ts'), "import { definePlugin } from 'pinbot/plugin';\nexport default definePlugin({\n  name: 'broken',\n  oops: here\n  version: '1.0.0',\n});\n");
     const r = pinbot('plugins', 'list');
-    expect(r.code).toBe(0);
+    // a plugin that did not load fails the command (a CI job sees it), naming it
+    expect(r.code).toBe(1);
     expect(r.out).toMatch(/^\? +invalid +plugins\/broken\.ts\n {4}why: syntax error: Expected "}" but found "version"/m);
     expect(r.out).toMatch(/^hello +0\.1\.0 +loaded +plugins\/hello\.ts\n {4}actions: hello\.greet$/m);
     expect(r.out).toContain('plugins/broken.ts:5:3: syntax error: Expected "}" but found "version" — fix the code; the other plugins and every bot run meanwhile');
+    expect(r.out).toContain('pinbot: 1 plugin did not load: plugins/broken.ts: syntax error: Expected "}" but found "version"');
+    expect(pinbot('plugins', 'list', '--json').code).toBe(1);
+  });
+
+  it('schemas writes nothing and fails while a plugin does not load, naming it', () => {
+    const r = pinbot('schemas');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^pinbot: nothing written: 1 plugin did not load: plugins\/broken\.ts: syntax error/m);
+    expect(existsSync(join(dir, 'schemas/bot.schema.json'))).toBe(false);
+  });
+
+  it('a bot using an entry of a plugin that did not load is told which plugin and why', () => {
+    writeFileSync(join(dir, 'bots/roller.yaml'), 'name: roller\nas: Roller\nrules:\n  - on: message.received\n    do:\n      - broken.roll: { max: 6 }\n');
+    const r = pinbot('bots', 'validate');
+    expect(r.out).toContain('bots/roller.yaml:6:9: rules.0.do.0.broken.roll: unknown action "broken.roll" — the plugin in plugins/broken.ts (broken, by its file name) did not load: syntax error: Expected "}" but found "version"');
+    expect(r.code).toBe(1);
   });
 
   it('the scaffolded test passes', () => {

@@ -1,4 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { definePlugin } from 'pinbot/plugin';
 import { createTestWorld, type TestWorld } from 'pinbot/testing';
 import feed, { items } from './fixtures/feeds.js';
 
@@ -32,6 +36,102 @@ describe('plugin event sources', () => {
       ['feed.item', 'feed.item:2', 'done'],
       ['feed.item', 'feed.item:3', 'done'],
     ]);
+  });
+
+  it('a poll source reading a file is polled at its cadence on the virtual clock, with no other change in pinbot', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
+    const file = join(dir, 'lines.txt');
+    writeFileSync(file, '');
+    const lines = definePlugin({
+      name: 'lines',
+      version: '1.0.0',
+      pinbot: '^0.1.0',
+      sources: {
+        line: {
+          example: { n: 1, text: 'hello' },
+          // the cursor is the number of lines read; a file is outside pinbot, nothing wakes this source
+          async poll(_ctx, cursor) {
+            const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+            const from = typeof cursor === 'number' ? cursor : all.length;
+            return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: { n: from + i + 1, text } })), cursor: all.length };
+          },
+        },
+      },
+    });
+    try {
+      world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [lines] });
+      await world.addBot(notify('reader', 'lines.line', 'line {{ event.n }}: {{ event.text }}').replace('rules:', `poll: 10s\nvars: { to: "${world.users.alice!.pin_code}" }\nrules:`));
+      await world.advance('1m'); // whatever the start changed has settled: only the cadence is left
+      writeFileSync(file, 'first\n');
+      await world.advance('10s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line 1: first']);
+      // an hour of nothing in pinbot, then two more lines
+      await world.advance('1h');
+      writeFileSync(file, 'first\nsecond\nthird\n');
+      await world.advance('10s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line 1: first', 'line 2: second', 'line 3: third']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a file source keeps its cadence beside a built-in source whose idle poll (a heartbeat) comes first', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
+    const file = join(dir, 'lines.txt');
+    writeFileSync(file, '');
+    const lines = definePlugin({
+      name: 'lines',
+      version: '1.0.0',
+      pinbot: '^0.1.0',
+      sources: {
+        line: {
+          async poll(_ctx, cursor) {
+            const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+            const from = typeof cursor === 'number' ? cursor : all.length;
+            return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: { text } })), cursor: all.length };
+          },
+        },
+      },
+    });
+    try {
+      world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [lines] });
+      const to = world.users.alice!.pin_code;
+      // poll 7s: the messages source's idle poll every 10 min falls between two file polls (595 s, 602 s)
+      await world.addBot(`name: reader\nas: reader\npoll: 7s\nrules:\n  - on: lines.line\n    do:\n      - send_message: { to: "${to}", content: "line: {{ event.text }}" }\n  - on: message.received\n    do:\n      - reply: "hi"\n`);
+      await world.advance('11m');
+      writeFileSync(file, 'late\n');
+      await world.advance('7s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line: late']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a poll source that reads only pinbot (reads: pinbot) waits for a change on the virtual clock', async () => {
+    let polls = 0;
+    const quiet = definePlugin({
+      name: 'quiet',
+      version: '1.0.0',
+      pinbot: '^0.1.0',
+      sources: {
+        tick: {
+          reads: 'pinbot',
+          async poll(_ctx, cursor) {
+            polls++;
+            return { events: [], cursor: cursor ?? 0 };
+          },
+        },
+      },
+    });
+    world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [quiet] });
+    await world.addBot(notify('reader', 'quiet.tick', 'never').replace('rules:', `poll: 10s\nvars: { to: "${world.users.alice!.pin_code}" }\nrules:`));
+    await world.advance('1m');
+    const before = polls;
+    await world.advance('1h'); // no change in pinbot (the next UBI is at midnight): no poll
+    expect(polls).toBe(before);
+    await world.as('alice').send('reader', 'hi'); // a change that concerns the bot wakes it
+    await world.settle();
+    expect(polls).toBeGreaterThan(before);
   });
 
   it('a push source emits from setup on the clock to every bot listening, once per key', async () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/api.js';
-import { pinbot } from '../helpers/spawn.js';
+import { pinbot, spawnNode } from '../helpers/spawn.js';
 
 const tmp = tempDir('pinbot-scenario-cli-');
 afterAll(() => tmp.cleanup());
@@ -27,7 +27,7 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(r.stdout).toMatch(/✓ 1 alice GET \/wallet\/balance {2}200 · \d+ ms/);
     expect(r.stdout).toMatch(/✗ 1 alice GET \/wallet\/balance {2}\d+ ms\n {6}GET \/wallet\/balance answered 200; 1 expectation failed\n {6}body\.balance\n {8}- expected 3\n {8}\+ actual {3}2\n/);
     expect(r.stdout).toMatch(/at .*b\.yaml:4:5 · scenario clock 2026-01-01T09:00:00\.000Z · seed \d+/);
-    expect(r.stdout).toContain(`reproduce (keys masked): curl -sS -X GET 'http://127.0.0.1:`);
+    expect(r.stdout).toContain(`reproduce (keys masked; this server stopped with the scenario — run with --keep to keep a failed one up): curl -sS -X GET 'http://127.0.0.1:`);
     expect(r.stdout).toContain('- 2 clock advance 1d  skipped');
     expect(r.stdout).toMatch(/2 scenarios: 1 passed, 1 failed/);
     expect(r.stdout + r.stderr).not.toMatch(/pinbot_[\w-]{20}/);
@@ -46,7 +46,7 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/b\.yaml:4:9: steps\.0\.as: unknown user "alise" — did you mean "alice"\?/);
-    expect(r.stderr).toMatch(/b\.yaml:6:5: steps\.1\.reqest: unknown step kind "reqest" — did you mean "request"\?/);
+    expect(r.stderr).toMatch(/b\.yaml:6:5: steps\.1\.reqest: unknown key "reqest" — did you mean "request"\?/);
     expect(r.stderr).toContain('nothing ran: 2 problems in the files above');
     expect(existsSync(xml)).toBe(false);
     const v = await pinbot(['scenario', 'validate', d]);
@@ -67,6 +67,49 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     // one at a time, so what --bail leaves out does not depend on which worker is faster
     const bail = await pinbot(['scenario', 'run', join(d, 'b.yaml'), join(d, 'a.yaml'), join(d, 'c.yaml'), '--parallel', '1', '--bail', '--quiet', '--reporter', 'json']);
     expect(JSON.parse(bail.stdout).summary.total).toBe(1);
+  });
+
+  it.concurrent('--tag or --grep that selects nothing: a clear message naming the tags that exist, nothing runs, exit 2', async () => {
+    const d = dir('tagged', { 'a.yaml': ok.replace('name: fine', 'name: fine\ntags: [wallet, smoke]') });
+    const xml = join(tmp.dir, 'none-selected.xml');
+    const tag = await pinbot(['scenario', 'run', d, '--tag', 'walet', '--reporter', 'junit', '--output', xml]);
+    expect(tag.code).toBe(2);
+    expect(tag.stdout).toBe('');
+    expect(tag.stderr).toBe('nothing ran: no scenario matches --tag walet (1 scenario in the files given)\n  --tag walet: no scenario has this tag; did you mean "wallet"?\n');
+    expect(existsSync(xml)).toBe(false);
+    const grep = await pinbot(['scenario', 'run', d, '--grep', '^nope']);
+    expect(grep.code).toBe(2);
+    expect(grep.stderr).toBe('nothing ran: no scenario matches --grep "^nope" (1 scenario in the files given)\n  --grep matches scenario names (name:, or the file name), e.g. "fine"\n');
+  });
+
+  it.concurrent("--keep leaves the failed scenario's server and data up until Ctrl-C; its curl line then answers", async () => {
+    const d = dir('keep', { 'b.yaml': broken });
+    const child = spawnNode(['bin/pinbot.js', 'scenario', 'run', d, '--keep']);
+    try {
+      const m = await child.waitFor(/server (http:\/\/127\.0\.0\.1:\d+)\n {4}data {3}(\S+)\n {4}keys {3}source (\S+)/);
+      const [, url, data, keysFile] = m;
+      expect(child.stdout()).toContain('reproduce on the kept server (keys masked: source the keys file below): curl -sS -X GET');
+      expect(existsSync(data!)).toBe(true);
+      // the curl line of the failure, with the key from the keys file: the server answers
+      const key = /PINBOT_KEY_ALICE='([^']+)'/.exec(readFileSync(keysFile!, 'utf8'))![1]!;
+      const answer = await fetch(`${url}/api/v1/wallet/balance`, { headers: { 'X-API-Key': key } });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({ balance: 2 });
+      child.proc.kill('SIGINT');
+      const { code } = await child.exited;
+      expect(code).toBe(1); // the scenario failed
+      expect(existsSync(data!)).toBe(false);
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      child.proc.kill('SIGKILL');
+    }
+  });
+
+  it.concurrent('without --keep, the curl line says that the server is gone', async () => {
+    const d = dir('nokeep', { 'b.yaml': broken });
+    const r = await pinbot(['scenario', 'run', d]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('reproduce (keys masked; this server stopped with the scenario — run with --keep to keep a failed one up): curl -sS');
   });
 
   it.concurrent('validate: the shipped scenarios are valid', async () => {

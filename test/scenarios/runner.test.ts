@@ -74,7 +74,63 @@ describe('running scenarios', () => {
     // the jar takes 5 s to accept (it is woken at once by the transfer: without the wait it would accept before the step)
     const slowJar = tipJar.replace('do: [accept,', 'do: [{ wait: 5s }, accept,');
     const { results } = await run([`${slowJar}steps:\n  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }\n  - expect_none: { transfer: { to: jar, status: accepted }, within: 10s }\n`]);
-    expect(results[0]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no transfer matching {"to":"jar","status":"accepted"} within 10s; 1 happened', diff: '  + transfer 2 alice → jar accepted' });
+    expect(results[0]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no transfer matching {"to":"jar","status":"accepted"} since step 1 started and within 10s after; 1 happened', diff: '  + transfer 2 alice → jar accepted' });
+  });
+
+  it('expect_none sees what the step before it caused: a bot that answers while the request settles is caught', async () => {
+    const { results } = await run([
+      `users: { alice: { balance: 10 }, nia: {} }
+bots:
+  - { name: nia, as: nia, rules: [{ on: transfer.received, do: [accept, { reply: "thanks!" }] }] }
+steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 2 }
+  - expect_none: { message: { from: nia }, within: 10m }
+`,
+    ]);
+    // nia thanked alice at 09:00:00, while the request step settled: before expect_none started
+    expect(results[0]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no message matching {"from":"nia"} since step 1 started and within 10m after; 1 happened', diff: '  + message nia → alice "thanks!"' });
+  });
+
+  it('expect_none does not count what happened before the step before it, nor what an expect_event matched', async () => {
+    const { results } = await run([
+      `users: { alice: { balance: 10 }, nia: {} }
+bots:
+  - { name: nia, as: nia, rules: [{ on: transfer.received, do: [accept, { reply: "thanks!" }] }] }
+steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 2 }
+  - as: alice
+    request: GET /wallet/balance
+  - name: the thanks came before the step before this one
+    expect_none: { message: { from: nia }, within: 10m }
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 3 }
+  - expect_event: { message: { from: nia, to: alice }, within: 10s }
+  - name: exactly one thanks for the second tip
+    expect_none: { message: { from: nia }, within: 10m }
+`,
+    ]);
+    expect(results[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed', 'passed', 'passed', 'passed', 'passed']);
+  });
+
+  it("a fragment's first expect_none looks back to the step before the use:, and a use: is the step before the next one", async () => {
+    write('params: [who]\nsteps:\n  - expect_none: { message: { from: "{{ who }}" }, within: 1m }\n', 'silence.yaml');
+    write('params: [to]\nsteps:\n  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users[to].pin_code }}", amount: 1 }\n', 'tip.yaml');
+    const head = `users: { alice: { balance: 10 }, nia: {} }
+bots:
+  - { name: nia, as: nia, rules: [{ on: transfer.received, do: [accept, { reply: "thanks!" }] }] }
+steps:
+`;
+    const { results } = await run([
+      `${head}  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 2 }\n  - use: silence.yaml\n    with: { who: nia }\n`,
+      `${head}  - use: tip.yaml\n    with: { to: nia }\n  - expect_none: { message: { from: nia }, within: 1m }\n`,
+    ]);
+    expect(results[0]!.steps[1]!.children![0]).toMatchObject({ status: 'failed', error: 'expected no message matching {"from":"nia"} since step 1 started and within 1m after; 1 happened' });
+    expect(results[1]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no message matching {"from":"nia"} since step 1 started and within 1m after; 1 happened' });
   });
 
   it('--bail starts nothing after a failure; --grep and --tag select', async () => {

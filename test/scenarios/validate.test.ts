@@ -31,7 +31,7 @@ const head = 'name: t\nusers: { alice: {}, bob: {} }\nsteps:\n';
 describe('scenario validation: bad input gets file:line:col, what was expected and a hint', () => {
   it.each([
     ['invalid YAML, at its cause', 'name: t\nsteps: [\n', /^DIR\/s\.yaml:2:8: this \[ is never closed — add \] where the list ends/],
-    ['an unknown step kind', `${head}  - reqest: GET /me\n`, /^DIR\/s\.yaml:4:5: steps\.0\.reqest: unknown step kind "reqest" — did you mean "request"\?$/],
+    ['an unknown step kind', `${head}  - reqest: GET /me\n`, /^DIR\/s\.yaml:4:5: steps\.0\.reqest: unknown key "reqest" — did you mean "request"\?$/],
     ['an unknown user in as:', `${head}  - as: alise\n    request: GET /me\n`, /^DIR\/s\.yaml:4:9: steps\.0\.as: unknown user "alise" — did you mean "alice"\?/],
     ['a template with an unknown capture', `${head}  - as: alice\n    request: GET /me\n    save: { me: id }\n  - as: alice\n    request: GET /contacts/check/{{ mee }}\n`, /^DIR\/s\.yaml:8:14: steps\.1\.request: unknown variable "mee" .* did you mean "me"\?/],
     ['a capture used before the step that saves it', `${head}  - as: alice\n    request: GET /contacts/check/{{ me }}\n  - as: alice\n    request: GET /me\n    save: { me: id }\n`, /^DIR\/s\.yaml:5:14: steps\.0\.request: unknown variable "me"/],
@@ -42,6 +42,10 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
     ['a bad duration', `${head}  - clock: { advance: 2 days }\n`, /^DIR\/s\.yaml:4:23: steps\.0\.clock\.advance: expected a duration like/],
     ['an unknown event user', `${head}  - expect_event: { message: { to: carol }, within: 1s }\n`, /unknown user "carol"/],
     ['a bad regular expression', `${head}  - as: alice\n    request: GET /me\n    expect: { body: { id: { matches: "([" } } }\n`, /steps\.0\.expect\.body\.id\.matches: invalid regular expression/],
+    ['a misspelt kind next to keys of that kind (as:)', `${head}  - as: alcie\n    reqest: GET /me\n`, /^DIR\/s\.yaml:5:5: steps\.0\.reqest: unknown key "reqest" — did you mean "request"\?$/],
+    ['keys of a kind without the kind', `${head}  - as: alice\n    body: {}\n`, /^DIR\/s\.yaml:4:5: steps\.0: this step has no kind: "as", "body" are keys of a request step — add "request:" to it$/],
+    ['an unquoted path with brackets in a { } mapping: one problem, "quote the path"', `${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: transactions[0].id }\n  - log: "{{ tx }}"\n`, /^DIR\/s\.yaml:6:29: the "\[" in transactions\[0\]\.id is read as YAML syntax: inside \{ … \} a value with brackets must be quoted — quote the path: "transactions\[0\]\.id"$/],
+    ['an alias bomb, refused at its first alias', `name: t\nvars:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\nsteps: []\n`, /^DIR\/s\.yaml:4:10: the aliases \(\*name\) of this file expand to more than 100 copies: refused/],
     ['two kinds in one step', `${head}  - log: x\n    clock: { advance: 1s }\n`, /^DIR\/s\.yaml:4:5: steps\.0: a step has one kind; this one has log and clock — split it into two steps$/],
     ['an unknown top-level key', 'name: t\nuser: {}\nsteps: []\n', /^DIR\/s\.yaml:2:1: user: unknown key "user" — did you mean "users"\?/],
     ['a bad config override', 'name: t\nconfig: { ubi: { amount_per_day: lots } }\nsteps: []\n', /^DIR\/s\.yaml:2:34: config\.ubi\.amount_per_day: expected a number/],
@@ -49,6 +53,14 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
   ])('%s', async (_what, text, re) => {
     const ps = await problems(text, { 'p.ts': '' });
     expect(ps.some((p) => re.test(p)), ps.join('\n')).toBe(true);
+  });
+
+  it('a YAML mistake is one problem at its cause, not the parser\'s cascade', async () => {
+    const flow = await problems(`${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: transactions[0].id, n: transactions[1].id }\n  - log: "{{ tx }}"\n`);
+    expect(flow).toHaveLength(1);
+    const other = await problems(`${head}  - log: [a\n  - log: b: c\n`);
+    expect(other).toHaveLength(1);
+    expect(other[0]).toMatch(/^DIR\/s\.yaml:\d+:\d+: /);
   });
 
   it('a fragment missing a parameter, an unknown parameter, and a missing fragment', async () => {
@@ -66,7 +78,7 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
     const ps = await problems(`${head}  - use: fragments/f.yaml\n    with: { who: carol }\n`, { 'fragments/f.yaml': frag });
     expect(ps.map((p) => p.replace(/^.*fragments\//, 'fragments/'))).toEqual([
       'fragments/f.yaml:3:9: steps.0.as: unknown user "carol" — known users: alice, bob; declare users under users:',
-      'fragments/f.yaml:5:5: steps.1.reqest: unknown step kind "reqest" — did you mean "request"?',
+      'fragments/f.yaml:5:5: steps.1.reqest: unknown key "reqest" — did you mean "request"?',
     ]);
   });
 

@@ -207,7 +207,8 @@ export class BotRunner {
    * its topics concerns the bot's user, and otherwise only every `runtime.safety_poll` (sources
    * without topics keep `poll`): an idle bot makes no request. The cadence timers are
    * heartbeats: a virtual clock fires them only once something changed, so advancing a month
-   * costs a few polls, not half a million.
+   * costs a few polls, not half a million — except for sources that read outside pinbot
+   * (`outside`: a plugin's file or feed), which no commit wakes: they keep their cadence.
    */
   private startPolling(): void {
     const { bot, clock, registry } = this.o;
@@ -220,6 +221,8 @@ export class BotRunner {
       ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock, bot: bot.name, store: this.state.store },
       timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       intervalOf: (s) => wake.intervalOf(s),
+      // what reads a file or a feed is not woken by pinbot's commits: its cadence is kept
+      wakeable: (s) => registry.sources.get(s)?.outside !== true,
       deliver: (results) => this.deliver(results),
       onError: (source, err) => {
         if (err instanceof UnauthorizedError) return this.unauthorized();

@@ -24,6 +24,11 @@ export interface PollLoopOptions {
   timeoutMs: number;
   /** Milliseconds between two polls of a source when nothing wakes it. */
   intervalOf(source: string): number;
+  /**
+   * False for a source that nothing wakes (it reads outside pinbot): its cadence timer must
+   * fire on a virtual clock too, so it is not a heartbeat. Default: every source is woken.
+   */
+  wakeable?(source: string): boolean;
   /** With `jitter`: the first polls are spread over this (default: each source's interval). */
   firstSpreadMs?: number;
   /** Sources whose first poll waits for a wake (or their interval) rather than going at once. */
@@ -60,7 +65,8 @@ const MAX_BACKOFF_MS = 300_000;
  * failing source backs off (doubling its interval, to 5 minutes); the others go on.
  *
  * Timers are the clock's: cadence timers are heartbeats (a virtual clock fires them only after
- * something changed), wake-ups and backoff are ordinary timers.
+ * something changed), wake-ups, backoff and the cadence of sources nothing wakes (`wakeable`)
+ * are ordinary timers.
  */
 export class PollLoop {
   private readonly sources: string[];
@@ -71,6 +77,8 @@ export class PollLoop {
   private buffer: Array<{ result: SourceResult; resolve: () => void; reject: (err: unknown) => void }> = [];
   private cancelWindow?: () => void;
   private cancelTimer?: () => void;
+  private cancelPlain?: () => void;
+  private plainAt = Infinity;
   private timerAt = Infinity;
   private timerHeartbeat = false;
   private chain: Promise<void> = Promise.resolve();
@@ -98,6 +106,8 @@ export class PollLoop {
     this.stopped = true;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
+    this.cancelPlain?.();
+    this.cancelPlain = undefined;
     this.cancelWindow?.();
   }
 
@@ -154,18 +164,23 @@ export class PollLoop {
     const now = this.o.ctx.clock.now();
     let next = Infinity;
     let heartbeat = true;
+    let nextPlain = Infinity;
     for (const s of this.sources) {
       // a source being polled has its next due time already (set when its poll started); once
       // that has passed, it goes again when it answers (kick marked it)
       if (this.inflight.has(s) && this.due.get(s)! <= now) continue;
       const woken = this.dirty.has(s) && !this.inflight.has(s);
       const at = woken ? now : this.due.get(s)!;
-      const plain = woken || (this.failures.get(s) ?? 0) > 0;
+      const plain = woken || (this.failures.get(s) ?? 0) > 0 || this.o.wakeable?.(s) === false;
+      if (plain && at < nextPlain) nextPlain = at;
       if (at < next) {
         next = at;
         heartbeat = !plain;
       } else if (at === next && plain) heartbeat = false;
     }
+    // a heartbeat first may never fire on a virtual clock: what must fire later (a source
+    // nothing wakes, a backoff) gets a timer of its own
+    this.armPlain(heartbeat && nextPlain > next ? nextPlain : Infinity);
     // the timer set when a source's poll started stays: a change made while it was polling
     // (after it read) still lets a virtual clock fire it
     if (this.cancelTimer && this.timerAt === next && this.timerHeartbeat === heartbeat) return;
@@ -173,6 +188,21 @@ export class PollLoop {
     this.cancelTimer = undefined;
     this.timerAt = Infinity;
     if (next !== Infinity) this.arm(next, heartbeat);
+  }
+
+  /** The ordinary timer behind a heartbeat (Infinity: none). Internal. */
+  private armPlain(at: number): void {
+    if (this.plainAt === at && (at === Infinity || this.cancelPlain)) return;
+    this.cancelPlain?.();
+    this.cancelPlain = undefined;
+    this.plainAt = Infinity;
+    if (at === Infinity || this.stopped) return;
+    this.plainAt = at;
+    this.cancelPlain = this.o.ctx.clock.setTimer(at, () => {
+      this.cancelPlain = undefined;
+      this.plainAt = Infinity;
+      this.kick();
+    });
   }
 
   private arm(at: number, heartbeat: boolean): void {

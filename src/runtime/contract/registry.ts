@@ -62,10 +62,30 @@ export class Registry {
     return this;
   }
 
-  /** Why the plugin `name` belongs to did not load, if it did not (`karma.give` → karma's problem). */
+  /** Plugins that did not load before saying their name: `plugins/x.ts: syntax error …`. */
+  readonly unnamedFailures: string[] = [];
+
+  /** Notes a plugin that did not load and whose name is not known (any unknown entry may be its). */
+  markUnnamedFailure(what: string): this {
+    if (this.frozen) throw new Error(`cannot note ${what}: the registry is frozen`);
+    this.unnamedFailures.push(what);
+    return this;
+  }
+
+  /**
+   * Why the plugin `name` belongs to did not load, if it did not (`karma.give` → karma's
+   * problem); for a plugin entry no loaded plugin has, the plugins whose name is not known
+   * because they failed early (it may be one of them).
+   */
   whyUnavailable(name: string): string | undefined {
     const dot = name.indexOf('.');
-    return dot > 0 ? this.unavailable.get(name.slice(0, dot)) : undefined;
+    if (dot <= 0) return undefined;
+    const known = this.unavailable.get(name.slice(0, dot));
+    if (known || !this.unnamedFailures.length) return known;
+    const ns = `${name.slice(0, dot)}.`;
+    // a loaded plugin has this name: a typo of one of its entries (the usual hint says which)
+    if ([this.actions, this.conditions, this.triggers].some((m) => [...m.keys()].some((k) => k.startsWith(ns)))) return undefined;
+    return `no plugin named ${name.slice(0, dot)} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
   }
 
   addSource(def: SourceDef): this {

@@ -80,6 +80,12 @@ export interface SourceDef {
    */
   topics?: readonly string[];
   /**
+   * It reads something outside pinbot (a file, an HTTP feed): no commit of pinbot's tells when
+   * it changed, so its cadence timer is an ordinary timer — a virtual clock fires it at every
+   * `poll` interval, as a real one does — not a heartbeat that waits for a change.
+   */
+  outside?: boolean;
+  /**
    * Its first poll reads from `ctx.baseline` (what came after the bot's start), so on the
    * embedded server it may wait until a change wakes it. Sources whose first poll must come at
    * once (items pending at the start, a balance to compare with) leave it out.

@@ -66,6 +66,37 @@ export class BotHost {
     return next;
   }
 
+  /**
+   * Pauses a running bot: its runner stops, its file stays loaded, its cursors stay where they
+   * are — the events that come meanwhile wait and are handled after `resume`. A change of its
+   * file starts it again. Not with bots shared out between processes (use `enabled: false`).
+   * Returns whether it was paused.
+   */
+  pause(name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      const slot = this.named(name);
+      if (this.o.placement || !slot?.runner) return false;
+      const runner = slot.runner;
+      slot.runner = undefined;
+      slot.paused = true;
+      await runner.stop();
+      this.o.log.info({ bot: name }, `bot ${name} paused`);
+      return true;
+    });
+  }
+
+  /** Starts a paused bot again; returns whether it was paused. */
+  resume(name: string): Promise<boolean> {
+    return this.serialised(async () => {
+      const slot = this.named(name);
+      if (this.stopped || !slot?.paused || !slot.bot || slot.runner) return false;
+      slot.paused = false;
+      await this.launch(slot, slot.bot);
+      this.o.log.info({ bot: name }, `bot ${name} resumed`);
+      return true;
+    });
+  }
+
   /** Re-reads the files (serialised: a reload waits for the one before). */
   reload(): Promise<BotStatus[]> {
     return this.serialised(() => this.doReload());
@@ -160,6 +191,7 @@ export class BotHost {
     const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
     const traces = archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
+    traces.onAdd = this.o.onTrace;
     slot.traces = traces;
     const log = this.o.log.child({ bot: bot.name });
     const runner = new BotRunner({
@@ -193,6 +225,7 @@ export class BotHost {
       const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
       const away = invalid ? undefined : this.placed.elsewhere(s);
       if (away) return { ...base, ...away };
+      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list(1)[0]?.at };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       const lastRun = s.traces?.list(1)[0]?.at;

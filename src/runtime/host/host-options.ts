@@ -7,7 +7,7 @@ import type { BotRunner } from '../bot/bot-runner.js';
 import type { Registry } from '../contract/registry.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { BotPlacement, ChangeFeed, IdentityProvider, InboxFeed, StateStores } from '../ports.js';
-import type { TraceLog } from '../state/traces.js';
+import type { Trace, TraceLog } from '../state/traces.js';
 
 /** What a BotHost is given. */
 export interface HostOptions {
@@ -49,6 +49,8 @@ export interface HostOptions {
    * runs only the bots whose lease it holds, and every write of their state is fenced by it.
    */
   placement?: BotPlacement;
+  /** Told of every trace as a bot records it (the web console's live timeline). */
+  onTrace?: (trace: Trace) => void;
 }
 
 /** One bot file as the host sees it. */
@@ -56,7 +58,7 @@ export interface BotStatus {
   name?: string;
   file: string;
   /** `elsewhere`: another process on the database runs it (its lease is theirs). */
-  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled' | 'elsewhere';
+  status: 'running' | 'starting' | 'waiting' | 'failed' | 'stopped' | 'invalid' | 'disabled' | 'elsewhere' | 'paused';
   message?: string;
   version?: string;
   dry_run?: boolean;
@@ -80,4 +82,6 @@ export interface Slot {
   warnings?: FileProblem[];
   runner?: BotRunner;
   traces?: TraceLog;
+  /** Paused by the operator (`pause`): not run until `resume` or a change of its file. */
+  paused?: boolean;
 }

@@ -194,6 +194,8 @@ export class TraceLog {
   private queue: Trace[] = [];
   /** The last write failed (its error was reported; the next one is reported once it works again). */
   private failing = false;
+  /** Told of each trace as it is added (the web console's live timeline); its errors are ignored. */
+  onAdd?: (trace: Trace) => void;
 
   private constructor(
     private readonly archive: TraceArchive | undefined,
@@ -234,6 +236,11 @@ export class TraceLog {
   }
 
   add(trace: Trace): void {
+    try {
+      this.onAdd?.(trace);
+    } catch {
+      // news of a trace never stops the bot
+    }
     this.ring.push(trace);
     if (this.ring.length > this.limit) this.ring.shift();
     if (!this.archive) return;

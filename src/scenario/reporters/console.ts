@@ -1,6 +1,6 @@
 import type { LoadedScenario } from '../load.js';
 import type { ScenarioResult, StepResult } from '../runner.js';
-import type { Reporter, Summary } from './types.js';
+import { reproduceLabel, type Reporter, type Summary } from './types.js';
 
 type Out = { write(s: string): unknown; isTTY?: boolean };
 
@@ -11,7 +11,7 @@ type Out = { write(s: string): unknown; isTTY?: boolean };
  * steps print as they finish; with several in parallel each scenario prints as a block when
  * it ends (so blocks never interleave) and a terminal shows what is running on one line.
  */
-export function consoleReporter({ out = process.stdout as Out, parallel = 1, color }: { out?: Out; parallel?: number; color?: boolean } = {}): Reporter {
+export function consoleReporter({ out = process.stdout as Out, parallel = 1, color, keep = false, remote = false }: { out?: Out; parallel?: number; color?: boolean; keep?: boolean; remote?: boolean } = {}): Reporter {
   color ??= !!out.isTTY && !process.env.NO_COLOR;
   const paint = (code: number) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
   const green = paint(32);
@@ -32,7 +32,7 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
     status = true;
   };
   const mark = (s: StepResult) => (s.status === 'passed' ? green('✓') : s.status === 'failed' ? red('✗') : dim('-'));
-  const stepLines = (r: { seed: number }, s: StepResult, depth = 1): string[] => {
+  const stepLines = (r: { seed: number; kept?: ScenarioResult['kept'] }, s: StepResult, depth = 1): string[] => {
     const pad = '  '.repeat(depth);
     const info = s.status === 'skipped' ? dim(s.detail ? `skipped: ${s.detail}` : 'skipped') : dim([s.detail, `${s.ms} ms`].filter(Boolean).join(' · '));
     const lines = [`${pad}${mark(s)} ${s.id} ${s.label}  ${info}`];
@@ -42,7 +42,8 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
       lines.push(`${pad}    ${red(s.error ?? 'failed')}`);
       if (s.diff) lines.push(...s.diff.split('\n').map((l) => `${pad}  ${l.replace(/^(\s*)- /, (m) => red(m)).replace(/^(\s*)\+ /, (m) => green(m))}`));
       lines.push(`${pad}    ${dim(`at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`)}`);
-      if (s.curl) lines.push(`${pad}    ${dim('reproduce (keys masked):')} ${s.curl}`);
+      // a failed embedded scenario is kept when the run keeps them (--keep): known before it ends
+      if (s.curl) lines.push(`${pad}    ${dim(reproduceLabel({ mode: remote ? 'remote' : 'embedded', kept: 'kept' in r && r.kept ? r.kept : keep }))} ${s.curl}`);
     }
     return lines;
   };
@@ -50,7 +51,8 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
   const footer = (r: ScenarioResult) => {
     const n = r.steps.length;
     const text = `${r.status === 'passed' ? green('✓ passed') : red('✗ failed')} ${dim(`${n} step${n === 1 ? '' : 's'} · ${r.ms} ms · clock ${r.clock}`)}`;
-    return r.error ? `  ${red(r.error)}\n  ${text}` : `  ${text}`;
+    const kept = r.kept ? `\n  ${bold('kept up until Ctrl-C:')} server ${r.kept.url} · data ${r.kept.dataDir}` : '';
+    return `${r.error ? `  ${red(r.error)}\n` : ''}  ${text}${kept}`;
   };
   const write = (s: string) => {
     clearStatus();

@@ -23,7 +23,17 @@ export function flatSteps(r: ScenarioResult) {
   return out;
 }
 
+/**
+ * What precedes a curl line: an embedded scenario's server stops when the scenario ends, so its
+ * curl line is only a record — unless the run kept it (`--keep`).
+ */
+export function reproduceLabel(r: { mode?: 'embedded' | 'remote'; kept?: { keys: string } | boolean }): string {
+  if (r.mode === 'remote') return 'reproduce (keys masked):';
+  if (r.kept) return `reproduce on the kept server (keys masked: source ${typeof r.kept === 'object' ? r.kept.keys : 'the keys file below'}):`;
+  return 'reproduce (keys masked; this server stopped with the scenario — run with --keep to keep a failed one up):';
+}
+
 /** The text of a failed step: message, diff, where, clock, seed, curl. */
 export function failureText(r: ScenarioResult, s: ScenarioResult['steps'][number]): string {
-  return [s.error, s.diff, `at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`, s.curl ? `reproduce (keys masked): ${s.curl}` : undefined].filter(Boolean).join('\n');
+  return [s.error, s.diff, `at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`, s.curl ? `${reproduceLabel(r)} ${s.curl}` : undefined].filter(Boolean).join('\n');
 }

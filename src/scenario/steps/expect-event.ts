@@ -105,22 +105,31 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
   },
 };
 
+/**
+ * `expect_none`: "do X, then nothing happens". Its window opens when the step before it
+ * starts (so what that step caused counts: a bot woken by a request answers while the request
+ * settles, before `expect_none` starts) and closes `within` after `expect_none` starts. Events
+ * an `expect_event` already matched are not counted.
+ */
 export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
   name: 'expect_none',
-  description: 'asserts that nothing of a kind (matching the filter) happens within a duration: it lets exactly that much scenario time pass, then checks',
+  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the step before it until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
   schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
   label: label('expect_none') as never,
   check: (s, c) => checkSpec('expect_none', s.expect_none, c),
+  windowKinds: (s) => [kindOf(s.expect_none)],
   async run(s, ctx) {
     const spec = s.expect_none;
     const kind = kindOf(spec);
     const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
-    const before = new Set((await ctx.target.events(kind)).map((e) => e.key));
+    // the first step of a scenario has no step before it: its window opens now
+    const before = ctx.window?.known.get(kind) ?? new Set((await ctx.target.events(kind)).map((e) => e.key));
+    const since = ctx.window ? `since step ${ctx.window.step} started` : 'since this step started';
     await ctx.target.wait(parseDuration(spec.within)!);
-    const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+    const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && !ctx.claimed.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
     if (seen.length) {
-      throw new StepFailure(`expected no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}; ${seen.length} happened`, { diff: seen.slice(0, 5).map((e) => `  + ${ctx.mask(describeEvent(e))}`).join('\n') });
+      throw new StepFailure(`expected no ${kind} matching ${JSON.stringify(filter)} ${since} and within ${spec.within} after; ${seen.length} happened`, { diff: seen.slice(0, 5).map((e) => `  + ${ctx.mask(describeEvent(e))}`).join('\n') });
     }
-    return { detail: `none in ${spec.within}` };
+    return { detail: `none ${since} and ${spec.within} after` };
   },
 };

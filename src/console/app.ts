@@ -1,0 +1,320 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { iso } from '../clock/clock.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
+import { Users, type User } from '../domain/users/users.js';
+import type { BotStatus, Trace } from '../runtime/index.js';
+import type { PluginReport } from '../plugin-api/host.js';
+import type { ServerContext } from '../services/types.js';
+import type { ConsoleAccess, ConsoleSession } from './access.js';
+import type { ActAs, ActedRequest } from './act-as.js';
+import { html } from './html.js';
+import { page } from './layout.js';
+import type { LiveFeed } from './live.js';
+import { botBody, botsBody } from './pages-bots.js';
+import { clockBody, pluginsBody, recordBody, type JobRun } from './pages-misc.js';
+import { userBody, usersBody } from './pages-users.js';
+import { scenariosBody, type ScenarioRunState } from './pages-scenarios.js';
+import type { ScenarioPort } from './scenario-port.js';
+import { writeScenarioYaml, type RecordedStep } from './recorder.js';
+import { cookieOf, COOKIE, crossSite, hostOf, isLoopback, SECURITY_HEADERS, setSessionCookie } from './security.js';
+import { loadUserView } from './user-view.js';
+
+const ASSETS = join(dirname(fileURLToPath(import.meta.url)), 'assets');
+const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' };
+/** An id of the API in a console path (nothing else reaches an /api/v1 path). */
+const API_ID = /^[a-z]{3,5}_[0-9a-z]{4,40}$/;
+const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const FILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Steps a recording holds at most (a scenario longer than this is better written in parts). */
+const MAX_RECORDED = 1000;
+
+/** What the console's pages use: the server, its access, feed, acting and recording. */
+export interface ConsoleState {
+  ctx: ServerContext;
+  access: ConsoleAccess;
+  live: LiveFeed;
+  act: ActAs;
+  jobs: JobRun[];
+  recording: { on: boolean; steps: RecordedStep[]; startIso?: string };
+  /** Where recorded scenarios are saved. */
+  scenariosDir: string;
+  /** Runs the project's scenarios (absent: not offered). */
+  scenarios?: ScenarioPort;
+  /** The scenario run shown (one at a time). */
+  scenarioRun?: ScenarioRunState;
+  /** Only requests naming a loopback host are served (the server listens on loopback): no DNS rebinding. */
+  loopbackOnly?: boolean;
+}
+
+type Handler = (req: Request, res: Response, s: ConsoleSession) => Promise<void> | void;
+
+/** The session of a request (set by the sign-in check). Internal. */
+const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
+
+/**
+ * The console's routes under /console: sign-in, the pages, their forms (each checked for its
+ * CSRF token), the live feed and the two static files.
+ */
+export function consoleApp(st: ConsoleState): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  const assets = Object.fromEntries(Object.keys(ASSET_TYPES).map((f) => [f, readFileSync(join(ASSETS, f))]));
+  app.use((req, res, next) => {
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
+    if (st.loopbackOnly && !isLoopback(hostOf(req.headers.host))) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
+    next();
+  });
+  app.get('/console/assets/:file', (req, res) => {
+    const f = String(req.params.file);
+    if (!Object.hasOwn(assets, f)) return void res.status(404).type('text/plain').send('not found');
+    res.type(ASSET_TYPES[f]!).send(assets[f]);
+  });
+  app.get('/console/signin', (req, res) => {
+    const s = st.access.redeem(String(req.query.token ?? ''));
+    if (!s) {
+      res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>This sign-in link does not work</h1><p>It was already used, it expired, or it was mistyped. Get a new one with <code>pinbot console</code> (in the project folder, while the server runs).</p>` }));
+      return;
+    }
+    setSessionCookie(res, s.id, req.secure);
+    res.redirect(303, '/console/bots');
+  });
+  // everything else needs a session; a change also its CSRF token, from this site only
+  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }));
+  app.use((req, res, next) => {
+    const s = st.access.session(cookieOf(req, COOKIE));
+    if (!s) {
+      res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const token = req.get('x-csrf-token') ?? (req.body as Record<string, unknown> | undefined)?._csrf;
+      if (crossSite(req) || !st.access.csrfOk(s, token)) {
+        res.status(403).type('text/plain').send('refused: this change carries no valid CSRF token (or comes from another site). Reload the console page and try again.');
+        return;
+      }
+    }
+    res.locals.session = s;
+    // the changes this page's data already holds: taken before anything is read
+    res.locals.seq = st.live.seq;
+    next();
+  });
+  const get = (path: string, fn: Handler) => app.get(path, wrap(fn));
+  const post = (path: string, fn: Handler) => app.post(path, wrap(fn));
+  const wrap = (fn: Handler) => (req: Request, res: Response, next: NextFunction) => {
+    Promise.resolve(fn(req, res, sessionOf(res))).catch(next);
+  };
+  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>) => {
+    // a live refresh does not use up the one-time note
+    const keep = req.get('x-console-live') ? s.flash : undefined;
+    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number }));
+    if (keep) s.flash = keep;
+  };
+  const back = (res: Response, s: ConsoleSession, to: string, ok: boolean, text: string) => {
+    s.flash = { ok, text };
+    res.redirect(303, to);
+  };
+  /**
+   * On a virtual clock, what a console action made due now (the bots it woke, a resumed bot's
+   * first poll) runs now, without moving time. Not awaited: the page comes back at once and
+   * shows their work live.
+   */
+  const settleSoon = () => {
+    const clock = st.ctx.clock;
+    if (clock instanceof VirtualClock) void clock.settle().catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
+  };
+  const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> => st.ctx.command!(name, args) as Promise<T>;
+
+  get('/console', (_req, res) => res.redirect(303, '/console/bots'));
+  get('/console/events', (_req, res) => st.live.attach(res));
+
+  // bots
+  get('/console/bots', async (req, res, s) => {
+    const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
+    send(req, res, s, 'Bots', 'bots', botsBody(bots, s));
+  });
+  post('/console/bots/reload', async (_req, res, s) => {
+    const { bots } = await command<{ bots: BotStatus[] }>('bots.reload');
+    settleSoon();
+    back(res, s, '/console/bots', true, `reloaded: ${bots.length} bot file${bots.length === 1 ? '' : 's'}`);
+  });
+  for (const verb of ['pause', 'resume'] as const) {
+    post(`/console/bots/:name/${verb}`, async (req, res, s) => {
+      const name = String(req.params.name);
+      if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
+      try {
+        await command(`bots.${verb}`, { name });
+        settleSoon();
+        back(res, s, `/console/bots/${encodeURIComponent(name)}`, true, `${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
+      } catch (err) {
+        back(res, s, `/console/bots/${encodeURIComponent(name)}`, false, (err as Error).message);
+      }
+    });
+  }
+  get('/console/bots/:name', async (req, res, s) => {
+    const name = String(req.params.name);
+    if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
+    const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
+    const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then((r) => r.traces, () => [] as Trace[]);
+    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1' }, s));
+  });
+
+  // users
+  const users = () => [...st.ctx.store.read.col(Users).all()].sort((a, b) => a.display_name.localeCompare(b.display_name));
+  const userOr404 = (req: Request, res: Response): User | undefined => {
+    const id = String(req.params.id);
+    const u = API_ID.test(id) ? st.ctx.store.read.col(Users).get(id) : undefined;
+    if (!u) res.status(404).type('text/plain').send('no such user');
+    return u;
+  };
+  get('/console/users', (req, res, s) => send(req, res, s, 'Users', 'users', usersBody(users(), s)));
+  post('/console/users', async (req, res, s) => {
+    const b = req.body as Record<string, string>;
+    const balance = (b.balance ?? '').trim();
+    try {
+      const made = await command<{ id: string; display_name: string; pin_code: string }>('users.add', { name: b.name ?? '', ...(balance && balance !== '0' ? { balance } : {}) });
+      back(res, s, `/console/users/${made.id}`, true, `created ${made.display_name} (${made.pin_code})${balance && balance !== '0' ? ` with ${balance}` : ''}`);
+    } catch (err) {
+      back(res, s, '/console/users', false, (err as Error).message.replace(/^--/, ''));
+    }
+  });
+  get('/console/users/:id', async (req, res, s) => {
+    const u = userOr404(req, res);
+    if (!u) return;
+    send(req, res, s, u.display_name, 'users', userBody(u, await loadUserView(st.act, u), s, users()));
+  });
+  /** A form that becomes one request as the user; its answer is the note on the next page. */
+  const act = (path: string, build: (b: Record<string, string>, p: Record<string, string>) => { method: string; path: string; body?: unknown } | string) =>
+    post(`/console/users/:id${path}`, async (req, res, s) => {
+      const u = userOr404(req, res);
+      if (!u) return;
+      const params = req.params as Record<string, string>;
+      for (const [k, v] of Object.entries(params)) if (k !== 'id' && !API_ID.test(v)) return void back(res, s, `/console/users/${u.id}`, false, `${k}: not an id`);
+      const r = build(req.body as Record<string, string>, params);
+      if (typeof r === 'string') return void back(res, s, `/console/users/${u.id}`, false, r);
+      const balanceBefore = st.recording.on ? await balanceIfFirst(st, u) : undefined;
+      const answer = await st.act.request(u, r.method, r.path, r.body);
+      if (st.recording.on && st.recording.steps.length < MAX_RECORDED) {
+        const req: ActedRequest = { user: { id: u.id, display_name: u.display_name, pin_code: u.pin_code }, method: r.method, path: r.path, body: r.body, status: answer.status, answer: answer.body };
+        st.recording.steps.push({ kind: 'request', req, balanceBefore });
+      }
+      settleSoon();
+      const err = (answer.body as { error?: { code?: string; message?: string } } | null)?.error;
+      const balance = r.path === '/wallet/balance' ? ` (balance ${(answer.body as { balance?: number } | null)?.balance})` : '';
+      back(res, s, `/console/users/${u.id}`, answer.status < 400, `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : balance}`);
+    });
+  const pin = (v: string | undefined) => (v ?? '').trim().toUpperCase();
+  const amount = (v: string | undefined) => (/^\d+(\.\d{1,2})?$/.test((v ?? '').trim()) ? Number(v) : (v ?? '').trim());
+  act('/check-balance', () => ({ method: 'GET', path: '/wallet/balance' }));
+  act('/send-message', (b) => ({ method: 'POST', path: '/messages/send', body: { recipient_pin: pin(b.to), content: b.content ?? '' } }));
+  act('/send-money', (b) => ({ method: 'POST', path: '/wallet/send', body: { recipient_pin: pin(b.to), amount: amount(b.amount), ...(b.note ? { note: b.note } : {}) } }));
+  act('/request-contact', (b) => ({ method: 'POST', path: '/contacts/request', body: { pin_code: pin(b.to) } }));
+  act('/introduce', (b) => ({ method: 'POST', path: '/introductions', body: { participant_pins: (b.pins ?? '').split(',').map(pin).filter(Boolean), ...(b.message ? { message: b.message } : {}) } }));
+  act('/conversations/:cid/messages', (b, p) => ({ method: 'POST', path: `/conversations/${p.cid}/messages`, body: { content: b.content ?? '' } }));
+  for (const answer of ['accept', 'decline']) {
+    act(`/transactions/:tid/${answer}`, (_b, p) => ({ method: 'POST', path: `/wallet/transactions/${p.tid}/${answer}` }));
+    act(`/contact-requests/:rid/${answer}`, (_b, p) => ({ method: 'POST', path: `/contacts/requests/${p.rid}/${answer}` }));
+    act(`/introductions/:iid/${answer}`, (_b, p) => ({ method: 'POST', path: `/introductions/${p.iid}/${answer}` }));
+  }
+
+  // the clock
+  get('/console/clock', (req, res, s) => send(req, res, s, 'Clock', 'clock', clockBody({ now: iso(st.ctx.clock.now()), virtual: st.ctx.clock.virtual, jobs: st.jobs }, s)));
+  const moveClock = (name: 'clock.advance' | 'clock.set', field: 'duration' | 'iso') =>
+    post(`/console/clock/${name.slice(6)}`, async (req, res, s) => {
+      const value = String((req.body as Record<string, string>)[field] ?? '').trim();
+      const before = st.ctx.clock.now();
+      try {
+        const r = await command<{ now: string }>(name, { [field]: value });
+        if (st.recording.on) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
+        st.live.changed('clock');
+        back(res, s, '/console/clock', true, `now ${r.now}`);
+      } catch (err) {
+        back(res, s, '/console/clock', false, (err as Error).message.replace(/^DURATION/, 'the duration').replace(/^ISO/, 'the time'));
+      }
+    });
+  moveClock('clock.advance', 'duration');
+  moveClock('clock.set', 'iso');
+
+  // recording
+  const yamlOf = () =>
+    writeScenarioYaml({
+      name: 'recorded in the console',
+      steps: st.recording.steps,
+      startIso: st.recording.startIso,
+      userByPin: (p) => st.ctx.store.read.col(Users).one('pin', p),
+    });
+  get('/console/record', (req, res, s) => send(req, res, s, 'Record', 'record', recordBody({ recording: st.recording.on, count: st.recording.steps.length, yaml: st.recording.steps.length ? yamlOf() : '' }, s)));
+  get('/console/record.yaml', (_req, res) => {
+    res.setHeader('Content-Disposition', 'attachment; filename="recorded.yaml"');
+    res.type('text/yaml').send(yamlOf());
+  });
+  post('/console/record/start', (_req, res, s) => {
+    if (!st.recording.on) st.recording = { on: true, steps: [], startIso: st.ctx.clock.virtual ? iso(st.ctx.clock.now()) : undefined };
+    back(res, s, '/console/record', true, 'recording: act as users (Users), move the clock (Clock), then come back here to save');
+  });
+  post('/console/record/stop', (_req, res, s) => {
+    st.recording.on = false;
+    back(res, s, '/console/record', true, `stopped: ${st.recording.steps.length} steps recorded`);
+  });
+  post('/console/record/clear', (_req, res, s) => {
+    st.recording = { on: false, steps: [] };
+    back(res, s, '/console/record', true, 'cleared');
+  });
+  post('/console/record/save', (req, res, s) => {
+    const name = String((req.body as Record<string, string>).file ?? '').trim().replace(/\.ya?ml$/, '');
+    if (!FILE_NAME.test(name)) return void back(res, s, '/console/record', false, 'file name: lower-case letters, digits, - and _ (e.g. tip-jar-recorded); it is saved as NAME.yaml in the scenarios folder');
+    if (!st.recording.steps.length) return void back(res, s, '/console/record', false, 'nothing recorded yet');
+    const file = join(st.scenariosDir, `${name}.yaml`);
+    if (existsSync(file)) return void back(res, s, '/console/record', false, `${relative(process.cwd(), file) || file} exists; choose another name`);
+    mkdirSync(st.scenariosDir, { recursive: true });
+    writeFileSync(file, yamlOf(), { flag: 'wx' });
+    back(res, s, '/console/record', true, `saved ${relative(process.cwd(), file)}; replay it under Scenarios, or with: npx pinbot scenario run ${relative(process.cwd(), file)}`);
+  });
+
+  // scenarios: run a file of the project and watch its steps
+  get('/console/scenarios', (req, res, s) => send(req, res, s, 'Scenarios', 'scenarios', scenariosBody({ files: st.scenarios?.files(), run: st.scenarioRun }, s)));
+  post('/console/scenarios/run', (req, res, s) => {
+    const file = String((req.body as Record<string, string>).file ?? '');
+    if (!st.scenarios) return void back(res, s, '/console/scenarios', false, 'running scenarios needs pinbot serve');
+    // only a file the project lists: a form never names an arbitrary path
+    if (!st.scenarios.files().includes(file)) return void back(res, s, '/console/scenarios', false, `${file} is not a scenario file of this project`);
+    if (st.scenarioRun && !st.scenarioRun.end) return void back(res, s, '/console/scenarios', false, `${st.scenarioRun.file} is still running; wait for it to end`);
+    const run: ScenarioRunState = { file, steps: [] };
+    st.scenarioRun = run;
+    void st.scenarios
+      .run(file, (step) => {
+        run.steps.push(step);
+        st.live.changed('scenario');
+      })
+      .catch((err: Error) => ({ status: 'failed' as const, error: err.message }))
+      .then((end) => {
+        run.end = end;
+        st.live.changed('scenario');
+      });
+    back(res, s, '/console/scenarios', true, `running ${file}`);
+  });
+
+  // plugins
+  get('/console/plugins', async (req, res, s) => {
+    const r = await command<{ plugins: PluginReport[]; problems: string[] }>('plugins.status').catch(() => ({ plugins: [], problems: [] }));
+    send(req, res, s, 'Plugins', 'plugins', pluginsBody(r));
+  });
+
+  app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('not found in the console'));
+  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+    st.ctx.log.error({ err }, 'console request failed');
+    if (!res.headersSent) res.status(500).type('text/plain').send(`the console failed: ${err.message}`);
+  });
+  return app;
+}
+
+/** While recording: the balance of a user not yet in the recording (a replay starts them with it). Internal. */
+async function balanceIfFirst(st: ConsoleState, u: User): Promise<number | undefined> {
+  if (st.recording.steps.some((x) => x.kind === 'request' && x.req.user.id === u.id)) return undefined;
+  const r = await st.act.request(u, 'GET', '/wallet/balance', undefined);
+  return (r.body as { balance?: number } | null)?.balance;
+}

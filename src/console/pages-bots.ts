@@ -1,0 +1,85 @@
+import type { BotStatus, ConditionResult, Trace } from '../runtime/index.js';
+import type { ConsoleSession } from './access.js';
+import { html, type SafeHtml } from './html.js';
+import { csrfField } from './layout.js';
+import { reasonWords } from './reasons.js';
+
+const STATE_WORDS: Record<BotStatus['status'], string> = {
+  running: 'running',
+  starting: 'starting',
+  waiting: 'waiting',
+  failed: 'failed',
+  stopped: 'stopped',
+  invalid: 'invalid',
+  disabled: 'disabled',
+  elsewhere: 'running elsewhere',
+  paused: 'paused',
+};
+
+/** Pause (a running bot) or Resume (a paused one). Internal. */
+function pauseForm(b: BotStatus, s: ConsoleSession): SafeHtml | '' {
+  if (!b.name) return '';
+  const verb = b.status === 'paused' ? 'resume' : ['running', 'starting', 'waiting', 'failed'].includes(b.status) ? 'pause' : undefined;
+  if (!verb) return '';
+  return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${verb}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb === 'pause' ? 'Pause' : 'Resume'} ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
+}
+
+/** The bots page: every bot file with its state and why, last poll and last run. */
+export function botsBody(bots: readonly BotStatus[], s: ConsoleSession): SafeHtml {
+  return html`<h1>Bots</h1>
+<section data-live="bots" aria-label="Bots">
+${bots.length === 0 ? html`<p>No bots: put bot files in the bots folder (docs/bots.md).</p>` : ''}
+<table>
+<thead><tr><th scope="col">Bot</th><th scope="col">State</th><th scope="col">Why</th><th scope="col">Last poll</th><th scope="col">Last run</th></tr></thead>
+<tbody>
+${bots.map(
+  (b) => html`<tr data-bot="${b.name ?? b.file}">
+<td>${b.name ? html`<a href="/console/bots/${encodeURIComponent(b.name)}">${b.name}</a>` : b.file}${b.dry_run ? html` <small>(dry run)</small>` : ''}</td>
+<td><span class="state state-${b.status}">${STATE_WORDS[b.status] ?? b.status}</span> ${pauseForm(b, s)}</td>
+<td>${b.message ?? ''}${b.problems?.length ? html`<ul class="problems">${b.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}</td>
+<td>${b.last_poll ?? '—'}</td>
+<td>${b.last_run ?? '—'}</td>
+</tr>`,
+)}
+</tbody>
+</table>
+</section>
+<form method="post" action="/console/bots/reload">${csrfField(s)}<button type="submit">Reload bot files</button></form>`;
+}
+
+function conditionTree(c: ConditionResult): SafeHtml {
+  return html`<li class="${c.ok ? 'held' : 'failed'}"><span aria-label="${c.ok ? 'held' : 'did not hold'}">${c.ok ? '✓' : '✗'}</span> ${c.label}${c.detail ? html` <span class="saw">(saw ${c.detail})</span>` : ''}${c.children?.length ? html`<ul>${c.children.map(conditionTree)}</ul>` : ''}</li>`;
+}
+
+const json = (v: unknown) => {
+  const t = typeof v === 'string' ? v : JSON.stringify(v);
+  return t === undefined ? '' : t.length > 300 ? `${t.slice(0, 299)}…` : t;
+};
+
+/** One run of a rule, as the timeline shows it. */
+export function traceItem(t: Trace): SafeHtml {
+  const why = t.outcome !== 'done' && t.outcome !== 'dry_run' && t.reason ? reasonWords(t.reason) : undefined;
+  const label = t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase();
+  return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">
+<div class="run-head"><time>${t.at}</time> <strong>${t.rule}</strong> <span class="event">${t.event.summary}</span>
+<span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
+${why ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>` : ''}
+${!why && t.outcome !== 'done' && t.message ? html`<p class="reason">${label}: ${t.message}</p>` : ''}
+${t.conditions ? html`<div class="conditions">if<ul>${conditionTree(t.conditions)}</ul></div>` : ''}
+${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="step-${st.status}">${st.action}: ${st.status}${st.error ? html` — ${st.error}` : st.result !== undefined ? html` → <code>${json(st.result)}</code>` : st.args !== undefined && st.status === 'dry_run' ? html` (would do <code>${json(st.args)}</code>)` : ''}</li>`)}</ol>` : ''}
+</li>`;
+}
+
+/** A bot's page: its state and the timeline of its runs, newest first, optionally only NOT RUN. */
+export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean }, s: ConsoleSession): SafeHtml {
+  const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
+  return html`<h1>Bot ${o.name}</h1>
+<section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
+<form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
+<label><input type="checkbox" name="why" value="1"${o.onlyNotRun ? html` checked` : ''}> Why didn't it fire? (only rules that did not run)</label>
+<button type="submit">Filter</button>
+</form>
+<section data-live="timeline" aria-label="Runs">
+${shown.length ? html`<ol class="timeline">${shown.map(traceItem)}</ol>` : html`<p>No runs yet${o.onlyNotRun ? ' that did not fire' : ''}.</p>`}
+</section>`;
+}
