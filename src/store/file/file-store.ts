@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../../util/ids.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
-import type { StoreIntegrity } from '../core/integrity.js';
 import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
@@ -12,32 +11,11 @@ import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapsh
 import type { Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
+import type { FileStoreOptions } from './file-store-options.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
 
-/** Steps of a compaction, for fault-injection tests (`hooks.compaction`). */
-export type CompactionStep = 'rotated' | 'snapshot-written';
-
-export interface FileStoreOptions {
-  /**
-   * Compact (snapshot + cut the journal) once the journal passes this many bytes — or the size of
-   * the last snapshot, if larger, so that compaction work stays proportional to the bytes written
-   * and a write's amortised cost does not grow with the store.
-   */
-  compactBytes?: number;
-  /** Where warnings go (torn journal tail, compaction failures, a disk refusing writes). */
-  warn?: (msg: string, extra?: Record<string, unknown>) => void;
-  /** Start-up checks supplied by the code above the store (collections, records, money). */
-  integrity?: StoreIntegrity;
-  /** After a failed write: ms until the first test write, doubling up to `maxMs`. */
-  retry?: { firstMs?: number; maxMs?: number };
-  /** Test seam: how files are opened for appending (a wrapper can fail like a full disk). */
-  openAppend?: OpenAppend;
-  /** Clock ms (names of kept copies, since when writes fail); default Date.now. */
-  now?: () => number;
-  /** Test-only: called at each compaction step (a test may kill the process there). */
-  hooks?: { compaction?: (step: CompactionStep) => void | Promise<void> };
-}
+export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
 
 interface Pending {
   line: string;
