@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -30,8 +31,20 @@ const POSTGRES_ONLY = [
   'test/bots/push-across-processes.test.ts',
 ];
 
+/** `pinbot/…` as this repository's plugins and tests import it: the sources, never a stale dist/. */
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^pinbot$/, replacement: src('index.ts') },
+      { find: /^pinbot\/plugin$/, replacement: src('plugin-api/index.ts') },
+      { find: /^pinbot\/testing$/, replacement: src('testing/index.ts') },
+    ],
+  },
   test: {
+    // the CLI the tests spawn (bin/pinbot.js) runs src/ through tsx, not dist/
+    env: { PINBOT_FROM_SOURCE: '1' },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

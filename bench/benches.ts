@@ -1,5 +1,6 @@
 import type { Bench } from './harness/bench.js';
 import bots from './bots.js';
+import cli from './cli.js';
 import botsLimits from './bots-limits.js';
 import botsScale from './bots-scale.js';
 import jsonServer from './json-server.js';
@@ -14,4 +15,4 @@ import writeScale from './write-scale.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, jsonServer, bots, botsLimits, botsScale, scenarios, plugins, postgres, takeover];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsScale, scenarios, plugins, postgres, takeover];

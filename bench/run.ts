@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { benches } from './benches.js';
 import type { BenchContext } from './harness/bench.js';
 import { detectCores } from './harness/cores.js';
+import { freshDist } from './harness/fresh-dist.js';
 import { figureLine, tableHeader, type Figure } from './harness/figure.js';
 import { stopLoad } from './harness/load.js';
 
@@ -46,6 +47,9 @@ const started = performance.now();
 // Other work on the machine moves every absolute figure; the table says how busy it was.
 const loadAtStart = loadavg()[0]!;
 ctx.progress(`pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`);
+
+// the benches spawn bin/pinbot.js, which runs dist/: measure the code of this checkout
+freshDist(ctx.progress);
 
 const all: Figure[] = [];
 let failed = false;

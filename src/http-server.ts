@@ -40,7 +40,8 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
  * The HTTP server of `pinbot serve`, with the limits of `config.server`: how long a request's
  * headers (`headers_timeout`) and the whole request (`request_timeout`) may take to arrive, how
  * long an idle keep-alive connection stays open (`keep_alive_timeout`), and how many
- * connections may be open at once (`max_connections`; more are closed on arrival).
+ * connections may be open at once (`max_connections`; more are closed on arrival). A request
+ * whose client half-closes the connection after sending it is still answered.
  *
  * @example
  * const http = createHttpServer(app, configFrom({}).server);
@@ -60,6 +61,11 @@ export function createHttpServer(app: RequestListener, server: Config['server'])
     app,
   );
   http.keepAliveTimeout = parseDuration(server.keep_alive_timeout)!;
+  // A client may close its write side once its request is sent (a half-close). By default node
+  // then aborts the request and ends the socket at once, so a write that commits afterwards is
+  // never answered. Kept half-open, the answer is sent and the socket closed after it. (Node's
+  // own switch for this, not in its typings; test/server/half-close.test.ts holds it to it.)
+  (http as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   http.maxConnections = server.max_connections;
   http.on('clientError', answerClientError);
   return http;

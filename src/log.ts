@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import { createRequire } from 'node:module';
 import { boundedDestination, type BoundedDestination, type ByteSink } from './log-destination.js';
 
 /** Header values that must never reach a log line (the request log writes no others either). */
@@ -45,6 +45,8 @@ export function createLogger({ level = 'info', pretty = process.stdout.isTTY ===
   let out: pino.DestinationStream = bounded;
   if (pretty) {
     // Formatted in this thread (not pino's worker transport, whose queue has no bound).
+    // Loaded only for a terminal: CLI calls and servers under a supervisor never need it.
+    const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     const format = prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
     out = { write: (line: string) => bounded.write(format(line)), flush: (cb?: (err?: Error) => void) => bounded.flush(cb) } as pino.DestinationStream;
   }

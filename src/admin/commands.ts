@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { iso } from '../clock/clock.js';
+import { AdminError } from './errors.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
@@ -28,13 +29,7 @@ export interface AdminContext {
 export type AdminArgs = Record<string, unknown>;
 export type AdminCommand = (ctx: AdminContext, args: AdminArgs) => Promise<unknown>;
 
-/** An operator mistake: printed on stderr as is, exit code 1. */
-export class AdminError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AdminError';
-  }
-}
+export { AdminError } from './errors.js';
 
 function str(args: AdminArgs, name: string): string {
   const v = args[name];

@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { AdminError, runAdminCommand, type AdminArgs, type AdminContext } from './commands.js';
+import type { AdminArgs, AdminContext } from './commands.js';
+import { AdminError } from './errors.js';
 
 /** The admin socket of a data directory: a Unix socket, mode 0600, never TCP. */
 export function socketPath(dataDir: string): string {
@@ -39,6 +40,8 @@ export async function listenAdmin(dataDir: string, ctx: AdminContext): Promise<S
         let reply: unknown;
         try {
           const req = JSON.parse(line) as Request;
+          // loaded here: a CLI that only calls a server's socket never needs the commands themselves
+          const { runAdminCommand } = await import('./commands.js');
           reply = { ok: true, result: await runAdminCommand(ctx, req.cmd, req.args ?? {}) };
         } catch (err) {
           const known = err instanceof AdminError;

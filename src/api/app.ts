@@ -9,7 +9,9 @@ import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
-import { etagOf, notModified } from './middleware/etag.js';
+import { ChangeCounters } from './middleware/change-counters.js';
+import { etagOf, matchesAny, notModified } from './middleware/etag.js';
+import { ValidatorMemo } from './middleware/validator-memo.js';
 import { opaquePathSegments } from './middleware/path-segments.js';
 import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -63,6 +65,18 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
   const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
+  // conditional reads: a matching tag is answered from the memo while no commit concerns the
+  // user, without building the body (a flood of 304s must not cost a list build each)
+  const counters = ChangeCounters.of(store);
+  const memo = new ValidatorMemo();
+  /** A 304 for a tag the client holds: given back to `general`, counted against `conditional`. Internal. */
+  const unchanged = async (req: Request, res: Response, tag: string) => {
+    limiters.refund(req, res);
+    await new Promise<void>((resolve, reject) => void limiters.conditional(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    res.setHeader('ETag', tag);
+    res.statusCode = 304;
+    res.end();
+  };
 
   app.use(requestLog(log));
   // `Date` is the server's clock (virtual or real): clients such as remote bots read the time
@@ -134,16 +148,30 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       }
       const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
       if (!route.write) {
+        const ifNoneMatch = req.get('if-none-match');
+        // `*` says nothing of what the client holds: it is answered, and counted, like any read
+        const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
+        const version = counters && route.etag && !route.etagSeesClock ? counters.version(req.user!.id) : undefined;
+        if (holds && version !== undefined) {
+          const tag = memo.current(req.user!.id, req.originalUrl, version);
+          if (tag !== undefined && notModified(ifNoneMatch, tag)) {
+            await unchanged(req, res, tag);
+            return;
+          }
+        }
         const r = route.handler(ctx);
         const text = JSON.stringify(r.body);
         await store.durable();
         if (route.etag && r.status === 200) {
           const tag = etagOf(text);
+          if (version !== undefined) memo.remember(req.user!.id, req.originalUrl, version, tag);
+          if (holds && notModified(ifNoneMatch, tag)) {
+            await unchanged(req, res, tag);
+            return;
+          }
           res.setHeader('ETag', tag);
-          if (notModified(req.get('if-none-match'), tag)) {
-            // nothing changed: no body, and the request is given back to the rate limit
-            limiters.refund(req, res);
-            res.statusCode = 304;
+          if (notModified(ifNoneMatch, tag)) {
+            res.statusCode = 304; // `*`: counted against general like the read it is
             res.end();
             return;
           }

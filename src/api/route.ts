@@ -37,10 +37,17 @@ interface RouteBase {
   /** Extra rate-limit buckets this route counts against. */
   buckets?: BucketName[];
   /**
-   * A read that answers `ETag` and honours `If-None-Match` with 304 (no body, not counted
-   * against the rate limit): the lists bots poll.
+   * A read that answers `ETag` and honours `If-None-Match` with 304 (no body, counted against
+   * the `conditional` bucket instead of `general`): the lists bots poll. Its body must be a
+   * function of the store, the user and the request only: while no commit concerns the user,
+   * a matching tag is answered without building the body (ChangeCounters).
    */
   etag?: boolean;
+  /**
+   * With `etag`: the body also depends on the clock (the balance shows subscription days), so
+   * its tag is always that of a body built afresh.
+   */
+  etagSeesClock?: boolean;
   /**
    * Buckets of `buckets` counted only for some requests: checked after the body is parsed, and
    * counted when the predicate holds (`groups` counts group creations, not direct opens).

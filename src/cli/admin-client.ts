@@ -1,16 +1,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AdminError, runAdminCommand, type AdminArgs } from '../admin/commands.js';
+import type { AdminArgs } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { systemClock } from '../clock/clock.js';
-import { FileStore } from '../store/file/file-store.js';
-import { dataDirIntegrity } from '../services/store-integrity.js';
 import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
-import { PgStore } from '../store/postgres/pg-store.js';
-import { postgresOptions } from '../services/store-open.js';
 
 export interface CommonOptions {
   data: string;
@@ -45,6 +41,9 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
   if (config.store.driver === 'postgres' && !cmd.startsWith('clock.')) {
     // The database is shared: talk to it directly, whether servers run or not (they see the
     // change within moments). Clock commands move one server's virtual clock: its socket.
+    // The stores and the commands are loaded only when this process runs the command itself
+    // (a call to a running server's socket needs none of them).
+    const [{ PgStore }, { postgresOptions }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/postgres/pg-store.js'), import('../services/store-open.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
     const store = await PgStore.open(postgresOptions(config, (m) => process.stderr.write(`warning: ${m}\n`)));
     try {
       return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
@@ -64,6 +63,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
+        const [{ FileStore }, { dataDirIntegrity }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/file/file-store.js'), import('../services/store-integrity.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
         const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, integrity: dataDirIntegrity, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);

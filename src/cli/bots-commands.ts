@@ -1,17 +1,15 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
 import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
-import { BotHost, formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
+import { formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
-import { tracesFromDatabase, tracesFromFiles } from '../services/bots.js';
-import { botStateStores } from '../services/state-stores.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
@@ -35,10 +33,10 @@ function botFiles(files: string[], opts: Common): string[] {
 }
 
 /** Validates files: every problem of every file, and names used twice. */
-export function validateFiles(files: string[], registry: Registry, envAllow: readonly string[] = []): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
+export function validateFiles(files: string[], registry: Registry, bots: { env_allow?: readonly string[]; allowed_servers?: readonly string[] } = {}): Array<{ file: string; name?: string; problems: FileProblem[]; warnings: FileProblem[] }> {
   const names = new Map<string, string>();
   return files.map((file) => {
-    const { bot, problems, warnings = [] } = loadBotFile(file, { registry, envAllow });
+    const { bot, problems, warnings = [] } = loadBotFile(file, { registry, envAllow: bots.env_allow, allowedServers: bots.allowed_servers });
     if (bot) {
       const other = names.get(bot.name);
       if (other) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other}`, hint: 'give each bot its own name' });
@@ -70,7 +68,7 @@ export function registerBotCommands(program: Command): void {
       // plugin problems are printed below, with the bots they affect
       const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
       const pluginProblems = pluginHostOf(registry)?.problemLines() ?? [];
-      const results = validateFiles(botFiles(files, opts), registry, config.bots.env_allow);
+      const results = validateFiles(botFiles(files, opts), registry, config.bots);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })), plugin_problems: pluginProblems }) + '\n');
       else {
@@ -99,6 +97,8 @@ export function registerBotCommands(program: Command): void {
     } catch {
       throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
     }
+    // the runtime is loaded by the commands that run bots, not by validate or list
+    const [{ BotHost }, { botStateStores }] = await Promise.all([import('../runtime/index.js'), import('../services/state-stores.js')]);
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
@@ -121,6 +121,7 @@ export function registerBotCommands(program: Command): void {
       dir,
       server: opts.server,
       envAllow: config.bots.env_allow,
+      allowedServers: config.bots.allowed_servers,
       dryRun: opts.dryRun === true,
       stepTimeoutMs: parseDuration(config.runtime.step_timeout),
     });
@@ -153,7 +154,7 @@ export function registerBotCommands(program: Command): void {
     else {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });
-      list = validateFiles(botFiles([], opts), registry, config.bots.env_allow).map((r) => ({
+      list = validateFiles(botFiles([], opts), registry, config.bots).map((r) => ({
         name: r.name,
         file: r.file,
         status: r.problems.length ? 'invalid' : 'valid (not running)',
@@ -184,6 +185,7 @@ export function registerBotCommands(program: Command): void {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
       const config = loadConfig(opts.config);
+      const { tracesFromDatabase, tracesFromFiles } = await import('../services/bots.js');
       // with PostgreSQL the history is in the database, whichever process ran the bot
       const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, 'bots'), name, limit);
       const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, 'bots');

@@ -55,12 +55,13 @@ export function registerScenarioCommands(program: Command): void {
     .command('validate')
     .description('check scenario files (and the fragments and bots they use) without running them')
     .argument('[paths...]', 'files or folders (default: scenarios/)')
-    .action(async (paths: string[]) => {
+    .option('--allow-outside-root', 'let scenarios read fragments, bot and plugin files outside their project root (trusted scenarios only)')
+    .action(async (paths: string[], opts: { allowOutsideRoot?: boolean }) => {
       const { loadAll, scenarioFiles } = await import('../scenario/run-all.js');
       const { files, missing } = scenarioFiles(paths.length ? paths : ['scenarios']);
       for (const m of missing) process.stderr.write(`pinbot: no such file or folder: ${m}\n`);
       if (!files.length) process.stderr.write('pinbot: no scenario files found (*.yaml, *.yml; folders named fragments/ are skipped)\n');
-      const { scenarios, problems } = await loadAll(files);
+      const { scenarios, problems } = await loadAll(files, { allowOutsideRoot: opts.allowOutsideRoot });
       for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
       if (problems.length || missing.length || !files.length) {
         process.stderr.write(`${problems.length} problem${problems.length === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} file${files.length === 1 ? '' : 's'}\n`);
@@ -85,7 +86,8 @@ export function registerScenarioCommands(program: Command): void {
     .option('--quiet', 'no console report (only the --reporter files and the exit code)')
     .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
     .option('--keep', "leave each failed scenario's server and data up until Ctrl-C (its curl lines then work); runs in this process")
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean }) => {
+    .option('--allow-outside-root', 'let scenarios read fragments, bot and plugin files outside their project root (trusted scenarios only)')
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean }) => {
       const { loadAll, readKeysFile, runAll, scenarioFiles, selectScenarios } = await import('../scenario/run-all.js');
       const { consoleReporter, fileReporter, REPORTERS } = await import('../scenario/reporters/index.js');
       const { preferRamTempDir } = await import('../scenario/temp-dir.js');
@@ -106,7 +108,7 @@ export function registerScenarioCommands(program: Command): void {
       const keys = opts.keys ? readKeysFile(opts.keys) : undefined;
       const { files, missing } = scenarioFiles(paths.length ? paths : ['scenarios']);
       for (const m of missing) process.stderr.write(`pinbot: no such file or folder: ${m}\n`);
-      const { scenarios, problems } = await loadAll(files, { remoteUsers: keys ? Object.keys(keys) : undefined });
+      const { scenarios, problems } = await loadAll(files, { remoteUsers: keys ? Object.keys(keys) : undefined, allowOutsideRoot: opts.allowOutsideRoot });
       for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
       if (problems.length || missing.length || !files.length) {
         process.stderr.write(problems.length ? `nothing ran: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the files above\n` : 'nothing ran: no scenario files found\n');
@@ -126,7 +128,7 @@ export function registerScenarioCommands(program: Command): void {
       // a report on stdout keeps stdout for itself: the console report goes to stderr
       if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(plan.parallel, selected.length), keep: opts.keep && !remote, remote: !!remote }));
       const kept: KeptHandle[] = [];
-      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined });
+      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot });
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
       if (kept.length) await holdKept(kept);

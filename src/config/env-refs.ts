@@ -9,15 +9,45 @@ const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const WHOLE_REF = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 /**
- * Where a bot file may read environment variables: only where a secret belongs. `key` (the
- * API key), `server` (a base URL may carry credentials) and `plugins.**` (the configuration a
- * bot gives its plugins). Patterns are dotted paths: `*` is one segment, `**` any number (one
- * or more). Names an operator lists in `config.yaml` (`bots.env_allow`) are allowed anywhere.
- * Templates never see the environment: a reference in `reply:` would put it in a chat.
+ * Where a bot file may read environment variables, and which: only where a secret belongs, and
+ * only the variables named for it. `key` reads `PINBOT_KEY_…` (the API key) and `server` reads
+ * `PINBOT_SERVER…` (a base URL may carry credentials): a bot file shared by someone else cannot
+ * name `DB_PASSWORD` and have it sent as `X-API-Key`. Names an operator lists in `config.yaml`
+ * (`bots.env_allow`) are allowed anywhere. Templates never see the environment: a reference in
+ * `reply:` would put it in a chat.
  */
-export const BOT_ENV_PATHS: readonly string[] = ['key', 'server', 'plugins.**'];
+export const BOT_ENV_RULES: ReadonlyArray<{ path: string; prefix: string }> = [
+  { path: 'key', prefix: 'PINBOT_KEY_' },
+  { path: 'server', prefix: 'PINBOT_SERVER' },
+];
 
-/** Whether `path` (e.g. `['plugins', 'karma', 'token']`) matches one of `patterns`. */
+/** The paths where a bot file may read (some) environment variables. */
+export const BOT_ENV_PATHS: readonly string[] = BOT_ENV_RULES.map((r) => r.path);
+
+/**
+ * Why a bot file may not read `${env:name}` at `path`, or undefined when it may.
+ *
+ * @example
+ * botEnvRefusal(['key'], 'DB_PASSWORD', []) // { message: '${env:DB_PASSWORD} is not allowed in key: …', hint: … }
+ */
+export function botEnvRefusal(path: ReadonlyArray<string | number>, name: string, envAllow: readonly string[]): { message: string; hint: string } | undefined {
+  if (envAllow.includes(name)) return undefined;
+  const rule = BOT_ENV_RULES.find((r) => pathAllowed(path, [r.path]));
+  if (rule && name.startsWith(rule.prefix)) return undefined;
+  const allow = `list it in config.yaml under bots: { env_allow: [${name}] }`;
+  if (rule) {
+    return {
+      message: `\${env:${name}} is not allowed in ${rule.path}: bot files read only variables named ${rule.prefix}… there, so a shared file cannot send another secret to a server`,
+      hint: `name the variable ${rule.prefix}… (e.g. \${env:${rule.path === 'key' ? 'PINBOT_KEY_TIP_JAR' : 'PINBOT_SERVER_URL'}}); if ${name} is meant for bots, ${allow}`,
+    };
+  }
+  return {
+    message: `\${env:${name}} is not allowed here: bot files read environment variables only in key (PINBOT_KEY_…) and server (PINBOT_SERVER…)`,
+    hint: `put the secret in key: or server:; if ${name} is no secret, ${allow}`,
+  };
+}
+
+/** Whether `path` (e.g. `['rules', 0, 'do']`) matches one of `patterns`. */
 export function pathAllowed(path: ReadonlyArray<string | number>, patterns: readonly string[]): boolean {
   const matches = (segs: string[], p: string[]): boolean => {
     if (!p.length) return !segs.length;
@@ -46,7 +76,7 @@ export interface EnvOptions {
  *
  * @example
  * interpolateEnv(spec, process.env, {
- *   allowed: (path, name) => pathAllowed(path, BOT_ENV_PATHS) || allowList.includes(name),
+ *   allowed: (path, name) => !botEnvRefusal(path, name, allowList),
  *   onMissing: (path, name) => problems.push(…), onDenied: (path, name) => problems.push(…),
  * });
  */

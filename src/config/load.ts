@@ -14,7 +14,9 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
+// Compiled at every CLI start: no optimising pass over the generated code, and no check of
+// this (our own, tested) schema against the JSON Schema meta-schema — each costs more than it saves.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true, code: { optimize: false }, validateSchema: false });
 const validateConfig = ajv.compile(configSchema);
 
 /** Rules between keys that a JSON Schema cannot state: `[path, message, hint]`. Internal. */

@@ -60,11 +60,13 @@ export const configSchema = {
               contacts: { type: 'integer', minimum: 1 },
               intros: { type: 'integer', minimum: 1 },
               groups: { type: 'integer', minimum: 1 },
+              conditional: { type: 'integer', minimum: 1 },
             },
           },
         },
         groups: bucket(10, '1h'),
         anonymous: bucket(30, '1m'),
+        conditional: { ...bucket(600, '1m'), description: 'conditional reads answered 304 Not Modified, per user: they cost this bucket instead of general (If-None-Match: * costs general)' },
       },
     },
     wallet: {
@@ -115,7 +117,14 @@ export const configSchema = {
           items: { type: 'string', pattern: ENV_NAME_PATTERN },
           uniqueItems: true,
           default: [],
-          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only in key, server and plugin settings)',
+          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
+        },
+        allowed_servers: {
+          type: 'array',
+          items: { type: 'string', pattern: '^https?://[^/?#]+/?$' },
+          uniqueItems: true,
+          default: [],
+          description: 'remote servers bot files may name in server: (scheme, host and port, e.g. https://api.example.com); any other is refused, since a bot sends its key to its server',
         },
       },
     },
@@ -230,15 +239,16 @@ export interface Config {
     contacts: BucketConfig;
     intros: BucketConfig;
     /** Limits of their own, by PIN or display name. */
-    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups', number>>>;
+    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional', number>>>;
     groups: BucketConfig;
     anonymous: BucketConfig;
+    conditional: BucketConfig;
   };
   wallet: { max_transfer: number };
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
-  bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[] };
+  bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
   runtime: { step_timeout: string; safety_poll: string };
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };

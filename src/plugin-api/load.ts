@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,8 +57,10 @@ function position(err: unknown, file: string): { line?: number; col?: number } {
 }
 
 /** Node reports a syntax error of an ES module without its position: `node --check` has it. Internal. */
-function checkSyntax(file: string): { line?: number } {
+async function checkSyntax(file: string): Promise<{ line?: number }> {
   if (!/\.m?js$/.test(file)) return {};
+  // loaded for this rare case only: a CLI call that loads plugins fine never needs it
+  const { spawnSync } = await import('node:child_process');
   const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
   const m = /:(\d+)\s*$/m.exec(r.stderr.split('\n')[0] ?? '');
   return m ? { line: Number(m[1]) } : {};
@@ -76,11 +77,72 @@ function loadMessage(err: unknown): string {
   return (bundler ? bundler[1]! : (line ?? text)).trim();
 }
 
+/** This module runs as TypeScript source, so a TypeScript loader is active. Internal. */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+
+/** The `import` of the tsx API pinbot loads users' TypeScript with, registered once, on first use. Internal. */
+let tsLoader: Promise<(specifier: string, parent: string) => Promise<unknown>> | undefined;
+
+/**
+ * Imports a module file. Compiled pinbot runs on plain Node, which cannot import TypeScript, so
+ * a `.ts`/`.mts`/`.cts` file goes through tsx — loaded only then, so a CLI call or a project
+ * without TypeScript never pays for it. pinbot running from its own sources already runs under a
+ * TypeScript loader (tsx, vitest), which imports the file as it imports pinbot. Internal.
+ */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  if (!/\.[mc]?ts$/.test(file) || FROM_SOURCE) return (await import(url)) as Record<string, unknown>;
+  tsLoader ??= import('tsx/esm/api').then(({ register }) => {
+    const api = register({ namespace: 'pinbot-plugins' });
+    return (specifier, parent) => api.import(specifier, parent) as Promise<unknown>;
+  });
+  const mod = (await (await tsLoader)(url, import.meta.url)) as Record<string, unknown>;
+  // A .ts file of a "type": "commonjs" project runs as CommonJS: its `export default` arrives
+  // wrapped once more ({ default: { default: plugin } }, marked __esModule).
+  const inner = mod.default as { __esModule?: boolean; default?: unknown } | undefined;
+  return inner && typeof inner === 'object' && inner.__esModule === true ? { ...inner, default: inner.default } : mod;
+}
+
+/** The package.json that decides whether `file` is an ES module or CommonJS, and its `type`. Internal. */
+function moduleScope(file: string): { packageJson?: string; type: string } {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const pj = join(dir, 'package.json');
+    if (existsSync(pj)) {
+      try {
+        const type = (JSON.parse(readFileSync(pj, 'utf8')) as { type?: unknown }).type;
+        return { packageJson: pj, type: typeof type === 'string' ? type : 'commonjs' };
+      } catch {
+        return { packageJson: pj, type: 'commonjs' };
+      }
+    }
+    if (dirname(dir) === dir) return { type: 'commonjs' };
+  }
+}
+
+/**
+ * Node's errors of an ES module loaded as CommonJS (or the reverse) point away from the fix
+ * ("move work into setup()", "a cycle"): the one-line fix is the project's module type.
+ * Internal.
+ */
+function moduleTypeHint(err: unknown, file: string): string | undefined {
+  const code = (err as NodeJS.ErrnoException)?.code ?? '';
+  const text = describeThrown(err);
+  const esmAsCjs =
+    /^ERR_REQUIRE_(ESM|ASYNC_MODULE|CYCLE_MODULE)$/.test(code) ||
+    /Cannot use import statement outside a module|Unexpected token 'export'|require\(\) (of )?ES Module|exports is not defined in ES module scope|require is not defined in ES module scope|not supported with the "cjs" output format/.test(text);
+  if (!esmAsCjs || /\.m[jt]s$/.test(file)) return undefined;
+  const scope = moduleScope(file);
+  const where = scope.packageJson ? shortPath(scope.packageJson) : 'the package.json of your project';
+  return scope.type === 'module'
+    ? `the file mixes ES module and CommonJS code; use import/export only (${where} has "type": "module")`
+    : `add "type": "module" to ${where} (it is "${scope.type}"), or name the file ${basename(file).replace(/\.[cm]?([jt])s$/, '.m$1s')}`;
+}
+
 /** Imports one plugin module; a throw at import (syntax, a missing import, top-level code) is a problem. */
 export async function importFile(file: string, origin?: PluginOrigin): Promise<Imported> {
   const o: PluginOrigin = origin ?? { kind: 'file', label: shortPath(file), file, roots: [file] };
   try {
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const mod = await importModule(file);
     if (!('default' in mod) || mod.default === undefined) {
       return { origin: o, problem: { message: 'the module has no default export', hint: 'end it with `export default definePlugin({ name, version, pinbot, … })` (import { definePlugin } from "pinbot/plugin")' } };
     }
@@ -88,13 +150,16 @@ export async function importFile(file: string, origin?: PluginOrigin): Promise<I
   } catch (err) {
     const syntax = err instanceof SyntaxError || (err as Error)?.name === 'TransformError' || /Transform failed|Parse fail|PARSE_ERROR/.test(describeThrown(err));
     let pos = position(err, file);
-    if (syntax && pos.line === undefined) pos = checkSyntax(file);
+    if (syntax && pos.line === undefined) pos = await checkSyntax(file);
     const missing = (err as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND';
+    const moduleType = moduleTypeHint(err, file);
     return {
       origin: o,
       problem: {
         message: `${syntax ? 'syntax error' : 'loading it threw'}: ${loadMessage(err)}`,
-        hint: syntax ? 'fix the code; the other plugins and every bot run meanwhile' : missing ? 'install what it imports (npm install …) or fix the import path' : 'its top-level code must not throw; move work into setup()',
+        hint:
+          moduleType ??
+          (syntax ? 'fix the code; the other plugins and every bot run meanwhile' : missing ? 'install what it imports (npm install …) or fix the import path' : 'its top-level code must not throw; move work into setup()'),
         ...pos,
       },
     };

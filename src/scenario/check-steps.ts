@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { OUTSIDE_HINT } from './project-root.js';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { hintFor, suggest } from '../util/suggest.js';
@@ -51,6 +52,8 @@ export interface Checker {
   problems: FileProblem[];
   /** Parsed fragments, by absolute path. */
   fragments: Map<string, { located?: LocatedYaml; value?: Record<string, any>; problems: FileProblem[] }>;
+  /** Why a file may not be read (outside the project root), or undefined when it may. */
+  refused?: (abs: string) => string | undefined;
 }
 
 /** Adds a problem once (a fragment used twice reports its own problems once). Internal. */
@@ -224,6 +227,8 @@ function parseFragment(ch: Checker, file: string) {
 
 /** Checks `use:` of one fragment with its `with:` values; returns its steps and parameters. Internal. */
 function checkFragment(ch: Checker, y: LocatedYaml, usePath: Path, file: string, withValues: Record<string, unknown>, scope: Scope): { children: StepNode[]; params: StepNode['params'] } | undefined {
+  const why = ch.refused?.(file);
+  if (why) return void at(ch, y, usePath, `the fragment ${shown(file)} is not read: ${why}`, OUTSIDE_HINT);
   const f = parseFragment(ch, file) as ReturnType<typeof parseFragment> & { error?: string };
   if (f.error) return void at(ch, y, usePath, `cannot read the fragment ${shown(file)}: ${f.error}`, 'the path is relative to this file');
   if (scope.stack.includes(file)) return void at(ch, y, usePath, `fragment ${shown(file)} uses itself (${[...scope.stack, file].map(shown).join(' → ')})`, 'remove the cycle');

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
+import { outsideRoot, OUTSIDE_HINT, projectRoot } from './project-root.js';
 import { Ajv } from 'ajv';
 import { parseDocument, stringify } from 'yaml';
 import { configSchema } from '../config/schema.js';
@@ -41,6 +42,8 @@ export interface LoadedScenario {
 
 export interface LoadOptions {
   steps: StepRegistry;
+  /** Let the scenario read files outside its project root (`--allow-outside-root`; see projectRoot). */
+  allowOutsideRoot?: boolean;
   /** Remote mode: the users that have keys; embedded-only features are problems. */
   remote?: { users: string[] };
 }
@@ -89,6 +92,9 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
   }
   if (v.params !== undefined) at(['params'], 'params belong to fragments (files used with use:), not to scenarios', 'remove params, or move the file under a fragments/ folder', true);
   const dir = dirname(resolve(file));
+  // the files a scenario may read: inside its project, unless the caller trusts it
+  const root = projectRoot(file);
+  const refused = (abs: string) => (o.allowOutsideRoot ? undefined : outsideRoot(abs, root));
   const config = (v.config ?? {}) as Record<string, unknown>;
   if (!validateConfig(structuredClone(config))) problems.push(...ajvProblems(y, prefixErrors(validateConfig.errors, ['config'])));
   const start = v.clock?.start === undefined ? Date.parse(DEFAULT_START) : Date.parse(String(v.clock.start));
@@ -101,21 +107,27 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
       if (!(c in users)) at(['users', name, 'contacts', i], `unknown user "${c}"`, hintFor(c, Object.keys(users), 'users'));
     });
   }
+  let outside = false;
   const plugins = ((v.plugins ?? []) as string[]).map((p, i) => {
     const abs = resolve(dir, p);
-    if (!existsSync(abs)) at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
+    const why = refused(abs);
+    if (why) {
+      outside = true;
+      at(['plugins', i], `plugin file ${p} is not read: ${why}`, OUTSIDE_HINT);
+    } else if (!existsSync(abs)) at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
     return abs;
   });
   let registry;
   try {
-    registry = await registryFor(plugins, config);
+    // a refused plugin is never imported (importing runs its code)
+    if (!outside) registry = await registryFor(plugins, config);
   } catch (err) {
     at(['plugins'], (err as Error).message, undefined, true);
   }
-  const bots = registry ? loadBots(v.bots ?? [], y, dir, users, registry, problems) : [];
+  const bots = registry ? loadBots(v.bots ?? [], y, dir, users, registry, problems, refused) : [];
 
   if (o.remote) remoteProblems(v, users, bots.length > 0, o.remote.users, at);
-  const ch: Checker = { registry: o.steps, problems, fragments: new Map() };
+  const ch: Checker = { registry: o.steps, problems, fragments: new Map(), refused };
   const known = new Set(Object.keys(v.vars ?? {}));
   const steps = checkSteps(ch, y, v.steps, ['steps'], { users: new Set(Object.keys(users)), known, literal: {}, loopDepth: 0, stack: [resolve(file)], remote: !!o.remote });
   if (problems.length) return { problems: sortProblems(problems) };
@@ -143,7 +155,7 @@ function sortProblems(ps: FileProblem[]): FileProblem[] {
 }
 
 /** Reads each bot (file, `{ file, as }`, or inline), checks it, and adds the users bots act as. Internal. */
-function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record<string, UserDecl>, registry: Awaited<ReturnType<typeof registryFor>>, problems: FileProblem[]): LoadedScenario['bots'] {
+function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record<string, UserDecl>, registry: Awaited<ReturnType<typeof registryFor>>, problems: FileProblem[], refused: (abs: string) => string | undefined): LoadedScenario['bots'] {
   const out: LoadedScenario['bots'] = [];
   entries.forEach((entry, i) => {
     const here = locate(y, ['bots', i]);
@@ -155,6 +167,8 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
       const ref = typeof entry === 'string' ? { file: entry } : (entry as { file: string; as?: string });
       botFile = resolve(dir, ref.file);
       label = ref.file;
+      const why = refused(botFile);
+      if (why) return problemHere(`bot file ${ref.file} is not read: ${why}`, OUTSIDE_HINT);
       try {
         text = readFileSync(botFile, 'utf8');
       } catch {

@@ -50,12 +50,12 @@ export function readKeysFile(file: string): Record<string, string> {
 }
 
 /** Loads every file; the problems of all of them, or the scenarios when there are none. */
-export async function loadAll(files: string[], o: { steps?: StepRegistry; remoteUsers?: string[] } = {}): Promise<{ scenarios: LoadedScenario[]; problems: FileProblem[] }> {
+export async function loadAll(files: string[], o: { steps?: StepRegistry; remoteUsers?: string[]; allowOutsideRoot?: boolean } = {}): Promise<{ scenarios: LoadedScenario[]; problems: FileProblem[] }> {
   const steps = o.steps ?? builtinSteps();
   const scenarios: LoadedScenario[] = [];
   const problems: FileProblem[] = [];
   for (const f of files) {
-    const r = await loadScenario(f, { steps, remote: o.remoteUsers ? { users: o.remoteUsers } : undefined });
+    const r = await loadScenario(f, { steps, remote: o.remoteUsers ? { users: o.remoteUsers } : undefined, allowOutsideRoot: o.allowOutsideRoot });
     problems.push(...r.problems);
     if (r.scenario) scenarios.push(r.scenario);
   }
@@ -73,6 +73,8 @@ export interface RunAllOptions {
   bail?: boolean;
   remote?: { url: string; keys: Record<string, string> };
   reporters?: Reporter[];
+  /** The worker processes load the scenarios again: as trusting as the main one (`--allow-outside-root`). */
+  allowOutsideRoot?: boolean;
   /** Run in `parallel` worker threads (several cores) instead of concurrently in this thread. */
   threads?: boolean;
   /** `--keep`: failed scenarios' servers are left up and handed here (runs in this process). */
@@ -101,7 +103,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
   let done: ScenarioResult[];
   // a kept server must live in this process: --keep runs here
   if (o.threads && !o.keep && parallel > 1 && scenarios.length > 1) {
-    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, listener });
+    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, listener });
   } else {
     const results: ScenarioResult[] = new Array(scenarios.length);
     const stop = { stopped: false };

@@ -1,5 +1,5 @@
-// A scenario worker thread (see workers.ts): loads the TypeScript sources through tsx, as
-// bin/pinbot.js does, then runs the scenarios the main thread sends.
+// A scenario worker process run from the sources (see workers.ts): loads them through tsx, as
+// bin/pinbot.js does, then runs the scenarios the main process sends.
 import { register } from 'tsx/esm/api';
 
 register();

@@ -24,7 +24,7 @@ async function run(index: number, file: string): Promise<void> {
   try {
     let sc = loaded.get(file);
     if (!sc) {
-      const r = await loadScenario(file, { steps, remote: setup.remote ? { users: Object.keys(setup.remote.keys) } : undefined });
+      const r = await loadScenario(file, { steps, remote: setup.remote ? { users: Object.keys(setup.remote.keys) } : undefined, allowOutsideRoot: setup.allowOutsideRoot });
       if (!r.scenario) throw new Error(`${file} became invalid: ${r.problems[0]?.message ?? 'unknown problem'}`);
       loaded.set(file, (sc = r.scenario));
     }

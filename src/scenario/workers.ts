@@ -5,8 +5,15 @@ import type { LoadedScenario } from './load.js';
 import type { RunListener, ScenarioResult, StepResult } from './runner.js';
 
 /** What a worker is started with (in its environment). Internal. */
+/**
+ * What a worker process runs: compiled, worker.js itself (no loader to start); from the sources
+ * (tests, a checkout run with PINBOT_FROM_SOURCE=1), worker-entry.js, which registers tsx first.
+ */
+const WORKER_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.js' : './worker.js', import.meta.url));
+
 export interface WorkerSetup {
   remote?: { url: string; keys: Record<string, string> };
+  allowOutsideRoot?: boolean;
 }
 
 /** Messages between the main thread and a worker. Internal. */
@@ -25,7 +32,7 @@ export type ToMain =
  * Each worker loads the scenario files itself; reports are told in this process, as for an
  * in-process run.
  */
-export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: number; bail?: boolean; remote?: WorkerSetup['remote']; listener: RunListener }): Promise<ScenarioResult[]> {
+export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: number; bail?: boolean; remote?: WorkerSetup['remote']; allowOutsideRoot?: boolean; listener: RunListener }): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = new Array(scenarios.length);
   let next = 0;
   let stopped = false;
@@ -60,8 +67,8 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
       }
     };
     for (let i = 0; i < Math.min(o.threads, scenarios.length); i++) {
-      const w = fork(fileURLToPath(new URL('./worker-entry.js', import.meta.url)), [], {
-        env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote } satisfies WorkerSetup) },
+      const w = fork(WORKER_ENTRY, [], {
+        env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote, allowOutsideRoot: o.allowOutsideRoot } satisfies WorkerSetup) },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: [],
       });

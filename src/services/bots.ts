@@ -117,6 +117,7 @@ export function createBotsService(): ServerService {
         ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres }),
         envAllow: config.bots.env_allow,
         onTrace: ctx.signals && ((t) => ctx.signals!.emit('trace', t)),
+        allowedServers: config.bots.allowed_servers,
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
         safetyPollMs: parseDuration(config.runtime.safety_poll),

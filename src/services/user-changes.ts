@@ -1,55 +1,7 @@
-import { Introductions, type IntroductionRecord } from '../domain/introductions/introductions.js';
-import { ContactRequests, type ContactRequestRecord } from '../domain/contacts/contact-requests.js';
-import { Contacts, type ContactRecord } from '../domain/contacts/contacts.js';
-import { Conversations, Messages, type ConversationRecord, type MessageRecord } from '../domain/messaging/collections.js';
-import { Accounts } from '../domain/wallet/accounts.js';
-import { Transactions, type TransactionRecord } from '../domain/wallet/transactions.js';
 import type { ChangeFeed } from '../runtime/index.js';
-import { commitFeedOf, type CommittedWrite } from '../store/core/commit-signal.js';
-import type { ReadView, Store, StoredRecord } from '../store/core/types.js';
-
-type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
-
-/** The users a write concerns, and what about them changed. Internal. */
-function touched(w: CommittedWrite, read: ReadView, add: (userId: string, topic: Topic) => void): void {
-  const r = (w.after ?? w.before) as StoredRecord | null;
-  if (!r) return;
-  switch (w.collection) {
-    case Messages.name: {
-      const conv = read.col(Conversations).get((r as MessageRecord).conversation_id);
-      for (const id of conv?.participant_ids ?? []) add(id, 'messages');
-      return;
-    }
-    case Conversations.name:
-      for (const id of (r as ConversationRecord).participant_ids) add(id, 'messages');
-      return;
-    case Transactions.name: {
-      const t = r as TransactionRecord;
-      add(t.recipient_id, 'wallet');
-      if (t.sender_id) add(t.sender_id, 'wallet');
-      return;
-    }
-    case Accounts.name:
-      add(r.id, 'wallet');
-      return;
-    case Introductions.name: {
-      const i = r as IntroductionRecord;
-      for (const id of [i.introducer_id, ...i.participant_ids]) add(id, 'introductions');
-      return;
-    }
-    case ContactRequests.name: {
-      const c = r as ContactRequestRecord;
-      add(c.requester_id, 'contacts');
-      add(c.recipient_id, 'contacts');
-      return;
-    }
-    case Contacts.name:
-      for (const id of (r as ContactRecord).user_ids) add(id, 'contacts');
-      return;
-    default:
-      return;
-  }
-}
+import { commitFeedOf } from '../store/core/commit-signal.js';
+import type { Store } from '../store/core/types.js';
+import { usersTouched, type Topic } from '../domain/users-touched.js';
 
 const feeds = new WeakMap<Store, ChangeFeed>();
 
@@ -72,7 +24,7 @@ export function userChanges(store: Store): ChangeFeed | undefined {
     if (listeners.size === 0) return;
     const byUser = new Map<string, Set<Topic>>();
     for (const w of writes) {
-      touched(w, read, (id, topic) => {
+      usersTouched(w, read, (id, topic) => {
         if (!listeners.has(id)) return;
         let s = byUser.get(id);
         if (!s) byUser.set(id, (s = new Set()));

@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 describe('ETag and If-None-Match', () => {
-  it('a list answers an ETag; the same ETag in If-None-Match is a 304 without a body, not counted against the rate limit', async () => {
+  it('a list answers an ETag; the same ETag in If-None-Match is a 304 without a body, counted against conditional instead of general', async () => {
     api = await testApi({ config: { rate_limits: { enabled: true, general: { limit: 50, window: '1h' } } } });
     const alice = await api.user('Alice');
     const bob = await api.user('Bob');

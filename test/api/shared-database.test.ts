@@ -13,6 +13,7 @@ import { Transactions } from '../../src/domain/wallet/transactions.js';
 import { claimingScheduler, prepareJobClaims } from '../../src/services/pg-jobs.js';
 import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
 import type { BotStatus } from '../../src/runtime/host/bot-host.js';
+import { observeCommits } from '../../src/store/core/commit-signal.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
@@ -40,7 +41,8 @@ describe('several processes on one PostgreSQL database', () => {
         const clock = new VirtualClock(T0);
         const env = { clock, config: configFrom({ rate_limits: { enabled: false }, ...config }) };
         const rateStore = (bucket: string) => new PgRateStore(store.pool, store.schema, clock, bucket);
-        const { app } = createApp({ store, env, log: pino({ level: 'silent' }), shared: { rateStore } });
+        // as serve does: the app hears the commits of both processes (conditional reads use them)
+        const { app } = createApp({ store: observeCommits(store), env, log: pino({ level: 'silent' }), shared: { rateStore } });
         return { store, env, clock, http: supertest(app) };
     };
     return Promise.all([one(), one()]);
@@ -74,6 +76,22 @@ describe('several processes on one PostgreSQL database', () => {
     const me = await a.http.get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
     expect(me.body.id).toBe(u.id);
     await a.http.get('/api/v1/me').set('X-API-Key', 'pinbot_' + 'x'.repeat(43)).expect(401);
+  });
+
+  it('a conditional read on one process sees a write made through the other (no stale 304)', async () => {
+    const [a, b] = await twoProcesses();
+    const alice = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', { name: 'Alice' })) as { api_key: string; pin_code: string };
+    const bob = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', { name: 'Bob' })) as { api_key: string };
+    const carol = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', { name: 'Carol' })) as { api_key: string; pin_code: string };
+    await eventually(async () => (await b.http.get('/api/v1/me').set('X-API-Key', carol.api_key)).status === 200);
+    const group = (await b.http.post('/api/v1/conversations').set('X-API-Key', bob.api_key).send({ participant_pins: [alice.pin_code, carol.pin_code], name: 'trio' }).expect(201)).body as { id: string };
+    await eventually(async () => ((await a.http.get('/api/v1/conversations').set('X-API-Key', carol.api_key)).body.conversations ?? []).length === 1);
+    const tag = (await a.http.get('/api/v1/conversations').set('X-API-Key', carol.api_key)).headers.etag as string;
+    expect((await a.http.get('/api/v1/conversations').set({ 'X-API-Key': carol.api_key, 'If-None-Match': tag })).status).toBe(304);
+    // Carol leaves through process b: process a answers her a new list, not a 304
+    await b.http.post(`/api/v1/conversations/${group.id}/leave`).set('X-API-Key', carol.api_key).send({}).expect(200);
+    await eventually(async () => (await a.http.get('/api/v1/conversations').set({ 'X-API-Key': carol.api_key, 'If-None-Match': tag })).status === 200);
+    expect((await a.http.get('/api/v1/conversations').set('X-API-Key', carol.api_key)).body.conversations).toEqual([]);
   });
 
   it('rate limits count across processes: a budget of 5 is 5 whichever process the requests reach', async () => {

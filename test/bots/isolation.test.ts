@@ -15,8 +15,8 @@ describe('bots are isolated', () => {
     const keyed = await w.user('Keyed');
     const alice = await w.user('Alice');
     const key = await w.server.store.transaction((tx) => createKey(tx, w.server.env, keyed.user.id));
-    env.A_KEY = key.api_key;
-    w.writeBot('a.yaml', echo('a', 'key: ${env:A_KEY}'));
+    env.PINBOT_KEY_A = key.api_key;
+    w.writeBot('a.yaml', echo('a', 'key: ${env:PINBOT_KEY_A}'));
     w.writeBot('b.yaml', echo('b', 'as: Bee\ncreate_user: true'));
     await w.host.start();
     await w.poll('a');

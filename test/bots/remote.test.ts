@@ -19,12 +19,12 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
     const alice = await w.user('Alice');
     const key = await w.server.store.transaction((tx) => createKey(tx, w.server.env, remoteUser.user.id));
     const file = join(w.dir, 'remote.yaml');
-    writeFileSync(file, 'name: remote\nkey: ${env:REMOTE_KEY}\nrules:\n  - on: message.received\n    do:\n      - reply: "remote got {{ event.content }}"\n');
+    writeFileSync(file, 'name: remote\nkey: ${env:PINBOT_KEY_REMOTE}\nrules:\n  - on: message.received\n    do:\n      - reply: "remote got {{ event.content }}"\n');
     const local = join(w.dir, 'local.yaml');
     writeFileSync(local, 'name: local\nas: Alice\nrules:\n  - on: message.received\n    do:\n      - reply: x\n');
     const stateDir = join(w.dir, 'client-data', 'bots');
     const host = () =>
-      new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir, stateStores: botStateStores({ stateDir }), files: [file, local], server: w.server.url, env: { REMOTE_KEY: key.api_key }, jitter: false });
+      new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir, stateStores: botStateStores({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key }, jitter: false });
     const h1 = host();
     const report = await h1.start();
     expect(report.find((r) => r.name === 'local')).toMatchObject({ status: 'invalid', problems: [expect.stringContaining('as: works only with the embedded server')] });

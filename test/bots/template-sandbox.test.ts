@@ -13,7 +13,7 @@ import { tempDir } from '../helpers/api.js';
 // Issue 13 item 2: templates read files (another bot's key, config.yaml, the journal) and any
 // string read environment variables, so both could end up in a chat reply.
 const registry = createRegistry();
-const load = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) => loadBot('bot.yaml', text, { registry, env, envAllow });
+const load = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) => loadBot('bot.yaml', text, { registry, env, envAllow, allowedServers: ['https://api.example.com'] });
 const problems = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) => load(text, env, envAllow).problems.map(formatProblem);
 const replyBot = (reply: string) => `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: ${reply}\n`;
 
@@ -55,10 +55,10 @@ describe('templates have no file system', () => {
 });
 
 describe('${env:…} only where a secret belongs', () => {
-  const remote = (extra: string) => `name: t\nkey: \${env:BOT_KEY}\nserver: https://\${env:API_HOST}\n${extra}rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
+  const remote = (extra: string) => `name: t\nkey: \${env:PINBOT_KEY_BOT}\nserver: https://\${env:PINBOT_SERVER_HOST}\n${extra}rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
 
   it('key and server read the environment', () => {
-    const r = load(remote(''), { BOT_KEY: 'pinbot_abc', API_HOST: 'api.example.com' });
+    const r = load(remote(''), { PINBOT_KEY_BOT: 'pinbot_abc', PINBOT_SERVER_HOST: 'api.example.com' });
     expect(r.problems).toEqual([]);
     expect(r.bot).toMatchObject({ identity: { key: 'pinbot_abc' }, server: 'https://api.example.com' });
   });
@@ -66,13 +66,13 @@ describe('${env:…} only where a secret belongs', () => {
   it('a reply that reads the environment is refused at the reference, with what is allowed and what to do', () => {
     const got = problems(replyBot('"The key is ${env:BOT_KEY}"'), { BOT_KEY: 'pinbot_abc' });
     expect(got).toEqual([
-      'bot.yaml:6:28: rules.0.do.0.reply: ${env:BOT_KEY} is not allowed here: bot files read environment variables only in key, server and plugin settings — put the secret in key: or server:; if BOT_KEY is no secret, list it in config.yaml under bots: { env_allow: [BOT_KEY] }',
+      'bot.yaml:6:28: rules.0.do.0.reply: ${env:BOT_KEY} is not allowed here: bot files read environment variables only in key (PINBOT_KEY_…) and server (PINBOT_SERVER…) — put the secret in key: or server:; if BOT_KEY is no secret, list it in config.yaml under bots: { env_allow: [BOT_KEY] }',
     ]);
   });
 
   it('vars: refused, unless the operator allow-lists the name', () => {
     const text = remote('vars:\n  greeting: ${env:GREETING}\n');
-    const env = { BOT_KEY: 'k', API_HOST: 'h', GREETING: 'hello' };
+    const env = { PINBOT_KEY_BOT: 'k', PINBOT_SERVER_HOST: 'api.example.com', GREETING: 'hello' };
     expect(problems(text, env)[0]).toMatch(/^bot\.yaml:5:13: vars\.greeting: \$\{env:GREETING\} is not allowed here/);
     const ok = load(text, env, ['GREETING']);
     expect(ok.problems).toEqual([]);
@@ -85,11 +85,11 @@ describe('${env:…} only where a secret belongs', () => {
     expect(problems(text, { GREETING: 'hello' }, ['GREETING'])).toEqual([]);
   });
 
-  it('the allow-list of paths is one exported constant the plugin host can reuse', () => {
-    expect(BOT_ENV_PATHS).toEqual(['key', 'server', 'plugins.**']);
+  it('the allow-list of paths is one exported constant', () => {
+    expect(BOT_ENV_PATHS).toEqual(['key', 'server']);
     expect(pathAllowed(['key'], BOT_ENV_PATHS)).toBe(true);
-    expect(pathAllowed(['plugins', 'karma', 'token'], BOT_ENV_PATHS)).toBe(true);
-    expect(pathAllowed(['plugins'], BOT_ENV_PATHS)).toBe(false);
+    expect(pathAllowed(['plugins', 'karma', 'token'], ['plugins.**'])).toBe(true);
+    expect(pathAllowed(['plugins'], ['plugins.**'])).toBe(false);
     expect(pathAllowed(['rules', 0, 'do', 0, 'reply'], BOT_ENV_PATHS)).toBe(false);
     expect(pathAllowed(['a', 'x', 'b'], ['a.*.b'])).toBe(true);
   });

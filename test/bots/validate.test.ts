@@ -53,7 +53,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['a template error', `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`, /^bot\.yaml:6:20: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/],
     ['a bad wait', `${head}  - on: startup\n    do:\n      - wait: 5 minutes\n`, /^bot\.yaml:6:15: rules\.0\.do\.0\.wait: "5 minutes" is not a duration — like 90s/],
     ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
-    ['a missing environment variable', 'name: t\nkey: ${env:NOPE_KEY}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable NOPE_KEY is not set/],
+    ['a missing environment variable', 'name: t\nkey: ${env:PINBOT_KEY_NOPE}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable PINBOT_KEY_NOPE is not set/],
     ['as: with a remote server', 'name: t\nas: alice\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:1: as: as: works only with the embedded server — use key:/],
     ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice/],
     ['from with a bad PIN', `${head}  - on: transfer.received\n    if: { from: [ABC12] }\n    do: [accept]\n`, /^bot\.yaml:5:18: rules\.0\.if\.from\.0: "ABC12" is not a PIN/],
@@ -81,7 +81,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
   });
 
   it('reads ${env:VAR} and compiles a valid file', () => {
-    const r = loadBot('bot.yaml', 'name: remote\nkey: ${env:K}\nserver: https://x.example\nrules:\n  - on: transfer.received\n    do: [accept]\n', { registry, env: { K: 'pinbot_abc' } });
+    const r = loadBot('bot.yaml', 'name: remote\nkey: ${env:PINBOT_KEY_K}\nserver: https://x.example\nrules:\n  - on: transfer.received\n    do: [accept]\n', { registry, env: { PINBOT_KEY_K: 'pinbot_abc' }, allowedServers: ['https://x.example'] });
     expect(r.problems).toEqual([]);
     expect(r.bot).toMatchObject({ name: 'remote', identity: { key: 'pinbot_abc' }, server: 'https://x.example', pollMs: 5000, sources: ['pending_transfers'] });
   });

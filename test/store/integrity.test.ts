@@ -246,6 +246,43 @@ describe('a torn tail is cut, its bytes kept (issue 13, item 13)', () => {
   });
 });
 
+describe('only the last line can be torn (issue 21 item 10)', () => {
+  // A damaged acknowledged line followed by a torn last line was dropped with it as a "torn
+  // tail": the server started without acknowledged writes (pending transfers 5 → 3).
+  it('an unreadable line followed by a torn last line stops start-up at the damaged line, cutting nothing', async () => {
+    const d = await crashedWith(5);
+    const ls = lines(d);
+    ls[4] = ls[4]!.slice(0, 40); // the last acknowledged line, cut short in place (bit rot, a bad sector)
+    writeLines(d, ls);
+    appendFileSync(journalOf(d), '{"k":"00000000","s":6,"c":[["items","item_t'); // then a crash mid-append
+    const before = readFileSync(journalOf(d));
+    const err = await refusal(d);
+    expect(err.message).toContain(`${journalOf(d)}:5: unreadable line, and it is not the last line (a torn line 6 follows it), so it is not a write cut short by a crash`);
+    expect(err.message).toContain('Restore the data directory from a backup');
+    expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
+  });
+
+  it('two unreadable lines at the end: the first is damage, not a torn tail', async () => {
+    const d = await crashedWith(4);
+    const ls = lines(d);
+    ls[2] = '\0\0\0\0\0\0';
+    ls[3] = ls[3]!.slice(0, 20);
+    writeLines(d, ls);
+    expect((await refusal(d)).message).toContain(`${journalOf(d)}:3: unreadable line, and it is not the last line (line 4 follows it)`);
+  });
+
+  it('an unreadable last line, alone, is still a torn tail: cut, the rest kept', async () => {
+    const d = await crashedWith(4);
+    const ls = lines(d);
+    ls[3] = ls[3]!.slice(0, 20);
+    writeLines(d, ls);
+    const warnings: string[] = [];
+    const store = await open(d, { ...checks, warn: (m) => warnings.push(m) });
+    expect(store.read.col(Items).count()).toBe(3);
+    expect(warnings[0]).toMatch(/journal\.jsonl:4: dropped a torn tail/);
+  });
+});
+
 describe('the collections a data directory may hold', () => {
   it('COLLECTIONS lists every collection declared in src/ (a missing one would be refused at the next start)', async () => {
     const { COLLECTIONS } = await import('../../src/services/store-integrity.js');

@@ -39,7 +39,7 @@ describe('operator grants', () => {
   });
 
   it.each(['0', '-1', '1.005', 'abc', '', '1e3', '1000000000.01'])('refuses --amount %j and --balance %j, changing nothing', async (bad) => {
-    const u = (await run('users.add', { name: 'Target' })) as { pin_code: string; api_key: string };
+    const u = (await run('users.add', { name: `Target ${JSON.stringify(bad)}` })) as { pin_code: string; api_key: string };
     await expect(run('users.grant', { pin: u.pin_code, amount: bad })).rejects.toThrow(/--amount must be a number/);
     if (bad !== '0') {
       const before = [...(await api.http.get('/api/v1/wallet/transactions').set({ 'X-API-Key': u.api_key })).body.transactions];

@@ -8,7 +8,7 @@ import { ClockRateStore } from './clock-rate-store.js';
 import { quietLine } from './request-log.js';
 
 /** The buckets counted per user (API.md "Rate limits"), and `anonymous`, counted per client address. */
-export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'anonymous';
+export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional' | 'anonymous';
 
 /** The buckets a user may have limits of their own in (`rate_limits.users`). */
 type UserBucket = Exclude<LimiterName, 'anonymous'>;
@@ -30,7 +30,8 @@ export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
  * `shared`: where the counts live when several processes serve one database (a store per
  * bucket, e.g. PgRateStore); by default each process counts in memory on its clock. A shared
  * store that fails lets requests through (the store behind the API refuses them anyway).
- * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent);
+ * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent); the 304
+ * then counts against `conditional` instead, so conditional reads are cheap, not free.
  * `giveBack('anonymous', req)` gives one back to the address's anonymous count (a plugin route
  * that answered under 400: see api/app.ts).
  */
@@ -80,6 +81,7 @@ export function createLimiters(
     contacts: make('contacts', r.contacts),
     intros: make('intros', r.intros),
     groups: make('groups', r.groups),
+    conditional: make('conditional', r.conditional),
     anonymous: make('anonymous', r.anonymous),
     giveBack(bucket, req) {
       const store = stores.get(bucket);

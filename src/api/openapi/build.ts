@@ -160,9 +160,9 @@ export function buildOpenApi(routes: readonly RouteDef[], config: Config, { exam
     }
     if (r.etag) {
       // an extension: conditional reads, so a poll that finds nothing new costs no body
-      params.push({ name: 'If-None-Match', in: 'header' as 'path', required: false, description: 'The ETag of an earlier answer to this request: 304 Not Modified (no body, not counted against the rate limit) if nothing changed.', schema: { type: 'string', maxLength: 512 }, example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"' });
+      params.push({ name: 'If-None-Match', in: 'header' as 'path', required: false, description: 'The ETag of an earlier answer to this request: 304 Not Modified (no body; counted against the conditional bucket instead of general) if nothing changed. * is answered like any read.', schema: { type: 'string', maxLength: 512 }, example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"' });
       // no body: no media type
-      responses['304'] = { description: 'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; not counted against the rate limit.', headers: headersFor(r, 304), content: {} };
+      responses['304'] = { description: 'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; counted against the conditional bucket, not general.', headers: headersFor(r, 304), content: {} };
     }
     const op: Record<string, unknown> = {
       operationId: id,

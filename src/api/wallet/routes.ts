@@ -15,6 +15,7 @@ export const walletRoutes: RouteDef[] = [
     method: 'get',
     path: '/wallet/balance',
     etag: true,
+    etagSeesClock: true,
     summary: 'Your balance, subscription days and the next Shmita',
     description:
       'Your balance, the days left on your subscription (1 decimal) and the last day of the next Shmita year.',

@@ -158,7 +158,7 @@ export function checkBot(spec: unknown, registry: Registry): CheckProblem[] {
   if (!isObj(spec)) return out;
   const hasAs = typeof spec.as === 'string';
   const hasKey = typeof spec.key === 'string';
-  if (!hasAs && !hasKey) out.push({ path: [], message: 'missing as: or key: (who the bot acts as)', hint: 'as: NAME (a user of the embedded server) or key: ${env:VAR} (an API key)' });
+  if (!hasAs && !hasKey) out.push({ path: [], message: 'missing as: or key: (who the bot acts as)', hint: 'as: NAME (a user of the embedded server) or key: ${env:PINBOT_KEY_NAME} (an API key)' });
   if (hasAs && hasKey) out.push({ path: ['key'], onKey: true, message: 'give as: or key:, not both' });
   if (spec.create_user === true && !hasAs) out.push({ path: ['create_user'], onKey: true, message: 'create_user needs as: NAME', hint: 'remove it, or give the user as: NAME' });
   const server = typeof spec.server === 'string' ? spec.server : 'embedded';
@@ -168,7 +168,7 @@ export function checkBot(spec: unknown, registry: Registry): CheckProblem[] {
     } catch {
       out.push({ path: ['server'], message: `"${server}" is not a URL`, hint: 'e.g. https://api.example.com, or embedded' });
     }
-    if (hasAs) out.push({ path: ['as'], onKey: true, message: 'as: works only with the embedded server', hint: 'use key: ${env:VAR} with a remote server' });
+    if (hasAs) out.push({ path: ['as'], onKey: true, message: 'as: works only with the embedded server', hint: 'use key: ${env:PINBOT_KEY_NAME} with a remote server' });
   }
   if (typeof spec.poll === 'string') {
     const ms = parseDuration(spec.poll);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { BOT_ENV_PATHS, interpolateEnv, pathAllowed } from '../../config/env-refs.js';
+import { botEnvRefusal, interpolateEnv } from '../../config/env-refs.js';
 import { normalizePin } from '../../util/pin.js';
 import { parseDuration } from '../../util/duration.js';
 import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../../util/yaml-errors.js';
@@ -14,6 +14,7 @@ import { compileConditions } from '../builtins/conditions/compile.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import type { CheckProblem } from '../contract/types.js';
+import { serverProblem } from './server-allow.js';
 
 export interface LoadResult {
   bot?: CompiledBot;
@@ -27,6 +28,11 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables the operator lets bot files read anywhere (config `bots.env_allow`). */
   envAllow?: readonly string[];
+  /**
+   * Base URLs a bot file may name in `server:` (config `bots.allowed_servers`); any other remote
+   * server is refused. `embedded` is always allowed.
+   */
+  allowedServers?: readonly string[];
 }
 
 const validators = new WeakMap<Registry, { fn: ValidateFunction; version: number }>();
@@ -46,7 +52,10 @@ function validatorFor(registry: Registry): ValidateFunction {
   const text = JSON.stringify(schema);
   let fn = compiled.get(text);
   if (!fn) {
-    fn = new Ajv({ allErrors: true, strict: false, verbose: true }).compile(schema);
+    // Compiled at every CLI start: no optimising pass over the generated code, and no check
+    // against the meta-schema (the built-ins' schemas are ours; plugins' schemas were checked
+    // when their plugin loaded, plugin-api/shape.ts) — each costs more than it saves.
+    fn = new Ajv({ allErrors: true, strict: false, verbose: true, code: { optimize: false }, validateSchema: false }).compile(schema);
     if (compiled.size >= 16) compiled.clear();
     compiled.set(text, fn);
   }
@@ -134,8 +143,8 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
 }
 
 /**
- * Reads a bot file's text: YAML → `${env:VAR}` (only at BOT_ENV_PATHS, or names in `envAllow`)
- * → schema → checks → a compiled bot. Every
+ * Reads a bot file's text: YAML → `${env:VAR}` (see BOT_ENV_RULES, or names in `envAllow`)
+ * → schema → checks (a remote `server:` only from `allowedServers`) → a compiled bot. Every
  * problem is reported with file:line:col, what was expected and a hint; a bot comes back only
  * when there are none.
  *
@@ -143,7 +152,7 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
  * const { bot, problems } = loadBot('bots/tip-jar.yaml', text, { registry: createRegistry() });
  * problems.forEach((p) => console.error(formatProblem(p)));
  */
-export function loadBot(file: string, text: string, { registry, env = process.env, envAllow = [] }: LoadOptions): LoadResult {
+export function loadBot(file: string, text: string, { registry, env = process.env, envAllow = [], allowedServers = [] }: LoadOptions): LoadResult {
   const parsed = parseYaml(file, text);
   if (parsed.problems.length) return { problems: parsed.problems.map((p) => yamlHint(p, text)) };
   const y = parsed.located;
@@ -152,16 +161,10 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   }
   const envProblems: CheckProblem[] = [];
   const data = interpolateEnv(parsed.value, env, {
-    allowed: (path, name) => pathAllowed(path, BOT_ENV_PATHS) || envAllow.includes(name),
+    allowed: (path, name) => !botEnvRefusal(path, name, envAllow),
     onMissing: (path, name, ref) =>
       envProblems.push({ path, find: ref, message: `environment variable ${name} is not set`, hint: `export ${name}=… before starting, or remove the reference` }),
-    onDenied: (path, name, ref) =>
-      envProblems.push({
-        path,
-        find: ref,
-        message: `\${env:${name}} is not allowed here: bot files read environment variables only in key, server and plugin settings`,
-        hint: `put the secret in key: or server:; if ${name} is no secret, list it in config.yaml under bots: { env_allow: [${name}] }`,
-      }),
+    onDenied: (path, name, ref) => envProblems.push({ path, find: ref, ...botEnvRefusal(path, name, envAllow)! }),
   });
   if (envProblems.length) return { problems: located(y, envProblems) };
   const validate = validatorFor(registry);
@@ -172,6 +175,8 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   } catch {
     checks = []; // the schema problems say what is wrong with the shape
   }
+  const server = serverProblem((data as { server?: unknown }).server, allowedServers);
+  if (server) checks.push(server);
   const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks.filter((c) => !c.warning)));
   const warnings = located(y, checks.filter((c) => c.warning));
   if (problems.length) return { problems, warnings };

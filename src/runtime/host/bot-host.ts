@@ -134,7 +134,7 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow });
+      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow, allowedServers: [...(this.o.allowedServers ?? []), ...(this.o.server ? [this.o.server] : [])] });
       const bot = res.bot;
       for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];
@@ -176,7 +176,7 @@ export class BotHost {
   private runtimeProblem(bot: CompiledBot): string | undefined {
     const server = this.o.server ?? bot.server;
     if (server === 'embedded' && !this.o.embedded) return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
-    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:VAR} to run against a remote server';
+    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
     return undefined;
   }
 

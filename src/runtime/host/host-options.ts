@@ -33,6 +33,8 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables bot files may read anywhere (config `bots.env_allow`); by default only in key/server. */
   envAllow?: readonly string[];
+  /** Remote servers bot files may name (config `bots.allowed_servers`); `server` is added to them. */
+  allowedServers?: readonly string[];
   /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;

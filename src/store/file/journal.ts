@@ -102,12 +102,13 @@ export interface ReplayOptions {
  * limit) and hands each intact entry to `apply` with its line number; `apply` may throw
  * (a `StoreDamagedError` naming `file:line`) to refuse the entry.
  *
- * A damaged tail — a last line without its newline, or unreadable lines (cut short, zeros,
- * garbage) after the last intact one — is what a crash during an append leaves: that write was
- * never acknowledged. Its bytes are first copied to `FILE.damaged-<time>`, then cut off, and
- * the cut is reported through `warn`. An unreadable line followed by intact ones, or a whole
- * JSON line without a checksum or with the wrong one (wherever it is: a crash does not write
- * those), throws `JournalCorruptError` (`file:line` and why).
+ * A torn tail — the last line cut short (without its newline) or unreadable (zeros, garbage) —
+ * is what a crash during an append leaves: that write was never acknowledged. Its bytes are
+ * first copied to `FILE.damaged-<time>`, then cut off, and the cut is reported through `warn`.
+ * Only the last line can be torn: an unreadable line followed by any other line (intact, or a
+ * torn last one) was acknowledged, and so is damage, as is a whole JSON line without a checksum
+ * or with the wrong one (wherever it is: a crash does not write those). Damage throws
+ * `JournalCorruptError` (`file:line` and why).
  *
  * @example
  * replayJournal('data/journal.jsonl', (e, line) => engine.apply(e.c), { warn: console.warn, now: Date.now() });
@@ -137,7 +138,9 @@ export function replayJournal(file: string, apply: (entry: JournalEntry, line: n
           out.lastSeq = entry.s;
         } else if (entry !== 'unreadable') {
           throw new JournalCorruptError(`${file}:${lineNo}`, PROBLEMS[entry]);
-        } else if (!badAt) {
+        } else if (badAt) {
+          throw new JournalCorruptError(`${file}:${badAt.line}`, `unreadable line, and it is not the last line (line ${lineNo} follows it), so it is not a write cut short by a crash`);
+        } else {
           badAt = { offset: offset + start, line: lineNo };
         }
         start = nl + 1;
@@ -148,7 +151,11 @@ export function replayJournal(file: string, apply: (entry: JournalEntry, line: n
   } finally {
     closeSync(fd);
   }
-  if (pending.length > 0 && !badAt) badAt = { offset, line: lineNo + 1 };
+  if (pending.length > 0) {
+    // a last line without its newline: torn, but then no line before it may be unreadable
+    if (badAt) throw new JournalCorruptError(`${file}:${badAt.line}`, `unreadable line, and it is not the last line (a torn line ${lineNo + 1} follows it), so it is not a write cut short by a crash`);
+    badAt = { offset, line: lineNo + 1 };
+  }
   if (badAt) {
     const copy = keepDamagedCopy(file, now, badAt.offset);
     warn(`${file}:${badAt.line}: dropped a torn tail (a write cut short by a crash, never acknowledged); its bytes are kept in ${copy}`, {

@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Builds dist/ from src/: the compiled JavaScript, declaration files and source maps (with
+// their sources inlined, since src/ is not shipped), plus the data files the code reads next to
+// itself. Run by `prepare`, so `npm ci` in a checkout, `npm pack` and an install from a git URL
+// all end with a working dist/. Always from scratch: a file moved or removed in src/ must not
+// linger in dist/ and ship.
+import { spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const src = join(root, 'src');
+// --out DIR builds elsewhere (the package test builds a copy without touching dist/)
+const at = process.argv.indexOf('--out');
+const dist = at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : join(root, 'dist');
+
+rmSync(dist, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], { stdio: 'inherit' });
+if (r.status !== 0) {
+  console.error('pinbot build: tsc failed (see above); dist/ is incomplete');
+  process.exit(r.status ?? 1);
+}
+// JSON the code reads with readFileSync(new URL('./x.json', import.meta.url)) must sit beside it.
+for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!e.isFile() || !e.name.endsWith('.json')) continue;
+  const from = join(e.parentPath, e.name);
+  const to = join(dist, relative(src, from));
+  cpSync(from, to);
+  if (process.env.PINBOT_BUILD_VERBOSE) console.log(`copied ${relative(root, from)} → ${relative(root, dirname(to))}/`);
+}
