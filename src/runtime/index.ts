@@ -39,7 +39,7 @@ export { readTraces, type Trace, type TraceArchive, type TraceStep } from './sta
 export { formatTrace } from './state/trace-format.js';
 
 // bot/: one bot's life
-export { IdentityPending } from './bot/bot-runner.js';
+export { IdentityPending } from './bot/identity.js';
 
 // host/: the bots of a folder
 export { BotHost, type BotStatus } from './host/bot-host.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { botWorld, T0, type BotWorld } from '../helpers/bots.js';
+import { botWorld, hostOver, T0, type BotWorld } from '../helpers/bots.js';
 import { eventually } from '../helpers/serve-child.js';
 import type { Client } from '../../src/client/client.js';
 
@@ -94,11 +94,7 @@ describe('rules', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'x' });
     await w.poll('b');
     await w.host.stop();
-    const { BotHost } = await import('../../src/runtime/host/bot-host.js');
-    const { createRegistry } = await import('../../src/runtime/builtins/index.js');
-    const { embeddedHostDeps } = await import('../../src/services/embedded-identity.js');
-    const { pino } = await import('pino');
-    const again = new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir: `${w.server.dataDir}/bots`, dir: w.botsDir, ...embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir: `${w.server.dataDir}/bots` }), jitter: false });
+    const again = hostOver(w);
     await again.start();
     await again.runner('b')!.started;
     await alice.api.messages.send({ recipient_pin: pin, content: 'y' });

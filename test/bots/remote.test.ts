@@ -1,13 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/domain/users/keys.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { botStateStores } from '../../src/services/state-stores.js';
-import { BotHost } from '../../src/runtime/host/bot-host.js';
 import { tracesFromFiles } from '../../src/services/bots.js';
-import { botWorld, type BotWorld } from '../helpers/bots.js';
+import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 let w: BotWorld;
 afterEach(() => w?.close());
@@ -24,7 +21,7 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
     writeFileSync(local, 'name: local\nas: Alice\nrules:\n  - on: message.received\n    do:\n      - reply: x\n');
     const stateDir = join(w.dir, 'client-data', 'bots');
     const host = () =>
-      new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), clock: w.clock, scheduler: w.server.scheduler, stateDir, stateStores: botStateStores({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key }, jitter: false });
+      testHost({ clock: w.clock, scheduler: w.server.scheduler, stateDir, stateStores: botStateStores({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key } });
     const h1 = host();
     const report = await h1.start();
     expect(report.find((r) => r.name === 'local')).toMatchObject({ status: 'invalid', problems: [expect.stringContaining('as: works only with the embedded server')] });

@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
 import type { BotPlacement, PlacedBots } from '../../src/runtime/ports.js';
 import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/state/traces.js';
 import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
-import { botWorld, type BotWorld } from '../helpers/bots.js';
+import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 const trace = (i: number): Trace => ({
   bot: 'b', version: '1', rule: 'r', event: { key: `k${i}`, type: 'message.received', summary: 'message.received' },
@@ -94,14 +92,11 @@ rules:
 
 /** A host over the world's server running one bot file of it, with the given dependencies. */
 function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 'stateStores' | 'placement'>): BotHost {
-  return new BotHost({
-    registry: createRegistry(),
-    log: pino({ level: 'silent' }),
+  return testHost({
     clock: w.server.clock,
     scheduler: w.server.scheduler,
     stateDir: join(w.dir, 'data', 'bots'),
     files: [join(w.botsDir, file)],
-    jitter: false,
     ...deps,
   });
 }

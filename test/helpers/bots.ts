@@ -15,6 +15,20 @@ import { tempDir } from './api.js';
 
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
 
+/** What a test gives a host: the defaults (built-in registry, silent log, no jitter) may be left out. */
+export type TestHostOptions = Omit<HostOptions, 'registry' | 'log'> & Partial<Pick<HostOptions, 'registry' | 'log'>>;
+
+/** A BotHost with the test defaults — the one place tests build a host; pass what differs. */
+export function testHost(o: TestHostOptions): BotHost {
+  return new BotHost({ registry: createRegistry(), log: pino({ level: 'silent' }), jitter: false, ...o });
+}
+
+/** A second host over a bot world's server and bots folder (a restart of the world's host). */
+export function hostOver(w: Pick<BotWorld, 'server' | 'botsDir'>, o: Partial<TestHostOptions> = {}): BotHost {
+  const stateDir = join(w.server.dataDir, 'bots');
+  return testHost({ clock: w.server.clock, scheduler: w.server.scheduler, stateDir, dir: w.botsDir, ...embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir }), ...o });
+}
+
 export interface BotWorld {
   server: RunningServer;
   clock: VirtualClock;
@@ -52,15 +66,13 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
     log,
     services: [],
   });
-  const host = new BotHost({
-    registry: createRegistry(),
+  const host = testHost({
     log,
     clock: server.clock,
     scheduler: server.scheduler,
     stateDir: join(dataDir, 'bots'),
     dir: botsDir,
     ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dataDir, 'bots') }),
-    jitter: false,
     client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
     retryBaseMs: 20,
     ...hostOpts,

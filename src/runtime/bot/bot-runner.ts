@@ -1,78 +1,18 @@
-import type { Logger } from 'pino';
 import type { Client } from '../../client/client.js';
 import { isTransient, UnauthorizedError } from '../../client/errors.js';
 import type { UserRef } from '../../client/types.js';
-import type { Clock } from '../../clock/clock.js';
 import { VirtualClock } from '../../clock/virtual-clock.js';
-import type { Scheduler } from '../../clock/scheduler.js';
 import { MemoryStore } from '../../store/core/memory-store.js';
-import type { Store } from '../../store/core/types.js';
-import type { CompiledBot } from '../define/bot.js';
 import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
-import type { Registry } from '../contract/registry.js';
 import { BotState, type InboxEntry } from '../state/bot-state.js';
-import type { TraceLog } from '../state/traces.js';
-import type { ChangeFeed, InboxFeed } from '../ports.js';
 import type { BotEvent } from '../contract/types.js';
+import { findIdentity, serverOffset } from './identity.js';
+import { WakeUps } from './wake-ups.js';
+import { DEFAULT_STEP_TIMEOUT_MS, type RunnerOptions, type RunnerStatus } from './runner-options.js';
 
-/** `runtime.step_timeout` when nothing says otherwise. */
-export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
-
-/** `runtime.safety_poll` when nothing says otherwise: woken sources are polled this often anyway. */
-export const DEFAULT_SAFETY_POLL_MS = 600_000;
-
-/**
- * How far the server's clock is ahead of the bot's (ms), from the `Date` header of its last
- * answer; 0 when they agree to within the header's precision (a second) or nothing is known.
- * Internal.
- */
-export function serverOffset(api: Client, now: number): number {
-  const server = Date.parse(api.http.lastDate ?? '');
-  if (!Number.isFinite(server)) return 0;
-  const offset = server - now;
-  return Math.abs(offset) < 2000 ? 0 : offset;
-}
-
-/** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
-export class IdentityPending extends Error {}
-
-export type RunnerStatus = 'starting' | 'waiting' | 'running' | 'failed' | 'stopped';
-
-export interface RunnerOptions {
-  bot: CompiledBot;
-  registry: Registry;
-  /** Resolves who the bot is: its client and profile. May throw IdentityPending or UnauthorizedError. */
-  identify(signal: AbortSignal): Promise<{ api: Client; me: UserRef; keyId?: string }>;
-  /** The store of the bot's state (opened once the identity is known). */
-  openStore(): Promise<Store>;
-  traces: TraceLog;
-  log: Logger;
-  clock: Clock;
-  scheduler: Scheduler;
-  dryRun: boolean;
-  /** Working time an action, a rule's conditions or a poll source may take (default 10 s). */
-  stepTimeoutMs?: number;
-  /** Spread the second poll over the interval (many bots do not poll in step). */
-  jitter?: boolean;
-  /** Whether a user is one that bots act as (for `ignore_bots`). */
-  isBot?(userId: string): boolean;
-  /** Changes of the embedded server by user: the bot polls at once when one concerns it. */
-  changes?: ChangeFeed;
-  /** With `changes`: how often woken sources are polled anyway (default 10 minutes). */
-  safetyPollMs?: number;
-  /** Entries waiting to be handled above which polling pauses. */
-  maxBacklog?: number;
-  retryBaseMs?: number;
-  /**
-   * The first polls are spread over at most this (default: the bot's `poll`). A bot taken over
-   * from another process may have missed events since: the host polls it sooner.
-   */
-  firstSpreadMs?: number;
-  /** Entries queued in the bot's inbox by other processes (pushes received there): handled here. */
-  inbox?: InboxFeed;
-}
+export { IdentityPending } from './identity.js';
 
 /**
  * Runs one bot: resolves its identity (retrying while its user does not exist), resumes the
@@ -93,8 +33,8 @@ export class BotRunner {
   private readonly inflight = new Set<Promise<void>>();
   private readonly cleanups: Array<() => void> = [];
   private pollLoop?: PollLoop;
-  /** Topics of changes heard before polling started (woken then). */
-  private early?: Set<string>;
+  /** When the sources are polled: on the cadence, or woken by changes of the bot's user. */
+  private readonly wakeUps: WakeUps;
   private readonly contacts = new Map<string, boolean>();
   /** Inbox entries being handled (an entry is handed to the rule runner once at a time). */
   private readonly dispatched = new Set<string>();
@@ -104,7 +44,9 @@ export class BotRunner {
   /** Resolves when the bot has started (or could not). */
   readonly started = new Promise<void>((r) => (this.ready = r));
 
-  constructor(private readonly o: RunnerOptions) {}
+  constructor(private readonly o: RunnerOptions) {
+    this.wakeUps = new WakeUps({ bot: o.bot, registry: o.registry, changes: o.changes, safetyPollMs: o.safetyPollMs });
+  }
 
   get name(): string {
     return this.o.bot.name;
@@ -184,23 +126,13 @@ export class BotRunner {
   private async begin(pause: () => void, resume: () => void): Promise<boolean> {
     const { bot, log } = this.o;
     const signal = this.ac.signal;
-    let identity: { api: Client; me: UserRef; keyId?: string } | undefined;
-    for (let attempt = 1; !identity && !signal.aborted; attempt++) {
-      try {
-        identity = await this.o.identify(signal);
-      } catch (err) {
-        if (signal.aborted) return this.ready(), false;
-        if (err instanceof UnauthorizedError) return this.unauthorized(), false;
-        const waiting = err instanceof IdentityPending;
-        this.status = 'waiting';
-        this.message = waiting ? err.message : `cannot reach the server: ${(err as Error).message}`;
-        if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${this.message}`);
-        this.ready();
-        pause();
-        await this.o.clock.sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
-        resume();
-      }
-    }
+    const waiting = (message: string) => {
+      this.status = 'waiting';
+      this.message = message;
+      this.ready();
+    };
+    const identity = await findIdentity({ bot, log, clock: this.o.clock, signal, identify: this.o.identify, waiting, pause, resume });
+    if (identity === 'unauthorized') return this.unauthorized(), false;
     if (!identity) return this.ready(), false;
     this.api = identity.api;
     this.me = identity.me;
@@ -213,21 +145,8 @@ export class BotRunner {
     }
     this.state = new BotState(store, bot.name);
     // listen for changes before the baseline is taken: nothing between the two is missed
-    if (this.o.changes) {
-      this.early = new Set();
-      const own = identity.keyId;
-      this.cleanups.push(
-        this.o.changes.subscribe(identity.me.id, (topics, byKey) => {
-          // the bot's own messages are never its events: its replies wake nothing
-          if (own !== undefined && byKey === own && topics.has('messages')) {
-            const rest = new Set([...topics].filter((t) => t !== 'messages'));
-            if (rest.size) this.changed(rest);
-            return;
-          }
-          this.changed(topics);
-        }),
-      );
-    }
+    const unlisten = this.wakeUps.listen({ userId: identity.me.id, ownKey: identity.keyId });
+    if (unlisten) this.cleanups.push(unlisten);
     this.rules = new RuleRunner({
       bot,
       state: this.state,
@@ -292,18 +211,16 @@ export class BotRunner {
    * (`outside`: a plugin's file or feed), which no commit wakes: they keep their cadence.
    */
   private startPolling(): void {
-    const { bot, clock, registry, changes } = this.o;
+    const { bot, clock, registry } = this.o;
     if (bot.sources.length === 0 || this.ac.signal.aborted || !this.state) return;
-    const topicsOf = (s: string) => registry.sources.get(s)?.topics;
-    const woken = (s: string) => changes !== undefined && (topicsOf(s)?.length ?? 0) > 0;
-    const safety = Math.max(bot.pollMs, this.o.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS);
+    const wake = this.wakeUps;
     this.pollLoop = new PollLoop({
       bot,
       registry: this.o.registry,
       state: this.state,
       ctx: { api: this.api!, me: this.me!, signal: this.ac.signal, log: this.o.log, clock, bot: bot.name, store: this.state.store },
       timeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
-      intervalOf: (s) => (woken(s) ? safety : bot.pollMs),
+      intervalOf: (s) => wake.intervalOf(s),
       // what reads a file or a feed is not woken by pinbot's commits: its cadence is kept
       wakeable: (s) => registry.sources.get(s)?.outside !== true,
       deliver: (results) => this.deliver(results),
@@ -317,23 +234,12 @@ export class BotRunner {
       // (on a real clock: 10,000 new bots start without 10,000 polls; a virtual clock, which
       // stands still, keeps the exact first poll at the start). An older baseline (an earlier
       // start, or another process before a takeover) may have events behind it: polled now.
-      deferFirst: (s) => !clock.virtual && woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined && this.state!.baseline(s) === this.baselineAt,
+      deferFirst: (s) => !clock.virtual && wake.woken(s) && registry.sources.get(s)?.readsFromBaseline === true && this.state!.cursor(s) === undefined && this.state!.baseline(s) === this.baselineAt,
       paused: () => this.inflight.size >= (this.o.maxBacklog ?? 1000),
       log: this.o.log,
     });
     this.pollLoop.start();
-    if (this.early?.size) this.changed(this.early);
-    this.early = undefined;
-  }
-
-  /** A change concerns the bot's user: poll the sources that look for it (or note it until polling starts). */
-  private changed(topics: ReadonlySet<string>): void {
-    if (!this.pollLoop) {
-      for (const t of topics) this.early?.add(t);
-      return;
-    }
-    const topicsOf = (s: string) => this.o.registry.sources.get(s)?.topics;
-    this.pollLoop.wake(this.o.bot.sources.filter((s) => !topicsOf(s)?.length || topicsOf(s)!.some((t) => topics.has(t))));
+    wake.attach(this.pollLoop);
   }
 
   private unauthorized(): void {

@@ -3,41 +3,20 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../../util/ids.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
-import type { StoreIntegrity } from '../core/integrity.js';
 import { DATA_FORMAT, keepFormatBackup, readDataFormat, writeDataFormat } from './data-format.js';
 import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
-import type { ReadView, Store, StoreHealth, StoredRecord, Tx } from '../core/types.js';
+import type { Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
+import { EngineStore } from '../core/engine-store.js';
+import type { FileStoreOptions } from './file-store-options.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
 
-/** Steps of a compaction, for fault-injection tests (`hooks.compaction`). */
-export type CompactionStep = 'rotated' | 'snapshot-written';
-
-export interface FileStoreOptions {
-  /**
-   * Compact (snapshot + cut the journal) once the journal passes this many bytes — or the size of
-   * the last snapshot, if larger, so that compaction work stays proportional to the bytes written
-   * and a write's amortised cost does not grow with the store.
-   */
-  compactBytes?: number;
-  /** Where warnings go (torn journal tail, compaction failures, a disk refusing writes). */
-  warn?: (msg: string, extra?: Record<string, unknown>) => void;
-  /** Start-up checks supplied by the code above the store (collections, records, money). */
-  integrity?: StoreIntegrity;
-  /** After a failed write: ms until the first test write, doubling up to `maxMs`. */
-  retry?: { firstMs?: number; maxMs?: number };
-  /** Test seam: how files are opened for appending (a wrapper can fail like a full disk). */
-  openAppend?: OpenAppend;
-  /** Clock ms (names of kept copies, since when writes fail); default Date.now. */
-  now?: () => number;
-  /** Test-only: called at each compaction step (a test may kill the process there). */
-  hooks?: { compaction?: (step: CompactionStep) => void | Promise<void> };
-}
+export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
 
 interface Pending {
   line: string;
@@ -66,8 +45,7 @@ const PROBE_BYTES = 64 * 1024;
  * await store.transaction((tx) => tx.col(Users).insert(user));
  * await store.close();
  */
-export class FileStore implements Store {
-  private readonly engine = new StoreEngine();
+export class FileStore extends EngineStore {
   private readonly snapshotFile: SnapshotFile;
   private journal!: AppendFile;
   /** Bytes of the live journal known to be on disk. */
@@ -80,14 +58,12 @@ export class FileStore implements Store {
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
   /** Settles when the last transaction run so far is durable (or has been taken back). */
-  private lastCommit: Promise<void> = Promise.resolve();
   /** Counts take-backs, so `durable()` knows whether what a read saw was undone. */
   private takeBacks = 0;
-  private readonly gate: WriteGate;
+  protected readonly gate: WriteGate;
   /** The journal handle is unusable (a failed truncate or reopen): reopen it before writing. */
   private reopen = false;
   private journalMutex: Promise<void> = Promise.resolve();
-  private closed = false;
   private readonly compactBytes: number;
   private readonly warn: NonNullable<FileStoreOptions['warn']>;
   private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
@@ -99,6 +75,7 @@ export class FileStore implements Store {
     private readonly release: () => void,
     private readonly opts: FileStoreOptions,
   ) {
+    super();
     this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024;
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
     this.hooks = opts.hooks ?? {};
@@ -146,25 +123,6 @@ export class FileStore implements Store {
     }
   }
 
-  get read(): ReadView {
-    return this.engine;
-  }
-
-  /** Sequence number of the last committed transaction (for tests and diagnostics). */
-  get seq(): number {
-    return this.engine.seq;
-  }
-
-  /** A point-in-time copy of every collection (export; records are immutable). */
-  dump(): Record<string, StoredRecord[]> {
-    return this.engine.dump();
-  }
-
-  /** The declared index keys of a record of a bound collection (see StoreEngine.keysOf). */
-  keysOf(collection: string, record: StoredRecord): string[] {
-    return this.engine.keysOf(collection, record);
-  }
-
   private async load(): Promise<void> {
     rmSync(join(this.dir, '.write-probe'), { force: true });
     const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, { integrity: this.opts.integrity, warn: this.warn, now: this.now() });
@@ -180,14 +138,7 @@ export class FileStore implements Store {
     if (this.oldFiles.length > 0) await this.compact();
   }
 
-  /** Whether the store takes writes now; when not, why and when it tries again. */
-  health(): StoreHealth {
-    return this.gate.health();
-  }
-
-  transaction<R>(fn: (tx: Tx) => R): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('the store is closed'));
-    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+  protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
     let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
       run = this.engine.run(fn);
@@ -201,11 +152,7 @@ export class FileStore implements Store {
       this.queue.push({ line, seq, undo: run.undo, resolve: () => resolve(run.result), reject });
       this.kick();
     });
-    this.lastCommit = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    return done;
+    return this.track(done);
   }
 
   /**

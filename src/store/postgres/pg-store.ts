@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { observeId } from '../../util/ids.js';
-import { StoreEngine } from '../core/engine.js';
 import { StorageUnavailableError } from '../core/errors.js';
 import type { StoreIntegrity } from '../core/integrity.js';
-import { callCommit, encodeBatch, runBatch, wasWritten, type CommitResult, type Outcome } from './pg-commit.js';
 import { Listener } from './pg-listen.js';
-import { checkSchemaName, ensureSchema, q } from './pg-schema.js';
+import { checkSchemaName, ensureSchema } from './pg-schema.js';
 import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceState } from './pg-sync.js';
-import type { Change, ReadView, Store, StoreHealth, StoredRecord, Tx } from '../core/types.js';
+import type { Change, Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
+import { EngineStore } from '../core/engine-store.js';
+import { commitBatch, type PgBatchContext, type Pending } from './pg-batch.js';
 
 export interface PgStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -27,19 +27,8 @@ export interface PgStoreOptions {
   retry?: { firstMs?: number; maxMs?: number };
 }
 
-interface Pending {
-  fn: (tx: Tx) => unknown;
-  resolve: (v: unknown) => void;
-  reject: (err: unknown) => void;
-}
-
 /** Transactions sent in one commit at most. */
 const MAX_BATCH = 256;
-/** Log rows kept behind the head (a process further behind reloads the tables). */
-const KEEP = 10_000;
-const TRIM_EVERY = 1000;
-/** Commit attempts without the head lock before a batch takes it and runs under it. */
-const OPTIMISTIC_TRIES = 3;
 
 /**
  * The store on PostgreSQL, for several `pinbot serve` processes on one database. Each process
@@ -67,27 +56,27 @@ const OPTIMISTIC_TRIES = 3;
  * const store = await PgStore.open({ url: process.env.DATABASE_URL! });
  * await store.transaction((tx) => tx.col(Users).insert(user));
  */
-export class PgStore implements Store {
+export class PgStore extends EngineStore {
   readonly pool: pg.Pool;
   readonly schema: string;
-  private readonly engine = new StoreEngine();
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   /** Serialises changes to the engine: commits and catch-ups. */
   private mutex: Promise<void> = Promise.resolve();
-  private lastCommit: Promise<void> = Promise.resolve();
-  private tables = new Set<string>();
+  private readonly tables = new Set<string>();
   private readonly listener: Listener;
   private readonly remote = new Set<(changes: readonly Change[]) => void>();
   private freshWaiters: Array<{ resolve: () => void; reject: (err: unknown) => void }> = [];
   private checking = false;
-  private closed = false;
-  private readonly gate: WriteGate;
+  protected readonly gate: WriteGate;
   private readonly origin = randomBytes(6).toString('hex');
   private batchNo = 0;
+  /** What committing a batch needs of this store (pg-batch.ts). */
+  private readonly batchContext: PgBatchContext;
   private readonly warn: NonNullable<PgStoreOptions['warn']>;
 
   private constructor(private readonly opts: PgStoreOptions) {
+    super();
     this.schema = checkSchemaName(opts.schema ?? 'pinbot');
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg));
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
@@ -112,6 +101,18 @@ export class PgStore implements Store {
         if (!this.closed) this.gate.failed(err);
       },
     });
+    this.batchContext = {
+      engine: this.engine,
+      pool: this.pool,
+      schema: this.schema,
+      tables: this.tables,
+      gate: this.gate,
+      warn: (msg) => this.warn(msg),
+      nextOrigin: () => `${this.origin}:${++this.batchNo}`,
+      applyRemote: (entries, head) => this.applyRemote(entries, head),
+      reload: () => this.reload(),
+      guard: (fn) => this.guard(fn),
+    };
   }
 
   /** Connects, creates the tables when missing, loads and checks the state, and listens. */
@@ -141,41 +142,12 @@ export class PgStore implements Store {
     }
   }
 
-  get read(): ReadView {
-    return this.engine;
-  }
-
-  /** Sequence number of the last transaction applied here. */
-  get seq(): number {
-    return this.engine.seq;
-  }
-
-  /** A point-in-time copy of every collection (export; records are immutable). */
-  dump(): Record<string, StoredRecord[]> {
-    return this.engine.dump();
-  }
-
-  /** The declared index keys of a record of a bound collection (see StoreEngine.keysOf). */
-  keysOf(collection: string, record: StoredRecord): string[] {
-    return this.engine.keysOf(collection, record);
-  }
-
-  health(): StoreHealth {
-    return this.gate.health();
-  }
-
-  transaction<R>(fn: (tx: Tx) => R): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('the store is closed'));
-    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+  protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
     const done = new Promise<R>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       this.kick();
     });
-    this.lastCommit = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    return done;
+    return this.track(done);
   }
 
   /**
@@ -256,7 +228,7 @@ export class PgStore implements Store {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
-        await this.commitBatch(batch);
+        await commitBatch(this.batchContext, batch);
       } catch (err) {
         if (batch.length === 1 || err instanceof StorageUnavailableError) {
           for (const p of batch) p.reject(err);
@@ -264,104 +236,9 @@ export class PgStore implements Store {
         }
         // The database refused the batch (not the connection): one by one, so only the
         // transaction it refuses fails.
-        for (const p of batch) await this.commitBatch([p]).catch((e: unknown) => p.reject(e));
+        for (const p of batch) await commitBatch(this.batchContext, [p]).catch((e: unknown) => p.reject(e));
       }
     }
-  }
-
-  /** Commits one batch: optimistic tries, then under the head lock. Under the mutex. */
-  private async commitBatch(batch: readonly Pending[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > OPTIMISTIC_TRIES) return this.commitLocked(batch);
-      const base = this.engine.seq;
-      const outcomes = runBatch(this.engine, batch, this.tables);
-      const writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
-      if (writes.length === 0) {
-        // Nothing to write: the outcomes hold if this state was the head.
-        const { head, entries } = await this.guard(() => fetchLog(this.pool, this.schema, base));
-        if (head === base) return this.settle(batch, outcomes, []);
-        if (!this.applyRemote(entries, head)) await this.reload();
-        continue;
-      }
-      const origin = `${this.origin}:${++this.batchNo}`;
-      const r = await this.send(base, origin, writes, this.pool);
-      if (!r.ok) {
-        if (!this.applyRemote(r.entries, r.head)) await this.reload();
-        continue;
-      }
-      return this.settle(batch, outcomes, writes);
-    }
-  }
-
-  /** The last resort of a batch that keeps losing: holds the head lock while it runs. */
-  private async commitLocked(batch: readonly Pending[]): Promise<void> {
-    const client = await this.guard(() => this.pool.connect());
-    let outcomes: Outcome[] = [];
-    let writes: Array<Extract<Outcome, { ok: true }>> = [];
-    try {
-      await client.query('BEGIN');
-      const head = Number((await client.query(`SELECT seq FROM ${q(this.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
-      while (this.engine.seq < head) {
-        const { entries } = await fetchLog(client, this.schema, this.engine.seq);
-        if (!this.applyRemote(entries, head)) {
-          await client.query('ROLLBACK');
-          await this.reload();
-          return this.commitBatch(batch);
-        }
-      }
-      outcomes = runBatch(this.engine, batch, this.tables);
-      writes = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok && o.changes.length > 0);
-      if (writes.length > 0) {
-        const r = await this.send(head, `${this.origin}:${++this.batchNo}`, writes, client, true);
-        if (!r.ok) throw new Error('the head moved while this process held its lock');
-      } else await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
-    this.settle(batch, outcomes, writes);
-  }
-
-  /**
-   * Calls `commit` in PostgreSQL. A refused statement rejects; a lost connection waits until
-   * the log tells whether the batch was written. Internal.
-   */
-  private async send(base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<CommitResult> {
-    const args = encodeBatch(
-      writes.map((w) => w.changes),
-      this.tables,
-      (name, record) => this.engine.keysOf(name, record),
-    );
-    try {
-      const r = await callCommit(db, this.schema, base, origin, args);
-      if (inTx) await (db as pg.PoolClient).query('COMMIT');
-      if (!r.ok) return r;
-    } catch (err) {
-      if (!outcomeUnknown(err)) throw err;
-      this.gate.failed(err);
-      if (!(await wasWritten(this.pool, this.schema, base, origin))) throw this.gate.refusal();
-    }
-    for (const name of args.newTables) this.tables.add(name);
-    const head = base + writes.length;
-    if (Math.floor(head / TRIM_EVERY) > Math.floor(base / TRIM_EVERY) && head > KEEP) {
-      void this.pool.query(`DELETE FROM ${q(this.schema, '_log')} WHERE seq <= $1`, [head - KEEP]).catch((err) => this.warn(`trimming the change log failed: ${(err as Error).message}`));
-    }
-    return { ok: true };
-  }
-
-  /** Applies the committed writes and answers every caller of the batch. Internal. */
-  private settle(batch: readonly Pending[], outcomes: Outcome[], writes: ReadonlyArray<Extract<Outcome, { ok: true }>>): void {
-    for (const w of writes) {
-      this.engine.apply(w.changes);
-      this.engine.seq++;
-    }
-    batch.forEach((p, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) p.resolve(o.result);
-      else p.reject(o.error);
-    });
   }
 
   /**

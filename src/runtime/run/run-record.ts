@@ -1,0 +1,44 @@
+import type { CompiledRule } from '../define/bot.js';
+import type { TriggerDef } from '../contract/types.js';
+import type { InboxEntry, RunProgress } from '../state/bot-state.js';
+import { startTrace, type Trace } from '../state/traces.js';
+import { spendDate } from './run-context.js';
+import type { Pending, RuleRun } from './runner-deps.js';
+
+/** The trigger of a rule that an event's type names. */
+export function triggerOf({ rule, entry }: { rule: CompiledRule; entry: InboxEntry }): TriggerDef {
+  return rule.triggers.find((t) => t.def.name === entry.event.type)!.def;
+}
+
+/** A new trace of a run, at the bot clock's now. */
+export function newTrace(run: RuleRun, resumed: boolean): Trace {
+  const d = run.runner.deps;
+  return startTrace({ bot: d.bot, rule: run.rule.id, event: run.entry.event, who: triggerOf(run).actor?.(run.entry.event.payload, d.me), at: d.clock.now(), resumed });
+}
+
+/** What one write of a run carries: its progress, its pending changes, and whether the entry is done. */
+export interface RunWriteContext {
+  run: RuleRun;
+  progress: RunProgress;
+  pending: Pending;
+  /** Removes the entry from the inbox (its last run ended). */
+  finish?: boolean;
+}
+
+/** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
+export async function flush({ run, progress, pending, finish = false }: RunWriteContext): Promise<void> {
+  const d = run.runner.deps;
+  const spend = pending.spend ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined } : undefined;
+  await d.state.write({ entry: run.entry.id, rule: run.rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, throttled: pending.throttled, finish });
+  pending.spend = 0;
+  pending.vars = undefined;
+  pending.lastRun = undefined;
+  pending.throttled = undefined;
+}
+
+/** Ends a run: marks it done and writes it; the entry's last run removes the entry. */
+export async function finishRun({ run, progress, pending }: RunWriteContext): Promise<void> {
+  run.shared.remaining--;
+  progress.done = true;
+  await flush({ run, progress, pending, finish: run.shared.remaining === 0 });
+}

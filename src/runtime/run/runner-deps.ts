@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import type { Client } from '../../client/client.js';
+import type { UnauthorizedError } from '../../client/errors.js';
+import type { UserRef } from '../../client/types.js';
+import type { Clock } from '../../clock/clock.js';
+import type { CompiledBot, CompiledRule } from '../define/bot.js';
+import type { BotState, InboxEntry, RunWrite } from '../state/bot-state.js';
+import type { TraceLog } from '../state/traces.js';
+import type { LoopGuard } from './loop-guard.js';
+import type { Restarts } from './run-control.js';
+
+/** What a RuleRunner is given by the bot runner: its bot, state, client, clock and callbacks. */
+export interface RunnerDeps {
+  bot: CompiledBot;
+  state: BotState;
+  api: Client;
+  me: UserRef;
+  traces: TraceLog;
+  log: Logger;
+  clock: Clock;
+  dryRun: boolean;
+  signal: AbortSignal;
+  isContact(pin: string): Promise<boolean>;
+  /** The key was refused: the bot must stop. */
+  onUnauthorized(err: UnauthorizedError): void;
+  /** Whether a user is one that bots act as (for `ignore_bots`). */
+  isBot?(userId: string): boolean;
+  /** Working time an action, the conditions of a rule, may take (`runtime.step_timeout`). */
+  stepTimeoutMs: number;
+  /** First wait after a transient failure (doubles to `retryCapMs`). */
+  retryBaseMs?: number;
+  retryCapMs?: number;
+}
+
+/** What every run of one RuleRunner shares: its deps, the loop guard, who runs, and its clock holds. */
+export interface RunnerContext {
+  deps: RunnerDeps;
+  guard: LoopGuard;
+  /** Per rule: runs that decided to run and have not ended (mode single skips while one goes). */
+  running: Map<string, number>;
+  /** Mode restart: the run of each rule that is going. */
+  restarts: Restarts;
+  /** +1 when work starts taking steps, -1 when it ends or parks (the clock hold of a run). */
+  busy(delta: number): void;
+}
+
+/** One rule's run for one inbox entry. `shared.remaining`: the entry's runs not ended yet. */
+export interface RuleRun {
+  runner: RunnerContext;
+  rule: CompiledRule;
+  entry: InboxEntry;
+  shared: { remaining: number };
+}
+
+/**
+ * Changes of a run not written yet: they go with its next write (a step's write-ahead, or the
+ * run's last write), so an event with one API step costs two writes of the bot's state.
+ */
+export interface Pending {
+  lastRun?: RunWrite['lastRun'];
+  throttled?: RunWrite['throttled'];
+  vars?: Record<string, unknown>;
+  /** Cents to add to today's spend (negative gives back a refused transfer). */
+  spend: number;
+}

@@ -1,0 +1,220 @@
+import type { CollectionDef, ReadCollection, StoredRecord } from './types.js';
+import { ConstraintError } from './types.js';
+
+// The records of one collection and its indexes (unique and multi), kept sorted by id; the
+// StoreEngine (engine.ts) runs transactions over them.
+
+/**
+ * Freezes a record and everything inside it, so no caller can change stored state except
+ * through a transaction (which is what gets journaled). Internal.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    // for…in rather than Object.values: no array per record when 1M are loaded at start-up.
+    for (const k in value) {
+      const v = value[k];
+      if (v && typeof v === 'object') deepFreeze(v);
+    }
+  }
+  return value;
+}
+
+/** Finds the insertion point of `id` in an ascending array. Internal. */
+export function lowerBound(arr: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+type KeyFn = (record: StoredRecord) => string | readonly string[] | undefined;
+
+/** One index of a collection: its key function and its map. Internal. */
+interface UniqueIndex {
+  readonly name: string;
+  readonly key: (record: StoredRecord) => string | undefined;
+  readonly map: Map<string, string>;
+}
+interface MultiIndex {
+  readonly name: string;
+  readonly key: KeyFn;
+  readonly map: Map<string, string[]>;
+}
+
+/** Whether two index keys (a key or a list of keys) are the same. Internal. */
+function sameKeys(a: string | readonly string[] | undefined, b: string | readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Adds `id` under `key`, keeping the id list ascending (appending is the common case). */
+function addId(map: Map<string, string[]>, key: string, id: string): void {
+  const arr = map.get(key);
+  if (!arr) map.set(key, [id]);
+  else if (arr[arr.length - 1]! < id) arr.push(id);
+  else {
+    const at = lowerBound(arr, id);
+    if (arr[at] !== id) arr.splice(at, 0, id);
+  }
+}
+
+function removeId(map: Map<string, string[]>, key: string, id: string): void {
+  const arr = map.get(key);
+  if (!arr) return;
+  const at = lowerBound(arr, id);
+  if (arr[at] === id) arr.splice(at, 1);
+  if (arr.length === 0) map.delete(key);
+}
+
+/**
+ * The records and indexes of one collection. Internal.
+ * Index work is kept free of per-record allocations: at start-up `bind` indexes every loaded
+ * record (1M messages in bench/startup), and an update whose keys did not change leaves the
+ * indexes alone (no O(n) splice out and back into a long id list).
+ */
+export class CollectionState {
+  readonly records = new Map<string, StoredRecord>();
+  /**
+   * The read view handed out by `StoreEngine.col`, made once: request paths call `db.col(X)` several
+   * times per request, and a fresh object of closures each time showed up in the read bench's
+   * profile (allocation + GC).
+   */
+  view: ReadCollection<StoredRecord> | undefined;
+  private def: CollectionDef<StoredRecord> | undefined;
+  private readonly uniques = new Map<string, Map<string, string>>();
+  private readonly multis = new Map<string, Map<string, string[]>>();
+  private uniqueList: UniqueIndex[] = [];
+  private multiList: MultiIndex[] = [];
+
+  constructor(readonly name: string) {}
+
+  /** Attaches the indexes of `def`, building them over records loaded before. */
+  bind(def: CollectionDef<StoredRecord>): void {
+    if (this.def) return;
+    this.def = def;
+    this.uniqueList = Object.entries(def.unique ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string>() }));
+    this.multiList = Object.entries(def.multi ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string[]>() }));
+    for (const u of this.uniqueList) this.uniques.set(u.name, u.map);
+    for (const m of this.multiList) this.multis.set(m.name, m.map);
+    if (this.uniqueList.length + this.multiList.length === 0) return;
+    // Indexing in id order makes every multi-index insertion an append. Records loaded from a
+    // snapshot usually come in id order already (they were inserted in it): then no sort.
+    let ordered = true;
+    let prev = '';
+    for (const id of this.records.keys()) {
+      if (id < prev) {
+        ordered = false;
+        break;
+      }
+      prev = id;
+    }
+    if (ordered) for (const record of this.records.values()) this.index(record);
+    else for (const id of [...this.records.keys()].sort()) this.index(this.records.get(id)!);
+  }
+
+  get bound(): boolean {
+    return this.def !== undefined;
+  }
+
+  one(index: string, key: string): StoredRecord | undefined {
+    const map = this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no unique index ${index}`);
+    const id = map.get(key);
+    return id === undefined ? undefined : this.records.get(id);
+  }
+
+  ids(index: string, key: string): readonly string[] {
+    const map = this.multis.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.get(key) ?? [];
+  }
+
+  keys(index: string): IterableIterator<string> {
+    const map = this.multis.get(index) ?? this.uniques.get(index);
+    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
+    return map.keys();
+  }
+
+  /** Throws if `record` would take a unique key held by another record. */
+  checkUnique(record: StoredRecord): void {
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key === undefined) continue;
+      const holder = u.map.get(key);
+      if (holder !== undefined && holder !== record.id) {
+        throw new ConstraintError(`${this.name}: ${u.name} ${JSON.stringify(key)} is taken`);
+      }
+    }
+  }
+
+  /** Replaces the record under `id` (or removes it when `next` is null), keeping indexes. */
+  set(id: string, next: StoredRecord | null): void {
+    const prev = this.records.get(id);
+    if (next) this.records.set(id, next);
+    else this.records.delete(id);
+    if (!this.def) return;
+    for (const u of this.uniqueList) {
+      const before = prev && u.key(prev);
+      const after = next ? u.key(next) : undefined;
+      if (before === after) continue;
+      if (before !== undefined && u.map.get(before) === id) u.map.delete(before);
+      if (after !== undefined) u.map.set(after, id);
+    }
+    for (const m of this.multiList) {
+      const before = prev && m.key(prev);
+      const after = next ? m.key(next) : undefined;
+      if (sameKeys(before, after)) continue;
+      if (typeof before === 'string') removeId(m.map, before, id);
+      else if (before) for (const k of before) removeId(m.map, k, id);
+      if (typeof after === 'string') addId(m.map, after, id);
+      else if (after) for (const k of after) addId(m.map, k, id);
+    }
+  }
+
+  /**
+   * The index keys of `record` under this collection's declared indexes, as `index=<JSON key>`
+   * (the PostgreSQL store keeps them in a column for inspection); empty when not bound.
+   */
+  keysOf(record: StoredRecord): string[] {
+    const out: string[] = [];
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) out.push(`${u.name}=${JSON.stringify(key)}`);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') out.push(`${m.name}=${JSON.stringify(key)}`);
+      else if (key) for (const k of key) out.push(`${m.name}=${JSON.stringify(k)}`);
+    }
+    return out;
+  }
+
+  /** Adds a record that is not indexed yet (bind). */
+  private index(record: StoredRecord): void {
+    for (const u of this.uniqueList) {
+      const key = u.key(record);
+      if (key !== undefined) u.map.set(key, record.id);
+    }
+    for (const m of this.multiList) {
+      const key = m.key(record);
+      if (typeof key === 'string') addId(m.map, key, record.id);
+      else if (key) for (const k of key) addId(m.map, k, record.id);
+    }
+  }
+
+  /** Adds records loaded from a snapshot, before any index exists. */
+  loadRecords(records: readonly StoredRecord[]): void {
+    if (this.def) {
+      for (const r of records) this.set(r.id, deepFreeze(r));
+      return;
+    }
+    for (const r of records) this.records.set(r.id, deepFreeze(r));
+  }
+}
