@@ -12,7 +12,7 @@ import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
 import { BotHost, type BotStatus, PluginStates, type Registry, type Trace } from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
-import { embeddedHostDeps } from '../services/embedded-identity.js';
+import { embeddedHostDeps } from '../services/bot-deployment.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { Plugin } from '../plugin-api/types.js';

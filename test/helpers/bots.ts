@@ -9,7 +9,7 @@ import { createUser, findUser, type User } from '../../src/domain/users/users.js
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../../src/services/embedded-identity.js';
+import { embeddedHostDeps } from '../../src/services/bot-deployment.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from './api.js';
 

@@ -183,13 +183,12 @@ export class BotHost {
   private async launch(slot: Slot, bot: CompiledBot, firstSpreadMs?: number): Promise<void> {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
-    const storage = this.placed.storage(bot, remote, this.o.stateStores);
+    const storage = this.o.storage.forBot(bot.name, { remote });
+    const where = storage.traces;
     // a history kept in an archive is read afresh at each start: the bot may have run elsewhere since
-    const archive = this.o.stateStores.traceArchive?.(bot.name);
-    if (archive) await slot.traces?.close();
+    if ('archive' in where) await slot.traces?.close();
     const traceError = (err: unknown) => this.o.log.warn({ bot: bot.name, err }, `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`);
-    const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
-    const traces = archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit));
+    const traces = 'archive' in where ? await TraceLog.over(where.archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(where.file, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
     traces.onAdd = this.o.onTrace;
     slot.traces = traces;
@@ -269,6 +268,6 @@ export class BotHost {
     await this.chain;
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
-    await this.o.stateStores.close();
+    await this.o.storage.close();
   }
 }
