@@ -43,7 +43,7 @@ export { formatTrace } from './state/trace-format.js';
 export { IdentityPending } from './bot/identity.js';
 
 // host/: the bots of a folder
-export { BotHost, type BotStatus } from './host/bot-host.js';
+export { BotHost, type BotStatus, type HostOptions } from './host/bot-host.js';
 export { watchBots } from './host/watcher.js';
 
 export { TRACE_REASONS, isTraceReason, type TraceReason } from './contract/trace-reasons.js';
