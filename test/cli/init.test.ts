@@ -94,7 +94,7 @@ describe('pinbot init', () => {
     // `npm test -- FILE` would hand FILE to the scenario runner of this project's test script
     expect(r.out).toContain('(its test: npx vitest run plugins/dice.test.ts)');
     expect(r.out).toContain('# yaml-language-server: $schema=../node_modules/pinbot/schemas/bot.schema.json');
-    expect(r.out).toContain('Then: npx pinbot bots validate, and npm start. See node_modules/pinbot/docs/plugins.md.');
+    expect(r.out).toContain('Then: npx pinbot bots validate, and npm start (restart it if it is running: plugins load at start). See node_modules/pinbot/docs/plugins.md.');
     expect(r.out).not.toContain('warning:');
     rmSync(join(project, 'plugins/dice.ts'));
     rmSync(join(project, 'plugins/dice.test.ts'));
