@@ -59,6 +59,8 @@ describe('pinbot init', () => {
   it('git ignores data and keys; CI runs what package.json names; no bot reads the environment', () => {
     const ignore = read('.gitignore').split('\n');
     for (const line of ['node_modules/', 'data/', 'keys.yaml', '*.keys.yaml', '.env']) expect(ignore).toContain(line);
+    // the tarball CI installs pinbot from, while pinbot is not on the registry (getting-started.md "CI")
+    expect(ignore.indexOf('!vendor/*.tgz')).toBeGreaterThan(ignore.indexOf('*.tgz'));
     const ci = read('.github/workflows/pinbot.yml');
     const scripts = Object.keys(JSON.parse(read('package.json')).scripts);
     for (const m of ci.matchAll(/npm run (\w+)/g)) expect(scripts).toContain(m[1]);
