@@ -1,3 +1,4 @@
+import { suggest } from '../../util/suggest.js';
 import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from './types.js';
 
 /** Names of plugin entries are `plugin.name`; built-ins are plain words. */
@@ -97,6 +98,8 @@ export class Registry {
     // a loaded plugin has this name: a typo of one of its entries (the usual hint says which)
     if ([this.actions, this.conditions, this.triggers, this.sources].some((m) => [...m.keys()].some((k) => k.startsWith(ns)))) return undefined;
     if (this.unnamedFailures.length) return `no plugin named ${plugin} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
+    // a typo of a built-in or plugin entry (`mesage.received`): the usual "did you mean" says which
+    if (suggest(name, [this.actions, this.conditions, this.triggers].flatMap((m) => [...m.keys()]))) return undefined;
     // The usual case: a plugin file added while the server runs (`pinbot plugins new` then a
     // bot using it), which the bot reload sees but the plugins loaded at start do not have.
     return `no plugin named ${plugin} is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding ${plugin}, or check the name`;
