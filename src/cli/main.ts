@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { exitQuietlyOnClosedPipe } from './quiet-pipe.js';
 
@@ -40,6 +40,8 @@ async function operatorError(err: unknown): Promise<boolean> {
   // System errors (EACCES on the data directory, ENOSPC …) name the path and the cause.
   if (typeof e?.code === 'string' && typeof e.syscall === 'string') return true;
   if (!(err instanceof Error)) return false;
+  // a bad argument found in an action (InvalidArgumentError): its message says what to write
+  if (err instanceof CommanderError) return true;
   // Loaded here, after the fact: a command that succeeds never pays for them.
   const [admin, config, server, store, lock, snapshot, transferCheck, transfer, pg] = await Promise.all([
     import('../admin/commands.js'),

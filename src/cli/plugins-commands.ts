@@ -91,7 +91,7 @@ export function registerPluginCommands(program: Command): void {
     }
     else out.push(`(editors complete ${name}.* in bot files once \`npx pinbot schemas\` has written schemas/ with your plugins: point their first line at ../schemas/bot.schema.json)`);
     const doc = docRef('plugins.md');
-    out.push('', 'Use it in a bot, e.g. ' + `${config.bots.dir}/${name}-demo.yaml:`, '', exampleBot(name, schemaRef('bot.schema.json', config.bots.dir)), `Then: npx pinbot bots validate, and ${startCommand()}.${doc ? ` See ${doc}.` : ''}`);
+    out.push('', 'Use it in a bot, e.g. ' + `${config.bots.dir}/${name}-demo.yaml:`, '', exampleBot(name, schemaRef('bot.schema.json', config.bots.dir)), `Then: npx pinbot bots validate, and ${startCommand()} (restart it if it is running: plugins load at start).${doc ? ` See ${doc}.` : ''}`);
     process.stdout.write(out.join('\n') + '\n');
   });
 

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { hintFor } from '../util/suggest.js';
 import type { LoadedScenario } from '../scenario/load.js';
 import { runPlan } from '../scenario/run-plan.js';
@@ -16,6 +16,9 @@ const positive = (v: string) => {
 /** Exit codes: 0 all passed, 1 a scenario failed, 2 nothing ran (a file is invalid, none found or selected). */
 const EXIT_FAILED = 1;
 const EXIT_INVALID = 2;
+
+/** A file for each report format, for hints. */
+const REPORT_EXAMPLE = { junit: 'reports/scenarios.xml', tap: 'reports/scenarios.tap', json: 'reports/scenarios.json' } as const;
 
 /** Why `--grep` / `--tag` selected no scenario, with the tags that exist. Internal. */
 export function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: string[]): string {
@@ -87,7 +90,16 @@ export function registerScenarioCommands(program: Command): void {
     .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
     .option('--keep', "leave each failed scenario's server and data up until Ctrl-C (its curl lines then work); runs in this process")
     .option('--allow-outside-root', 'let scenarios read fragments, bot and plugin files outside their project root (trusted scenarios only)')
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean }) => {
+    // `--junit` is what people try first; commander alone would say "unknown option" with no
+    // way forward, so these hidden flags exist only to name the --reporter that does it
+    .addOption(new Option('--junit [file]').hideHelp())
+    .addOption(new Option('--tap [file]').hideHelp())
+    .addOption(new Option('--json [file]').hideHelp())
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean; junit?: string | true; tap?: string | true; json?: string | true }) => {
+      for (const name of ['junit', 'tap', 'json'] as const) {
+        const given = opts[name];
+        if (given !== undefined) throw new InvalidArgumentError(`--${name} is not an option: write --reporter ${name}=${typeof given === 'string' ? given : REPORT_EXAMPLE[name]} for a ${name} report in a file (or --reporter ${name} for stdout)`);
+      }
       const { loadAll, readKeysFile, runAll, scenarioFiles, selectScenarios } = await import('../scenario/run-all.js');
       const { consoleReporter, fileReporter, REPORTERS } = await import('../scenario/reporters/index.js');
       const { preferRamTempDir } = await import('../scenario/temp-dir.js');

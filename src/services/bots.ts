@@ -5,6 +5,7 @@ import { AdminError } from '../admin/commands.js';
 import type { Config } from '../config/schema.js';
 import { checkSchemaName } from '../store/postgres/pg-schema.js';
 import { parseDuration } from '../util/duration.js';
+import { suggest } from '../util/suggest.js';
 import { BotHost, readTraces, type Trace, watchBots } from '../runtime/index.js';
 import { pluginHostOf } from './registry.js';
 import { embeddedHostDeps } from './bot-deployment.js';
@@ -91,7 +92,11 @@ export function createBotsService(): ServerService {
       // with several processes, a history in memory here is current only while the bot runs here
       const here = ctxRef?.postgres && !host?.runner(name) ? undefined : host?.traces(name, limit);
       const traces = here ?? (ctxRef ? await storedTraces(ctxRef, name, limit) : undefined);
-      if (!traces) throw new AdminError(`no bot named ${name} has traces; see \`pinbot bots list\``);
+      if (!traces) {
+        // `tip_jar` for `tip-jar`: name the bot that was meant
+        const like = suggest(name, (host?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
+        throw new AdminError(`no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``);
+      }
       return { bot: name, traces };
     },
   };

@@ -60,7 +60,7 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<Registry> 
   const registry = createRegistry();
   if (o.safe) {
     o.log.warn('safe mode: no plugins are loaded (bots that use plugin entries are invalid until pinbot starts without --safe)');
-    return registry.freeze();
+    return registry.markPluginsOff('safe mode (serve --safe) loads no plugins: start pinbot without --safe').freeze();
   }
   const projectDir = resolve(o.projectDir ?? '.');
   const dir = o.pluginsDir === false ? undefined : resolve(projectDir, typeof o.pluginsDir === 'string' ? o.pluginsDir : o.config.plugins.dir);

@@ -120,6 +120,8 @@ describe('dry run', () => {
     expect(traces[0]).toMatchObject({ outcome: 'dry_run', steps: [{ status: 'done' }, { status: 'dry_run' }, { status: 'dry_run' }] });
     const [conv] = (await alice.conversations.list()).conversations;
     expect((await alice.conversations.messages(conv!.id)).messages).toHaveLength(1);
-    await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow('no bot named nobody has traces');
+    await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow('no bot named nobody has traces; see `pinbot bots list`');
+    // a near miss names the bot that was meant
+    await expect(callAdmin(data, 'bots.trace', { name: 'chaty' })).rejects.toThrow('no bot named chaty has traces; did you mean "chatty"? see `pinbot bots list`');
   });
 });

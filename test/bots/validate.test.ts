@@ -40,6 +40,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['a literal amount that is not one', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: abc }\n`, /rules\.0\.do\.0\.send_money\.amount: amount "abc" is not a positive number with at most 2 decimals/],
     ['an unknown top-level key', `${head}  - on: startup\n    do: [{ log: hi }]\npoll_every: 5s\n`, /^bot\.yaml:6:1: poll_every: unknown key "poll_every" — did you mean "poll"\?/],
     ['a misspelt trigger', `${head}  - on: transfer.recieved\n    do: [accept]\n`, /^bot\.yaml:4:9: rules\.0\.on: unknown trigger "transfer\.recieved" — did you mean "transfer\.received"\?/],
+    ['a trigger misspelt before its dot', `${head}  - on: mesage.received\n    do: [accept]\n`, /^bot\.yaml:4:9: rules\.0\.on: unknown trigger "mesage\.received" — did you mean "message\.received"\?/],
     ['a misspelt bare action', `${head}  - on: transfer.received\n    do:\n      - acept\n`, /^bot\.yaml:6:9: rules\.0\.do\.0: unknown action "acept" — did you mean "accept"\?/],
     ['a misspelt action key', `${head}  - on: transfer.received\n    do:\n      - replay: hi\n`, /^bot\.yaml:6:9: rules\.0\.do\.0\.replay: unknown action "replay" — did you mean "reply"\?/],
     ['a misspelt event field', `${head}  - on: transfer.received\n    if: { amout: { max: 5 } }\n    do: [accept]\n`, /^bot\.yaml:5:11: rules\.0\.if\.amout: unknown condition or event field "amout" for transfer\.received events — did you mean "amount"\?/],

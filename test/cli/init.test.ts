@@ -59,6 +59,8 @@ describe('pinbot init', () => {
   it('git ignores data and keys; CI runs what package.json names; no bot reads the environment', () => {
     const ignore = read('.gitignore').split('\n');
     for (const line of ['node_modules/', 'data/', 'keys.yaml', '*.keys.yaml', '.env']) expect(ignore).toContain(line);
+    // the tarball CI installs pinbot from, while pinbot is not on the registry (getting-started.md "CI")
+    expect(ignore.indexOf('!vendor/*.tgz')).toBeGreaterThan(ignore.indexOf('*.tgz'));
     const ci = read('.github/workflows/pinbot.yml');
     const scripts = Object.keys(JSON.parse(read('package.json')).scripts);
     for (const m of ci.matchAll(/npm run (\w+)/g)) expect(scripts).toContain(m[1]);
@@ -94,7 +96,7 @@ describe('pinbot init', () => {
     // `npm test -- FILE` would hand FILE to the scenario runner of this project's test script
     expect(r.out).toContain('(its test: npx vitest run plugins/dice.test.ts)');
     expect(r.out).toContain('# yaml-language-server: $schema=../node_modules/pinbot/schemas/bot.schema.json');
-    expect(r.out).toContain('Then: npx pinbot bots validate, and npm start. See node_modules/pinbot/docs/plugins.md.');
+    expect(r.out).toContain('Then: npx pinbot bots validate, and npm start (restart it if it is running: plugins load at start). See node_modules/pinbot/docs/plugins.md.');
     expect(r.out).not.toContain('warning:');
     rmSync(join(project, 'plugins/dice.ts'));
     rmSync(join(project, 'plugins/dice.test.ts'));

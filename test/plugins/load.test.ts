@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { formatPluginProblem } from '../../src/plugin-api/collect.js';
+import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import type { Registry } from '../../src/runtime/contract/registry.js';
 import { buildRegistry, pluginHostOf } from '../../src/services/registry.js';
@@ -113,12 +114,21 @@ describe('loading plugins', () => {
     expect(problems).toEqual([expect.stringMatching(/^b\.yaml:7:9: rules\.0\.do\.1\.strict\.hi: unknown action "strict\.hi" — the plugin strict \(plugins\/strict\.ts\) did not load: invalid settings: plugins\.config\.strict\.questions: expected an array$/)]);
   });
 
+  it('a bot naming a plugin that is not loaded is told plugins load at start (a file added while serve runs)', () => {
+    // `pinbot plugins new dice` while `npm start` runs: the bot reload sees dice.greet, the
+    // plugins loaded at start do not have it; the hint must say to restart, not list built-ins
+    const bot = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - dice.greet: { name: x }\n';
+    expect(loadBot('b.yaml', bot, { registry: createRegistry().freeze() }).problems.map(formatProblem)).toEqual([
+      'b.yaml:6:9: rules.0.do.0.dice.greet: unknown action "dice.greet" — no plugin named dice is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding dice, or check the name',
+    ]);
+  });
+
   it('safe mode (serve --safe) loads no plugin: bots using one are invalid', async () => {
     const safe = await buildRegistry({ config: loadConfig(join(dir, 'config.yaml')), log: pino({ level: 'silent' }), projectDir: dir, safe: true });
     expect(pluginHostOf(safe)).toBeUndefined();
     expect([...safe.actions.keys()].filter((n) => n.includes('.'))).toEqual([]);
     const bot = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { to: me }\n';
-    expect(loadBot('b.yaml', bot, { registry: safe }).problems.map(formatProblem)).toEqual([expect.stringContaining('unknown action "good.hi"')]);
+    expect(loadBot('b.yaml', bot, { registry: safe }).problems.map(formatProblem)).toEqual([expect.stringContaining('unknown action "good.hi" — safe mode (serve --safe) loads no plugins: start pinbot without --safe')]);
   });
 
   it('schemas of plugin actions are in the bot schema (editors complete them)', () => {

@@ -39,6 +39,18 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     expect(readFileSync(join(tmp.dir, 'r.tap'), 'utf8')).toMatch(/^TAP version 14\n1\.\.2\n/);
   });
 
+  it.concurrent('--junit (what people try first) names the --reporter to write; a bad argument is one line, no stack', async () => {
+    const d = dir('junit-flag', { 'a.yaml': ok });
+    const r = await pinbot(['scenario', 'run', d, '--junit']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('pinbot: --junit is not an option: write --reporter junit=reports/scenarios.xml for a junit report in a file (or --reporter junit for stdout)\n');
+    expect((await pinbot(['scenario', 'run', d, '--tap', 'r.tap'])).stderr).toContain('write --reporter tap=r.tap for a tap report');
+    const s = await pinbot(['scenario', 'run', d, '--server', 'http://127.0.0.1:9']);
+    expect(s.code).toBe(1);
+    expect(s.stderr).toBe('pinbot: --server and --keys go together: --server URL --keys keys.yaml\n');
+  });
+
   it.concurrent('invalid files: every problem with file:line:col, nothing runs, exit 2', async () => {
     const d = dir('invalid', { 'a.yaml': ok, 'b.yaml': 'name: x\nusers: { alice: {} }\nsteps:\n  - as: alise\n    request: GET /me\n  - reqest: GET /me\n' });
     const xml = join(tmp.dir, 'never.xml');

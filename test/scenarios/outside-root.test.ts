@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../src/scenario/load.js';
 import { projectRoot } from '../../src/scenario/project-root.js';
@@ -77,7 +77,8 @@ describe('scenario files read nothing outside their project root', () => {
     const run = (...extra: string[]) => spawnSync(process.execPath, ['bin/pinbot.js', 'scenario', 'validate', ...extra, file], { encoding: 'utf8' });
     const refused = run();
     expect(refused.status).toBe(2);
-    expect(refused.stderr).toContain(`${file}:4:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root`);
+    // the CLI names files as given relative to the working directory (run-all.ts)
+    expect(refused.stderr).toContain(`${relative(process.cwd(), file)}:4:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root`);
     const allowed = run('--allow-outside-root');
     expect(allowed.stderr).toBe('');
     expect(allowed.status).toBe(0);

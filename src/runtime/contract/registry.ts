@@ -1,3 +1,4 @@
+import { suggest } from '../../util/suggest.js';
 import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from './types.js';
 
 /** Names of plugin entries are `plugin.name`; built-ins are plain words. */
@@ -62,6 +63,16 @@ export class Registry {
     return this;
   }
 
+  /** Why no plugin is loaded at all (safe mode), told to every bot naming a plugin entry. */
+  pluginsOff: string | undefined;
+
+  /** Notes that this registry loads no plugin, and why (`serve --safe`). */
+  markPluginsOff(why: string): this {
+    if (this.frozen) throw new Error('cannot turn plugins off: the registry is frozen');
+    this.pluginsOff = why;
+    return this;
+  }
+
   /** Plugins that did not load before saying their name: `plugins/x.ts: syntax error …`. */
   readonly unnamedFailures: string[] = [];
 
@@ -80,12 +91,18 @@ export class Registry {
   whyUnavailable(name: string): string | undefined {
     const dot = name.indexOf('.');
     if (dot <= 0) return undefined;
-    const known = this.unavailable.get(name.slice(0, dot));
-    if (known || !this.unnamedFailures.length) return known;
-    const ns = `${name.slice(0, dot)}.`;
+    const plugin = name.slice(0, dot);
+    const known = this.unavailable.get(plugin) ?? this.pluginsOff;
+    if (known) return known;
+    const ns = `${plugin}.`;
     // a loaded plugin has this name: a typo of one of its entries (the usual hint says which)
-    if ([this.actions, this.conditions, this.triggers].some((m) => [...m.keys()].some((k) => k.startsWith(ns)))) return undefined;
-    return `no plugin named ${name.slice(0, dot)} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
+    if ([this.actions, this.conditions, this.triggers, this.sources].some((m) => [...m.keys()].some((k) => k.startsWith(ns)))) return undefined;
+    if (this.unnamedFailures.length) return `no plugin named ${plugin} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
+    // a typo of a built-in or plugin entry (`mesage.received`): the usual "did you mean" says which
+    if (suggest(name, [this.actions, this.conditions, this.triggers].flatMap((m) => [...m.keys()]))) return undefined;
+    // The usual case: a plugin file added while the server runs (`pinbot plugins new` then a
+    // bot using it), which the bot reload sees but the plugins loaded at start do not have.
+    return `no plugin named ${plugin} is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding ${plugin}, or check the name`;
   }
 
   addSource(def: SourceDef): this {
