@@ -5,7 +5,7 @@ import { systemClock } from '../src/clock/clock.js';
 import { createScheduler } from '../src/clock/scheduler.js';
 import { createRegistry } from '../src/runtime/builtins/index.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { botStateStores } from '../src/services/state-stores.js';
+import { fileBotStorage } from '../src/services/bot-storage.js';
 import type { BenchUser, UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
 import { echoBot, FIVE_TRIGGERS, pct, sleep } from './harness/bots-kit.js';
@@ -135,7 +135,7 @@ export default defineBench({
       const { f, counts } = countingFetch();
       const stateDir = join(tmp.dir, 'client', 'bots');
       const log = pino({ level: 'silent' });
-      const host = new BotHost({ registry: createRegistry(), log, clock: systemClock, scheduler: createScheduler(systemClock), stateDir, stateStores: botStateStores({ stateDir }), files: [file], server: srv.url, client: { fetch: f } });
+      const host = new BotHost({ registry: createRegistry(), log, clock: systemClock, scheduler: createScheduler(systemClock), stateDir, storage: fileBotStorage({ stateDir }), files: [file], server: srv.url, client: { fetch: f } });
       try {
         await callGrant(srv.url, dataDir, senders);
         await host.start();

@@ -13,7 +13,7 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser, findUser } from '../src/domain/users/users.js';
 import { createRegistry } from '../src/runtime/builtins/index.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../src/services/embedded-identity.js';
+import { embeddedHostDeps } from '../src/services/bot-deployment.js';
 import { startServer } from '../src/server.js';
 
 const [mode = 'throughput', a = '', b = ''] = process.argv.slice(2);

@@ -9,7 +9,7 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { grantMoney } from '../src/domain/wallet/grants.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../src/services/embedded-identity.js';
+import { embeddedHostDeps } from '../src/services/bot-deployment.js';
 import { buildRegistry } from '../src/services/registry.js';
 import { ubiService } from '../src/services/ubi.js';
 import { loadAll, runAll } from '../src/scenario/run-all.js';

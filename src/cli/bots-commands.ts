@@ -98,7 +98,7 @@ export function registerBotCommands(program: Command): void {
       throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
     }
     // the runtime is loaded by the commands that run bots, not by validate or list
-    const [{ BotHost }, { botStateStores }] = await Promise.all([import('../runtime/index.js'), import('../services/state-stores.js')]);
+    const [{ BotHost }, { fileBotStorage }] = await Promise.all([import('../runtime/index.js'), import('../services/bot-storage.js')]);
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
@@ -116,7 +116,7 @@ export function registerBotCommands(program: Command): void {
       clock: systemClock,
       scheduler,
       stateDir,
-      stateStores: botStateStores({ stateDir }),
+      storage: fileBotStorage({ stateDir }),
       files: explicit ? files : undefined,
       dir,
       server: opts.server,

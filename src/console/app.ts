@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { iso } from '../clock/clock.js';
@@ -7,18 +7,15 @@ import { VirtualClock } from '../clock/virtual-clock.js';
 import { Users, type User } from '../domain/users/users.js';
 import type { BotStatus, Trace } from '../runtime/index.js';
 import type { PluginReport } from '../plugin-api/host.js';
-import type { ServerContext } from '../services/types.js';
-import type { ConsoleAccess, ConsoleSession } from './access.js';
-import type { ActAs, ActedRequest } from './act-as.js';
+import type { ConsoleSession } from './access.js';
+import type { ActedRequest } from './act-as.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import type { LiveFeed } from './live.js';
 import { botBody, botsBody } from './pages-bots.js';
-import { clockBody, pluginsBody, recordBody, type JobRun } from './pages-misc.js';
+import { clockBody, pluginsBody } from './pages-misc.js';
+import { recordAndScenarioRoutes, type Handler } from './routes-record.js';
+import type { ConsoleState } from './console-state.js';
 import { userBody, usersBody } from './pages-users.js';
-import { scenariosBody, type ScenarioRunState } from './pages-scenarios.js';
-import type { ScenarioPort } from './scenario-port.js';
-import { writeScenarioYaml, type RecordedStep } from './recorder.js';
 import { cookieOf, COOKIE, crossSite, hostOf, isLoopback, SECURITY_HEADERS, setSessionCookie } from './security.js';
 import { loadUserView } from './user-view.js';
 
@@ -27,29 +24,11 @@ const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; ch
 /** An id of the API in a console path (nothing else reaches an /api/v1 path). */
 const API_ID = /^[a-z]{3,5}_[0-9a-z]{4,40}$/;
 const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const FILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Steps a recording holds at most (a scenario longer than this is better written in parts). */
 const MAX_RECORDED = 1000;
 
-/** What the console's pages use: the server, its access, feed, acting and recording. */
-export interface ConsoleState {
-  ctx: ServerContext;
-  access: ConsoleAccess;
-  live: LiveFeed;
-  act: ActAs;
-  jobs: JobRun[];
-  recording: { on: boolean; steps: RecordedStep[]; startIso?: string };
-  /** Where recorded scenarios are saved. */
-  scenariosDir: string;
-  /** Runs the project's scenarios (absent: not offered). */
-  scenarios?: ScenarioPort;
-  /** The scenario run shown (one at a time). */
-  scenarioRun?: ScenarioRunState;
-  /** Only requests naming a loopback host are served (the server listens on loopback): no DNS rebinding. */
-  loopbackOnly?: boolean;
-}
+export type { ConsoleState } from './console-state.js';
 
-type Handler = (req: Request, res: Response, s: ConsoleSession) => Promise<void> | void;
 
 /** The session of a request (set by the sign-in check). Internal. */
 const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
@@ -239,64 +218,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   moveClock('clock.advance', 'duration');
   moveClock('clock.set', 'iso');
 
-  // recording
-  const yamlOf = () =>
-    writeScenarioYaml({
-      name: 'recorded in the console',
-      steps: st.recording.steps,
-      startIso: st.recording.startIso,
-      userByPin: (p) => st.ctx.store.read.col(Users).one('pin', p),
-    });
-  get('/console/record', (req, res, s) => send(req, res, s, 'Record', 'record', recordBody({ recording: st.recording.on, count: st.recording.steps.length, yaml: st.recording.steps.length ? yamlOf() : '' }, s)));
-  get('/console/record.yaml', (_req, res) => {
-    res.setHeader('Content-Disposition', 'attachment; filename="recorded.yaml"');
-    res.type('text/yaml').send(yamlOf());
-  });
-  post('/console/record/start', (_req, res, s) => {
-    if (!st.recording.on) st.recording = { on: true, steps: [], startIso: st.ctx.clock.virtual ? iso(st.ctx.clock.now()) : undefined };
-    back(res, s, '/console/record', true, 'recording: act as users (Users), move the clock (Clock), then come back here to save');
-  });
-  post('/console/record/stop', (_req, res, s) => {
-    st.recording.on = false;
-    back(res, s, '/console/record', true, `stopped: ${st.recording.steps.length} steps recorded`);
-  });
-  post('/console/record/clear', (_req, res, s) => {
-    st.recording = { on: false, steps: [] };
-    back(res, s, '/console/record', true, 'cleared');
-  });
-  post('/console/record/save', (req, res, s) => {
-    const name = String((req.body as Record<string, string>).file ?? '').trim().replace(/\.ya?ml$/, '');
-    if (!FILE_NAME.test(name)) return void back(res, s, '/console/record', false, 'file name: lower-case letters, digits, - and _ (e.g. tip-jar-recorded); it is saved as NAME.yaml in the scenarios folder');
-    if (!st.recording.steps.length) return void back(res, s, '/console/record', false, 'nothing recorded yet');
-    const file = join(st.scenariosDir, `${name}.yaml`);
-    if (existsSync(file)) return void back(res, s, '/console/record', false, `${relative(process.cwd(), file) || file} exists; choose another name`);
-    mkdirSync(st.scenariosDir, { recursive: true });
-    writeFileSync(file, yamlOf(), { flag: 'wx' });
-    back(res, s, '/console/record', true, `saved ${relative(process.cwd(), file)}; replay it under Scenarios, or with: npx pinbot scenario run ${relative(process.cwd(), file)}`);
-  });
-
-  // scenarios: run a file of the project and watch its steps
-  get('/console/scenarios', (req, res, s) => send(req, res, s, 'Scenarios', 'scenarios', scenariosBody({ files: st.scenarios?.files(), run: st.scenarioRun }, s)));
-  post('/console/scenarios/run', (req, res, s) => {
-    const file = String((req.body as Record<string, string>).file ?? '');
-    if (!st.scenarios) return void back(res, s, '/console/scenarios', false, 'running scenarios needs pinbot serve');
-    // only a file the project lists: a form never names an arbitrary path
-    if (!st.scenarios.files().includes(file)) return void back(res, s, '/console/scenarios', false, `${file} is not a scenario file of this project`);
-    if (st.scenarioRun && !st.scenarioRun.end) return void back(res, s, '/console/scenarios', false, `${st.scenarioRun.file} is still running; wait for it to end`);
-    const run: ScenarioRunState = { file, steps: [] };
-    st.scenarioRun = run;
-    void st.scenarios
-      .run(file, (step) => {
-        run.steps.push(step);
-        st.live.changed('scenario');
-      })
-      .catch((err: Error) => ({ status: 'failed' as const, error: err.message }))
-      .then((end) => {
-        run.end = end;
-        st.live.changed('scenario');
-      });
-    back(res, s, '/console/scenarios', true, `running ${file}`);
-  });
+  recordAndScenarioRoutes({ st, get, post, send, back });
 
   // plugins
   get('/console/plugins', async (req, res, s) => {

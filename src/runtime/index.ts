@@ -36,16 +36,17 @@ export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type 
 // state/: what survives a restart, traces included
 export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
+export { fencedStore } from './state/fenced-store.js';
 export { formatTrace } from './state/trace-format.js';
 
 // bot/: one bot's life
 export { IdentityPending } from './bot/identity.js';
 
 // host/: the bots of a folder
-export { BotHost, type BotStatus } from './host/bot-host.js';
+export { BotHost, type BotStatus, type HostOptions } from './host/bot-host.js';
 export { watchBots } from './host/watcher.js';
 
 export { TRACE_REASONS, isTraceReason, type TraceReason } from './contract/trace-reasons.js';
 
 // ports.ts: what the embedder supplies
-export type { BotPlacement, ChangeFeed, EmbeddedKey, IdentityProvider, InboxFeed, PlacedBots, StateStores } from './ports.js';
+export type { BotPlacement, ChangeFeed, EmbeddedKey, IdentityProvider, InboxFeed, PlacedBots, BotStorage, BotStore } from './ports.js';

@@ -27,19 +27,41 @@ export interface IdentityProvider {
 }
 
 /**
- * Opens the store a bot's state (cursors, inbox, vars) lives in: the server's own store for
- * embedded bots, a store of its own for bots of a remote server.
+ * Where one bot keeps what survives a restart, as the deployment decides (BotStorage.forBot).
+ * The host only asks; it never looks at the driver.
  */
-export interface StateStores {
-  open(kind: 'embedded' | 'remote'): Promise<Store>;
-  close(): Promise<void>;
+export interface BotStore {
   /**
-   * Where a bot's trace history is kept, by bot name (every bot of the host, embedded or
-   * remote). Without it the host keeps traces in `stateDir` (`traces/NAME.jsonl`, and
-   * `remote/traces/` for remote bots). `serve` on PostgreSQL gives one that keeps them in the
-   * database, so a bot's history follows it to whichever process runs it.
+   * Opens the store its state (cursors, inbox, vars) lives in: the server's own store, a store
+   * of its own for a bot of a remote server, or the shared store with every write fenced by the
+   * bot's lease (several processes on one database).
    */
-  traceArchive?(bot: string): TraceArchive;
+  open(): Promise<Store>;
+  /**
+   * Where its trace history is kept: a JSONL file (kept open across restarts of the bot), or an
+   * archive read afresh at each start (on a database, so a bot's history follows it to
+   * whichever process runs it).
+   */
+  traces: { file: string } | { archive: TraceArchive };
+  /** Pushes other processes queue in its inbox (bots shared out between processes). */
+  inbox?: InboxFeed;
+}
+
+/**
+ * The one storage question a host asks per bot. `serve` answers it once for the deployment
+ * (services/: the file store, or PostgreSQL shared by several processes); `pinbot bots run`
+ * answers it with files only.
+ */
+export interface BotStorage {
+  /** Where the bot `name` keeps its state and traces; `remote`: it talks to another server. */
+  forBot(name: string, o: { remote: boolean }): BotStore;
+  /**
+   * The store shared by every process, where a push for a bot that runs in another process is
+   * queued (in its inbox). Only deployments that share bots out between processes have one.
+   */
+  shared?(): Promise<Store>;
+  /** Closes the stores it opened for the bots (not the server's own). */
+  close(): Promise<void>;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { AdminCommand } from '../admin/commands.js';
@@ -7,11 +6,10 @@ import type { Config } from '../config/schema.js';
 import { checkSchemaName } from '../store/postgres/pg-schema.js';
 import { parseDuration } from '../util/duration.js';
 import { suggest } from '../util/suggest.js';
-import { systemClock } from '../clock/clock.js';
 import { BotHost, readTraces, type Trace, watchBots } from '../runtime/index.js';
-import { BotLeasing } from './bot-leases.js';
 import { pluginHostOf } from './registry.js';
-import { embeddedHostDeps } from './embedded-identity.js';
+import { embeddedHostDeps } from './bot-deployment.js';
+import { traceFile } from './bot-storage.js';
 import { readPgTraces } from './pg-traces.js';
 import type { ServerContext, ServerService } from './types.js';
 
@@ -21,8 +19,8 @@ const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The traces of a bot from its history files (the bot need not run). Internal. */
 export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
   if (!BOT_NAME.test(name)) return undefined;
-  const local = readTraces(join(stateDir, 'traces', `${name}.jsonl`), limit);
-  const remote = readTraces(join(stateDir, 'remote', 'traces', `${name}.jsonl`), limit);
+  const local = readTraces(traceFile(stateDir, name, false), limit);
+  const remote = readTraces(traceFile(stateDir, name, true), limit);
   const all = [...local, ...remote].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(-limit);
   return all.length ? all : undefined;
 }
@@ -112,6 +110,8 @@ export function createBotsService(): ServerService {
       const log = ctx.log.child({ service: 'bots' });
       const dir = resolve(config.bots.dir);
       const stateDir = join(ctx.dataDir, 'bots');
+      // the deployment (file store, or several processes on one database) is decided there, once
+      const deps = embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres, lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 } });
       host = new BotHost({
         registry: ctx.registry,
         log,
@@ -119,19 +119,16 @@ export function createBotsService(): ServerService {
         scheduler: ctx.scheduler,
         stateDir,
         dir,
-        ...embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres }),
+        ...deps,
         envAllow: config.bots.env_allow,
         onTrace: ctx.signals && ((t) => ctx.signals!.emit('trace', t)),
         allowedServers: config.bots.allowed_servers,
         dryRun: ctx.dryRun,
         stepTimeoutMs: parseDuration(config.runtime.step_timeout),
         safetyPollMs: parseDuration(config.runtime.safety_poll),
-        // several processes on one database share the bots out: leases live in it, and process
-        // liveness is wall time whatever the bots' clock (docs/scaling.md)
-        placement: ctx.postgres ? new BotLeasing({ store: ctx.store, clock: systemClock, log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000, label: `${hostname()}:${process.pid}` }) : undefined,
       });
-      // pushes (plugins' push sources) for bots running in other processes go through the database
-      const plugins = ctx.postgres ? pluginHostOf(ctx.registry) : undefined;
+      // pushes (plugins' push sources) for bots placed in other processes go through the shared store
+      const plugins = deps.placement ? pluginHostOf(ctx.registry) : undefined;
       const running = host;
       plugins?.relayTo({ push: (trigger, event, only) => running.pushElsewhere(trigger, event, only), listeners: (trigger) => running.listenersElsewhere(trigger) });
       unrelay = () => plugins?.relayTo(undefined);

@@ -1,16 +1,11 @@
 import { join } from 'node:path';
-import type pg from 'pg';
 import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
 import { createUser, findUser, Users, type User } from '../domain/users/users.js';
 import { normalizePin } from '../util/pin.js';
 import type { ReadView, Store } from '../store/core/types.js';
-import { type ChangeFeed, IdentityPending, type IdentityProvider, type InboxFeed, type StateStores } from '../runtime/index.js';
-import { inboxFeed } from './inbox-feed.js';
-import { userChanges } from './user-changes.js';
-import { botStateStores } from './state-stores.js';
-import { fileKeyVault, storeKeyVault, type KeyVault } from './bot-key-vault.js';
-import { pgTraceArchive } from './pg-traces.js';
+import { IdentityPending, type IdentityProvider } from '../runtime/index.js';
+import { fileKeyVault, type KeyVault } from './bot-key-vault.js';
 
 /** Whether `as:` names this user: its PIN, or its display name (trimmed, any case). Internal. */
 const names = (u: User, as: string) => u.pin_code === normalizePin(as) || u.display_name.trim().toLowerCase() === as.trim().toLowerCase();
@@ -83,34 +78,5 @@ export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: str
       return task;
     },
     ...(vault.isBotUser ? { isBotUser: vault.isBotUser } : {}),
-  };
-}
-
-/**
- * What a BotHost inside a server is given: the embedded server (its URL, identity provider and
- * the feed of changes by user that wakes its bots) and the bots' state stores (the server's own
- * store; a file store for remote bots). With `postgres` (the server's store is that database,
- * shared by several processes) bots' keys are kept in the store (`bot_keys`) and their traces
- * in `<schema>.bot_traces`, so a bot keeps both whichever process runs it; otherwise both are
- * files under `stateDir` (`keys/`, `traces/`).
- *
- * @example new BotHost({ ...embeddedHostDeps({ store, env, url, stateDir, postgres: ctx.postgres }), registry, log, clock, scheduler, stateDir, dir })
- */
-export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string; stateDir: string; postgres?: { pool: pg.Pool; schema: string } }): {
-  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed; inbox?: InboxFeed };
-  stateStores: StateStores;
-} {
-  const pgdb = o.postgres;
-  const vault = pgdb ? storeKeyVault(o.store) : undefined;
-  const stateStores = botStateStores({ embedded: o.store, stateDir: o.stateDir });
-  return {
-    embedded: {
-      url: o.url,
-      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys'), vault }),
-      changes: userChanges(o.store),
-      // shared out between processes: pushes other processes queue for this one's bots
-      inbox: pgdb ? inboxFeed(o.store) : undefined,
-    },
-    stateStores: pgdb ? { ...stateStores, traceArchive: (bot) => pgTraceArchive(pgdb.pool, pgdb.schema, bot) } : stateStores,
   };
 }

@@ -10,9 +10,9 @@ import { createKey } from '../domain/users/keys.js';
 import { createUser } from '../domain/users/users.js';
 import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
-import { BotHost, type BotStatus, PluginStates, type Registry, type Trace } from '../runtime/index.js';
+import { BotHost, type BotStatus, type HostOptions, PluginStates, type Registry, type Trace } from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
-import { embeddedHostDeps } from '../services/embedded-identity.js';
+import { embeddedHostDeps } from '../services/bot-deployment.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { Plugin } from '../plugin-api/types.js';
@@ -60,6 +60,15 @@ export interface TestWorldOptions {
   /** `runtime.step_timeout` of the bots, in ms (default from the config: 10 s). */
   stepTimeoutMs?: number;
   log?: Logger;
+  /**
+   * Bot files written into the bots folder before anything runs, by file name (e.g.
+   * `{ 'echo.yaml': yaml }`); unlike `bots`, they start only with `world.host.start()`.
+   */
+  botFiles?: Record<string, string>;
+  /** `false`: the server runs nothing beside the API (no UBI, no plugins); default both. */
+  services?: false;
+  /** Settings of the bot host that differ (e.g. fast client retries); given last. */
+  hostOptions?: Partial<HostOptions>;
 }
 
 /** What one user can do in the world, as a conversation reads. */
@@ -91,6 +100,8 @@ export interface TestWorld {
   readonly url: string;
   /** The server's data directory (in a temp directory that `close` removes). */
   readonly dataDir: string;
+  /** The folder the bots are read from (beside `dataDir`). */
+  readonly botsDir: string;
   readonly users: Readonly<Record<string, WorldUser>>;
   readonly host: BotHost;
   /**
@@ -139,6 +150,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const dataDir = join(dir, 'data');
   const botsDir = join(dir, 'bots');
   mkdirSync(botsDir, { recursive: true });
+  for (const [f, text] of Object.entries(o.botFiles ?? {})) writeFileSync(join(botsDir, basename(f)), text);
   const log = o.log ?? pino({ level: 'silent' });
   const config = configFrom(o.config ?? {});
   const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
@@ -150,7 +162,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
   }
   // the test runner reports stray errors itself: no process guard in a test world
-  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: [ubiService(), pluginsService({ processGuard: false })] });
+  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: o.services === false ? [] : [ubiService(), pluginsService({ processGuard: false })] });
   let server: RunningServer;
   try {
     server = await serve();
@@ -170,6 +182,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       dir: botsDir,
       jitter: false,
       stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
+      ...o.hostOptions,
     });
   let host = botHost();
   const users: Record<string, WorldUser> = {};
@@ -188,6 +201,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     },
     clock,
     dataDir,
+    botsDir,
     get url() {
       return server.url;
     },

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/domain/users/keys.js';
-import { botStateStores } from '../../src/services/state-stores.js';
+import { fileBotStorage } from '../../src/services/bot-storage.js';
 import { tracesFromFiles } from '../../src/services/bots.js';
 import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
@@ -21,7 +21,7 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
     writeFileSync(local, 'name: local\nas: Alice\nrules:\n  - on: message.received\n    do:\n      - reply: x\n');
     const stateDir = join(w.dir, 'client-data', 'bots');
     const host = () =>
-      testHost({ clock: w.clock, scheduler: w.server.scheduler, stateDir, stateStores: botStateStores({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key } });
+      testHost({ clock: w.clock, scheduler: w.server.scheduler, stateDir, storage: fileBotStorage({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key } });
     const h1 = host();
     const report = await h1.start();
     expect(report.find((r) => r.name === 'local')).toMatchObject({ status: 'invalid', problems: [expect.stringContaining('as: works only with the embedded server')] });

@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
 import type { BotPlacement, PlacedBots } from '../../src/runtime/ports.js';
 import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/state/traces.js';
-import { embeddedHostDeps, embeddedIdentity } from '../../src/services/embedded-identity.js';
+import type { BotStorage } from '../../src/runtime/ports.js';
+import { embeddedHostDeps } from '../../src/services/bot-deployment.js';
+import { fileBotStorage } from '../../src/services/bot-storage.js';
+import { embeddedIdentity } from '../../src/services/embedded-identity.js';
 import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 const trace = (i: number): Trace => ({
@@ -90,8 +93,14 @@ rules:
     do: [{ reply: "echo!" }]
 `;
 
+/** The world's bot storage, with every bot's traces kept in the archive `archiveOf` gives (no file). */
+function archivedStorage(w: BotWorld, archiveOf: (bot: string) => TraceArchive): BotStorage {
+  const files = fileBotStorage({ embedded: w.server.store, stateDir: join(w.dir, 'data', 'bots') });
+  return { ...files, forBot: (name, o) => ({ ...files.forBot(name, o), traces: { archive: archiveOf(name) } }) };
+}
+
 /** A host over the world's server running one bot file of it, with the given dependencies. */
-function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 'stateStores' | 'placement'>): BotHost {
+function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 'storage' | 'placement'>): BotHost {
   return testHost({
     clock: w.server.clock,
     scheduler: w.server.scheduler,
@@ -112,7 +121,7 @@ describe('the host and its dependencies', () => {
     const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
     host = hostOf(w, 'echo.yaml', {
       embedded: { ...deps.embedded, identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id } },
-      stateStores: { ...deps.stateStores, traceArchive: (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!) },
+      storage: archivedStorage(w, (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!)),
     });
     await host.start();
     await host.runner('echo')!.started;
@@ -146,7 +155,7 @@ describe('a bot that leaves this process and comes back', () => {
       fence: () => () => undefined,
       stop: async () => undefined,
     };
-    host = hostOf(w, 'up.yaml', { ...deps, stateStores: { ...deps.stateStores, traceArchive: () => shared }, placement });
+    host = hostOf(w, 'up.yaml', { ...deps, storage: archivedStorage(w, () => shared), placement });
     await host.start();
     await host.runner('up')!.started;
     await host.runner('up')!.idle();

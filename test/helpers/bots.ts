@@ -1,17 +1,16 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { createClient, type Client } from '../../src/client/client.js';
-import { configFrom } from '../../src/config/load.js';
 import type { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser, type User } from '../../src/domain/users/users.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../../src/services/embedded-identity.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { tempDir } from './api.js';
+import { embeddedHostDeps } from '../../src/services/bot-deployment.js';
+import type { RunningServer } from '../../src/server.js';
+import { createTestWorld } from '../../src/testing/world.js';
 
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
 
@@ -48,40 +47,26 @@ export interface BotWorld {
 
 /**
  * A real embedded server (virtual clock at T0, temp data dir, no default services) and a bot
- * host over a temp bots folder, with fast retries and no poll jitter.
+ * host over a temp bots folder, with fast retries and no poll jitter: the test kit's world
+ * (createTestWorld) with these settings; the bots start with `w.host.start()`.
  */
 export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: { config?: Record<string, unknown>; host?: Partial<HostOptions>; bots?: Record<string, string> } = {}): Promise<BotWorld> {
-  const tmp = tempDir('pinbot-bots-');
-  const dataDir = join(tmp.dir, 'data');
-  const botsDir = join(tmp.dir, 'bots');
-  mkdirSync(botsDir, { recursive: true });
-  for (const [f, t] of Object.entries(bots)) writeFileSync(join(botsDir, f), t);
-  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
-  const server = await startServer({
-    dataDir,
-    config: configFrom({ rate_limits: { enabled: false }, ...config }),
-    host: '127.0.0.1',
-    port: 0,
-    virtualClock: T0,
-    log,
-    services: [],
+  const world = await createTestWorld({
+    start: T0,
+    config: { rate_limits: { enabled: false }, ...config },
+    log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
+    registry: createRegistry(),
+    services: false,
+    botFiles: bots,
+    // the host's own step timeout (the config's runtime.step_timeout reaches a host only through serve)
+    hostOptions: { stepTimeoutMs: undefined, client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } }, retryBaseMs: 20, ...hostOpts },
   });
-  const host = testHost({
-    log,
-    clock: server.clock,
-    scheduler: server.scheduler,
-    stateDir: join(dataDir, 'bots'),
-    dir: botsDir,
-    ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dataDir, 'bots') }),
-    client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
-    retryBaseMs: 20,
-    ...hostOpts,
-  });
+  const { server, host, botsDir } = world;
   return {
     server,
-    clock: server.clock as VirtualClock,
+    clock: world.clock,
     host,
-    dir: tmp.dir,
+    dir: dirname(world.dataDir),
     botsDir,
     async user(name, balance = 0) {
       const { user, key } = await server.store.transaction((tx) => {
@@ -103,10 +88,6 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
       if (!r) throw new Error(`no bot ${name}: ${JSON.stringify(host.status())}`);
       await r.pollNow();
     },
-    async close() {
-      await host.stop();
-      await server.close();
-      tmp.cleanup();
-    },
+    close: () => world.close(),
   };
 }

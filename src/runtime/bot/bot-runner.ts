@@ -9,6 +9,7 @@ import { PollLoop, type SourceResult } from './poll-loop.js';
 import { BotState, type InboxEntry } from '../state/bot-state.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
+import { setUpTriggers } from './trigger-setup.js';
 import { WakeUps } from './wake-ups.js';
 import { DEFAULT_STEP_TIMEOUT_MS, type RunnerOptions, type RunnerStatus } from './runner-options.js';
 
@@ -181,19 +182,9 @@ export class BotRunner {
       );
     }
     for (const entry of this.state.inbox()) this.dispatch(entry);
-    const ruleIds = (name: string) => bot.rules.filter((r) => r.enabled && r.triggers.some((t) => t.def.name === name));
-    for (const rule of bot.rules.filter((r) => r.enabled)) {
-      for (const t of rule.triggers) {
-        if (!t.def.setup) continue;
-        // the first start is the baseline of what a trigger missed (a schedule's missed fires)
-        let lastFired = this.state.fired(rule.id);
-        if (lastFired === undefined) await this.state.markFired(rule.id, (lastFired = this.o.clock.now()));
-        const emit = (e: Omit<BotEvent, 'at'>, o?: { fired?: number }) => this.emit(e, false, o?.fired === undefined ? undefined : { rule: rule.id, at: o.fired });
-        const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: this.o.scheduler, clock: this.o.clock, emit, push: (e) => this.push(t.def.name, e), log, lastFired }, t.options);
-        if (off) this.cleanups.push(off);
-      }
-    }
-    if (ruleIds('startup').length) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
+    const emit = (e: Omit<BotEvent, 'at'>, fired?: { rule: string; at: number }) => this.emit(e, false, fired);
+    this.cleanups.push(...(await setUpTriggers({ bot, state: this.state, clock: this.o.clock, scheduler: this.o.scheduler, log, emit, push: (trigger, e) => this.push(trigger, e) })));
+    if (bot.rules.some((r) => r.enabled && r.triggers.some((t) => t.def.name === 'startup'))) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
     log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);

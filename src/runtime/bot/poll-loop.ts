@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import { UnauthorizedError } from '../../client/errors.js';
 import type { Release } from '../../clock/clock.js';
+import { Serial } from '../../util/serial.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { Registry } from '../contract/registry.js';
 import type { BotState } from '../state/bot-state.js';
 import type { BotEvent, SourceContext } from '../contract/types.js';
+import { PollTimers } from './poll-timers.js';
 
 /** What one poll of one source found. */
 export interface SourceResult {
@@ -76,18 +78,16 @@ export class PollLoop {
   private readonly inflight = new Set<string>();
   private buffer: Array<{ result: SourceResult; resolve: () => void; reject: (err: unknown) => void }> = [];
   private cancelWindow?: () => void;
-  private cancelTimer?: () => void;
-  private cancelPlain?: () => void;
-  private plainAt = Infinity;
-  private timerAt = Infinity;
-  private timerHeartbeat = false;
-  private chain: Promise<void> = Promise.resolve();
+  private readonly timers: PollTimers;
+  /** Deliveries, one at a time, in order. */
+  private readonly deliveries = new Serial();
   private idleWaiters: Array<() => void> = [];
   private stopped = false;
   private readonly wanted: Set<string>;
 
   constructor(private readonly o: PollLoopOptions) {
     this.sources = [...o.bot.sources];
+    this.timers = new PollTimers(o.ctx.clock, () => this.kick());
     this.wanted = new Set(o.bot.rules.filter((r) => r.enabled).flatMap((r) => r.triggers.map((t) => t.def.name)));
     const now = o.ctx.clock.now();
     const spread = o.jitter === true && !o.ctx.clock.virtual;
@@ -104,10 +104,7 @@ export class PollLoop {
 
   stop(): void {
     this.stopped = true;
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
-    this.cancelPlain?.();
-    this.cancelPlain = undefined;
+    this.timers.stop();
     this.cancelWindow?.();
   }
 
@@ -119,7 +116,7 @@ export class PollLoop {
   wake(sources?: Iterable<string>): void {
     if (this.stopped) return;
     for (const s of sources ?? this.sources) if (this.due.has(s)) this.dirty.add(s);
-    if (this.dirty.size) this.arm(this.o.ctx.clock.now(), false);
+    if (this.dirty.size) this.timers.arm(this.o.ctx.clock.now(), false);
   }
 
   /** Polls every source now and resolves once their results are delivered. */
@@ -146,7 +143,7 @@ export class PollLoop {
     const now = this.o.ctx.clock.now();
     if (this.o.paused?.()) {
       // let the backlog drain: look again in a poll interval
-      this.arm(now + Math.min(...this.sources.map((s) => this.o.intervalOf(s))), false);
+      this.timers.arm(now + Math.min(...this.sources.map((s) => this.o.intervalOf(s))), false);
       return;
     }
     for (const s of this.sources) {
@@ -180,47 +177,7 @@ export class PollLoop {
     }
     // a heartbeat first may never fire on a virtual clock: what must fire later (a source
     // nothing wakes, a backoff) gets a timer of its own
-    this.armPlain(heartbeat && nextPlain > next ? nextPlain : Infinity);
-    // the timer set when a source's poll started stays: a change made while it was polling
-    // (after it read) still lets a virtual clock fire it
-    if (this.cancelTimer && this.timerAt === next && this.timerHeartbeat === heartbeat) return;
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
-    this.timerAt = Infinity;
-    if (next !== Infinity) this.arm(next, heartbeat);
-  }
-
-  /** The ordinary timer behind a heartbeat (Infinity: none). Internal. */
-  private armPlain(at: number): void {
-    if (this.plainAt === at && (at === Infinity || this.cancelPlain)) return;
-    this.cancelPlain?.();
-    this.cancelPlain = undefined;
-    this.plainAt = Infinity;
-    if (at === Infinity || this.stopped) return;
-    this.plainAt = at;
-    this.cancelPlain = this.o.ctx.clock.setTimer(at, () => {
-      this.cancelPlain = undefined;
-      this.plainAt = Infinity;
-      this.kick();
-    });
-  }
-
-  private arm(at: number, heartbeat: boolean): void {
-    if (this.stopped) return;
-    // keep a timer that fires no later, unless it is a heartbeat and this one must fire anyway
-    if (this.cancelTimer && this.timerAt <= at && (heartbeat || !this.timerHeartbeat)) return;
-    this.cancelTimer?.();
-    this.timerAt = at;
-    this.timerHeartbeat = heartbeat;
-    this.cancelTimer = this.o.ctx.clock.setTimer(
-      at,
-      () => {
-        this.cancelTimer = undefined;
-        this.timerAt = Infinity;
-        this.kick();
-      },
-      { heartbeat },
-    );
+    this.timers.set(next, heartbeat, heartbeat && nextPlain > next ? nextPlain : Infinity);
   }
 
   private poll(name: string): void {
@@ -236,7 +193,7 @@ export class PollLoop {
     // the next poll is due an interval after this one started: its timer is set now, before the
     // source reads, so a virtual clock fires it after any change made from here on
     this.due.set(name, started + this.o.intervalOf(name));
-    this.arm(started + this.o.intervalOf(name), (this.failures.get(name) ?? 0) === 0);
+    this.timers.arm(started + this.o.intervalOf(name), (this.failures.get(name) ?? 0) === 0);
     void (async () => {
       try {
         const source = this.o.registry.sources.get(name)!;
@@ -299,9 +256,7 @@ export class PollLoop {
     const batch = this.buffer.splice(0);
     if (batch.length === 0) return;
     const release = this.o.ctx.clock.hold(`bot ${this.o.bot.name}: poll results`);
-    const run = this.chain.then(() => this.o.deliver(batch.map((b) => b.result)));
-    this.chain = run.catch(() => undefined);
-    run.then(
+    this.deliveries.run(() => this.o.deliver(batch.map((b) => b.result))).then(
       () => batch.forEach((b) => b.resolve()),
       (err) => batch.forEach((b) => b.reject(err)),
     ).finally(release);

@@ -9,6 +9,7 @@ import { loadBot } from '../define/loader.js';
 import { TraceLog, type Trace } from '../state/traces.js';
 import { identifyBot } from './bot-identity.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
+import { Serial } from '../../util/serial.js';
 import { HostPlacement } from './placement.js';
 
 export type { BotStatus, HostOptions } from './host-options.js';
@@ -30,7 +31,8 @@ export class BotHost {
   private readonly budgets = new Map<string, RateBudget>();
   /** Users the bots of this host act as (for `ignore_bots`). */
   private readonly botUsers = new Set<string>();
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Reloads and placement changes, one at a time. */
+  private readonly turns = new Serial();
   private stopped = false;
   /** Placement across processes (or none: every bot runs here). */
   private readonly placed: HostPlacement;
@@ -55,15 +57,13 @@ export class BotHost {
     if (!this.o.placement) return report;
     await this.placed.attach();
     // the bots this process got start before it reports
-    await this.chain;
+    await this.turns.idle();
     return this.status();
   }
 
   /** Runs `fn` after the reloads and placement changes before it. Internal. */
   private serialised<T>(fn: () => Promise<T> | T): Promise<T> {
-    const next = this.chain.then(fn);
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.turns.run(fn);
   }
 
   /**
@@ -183,13 +183,12 @@ export class BotHost {
   private async launch(slot: Slot, bot: CompiledBot, firstSpreadMs?: number): Promise<void> {
     const remote = (this.o.server ?? bot.server) !== 'embedded';
     const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
-    const storage = this.placed.storage(bot, remote, this.o.stateStores);
+    const storage = this.o.storage.forBot(bot.name, { remote });
+    const where = storage.traces;
     // a history kept in an archive is read afresh at each start: the bot may have run elsewhere since
-    const archive = this.o.stateStores.traceArchive?.(bot.name);
-    if (archive) await slot.traces?.close();
+    if ('archive' in where) await slot.traces?.close();
     const traceError = (err: unknown) => this.o.log.warn({ bot: bot.name, err }, `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`);
-    const tracesFile = join(this.o.stateDir, remote ? 'remote/traces' : 'traces', `${bot.name}.jsonl`);
-    const traces = archive ? await TraceLog.over(archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(tracesFile, bot.traceLimit));
+    const traces = 'archive' in where ? await TraceLog.over(where.archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(where.file, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
     traces.onAdd = this.o.onTrace;
     slot.traces = traces;
@@ -266,9 +265,9 @@ export class BotHost {
     // the leases go back first (halting the bots), so the other processes take them at once
     await this.placed.stop();
     this.stopped = true;
-    await this.chain;
+    await this.turns.idle();
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
-    await this.o.stateStores.close();
+    await this.o.storage.close();
   }
 }

@@ -6,7 +6,7 @@ import type { FileProblem } from '../../util/yaml-errors.js';
 import type { BotRunner } from '../bot/bot-runner.js';
 import type { Registry } from '../contract/registry.js';
 import type { CompiledBot } from '../define/bot.js';
-import type { BotPlacement, ChangeFeed, IdentityProvider, InboxFeed, StateStores } from '../ports.js';
+import type { BotPlacement, BotStorage, ChangeFeed, IdentityProvider } from '../ports.js';
 import type { Trace, TraceLog } from '../state/traces.js';
 
 /** What a BotHost is given. */
@@ -24,9 +24,9 @@ export interface HostOptions {
    * The server this process serves: bots with `server: embedded` and `as:` use it. With
    * `changes`, its bots are woken by the changes that concern them.
    */
-  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed; inbox?: InboxFeed };
-  /** Where bots keep their state (cursors, inbox, vars; and traces, when it gives `traceArchive`). */
-  stateStores: StateStores;
+  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  /** Where each bot keeps its state, its traces, and hears of pushes queued elsewhere (one question per bot). */
+  storage: BotStorage;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
   server?: string;
   dryRun?: boolean;

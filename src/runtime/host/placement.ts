@@ -1,9 +1,7 @@
-import type { Store } from '../../store/core/types.js';
 import type { BotEvent } from '../contract/types.js';
 import type { CompiledBot } from '../define/bot.js';
-import type { BotPlacement, InboxFeed, StateStores } from '../ports.js';
+import type { BotPlacement } from '../ports.js';
 import { BotState } from '../state/bot-state.js';
-import { fencedStore } from '../state/fenced-store.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
 
 /** What the placement part of a host reads of the host, and the two things it asks it to do. */
@@ -19,17 +17,12 @@ export interface PlacementContext {
   serialised<T>(fn: () => Promise<T> | T): Promise<T>;
 }
 
-/** Where one bot keeps its state and hears of pushes, as the deployment decides. */
-export interface BotStorage {
-  open(): Promise<Store>;
-  inbox?: InboxFeed;
-}
-
 /**
- * Placement across processes, in one file: with a BotPlacement (driver postgres, several
- * processes) a host runs only the bots whose lease it holds, fences every write of their state
- * by the lease, hears of pushes other processes queued for them, queues pushes for the bots
- * that run elsewhere, and reports those as `elsewhere`. Without one, it runs every bot.
+ * Placement across processes, in one file: with a BotPlacement (several processes on one
+ * database) a host runs only the bots whose lease it holds, queues pushes for the bots that run
+ * elsewhere (in the storage's shared store), and reports those as `elsewhere`. Without one, it
+ * runs every bot. Where each bot's state lives (fenced by its lease or not) is the storage's
+ * answer (BotStorage), not this class's.
  */
 export class HostPlacement {
   constructor(private readonly c: PlacementContext) {}
@@ -51,23 +44,6 @@ export class HostPlacement {
   /** After a reload: the bots this process could run. */
   offer(): void {
     this.placement?.offer([...this.c.slots.values()].flatMap((s) => (s.bot?.enabled && this.c.named(s.bot.name) === s ? [s.bot.name] : [])));
-  }
-
-  /**
-   * Where a bot's state lives: shared out between processes, every bot keeps it in the shared
-   * store, fenced by its lease, and hears of the pushes others queue in its inbox; otherwise a
-   * remote bot keeps it in a store of its own.
-   */
-  storage(bot: CompiledBot, remote: boolean, stores: StateStores): BotStorage {
-    const placement = this.placement;
-    const kind = remote && !placement ? 'remote' : 'embedded';
-    return {
-      open: async () => {
-        const store = await stores.open(kind);
-        return placement ? fencedStore(store, placement.fence(bot.name)) : store;
-      },
-      inbox: placement ? this.c.host.embedded?.inbox : undefined,
-    };
   }
 
   /** The status of a valid, enabled bot that does not run here because another process has it. */
@@ -98,7 +74,8 @@ export class HostPlacement {
     const names = this.listenersElsewhere(trigger).filter((n) => onlyBot === undefined || n === onlyBot);
     const out: string[] = [];
     if (names.length === 0) return out;
-    const store = await this.c.host.stateStores.open('embedded');
+    const store = await this.c.host.storage.shared?.();
+    if (!store) throw new Error('bots run in other processes but the storage has no shared store');
     for (const name of names) {
       if (await new BotState(store, name).push(`push:${trigger}`, { ...event, at: this.c.host.clock.now() })) out.push(name);
     }

@@ -129,3 +129,29 @@ function fsyncTree(dir: string): void {
   }
   fsyncFile(dir);
 }
+
+/**
+ * Opens the store of a data directory in the current format: a fresh directory gets its
+ * `format` file; an older one is first copied aside whole (so the upgrade can be undone by
+ * hand), then `upgrade` rewrites it (the store's snapshot, in this format), then its format is
+ * recorded. A failed open or upgrade removes the copy: it changed nothing.
+ */
+export async function openInFormat<S>(dir: string, now: number, o: { open: () => Promise<S>; upgrade: (store: S) => Promise<void>; warn: (msg: string, extra?: Record<string, unknown>) => void }): Promise<S> {
+  let backup: string | undefined;
+  try {
+    const found = readDataFormat(dir);
+    if (found.fresh) writeDataFormat(dir);
+    if (found.format < DATA_FORMAT) backup = keepFormatBackup(dir, found.format, now);
+    const store = await o.open();
+    if (found.format < DATA_FORMAT) {
+      // the snapshot is written in this format and the journal cut; then the format is recorded
+      await o.upgrade(store);
+      writeDataFormat(dir);
+      o.warn(`upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`, { backup });
+    } else if (!found.recorded) writeDataFormat(dir);
+    return store;
+  } catch (err) {
+    if (backup) rmSync(backup, { recursive: true, force: true });
+    throw err;
+  }
+}

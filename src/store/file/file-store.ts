@@ -2,9 +2,10 @@ import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../../util/ids.js';
+import { Serial } from '../../util/serial.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
-import { DATA_FORMAT, keepFormatBackup, readDataFormat, writeDataFormat } from './data-format.js';
-import { openAppendFile, type AppendFile, type OpenAppend } from './journal-file.js';
+import { openInFormat } from './data-format.js';
+import { openAppendFile, PROBE_FILE, probeWrites, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
@@ -15,7 +16,6 @@ import { EngineStore } from '../core/engine-store.js';
 import type { FileStoreOptions } from './file-store-options.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
-
 export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
 
 interface Pending {
@@ -25,9 +25,6 @@ interface Pending {
   resolve: () => void;
   reject: (err: unknown) => void;
 }
-
-/** Bytes of the test write that tells whether the disk takes writes again. */
-const PROBE_BYTES = 64 * 1024;
 
 /**
  * The durable store of a data directory: state in memory, each transaction's change set
@@ -57,13 +54,13 @@ export class FileStore extends EngineStore {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
-  /** Settles when the last transaction run so far is durable (or has been taken back). */
   /** Counts take-backs, so `durable()` knows whether what a read saw was undone. */
   private takeBacks = 0;
   protected readonly gate: WriteGate;
   /** The journal handle is unusable (a failed truncate or reopen): reopen it before writing. */
   private reopen = false;
-  private journalMutex: Promise<void> = Promise.resolve();
+  /** Access to the journal file (appends, rotation, recovery), one at a time. */
+  private readonly journalTurns = new Serial();
   private readonly compactBytes: number;
   private readonly warn: NonNullable<FileStoreOptions['warn']>;
   private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
@@ -85,7 +82,7 @@ export class FileStore extends EngineStore {
       now: this.now,
       warn: this.warn,
       retry: { firstMs: opts.retry?.firstMs ?? 1000, maxMs: opts.retry?.maxMs ?? 30_000 },
-      tryWrite: () => this.withJournal(() => this.recover()),
+      tryWrite: () => this.journalTurns.run(() => this.recover()),
     });
     this.snapshotFile = new SnapshotFile(join(dir, 'db.json'));
   }
@@ -99,24 +96,17 @@ export class FileStore extends EngineStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const release = acquireLock(dir);
     let store: FileStore | undefined;
-    let backup: string | undefined;
     try {
-      const found = readDataFormat(dir);
-      if (found.fresh) writeDataFormat(dir);
-      // an older format: a whole copy first, so the upgrade can be undone by hand
-      if (found.format < DATA_FORMAT) backup = keepFormatBackup(dir, found.format, (opts.now ?? Date.now)());
-      store = new FileStore(dir, release, opts);
-      await store.load();
-      if (found.format < DATA_FORMAT) {
-        // the snapshot is written in this format and the journal cut; then the format is recorded
-        await store.compact();
-        writeDataFormat(dir);
-        store.warn(`upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`, { backup });
-      } else if (!found.recorded) writeDataFormat(dir);
-      return store;
+      return await openInFormat(dir, (opts.now ?? Date.now)(), {
+        open: async () => {
+          store = new FileStore(dir, release, opts);
+          await store.load();
+          return store;
+        },
+        upgrade: (s) => s.compact(),
+        warn: (msg, extra) => store!.warn(msg, extra),
+      });
     } catch (err) {
-      // a failed upgrade changed nothing: its copy would only pile up with each retry
-      if (backup) rmSync(backup, { recursive: true, force: true });
       if (store?.journal) await store.journal.close().catch(() => undefined);
       release();
       throw err;
@@ -124,7 +114,7 @@ export class FileStore extends EngineStore {
   }
 
   private async load(): Promise<void> {
-    rmSync(join(this.dir, '.write-probe'), { force: true });
+    rmSync(join(this.dir, PROBE_FILE), { force: true });
     const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, { integrity: this.opts.integrity, warn: this.warn, now: this.now() });
     this.durableSeq = this.engine.seq;
     this.oldFiles = files.old;
@@ -177,7 +167,7 @@ export class FileStore extends EngineStore {
 
   private async flushLoop(): Promise<void> {
     while (this.queue.length > 0 && !this.gate.isDown) {
-      if (!(await this.withJournal(() => this.writeQueued()))) return;
+      if (!(await this.journalTurns.run(() => this.writeQueued()))) return;
       if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
         void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
       }
@@ -227,7 +217,7 @@ export class FileStore extends EngineStore {
 
   /**
    * Puts the journal back to its last durable byte (reopening it if needed) and checks with a
-   * test write of 64 kB that the disk takes writes (throws when not). Under the journal mutex.
+   * test write that the disk takes writes (throws when not). Under the journal mutex.
    */
   private async recover(): Promise<boolean> {
     if (this.reopen) {
@@ -237,15 +227,7 @@ export class FileStore extends EngineStore {
     }
     if ((await this.journal.size()) > this.journalBytes) await this.journal.truncate(this.journalBytes);
     await this.journal.sync();
-    const probePath = join(this.dir, '.write-probe');
-    const probe = await this.openAppend(probePath);
-    try {
-      await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));
-      await probe.sync();
-    } finally {
-      await probe.close().catch(() => undefined);
-      rmSync(probePath, { force: true });
-    }
+    await probeWrites(this.dir, this.openAppend);
     return true;
   }
 
@@ -259,7 +241,7 @@ export class FileStore extends EngineStore {
     if (this.compacting) return this.compacting;
     if (this.gate.isDown) return Promise.reject(this.gate.refusal());
     this.compacting = (async () => {
-      const { snapshot, moved } = await this.withJournal(() => this.rotateJournal());
+      const { snapshot, moved } = await this.journalTurns.run(() => this.rotateJournal());
       await this.hooks.compaction?.('rotated');
       const db = new Low<Snapshot | null>(this.snapshotFile, snapshot);
       await db.write();
@@ -272,16 +254,6 @@ export class FileStore extends EngineStore {
       this.compacting = undefined;
     });
     return this.compacting;
-  }
-
-  /** Serialises access to the journal file (appends, rotation, recovery). Internal. */
-  private withJournal<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.journalMutex.then(fn);
-    this.journalMutex = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    return next;
   }
 
   /**

@@ -1,4 +1,6 @@
 import { open } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * The file operations the store's writer needs, behind one seam: the real one below, and in
@@ -42,3 +44,22 @@ export const openAppendFile: OpenAppend = async (path) => {
     close: () => fh.close(),
   };
 };
+
+/** Bytes of the test write that tells whether the disk takes writes again. */
+const PROBE_BYTES = 64 * 1024;
+
+/** Where the test write goes (removed after it, and at start-up). */
+export const PROBE_FILE = '.write-probe';
+
+/** Checks with a test write of 64 kB, synced, that the disk of `dir` takes writes (throws when not). */
+export async function probeWrites(dir: string, openAppend: OpenAppend): Promise<void> {
+  const probePath = join(dir, PROBE_FILE);
+  const probe = await openAppend(probePath);
+  try {
+    await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));
+    await probe.sync();
+  } finally {
+    await probe.close().catch(() => undefined);
+    rmSync(probePath, { force: true });
+  }
+}

@@ -1,0 +1,103 @@
+import { defineCollection } from '../../store/core/types.js';
+import type { StepFailureReason, TraceReason } from '../contract/trace-reasons.js';
+import type { BotEvent, ConditionResult } from '../contract/types.js';
+
+// What a bot keeps in the store, record by record: the collections BotState reads and writes
+// (and `pinbot store` copies). The operations on them are in bot-state.ts.
+
+/** How a step failed: its trace reason (state written before 0.2 says `error` for `failed`). */
+export type StepErrorKind = StepFailureReason | 'error';
+
+export interface BotMeta {
+  readonly id: string;
+  readonly vars: Record<string, unknown>;
+  /** Last inbox sequence number handed out. */
+  readonly seq: number;
+  /** Times the bot has started (the startup event's id). */
+  readonly boots: number;
+  /** Cents sent on `date` (UTC, bot clock). */
+  readonly spend: { date: string; cents: number };
+  /** Per rule (or rule and sender / conversation): clock ms of the last run's start (cooldowns). */
+  readonly last_run: Record<string, number>;
+  /** Per throttle key: starts of the runs still inside the throttle's window. */
+  readonly runs?: Record<string, number[]>;
+  /**
+   * Per poll source: when the bot started needing it (clock ms). A source's first poll treats
+   * what happened after this as events, so nothing is lost while the first poll waits.
+   */
+  readonly baselines?: Record<string, number>;
+  /** Per rule: when its trigger (a schedule) last fired — its due time, clock ms. */
+  readonly schedules?: Record<string, number>;
+  /** Conversations (or senders) the loop guard paused, until when (clock ms). */
+  readonly paused?: Record<string, number>;
+}
+
+/** Where one poll source of one bot has read up to. */
+export interface BotCursor {
+  readonly id: string;
+  readonly bot: string;
+  readonly source: string;
+  readonly data: unknown;
+}
+
+/** The state of one step of a run, persisted as it goes. */
+export interface StepProgress {
+  status: 'started' | 'done' | 'failed' | 'dry_run';
+  /** The step's signature when it ran (see CompiledStep.sig). */
+  sig?: string;
+  /** Arguments as sent (written before the step runs, so a retry sends the same). */
+  args?: unknown;
+  result?: unknown;
+  error?: { code?: string; message: string; kind: StepErrorKind; plugin?: string; frame?: string };
+  duration_ms?: number;
+}
+
+/** The run of one rule for one event. */
+export interface RunProgress {
+  decision?: { run: boolean; reason?: TraceReason; conditions?: ConditionResult; match?: Record<string, string> };
+  steps: StepProgress[];
+  started_at?: number;
+  done?: boolean;
+}
+
+/**
+ * An event taken from a source but not yet fully handled, with the progress of each rule's run.
+ * The source's cursor moves in the same write that inserts it, so an event is always either
+ * ahead of the cursor or here: none is lost, and it leaves only when every run has finished.
+ */
+export interface InboxEntry {
+  readonly id: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly event: BotEvent;
+  readonly runs: Record<string, RunProgress>;
+}
+
+export const BotMetas = defineCollection<BotMeta>({ name: 'bot_meta' });
+export const BotCursors = defineCollection<BotCursor>({ name: 'bot_cursors', multi: { bot: (c) => c.bot } });
+export const BotInbox = defineCollection<InboxEntry>({
+  name: 'bot_inbox',
+  unique: { key: (e) => `${e.bot}\u0000${e.key}` },
+  multi: { bot: (e) => e.bot },
+});
+
+/**
+ * A value a plugin keeps for one bot (`ctx.state`), in the bot's state store. `applied` lists
+ * the last writes made by steps (their idempotency key and write number), so a step that runs
+ * again after a crash does not apply its write twice.
+ */
+export interface PluginStateRecord {
+  readonly id: string;
+  readonly plugin: string;
+  readonly bot: string;
+  readonly key: string;
+  readonly value: unknown;
+  /** The size it counts against `plugins.state.max_bytes` (key and value JSON); absent in records written before. */
+  readonly bytes?: number;
+  readonly applied?: readonly string[];
+}
+
+export const PluginStates = defineCollection<PluginStateRecord>({
+  name: 'plugin_state',
+  multi: { scope: (r) => `${r.plugin}\u0000${r.bot}`, bot: (r) => r.bot },
+});
