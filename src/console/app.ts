@@ -62,14 +62,20 @@ export function consoleApp(st: ConsoleState): express.Express {
     setSessionCookie(res, s.id, req.secure);
     res.redirect(303, '/console/bots');
   });
-  // everything else needs a session; a change also its CSRF token, from this site only
-  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }));
+  // everything else needs a session (checked before a body is read: nothing from outside is
+  // parsed); a change also its CSRF token, from this site only
   app.use((req, res, next) => {
     const s = st.access.session(cookieOf(req, COOKIE));
     if (!s) {
       res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
       return;
     }
+    res.locals.session = s;
+    next();
+  });
+  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }));
+  app.use((req, res, next) => {
+    const s = sessionOf(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const token = req.get('x-csrf-token') ?? (req.body as Record<string, unknown> | undefined)?._csrf;
       if (crossSite(req) || !st.access.csrfOk(s, token)) {
@@ -77,7 +83,6 @@ export function consoleApp(st: ConsoleState): express.Express {
         return;
       }
     }
-    res.locals.session = s;
     // the changes this page's data already holds: taken before anything is read
     res.locals.seq = st.live.seq;
     next();
@@ -227,7 +232,12 @@ export function consoleApp(st: ConsoleState): express.Express {
   });
 
   app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('not found in the console'));
-  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { status?: unknown; expose?: unknown }, _req: Request, res: Response, _next: NextFunction) => {
+    // a body the parser refuses (too large, too many fields) is the sender's error, not ours
+    if (err.expose === true && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
+      if (!res.headersSent) res.status(err.status).type('text/plain').send(`refused: ${err.message}`);
+      return;
+    }
     st.ctx.log.error({ err }, 'console request failed');
     if (!res.headersSent) res.status(500).type('text/plain').send(`the console failed: ${err.message}`);
   });
