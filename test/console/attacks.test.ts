@@ -1,9 +1,14 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFrom } from '../../src/config/load.js';
+import { writeScenarioYaml } from '../../src/console/recorder.js';
 import { consoleService } from '../../src/console/service.js';
+import { loadAll } from '../../src/scenario/run-all.js';
+import { runScenario } from '../../src/scenario/runner.js';
+import { render } from '../../src/scenario/templates.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
 
@@ -124,5 +129,31 @@ describe('console under attack', () => {
     expect(doc.name).toBe('recorded in the console');
     expect(doc.steps[0]!.body!.content).toBe(content);
     expect(doc.steps[1]!.body!.note).toBe(evil);
+  });
+});
+
+describe('a recording replays what was typed, not a template', () => {
+  it('{{ }} and {% %} in a message and in an answer are literal in the saved scenario: it loads, replays the same text, never a key', async () => {
+    tmp = tempDir('pinbot-console-attack-');
+    const alice = { id: 'usr_aaaaaaaaaaaa', display_name: 'Alice', pin_code: 'AAAAAA' };
+    const bob = { id: 'usr_bbbbbbbbbbbb', display_name: 'Bob', pin_code: 'BBBBBB' };
+    const content = "key {{ users.Alice.api_key }} {% if true %}x{% endif %} {{- '{%' }} and an unclosed {% if";
+    const yaml = writeScenarioYaml({
+      name: 'r',
+      userByPin: (pin) => (pin === bob.pin_code ? bob : undefined),
+      steps: [{ kind: 'request', balanceBefore: 0, req: { user: alice, method: 'POST', path: '/messages/send', body: { recipient_pin: 'BBBBBB', content }, status: 201, answer: { content, sender: alice } } }],
+    });
+    const doc = parse(yaml) as { steps: Array<{ body: Record<string, unknown>; expect: { body: Record<string, unknown> } }> };
+    const scope = { users: { Alice: { api_key: 'SECRET', pin_code: 'AAAAAA' }, Bob: { pin_code: 'BBBBBB' } } };
+    expect(render(doc.steps[0]!.body, scope)).toEqual({ recipient_pin: 'BBBBBB', content });
+    expect(render(doc.steps[0]!.expect.body, scope)).toEqual({ content });
+    // and the file is a scenario that loads and passes
+    mkdirSync(join(tmp.dir, 'scenarios'));
+    const file = join(tmp.dir, 'scenarios', 'recorded.yaml');
+    writeFileSync(file, yaml);
+    const { scenarios, problems } = await loadAll([file]);
+    expect(problems).toEqual([]);
+    const result = await runScenario(scenarios[0]!);
+    expect(result.status, JSON.stringify(result.steps.map((s) => s.error))).toBe('passed');
   });
 });
