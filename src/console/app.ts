@@ -213,7 +213,7 @@ export function consoleApp(st: ConsoleState): express.Express {
       const before = st.ctx.clock.now();
       try {
         const r = await command<{ now: string }>(name, { [field]: value });
-        if (st.recording.on) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
+        if (st.recording.on && st.recording.steps.length < MAX_RECORDED) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
         st.live.changed('clock');
         back(res, s, '/console/clock', true, `now ${r.now}`);
       } catch (err) {

@@ -157,3 +157,16 @@ describe('a recording replays what was typed, not a template', () => {
     expect(result.status, JSON.stringify(result.steps.map((s) => s.error))).toBe('passed');
   });
 });
+
+describe('what a signed-in browser can make the server hold', () => {
+  it('a recording holds at most 1,000 steps, clock moves included', async () => {
+    const s = await serve();
+    const { cookie, csrf } = await signIn(s);
+    const post = (path: string, o: Record<string, string>) => at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
+    await post('/console/record/start', {});
+    for (let i = 0; i < 1005; i++) expect((await post('/console/clock/advance', { duration: '1s' })).status).toBe(303);
+    await post('/console/record/stop', {});
+    const yaml = parse(await (await at(s, '/console/record.yaml', { headers: { cookie } })).text()) as { steps: unknown[] };
+    expect(yaml.steps).toHaveLength(1000);
+  });
+});
