@@ -80,6 +80,7 @@ describe('console under attack', () => {
       for (const [headers, body] of [
         [{}, {}],
         [{}, { _csrf: 'x'.repeat(csrf.length) }],
+        [{}, { _csrf: 'é'.repeat(csrf.length) }],
         [{}, { _csrf: other.csrf }],
         [{ 'x-csrf-token': other.csrf }, { _csrf: csrf }],
         [{ 'sec-fetch-site': 'cross-site' }, { _csrf: csrf }],
