@@ -171,3 +171,19 @@ describe('what a signed-in browser can make the server hold', () => {
     expect(yaml.steps).toHaveLength(1000);
   });
 });
+
+describe('live pages', () => {
+  it('at most 32 event streams are open at once, whatever the sessions: the oldest is closed', async () => {
+    const s = await serve();
+    const { cookie } = await signIn(s);
+    const streams: Array<{ ended: Promise<boolean> }> = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await at(s, '/console/events', { headers: { cookie } });
+      const reader = res.body!.getReader();
+      await reader.read(); // hello
+      streams.push({ ended: reader.read().then((r) => r.done) });
+    }
+    // the first 8 were closed by the server (the 32 later ones stay open until it stops)
+    expect(await Promise.all(streams.slice(0, 8).map((x) => x.ended))).toEqual(Array(8).fill(true));
+  });
+});
