@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parse } from 'yaml';
@@ -8,6 +8,7 @@ import { writeScenarioYaml } from '../../src/console/recorder.js';
 import { consoleService } from '../../src/console/service.js';
 import { loadAll } from '../../src/scenario/run-all.js';
 import { runScenario } from '../../src/scenario/runner.js';
+import { scenarioPort } from '../../src/scenario/console-port.js';
 import { render } from '../../src/scenario/templates.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
@@ -185,5 +186,33 @@ describe('live pages', () => {
     }
     // the first 8 were closed by the server (the 32 later ones stay open until it stops)
     expect(await Promise.all(streams.slice(0, 8).map((x) => x.ended))).toEqual(Array(8).fill(true));
+  });
+});
+
+describe('file names from a form', () => {
+  it('save recording as NAME and run scenario FILE reach only the scenarios folder', async () => {
+    tmp = tempDir('pinbot-console-attack-');
+    const scenariosDir = join(tmp.dir, 'project', 'scenarios');
+    mkdirSync(scenariosDir, { recursive: true });
+    writeFileSync(join(tmp.dir, 'project', 'package.json'), '{}');
+    writeFileSync(join(scenariosDir, 'ok.yaml'), 'name: ok\nusers: { alice: {} }\nsteps:\n  - clock: { advance: 1s }\n');
+    server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ rate_limits: { anonymous: { limit: 100_000 } } }), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService({ scenariosDir, scenarios: scenarioPort(scenariosDir) })] });
+    const s = server;
+    const { cookie, csrf } = await signIn(s);
+    const post = (path: string, o: Record<string, string>) => at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
+    await post('/console/record/start', {});
+    await post('/console/clock/advance', { duration: '1s' });
+    const page = async (path: string) => (await at(s, path, { headers: { cookie } })).text();
+    for (const file of ['../evil', '..', 'a/b', '/tmp/evil', '.hidden', 'x\u0000y', '..\\evil', 'Evil', '%2e%2e%2fevil']) {
+      expect((await post('/console/record/save', { file })).status).toBe(303);
+      expect(await page('/console/record')).toContain('file name: lower-case letters, digits, - and _');
+    }
+    expect(readdirSync(scenariosDir)).toEqual(['ok.yaml']);
+    expect(readdirSync(join(tmp.dir, 'project'))).toEqual(['package.json', 'scenarios']);
+    // a file not listed is never run, however it is spelt
+    for (const file of ['../package.json', '/etc/passwd', 'scenarios/../package.json', 'scenarios/ok.yaml/..', 'scenarios/./ok.yaml']) {
+      expect((await post('/console/scenarios/run', { file })).status).toBe(303);
+      expect(await page('/console/scenarios')).toContain('is not a scenario file of this project');
+    }
   });
 });
