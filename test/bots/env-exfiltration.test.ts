@@ -108,3 +108,15 @@ describe('${env:…} hidden elsewhere in a bot file (review of issue 21 item 5)'
     }
   });
 });
+
+describe('a value read from the environment is never quoted in a problem (review)', () => {
+  it('a server: URL with a password that is not valid names ${env:PINBOT_SERVER_URL}, not the URL', () => {
+    for (const url of ['ftp://deploy:pa55word-xyz@api.example/', 'api.example with pa55word-xyz', 'https//deploy:pa55word-xyz@api.example']) {
+      const r = loadBot('b.yaml', 'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n', { registry: createRegistry(), env: { PINBOT_KEY_X: 'pinbot_k', PINBOT_SERVER_URL: url } });
+      expect(r.bot, url).toBeUndefined();
+      const text = JSON.stringify([r.problems, r.warnings]);
+      expect(text, url).not.toContain('pa55word');
+      expect(text, url).toContain('${env:PINBOT_SERVER_URL}');
+    }
+  });
+});
