@@ -216,3 +216,27 @@ describe('file names from a form', () => {
     }
   });
 });
+
+describe('the anonymous budget', () => {
+  it('a signed-in console is not limited by it: live pages held open and a keyless flood from its address leave it working', async () => {
+    tmp = tempDir('pinbot-console-attack-');
+    server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({}), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService()] });
+    const s = server;
+    const { cookie } = await signIn(s);
+    // 30 live pages (tabs) open at once
+    const readers = [];
+    for (let i = 0; i < 30; i++) {
+      const r = (await at(s, '/console/events', { headers: { cookie } })).body!.getReader();
+      await r.read();
+      readers.push(r);
+    }
+    expect((await at(s, '/console/bots', { headers: { cookie } })).status).toBe(200);
+    // a keyless flood from the same address (loopback: every local client) spends the budget
+    for (let i = 0; i < 40; i++) await (await at(s, '/api/v1/me')).arrayBuffer();
+    expect((await at(s, '/api/v1/me')).status).toBe(429);
+    expect((await at(s, '/console/users', { headers: { cookie } })).status).toBe(200);
+    // without a session the console is limited as before
+    expect((await at(s, '/console/users')).status).toBe(429);
+    for (const r of readers) await r.cancel();
+  });
+});
