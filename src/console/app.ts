@@ -41,6 +41,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // as the API's app: behind a TLS proxy the operator trusts, the session cookie is Secure
+  app.set('trust proxy', st.ctx.env.config.server.trust_proxy);
   const assets = Object.fromEntries(Object.keys(ASSET_TYPES).map((f) => [f, readFileSync(join(ASSETS, f))]));
   app.use((req, res, next) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);

@@ -240,3 +240,14 @@ describe('the anonymous budget', () => {
     for (const r of readers) await r.cancel();
   });
 });
+
+describe('behind a TLS proxy', () => {
+  it('with server.trust_proxy, a sign-in over https (X-Forwarded-Proto) sets a Secure cookie', async () => {
+    tmp = tempDir('pinbot-console-attack-');
+    server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ server: { trust_proxy: 'loopback' } }), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService()] });
+    const { url } = (await server.command!('console.link')) as { url: string };
+    const r = await at(server, new URL(url).pathname + new URL(url).search, { headers: { 'x-forwarded-proto': 'https' } });
+    expect(r.status).toBe(303);
+    expect(r.headers.get('set-cookie')).toMatch(/; Secure$/);
+  });
+});
