@@ -3,10 +3,11 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { AdminArgs, AdminContext } from './commands.js';
 import { AdminError } from './errors.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 /** The admin socket of a data directory: a Unix socket, mode 0600, never TCP. */
 export function socketPath(dataDir: string): string {
-  return join(dataDir, 'pinbot.sock');
+  return join(dataDir, DATA_DIR.socket);
 }
 
 interface Request {

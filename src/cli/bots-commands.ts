@@ -13,6 +13,7 @@ import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 interface Common {
   data: string;
@@ -103,7 +104,7 @@ export function registerBotCommands(program: Command): void {
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
     const dir = explicit ? undefined : resolve(config.bots.dir);
-    const stateDir = join(resolve(opts.data), 'bots');
+    const stateDir = join(resolve(opts.data), DATA_DIR.bots);
     const registry = await buildRegistry({ config, log });
     const scheduler = createScheduler(systemClock);
     // plugins run here too (no HTTP routes: there is no server in this process)
@@ -187,8 +188,8 @@ export function registerBotCommands(program: Command): void {
       const config = loadConfig(opts.config);
       const { tracesFromDatabase, tracesFromFiles } = await import('../services/bots.js');
       // with PostgreSQL the history is in the database, whichever process ran the bot
-      const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, 'bots'), name, limit);
-      const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, 'bots');
+      const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, DATA_DIR.bots), name, limit);
+      const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, DATA_DIR.bots);
       if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
       traces = found;
     }

@@ -48,6 +48,7 @@ export class VirtualClock implements Clock {
   private idleWaiters: Array<() => void> = [];
   private chain: Promise<void> = Promise.resolve();
   private readonly stallMs: number;
+  private readonly touchListeners = new Set<() => void>();
 
   constructor(start: number = Date.now(), { stallMs = 60_000 }: VirtualClockOptions = {}) {
     this.ms = start;
@@ -100,6 +101,16 @@ export class VirtualClock implements Clock {
 
   touch(): void {
     this.epoch++;
+    for (const fn of this.touchListeners) fn();
+  }
+
+  /**
+   * Calls `fn` on every `touch` (every commit, on an embedded server): a scenario counts them to
+   * know when to look for events again. Returns the function that stops it.
+   */
+  onTouch(fn: () => void): () => void {
+    this.touchListeners.add(fn);
+    return () => void this.touchListeners.delete(fn);
   }
 
   /** Moves the time without firing anything (tests set a start time with it). */

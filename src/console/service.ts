@@ -10,6 +10,7 @@ import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
 import type { ScenarioPort } from './scenario-port.js';
 import { cookieOf, COOKIE, isLoopback } from './security.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 /** Jobs kept for the clock page. */
 const MAX_JOBS = 200;
@@ -76,7 +77,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         ctx,
         access,
         live,
-        act: new ActAs({ store: ctx.store, env: ctx.env, url: ctx.url, keysDir: join(ctx.dataDir, 'console', 'keys') }),
+        act: new ActAs({ store: ctx.store, env: ctx.env, url: ctx.url, keysDir: join(ctx.dataDir, DATA_DIR.consoleKeys) }),
         jobs: [],
         recording: { on: false, steps: [] },
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),

@@ -28,11 +28,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
   const clock = world.clock;
   // Commits touch the clock: counting them tells an event search when to look again.
   let changes = 0;
-  const touch = clock.touch.bind(clock);
-  clock.touch = () => {
-    changes++;
-    touch();
-  };
+  clock.onTouch(() => changes++);
   const users: Record<string, TargetUser> = {};
   const names = new Map<string, string>();
   for (const [name, u] of Object.entries(world.users)) {

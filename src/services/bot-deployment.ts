@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { systemClock } from '../clock/clock.js';
@@ -12,6 +11,7 @@ import { fileBotStorage, sharedBotStorage } from './bot-storage.js';
 import { embeddedIdentity } from './embedded-identity.js';
 import { pgTraceArchive } from './pg-traces.js';
 import { userChanges } from './user-changes.js';
+import { botKeysDir } from '../util/data-dir.js';
 
 /** What a BotHost inside a server is given: the embedded server, where bots keep what they keep, and (on a database) their placement. */
 export interface EmbeddedHostDeps {
@@ -43,7 +43,7 @@ export function embeddedHostDeps(o: { store: Store; env: DomainEnv; url: string;
   return {
     embedded: {
       url: o.url,
-      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: join(o.stateDir, 'keys'), vault: deployment.vault }),
+      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir), vault: deployment.vault }),
       changes: userChanges(o.store),
     },
     storage: deployment.storage,

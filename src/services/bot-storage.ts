@@ -3,10 +3,11 @@ import { BotCursors, BotInbox, BotMetas, fencedStore, PluginStates, type BotPlac
 import { FileStore } from '../store/file/file-store.js';
 import type { Store } from '../store/core/types.js';
 import { inboxFeed } from './inbox-feed.js';
+import { botTraceFile } from '../util/data-dir.js';
 
 /** Where a bot's trace history file lives under the bots' state directory (`DATA/bots`). */
 export function traceFile(stateDir: string, bot: string, remote: boolean): string {
-  return join(stateDir, remote ? 'remote/traces' : 'traces', `${bot}.jsonl`);
+  return botTraceFile(stateDir, bot, remote);
 }
 
 /**

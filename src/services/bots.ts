@@ -12,6 +12,7 @@ import { embeddedHostDeps } from './bot-deployment.js';
 import { traceFile } from './bot-storage.js';
 import { readPgTraces } from './pg-traces.js';
 import type { ServerContext, ServerService } from './types.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 /** What a bot name can be (it names files). Internal. */
 const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -30,7 +31,7 @@ export function tracesFromFiles(stateDir: string, name: string, limit: number): 
  * processes share one (another process may run it), else from the history files. Internal.
  */
 async function storedTraces(ctx: ServerContext, name: string, limit: number): Promise<Trace[] | undefined> {
-  if (!ctx.postgres) return tracesFromFiles(join(ctx.dataDir, 'bots'), name, limit);
+  if (!ctx.postgres) return tracesFromFiles(join(ctx.dataDir, DATA_DIR.bots), name, limit);
   if (!BOT_NAME.test(name)) return undefined;
   const traces = await readPgTraces(ctx.postgres.pool, ctx.postgres.schema, name, limit);
   return traces.length ? traces : undefined;
@@ -109,7 +110,7 @@ export function createBotsService(): ServerService {
       if (!config.bots.enabled) return;
       const log = ctx.log.child({ service: 'bots' });
       const dir = resolve(config.bots.dir);
-      const stateDir = join(ctx.dataDir, 'bots');
+      const stateDir = join(ctx.dataDir, DATA_DIR.bots);
       // the deployment (file store, or several processes on one database) is decided there, once
       const deps = embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres, lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 } });
       host = new BotHost({

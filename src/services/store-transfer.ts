@@ -8,6 +8,7 @@ import { importIntoPostgres, writeDataDir } from '../store/transfer.js';
 import type { StoredRecord } from '../store/core/types.js';
 import { BotKeys, keyFilesAsRecords, writeKeyFiles, type BotKey } from './bot-key-vault.js';
 import { COLLECTION_DEFS, dataDirIntegrity } from './store-integrity.js';
+import { botKeysDir, DATA_DIR } from '../util/data-dir.js';
 
 /** What `pinbot store import|export` checked, and prints. */
 export interface TransferReport {
@@ -74,7 +75,7 @@ export async function importDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
     const source = file.dump();
     // the embedded bots' key files go along (collection bot_keys), so the bots keep their keys
     const held = new Set((source[BotKeys.name] ?? []).map((r) => r.id));
-    const keys = (await keyFilesAsRecords(join(dir, 'bots', 'keys'), file.read)).filter((k) => !held.has(k.id));
+    const keys = (await keyFilesAsRecords(botKeysDir(join(dir, DATA_DIR.bots)), file.read)).filter((k) => !held.has(k.id));
     if (keys.length) source[BotKeys.name] = [...(source[BotKeys.name] ?? []), ...keys];
     const pool = new Pool({ connectionString: pg.url, max: 2 });
     try {
@@ -107,7 +108,7 @@ export async function exportDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
     const state = source.dump();
     await writeDataDir(dir, state, source.seq);
     // the bots' keys also as the key files the file driver reads
-    await writeKeyFiles(join(dir, 'bots', 'keys'), (state[BotKeys.name] ?? []) as BotKey[]);
+    await writeKeyFiles(botKeysDir(join(dir, DATA_DIR.bots)), (state[BotKeys.name] ?? []) as BotKey[]);
     const copy = await FileStore.open(dir, { integrity: dataDirIntegrity, warn: pg.warn });
     try {
       const records = compare(state, copy.dump());

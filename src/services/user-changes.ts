@@ -3,20 +3,18 @@ import { commitFeedOf } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { usersTouched, type Topic } from '../domain/users-touched.js';
 
-const feeds = new WeakMap<Store, ChangeFeed>();
-
 /**
  * What each commit of the embedded server changed for whom: messages and conversations concern
  * their participants (`messages`), transactions and balances their parties (`wallet`),
  * introductions the introducer and participants (`introductions`), contact requests and
  * contacts both users (`contacts`). Bots subscribe by user and poll the matching sources at
- * once; undefined when the store does not report its commits.
+ * once; undefined when the store does not report its commits. Each call makes a feed of its own
+ * (one commit subscription): the deployment that asks for it (bot-deployment.ts) holds it, so no
+ * hidden table ties a feed to its store.
  *
  * @example userChanges(store)?.subscribe(me.id, (topics) => loop.wake(sourcesFor(topics)))
  */
 export function userChanges(store: Store): ChangeFeed | undefined {
-  const known = feeds.get(store);
-  if (known) return known;
   const commits = commitFeedOf(store);
   if (!commits) return undefined;
   const listeners = new Map<string, Set<(topics: ReadonlySet<string>, byKey?: string) => void>>();
@@ -45,6 +43,5 @@ export function userChanges(store: Store): ChangeFeed | undefined {
       };
     },
   };
-  feeds.set(store, feed);
   return feed;
 }

@@ -6,6 +6,7 @@ import { writeDataFormat } from './file/data-format.js';
 import { checkCollectionName, ensureSchema, inTransaction, q } from './postgres/pg-schema.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './file/snapshot-file.js';
 import type { StoredRecord } from './core/types.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 /** The target of an import or export already holds data: nothing was written. */
 export class TargetNotEmptyError extends Error {
@@ -76,7 +77,7 @@ export async function writeDataDir(dir: string, collections: Record<string, Stor
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new TargetNotEmptyError(`${dir} is not empty: export into a new directory`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq, collections };
-  await new Low<Snapshot | null>(new SnapshotFile(join(dir, 'db.json')), snapshot).write();
+  await new Low<Snapshot | null>(new SnapshotFile(join(dir, DATA_DIR.snapshot)), snapshot).write();
   writeDataFormat(dir);
   await fsyncPath(dir);
 }

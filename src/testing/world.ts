@@ -20,6 +20,7 @@ import { pluginsService } from '../services/plugins.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { ubiService } from '../services/ubi.js';
 import { parseDuration } from '../util/duration.js';
+import { DATA_DIR } from '../util/data-dir.js';
 
 /** A user of the world: who they are, their key, and a client acting as them. */
 export interface WorldUser {
@@ -170,7 +171,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const stateDir = join(dataDir, 'bots');
+  const stateDir = join(dataDir, DATA_DIR.bots);
   const botHost = () =>
     new BotHost({
       ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),

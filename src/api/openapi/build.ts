@@ -47,7 +47,7 @@ export function toOpenApi(schema: unknown, named: ReadonlyMap<object, string> = 
   return schema;
 }
 
-/** `getWalletTransactionsIdAccept` for `POST /wallet/transactions/:id/accept`. */
+/** `postWalletTransactionsIdAccept` for `POST /wallet/transactions/:id/accept`. */
 export function operationId(route: Pick<RouteDef, 'method' | 'path'>): string {
   return `${route.method}${route.path.replace(/[/:]+(\w)/g, (_m, c: string) => c.toUpperCase())}`;
 }

@@ -2,6 +2,7 @@ import { closeSync, cpSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSyn
 import { basename, join } from 'node:path';
 import { DataFormatError } from '../core/errors.js';
 import { stamp } from './journal.js';
+import { DATA_DIR, tmpName } from '../../util/data-dir.js';
 
 
 /**
@@ -17,7 +18,7 @@ import { stamp } from './journal.js';
 export const DATA_FORMAT = 2;
 
 /** The file of a data directory that records its format. */
-export const FORMAT_FILE = 'format';
+export const FORMAT_FILE = DATA_DIR.format;
 
 
 /** What a data directory holds. */
@@ -67,7 +68,7 @@ export function checkFormat(format: number, where: string): void {
 
 /** Records this pinbot's format in `dir` (written whole or not at all). */
 export function writeDataFormat(dir: string): void {
-  const tmp = join(dir, `.${FORMAT_FILE}.tmp`);
+  const tmp = join(dir, tmpName(FORMAT_FILE));
   writeFileSync(tmp, JSON.stringify({ format: DATA_FORMAT }) + '\n', { mode: 0o600 });
   fsyncFile(tmp);
   renameSync(tmp, join(dir, FORMAT_FILE));
@@ -75,7 +76,8 @@ export function writeDataFormat(dir: string): void {
 }
 
 /** Left out of a backup: the lock and socket of the running process, earlier backups, temporary files. Internal. */
-const NOT_COPIED = /^(pinbot\.lock.*|pinbot\.sock|\.write-probe|\.[^/]*\.tmp|\.?backup-format-.*)$/;
+const notCopied = (name: string) =>
+  name.startsWith(DATA_DIR.lock) || name === DATA_DIR.socket || name === DATA_DIR.writeProbe || /^\.[^/]*\.tmp$/.test(name) || name.replace(/^\./, '').startsWith(DATA_DIR.backupPrefix);
 
 /**
  * Copies the data directory `dir` (as format `from`) to `dir/backup-format-<from>-<time>/`
@@ -85,13 +87,13 @@ const NOT_COPIED = /^(pinbot\.lock.*|pinbot\.sock|\.write-probe|\.[^/]*\.tmp|\.?
  * @example keepFormatBackup('./data', 1, clock.now()) // './data/backup-format-1-20261126T040000000Z'
  */
 export function keepFormatBackup(dir: string, from: number, now: number): string {
-  const name = `backup-format-${from}-${stamp(now)}`;
-  const tmp = join(dir, `.${name}.tmp`);
+  const name = `${DATA_DIR.backupPrefix}${from}-${stamp(now)}`;
+  const tmp = join(dir, tmpName(name));
   rmSync(tmp, { recursive: true, force: true });
   try {
     mkdirSync(tmp, { mode: 0o700 });
     // sockets and pipes are not data; the lock and earlier backups are not this directory's
-    const keep = (src: string) => !NOT_COPIED.test(basename(src)) && isFileOrDir(src);
+    const keep = (src: string) => !notCopied(basename(src)) && isFileOrDir(src);
     // entry by entry: Node refuses to copy a directory into a folder inside itself
     for (const entry of readdirSync(dir)) {
       const src = join(dir, entry);

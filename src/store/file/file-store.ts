@@ -5,7 +5,7 @@ import { observeId } from '../../util/ids.js';
 import { Serial } from '../../util/serial.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
 import { openInFormat } from './data-format.js';
-import { openAppendFile, PROBE_FILE, probeWrites, type AppendFile, type OpenAppend } from './journal-file.js';
+import { openAppendFile, probeWrites, type AppendFile, type OpenAppend } from './journal-file.js';
 import { encodeEntry } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
@@ -14,6 +14,7 @@ import type { Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
 import type { FileStoreOptions } from './file-store-options.js';
+import { DATA_DIR } from '../../util/data-dir.js';
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
 export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
@@ -84,11 +85,11 @@ export class FileStore extends EngineStore {
       retry: { firstMs: opts.retry?.firstMs ?? 1000, maxMs: opts.retry?.maxMs ?? 30_000 },
       tryWrite: () => this.journalTurns.run(() => this.recover()),
     });
-    this.snapshotFile = new SnapshotFile(join(dir, 'db.json'));
+    this.snapshotFile = new SnapshotFile(join(dir, DATA_DIR.snapshot));
   }
 
   private get journalPath() {
-    return join(this.dir, 'journal.jsonl');
+    return join(this.dir, DATA_DIR.journal);
   }
 
   /** Opens (creating if needed, mode 0700) the store of `dir`, taking its lock and replaying the journal. */
@@ -114,7 +115,7 @@ export class FileStore extends EngineStore {
   }
 
   private async load(): Promise<void> {
-    rmSync(join(this.dir, PROBE_FILE), { force: true });
+    rmSync(join(this.dir, DATA_DIR.writeProbe), { force: true });
     const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, { integrity: this.opts.integrity, warn: this.warn, now: this.now() });
     this.durableSeq = this.engine.seq;
     this.oldFiles = files.old;

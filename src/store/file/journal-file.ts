@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { DATA_DIR } from '../../util/data-dir.js';
 
 /**
  * The file operations the store's writer needs, behind one seam: the real one below, and in
@@ -49,11 +50,10 @@ export const openAppendFile: OpenAppend = async (path) => {
 const PROBE_BYTES = 64 * 1024;
 
 /** Where the test write goes (removed after it, and at start-up). */
-export const PROBE_FILE = '.write-probe';
 
 /** Checks with a test write of 64 kB, synced, that the disk of `dir` takes writes (throws when not). */
 export async function probeWrites(dir: string, openAppend: OpenAppend): Promise<void> {
-  const probePath = join(dir, PROBE_FILE);
+  const probePath = join(dir, DATA_DIR.writeProbe);
   const probe = await openAppend(probePath);
   try {
     await probe.append(Buffer.alloc(PROBE_BYTES, 0x0a));

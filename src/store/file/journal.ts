@@ -2,6 +2,7 @@ import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, readSync, st
 import { basename, dirname, join } from 'node:path';
 import { decodeEntry, type JournalEntry, type LineProblem } from './journal-line.js';
 import { JournalCorruptError } from '../core/errors.js';
+import { DATA_DIR } from '../../util/data-dir.js';
 
 export type { JournalEntry } from './journal-line.js';
 export { JournalCorruptError } from '../core/errors.js';
@@ -20,13 +21,13 @@ export function stamp(ms: number): string {
  */
 export function keepDamagedCopy(file: string, now: number, from = 0): string {
   const size = statSync(file).size - from;
-  const prefix = `${basename(file)}.damaged-`;
+  const prefix = `${basename(file)}${DATA_DIR.damagedSuffix}`;
   for (const name of readdirSync(dirname(file))) {
     if (!name.startsWith(prefix)) continue;
     const other = join(dirname(file), name);
     if (statSync(other).size === size && sameBytes(file, from, other)) return other;
   }
-  const copy = `${file}.damaged-${stamp(now)}`;
+  const copy = `${file}${DATA_DIR.damagedSuffix}${stamp(now)}`;
   if (from === 0) copyFileSync(file, copy);
   else copyRange(file, from, copy);
   const fd = openSync(copy, 'r+');

@@ -7,6 +7,7 @@ import { checkFormat } from './data-format.js';
 import { keepDamagedCopy, replayJournal, type JournalEntry } from './journal.js';
 import { SnapshotFile } from './snapshot-file.js';
 import { declaredCollections } from '../core/types.js';
+import { DATA_DIR, oldJournalName } from '../../util/data-dir.js';
 
 /** The journal files of a data directory. */
 export interface JournalFiles {
@@ -27,13 +28,13 @@ export function journalFiles(dir: string): JournalFiles {
     .filter((x) => x.m)
     .map((x) => ({ path: join(dir, x.name), n: x.m![1] ? Number(x.m![1]) : 1 }))
     .sort((a, b) => a.n - b.n);
-  return { live: join(dir, 'journal.jsonl'), old: old.map((o) => o.path) };
+  return { live: join(dir, DATA_DIR.journal), old: old.map((o) => o.path) };
 }
 
 /** The name the next journal moved aside gets. */
 export function nextOldJournal(dir: string, old: readonly string[]): string {
   const n = old.length === 0 ? 1 : Number(OLD.exec(old[old.length - 1]!.slice(dir.length + 1))?.[1] ?? 1) + 1;
-  return join(dir, n === 1 ? 'journal.old.jsonl' : `journal.old.${n}.jsonl`);
+  return join(dir, oldJournalName(n));
 }
 
 export interface LoadOptions {

@@ -1,6 +1,7 @@
 import { linkSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { DATA_DIR } from '../../util/data-dir.js';
 
 /** Thrown when another live process (or this one) holds the data directory. */
 export class DataDirLockedError extends Error {
@@ -118,7 +119,7 @@ function takeOver(dir: string, path: string, stale: LockContent, mine: string): 
  * try { ... } finally { release(); }
  */
 export function acquireLock(dir: string): () => void {
-  const path = resolve(join(dir, 'pinbot.lock'));
+  const path = resolve(join(dir, DATA_DIR.lock));
   if (heldHere.has(path)) throw new DataDirLockedError(dir, process.pid);
   const token = randomBytes(8).toString('hex');
   const mine = `${path}.${process.pid}.${token}`;
@@ -169,7 +170,7 @@ function sweep(dir: string, path: string): void {
 
 /** The pid holding the lock of `dir`, if a live process other than this one holds it. */
 export function lockHolder(dir: string): number | undefined {
-  const path = resolve(join(dir, 'pinbot.lock'));
+  const path = resolve(join(dir, DATA_DIR.lock));
   const c = readContent(path);
   return c && c.pid !== process.pid && live(c, path) ? c.pid : undefined;
 }

@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Adapter } from 'lowdb';
 import type { StoredRecord } from '../core/types.js';
 import { DATA_FORMAT } from './data-format.js';
+import { tmpName } from '../../util/data-dir.js';
 
 /**
  * The `schema_version` this code writes: the data directory's format (data-format.ts). It reads
@@ -146,7 +147,7 @@ export class SnapshotFile implements Adapter<Snapshot | null> {
 
   async write(snap: Snapshot | null): Promise<void> {
     if (!snap) throw new Error('SnapshotFile.write needs a snapshot');
-    const tmp = join(dirname(this.file), `.${basename(this.file)}.tmp`);
+    const tmp = join(dirname(this.file), tmpName(basename(this.file)));
     const fh = await open(tmp, 'w', 0o600);
     try {
       let buf = `{"schema_version":${JSON.stringify(snap.schema_version)},"seq":${JSON.stringify(snap.seq)},"collections":{\n`;
