@@ -104,7 +104,8 @@ describe('webhook_in', () => {
     world = await start({ secrets: { hooks: SECRET } });
     const body = JSON.stringify({ title: 'x' });
     const statuses: number[] = [];
-    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+    // URL-encoded forms and the rest of Object.prototype too (review of issue 21)
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', '%5F%5Fproto%5F%5F', 'con%73tructor', '__defineGetter__', 'propertyIsEnumerable', 'isPrototypeOf', 'prototype']) {
       for (let i = 0; i < 2; i++) statuses.push((await post(world, name, body, signed(world, body))).status);
     }
     expect(new Set(statuses)).toEqual(new Set([401])); // on main: 500 each, and quarantined after the 5th

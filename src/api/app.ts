@@ -38,6 +38,8 @@ export interface AppOptions {
 interface Mount {
   prefix: string;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** A request the service authenticates itself (a console session): not an anonymous one. */
+  authenticated?: (req: IncomingMessage) => boolean;
 }
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
@@ -94,6 +96,9 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.use((req, res, next) => {
     const m = mounts.length ? mounts.find((x) => req.url.startsWith(x.prefix)) : undefined;
     if (!m) return next();
+    // as on /api/v1, a request with valid credentials is never limited by the anonymous budget
+    // (a console's live pages hold their connection open: each would hold a unit of it)
+    if (m.authenticated?.(req)) return void m.handler(req, res);
     limiters.anonymous(req, res, (err?: unknown) => {
       if (err) return next(err);
       res.once('finish', () => res.statusCode < 400 && limiters.giveBack('anonymous', req));
@@ -198,6 +203,6 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.use(errorHandler());
 
   /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the edge above. */
-  const mount = (prefix: string, handler: Mount['handler']) => void mounts.push({ prefix, handler });
+  const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });
   return { app, idempotency, keyUsage, openapi, mount };
 }

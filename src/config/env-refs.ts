@@ -67,6 +67,8 @@ export interface EnvOptions {
   onMissing: (path: Path, name: string, ref: string) => void;
   /** A reference where `allowed` said no (left as written). */
   onDenied?: (path: Path, name: string, ref: string) => void;
+  /** A variable that was read (its value put in place of its reference). */
+  onRead?: (path: Path, name: string, value: string) => void;
 }
 
 /**
@@ -89,6 +91,7 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, opts: Env
       }
       const v = env[name];
       if (v === undefined) opts.onMissing(path, name, ref);
+      else opts.onRead?.(path, name, v);
       return v;
     };
     const whole = WHOLE_REF.exec(value);

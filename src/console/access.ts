@@ -62,8 +62,12 @@ export class ConsoleAccess {
 
   /** Whether `presented` is the session's CSRF token (compared in constant time). */
   csrfOk(s: ConsoleSession, presented: unknown): boolean {
-    if (typeof presented !== 'string' || presented.length !== s.csrf.length) return false;
-    return timingSafeEqual(Buffer.from(presented), Buffer.from(s.csrf));
+    if (typeof presented !== 'string') return false;
+    // compared as bytes: a token of as many characters but not ASCII has more bytes (and
+    // timingSafeEqual throws on buffers of different lengths)
+    const given = Buffer.from(presented);
+    const expected = Buffer.from(s.csrf);
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   /** Signs every browser out (the server stops). */

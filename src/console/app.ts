@@ -41,6 +41,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // as the API's app: behind a TLS proxy the operator trusts, the session cookie is Secure
+  app.set('trust proxy', st.ctx.env.config.server.trust_proxy);
   const assets = Object.fromEntries(Object.keys(ASSET_TYPES).map((f) => [f, readFileSync(join(ASSETS, f))]));
   app.use((req, res, next) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
@@ -62,14 +64,20 @@ export function consoleApp(st: ConsoleState): express.Express {
     setSessionCookie(res, s.id, req.secure);
     res.redirect(303, '/console/bots');
   });
-  // everything else needs a session; a change also its CSRF token, from this site only
-  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }));
+  // everything else needs a session (checked before a body is read: nothing from outside is
+  // parsed); a change also its CSRF token, from this site only
   app.use((req, res, next) => {
     const s = st.access.session(cookieOf(req, COOKIE));
     if (!s) {
       res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
       return;
     }
+    res.locals.session = s;
+    next();
+  });
+  app.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 }));
+  app.use((req, res, next) => {
+    const s = sessionOf(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const token = req.get('x-csrf-token') ?? (req.body as Record<string, unknown> | undefined)?._csrf;
       if (crossSite(req) || !st.access.csrfOk(s, token)) {
@@ -77,7 +85,6 @@ export function consoleApp(st: ConsoleState): express.Express {
         return;
       }
     }
-    res.locals.session = s;
     // the changes this page's data already holds: taken before anything is read
     res.locals.seq = st.live.seq;
     next();
@@ -208,7 +215,7 @@ export function consoleApp(st: ConsoleState): express.Express {
       const before = st.ctx.clock.now();
       try {
         const r = await command<{ now: string }>(name, { [field]: value });
-        if (st.recording.on) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
+        if (st.recording.on && st.recording.steps.length < MAX_RECORDED) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
         st.live.changed('clock');
         back(res, s, '/console/clock', true, `now ${r.now}`);
       } catch (err) {
@@ -227,7 +234,12 @@ export function consoleApp(st: ConsoleState): express.Express {
   });
 
   app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('not found in the console'));
-  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { status?: unknown; expose?: unknown }, _req: Request, res: Response, _next: NextFunction) => {
+    // a body the parser refuses (too large, too many fields) is the sender's error, not ours
+    if (err.expose === true && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
+      if (!res.headersSent) res.status(err.status).type('text/plain').send(`refused: ${err.message}`);
+      return;
+    }
     st.ctx.log.error({ err }, 'console request failed');
     if (!res.headersSent) res.status(500).type('text/plain').send(`the console failed: ${err.message}`);
   });

@@ -54,12 +54,30 @@ function userKey(name: string, taken: Set<string>): string {
   return k;
 }
 
+/**
+ * Text recorded as it was typed or answered: a scenario renders every string as a template, so
+ * `{{`/`{%` in a message or note (anyone's) is written as a literal (`{{ '{{' }}`), or its replay
+ * would send something else — `{{ users.alice.api_key }}` her key — or not load. Internal.
+ */
+export function literalText(s: string): string {
+  return s.replace(/\{[{%]/g, (m) => `{{ '${m}' }}`);
+}
+
+/** literalText on every string of a value. Internal. */
+function literal(v: unknown): unknown {
+  if (typeof v === 'string') return literalText(v);
+  if (Array.isArray(v)) return v.map(literal);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, literal(x)]));
+  return v;
+}
+
 /** Replaces known values in text: ids by their capture, PINs by the user's pin_code. Internal. */
 function substitute(v: unknown, table: Map<string, string>): unknown {
   if (typeof v === 'string') {
     const whole = table.get(v);
     if (whole) return `{{ ${whole} }}`;
-    let s = v;
+    // ids and PINs hold no braces: what is typed is made literal first, then they are replaced
+    let s = literalText(v);
     for (const [value, name] of table) if (value.length >= 6 && s.includes(value)) s = s.split(value).join(`{{ ${name} }}`);
     return s;
   }
@@ -123,7 +141,7 @@ export function writeScenarioYaml(o: { name: string; steps: readonly RecordedSte
     const r = s.req;
     const step: Record<string, unknown> = { as: users.get(r.user.pin_code)!.key, request: `${r.method} ${substitute(r.path, table) as string}` };
     if (r.body !== undefined) step.body = substitute(r.body, table);
-    const body = r.status < 400 ? stableSubset(r.answer) : stableSubset((r.answer as { error?: unknown })?.error !== undefined ? { error: { code: (r.answer as { error: { code: unknown } }).error.code } } : undefined);
+    const body = literal(r.status < 400 ? stableSubset(r.answer) : stableSubset((r.answer as { error?: unknown })?.error !== undefined ? { error: { code: (r.answer as { error: { code: unknown } }).error.code } } : undefined));
     step.expect = body ? { status: r.status, body } : { status: r.status };
     const save = saves.get(i);
     if (save) step.save = save;

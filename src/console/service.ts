@@ -9,7 +9,7 @@ import { ActAs } from './act-as.js';
 import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
 import type { ScenarioPort } from './scenario-port.js';
-import { isLoopback } from './security.js';
+import { cookieOf, COOKIE, isLoopback } from './security.js';
 import { DATA_DIR } from '../util/data-dir.js';
 
 /** Jobs kept for the clock page. */
@@ -106,7 +106,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
           return;
         }
         app(req, res);
-      });
+      }, (req) => access?.session(cookieOf(req, COOKIE)) !== undefined);
       ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
     },
     stop() {

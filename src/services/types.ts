@@ -25,9 +25,11 @@ export interface ServerContext {
   dryRun: boolean;
   /**
    * Serves requests whose path starts with `prefix` (e.g. `/plugins/`) with `handler`, beside
-   * the API (plugins' HTTP routes). Absent where there is no HTTP server.
+   * the API (plugins' HTTP routes), behind its anonymous rate limit — except the requests
+   * `authenticated` vouches for (checked before the handler; a valid session, say). Absent where
+   * there is no HTTP server.
    */
-  mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void, authenticated?: (req: IncomingMessage) => boolean): void;
   /**
    * The database when `store.driver` is postgres: several processes share it, so bots are
    * leased out between them and their keys and traces live in it (docs/scaling.md).

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRegistry, loadBot } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/api.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 import { eventually } from '../helpers/serve-child.js';
@@ -87,5 +88,35 @@ describe('a bot file cannot send an environment variable to a host of its choosi
     r = validate();
     expect(r.stdout).toContain(`ok  ${bot} (helpful)`);
     expect(r.status).toBe(0);
+  });
+});
+
+describe('${env:…} hidden elsewhere in a bot file (review of issue 21 item 5)', () => {
+  it('a reference outside key: and server: — a reply, a nested key:, a map deep in a step, a second reference beside an allowed one — is refused, never read', () => {
+    const env = { DB_PASSWORD: SECRET, PINBOT_KEY_X: 'pinbot_k' };
+    const bodies = [
+      'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:DB_PASSWORD}"\n',
+      'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - send_message: { to: AAAAAA, content: "x", key: "${env:DB_PASSWORD}" }\n',
+      'key: "${env:PINBOT_KEY_X}${env:DB_PASSWORD}"\nrules: []\n',
+      'key: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}${env:DB_PASSWORD}"\nrules: []\n',
+    ];
+    for (const body of bodies) {
+      const r = loadBot('b.yaml', `name: b\n${body}`, { registry: createRegistry(), env });
+      expect(r.bot, body).toBeUndefined();
+      expect(r.problems.map((p) => p.message).join('\n'), body).toContain('${env:DB_PASSWORD} is not allowed');
+      expect(JSON.stringify(r), body).not.toContain(SECRET);
+    }
+  });
+});
+
+describe('a value read from the environment is never quoted in a problem (review)', () => {
+  it('a server: URL with a password that is not valid names ${env:PINBOT_SERVER_URL}, not the URL', () => {
+    for (const url of ['ftp://deploy:pa55word-xyz@api.example/', 'api.example with pa55word-xyz', 'https//deploy:pa55word-xyz@api.example']) {
+      const r = loadBot('b.yaml', 'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n', { registry: createRegistry(), env: { PINBOT_KEY_X: 'pinbot_k', PINBOT_SERVER_URL: url } });
+      expect(r.bot, url).toBeUndefined();
+      const text = JSON.stringify([r.problems, r.warnings]);
+      expect(text, url).not.toContain('pa55word');
+      expect(text, url).toContain('${env:PINBOT_SERVER_URL}');
+    }
   });
 });

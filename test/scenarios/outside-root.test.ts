@@ -61,6 +61,17 @@ describe('scenario files read nothing outside their project root', () => {
     expect(await problems(file)).toEqual([`${file}:3:8: bots.0: bot file ../../bot.yaml is not read: it is outside the project root ${project} — ${HINT}`]);
   });
 
+  it('a fragment inside the project whose own use: leads out is refused at the fragment’s line; a scenario’s config cannot lift the bot rules (review)', async () => {
+    writeFileSync(join(project, 'scenarios', 'fragments', 'hop.yaml'), 'steps:\n  - use: ../../../secret.yaml\n    with: { who: alice }\n');
+    const hop = scenario('hop', 'steps:\n  - use: fragments/hop.yaml\n');
+    expect((await problems(hop)).join('\n')).toContain(`hop.yaml:2:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root ${project}`);
+    // config: of a scenario reaches its embedded server, not the checks of its bots
+    const cfg = scenario('cfg', 'config:\n  bots: { env_allow: [HOME], allowed_servers: ["http://author.example"] }\nbots:\n  - { name: x, as: alice, server: "http://author.example", rules: [] }\n  - { name: y, as: alice, key: "${env:HOME}", rules: [] }\nsteps:\n  - clock: { advance: 1s }\n');
+    const got = (await problems(cfg)).join('\n');
+    expect(got).toContain('bots.1.key: ${env:HOME} is not allowed in key');
+    expect(got).toContain('http://author.example is not a server the operator allows');
+  });
+
   it('a plugins: file out of the project is refused and never imported', async () => {
     const file = scenario('plugins', 'plugins: [../../evil.js]\nsteps:\n  - as: alice\n    request: GET /me\n');
     expect(await problems(file)).toEqual([`${file}:3:11: plugins.0: plugin file ../../evil.js is not read: it is outside the project root ${project} — ${HINT}`]);

@@ -160,7 +160,9 @@ export function loadBot(file: string, text: string, { registry, env = process.en
     return { problems: [{ file, line: 1, col: 1, path: '', message: 'expected a mapping with name, as or key, and rules', hint: 'see bots/tip-jar.yaml for an example' }] };
   }
   const envProblems: CheckProblem[] = [];
+  const read: Array<{ name: string; value: string }> = [];
   const data = interpolateEnv(parsed.value, env, {
+    onRead: (_path, name, value) => void read.push({ name, value }),
     allowed: (path, name) => !botEnvRefusal(path, name, envAllow),
     onMissing: (path, name, ref) =>
       envProblems.push({ path, find: ref, message: `environment variable ${name} is not set`, hint: `export ${name}=… before starting, or remove the reference` }),
@@ -177,10 +179,26 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   }
   const server = serverProblem((data as { server?: unknown }).server, allowedServers);
   if (server) checks.push(server);
-  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks.filter((c) => !c.warning)));
-  const warnings = located(y, checks.filter((c) => c.warning));
+  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks.filter((c) => !c.warning))).map((p) => unquoteEnv(p, read));
+  const warnings = located(y, checks.filter((c) => c.warning)).map((p) => unquoteEnv(p, read));
   if (problems.length) return { problems, warnings };
   return { bot: compile(file, text, data as BotSpec, registry), problems: [], warnings };
+}
+
+/**
+ * A problem that names a value read from the environment names its reference instead: a key, or
+ * a server URL with a password in it, that is not valid must not be printed by `bots validate`,
+ * logged, or shown in the console's Bots page. Internal.
+ */
+function unquoteEnv(p: FileProblem, read: ReadonlyArray<{ name: string; value: string }>): FileProblem {
+  let { message, hint } = p;
+  // longest first, so a value inside another is not replaced in part; short values ("1", "true") say nothing
+  for (const { name, value } of [...read].sort((a, b) => b.value.length - a.value.length)) {
+    if (value.length < 4) continue;
+    message = message.split(value).join(`\${env:${name}}`);
+    hint = hint?.split(value).join(`\${env:${name}}`);
+  }
+  return message === p.message && hint === p.hint ? p : { ...p, message, hint };
 }
 
 /** Reads and loads a bot file from disk. */
