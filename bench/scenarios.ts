@@ -23,10 +23,15 @@ const TARGET_ONE_MS = 300;
 const TARGET_MANY_S = 30;
 const MANY = 200;
 
-/** The bot of the figures: a tip jar polling every 5 s (the default cadence). */
+/**
+ * The bot of the figures: a tip jar polling every 5 s (the default cadence). Without its loop
+ * guard: alice pays the instant she sees each "Thanks", which the guard reads as a loop between
+ * bots (6 replies in a row within 2 s) and pauses — the figures are about waiting, not the guard.
+ */
 const bot = `  - name: jar
     as: jar
     poll: 5s
+    loop_guard: false
     rules: [{ on: transfer.received, do: [accept, { reply: "Thanks {{ event.amount }}" }] }]
 `;
 
