@@ -16,7 +16,7 @@ export interface WorkerSetup {
   allowOutsideRoot?: boolean;
 }
 
-/** Messages between the main thread and a worker. Internal. */
+/** Messages between the main process and a worker. Internal. */
 export type ToWorker = { type: 'run'; index: number; file: string } | { type: 'stop' } | { type: 'exit' };
 export type ToMain =
   | { type: 'ready' }
