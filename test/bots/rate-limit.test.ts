@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/client.js';
 import { createKey } from '../../src/domain/users/keys.js';
-import { botWorld, type BotWorld } from '../helpers/bots.js';
+import { botWorld, type BotWorld, ECHO_BOT } from '../helpers/bots.js';
 
 let w: BotWorld;
 afterEach(() => w?.close());
@@ -12,7 +12,7 @@ describe('429 from a server with tiny limits', () => {
     w = await botWorld({
       config: { rate_limits: { enabled: true, general: { limit: 1000, window: '1m' }, messages: { limit: 2, window: '2s' } } },
       host: { client: { retry: { attempts: 2, baseMs: 5, capMs: 20 }, onRetry: (i) => retries.push(i.reason) } },
-      bots: { 'echo.yaml': 'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n' },
+      bots: { 'echo.yaml': ECHO_BOT },
     });
     await w.host.start();
     await w.host.runner('echo')!.started;

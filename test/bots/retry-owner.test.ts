@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { botWorld, type BotWorld } from '../helpers/bots.js';
+import { botWorld, type BotWorld, ECHO_BOT } from '../helpers/bots.js';
 
 let w: BotWorld;
 afterEach(() => w?.close());
@@ -29,7 +29,7 @@ describe('one owner for retries of a request', () => {
     w = await botWorld({
       // the helper's fast client retries (attempts: 2) are asked for: the bot's client must still make none
       host: { log, client: { fetch: flaky.fetch, retry: { attempts: 2, baseMs: 5, capMs: 20 } } },
-      bots: { 'echo.yaml': 'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n' },
+      bots: { 'echo.yaml': ECHO_BOT },
     });
     await w.host.start();
     await w.host.runner('echo')!.started;

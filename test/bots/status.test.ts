@@ -35,4 +35,19 @@ describe('bots list and traces', () => {
     expect(t).toMatchObject({ outcome: 'not_run', reason: 'condition_false' });
     expect(t!.conditions!.detail).toBe('event.amount = 5, vars.threshold = 10 → false');
   });
+  it('pause holds a bot: its events wait, listed as paused, and are handled after resume', async () => {
+    world = await createTestWorld({ users: { alice: {}, desk: {} } });
+    await world.addBot(`name: desk\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: "hi {{ event.content }}" }]\n`);
+    await world.settle();
+    expect(await world.host.pause('desk')).toBe(true);
+    expect(await world.host.pause('desk')).toBe(false); // already paused
+    await world.as('alice').send('desk', 'one');
+    await world.advance('1h');
+    expect(world.host.status().find((b) => b.name === 'desk')).toMatchObject({ status: 'paused' });
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual([]);
+    expect(await world.host.resume('desk')).toBe(true);
+    await world.settle();
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['hi one']);
+    expect(world.host.status().find((b) => b.name === 'desk')).toMatchObject({ status: 'running' });
+  });
 });

@@ -21,6 +21,33 @@ afterEach(async () => {
 
 const notify = (name: string, on: string, content: string) => `name: ${name}\nas: ${name}\nrules:\n  - on: ${on}\n    do:\n      - send_message: { to: "{{ vars.to }}", content: "${content}" }\n`;
 
+
+/**
+ * A plugin whose poll source `line` reads the lines of a temp file: outside pinbot, so nothing
+ * pinbot does wakes it. The cursor is the number of lines read. Internal.
+ */
+function linesSource({ withNumber }: { withNumber: boolean }) {
+  const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
+  const file = join(dir, 'lines.txt');
+  writeFileSync(file, '');
+  const lines = definePlugin({
+    name: 'lines',
+    version: '1.0.0',
+    pinbot: '^0.1.0',
+    sources: {
+      line: {
+        ...(withNumber ? { example: { n: 1, text: 'hello' } } : {}),
+        async poll(_ctx, cursor) {
+          const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+          const from = typeof cursor === 'number' ? cursor : all.length;
+          return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: withNumber ? { n: from + i + 1, text } : { text } })), cursor: all.length };
+        },
+      },
+    },
+  });
+  return { dir, file, lines };
+}
+
 describe('plugin event sources', () => {
   it('a poll source runs on the poll cadence from its persisted cursor; nothing is seen twice across a restart', async () => {
     world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [feed] });
@@ -39,25 +66,7 @@ describe('plugin event sources', () => {
   });
 
   it('a poll source reading a file is polled at its cadence on the virtual clock, with no other change in pinbot', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
-    const file = join(dir, 'lines.txt');
-    writeFileSync(file, '');
-    const lines = definePlugin({
-      name: 'lines',
-      version: '1.0.0',
-      pinbot: '^0.1.0',
-      sources: {
-        line: {
-          example: { n: 1, text: 'hello' },
-          // the cursor is the number of lines read; a file is outside pinbot, nothing wakes this source
-          async poll(_ctx, cursor) {
-            const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-            const from = typeof cursor === 'number' ? cursor : all.length;
-            return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: { n: from + i + 1, text } })), cursor: all.length };
-          },
-        },
-      },
-    });
+    const { dir, file, lines } = linesSource({ withNumber: true });
     try {
       world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [lines] });
       await world.addBot(notify('reader', 'lines.line', 'line {{ event.n }}: {{ event.text }}').replace('rules:', `poll: 10s\nvars: { to: "${world.users.alice!.pin_code}" }\nrules:`));
@@ -76,23 +85,7 @@ describe('plugin event sources', () => {
   });
 
   it('a file source keeps its cadence beside a built-in source whose idle poll (a heartbeat) comes first', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pinbot-file-source-'));
-    const file = join(dir, 'lines.txt');
-    writeFileSync(file, '');
-    const lines = definePlugin({
-      name: 'lines',
-      version: '1.0.0',
-      pinbot: '^0.1.0',
-      sources: {
-        line: {
-          async poll(_ctx, cursor) {
-            const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-            const from = typeof cursor === 'number' ? cursor : all.length;
-            return { events: all.slice(from).map((text, i) => ({ key: String(from + i + 1), payload: { text } })), cursor: all.length };
-          },
-        },
-      },
-    });
+    const { dir, file, lines } = linesSource({ withNumber: false });
     try {
       world = await createTestWorld({ users: { alice: {}, reader: {} }, config: { rate_limits: { enabled: false } }, plugins: [lines] });
       const to = world.users.alice!.pin_code;

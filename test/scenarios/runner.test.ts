@@ -77,16 +77,19 @@ describe('running scenarios', () => {
     expect(results[0]!.steps[1]).toMatchObject({ status: 'failed', error: 'expected no transfer matching {"to":"jar","status":"accepted"} since step 1 started and within 10s after; 1 happened', diff: '  + transfer 2 alice → jar accepted' });
   });
 
-  it('expect_none sees what the step before it caused: a bot that answers while the request settles is caught', async () => {
-    const { results } = await run([
-      `users: { alice: { balance: 10 }, nia: {} }
+  /** Alice sends nia 2; nia accepts and thanks her at once (the start of a scenario). */
+  const NIA_THANKS = `users: { alice: { balance: 10 }, nia: {} }
 bots:
   - { name: nia, as: nia, rules: [{ on: transfer.received, do: [accept, { reply: "thanks!" }] }] }
 steps:
   - as: alice
     request: POST /wallet/send
     body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 2 }
-  - expect_none: { message: { from: nia }, within: 10m }
+`;
+
+  it('expect_none sees what the step before it caused: a bot that answers while the request settles is caught', async () => {
+    const { results } = await run([
+      `${NIA_THANKS}  - expect_none: { message: { from: nia }, within: 10m }
 `,
     ]);
     // nia thanked alice at 09:00:00, while the request step settled: before expect_none started
@@ -95,14 +98,7 @@ steps:
 
   it('expect_none does not count what happened before the step before it, nor what an expect_event matched', async () => {
     const { results } = await run([
-      `users: { alice: { balance: 10 }, nia: {} }
-bots:
-  - { name: nia, as: nia, rules: [{ on: transfer.received, do: [accept, { reply: "thanks!" }] }] }
-steps:
-  - as: alice
-    request: POST /wallet/send
-    body: { recipient_pin: "{{ users.nia.pin_code }}", amount: 2 }
-  - as: alice
+      `${NIA_THANKS}  - as: alice
     request: GET /wallet/balance
   - name: the thanks came before the step before this one
     expect_none: { message: { from: nia }, within: 10m }

@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFrom } from '../../src/config/load.js';
@@ -8,22 +7,10 @@ import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
+import { raw } from '../helpers/raw-http.js';
 
 // Issue 21 item 9: a client that sent a POST and then closed its write side (a half-close, as
 // `curl` and many proxies may do) got no answer, though the write committed (balance 10 → 9).
-
-/** Writes `request` on a new connection, ends the write side at once, and collects what comes back until close. */
-function halfClose(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1');
-    let text = '';
-    s.setEncoding('utf8');
-    s.on('data', (c: string) => (text += c));
-    s.on('close', () => resolve(text));
-    s.on('error', reject);
-    s.end(request);
-  });
-}
 
 describe('a request followed by a half-close is answered', () => {
   const tmp = tempDir('pinbot-halfclose-');
@@ -48,9 +35,10 @@ describe('a request followed by a half-close is answered', () => {
   it('POST /wallet/send then end(): the write commits once and its 201 arrives', async () => {
     expect(balance(alice.user)).toBe(1000);
     const body = JSON.stringify({ recipient_pin: bob.pin_code, amount: 1 });
-    const answer = await halfClose(
+    const answer = await raw(
       server.port,
       `POST /api/v1/wallet/send HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\nContent-Type: application/json\r\nIdempotency-Key: half-1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      { end: true },
     );
     expect(balance(alice.user)).toBe(900);
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
@@ -58,7 +46,7 @@ describe('a request followed by a half-close is answered', () => {
   });
 
   it('a GET then end() is answered too', async () => {
-    const answer = await halfClose(server.port, `GET /api/v1/wallet/balance HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\n\r\n`);
+    const answer = await raw(server.port, `GET /api/v1/wallet/balance HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\n\r\n`, { end: true });
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
   });
 });

@@ -6,20 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, configFrom, loadConfig } from '../../src/config/load.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
-
-/** Sends raw bytes on a new connection and collects everything until the server closes it. */
-function raw(port: number, bytes: string, { end = false } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1');
-    let text = '';
-    s.setEncoding('utf8');
-    s.on('data', (c: string) => (text += c));
-    s.on('close', () => resolve(text));
-    s.on('error', reject);
-    s.write(bytes);
-    if (end) s.end();
-  });
-}
+import { raw } from '../helpers/raw-http.js';
 
 /** Status line and parsed JSON body of a raw HTTP answer. */
 function parse(answer: string): { status: number; headers: string; body: { error: { code: string; message: string } } } {
