@@ -42,6 +42,17 @@ interface Mount {
   authenticated?: (req: IncomingMessage) => boolean;
 }
 
+/**
+ * Whether a request URL (path and query) is under a mount's prefix, by whole path segments:
+ * `/console` takes `/console`, `/console/…` and `/console?…`, not `/consoles`; a prefix ending
+ * in `/` (`/plugins/`) takes what starts with it. Internal.
+ */
+function under(url: string, prefix: string): boolean {
+  if (!url.startsWith(prefix)) return false;
+  const next = url[prefix.length];
+  return prefix.endsWith('/') || next === undefined || next === '/' || next === '?';
+}
+
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
 
@@ -94,7 +105,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   // attempt), so a flood of refused requests gets 429 as on /api/v1 and real senders do not.
   const mounts: Mount[] = [];
   app.use((req, res, next) => {
-    const m = mounts.length ? mounts.find((x) => req.url.startsWith(x.prefix)) : undefined;
+    const m = mounts.length ? mounts.find((x) => under(req.url, x.prefix)) : undefined;
     if (!m) return next();
     // as on /api/v1, a request with valid credentials is never limited by the anonymous budget
     // (a console's live pages hold their connection open: each would hold a unit of it)

@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
 import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
-import { formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
+import { BotHost, formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
@@ -98,8 +98,9 @@ export function registerBotCommands(program: Command): void {
     } catch {
       throw new AdminError(`--server must be a URL like http://127.0.0.1:3000, not ${opts.server}`);
     }
-    // the runtime is loaded by the commands that run bots, not by validate or list
-    const [{ BotHost }, { fileBotStorage }] = await Promise.all([import('../runtime/index.js'), import('../services/bot-storage.js')]);
+    // the file store behind the bots' state is loaded only by the command that runs bots (the
+    // runtime itself is not: validate needs its barrel too, for loadBotFile and the registry)
+    const { fileBotStorage } = await import('../services/bot-storage.js');
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 
 /** `pinbot console`: a one-time sign-in link to the web console of the running server. Internal. */

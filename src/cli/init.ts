@@ -2,12 +2,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../admin/errors.js';
+import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { pluginSource, pluginTest } from './plugin-template.js';
 
 /** The folder of the files `pinbot init` copies (shipped in the package beside `src/`). */
 export const PROJECT_TEMPLATE_DIR = resolve(import.meta.dirname, '../../templates/project');
 
-/** pinbot's own package.json: its version, and the versions of the tools a project uses. */
+/** pinbot's own package.json: the versions of the tools a project uses (its own version is PINBOT_VERSION). */
 const OWN_PACKAGE = resolve(import.meta.dirname, '../../package.json');
 
 /** The folder of this pinbot package (a checkout, or node_modules/pinbot). */
@@ -78,9 +79,8 @@ function templateFiles(dir: string, at = ''): string[] {
  * @example projectFiles('my-bots').map((f) => f.path) // ['.github/workflows/pinbot.yml', …, 'package.json', …]
  */
 export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
-  const own = JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string; devDependencies?: Record<string, string> };
-  const dev = own.devDependencies ?? {};
-  const fill = (text: string) => text.replaceAll('__NAME__', name).replaceAll('__PINBOT_VERSION__', own.version);
+  const dev = (JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { devDependencies?: Record<string, string> }).devDependencies ?? {};
+  const fill = (text: string) => text.replaceAll('__NAME__', name).replaceAll('__PINBOT_VERSION__', PINBOT_VERSION);
   const files: ProjectFile[] = templateFiles(PROJECT_TEMPLATE_DIR).map((path) => ({ path: dotted(path), text: fill(readFileSync(join(PROJECT_TEMPLATE_DIR, path), 'utf8')) }));
   const pkg = {
     name,
@@ -94,7 +94,7 @@ export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
       validate: 'pinbot bots validate',
       scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml',
     },
-    dependencies: { pinbot: pinbot ?? `^${own.version}` },
+    dependencies: { pinbot: pinbot ?? `^${PINBOT_VERSION}` },
     // the versions pinbot itself is tested with
     devDependencies: {
       '@types/node': dev['@types/node'] ?? '^20.19.0',
@@ -103,7 +103,7 @@ export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
     },
   };
   files.push({ path: 'package.json', text: JSON.stringify(pkg, null, 2) + '\n' });
-  files.push({ path: `plugins/${FIRST_PLUGIN}.ts`, text: pluginSource(FIRST_PLUGIN, own.version) });
+  files.push({ path: `plugins/${FIRST_PLUGIN}.ts`, text: pluginSource(FIRST_PLUGIN, PINBOT_VERSION) });
   files.push({ path: `plugins/${FIRST_PLUGIN}.test.ts`, text: pluginTest(FIRST_PLUGIN) });
   return files.sort((a, b) => a.path.localeCompare(b.path));
 }
@@ -125,8 +125,7 @@ export interface InitResult {
 export function initProject({ dir, force = false, name }: { dir: string; force?: boolean; name?: string }): InitResult {
   const root = resolve(dir);
   if (existsSync(root) && !statSync(root).isDirectory()) throw new AdminError(`${dir} is a file, not a folder: name a new or existing folder for the project`);
-  const own = JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string };
-  const files = projectFiles(name ?? packageName(root), pinbotSpec(root, own.version));
+  const files = projectFiles(name ?? packageName(root), pinbotSpec(root, PINBOT_VERSION));
   const there = files.filter((f) => existsSync(join(root, ...f.path.split('/'))));
   if (there.length && !force) {
     throw new AdminError(
@@ -167,7 +166,7 @@ function packageJsonGaps(root: string): string[] {
     if (pkg.scripts?.[script] === undefined) gaps.push(`npm pkg set scripts.${script}=${JSON.stringify(command)}`);
   }
   if (!pkg.dependencies?.pinbot && !pkg.devDependencies?.pinbot) {
-    const spec = pinbotSpec(root, (JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { version: string }).version);
+    const spec = pinbotSpec(root, PINBOT_VERSION);
     gaps.push(`npm install ${spec.startsWith('^') ? 'pinbot' : spec}`);
   }
   if (!pkg.dependencies?.vitest && !pkg.devDependencies?.vitest) gaps.push('npm install -D vitest typescript @types/node');

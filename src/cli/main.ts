@@ -44,7 +44,7 @@ async function operatorError(err: unknown): Promise<boolean> {
   if (err instanceof CommanderError) return true;
   // Loaded here, after the fact: a command that succeeds never pays for them.
   const [admin, config, server, store, lock, snapshot, transferCheck, transfer, pg] = await Promise.all([
-    import('../admin/commands.js'),
+    import('../admin/errors.js'),
     import('../config/load.js'),
     import('../server-errors.js'),
     import('../store/core/errors.js'),

@@ -21,7 +21,7 @@ const EXIT_INVALID = 2;
 const REPORT_EXAMPLE = { junit: 'reports/scenarios.xml', tap: 'reports/scenarios.tap', json: 'reports/scenarios.json' } as const;
 
 /** Why `--grep` / `--tag` selected no scenario, with the tags that exist. Internal. */
-export function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: string[]): string {
+function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: string[]): string {
   const known = [...new Set(all.flatMap((s) => s.tags))].sort();
   const by = [grep !== undefined ? `--grep ${JSON.stringify(grep)}` : '', ...tags.map((t) => `--tag ${t}`)].filter(Boolean).join(' ');
   const lines = [`nothing ran: no scenario matches ${by} (${all.length} scenario${all.length === 1 ? '' : 's'} in the files given)`];

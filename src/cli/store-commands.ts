@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { AdminError } from '../admin/commands.js';
+import { AdminError } from '../admin/errors.js';
 import { exportDataDir, importDataDir, type TransferReport } from '../services/store-transfer.js';
 import { commandConfig, type CommonOptions } from './admin-client.js';
 

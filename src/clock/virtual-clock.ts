@@ -1,3 +1,4 @@
+import { Serial } from '../util/serial.js';
 import { sleepOn, type Clock, type Release, type TimerOptions } from './clock.js';
 
 interface Timer {
@@ -46,7 +47,7 @@ export class VirtualClock implements Clock {
   private holdSeq = 0;
   private parkedArmed = 0;
   private idleWaiters: Array<() => void> = [];
-  private chain: Promise<void> = Promise.resolve();
+  private readonly advances = new Serial();
   private readonly stallMs: number;
   private readonly touchListeners = new Set<() => void>();
 
@@ -130,9 +131,7 @@ export class VirtualClock implements Clock {
    * nothing.
    */
   advanceTo(to: number): Promise<void> {
-    const next = this.chain.then(() => this.run(to));
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.advances.run(() => this.run(to));
   }
 
   /** Fires what is due now and waits until the work it woke (and any held work) has settled. */

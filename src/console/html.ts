@@ -6,8 +6,8 @@ export class SafeHtml {
   }
 }
 
-/** Escapes text for HTML content and quoted attribute values. */
-export function escapeHtml(value: unknown): string {
+/** Escapes text for HTML content and quoted attribute values. Internal. */
+function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

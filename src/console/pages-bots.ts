@@ -56,8 +56,8 @@ const json = (v: unknown) => {
   return t === undefined ? '' : t.length > 300 ? `${t.slice(0, 299)}…` : t;
 };
 
-/** One run of a rule, as the timeline shows it. */
-export function traceItem(t: Trace): SafeHtml {
+/** One run of a rule, as the timeline shows it. Internal. */
+function traceItem(t: Trace): SafeHtml {
   const why = t.outcome !== 'done' && t.outcome !== 'dry_run' && t.reason ? reasonWords(t.reason) : undefined;
   const label = t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase();
   return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">

@@ -12,7 +12,7 @@ const VOLATILE = new Set(['id', 'created_at', 'updated_at', 'timestamp', 'pin_co
 const CAPTURE_PREFIX: Record<string, string> = { txn: 'tx', msg: 'message', cnv: 'conversation', int: 'introduction', creq: 'request', con: 'contact', usr: 'user' };
 
 /** The part of an answer a replay can expect: stable fields only, no ids, times or lists. Internal. */
-export function stableSubset(v: unknown, depth = 0): unknown {
+function stableSubset(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
@@ -59,7 +59,7 @@ function userKey(name: string, taken: Set<string>): string {
  * `{{`/`{%` in a message or note (anyone's) is written as a literal (`{{ '{{' }}`), or its replay
  * would send something else — `{{ users.alice.api_key }}` her key — or not load. Internal.
  */
-export function literalText(s: string): string {
+function literalText(s: string): string {
   return s.replace(/\{[{%]/g, (m) => `{{ '${m}' }}`);
 }
 

@@ -1,12 +1,17 @@
-/** One step of a scenario run as the console shows it. */
+/**
+ * One step of a scenario run as the console shows it; the scenario runner's `StepResult` is
+ * this and more (logs, curl, children), so the two cannot drift apart.
+ */
 export interface ScenarioStepView {
+  /** Its number: `3`, or `5.2` for the second step of the fragment used by step 5. */
   id: string;
   label: string;
   status: 'passed' | 'failed' | 'skipped';
+  /** Wall time it took. */
   ms: number;
   /** The scenario's clock when it ended (ISO). */
   clock: string;
-  /** `file:line:col`. */
+  /** Where it is written: `file:line:col`. */
   where: string;
   error?: string;
   diff?: string;

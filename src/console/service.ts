@@ -98,15 +98,8 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         );
       }
       const app = consoleApp(st);
-      ctx.mount('/console', (req, res) => {
-        // `/console` and `/console/…` only (not `/consoles`)
-        const path = (req.url ?? '').split('?')[0]!;
-        if (path !== '/console' && !path.startsWith('/console/')) {
-          res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
-          return;
-        }
-        app(req, res);
-      }, (req) => access?.session(cookieOf(req, COOKIE)) !== undefined);
+      // the mount takes `/console` and `/console/…` only (not `/consoles`)
+      ctx.mount('/console', app, (req) => access?.session(cookieOf(req, COOKIE)) !== undefined);
       ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
     },
     stop() {

@@ -75,7 +75,7 @@ export interface RunAllOptions {
   reporters?: Reporter[];
   /** The worker processes load the scenarios again: as trusting as the main one (`--allow-outside-root`). */
   allowOutsideRoot?: boolean;
-  /** Run in `parallel` worker threads (several cores) instead of concurrently in this thread. */
+  /** Run in `parallel` worker processes (several cores) instead of concurrently in this process (the name predates processes). */
   threads?: boolean;
   /** `--keep`: failed scenarios' servers are left up and handed here (runs in this process). */
   keep?: RunScenarioOptions['keep'];
@@ -88,7 +88,7 @@ export function selectScenarios(all: LoadedScenario[], o: Pick<RunAllOptions, 'g
 
 /**
  * Runs scenarios, `parallel` at a time, each on its own embedded server and clock — in this
- * thread, or with `threads` in as many worker threads; tells the reporters as it goes and gives
+ * process, or with `threads` in as many worker processes; tells the reporters as it goes and gives
  * them the results (in the scenarios' order) at the end.
  */
 export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {}): Promise<{ results: ScenarioResult[]; summary: Summary }> {

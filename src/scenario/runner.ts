@@ -1,4 +1,5 @@
 import { iso, systemClock } from '../clock/clock.js';
+import type { ScenarioStepView } from '../console/scenario-port.js';
 import { parseDuration } from '../util/duration.js';
 import { locate } from '../util/yaml-errors.js';
 import { embeddedTarget } from './embedded-target.js';
@@ -7,22 +8,13 @@ import { remoteTarget } from './remote-target.js';
 import { evalCondition, render } from './templates.js';
 import { StepFailure, type EventKind, type EventWindow, type KeptServer, type StepContext, type StepNode, type Target } from './types.js';
 
-/** How one step went. */
-export interface StepResult {
-  /** Its number: `3`, or `5.2` for the second step of the fragment used by step 5. */
-  id: string;
-  label: string;
-  status: 'passed' | 'failed' | 'skipped';
-  /** Wall time it took. */
-  ms: number;
-  /** The scenario's clock when it ended (ISO). */
-  clock: string;
-  /** Where it is written: `file:line:col`. */
-  where: string;
+/**
+ * How one step went: what the web console shows of it (`ScenarioStepView`: id, label, status,
+ * ms, clock, where, error, diff) and what only the reporters show.
+ */
+export interface StepResult extends ScenarioStepView {
   detail?: string;
   logs?: string[];
-  error?: string;
-  diff?: string;
   curl?: string;
   attempts?: number;
   children?: StepResult[];

@@ -4,19 +4,19 @@ import { systemClock } from '../clock/clock.js';
 import type { LoadedScenario } from './load.js';
 import type { RunListener, ScenarioResult, StepResult } from './runner.js';
 
-/** What a worker is started with (in its environment). Internal. */
 /**
  * What a worker process runs: compiled, worker.js itself (no loader to start); from the sources
  * (tests, a checkout run with PINBOT_FROM_SOURCE=1), worker-entry.js, which registers tsx first.
  */
 const WORKER_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.js' : './worker.js', import.meta.url));
 
+/** What a worker is started with (in its environment). Internal. */
 export interface WorkerSetup {
   remote?: { url: string; keys: Record<string, string> };
   allowOutsideRoot?: boolean;
 }
 
-/** Messages between the main thread and a worker. Internal. */
+/** Messages between the main process and a worker. Internal. */
 export type ToWorker = { type: 'run'; index: number; file: string } | { type: 'stop' } | { type: 'exit' };
 export type ToMain =
   | { type: 'ready' }

@@ -5,11 +5,6 @@ import type { Store } from '../store/core/types.js';
 import { inboxFeed } from './inbox-feed.js';
 import { botTraceFile } from '../util/data-dir.js';
 
-/** Where a bot's trace history file lives under the bots' state directory (`DATA/bots`). */
-export function traceFile(stateDir: string, bot: string, remote: boolean): string {
-  return botTraceFile(stateDir, bot, remote);
-}
-
 /**
  * One process owns its bots (the file store, or `pinbot bots run`): embedded bots keep their
  * state in the server's store (`embedded`), bots of a remote server in a file store of their own
@@ -24,7 +19,7 @@ export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; state
     return embedded;
   };
   return {
-    forBot: (name, o) => ({ open: o.remote ? openRemote : openEmbedded, traces: { file: traceFile(stateDir, name, o.remote) } }),
+    forBot: (name, o) => ({ open: o.remote ? openRemote : openEmbedded, traces: { file: botTraceFile(stateDir, name, o.remote) } }),
     async close() {
       if (remote) await (await remote).close();
       remote = undefined;

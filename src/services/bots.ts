@@ -9,10 +9,9 @@ import { suggest } from '../util/suggest.js';
 import { BotHost, readTraces, type Trace, watchBots } from '../runtime/index.js';
 import { pluginHostOf } from './registry.js';
 import { embeddedHostDeps } from './bot-deployment.js';
-import { traceFile } from './bot-storage.js';
 import { readPgTraces } from './pg-traces.js';
 import type { ServerContext, ServerService } from './types.js';
-import { DATA_DIR } from '../util/data-dir.js';
+import { botTraceFile, DATA_DIR } from '../util/data-dir.js';
 
 /** What a bot name can be (it names files). Internal. */
 const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -20,8 +19,8 @@ const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The traces of a bot from its history files (the bot need not run). Internal. */
 export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
   if (!BOT_NAME.test(name)) return undefined;
-  const local = readTraces(traceFile(stateDir, name, false), limit);
-  const remote = readTraces(traceFile(stateDir, name, true), limit);
+  const local = readTraces(botTraceFile(stateDir, name, false), limit);
+  const remote = readTraces(botTraceFile(stateDir, name, true), limit);
   const all = [...local, ...remote].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(-limit);
   return all.length ? all : undefined;
 }

@@ -24,7 +24,8 @@ export interface ServerContext {
   /** Every bot is a dry run (`serve --dry-run`). */
   dryRun: boolean;
   /**
-   * Serves requests whose path starts with `prefix` (e.g. `/plugins/`) with `handler`, beside
+   * Serves the requests under `prefix` by whole path segments (`/console`: not `/consoles`; a
+   * prefix ending in `/`, such as `/plugins/`, takes all that start with it) with `handler`, beside
    * the API (plugins' HTTP routes), behind its anonymous rate limit — except the requests
    * `authenticated` vouches for (checked before the handler; a valid session, say). Absent where
    * there is no HTTP server.

@@ -251,3 +251,14 @@ describe('behind a TLS proxy', () => {
     expect(r.headers.get('set-cookie')).toMatch(/; Secure$/);
   });
 });
+
+describe('the console\'s mount', () => {
+  it('only /console and what is under it reach the console: /consoles and /console-x are the API\'s (its JSON 404)', async () => {
+    const s = await serve();
+    for (const path of ['/consoles', '/console-x', '/consoles/bots']) {
+      const r = await at(s, path);
+      expect([path, r.status, r.headers.get('content-type') ?? '']).toEqual([path, 404, expect.stringContaining('application/json')]);
+    }
+    for (const path of ['/console', '/console?x=1', '/console/bots']) expect([path, (await at(s, path)).status]).toEqual([path, 401]);
+  });
+});

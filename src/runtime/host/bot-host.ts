@@ -114,8 +114,10 @@ export class BotHost {
   private async doReload(): Promise<BotStatus[]> {
     if (this.stopped) return this.status();
     const files = this.files();
+    // a Set: with 10,000 bots, files.includes per slot is 10^8 comparisons per reload
+    const listed = new Set(files);
     for (const [file, slot] of this.slots) {
-      if (!files.includes(file) || !existsSync(file)) {
+      if (!listed.has(file) || !existsSync(file)) {
         if (slot.runner) this.o.log.info({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name} stopped: its file was removed`);
         await slot.runner?.stop();
         await slot.traces?.close();

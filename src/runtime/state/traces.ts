@@ -3,6 +3,7 @@ import { open, readFile, rename, writeFile, type FileHandle } from 'node:fs/prom
 import { dirname } from 'node:path';
 import type { UserRef } from '../../client/types.js';
 import { iso } from '../../clock/clock.js';
+import { Serial } from '../../util/serial.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { TraceReason } from '../contract/trace-reasons.js';
 import type { BotEvent, ConditionResult } from '../contract/types.js';
@@ -190,7 +191,7 @@ function parses(line: string): boolean {
  */
 export class TraceLog {
   private ring: Trace[];
-  private chain: Promise<void> = Promise.resolve();
+  private readonly writes = new Serial();
   private queue: Trace[] = [];
   /** The last write failed (its error was reported; the next one is reported once it works again). */
   private failing = false;
@@ -246,7 +247,7 @@ export class TraceLog {
     if (!this.archive) return;
     this.queue.push(trace);
     // traces added in the same tick go out in one write
-    if (this.queue.length === 1) this.chain = this.chain.then(() => this.write()).catch(() => undefined);
+    if (this.queue.length === 1) void this.writes.run(() => this.write()).catch(() => undefined);
   }
 
   /** Hands the queued traces to the archive. Internal. */
@@ -268,12 +269,12 @@ export class TraceLog {
   }
 
   flush(): Promise<void> {
-    return this.chain;
+    return this.writes.idle();
   }
 
   /** Writes what is queued and closes the archive. */
   async close(): Promise<void> {
-    await this.chain;
+    await this.writes.idle();
     await this.archive?.close?.().catch(() => undefined);
   }
 }

@@ -4,7 +4,6 @@ import { DataFormatError } from '../core/errors.js';
 import { stamp } from './journal.js';
 import { DATA_DIR, tmpName } from '../../util/data-dir.js';
 
-
 /**
  * The format of a data directory this pinbot reads and writes. It is recorded twice: in the
  * file `format` of the directory (`{"format":2}`, for operators and for directories that hold
@@ -16,10 +15,6 @@ import { DATA_DIR, tmpName } from '../../util/data-dir.js';
  * its step to the migration (FileStore.open): load the older format, write the new one.
  */
 export const DATA_FORMAT = 2;
-
-/** The file of a data directory that records its format. */
-export const FORMAT_FILE = DATA_DIR.format;
-
 
 /** What a data directory holds. */
 export interface FoundFormat {
@@ -41,7 +36,7 @@ const STORE_FILE = /^(db\.json|journal(\.old(\.\d+)?)?\.jsonl)$/;
  * @example readDataFormat('./data') // { format: 1, fresh: false, recorded: false }
  */
 export function readDataFormat(dir: string): FoundFormat {
-  const file = join(dir, FORMAT_FILE);
+  const file = join(dir, DATA_DIR.format);
   if (!existsSync(file)) {
     const fresh = !readdirSync(dir).some((name) => STORE_FILE.test(name));
     return { format: fresh ? DATA_FORMAT : 1, fresh, recorded: false };
@@ -68,10 +63,10 @@ export function checkFormat(format: number, where: string): void {
 
 /** Records this pinbot's format in `dir` (written whole or not at all). */
 export function writeDataFormat(dir: string): void {
-  const tmp = join(dir, tmpName(FORMAT_FILE));
+  const tmp = join(dir, tmpName(DATA_DIR.format));
   writeFileSync(tmp, JSON.stringify({ format: DATA_FORMAT }) + '\n', { mode: 0o600 });
   fsyncFile(tmp);
-  renameSync(tmp, join(dir, FORMAT_FILE));
+  renameSync(tmp, join(dir, DATA_DIR.format));
   fsyncFile(dir);
 }
 

@@ -49,8 +49,6 @@ export const openAppendFile: OpenAppend = async (path) => {
 /** Bytes of the test write that tells whether the disk takes writes again. */
 const PROBE_BYTES = 64 * 1024;
 
-/** Where the test write goes (removed after it, and at start-up). */
-
 /** Checks with a test write of 64 kB, synced, that the disk of `dir` takes writes (throws when not). */
 export async function probeWrites(dir: string, openAppend: OpenAppend): Promise<void> {
   const probePath = join(dir, DATA_DIR.writeProbe);

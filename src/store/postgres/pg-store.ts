@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { observeId } from '../../util/ids.js';
+import { Serial } from '../../util/serial.js';
 import { StorageUnavailableError } from '../core/errors.js';
 import type { StoreIntegrity } from '../core/integrity.js';
 import { Listener } from './pg-listen.js';
@@ -62,7 +63,7 @@ export class PgStore extends EngineStore {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   /** Serialises changes to the engine: commits and catch-ups. */
-  private mutex: Promise<void> = Promise.resolve();
+  private readonly mutex = new Serial();
   private readonly tables = new Set<string>();
   private readonly listener: Listener;
   private readonly remote = new Set<(changes: readonly Change[]) => void>();
@@ -183,12 +184,7 @@ export class PgStore extends EngineStore {
 
   /** Runs `fn` with the engine to itself. Internal. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.mutex.then(fn);
-    this.mutex = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    return next;
+    return this.mutex.run(fn);
   }
 
   /**
@@ -294,7 +290,7 @@ export class PgStore extends EngineStore {
     this.closed = true;
     this.gate.close();
     await this.listener.stop();
-    await this.mutex;
+    await this.mutex.idle();
     await this.pool.end();
   }
 }
