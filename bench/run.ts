@@ -1,4 +1,4 @@
-// npm run bench [-- NAME…] [--rounds N] [--duration S] [--connections C] [--list]
+// npm run bench [-- NAME…] [--rounds N] [--duration S] [--connections C] [--list] [--help]
 // Runs the named benches (all by default) and prints their figures as one table.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -9,16 +9,39 @@ import { freshDist } from './harness/fresh-dist.js';
 import { figureLine, tableHeader, type Figure } from './harness/figure.js';
 import { stopLoad } from './harness/load.js';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
-    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '3' },
-    connections: { type: 'string', default: '50' },
-    list: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run bench [-- NAME…] [--rounds N] [--duration S] [--connections C] [--list] [--help]
+  NAME…             only these benches (all by default; --list names them)
+  --rounds N        rounds per figure, figures are medians (default 5, at least 3; env BENCH_ROUNDS)
+  --duration S      seconds of load per round (default 3; env BENCH_DURATION)
+  --connections C   concurrent connections of the load generator (default 50)
+  --list            the benches and their targets
+docs/performance.md says how to read the table and profile a bench.`;
 
+function parse() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '5' },
+        duration: { type: 'string', default: process.env.BENCH_DURATION ?? '3' },
+        connections: { type: 'string', default: '50' },
+        list: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    // an unknown or malformed option: say which and how to call it, not a stack trace
+    console.error(`${(err as Error).message.split('. ')[0]}.\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const { values, positionals } = parse();
+
+if (values.help) {
+  console.log(USAGE + '\n\nbenches:');
+  for (const b of benches) console.log(`  ${b.name.padEnd(12)} ${b.summary}`);
+  process.exit(0);
+}
 if (values.list) {
   for (const b of benches) console.log(`${b.name.padEnd(12)} ${b.summary}`);
   process.exit(0);

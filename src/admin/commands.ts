@@ -68,7 +68,8 @@ export const adminCommands: Record<string, AdminCommand> = {
       const namesakes = usersNamed(tx, name);
       if (namesakes.length && !allowDuplicate) {
         throw new AdminError(
-          `a user named "${name.trim()}" already exists (PIN ${namesakes.map((u) => u.pin_code).join(', ')}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
+          // name the users as they are written ("Alice"), not as typed (" alice "): names match in any case
+          `a user named ${[...new Set(namesakes.map((u) => `"${u.display_name}"`))].join(' or ')} already exists (PIN ${namesakes.map((u) => u.pin_code).join(', ')}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
         );
       }
       const user = createUser(tx, ctx.env, { name });

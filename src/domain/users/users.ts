@@ -55,12 +55,12 @@ export function userById(db: ReadView, id: string): User {
   return user;
 }
 
-/** A user by PIN or by display name (case-insensitive; the name must be unambiguous). */
 /** The users whose display name is `name` (trimmed, any case), oldest first. */
 export function usersNamed(db: ReadView, name: string): User[] {
   return db.col(Users).ids('name', name.trim().toLowerCase()).map((id) => db.col(Users).get(id)!).sort((a, b) => a.created_at - b.created_at);
 }
 
+/** A user by PIN or by display name (case-insensitive; the name must be unambiguous). */
 export function findUser(db: ReadView, nameOrPin: string): User | undefined {
   const byPin = db.col(Users).one('pin', normalizePin(nameOrPin));
   if (byPin) return byPin;
