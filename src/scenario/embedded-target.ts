@@ -87,6 +87,15 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       writeFileSync(keys, `${lines.join('\n')}\n`, { mode: 0o600 });
       return { url: world.url, dataDir: world.dataDir, keys };
     },
+    heldBack(since) {
+      const lines: string[] = [];
+      for (const { name } of world.host.status()) {
+        for (const t of name ? world.traces(name) : []) {
+          if (t.reason === 'loop_suspected' && Date.parse(t.at) >= since) lines.push(`  bot ${name} did not run ${t.rule} for ${t.event.summary}: loop_suspected — ${t.message ?? 'the loop guard paused this exchange'}`);
+        }
+      }
+      return lines;
+    },
     close: () => world.close(),
   };
   return target;

@@ -78,6 +78,11 @@ export interface Target {
    * users' keys to a file beside the data directory — and says where it is. `close` still stops it.
    */
   keep?(): KeptServer;
+  /**
+   * Embedded only: the scenario's bots that held back on purpose since `since` (ms) — a loop
+   * guard pausing an exchange — one line each, for a failure to say why nothing came.
+   */
+  heldBack?(since: number): string[];
   close(): Promise<void>;
 }
 

@@ -70,6 +70,54 @@ describe('running scenarios', () => {
     expect(steps[3]!.diff).toBe('  no message happened at all');
   });
 
+  it('an expect_event that times out because a bot\'s loop guard held back says so', async () => {
+    // a scripted user answering the bot at once, round after round, looks like another bot
+    const { results } = await run([
+      `users: { alice: {}, echo: {} }
+bots:
+  - { name: echo, as: echo, rules: [{ on: message.received, do: [{ reply: "echo {{ event.content }}" }] }] }
+steps:
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 1" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 1" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 2" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 2" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 3" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 3" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 4" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 4" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 5" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 5" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 6" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 6" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 7" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 7" }, within: 10s }
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 8" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi 8" }, within: 10s }
+`,
+    ]);
+    const failed = results[0]!.steps.find((st) => st.status === 'failed')!;
+    expect(failed.error).toMatch(/^no message matching .* within 10s$/);
+    expect(failed.diff).toContain('bot echo did not run');
+    expect(failed.diff).toContain('loop_suspected');
+    expect(failed.diff).toContain('clock: { advance: 3s }');
+  });
+
   it('expect_none fails listing what happened', async () => {
     // the jar takes 5 s to accept (it is woken at once by the transfer: without the wait it would accept before the step)
     const slowJar = tipJar.replace('do: [accept,', 'do: [{ wait: 5s }, accept,');

@@ -101,7 +101,10 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
       if (ctx.target.now() >= deadline) break;
       changed = await ctx.target.stepToward(deadline, every);
     }
-    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) });
+    // a bot that held back on purpose (its loop guard) is the likeliest reason nothing came
+    const held = ctx.target.heldBack?.(ctx.window?.at ?? 0) ?? [];
+    const hint = held.length ? `\n${held.slice(0, 3).map(ctx.mask).join('\n')}\n  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")` : '';
+    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) + hint });
   },
 };
 
