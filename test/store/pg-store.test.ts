@@ -164,6 +164,18 @@ describe('PgStore: the store on PostgreSQL', () => {
     await expect(PgStore.open({ url, integrity: dataDirIntegrity })).rejects.toThrow(/money does not add up: balances 900/);
   });
 
+  it('a connection cut while checked out is a warning, not an uncaught error', async () => {
+    const url = await testDatabase();
+    const warnings: string[] = [];
+    const a = await store(url, { warn: (m) => void warnings.push(m) });
+    // a transaction holds its client between queries: that is when a cut reaches the client, not the pool
+    const held = await (a as unknown as { pool: pg.Pool }).pool.connect();
+    await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    for (let t = 0; t < 200 && !warnings.some((w) => /connection failed/.test(w)); t++) await new Promise((r) => setTimeout(r, 25));
+    held.release(true);
+    expect(warnings.some((w) => /a PostgreSQL connection failed/.test(w))).toBe(true);
+  });
+
   it('connections cut mid-load: every acknowledged transaction is stored, every refused one is not, and writes resume', async () => {
     const url = await testDatabase();
     const a = await store(url, { retry: { firstMs: 20, maxMs: 100 } });

@@ -83,6 +83,10 @@ export class PgStore extends EngineStore {
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
     // An idle connection that drops is replaced on the next query; it must not crash the process.
     this.pool.on('error', (err) => this.warn(`a PostgreSQL connection failed: ${err.message}`));
+    // A connection cut while checked out (a transaction between queries) emits 'error' on the client
+    // itself, which the pool only listens to while the client is idle: the query in flight fails
+    // and is handled where it was made; the event alone must not become an uncaught error.
+    this.pool.on('connect', (client) => client.on('error', (err) => this.warn(`a PostgreSQL connection failed: ${err.message}`)));
     this.gate = new WriteGate({
       now: opts.now ?? Date.now,
       warn: this.warn,
