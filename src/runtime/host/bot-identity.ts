@@ -42,15 +42,7 @@ export async function identifyBot({ host, bot, base, log, signal, budgets, botUs
   // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
   // bot's held work while they last (see Clock.hold)
   const sleep = (ms: number, signal?: AbortSignal) => waitingOffTheClock(() => host.clock.sleep(ms, signal, { parked: true }));
-  // One owner for retries: every call of a bot's client already sits in a loop that retries
-  // transient failures and says so — a run's step or condition (run/retry.ts), a poll (the poll
-  // loop's backoff), finding the identity (bot/identity.ts). So the client itself makes no
-  // transient retries (5xx, network, timeouts): a failure reaches that loop at once, which
-  // retries it on the clock and logs each try. 429 stays with the client: waiting Retry-After
-  // is pacing on the rate budget the bots of one user share (it blocks the bucket for all of
-  // them), not a failure; past `max429` waits the 429 reaches the loop as a transient error.
-  const client = (budget: RateBudget) =>
-    createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'waiting out a 429'), ...host.client, retry: { ...host.client?.retry, attempts: 0 } });
+  const client = (budget: RateBudget) => createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'retrying a request'), ...host.client });
   const newBudget = () => createRateBudget({ now: () => host.clock.now(), sleep });
   const probe = client(newBudget());
   const me = known ?? (await probe.me({ signal }));

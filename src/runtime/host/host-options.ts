@@ -35,10 +35,7 @@ export interface HostOptions {
   envAllow?: readonly string[];
   /** Remote servers bot files may name (config `bots.allowed_servers`); `server` is added to them. */
   allowedServers?: readonly string[];
-  /**
-   * Client settings of the bots' clients (tests pace 429s fast). `retry.attempts` is always 0:
-   * the bot runtime's own loops retry transient failures (see bot-identity.ts).
-   */
+  /** Client settings (tests make retries fast). */
   client?: Partial<ClientOptions>;
   jitter?: boolean;
   retryBaseMs?: number;
