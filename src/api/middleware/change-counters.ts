@@ -1,5 +1,5 @@
-import { commitFeedOf } from '../../store/core/commit-signal.js';
-import type { Store } from '../../store/core/types.js';
+import { commitFeedOf, type CommittedWrite } from '../../store/core/commit-signal.js';
+import type { ReadView, Store } from '../../store/core/types.js';
 import { usersTouched } from '../../domain/users-touched.js';
 
 /**
@@ -20,34 +20,61 @@ export const UNSHOWN: ReadonlySet<string> = new Set(['idempotency', 'api_keys', 
  */
 export class ChangeCounters {
   private epoch = 0;
-  private readonly counts = new Map<string, number>();
+  /** Per user: the counter, and the commit that last moved it (so a commit moves it once). */
+  private readonly counts = new Map<string, { n: number; commit: number }>();
+  private commits = 0;
+  /**
+   * The users the commit being noted concerns (with repeats), reused from commit to commit:
+   * the listener runs once per write request, and a Set, closures and arrays per commit were
+   * ~1 kB of garbage per write (bench/tools/write-core.ts).
+   */
+  private readonly touched: string[] = [];
+  private readonly add = (id: string): void => void this.touched.push(id);
 
   /** The counters of a store that reports its commits, else undefined (no cheap validator). */
   static of(store: Store): ChangeCounters | undefined {
     const feed = commitFeedOf(store);
     if (!feed) return undefined;
     const counters = new ChangeCounters();
-    feed.subscribe((writes, read) => {
-      const users = new Set<string>();
-      let all = false;
-      for (const w of writes) {
-        if (UNSHOWN.has(w.collection)) continue;
-        if (w.collection === 'conversations' && !w.before) {
-          all = true;
-          continue;
-        }
-        const add = (id: string) => void users.add(id);
-        const known = [w.before, w.after].filter((r) => r !== null).map((r) => usersTouched(w, read, add, r));
-        if (!known.length || known.includes(false)) all = true;
-      }
-      if (all) counters.epoch++;
-      else for (const id of users) counters.counts.set(id, (counters.counts.get(id) ?? 0) + 1);
-    });
+    feed.subscribe((writes, read) => counters.note(writes, read));
     return counters;
+  }
+
+  /** Moves the counters of the users a commit concerns, or the epoch when it cannot tell. */
+  private note(writes: readonly CommittedWrite[], read: ReadView): void {
+    const touched = this.touched;
+    touched.length = 0;
+    let all = false;
+    for (let i = 0; i < writes.length && !all; i++) {
+      const w = writes[i]!;
+      if (UNSHOWN.has(w.collection)) continue;
+      if (w.collection === 'conversations' && !w.before) {
+        all = true;
+        continue;
+      }
+      // the users of the record before the write and after it (a member who left is told too)
+      if (!w.before && !w.after) all = true;
+      if (w.before && !usersTouched(w, read, this.add, w.before)) all = true;
+      if (w.after && !usersTouched(w, read, this.add, w.after)) all = true;
+    }
+    if (all) {
+      this.epoch++;
+      return;
+    }
+    const commit = ++this.commits;
+    for (const id of touched) {
+      const c = this.counts.get(id);
+      if (!c) this.counts.set(id, { n: 1, commit });
+      else if (c.commit !== commit) {
+        c.n++;
+        c.commit = commit;
+      }
+    }
+    touched.length = 0;
   }
 
   /** What a user's lists were computed at: equal values, equal lists (for the same request). */
   version(userId: string): string {
-    return `${this.epoch}.${this.counts.get(userId) ?? 0}`;
+    return `${this.epoch}.${this.counts.get(userId)?.n ?? 0}`;
   }
 }
