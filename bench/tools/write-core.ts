@@ -10,7 +10,8 @@
 // write: CPU µs (`process.cpuUsage`, every thread: the fdatasync calls too), bytes allocated on
 // the JS heap (from `v8.GCProfiler`'s before/after of each collection) and collections per 1,000
 // writes; then the medians over the rounds. By default it runs the compiled `dist/` (what
-// `pinbot serve` runs; build it first: `npm run build`), `--src` runs the sources through tsx.
+// `pinbot serve` runs; build it first: `npm run build`), `--src` runs the sources through tsx,
+// `--dist DIR` another build (e.g. of a worktree of main) to compare in one sitting.
 // `--heap-sample` also samples every allocation of the rounds (collected objects included) and
 // prints the functions that allocate most, by self bytes.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,13 +28,15 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '50' },
     src: { type: 'boolean', default: false },
+    dist: { type: 'string' },
     'heap-sample': { type: 'boolean', default: false },
   },
 });
 const WRITES = Number(args.writes);
 const ROUNDS = Number(args.rounds);
 const CONC = Number(args.concurrency);
-const root = resolve(import.meta.dirname, '../..', args.src ? 'src' : 'dist');
+// --dist DIR: another checkout's build, to compare before and after in one sitting
+const root = args.dist ? resolve(args.dist) : resolve(import.meta.dirname, '../..', args.src ? 'src' : 'dist');
 const ext = args.src ? '.ts' : '.js';
 const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(root, path + ext)).href)) as T;
 
@@ -120,7 +123,7 @@ for (let r = 0; r < ROUNDS; r++) {
   console.log(`round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs wall/write`);
 }
 console.log(
-  `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ${args.src ? 'src via tsx' : 'dist'}): ${median(rows.map((r) => r.cpu)).toFixed(1)} CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
+  `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ${args.src ? 'src via tsx' : root}): ${median(rows.map((r) => r.cpu)).toFixed(1)} CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
 );
 if (inspector) {
   interface Node { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] }

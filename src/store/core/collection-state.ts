@@ -1,4 +1,4 @@
-import type { CollectionDef, ReadCollection, StoredRecord } from './types.js';
+import type { CollectionDef, ReadCollection, StoredRecord, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
 
 // The records of one collection and its indexes (unique and multi), kept sorted by id; the
@@ -87,6 +87,8 @@ export class CollectionState {
    * profile (allocation + GC).
    */
   view: ReadCollection<StoredRecord> | undefined;
+  /** The write view transactions are given (engine.ts), made once for the same reason. */
+  writer: WriteCollection<StoredRecord> | undefined;
   private def: CollectionDef<StoredRecord> | undefined;
   private readonly uniques = new Map<string, Map<string, string>>();
   private readonly multis = new Map<string, Map<string, string[]>>();

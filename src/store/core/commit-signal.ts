@@ -20,6 +20,19 @@ export interface CommitFeed {
   subscribe(listener: CommitListener): () => void;
 }
 
+/**
+ * A store that notes the writes of its transactions itself (the file and memory stores, whose
+ * engine runs each transaction function once): `observeCommits` then needs no wrapper around
+ * every collection view of every transaction, which cost a Map, a view object per collection
+ * and closures per write request (bench/tools/write-core.ts).
+ */
+export interface NotingStore extends Store {
+  /** `transaction`, pushing each write to `noted` as it is made, with the record it replaced. */
+  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R>;
+}
+
+const notesItself = (store: Store): store is NotingStore => typeof (store as Partial<NotingStore>).transactionNoted === 'function';
+
 const feeds = new WeakMap<Store, CommitFeed>();
 
 /** The commit feed of a store made by `observeCommits`, if it is one. */
@@ -87,30 +100,42 @@ class NotingView<T extends StoredRecord> implements WriteCollection<T> {
  */
 export function observeCommits(store: Store, { cause }: { cause?: () => unknown } = {}): Store {
   const listeners = new Set<CommitListener>();
+  const tell = (log: readonly CommittedWrite[], why: unknown) => {
+    if (log.length) for (const l of listeners) l(log, store.read, why);
+  };
   const wrapped: Store = {
     get read() {
       return store.read;
     },
-    async transaction(fn) {
-      const log: CommittedWrite[] = [];
-      const why = cause?.();
-      const out = await store.transaction((tx) => {
-        // a store that runs the function again (PostgreSQL, after another process committed
-        // first) notes only the run that committed
-        log.length = 0;
-        const views = new Map<string, WriteCollection<StoredRecord>>();
-        const noted: Tx = {
-          col: <T extends StoredRecord>(def: CollectionDef<T>) => {
-            let v = views.get(def.name);
-            if (!v) views.set(def.name, (v = new NotingView(tx.col(def) as unknown as WriteCollection<StoredRecord>, def.name, log)));
-            return v as unknown as WriteCollection<T>;
-          },
-        };
-        return fn(noted);
-      });
-      if (log.length) for (const l of listeners) l(log, store.read, why);
-      return out;
-    },
+    transaction: notesItself(store)
+      ? (fn) => {
+          const log: CommittedWrite[] = [];
+          const why = cause?.();
+          return store.transactionNoted(fn, log).then((out) => {
+            tell(log, why);
+            return out;
+          });
+        }
+      : async (fn) => {
+          const log: CommittedWrite[] = [];
+          const why = cause?.();
+          const out = await store.transaction((tx) => {
+            // a store that runs the function again (PostgreSQL, after another process committed
+            // first) notes only the run that committed
+            log.length = 0;
+            const views = new Map<string, WriteCollection<StoredRecord>>();
+            const noted: Tx = {
+              col: <T extends StoredRecord>(def: CollectionDef<T>) => {
+                let v = views.get(def.name);
+                if (!v) views.set(def.name, (v = new NotingView(tx.col(def) as unknown as WriteCollection<StoredRecord>, def.name, log)));
+                return v as unknown as WriteCollection<T>;
+              },
+            };
+            return fn(noted);
+          });
+          tell(log, why);
+          return out;
+        },
     durable: () => store.durable(),
     health: () => store.health?.() ?? { writable: true },
     close: () => store.close(),

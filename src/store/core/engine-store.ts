@@ -1,4 +1,5 @@
 import { StoreEngine } from './engine.js';
+import type { CommittedWrite } from './commit-signal.js';
 import type { ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
 import type { WriteGate } from './write-gate.js';
 
@@ -41,13 +42,21 @@ export abstract class EngineStore implements Store {
   }
 
   transaction<R>(fn: (tx: Tx) => R): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('the store is closed'));
-    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
-    return this.commit(fn);
+    return this.refusal() ?? this.commit(fn);
   }
 
-  /** Runs `fn` and makes its changes durable (the driver's part of `transaction`). */
-  protected abstract commit<R>(fn: (tx: Tx) => R): Promise<R>;
+  /** A rejection when the store takes no transaction now (closed, or its write gate is down). */
+  protected refusal(): Promise<never> | undefined {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    if (this.gate.isDown) return Promise.reject(this.gate.refusal());
+    return undefined;
+  }
+
+  /**
+   * Runs `fn` and makes its changes durable (the driver's part of `transaction`). A driver that
+   * runs `fn` once (the file store) pushes its writes to `noted` when given (see NotingStore).
+   */
+  protected abstract commit<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): Promise<R>;
 
   /** Remembers `done` as the last commit (what `durable()` waits for), and returns it. */
   protected track<R>(done: Promise<R>): Promise<R> {

@@ -1,22 +1,36 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
 import { CollectionState, deepFreeze } from './collection-state.js';
+import type { CommittedWrite } from './commit-signal.js';
 
 export { lowerBound } from './collection-state.js';
 
 /** What `StoreEngine.revert` needs to take a transaction back (opaque outside the engine). */
 export type UndoLog = { readonly __undo: true };
 
-/** The change set and undo log of one transaction. Internal. */
+/**
+ * The change set and undo log of one transaction, and when asked, its writes with the record
+ * before each (what a commit feed reports: noted here, the store needs no wrapper per view).
+ * Internal.
+ */
 class TxLog {
   readonly changes: Change[] = [];
   readonly undo: Array<[CollectionState, string, StoredRecord | null]> = [];
 
+  constructor(private readonly noted: CommittedWrite[] | undefined) {}
+
   write(s: CollectionState, id: string, next: StoredRecord | null): void {
-    this.undo.push([s, id, s.records.get(id) ?? null]);
+    const prev = s.records.get(id) ?? null;
+    this.undo.push([s, id, prev]);
     s.set(id, next);
     this.changes.push([s.name, id, next]);
+    this.noted?.push({ collection: s.name, id, before: prev, after: next });
   }
+}
+
+/** The log of the transaction running on an engine, if one runs. Internal. */
+class Running {
+  log: TxLog | undefined;
 }
 
 /** Read access to one collection; one per collection, shared by every reader. Internal. */
@@ -42,40 +56,55 @@ class CollectionReader implements ReadCollection<StoredRecord> {
   }
 }
 
-/** Write access to one collection inside one transaction. Internal. */
+/**
+ * Write access to one collection, for the transaction running on its engine: one per
+ * collection, made on first use and shared by every transaction (they run one at a time), so a
+ * transaction allocates no views. A write through it while no transaction runs (a `tx` kept
+ * after its transaction ended) throws rather than change state no journal line records.
+ * Internal.
+ */
 class WriteView extends CollectionReader implements WriteCollection<StoredRecord> {
   constructor(
     s: CollectionState,
-    private readonly log: TxLog,
+    private readonly running: Running,
   ) {
     super(s);
   }
+  private log(): TxLog {
+    const log = this.running.log;
+    if (!log) throw new Error(`${this.s.name}: a write outside a transaction (a tx used after its transaction ended)`);
+    return log;
+  }
   insert(record: StoredRecord): StoredRecord {
     const s = this.s;
+    const log = this.log();
     if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
     s.checkUnique(record);
     const frozen = deepFreeze({ ...record });
-    this.log.write(s, record.id, frozen);
+    log.write(s, record.id, frozen);
     return frozen;
   }
   put(record: StoredRecord): StoredRecord {
+    const log = this.log();
     this.s.checkUnique(record);
     const frozen = deepFreeze({ ...record });
-    this.log.write(this.s, record.id, frozen);
+    log.write(this.s, record.id, frozen);
     return frozen;
   }
   update(id: string, patch: Partial<StoredRecord>): StoredRecord {
     const s = this.s;
+    const log = this.log();
     const prev = s.records.get(id);
     if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
     const next = deepFreeze({ ...prev, ...patch, id });
     s.checkUnique(next);
-    this.log.write(s, id, next);
+    log.write(s, id, next);
     return next;
   }
   delete(id: string): boolean {
+    const log = this.log();
     if (!this.s.records.has(id)) return false;
-    this.log.write(this.s, id, null);
+    log.write(this.s, id, null);
     return true;
   }
 }
@@ -88,7 +117,14 @@ export class StoreEngine implements ReadView {
   private readonly states = new Map<string, CollectionState>();
   /** Sequence number of the last committed transaction. */
   seq = 0;
-  private active: Change[] | undefined;
+  private readonly running = new Running();
+  /** The `tx` every transaction is given (its views write into the running transaction's log). */
+  private readonly tx: Tx = {
+    col: <T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T> => {
+      const s = this.bound(def);
+      return (s.writer ??= new WriteView(s, this.running)) as unknown as WriteCollection<T>;
+    },
+  };
 
   private state(name: string): CollectionState {
     let s = this.states.get(name);
@@ -109,27 +145,16 @@ export class StoreEngine implements ReadView {
 
   /**
    * Runs `fn` as one transaction. On a throw every change is undone and the error rethrown;
-   * otherwise returns the result and the change set (empty when nothing changed).
+   * otherwise returns the result and the change set (empty when nothing changed). With `noted`,
+   * each write is also pushed to it with the record it replaced (a commit feed's writes).
    */
-  run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[]; undo: UndoLog } {
-    if (this.active) throw new Error('transactions do not nest: use the tx you were given');
-    const log = new TxLog();
-    this.active = log.changes;
-    const changes = log.changes;
-    const undo = log.undo;
-    // One write view per collection per transaction: domain code calls tx.col(X) for every
-    // record it touches. Views are class instances, so a transaction allocates no closures.
-    const views = new Map<CollectionState, WriteView>();
-    const tx: Tx = {
-      col: <T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T> => {
-        const s = this.bound(def);
-        let view = views.get(s);
-        if (!view) views.set(s, (view = new WriteView(s, log)));
-        return view as unknown as WriteCollection<T>;
-      },
-    };
+  run<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): { result: R; changes: Change[]; undo: UndoLog } {
+    if (this.running.log) throw new Error('transactions do not nest: use the tx you were given');
+    const log = new TxLog(noted);
+    this.running.log = log;
+    const { changes, undo } = log;
     try {
-      const result = fn(tx);
+      const result = fn(this.tx);
       if (result instanceof Promise) {
         throw new Error('a store transaction must be synchronous: do async work before or after it');
       }
@@ -142,7 +167,7 @@ export class StoreEngine implements ReadView {
       }
       throw err;
     } finally {
-      this.active = undefined;
+      this.running.log = undefined;
     }
   }
 

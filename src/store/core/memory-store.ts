@@ -1,11 +1,12 @@
 import { StoreEngine } from './engine.js';
-import type { ReadView, Store, Tx } from './types.js';
+import type { CommittedWrite, NotingStore } from './commit-signal.js';
+import type { ReadView, Tx } from './types.js';
 
 /**
  * A store kept only in memory, for unit tests of domain rules. Same transaction semantics
  * as the file store; nothing survives the process.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements NotingStore {
   protected readonly engine = new StoreEngine();
 
   get read(): ReadView {
@@ -15,6 +16,15 @@ export class MemoryStore implements Store {
   transaction<R>(fn: (tx: Tx) => R): Promise<R> {
     try {
       return Promise.resolve(this.engine.run(fn).result);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `transaction`, pushing each write to `noted` with the record it replaced (see NotingStore). */
+  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R> {
+    try {
+      return Promise.resolve(this.engine.run(fn, noted).result);
     } catch (err) {
       return Promise.reject(err);
     }

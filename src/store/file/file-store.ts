@@ -11,6 +11,7 @@ import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
 import type { Tx } from '../core/types.js';
+import type { CommittedWrite, NotingStore } from '../core/commit-signal.js';
 import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
 import type { FileStoreOptions } from './file-store-options.js';
@@ -43,7 +44,7 @@ interface Pending {
  * await store.transaction((tx) => tx.col(Users).insert(user));
  * await store.close();
  */
-export class FileStore extends EngineStore {
+export class FileStore extends EngineStore implements NotingStore {
   private readonly snapshotFile: SnapshotFile;
   private journal!: AppendFile;
   /** Bytes of the live journal known to be on disk. */
@@ -129,10 +130,15 @@ export class FileStore extends EngineStore {
     if (this.oldFiles.length > 0) await this.compact();
   }
 
-  protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
+  /** `transaction`, pushing each write to `noted` with the record it replaced (see NotingStore). */
+  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R> {
+    return this.refusal() ?? this.commit(fn, noted);
+  }
+
+  protected commit<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): Promise<R> {
     let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
-      run = this.engine.run(fn);
+      run = this.engine.run(fn, noted);
     } catch (err) {
       return Promise.reject(err);
     }
