@@ -143,7 +143,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
   // commits are heard of: embedded bots are woken by the changes that concern them, and a
   // virtual clock fires heartbeat polls only after something changed
-  const store = observeCommits(opened, { cause: () => requestKey.getStore() });
+  const store = observeCommits(opened, { cause: () => requestKey.current() });
   if (clock.virtual) commitFeedOf(store)!.subscribe(() => clock.touch());
   let scheduler = createScheduler(clock);
   let rateStore: ((bucket: string) => PgRateStore) | undefined;

@@ -1,24 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { systemClock } from '../clock/clock.js';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
 import type { Store } from '../store/core/types.js';
-import { bindConfig } from './config-bound.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
 import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-handler.js';
 import { Idempotency } from './middleware/idempotency.js';
 import { ChangeCounters } from './middleware/change-counters.js';
-import { etagOf, matchesAny, notModified } from './middleware/etag.js';
 import { ValidatorMemo } from './middleware/validator-memo.js';
-import { opaquePathSegments } from './middleware/path-segments.js';
+import { opaquePath } from './middleware/path-segments.js';
 import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
+import { compileRoute, type RouteRun } from './route-pipeline.js';
+import { RouteTable } from './route-table.js';
 import { allRoutes } from './routes.js';
-import { check, compileBody, compileStrings } from './validation.js';
 
 export interface AppOptions {
   store: Store;
@@ -53,11 +53,35 @@ function under(url: string, prefix: string): boolean {
   return prefix.endsWith('/') || next === undefined || next === '/' || next === '?';
 }
 
-/** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
-const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
+/**
+ * The part of a request URL under `/api/v1` (matched in any case, by whole segments, as the
+ * express mount did), `'/'` for `/api/v1` itself, or undefined for other URLs. Internal.
+ */
+function underApi(url: string): string | undefined {
+  if (url.length < 7 || url.slice(0, 7).toLowerCase() !== '/api/v1') return undefined;
+  const q = url.indexOf('?', 7);
+  const path = q === -1 ? url.slice(7) : url.slice(7, q);
+  if (path === '') return '/';
+  return path.startsWith('/') ? path : undefined;
+}
 
-/** The query schema of routes that take none (one object: ajv caches compiled schemas by identity). Internal. */
-const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
+/**
+ * The `Date` header of the server's clock: the same string for a whole second, made once (the
+ * contract's "Date follows the server's clock", without a Date object per request). Internal.
+ */
+function dateHeader(now: () => number): () => string {
+  let second = NaN;
+  let text = '';
+  return () => {
+    const t = now();
+    const s = Math.floor(t / 1000);
+    if (s !== second) {
+      second = s;
+      text = new Date(t).toUTCString();
+    }
+    return text;
+  };
+}
 
 /**
  * Builds the express app of the API: logging with request ids, auth, rate limits, JSON parsing
@@ -80,33 +104,38 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
   // conditional reads: a matching tag is answered from the memo while no commit concerns the
   // user, without building the body (a flood of 304s must not cost a list build each)
-  const counters = ChangeCounters.of(store);
-  const memo = new ValidatorMemo();
-  /** A 304 for a tag the client holds: given back to `general`, counted against `conditional`. Internal. */
-  const unchanged = async (req: Request, res: Response, tag: string) => {
-    limiters.refund(req, res);
-    await new Promise<void>((resolve, reject) => void limiters.conditional(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-    res.setHeader('ETag', tag);
-    res.statusCode = 304;
-    res.end();
-  };
-
-  app.use(requestLog(log));
+  const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(store), memo: new ValidatorMemo() };
+  const table = new RouteTable(routes.map((route) => ({ method: route.method, path: route.path, value: compileRoute(route, deps) })));
+  const logRequest = requestLog(log);
   // `Date` is the server's clock (virtual or real): clients such as remote bots read the time
-  // of the server they talk to from it
-  app.use((_req, res, next) => {
-    res.setHeader('Date', new Date(env.clock.now()).toUTCString());
-    next();
-  });
+  // of the server they talk to from it. On the system clock node's own header says the same.
+  const date = env.clock === systemClock ? undefined : dateHeader(() => env.clock.now());
+  const authenticate = authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous, shared ? () => store.durable() : undefined);
+  const general = limiters.enabled.general ? limiters.general : undefined;
+
+  /** A request under /api/v1 once authenticated and counted: its route, or 404. Internal. */
+  const route = (req: Request, res: Response, next: NextFunction, path: string) => {
+    const found = table.match(req.method, path);
+    // OPTIONS too: this API has no CORS, so express's text/plain list of methods is not sent
+    if (!found) return next(new ApiError('not_found'));
+    const q = req.url.indexOf('?');
+    // an idempotent write is keyed on the path as sent (ids are opaque: see opaquePath)
+    found.value(req, res, next, found.params, `${req.method} ${opaquePath(q === -1 ? req.url : req.url.slice(0, q))}`);
+  };
+  /** /api/v1: every request needs a key (an unknown route too) and counts against `general`. Internal. */
+  const api = (req: Request, res: Response, next: NextFunction, path: string) =>
+    authenticate(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (!general) return route(req, res, next, path);
+      void general(req, res, (e?: unknown) => (e ? next(e) : route(req, res, next, path)));
+    });
 
   // Paths other services serve beside the API (plugins' routes under /plugins/): behind the
-  // same edge — request id and log line above, and the anonymous limit, since no key is needed
+  // same edge — request id and log line, and the anonymous limit, since no key is needed
   // to reach them. An answer under 400 is given back to it (a signed delivery is not a failed
   // attempt), so a flood of refused requests gets 429 as on /api/v1 and real senders do not.
   const mounts: Mount[] = [];
-  app.use((req, res, next) => {
-    const m = mounts.length ? mounts.find((x) => under(req.url, x.prefix)) : undefined;
-    if (!m) return next();
+  const mounted = (req: Request, res: Response, next: NextFunction, m: Mount) => {
     // as on /api/v1, a request with valid credentials is never limited by the anonymous budget
     // (a console's live pages hold their connection open: each would hold a unit of it)
     if (m.authenticated?.(req)) return void m.handler(req, res);
@@ -115,6 +144,18 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
       res.once('finish', () => res.statusCode < 400 && limiters.giveBack('anonymous', req));
       m.handler(req, res);
     });
+  };
+
+  // The front of every request, in one step: its id and log line, the Date, then /api/v1 or a
+  // mounted service; anything else goes on to the routes below.
+  app.use((req, res, next) => {
+    logRequest(req, res);
+    if (date) res.setHeader('Date', date());
+    const path = underApi(req.url);
+    if (path !== undefined) return api(req, res, next, path);
+    const m = mounts.length ? mounts.find((x) => under(req.url, x.prefix)) : undefined;
+    if (m) return mounted(req, res, next, m);
+    next();
   });
 
   // Load balancers and monitors read this: 503 while the store cannot write (reads still work).
@@ -132,80 +173,6 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     sendJson(res, 200, openapiText);
   });
 
-  const api = express.Router();
-  api.use(authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous, shared ? () => store.durable() : undefined));
-  api.use(limiters.general);
-  api.use(opaquePathSegments());
-
-  for (const route of routes) {
-    const bind = <T>(s: T) => bindConfig(s, env.config);
-    const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
-    const query = compileStrings(bind(route.schemas.query ?? NO_QUERY));
-    const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
-    const when = route.bucketWhen ?? {};
-    const buckets = (route.buckets ?? []).filter((b) => !when[b]).map((b) => limiters[b]);
-    const bodyBuckets = (route.buckets ?? []).flatMap((b) => {
-      const holds = when[b];
-      return holds ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())] : [];
-    });
-    // The body is read only once the route is known (an unknown route is 404 whatever its
-    // body) and after the rate limits (a rejected request costs no parsing), but for the
-    // buckets that depend on the body.
-    const parse = route.method === 'post' ? [jsonBody] : [];
-    api[route.method](route.path, ...buckets, ...parse, ...bodyBuckets, async (req: Request, res: Response) => {
-      const ctxParams = { ...req.params };
-      if (params) check(params, 'params', ctxParams);
-      const ctxQuery = { ...(req.query as Record<string, unknown>) };
-      check(query, 'query', ctxQuery);
-      let ctxBody: unknown = req.body;
-      if (route.method === 'post') {
-        if (ctxBody === undefined) ctxBody = {};
-        if (body) check(body, 'body', ctxBody);
-      }
-      const ctx = { user: req.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
-      if (!route.write) {
-        const ifNoneMatch = req.get('if-none-match');
-        // `*` says nothing of what the client holds: it is answered, and counted, like any read
-        const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
-        const version = counters && route.etag && !route.etagSeesClock ? counters.version(req.user!.id) : undefined;
-        if (holds && version !== undefined) {
-          const tag = memo.current(req.user!.id, req.originalUrl, version);
-          if (tag !== undefined && notModified(ifNoneMatch, tag)) {
-            await unchanged(req, res, tag);
-            return;
-          }
-        }
-        const r = route.handler(ctx);
-        const text = JSON.stringify(r.body);
-        await store.durable();
-        if (route.etag && r.status === 200) {
-          const tag = etagOf(text);
-          if (version !== undefined) memo.remember(req.user!.id, req.originalUrl, version, tag);
-          if (holds && notModified(ifNoneMatch, tag)) {
-            await unchanged(req, res, tag);
-            return;
-          }
-          res.setHeader('ETag', tag);
-          if (notModified(ifNoneMatch, tag)) {
-            res.statusCode = 304; // `*`: counted against general like the read it is
-            res.end();
-            return;
-          }
-        }
-        sendJson(res, r.status, text);
-        return;
-      }
-      const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
-      const out = await idempotency.run(req, req.user!.id, key, (tx) => route.handler({ ...ctx, tx }));
-      if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
-      sendJson(res, out.status, out.body);
-    });
-  }
-  // express would answer OPTIONS itself with a text/plain list of methods; this API has no CORS,
-  // so OPTIONS is an unknown route like any other (JSON out, always).
-  api.options(/.*/, (_req, _res, next) => next(new ApiError('not_found')));
-  app.use('/api/v1', api);
-
   // Unknown routes outside /api/v1 need no key, so they count against the anonymous budget.
   app.use(
     (req, res, next) => (req.user ? next() : limiters.anonymous(req, res, next)),
@@ -213,7 +180,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   );
   app.use(errorHandler());
 
-  /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the edge above. */
+  /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the front above. */
   const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });
   return { app, idempotency, keyUsage, openapi, mount };
 }

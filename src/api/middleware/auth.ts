@@ -3,13 +3,12 @@ import type { ReadView } from '../../store/core/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
-import { requestKey } from '../request-context.js';
 
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */
 export function presentedKey(req: Request): string | undefined {
-  const header = req.get('x-api-key');
-  if (header) return header.trim();
-  const auth = req.get('authorization');
+  const header = req.headers['x-api-key'];
+  if (typeof header === 'string' && header) return header.trim();
+  const auth = req.headers.authorization;
   const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
   return m ? m[1] : undefined;
 }
@@ -29,8 +28,9 @@ export function authMiddleware(db: ReadView, usage: KeyUsage, clock: Clock, fail
   const pass = (req: Request, found: NonNullable<ReturnType<typeof authenticate>>, next: NextFunction) => {
     usage.touch(found.key.id, clock.now());
     req.user = found.user;
-    // the rest of the request runs knowing its key (see requestKey)
-    requestKey.run(found.key.id, next);
+    // its writes are made with this key (api/request-context.ts)
+    req.keyId = found.key.id;
+    next();
   };
   return (req: Request, res: Response, next: NextFunction) => {
     const key = presentedKey(req);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Request } from 'express';
 import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
 import type { Clock } from '../../clock/clock.js';
 import { utcDate } from '../../clock/clock.js';
 import { ApiError } from '../errors.js';
 import { toApiError } from './error-handler.js';
+import { requestKey } from '../request-context.js';
 import type { RouteResult } from '../route.js';
 
 /** A stored outcome of a POST made with an Idempotency-Key. */
@@ -46,6 +46,16 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** What of a request a write's outcome is keyed on. */
+export interface WriteCall {
+  /** `METHOD /api/v1/path` as the client sent the path. */
+  target: string;
+  /** The parsed body. */
+  body: unknown;
+  /** The API key (its id) the request is made with: the commits' cause (request-context.ts). */
+  keyId?: string;
+}
+
 /**
  * Runs a write with `Idempotency-Key` semantics (as Stripe does): the first outcome of a
  * (user, key) pair is stored in the same transaction as the operation, so a crash cannot keep
@@ -65,20 +75,21 @@ export class Idempotency {
    * Executes `op` inside a transaction. Without a key, it just runs; with one, the outcome is
    * recorded. Returns the status and the body as the exact string to send.
    */
-  async run(req: Request, userId: string, key: string | undefined, op: (tx: Tx) => RouteResult): Promise<{ status: number; body: string; replayed: boolean }> {
+  async run(call: WriteCall, userId: string, key: string | undefined, op: (tx: Tx) => RouteResult): Promise<{ status: number; body: string; replayed: boolean }> {
+    const transaction = <R>(fn: (tx: Tx) => R) => requestKey.with(call.keyId, () => this.store.transaction(fn));
     if (key === undefined) {
-      const r = await this.store.transaction(op);
+      const r = await transaction(op);
       return { status: r.status, body: JSON.stringify(r.body), replayed: false };
     }
     if (key.length < 1 || key.length > 255) {
       throw new ApiError('validation_failed', undefined, [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
-    const target = `${req.method} ${req.baseUrl}${req.path}\n`;
-    const fingerprint = sha(`${target}${canonicalJson(req.body ?? null)}`);
+    const target = `${call.target}\n`;
+    const fingerprint = sha(`${target}${canonicalJson(call.body ?? null)}`);
     // Outcomes stored before fingerprints were canonical hashed the body in its received key
     // order; a retry of such a request (a bot resuming across an upgrade) still matches.
-    const legacy = sha(`${target}${JSON.stringify(req.body ?? null)}`);
+    const legacy = sha(`${target}${JSON.stringify(call.body ?? null)}`);
     // "In use" is checked first: the first request's outcome is in memory before its journal
     // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
@@ -99,7 +110,7 @@ export class Idempotency {
       return { status: prior.status, body: prior.body, replayed: true };
     };
     try {
-      const out = await this.store.transaction((tx): Done | Prior => {
+      const out = await transaction((tx): Done | Prior => {
         const prior = tx.col(IdempotencyRecords).get(id);
         if (prior) return { prior };
         const r = op(tx);
@@ -112,7 +123,7 @@ export class Idempotency {
       const refusal = toApiError(err);
       if (refusal && !NOT_STORED.has(refusal.code)) {
         const body = JSON.stringify(refusal.toBody());
-        const out = await this.store.transaction((tx): Done | Prior => {
+        const out = await transaction((tx): Done | Prior => {
           const prior = tx.col(IdempotencyRecords).get(id);
           if (prior) return { prior };
           record(tx, refusal.status, body);

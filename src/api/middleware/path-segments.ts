@@ -1,5 +1,3 @@
-import type { RequestHandler } from 'express';
-
 /** A path segment as the literal text it spells when it does not percent-decode. Internal. */
 function decodable(segment: string): string {
   try {
@@ -12,17 +10,13 @@ function decodable(segment: string): string {
 
 /**
  * Ids are opaque (API.md): a path segment that does not percent-decode (`%ZZ`, `%E0%A4%A`) is
- * passed to the route as the literal text it spells, so `:id` names nothing and the route answers
- * its own not-found code. Without this, express throws while matching and the answer is a 400.
+ * the literal text it spells, so `:id` names nothing and the route answers its own not-found
+ * code (api/route-table.ts gives such a param as sent), never a 400. This is that path with
+ * each such segment percent-encoded, so it decodes to what was sent: what an idempotent write is
+ * keyed on (as it was when express matched the routes).
+ *
+ * @example opaquePath('/api/v1/wallet/transactions/%ZZ/accept') // '/api/v1/wallet/transactions/%25ZZ/accept'
  */
-export function opaquePathSegments(): RequestHandler {
-  return (req, _res, next) => {
-    const q = req.url.indexOf('?');
-    const path = q === -1 ? req.url : req.url.slice(0, q);
-    if (path.includes('%')) {
-      const fixed = path.split('/').map(decodable).join('/');
-      if (fixed !== path) req.url = fixed + (q === -1 ? '' : req.url.slice(q));
-    }
-    next();
-  };
+export function opaquePath(path: string): string {
+  return path.includes('%') ? path.split('/').map(decodable).join('/') : path;
 }

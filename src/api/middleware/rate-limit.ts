@@ -27,6 +27,17 @@ type UserBucket = Exclude<LimiterName, 'anonymous'>;
 export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
 
 /**
+ * The limiters: a middleware per bucket (a pass-through when rate limits are off), `enabled`
+ * saying which count at all (a request path leaves the others out rather than calling them),
+ * `refund` and `giveBack`.
+ */
+export type Limiters = Record<LimiterName, RequestHandler> & {
+  readonly enabled: Readonly<Record<LimiterName, boolean>>;
+  refund(req: Request, res: Response): void;
+  giveBack(bucket: 'anonymous', req: Request): void;
+};
+
+/**
  * `shared`: where the counts live when several processes serve one database (a store per
  * bucket, e.g. PgRateStore); by default each process counts in memory on its clock. A shared
  * store that fails lets requests through (the store behind the API refuses them anyway).
@@ -35,11 +46,7 @@ export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
  * `giveBack('anonymous', req)` gives one back to the address's anonymous count (a plugin route
  * that answered under 400: see api/app.ts).
  */
-export function createLimiters(
-  config: Config,
-  clock: Clock,
-  shared?: RateStoreFactory,
-): Record<LimiterName, RequestHandler> & { refund(req: Request, res: Response): void; giveBack(bucket: 'anonymous', req: Request): void } {
+export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory): Limiters {
   const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
@@ -75,7 +82,9 @@ export function createLimiters(
     });
   };
   const r = config.rate_limits;
+  const on = r.enabled;
   return {
+    enabled: { general: on, messages: on, contacts: on, intros: on, groups: on, conditional: on, anonymous: on },
     general: make('general', r.general),
     messages: make('messages', r.messages),
     contacts: make('contacts', r.contacts),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
 
@@ -48,6 +48,10 @@ export function quietLine(res: Response): void {
   res.locals.quietLog = true;
 }
 
+/** Where a request's log line state is kept on the response. Internal. */
+const STARTED = Symbol('request started');
+type Logged = Response & { [STARTED]?: number };
+
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
  * else a UUID), echoes it in `X-Request-Id`, and writes one line per finished request:
@@ -56,48 +60,53 @@ export function quietLine(res: Response): void {
  * `log.level: debug`). Only allow-listed header values are written, cut short; keys are
  * redacted from them and from the URL. Lines marked quiet (`quietLine`) are counted and
  * summed up in one `request lines not written` line before the next written one. `req.log` is
- * the logger, for the error handler.
+ * the logger, for the error handler. Returns the function to call once per request (the API's
+ * front, api/app.ts).
  *
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
- * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written.
+ * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written,
+ * and every request shares one `close` listener (no closure per request).
  *
  * @example
- * app.use(requestLog(log));
+ * const logRequest = requestLog(log);
+ * app.use((req, res, next) => { logRequest(req, res); next(); });
  */
-export function requestLog(log: Logger): RequestHandler {
+export function requestLog(log: Logger): (req: Request, res: Response) => void {
   let quiet = 0;
   const reportQuiet = () => {
     log.warn({ not_written: quiet }, 'request lines not written: refused by the anonymous rate limit (rate_limits.anonymous)');
     quiet = 0;
   };
-  return (req, res, next) => {
+  // 'close' comes once per response, after 'finish' or when the client went away first.
+  function onClose(this: Logged): void {
+    const res = this;
+    const level = levelOf(res.statusCode);
+    if (!log.isLevelEnabled(level)) return;
+    if (res.locals.quietLog) {
+      if (++quiet >= QUIET_REPORT_EVERY) reportQuiet();
+      return;
+    }
+    if (quiet) reportQuiet();
+    const req = res.req;
+    const responseTime = Math.round(performance.now() - (res[STARTED] ?? 0));
+    const { headers, other } = loggedHeaders(req.headers);
+    const url = redactUrl(req.originalUrl);
+    const line = {
+      req: { id: req.id, method: req.method, url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url, headers, ...(other ? { other_headers: other } : {}) },
+      res: { statusCode: res.statusCode },
+      responseTime,
+      ...(req.user ? { user_id: req.user.id } : {}),
+    };
+    log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
+  }
+  return (req, res) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
     req.id = id;
     (req as Request & { log: Logger }).log = log;
     res.setHeader('X-Request-Id', id);
-    const start = performance.now();
-    // 'close' comes once per response, after 'finish' or when the client went away first.
-    res.once('close', () => {
-      const level = levelOf(res.statusCode);
-      if (!log.isLevelEnabled(level)) return;
-      if (res.locals.quietLog) {
-        if (++quiet >= QUIET_REPORT_EVERY) reportQuiet();
-        return;
-      }
-      if (quiet) reportQuiet();
-      const responseTime = Math.round(performance.now() - start);
-      const { headers, other } = loggedHeaders(req.headers);
-      const url = redactUrl(req.originalUrl);
-      const line = {
-        req: { id, method: req.method, url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url, headers, ...(other ? { other_headers: other } : {}) },
-        res: { statusCode: res.statusCode },
-        responseTime,
-        ...(req.user ? { user_id: req.user.id } : {}),
-      };
-      log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
-    });
-    next();
+    (res as Logged)[STARTED] = performance.now();
+    res.on('close', onClose);
   };
 }

@@ -1,0 +1,76 @@
+/**
+ * Finds the route of a request by a table lookup instead of trying each route in turn (an
+ * express router runs every layer's regular expression until one matches: a tenth of the CPU
+ * of `GET /me` under load, bench/read). Matching follows what express's router did, so no
+ * client sees a difference: literal segments match in any case, one trailing slash is allowed,
+ * a `:param` is one non-empty segment, percent-decoded, and `HEAD` is answered by the `GET`
+ * route.
+ *
+ * @example
+ * const table = new RouteTable([{ method: 'get', path: '/me', value: meRoute }]);
+ * table.match('GET', '/ME/') // { value: meRoute, params: {} }
+ */
+export class RouteTable<V> {
+  /** Routes without params by `METHOD /lower/case/path`. */
+  private readonly exact = new Map<string, V>();
+  /** Routes with params by `METHOD segment-count`, each literal segment lower-cased. */
+  private readonly shaped = new Map<string, Array<{ segments: Array<string | { param: string }>; value: V }>>();
+
+  constructor(routes: ReadonlyArray<{ method: string; path: string; value: V }>) {
+    for (const r of routes) {
+      const method = r.method.toUpperCase();
+      const parts = r.path.split('/').slice(1);
+      if (!parts.some((p) => p.startsWith(':'))) {
+        const key = `${method} ${r.path.toLowerCase()}`;
+        // the first route declared wins, as in express
+        if (!this.exact.has(key)) this.exact.set(key, r.value);
+        continue;
+      }
+      const key = `${method} ${parts.length}`;
+      const list = this.shaped.get(key) ?? [];
+      list.push({ segments: parts.map((p) => (p.startsWith(':') ? { param: p.slice(1) } : p.toLowerCase())), value: r.value });
+      this.shaped.set(key, list);
+    }
+  }
+
+  /**
+   * The route for `method` and `path` (a pathname, no query), with its params decoded; undefined
+   * when none matches (the caller answers 404). A param that does not percent-decode is given
+   * as sent (ids are opaque: it then names nothing).
+   */
+  match(method: string, path: string): { value: V; params: Record<string, string> } | undefined {
+    const m = method === 'HEAD' ? 'GET' : method;
+    // one trailing slash is allowed (`/me/`), as express's non-strict routing did
+    const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const exact = this.exact.get(`${m} ${p.toLowerCase()}`);
+    if (exact !== undefined) return { value: exact, params: {} };
+    const parts = p.split('/');
+    const list = this.shaped.get(`${m} ${parts.length - 1}`);
+    if (!list || parts[0] !== '') return undefined;
+    outer: for (const r of list) {
+      const params: Record<string, string> = {};
+      for (let i = 0; i < r.segments.length; i++) {
+        const want = r.segments[i]!;
+        const got = parts[i + 1]!;
+        if (typeof want === 'string') {
+          if (want !== got.toLowerCase()) continue outer;
+        } else {
+          if (got === '') continue outer;
+          params[want.param] = decodeSegment(got);
+        }
+      }
+      return { value: r.value, params };
+    }
+    return undefined;
+  }
+}
+
+/** A path segment percent-decoded, or as sent when it does not decode. Internal. */
+function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
