@@ -13,8 +13,9 @@
 // `pinbot serve` runs; build it first: `npm run build`), `--src` runs the sources through tsx,
 // `--dist DIR` another build (e.g. of a worktree of main) to compare in one sitting.
 // `--heap-sample` also samples every allocation of the rounds (collected objects included) and
-// prints the functions that allocate most, by self bytes.
-import { mkdtempSync, rmSync } from 'node:fs';
+// prints the functions that allocate most, by self bytes; `--cpu-profile FILE` writes a CPU profile
+// of the rounds only (not the set-up nor the snapshot at close) for bench/tools/profile-summary.ts.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     src: { type: 'boolean', default: false },
     dist: { type: 'string' },
     'heap-sample': { type: 'boolean', default: false },
+    'cpu-profile': { type: 'string' },
   },
 });
 const WRITES = Number(args.writes);
@@ -44,7 +46,12 @@ type M = typeof import('../../src/store/file/file-store.js');
 const { FileStore } = await load<M>('store/file/file-store');
 const { observeCommits } = await load<typeof import('../../src/store/core/commit-signal.js')>('store/core/commit-signal');
 const { ChangeCounters } = await load<typeof import('../../src/api/middleware/change-counters.js')>('api/middleware/change-counters');
-const { requestKey } = await load<typeof import('../../src/api/request-context.js')>('api/request-context');
+// the request key as the API sets it around a write's transaction (`with`/`current`; builds
+// from before issue 24 kept it in an AsyncLocalStorage: `run`/`getStore`)
+type KeyContext = { with?: <T>(k: string, fn: () => T) => T; current?: () => string | undefined; run?: <T>(k: string, fn: () => T) => T; getStore?: () => string | undefined };
+const { requestKey: rk } = await load<{ requestKey: KeyContext }>('api/request-context');
+const withKey = <T>(k: string, fn: () => T): T => (rk.with ? rk.with(k, fn) : rk.run!(k, fn));
+const currentKey = () => (rk.current ? rk.current() : rk.getStore!());
 const { configFrom } = await load<typeof import('../../src/config/load.js')>('config/load');
 const { systemClock } = await load<typeof import('../../src/clock/clock.js')>('clock/clock');
 const { createUser } = await load<typeof import('../../src/domain/users/users.js')>('domain/users/users');
@@ -54,8 +61,16 @@ const { sendToConversation } = await load<typeof import('../../src/domain/messag
 const { toMessage } = await load<typeof import('../../src/domain/messaging/messages.js')>('domain/messaging/messages');
 
 const dir = mkdtempSync(join(tmpdir(), 'pinbot-write-core-'));
-const opened = await FileStore.open(join(dir, 'data'));
-const store = observeCommits(opened, { cause: () => requestKey.getStore() });
+// the real journal file, counting its appends: how many writes share an fdatasync (group commit)
+const { openAppendFile } = await load<typeof import('../../src/store/file/journal-file.js')>('store/file/journal-file');
+let appends = 0;
+const opened = await FileStore.open(join(dir, 'data'), {
+  openAppend: async (path) => {
+    const real = await openAppendFile(path);
+    return { ...real, append: (data) => (appends++, real.append(data)) };
+  },
+});
+const store = observeCommits(opened, { cause: currentKey });
 const counters = ChangeCounters.of(store)!;
 const env = { clock: systemClock, config: configFrom({}) };
 
@@ -78,7 +93,7 @@ async function writes(n: number): Promise<void> {
   const chain = async (seat: (typeof seats)[number]) => {
     while (left > 0) {
       left--;
-      await requestKey.run(seat.keyId, () =>
+      await withKey(seat.keyId, () =>
         store.transaction((tx) => {
           const m = sendToConversation(tx, env, seat.user, seat.conv, CONTENT);
           return { status: 201, body: toMessage(tx, m) };
@@ -93,16 +108,21 @@ async function writes(n: number): Promise<void> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 await writes(Math.min(WRITES, 5000)); // warm-up: optimised code, a grown heap
-const inspector = args['heap-sample'] ? new Session() : undefined;
-if (inspector) {
-  inspector.connect();
-  await inspector.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+const inspector = args['heap-sample'] || args['cpu-profile'] ? new Session() : undefined;
+inspector?.connect();
+if (args['heap-sample']) {
+  await inspector!.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
+if (args['cpu-profile']) {
+  await inspector!.post('Profiler.enable');
+  await inspector!.post('Profiler.start');
 }
 const rows: Array<{ cpu: number; bytes: number; gcs: number; wall: number }> = [];
 for (let r = 0; r < ROUNDS; r++) {
   const profiler = new GCProfiler();
   const used0 = getHeapStatistics().used_heap_size;
   profiler.start();
+  const appends0 = appends;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await writes(WRITES);
@@ -120,14 +140,20 @@ for (let r = 0; r < ROUNDS; r++) {
   bytes += used1 - prev;
   const row = { cpu: (cpu.user + cpu.system) / WRITES, bytes: bytes / WRITES, gcs: (stats.length * 1000) / WRITES, wall: (wall * 1000) / WRITES };
   rows.push(row);
-  console.log(`round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs wall/write`);
+  console.log(
+    `round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs wall/write, ${(WRITES / (appends - appends0)).toFixed(1)} writes per fdatasync`,
+  );
 }
 console.log(
   `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ${args.src ? 'src via tsx' : root}): ${median(rows.map((r) => r.cpu)).toFixed(1)} CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
 );
-if (inspector) {
+if (args['cpu-profile']) {
+  const { profile } = await inspector!.post('Profiler.stop');
+  writeFileSync(args['cpu-profile'], JSON.stringify(profile));
+}
+if (args['heap-sample']) {
   interface Node { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] }
-  const { profile } = (await inspector.post('HeapProfiler.stopSampling')) as { profile: { head: Node } };
+  const { profile } = (await inspector!.post('HeapProfiler.stopSampling')) as { profile: { head: Node } };
   const bySite = new Map<string, number>();
   let total = 0;
   const walk = (n: Node) => {
