@@ -173,10 +173,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const http: Server = createHttpServer(app, config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
+  // one listener for every response (no closure per request)
+  function untrack(this: ServerResponse) {
+    inflight.delete(this);
+  }
   http.on('request', (_req, res: ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
     inflight.add(res);
-    res.on('close', () => inflight.delete(res));
+    res.on('close', untrack);
   });
   const host = options.host ?? config.server.host;
   const port = options.port ?? config.server.port;

@@ -11,7 +11,6 @@ import { errorHandler, retryAfterSeconds, sendJson } from './middleware/error-ha
 import { Idempotency } from './middleware/idempotency.js';
 import { ChangeCounters } from './middleware/change-counters.js';
 import { ValidatorMemo } from './middleware/validator-memo.js';
-import { opaquePath } from './middleware/path-segments.js';
 import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
@@ -53,12 +52,14 @@ function under(url: string, prefix: string): boolean {
   return prefix.endsWith('/') || next === undefined || next === '/' || next === '?';
 }
 
+const API_PREFIX = /^\/api\/v1/i;
+
 /**
  * The part of a request URL under `/api/v1` (matched in any case, by whole segments, as the
  * express mount did), `'/'` for `/api/v1` itself, or undefined for other URLs. Internal.
  */
 function underApi(url: string): string | undefined {
-  if (url.length < 7 || url.slice(0, 7).toLowerCase() !== '/api/v1') return undefined;
+  if (!url.startsWith('/api/v1') && !API_PREFIX.test(url)) return undefined;
   const q = url.indexOf('?', 7);
   const path = q === -1 ? url.slice(7) : url.slice(7, q);
   if (path === '') return '/';
@@ -119,8 +120,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     // OPTIONS too: this API has no CORS, so express's text/plain list of methods is not sent
     if (!found) return next(new ApiError('not_found'));
     const q = req.url.indexOf('?');
-    // an idempotent write is keyed on the path as sent (ids are opaque: see opaquePath)
-    found.value(req, res, next, found.params, `${req.method} ${opaquePath(q === -1 ? req.url : req.url.slice(0, q))}`);
+    found.value(req, res, next, found.params, q === -1 ? req.url : req.url.slice(0, q));
   };
   /** /api/v1: every request needs a key (an unknown route too) and counts against `general`. Internal. */
   const api = (req: Request, res: Response, next: NextFunction, path: string) =>

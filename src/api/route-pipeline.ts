@@ -6,10 +6,11 @@ import { bindConfig } from './config-bound.js';
 import { sendJson } from './middleware/error-handler.js';
 import type { ChangeCounters } from './middleware/change-counters.js';
 import { etagOf, matchesAny, notModified } from './middleware/etag.js';
+import { opaquePath } from './middleware/path-segments.js';
 import type { Idempotency } from './middleware/idempotency.js';
 import type { Limiters } from './middleware/rate-limit.js';
 import type { ValidatorMemo } from './middleware/validator-memo.js';
-import type { RouteDef } from './route.js';
+import type { RouteContext, RouteDef, WriteRoute } from './route.js';
 import { check, compileBody, compileStrings } from './validation.js';
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
@@ -30,21 +31,21 @@ export interface PipelineDeps {
 }
 
 /**
- * One matched request through its route: `params` as matched (decoded), `target` the
- * `METHOD /api/v1/path` an idempotent write is keyed on.
+ * One matched request through its route: `params` as matched (decoded), `path` the request's
+ * path as sent (no query), which an idempotent write is keyed on.
  */
-export type RouteRun = (req: Request, res: Response, next: NextFunction, params: Record<string, string>, target: string) => void;
+export type RouteRun = (req: Request, res: Response, next: NextFunction, params: Record<string, string>, path: string) => void;
 
 /**
  * Runs `steps` (express middleware) in order, then `last`; the first error goes to `next`.
  * Internal.
  */
-function inOrder(steps: readonly RequestHandler[], req: Request, res: Response, next: NextFunction, last: () => Promise<void>): void {
+function inOrder(steps: readonly RequestHandler[], req: Request, res: Response, next: NextFunction, last: () => void): void {
   let i = 0;
   const step = (err?: unknown): void => {
     if (err) return next(err);
     const h = steps[i++];
-    if (!h) return void last().catch(next);
+    if (!h) return last();
     try {
       void h(req, res, step);
     } catch (e) {
@@ -53,6 +54,16 @@ function inOrder(steps: readonly RequestHandler[], req: Request, res: Response, 
   };
   step();
 }
+
+/** What a read's answer needs of the request: what the client holds, and at which version its lists were built. Internal. */
+interface ReadState {
+  ifNoneMatch: string | undefined;
+  holds: boolean;
+  version: string | undefined;
+  user: string;
+}
+
+const DONE: Promise<void> = Promise.resolve();
 
 /** The query of a request as express's `simple` parser gives it (a fresh object: validation fills defaults in). Internal. */
 function queryOf(req: Request): Record<string, unknown> {
@@ -91,7 +102,29 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     res.end();
   };
 
-  const serve = async (req: Request, res: Response, ctxParams: Record<string, string>, target: string) => {
+  /** A read's answer once what it shows is durable: with `ETag` and 304 where the route has them. */
+  const answer = (req: Request, res: Response, status: number, text: string, read: ReadState): Promise<void> | void => {
+    if (route.etag && status === 200) {
+      const { ifNoneMatch, holds, version, user } = read;
+      const tag = etagOf(text);
+      if (version !== undefined) memo.remember(user, req.originalUrl, version, tag);
+      if (holds && notModified(ifNoneMatch, tag)) return unchanged(req, res, tag);
+      res.setHeader('ETag', tag);
+      if (notModified(ifNoneMatch, tag)) {
+        res.statusCode = 304; // `*`: counted against general like the read it is
+        res.end();
+        return;
+      }
+    }
+    sendJson(res, status, text);
+  };
+
+  /**
+   * Serves a matched request. Synchronous as far as it can be: a read of a store with nothing
+   * waiting to be durable (most reads) is answered without a promise; anything that waits
+   * returns one. Throws (or rejects) for the error handler.
+   */
+  const serve = (req: Request, res: Response, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
     if (params) check(params, 'params', ctxParams);
     const ctxQuery = queryOf(req);
     check(query, 'query', ctxQuery);
@@ -113,28 +146,35 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
       }
       const r = route.handler(ctx);
       const text = JSON.stringify(r.body);
-      await store.durable();
-      if (route.etag && r.status === 200) {
-        const tag = etagOf(text);
-        if (version !== undefined) memo.remember(user.id, req.originalUrl, version, tag);
-        if (holds && notModified(ifNoneMatch, tag)) return unchanged(req, res, tag);
-        res.setHeader('ETag', tag);
-        if (notModified(ifNoneMatch, tag)) {
-          res.statusCode = 304; // `*`: counted against general like the read it is
-          res.end();
-          return;
-        }
-      }
-      sendJson(res, r.status, text);
-      return;
+      const read: ReadState = { ifNoneMatch, holds, version, user: user.id };
+      // no response shows state a crash could still take back (Store.durable)
+      if (store.isDurable?.()) return answer(req, res, r.status, text, read);
+      return store.durable().then(() => answer(req, res, r.status, text, read));
     }
+    return write(req, res, ctx, path);
+  };
+
+  /** A write: one transaction, idempotent with `Idempotency-Key`, answered once durable. */
+  const write = async (req: Request, res: Response, ctx: RouteContext, path: string) => {
     const key = post ? req.headers['idempotency-key'] : undefined;
-    const call = { target, body: req.body, keyId: req.keyId };
-    const out = await idempotency.run(call, user.id, typeof key === 'string' ? key : undefined, (tx) => route.handler({ ...ctx, tx }));
+    // keyed on the path as sent (ids are opaque: see opaquePath)
+    const call = { target: `${req.method} ${opaquePath(path)}`, body: req.body, keyId: req.keyId };
+    const out = await idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx }));
     if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, out.status, out.body);
   };
+
+  /** `serve`, its throw or rejection given to `next`. */
+  const guarded = (req: Request, res: Response, next: NextFunction, p: Record<string, string>, path: string): Promise<void> => {
+    try {
+      const out = serve(req, res, p, path);
+      return out ? out.catch(next) : DONE;
+    } catch (err) {
+      next(err);
+      return DONE;
+    }
+  };
   // a read with rate limits off has nothing before its handler
-  if (steps.length === 0) return (req, res, next, p, target) => void serve(req, res, p, target).catch(next);
-  return (req, res, next, p, target) => inOrder(steps, req, res, next, () => serve(req, res, p, target));
+  if (steps.length === 0) return (req, res, next, p, path) => void guarded(req, res, next, p, path);
+  return (req, res, next, p, path) => inOrder(steps, req, res, next, () => guarded(req, res, next, p, path));
 }

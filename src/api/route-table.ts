@@ -11,8 +11,8 @@
  * table.match('GET', '/ME/') // { value: meRoute, params: {} }
  */
 export class RouteTable<V> {
-  /** Routes without params by `METHOD /lower/case/path`. */
-  private readonly exact = new Map<string, V>();
+  /** Routes without params by method, then by lower-case path. */
+  private readonly exact = new Map<string, Map<string, V>>();
   /** Routes with params by `METHOD segment-count`, each literal segment lower-cased. */
   private readonly shaped = new Map<string, Array<{ segments: Array<string | { param: string }>; value: V }>>();
 
@@ -21,9 +21,10 @@ export class RouteTable<V> {
       const method = r.method.toUpperCase();
       const parts = r.path.split('/').slice(1);
       if (!parts.some((p) => p.startsWith(':'))) {
-        const key = `${method} ${r.path.toLowerCase()}`;
+        const byPath = this.exact.get(method) ?? new Map<string, V>();
+        this.exact.set(method, byPath);
         // the first route declared wins, as in express
-        if (!this.exact.has(key)) this.exact.set(key, r.value);
+        if (!byPath.has(r.path.toLowerCase())) byPath.set(r.path.toLowerCase(), r.value);
         continue;
       }
       const key = `${method} ${parts.length}`;
@@ -42,8 +43,10 @@ export class RouteTable<V> {
     const m = method === 'HEAD' ? 'GET' : method;
     // one trailing slash is allowed (`/me/`), as express's non-strict routing did
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-    const exact = this.exact.get(`${m} ${p.toLowerCase()}`);
-    if (exact !== undefined) return { value: exact, params: {} };
+    const byPath = this.exact.get(m);
+    // as sent first: clients write paths in lower case
+    const exact = byPath && (byPath.get(p) ?? byPath.get(p.toLowerCase()));
+    if (exact !== undefined) return { value: exact, params: NO_PARAMS };
     const parts = p.split('/');
     const list = this.shaped.get(`${m} ${parts.length - 1}`);
     if (!list || parts[0] !== '') return undefined;
@@ -64,6 +67,9 @@ export class RouteTable<V> {
     return undefined;
   }
 }
+
+/** The params of a route that has none (shared: nothing writes to it). Internal. */
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** A path segment percent-decoded, or as sent when it does not decode. Internal. */
 function decodeSegment(segment: string): string {

@@ -224,3 +224,24 @@ describe('file store', () => {
     expect(retried).toBeGreaterThan(0); // the check had something to catch
   });
 });
+
+describe('isDurable: whether a read has anything to wait for', () => {
+  it('is false from the moment a write is visible until its journal line is fsynced, true after', async () => {
+    const store = await open(dir());
+    expect(store.isDurable()).toBe(true);
+    const write = addItems(store, 0, 3);
+    // the writes are visible to reads at once, but not durable yet: a read must wait for them
+    expect(store.read.col(Items).count()).toBe(3);
+    expect(store.isDurable()).toBe(false);
+    await write;
+    expect(store.isDurable()).toBe(true);
+    await store.durable();
+  });
+
+  it('a transaction that throws leaves nothing to wait for', async () => {
+    const store = await open(dir());
+    // a transaction whose function throws never reaches the journal
+    await expect(store.transaction(() => { throw new Error('no'); })).rejects.toThrow('no');
+    expect(store.isDurable()).toBe(true);
+  });
+});

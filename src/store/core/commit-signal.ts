@@ -137,6 +137,7 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
           return out;
         },
     durable: () => store.durable(),
+    ...(store.isDurable ? { isDurable: () => store.isDurable!() } : {}),
     health: () => store.health?.() ?? { writable: true },
     close: () => store.close(),
   };

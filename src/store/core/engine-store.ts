@@ -16,6 +16,8 @@ export abstract class EngineStore implements Store {
   protected closed = false;
   /** Settles when the last transaction committed so far has (either way). */
   protected lastCommit: Promise<void> = Promise.resolve();
+  /** How many tracked transactions have not settled yet. */
+  protected unsettled = 0;
 
   get read(): ReadView {
     return this.engine;
@@ -60,10 +62,9 @@ export abstract class EngineStore implements Store {
 
   /** Remembers `done` as the last commit (what `durable()` waits for), and returns it. */
   protected track<R>(done: Promise<R>): Promise<R> {
-    this.lastCommit = done.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.unsettled++;
+    const settled = () => void this.unsettled--;
+    this.lastCommit = done.then(settled, settled);
     return done;
   }
 

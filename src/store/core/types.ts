@@ -87,6 +87,13 @@ export interface Store {
    * answering a read, so no response shows state that a crash could still take back.
    */
   durable(): Promise<void>;
+  /**
+   * Whether `durable()` has nothing to wait for now: every transaction committed so far has
+   * settled. A read answered at once is then as safe as one answered after `durable()` (the API
+   * skips the wait, a promise and its turns, on most reads). A store that cannot tell without
+   * asking (PostgreSQL: other processes' writes) leaves it out.
+   */
+  isDurable?(): boolean;
   /** Writes everything out (file store: snapshot, journal cut) and releases the directory. */
   close(): Promise<void>;
 }

@@ -157,6 +157,11 @@ export class FileStore extends EngineStore implements NotingStore {
    * state a crash could still take back. Rejects (StorageUnavailableError) when some of it was
    * taken back because the disk refused it.
    */
+  /** Whether every transaction committed so far is durable or taken back: `durable()` would not wait. */
+  isDurable(): boolean {
+    return this.unsettled === 0;
+  }
+
   async durable(): Promise<void> {
     const takeBacks = this.takeBacks;
     await this.lastCommit;
