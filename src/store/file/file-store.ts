@@ -6,7 +6,7 @@ import { Serial } from '../../util/serial.js';
 import { StoreEngine, type UndoLog } from '../core/engine.js';
 import { openInFormat } from './data-format.js';
 import { openAppendFile, probeWrites, type AppendFile, type OpenAppend } from './journal-file.js';
-import { encodeEntry } from './journal-line.js';
+import { encodeEntryBytes } from './journal-line.js';
 import { loadDataDir, nextOldJournal } from './load.js';
 import { acquireLock } from './lock.js';
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './snapshot-file.js';
@@ -21,11 +21,21 @@ export { SCHEMA_VERSION } from './snapshot-file.js';
 export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
 
 interface Pending {
-  line: string;
+  line: Buffer;
   seq: number;
   undo: UndoLog;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+/** The lines of a batch, in one buffer (one append). Internal. */
+function joinLines(batch: readonly Pending[]): Buffer {
+  let length = 0;
+  for (const p of batch) length += p.line.length;
+  const data = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const p of batch) at += p.line.copy(data, at);
+  return data;
 }
 
 /**
@@ -144,7 +154,7 @@ export class FileStore extends EngineStore implements NotingStore {
     }
     if (run.changes.length === 0) return Promise.resolve(run.result);
     const seq = this.engine.seq;
-    const line = encodeEntry(seq, run.changes);
+    const line = encodeEntryBytes(seq, run.changes);
     const done = new Promise<R>((resolve, reject) => {
       this.queue.push({ line, seq, undo: run.undo, resolve: () => resolve(run.result), reject });
       this.kick();
@@ -193,7 +203,7 @@ export class FileStore extends EngineStore implements NotingStore {
   private async writeQueued(): Promise<boolean> {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return true;
-    const data = Buffer.from(batch.map((p) => p.line).join(''));
+    const data = batch.length === 1 ? batch[0]!.line : joinLines(batch);
     try {
       await this.journal.append(data);
       await this.journal.sync();

@@ -33,6 +33,33 @@ export function encodeEntry(s: number, c: Change[]): string {
   return `{"k":"${hex8(crc32(body))}",${body}\n`;
 }
 
+/** The lower-case hex digits, as bytes. Internal. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef');
+
+/**
+ * The same line as `encodeEntry`, as the bytes the journal gets: the JSON text is encoded once,
+ * straight into the line, and the checksum is computed over those bytes. (The string form
+ * hashed a string — converted to UTF-8 for the CRC — then built the line as a string that was
+ * joined with the batch's others and converted to bytes again: ~1 kB of garbage and two UTF-8
+ * conversions per write, bench/tools/write-core.ts.)
+ *
+ * @example encodeEntryBytes(7, changes).toString() === encodeEntry(7, changes)
+ */
+export function encodeEntryBytes(s: number, c: Change[]): Buffer {
+  const json = JSON.stringify({ s, c }); // '{"s":…,"c":[…]}': the body is all of it after its '{'
+  const length = HEAD - 1 + Buffer.byteLength(json) + 1;
+  const line = Buffer.allocUnsafe(length);
+  // the JSON goes in so that its '{' is the byte the head's ',' then takes
+  line.write(json, HEAD - 1);
+  line[length - 1] = 0x0a;
+  const k = crc32(line.subarray(HEAD, length - 1));
+  PREFIX.copy(line, 0);
+  for (let i = 0; i < 8; i++) line[PREFIX.length + i] = HEX_DIGITS[(k >>> (28 - 4 * i)) & 15]!;
+  line[HEAD - 2] = 0x22; // "
+  line[HEAD - 1] = 0x2c; // ,
+  return line;
+}
+
 /**
  * Why a line could not be read. A line that is whole JSON but has no checksum or the wrong one
  * was written complete and then changed (or by something else): damage wherever it is. Anything
