@@ -11,7 +11,8 @@
 // the JS heap (from `v8.GCProfiler`'s before/after of each collection) and collections per 1,000
 // writes; then the medians over the rounds. By default it runs the compiled `dist/` (what
 // `pinbot serve` runs; build it first: `npm run build`), `--src` runs the sources through tsx,
-// `--dist DIR` another build (e.g. of a worktree of main) to compare in one sitting.
+// `--dist DIR` another build (e.g. of a worktree of main) to compare in one sitting, `--dir
+// /dev/shm` the data on tmpfs (no disk work: the JS side's cost, far less noisy).
 // `--heap-sample` also samples every allocation of the rounds (collected objects included) and
 // prints the functions that allocate most, by self bytes; `--cpu-profile FILE` writes a CPU profile
 // of the rounds only (not the set-up nor the snapshot at close) for bench/tools/profile-summary.ts.
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '50' },
     src: { type: 'boolean', default: false },
     dist: { type: 'string' },
+    dir: { type: 'string' },
     'heap-sample': { type: 'boolean', default: false },
     'cpu-profile': { type: 'string' },
   },
@@ -60,7 +62,9 @@ const { directConversation } = await load<typeof import('../../src/domain/messag
 const { sendToConversation } = await load<typeof import('../../src/domain/messaging/send.js')>('domain/messaging/send');
 const { toMessage } = await load<typeof import('../../src/domain/messaging/messages.js')>('domain/messaging/messages');
 
-const dir = mkdtempSync(join(tmpdir(), 'pinbot-write-core-'));
+// --dir /dev/shm: the journal on tmpfs, where fdatasync does nothing and a write is a copy, so
+// the figures are the JS side's (the kernel's disk work, the noisiest part, left out)
+const dir = mkdtempSync(join(args.dir ?? tmpdir(), 'pinbot-write-core-'));
 // the real journal file, counting its appends: how many writes share an fdatasync (group commit)
 const { openAppendFile } = await load<typeof import('../../src/store/file/journal-file.js')>('store/file/journal-file');
 let appends = 0;
