@@ -27,8 +27,12 @@ export interface CommitFeed {
  * and closures per write request (bench/tools/write-core.ts).
  */
 export interface NotingStore extends Store {
-  /** `transaction`, pushing each write to `noted` as it is made, with the record it replaced. */
-  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R>;
+  /**
+   * `transaction`, noting each write with the record it replaced. Once the transaction has
+   * committed (is durable), `onCommit` is given its writes, when there are any, before the
+   * returned promise resolves; a transaction that fails is given to no one.
+   */
+  transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R>;
 }
 
 const notesItself = (store: Store): store is NotingStore => typeof (store as Partial<NotingStore>).transactionNoted === 'function';
@@ -109,12 +113,8 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
     },
     transaction: notesItself(store)
       ? (fn) => {
-          const log: CommittedWrite[] = [];
           const why = cause?.();
-          return store.transactionNoted(fn, log).then((out) => {
-            tell(log, why);
-            return out;
-          });
+          return store.transactionNoted(fn, (writes) => tell(writes, why));
         }
       : async (fn) => {
           const log: CommittedWrite[] = [];

@@ -1,5 +1,4 @@
 import { StoreEngine } from './engine.js';
-import type { CommittedWrite } from './commit-signal.js';
 import type { ReadView, Store, StoreHealth, StoredRecord, Tx } from './types.js';
 import type { WriteGate } from './write-gate.js';
 
@@ -54,11 +53,8 @@ export abstract class EngineStore implements Store {
     return undefined;
   }
 
-  /**
-   * Runs `fn` and makes its changes durable (the driver's part of `transaction`). A driver that
-   * runs `fn` once (the file store) pushes its writes to `noted` when given (see NotingStore).
-   */
-  protected abstract commit<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): Promise<R>;
+  /** Runs `fn` and makes its changes durable (the driver's part of `transaction`). */
+  protected abstract commit<R>(fn: (tx: Tx) => R): Promise<R>;
 
   /** Remembers `done` as the last commit (what `durable()` waits for), and returns it. */
   protected track<R>(done: Promise<R>): Promise<R> {

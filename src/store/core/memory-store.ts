@@ -21,13 +21,19 @@ export class MemoryStore implements NotingStore {
     }
   }
 
-  /** `transaction`, pushing each write to `noted` with the record it replaced (see NotingStore). */
-  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R> {
+  /** `transaction`, giving its writes to `onCommit` once committed (see NotingStore). */
+  transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+    const noted: CommittedWrite[] = [];
+    let result: R;
     try {
-      return Promise.resolve(this.engine.run(fn, noted).result);
+      result = this.engine.run(fn, noted).result;
     } catch (err) {
       return Promise.reject(err);
     }
+    return Promise.resolve().then(() => {
+      if (noted.length) onCommit(noted);
+      return result;
+    });
   }
 
   durable(): Promise<void> {

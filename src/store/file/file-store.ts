@@ -20,22 +20,38 @@ import { DATA_DIR } from '../../util/data-dir.js';
 export { SCHEMA_VERSION } from './snapshot-file.js';
 export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
 
-interface Pending {
-  line: Buffer;
-  seq: number;
-  undo: UndoLog;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+/**
+ * The transactions of one group commit: their journal lines and undo logs, and the one promise
+ * they all wait on (a promise, an executor and closures per transaction were a fifth of a
+ * write's garbage on the store side, bench/tools/write-core.ts). Internal.
+ */
+class Batch {
+  readonly lines: Buffer[] = [];
+  readonly undos: UndoLog[] = [];
+  /** The sequence number of its last transaction. */
+  seq = 0;
+  readonly done: Promise<void>;
+  resolve!: () => void;
+  reject!: (err: unknown) => void;
 
-/** The lines of a batch, in one buffer (one append). Internal. */
-function joinLines(batch: readonly Pending[]): Buffer {
-  let length = 0;
-  for (const p of batch) length += p.line.length;
-  const data = Buffer.allocUnsafe(length);
-  let at = 0;
-  for (const p of batch) at += p.line.copy(data, at);
-  return data;
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  /** Its lines in one buffer (one append). */
+  data(): Buffer {
+    const lines = this.lines;
+    if (lines.length === 1) return lines[0]!;
+    let length = 0;
+    for (const line of lines) length += line.length;
+    const data = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const line of lines) at += line.copy(data, at);
+    return data;
+  }
 }
 
 /**
@@ -63,7 +79,8 @@ export class FileStore extends EngineStore implements NotingStore {
   private snapshotBytes = 0;
   /** Journals moved aside whose snapshot is not written yet. */
   private oldFiles: string[] = [];
-  private queue: Pending[] = [];
+  /** The transactions committed in memory and not yet being written: the next group commit. */
+  private next: Batch | undefined;
   private flushing: Promise<void> | undefined;
   private compacting: Promise<void> | undefined;
   /** Counts take-backs, so `durable()` knows whether what a read saw was undone. */
@@ -140,26 +157,44 @@ export class FileStore extends EngineStore implements NotingStore {
     if (this.oldFiles.length > 0) await this.compact();
   }
 
-  /** `transaction`, pushing each write to `noted` with the record it replaced (see NotingStore). */
-  transactionNoted<R>(fn: (tx: Tx) => R, noted: CommittedWrite[]): Promise<R> {
-    return this.refusal() ?? this.commit(fn, noted);
+  /**
+   * `transaction`, noting each write with the record it replaced; once the transaction is
+   * durable, `onCommit` is given them (when there are any) before the caller is answered.
+   */
+  transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+    return this.refusal() ?? this.run(fn, [], onCommit);
   }
 
-  protected commit<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): Promise<R> {
+  protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
+    return this.run(fn, undefined, undefined);
+  }
+
+  /** Runs `fn` on the engine and joins the next group commit with its line. */
+  private run<R>(fn: (tx: Tx) => R, noted: CommittedWrite[] | undefined, onCommit: ((writes: readonly CommittedWrite[]) => void) | undefined): Promise<R> {
     let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
       run = this.engine.run(fn, noted);
     } catch (err) {
       return Promise.reject(err);
     }
-    if (run.changes.length === 0) return Promise.resolve(run.result);
-    const seq = this.engine.seq;
-    const line = encodeEntryBytes(seq, run.changes);
-    const done = new Promise<R>((resolve, reject) => {
-      this.queue.push({ line, seq, undo: run.undo, resolve: () => resolve(run.result), reject });
-      this.kick();
-    });
-    return this.track(done);
+    const result = run.result;
+    if (run.changes.length === 0) return Promise.resolve(result);
+    let batch = this.next;
+    if (!batch) {
+      this.next = batch = new Batch();
+      // `durable()` waits for the newest batch: every transaction before it is in it or earlier
+      this.track(batch.done);
+    }
+    batch.lines.push(encodeEntryBytes(this.engine.seq, run.changes));
+    batch.undos.push(run.undo);
+    batch.seq = this.engine.seq;
+    this.kick();
+    return onCommit
+      ? batch.done.then(() => {
+          onCommit(noted!);
+          return result;
+        })
+      : batch.done.then(() => result);
   }
 
   /**
@@ -183,12 +218,12 @@ export class FileStore extends EngineStore implements NotingStore {
     if (this.flushing) return;
     this.flushing = this.flushLoop().finally(() => {
       this.flushing = undefined;
-      if (this.queue.length > 0 && !this.gate.isDown) this.kick();
+      if (this.next && !this.gate.isDown) this.kick();
     });
   }
 
   private async flushLoop(): Promise<void> {
-    while (this.queue.length > 0 && !this.gate.isDown) {
+    while (this.next && !this.gate.isDown) {
       if (!(await this.journalTurns.run(() => this.writeQueued()))) return;
       if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
         void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
@@ -201,9 +236,10 @@ export class FileStore extends EngineStore implements NotingStore {
    * not yet durable is taken back; returns whether the lines are durable.
    */
   private async writeQueued(): Promise<boolean> {
-    const batch = this.queue.splice(0);
-    if (batch.length === 0) return true;
-    const data = batch.length === 1 ? batch[0]!.line : joinLines(batch);
+    const batch = this.next;
+    if (!batch) return true;
+    this.next = undefined;
+    const data = batch.data();
     try {
       await this.journal.append(data);
       await this.journal.sync();
@@ -212,19 +248,23 @@ export class FileStore extends EngineStore implements NotingStore {
       return false;
     }
     this.journalBytes += data.length;
-    this.durableSeq = batch[batch.length - 1]!.seq;
-    for (const p of batch) p.resolve();
+    this.durableSeq = batch.seq;
+    batch.resolve();
     return true;
   }
 
   /**
-   * The disk refused a write: takes back `batch` and everything queued after it (newest first,
+   * The disk refused a write: takes back `batch` and the batch gathered after it (newest first,
    * in the same tick, so nothing runs on top of state being undone), refuses writes from now
    * on, cuts any partial append off the journal, then rejects them all.
    */
-  private async writeFailed(batch: Pending[], err: unknown): Promise<void> {
-    const lost = [...batch, ...this.queue.splice(0)];
-    for (let i = lost.length - 1; i >= 0; i--) this.engine.revert(lost[i]!.undo);
+  private async writeFailed(batch: Batch | undefined, err: unknown): Promise<void> {
+    const lost = [batch, this.next].filter((b) => b !== undefined);
+    this.next = undefined;
+    for (let b = lost.length - 1; b >= 0; b--) {
+      const undos = lost[b]!.undos;
+      for (let i = undos.length - 1; i >= 0; i--) this.engine.revert(undos[i]!);
+    }
     this.engine.seq = this.durableSeq;
     this.takeBacks++;
     this.gate.failed(err);
@@ -234,7 +274,7 @@ export class FileStore extends EngineStore implements NotingStore {
     } catch {
       this.reopen = true;
     }
-    for (const p of lost) p.reject(refused);
+    for (const b of lost) b.reject(refused);
   }
 
   /**
@@ -285,7 +325,7 @@ export class FileStore extends EngineStore implements NotingStore {
    * snapshot makes redundant.
    */
   private async rotateJournal(): Promise<{ snapshot: Snapshot; moved: string[] }> {
-    while (this.queue.length > 0) if (!(await this.writeQueued())) throw this.gate.refusal();
+    while (this.next) if (!(await this.writeQueued())) throw this.gate.refusal();
     if (this.gate.isDown) throw this.gate.refusal();
     const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
     // Transactions run from here on get later sequence numbers and go to the fresh journal.
@@ -298,7 +338,7 @@ export class FileStore extends EngineStore implements NotingStore {
       this.journal = await this.openAppend(this.journalPath);
     } catch (err) {
       this.reopen = true;
-      await this.writeFailed([], err);
+      await this.writeFailed(undefined, err);
       throw err;
     }
     await fsyncPath(this.dir);
