@@ -7,6 +7,11 @@ import { Transactions, type TransactionRecord } from './wallet/transactions.js';
 import type { CommittedWrite } from '../store/core/commit-signal.js';
 import type { ReadView, StoredRecord } from '../store/core/types.js';
 
+/** Calls `add` for each participant (an index loop: no iterator per call, it runs per write). Internal. */
+function addAll(ids: readonly string[] | undefined, topic: Topic, add: (userId: string, topic: Topic) => void): void {
+  if (ids) for (let i = 0; i < ids.length; i++) add(ids[i]!, topic);
+}
+
 /** What about a user changed. */
 export type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
 
@@ -23,16 +28,16 @@ export function usersTouched(w: CommittedWrite, read: ReadView, add: (userId: st
   switch (w.collection) {
     case ConversationActivity.name: {
       const conv = read.col(Conversations).get(r.id);
-      for (const id of conv?.participant_ids ?? []) add(id, 'messages');
+      addAll(conv?.participant_ids, 'messages', add);
       return conv !== undefined;
     }
     case Messages.name: {
       const conv = read.col(Conversations).get((r as MessageRecord).conversation_id);
-      for (const id of conv?.participant_ids ?? []) add(id, 'messages');
+      addAll(conv?.participant_ids, 'messages', add);
       return conv !== undefined;
     }
     case Conversations.name:
-      for (const id of (r as ConversationRecord).participant_ids) add(id, 'messages');
+      addAll((r as ConversationRecord).participant_ids, 'messages', add);
       return true;
     case Transactions.name: {
       const t = r as TransactionRecord;

@@ -29,7 +29,9 @@ export class ChangeCounters {
    * ~1 kB of garbage per write (bench/tools/write-core.ts).
    */
   private readonly touched: string[] = [];
-  private readonly add = (id: string): void => void this.touched.push(id);
+  /** How many of `touched` this commit filled (the array is not emptied: that frees its store). */
+  private filled = 0;
+  private readonly add = (id: string): void => void (this.touched[this.filled++] = id);
 
   /** The counters of a store that reports its commits, else undefined (no cheap validator). */
   static of(store: Store): ChangeCounters | undefined {
@@ -42,8 +44,7 @@ export class ChangeCounters {
 
   /** Moves the counters of the users a commit concerns, or the epoch when it cannot tell. */
   private note(writes: readonly CommittedWrite[], read: ReadView): void {
-    const touched = this.touched;
-    touched.length = 0;
+    this.filled = 0;
     let all = false;
     for (let i = 0; i < writes.length && !all; i++) {
       const w = writes[i]!;
@@ -62,7 +63,9 @@ export class ChangeCounters {
       return;
     }
     const commit = ++this.commits;
-    for (const id of touched) {
+    const touched = this.touched;
+    for (let i = 0; i < this.filled; i++) {
+      const id = touched[i]!;
       const c = this.counts.get(id);
       if (!c) this.counts.set(id, { n: 1, commit });
       else if (c.commit !== commit) {
@@ -70,7 +73,6 @@ export class ChangeCounters {
         c.commit = commit;
       }
     }
-    touched.length = 0;
   }
 
   /** What a user's lists were computed at: equal values, equal lists (for the same request). */

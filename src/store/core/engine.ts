@@ -15,17 +15,23 @@ export type UndoLog = { readonly __undo: true };
  */
 class TxLog {
   readonly changes: Change[] = [];
-  readonly undo: Array<[CollectionState, string, StoredRecord | null]> = [];
+  /** Flat: collection, id, record before, for each write (no array per write). */
+  readonly undo: Array<CollectionState | string | StoredRecord | null> = [];
 
   constructor(private readonly noted: CommittedWrite[] | undefined) {}
 
   write(s: CollectionState, id: string, next: StoredRecord | null): void {
     const prev = s.records.get(id) ?? null;
-    this.undo.push([s, id, prev]);
+    this.undo.push(s, id, prev);
     s.set(id, next);
     this.changes.push([s.name, id, next]);
     this.noted?.push({ collection: s.name, id, before: prev, after: next });
   }
+}
+
+/** Takes back the writes of a flat undo log, newest first. Internal. */
+function undoAll(undo: TxLog['undo']): void {
+  for (let i = undo.length - 3; i >= 0; i -= 3) (undo[i] as CollectionState).set(undo[i + 1] as string, undo[i + 2] as StoredRecord | null);
 }
 
 /** The log of the transaction running on an engine, if one runs. Internal. */
@@ -161,10 +167,7 @@ export class StoreEngine implements ReadView {
       if (changes.length > 0) this.seq++;
       return { result, changes, undo: undo as unknown as UndoLog };
     } catch (err) {
-      for (let i = undo.length - 1; i >= 0; i--) {
-        const [s, id, prev] = undo[i]!;
-        s.set(id, prev);
-      }
+      undoAll(undo);
       throw err;
     } finally {
       this.running.log = undefined;
@@ -176,11 +179,7 @@ export class StoreEngine implements ReadView {
    * Transactions are taken back newest first; the caller resets `seq`.
    */
   revert(undo: UndoLog): void {
-    const log = undo as unknown as TxLog['undo'];
-    for (let i = log.length - 1; i >= 0; i--) {
-      const [s, id, prev] = log[i]!;
-      s.set(id, prev);
-    }
+    undoAll(undo as unknown as TxLog['undo']);
   }
 
   /** Applies a change set read back from the journal. */
