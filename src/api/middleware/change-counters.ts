@@ -58,21 +58,22 @@ export class ChangeCounters {
       if (w.before && !usersTouched(w, read, this.add, w.before)) all = true;
       if (w.after && !usersTouched(w, read, this.add, w.after)) all = true;
     }
-    if (all) {
-      this.epoch++;
-      return;
-    }
-    const commit = ++this.commits;
-    const touched = this.touched;
-    for (let i = 0; i < this.filled; i++) {
-      const id = touched[i]!;
-      const c = this.counts.get(id);
-      if (!c) this.counts.set(id, { n: 1, commit });
-      else if (c.commit !== commit) {
-        c.n++;
-        c.commit = commit;
+    if (all) this.epoch++;
+    else {
+      const commit = ++this.commits;
+      const touched = this.touched;
+      for (let i = 0; i < this.filled; i++) {
+        const id = touched[i]!;
+        const c = this.counts.get(id);
+        if (!c) this.counts.set(id, { n: 1, commit });
+        else if (c.commit !== commit) {
+          c.n++;
+          c.commit = commit;
+        }
       }
     }
+    // a commit that touched many users (a grant to everyone) does not keep a long list alive
+    if (this.filled > 1024) this.touched.length = 0;
   }
 
   /** What a user's lists were computed at: equal values, equal lists (for the same request). */
