@@ -43,6 +43,8 @@ export function checkContent(env: DomainEnv, content: string, path = 'body.conte
     throw new DomainError('validation_failed', undefined, [{ path, message: 'must contain something besides whitespace' }]);
   }
   const max = env.config.messaging.max_length;
+  // A string has no more code points than UTF-16 units: only a longer one needs counting.
+  if (content.length <= max) return;
   let length = 0;
   for (const _ of content) length++; // code points, not UTF-16 units
   if (length > max) {
