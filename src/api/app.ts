@@ -15,7 +15,8 @@ import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.j
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
-import { compileRoute, type RouteRun } from './route-pipeline.js';
+import { requestClasses } from './request-classes.js';
+import { compileRoute } from './route-pipeline.js';
 import { RouteTable } from './route-table.js';
 import { allRoutes } from './routes.js';
 
@@ -178,9 +179,13 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     (req, res, next) => (req.user ? next() : limiters.anonymous(req, res, next)),
     (_req, _res, next) => next(new ApiError('not_found')),
   );
-  app.use(errorHandler());
+  const renderError = errorHandler();
+  app.use(renderError);
+  // requests born with express's methods skip its per-request prototype change (request-classes.ts);
+  // the routes above end every request, so the router's own end is reached only by a bug
+  const { classes, listener } = requestClasses(app, (err, req, res) => renderError(err ?? new Error('no route answered'), req, res, () => undefined));
 
   /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the front above. */
   const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });
-  return { app, idempotency, keyUsage, openapi, mount };
+  return { app, listener, classes, idempotency, keyUsage, openapi, mount };
 }
