@@ -103,7 +103,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
-  const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
+  const limiters = createLimiters(env.config, env.clock, shared?.rateStore, (err, bucket) => log.error({ err, bucket }, 'rate limit store failed: the request was let through'));
   // conditional reads: a matching tag is answered from the memo while no commit concerns the
   // user, without building the body (a flood of 304s must not cost a list build each)
   const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(store), memo: new ValidatorMemo() };
