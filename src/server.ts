@@ -169,8 +169,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const keyUsage = new KeyUsage();
   // paths other services serve beside the API (plugins' routes under /plugins/) go through the
   // app's edge: request id and log, the anonymous rate limit (`mount`)
-  const { app, idempotency, mount } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
-  const http: Server = createHttpServer(app, config.server);
+  const { listener, classes, idempotency, mount } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
+  const http: Server = createHttpServer(listener, config.server, classes);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   // one listener for every response (no closure per request)

@@ -7,8 +7,8 @@ import { spawnServer, type ServerProcess } from './server-process.js';
  * Starts `node bin/pinbot.js serve --data DATA --port 0 --no-bots` (with `bots: true`, without
  * `--no-bots`) on the server CPU with a
  * config file (written into `runDir`) that turns rate limits off, as load tests need.
- * With `BENCH_CPU_PROF=DIR` in the environment the server writes a `.cpuprofile` into DIR on stop
- * (summarise it with `node bin/run-ts.js bench/tools/profile-summary.ts FILE`).
+ * With `BENCH_CPU_PROF=DIR` in the environment the server writes a `.cpuprofile` into DIR/NAME on
+ * stop, as every server of the bench does (server-process.ts).
  *
  * @example
  * const srv = await startPinbot({ name: 'pinbot', runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
@@ -16,9 +16,7 @@ import { spawnServer, type ServerProcess } from './server-process.js';
 export function startPinbot({ name = 'pinbot', runDir, dataDir, config = {}, timeoutMs, bots = false }: { name?: string; runDir: string; dataDir: string; config?: Record<string, unknown>; timeoutMs?: number; bots?: boolean }): Promise<ServerProcess> {
   const configFile = join(runDir, `${name}.config.yaml`);
   writeFileSync(configFile, stringify({ rate_limits: { enabled: false }, log: { level: 'info' }, ...config }));
-  // BENCH_CPU_PROF=DIR writes a V8 CPU profile of each pinbot server into DIR when it stops.
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  return spawnServer({ name, args: [...prof, 'bin/pinbot.js', 'serve', '--data', dataDir, '--port', '0', ...(bots ? [] : ['--no-bots']), '--config', configFile], timeoutMs });
+  return spawnServer({ name, args: ['bin/pinbot.js', 'serve', '--data', dataDir, '--port', '0', ...(bots ? [] : ['--no-bots']), '--config', configFile], timeoutMs });
 }
 
 /** Sends one request and returns the status and parsed body (to check a route before loading it). */

@@ -15,7 +15,8 @@ import { createLimiters, type RateStoreFactory } from './middleware/rate-limit.j
 import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteDef } from './route.js';
-import { compileRoute, type RouteRun } from './route-pipeline.js';
+import { requestClasses } from './request-classes.js';
+import { compileRoute } from './route-pipeline.js';
 import { RouteTable } from './route-table.js';
 import { allRoutes } from './routes.js';
 
@@ -102,7 +103,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.set('trust proxy', env.config.server.trust_proxy);
   const idempotency = new Idempotency(store, env.clock);
   const openapi = buildOpenApi(routes, env.config);
-  const limiters = createLimiters(env.config, env.clock, shared?.rateStore);
+  const limiters = createLimiters(env.config, env.clock, shared?.rateStore, (err, bucket) => log.error({ err, bucket }, 'rate limit store failed: the request was let through'));
   // conditional reads: a matching tag is answered from the memo while no commit concerns the
   // user, without building the body (a flood of 304s must not cost a list build each)
   const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(store), memo: new ValidatorMemo() };
@@ -178,9 +179,13 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
     (req, res, next) => (req.user ? next() : limiters.anonymous(req, res, next)),
     (_req, _res, next) => next(new ApiError('not_found')),
   );
-  app.use(errorHandler());
+  const renderError = errorHandler();
+  app.use(renderError);
+  // requests born with express's methods skip its per-request prototype change (request-classes.ts);
+  // the routes above end every request, so the router's own end is reached only by a bug
+  const { classes, listener } = requestClasses(app, (err, req, res) => renderError(err ?? new Error('no route answered'), req, res, () => undefined));
 
   /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the front above. */
   const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });
-  return { app, idempotency, keyUsage, openapi, mount };
+  return { app, listener, classes, idempotency, keyUsage, openapi, mount };
 }

@@ -56,7 +56,8 @@ export class RouteTable<V> {
         const want = r.segments[i]!;
         const got = parts[i + 1]!;
         if (typeof want === 'string') {
-          if (want !== got.toLowerCase()) continue outer;
+          // as sent first (clients write paths in lower case): no new string
+          if (want !== got && want !== got.toLowerCase()) continue outer;
         } else {
           if (got === '') continue outer;
           params[want.param] = decodeSegment(got);

@@ -105,8 +105,19 @@ export const systemClock: Clock = new SystemClock();
 
 /** `YYYY-MM-DD` (UTC) of a timestamp. */
 export function utcDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  // Asked several times per request (a balance: subscription, Shmita) and the answer changes
+  // once a day: the last day's answer is kept. NaN never equals itself, so a bad time still throws.
+  const day = Math.floor(ms / 86_400_000);
+  if (day !== lastUtcDay) {
+    lastUtcDate = new Date(ms).toISOString().slice(0, 10);
+    lastUtcDay = day;
+  }
+  return lastUtcDate;
 }
+
+/** The last day utcDate was asked about, and its answer. Internal. */
+let lastUtcDay = NaN;
+let lastUtcDate = '';
 
 /** ISO 8601 UTC string of a timestamp. */
 export function iso(ms: number): string {

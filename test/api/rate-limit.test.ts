@@ -36,6 +36,20 @@ describe('rate limits', () => {
     });
   });
 
+  it('the seconds to reset (t=) and Retry-After are measured on the server’s clock, virtual or real', async () => {
+    // the test API runs on a virtual clock at 2026-11-21T12:00Z, years away from the wall clock
+    const carol = await api.user('Carol');
+    const first = await api.http.get('/api/v1/me').set(carol.headers).expect(200);
+    expect(first.headers['ratelimit']).toBe('"general"; r=4; t=3600');
+    await api.clock.advance(30 * 60_000);
+    const later = await api.http.get('/api/v1/me').set(carol.headers).expect(200);
+    expect(later.headers['ratelimit']).toBe('"general"; r=3; t=1800');
+    for (let i = 0; i < 3; i++) await api.http.get('/api/v1/me').set(carol.headers).expect(200);
+    const refused = await api.http.get('/api/v1/me').set(carol.headers).expect(429);
+    expect(refused.headers['ratelimit']).toBe('"general"; r=0; t=1800');
+    expect(refused.headers['retry-after']).toBe('1800');
+  });
+
   it('users are counted apart; all keys of one user share one budget', async () => {
     const bob = await api.user('Bob');
     const carol = await api.user('Carol');

@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import type { RouteDef } from '../../src/api/route.js';
 import supertest from 'supertest';
 import { createApp } from '../../src/api/app.js';
+import { createHttpServer } from '../../src/http-server.js';
 import { configFrom } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
@@ -29,7 +30,7 @@ export interface TestApi {
   clock: VirtualClock;
   env: DomainEnv;
   config: Config;
-  /** supertest over the app (real HTTP on an ephemeral port). */
+  /** supertest over the app as `serve` serves it (real HTTP on an ephemeral port). */
   http: ReturnType<typeof supertest>;
   app: ReturnType<typeof createApp>['app'];
   /** The app's record of key use (flushed to the store in batches). */
@@ -75,8 +76,10 @@ export async function testApi({
   const env: DomainEnv = { clock, config };
   if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
   const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
-  const { app, keyUsage, idempotency } = createApp({ store, env, log, routes, shared: rateStore && { rateStore } });
-  const http = supertest(app);
+  const { app, listener, classes, keyUsage, idempotency } = createApp({ store, env, log, routes, shared: rateStore && { rateStore } });
+  // the HTTP server `serve` runs (its limits, and requests born with the app's methods), so
+  // the tests go the way production requests go
+  const http = supertest(createHttpServer(listener, config.server, classes));
   return {
     store,
     clock,

@@ -1,11 +1,12 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit, type Store as RateLimitStore } from 'express-rate-limit';
+import { ipKeyGenerator, type Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { BucketConfig, Config } from '../../config/schema.js';
 import { parseDuration } from '../../util/duration.js';
 import { ApiError } from '../errors.js';
 import { ClockRateStore } from './clock-rate-store.js';
 import { quietLine } from './request-log.js';
+import { windowLimiter, type WindowInfo } from './window-limiter.js';
 
 /** The buckets counted per user (API.md "Rate limits"), and `anonymous`, counted per client address. */
 export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional' | 'anonymous';
@@ -44,9 +45,9 @@ export type Limiters = Record<LimiterName, RequestHandler> & {
  * `refund` gives a request back to `general` (a 304: nothing changed, nothing sent); the 304
  * then counts against `conditional` instead, so conditional reads are cheap, not free.
  * `giveBack('anonymous', req)` gives one back to the address's anonymous count (a plugin route
- * that answered under 400: see api/app.ts).
+ * that answered under 400: see api/app.ts). `onStoreError` hears of a shared store's failures.
  */
-export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory): Limiters {
+export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory, onStoreError?: (err: unknown, bucket: LimiterName) => void): Limiters {
   const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
@@ -60,18 +61,18 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
     const perAddress = name === 'anonymous';
     const store = shared ? shared(name) : new ClockRateStore(clock);
     stores.set(name, store);
-    return rateLimit({
+    const limit = !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : () => bucket.limit;
+    return windowLimiter({
+      name,
       windowMs,
-      limit: !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : bucket.limit,
-      identifier: name,
+      limit,
+      key: perAddress ? (req: Request) => ipKeyGenerator(req.ip ?? 'unknown') : (req: Request) => req.user!.id,
       store,
+      clock,
       passOnStoreError: shared !== undefined,
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      keyGenerator: perAddress ? (req: Request) => ipKeyGenerator(req.ip ?? 'unknown') : (req: Request) => req.user!.id,
-      validate: false,
-      handler: (req, res, next) => {
-        const info = (req as Request & { rateLimit?: { resetTime?: Date; used?: number } }).rateLimit;
+      onStoreError: (err) => onStoreError?.(err, name),
+      refuse: (req, res, next) => {
+        const info = (req as Request & { rateLimit?: WindowInfo }).rateLimit;
         const reset = info?.resetTime?.getTime() ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
         if (perAddress && (info?.used ?? 0) > bucket.limit + 1) quietLine(res);

@@ -75,7 +75,8 @@ function lockId(c: LockContent): string {
  * is still the stale one before renaming over it (only claimers replace a lock, never unlink
  * it, so nobody else can have changed it), then drops its claims.
  * Returns true when replaced, false when the lock changed meanwhile (look again); throws when a
- * live process holds the claim (it is taking the directory).
+ * live process holds the claim while the lock is still the stale one (it is taking the
+ * directory).
  */
 function takeOver(dir: string, path: string, stale: LockContent, mine: string): boolean {
   const claims: string[] = [];
@@ -87,7 +88,12 @@ function takeOver(dir: string, path: string, stale: LockContent, mine: string): 
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         const other = readContent(claim);
-        if (other && live(other, claim)) throw new DataDirLockedError(dir, other.pid);
+        if (other && live(other, claim)) {
+          // A live claimer whose stale lock is gone lost to an earlier one (it claimed after
+          // the winner dropped its claims): look at the lock again, it names the holder.
+          if (readContent(path)?.raw !== stale.raw) return false;
+          throw new DataDirLockedError(dir, other.pid);
+        }
         claims.push(claim); // dead claimer: its claim goes once we are done
         continue;
       }
