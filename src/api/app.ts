@@ -68,6 +68,19 @@ function underApi(url: string): string | undefined {
 }
 
 /**
+ * A request target in absolute form (`GET http://host/api/v1/me`, which HTTP/1.1 servers must
+ * take) as its path and query, as express's router read it; anything else as sent. Internal.
+ */
+function originForm(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.pathname + u.search : url;
+  } catch {
+    return url;
+  }
+}
+
+/**
  * The `Date` header of the server's clock: the same string for a whole second, made once (the
  * contract's "Date follows the server's clock", without a Date object per request). Internal.
  */
@@ -152,6 +165,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   app.use((req, res, next) => {
     logRequest(req, res);
     if (date) res.setHeader('Date', date());
+    if (!req.url.startsWith('/')) req.url = originForm(req.url);
     const path = underApi(req.url);
     if (path !== undefined) return api(req, res, next, path);
     const m = mounts.length ? mounts.find((x) => under(req.url, x.prefix)) : undefined;
