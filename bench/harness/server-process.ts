@@ -139,6 +139,8 @@ function handle(name: string, child: ChildProcess, url: string, startupMs: numbe
     cpuMs: () => procCpuMs(pid),
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // a profiled server writes its profile as it exits: never kill it outright
+      if (process.env.BENCH_CPU_PROF && graceMs < 60_000) graceMs = 60_000;
       child.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;

@@ -107,6 +107,8 @@ export const systemClock: Clock = new SystemClock();
 export function utcDate(ms: number): string {
   // Asked several times per request (a balance: subscription, Shmita) and the answer changes
   // once a day: the last day's answer is kept. NaN never equals itself, so a bad time still throws.
+  // (a time between whole milliseconds is not kept: Date truncates it towards zero, not down)
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString().slice(0, 10);
   const day = Math.floor(ms / 86_400_000);
   if (day !== lastUtcDay) {
     lastUtcDate = new Date(ms).toISOString().slice(0, 10);
@@ -119,7 +121,35 @@ export function utcDate(ms: number): string {
 let lastUtcDay = NaN;
 let lastUtcDate = '';
 
-/** ISO 8601 UTC string of a timestamp. */
+/**
+ * ISO 8601 UTC string of a timestamp, as `Date.prototype.toISOString` writes it.
+ *
+ * Every message, transaction and list item a read returns carries one (`created_at`), ten to
+ * two hundred per poll: the date part is kept per day and the time written from the
+ * milliseconds, about a tenth of the cost of a Date per call. Times that are not whole
+ * milliseconds or are out of a Date's range go through Date (which also throws for NaN).
+ *
+ * @example iso(1795291200000) // '2026-11-21T12:00:00.000Z'
+ */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (!Number.isInteger(ms) || ms > MAX_TIME || ms < -MAX_TIME) return new Date(ms).toISOString();
+  const day = Math.floor(ms / 86_400_000);
+  if (day !== isoDay) {
+    isoPrefix = new Date(day * 86_400_000).toISOString().slice(0, -13); // up to and with the 'T'
+    isoDay = day;
+  }
+  let t = ms - day * 86_400_000;
+  const milli = t % 1000;
+  t = (t - milli) / 1000;
+  const sec = t % 60;
+  t = (t - sec) / 60;
+  const min = t % 60;
+  const hour = (t - min) / 60;
+  return `${isoPrefix}${hour < 10 ? '0' : ''}${hour}:${min < 10 ? '0' : ''}${min}:${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+
+/** The largest time a Date holds (ms from the epoch, either way). Internal. */
+const MAX_TIME = 8.64e15;
+/** The last day iso wrote, and its date part (`2026-11-21T`). Internal. */
+let isoDay = NaN;
+let isoPrefix = '';

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The entity tag of a response body: a hash of its bytes, so it changes exactly when the body
@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
  * @example etagOf('{"conversations":[]}') // '"hY4k…"'
  */
 export function etagOf(body: string): string {
-  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+  // one call, no Hash object: every list read that answers 200 makes a tag
+  return `"${hash('sha1', body, 'base64url')}"`;
 }
 
 /**
