@@ -197,16 +197,16 @@ export class FileStore extends EngineStore implements NotingStore {
       : batch.done.then(() => result);
   }
 
-  /**
-   * Resolves once every transaction committed so far is durable, so a read never answers with
-   * state a crash could still take back. Rejects (StorageUnavailableError) when some of it was
-   * taken back because the disk refused it.
-   */
   /** Whether every transaction committed so far is durable or taken back: `durable()` would not wait. */
   isDurable(): boolean {
     return this.unsettled === 0;
   }
 
+  /**
+   * Resolves once every transaction committed so far is durable, so a read never answers with
+   * state a crash could still take back. Rejects (StorageUnavailableError) when some of it was
+   * taken back because the disk refused it.
+   */
   async durable(): Promise<void> {
     const takeBacks = this.takeBacks;
     await this.lastCommit;
