@@ -13,6 +13,12 @@ interface Profile {
   timeDeltas: number[];
 }
 
+// `… | head` closes the pipe early: end quietly, as the pinbot CLI does
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const file = process.argv[2];
 const top = Number(process.argv[3] ?? 25);
 if (!file) {
