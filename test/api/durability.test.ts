@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { FileStore } from '../../src/store/file/file-store.js';
+import { openAppendFile, type OpenAppend } from '../../src/store/file/journal-file.js';
 import type { Tx } from '../../src/store/core/types.js';
-import { testApi } from '../helpers/api.js';
+import { tempDir, testApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
 /** A store whose commits become durable only when the test says so. */
@@ -47,6 +49,42 @@ describe('responses never show state that is not durable yet', () => {
     } finally {
       store.release();
       await api.close();
+    }
+  });
+
+  it('on the file store too, where a read with nothing in flight answers at once (Store.isDurable)', async () => {
+    // the journal's fdatasync waits for the test: a write is visible, but not durable
+    let release: () => void = () => undefined;
+    let gate: Promise<void> = Promise.resolve();
+    let syncing = 0;
+    const openAppend: OpenAppend = async (path) => {
+      const f = await openAppendFile(path);
+      return { ...f, append: (d) => f.append(d), truncate: (n) => f.truncate(n), size: () => f.size(), close: () => f.close(), sync: async () => (syncing++, await gate, f.sync()) };
+    };
+    const tmp = tempDir('pinbot-durable-');
+    const store = await FileStore.open(tmp.dir, { openAppend, warn: () => undefined });
+    const api = await testApi({ routes: testRoutes, store });
+    try {
+      const alice = await api.user('Alice');
+      // nothing in flight: answered without waiting
+      expect((await api.http.get('/api/v1/test/notes').set(alice.headers).expect(200)).body).toEqual({ total: 0 });
+      gate = new Promise((resolve) => (release = resolve));
+      const answered: string[] = [];
+      const write = api.http.post('/api/v1/test/notes').set(alice.headers).send({ text: 'pending' }).then((r) => (answered.push('write'), r));
+      while (store.read.col(Notes).count() === 0 || syncing === 0) await new Promise((r) => setImmediate(r));
+      expect(store.isDurable()).toBe(false);
+      const read = api.http.get('/api/v1/test/notes').set(alice.headers).then((r) => (answered.push('read'), r));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(answered).toEqual([]);
+      release();
+      const [w, r] = await Promise.all([write, read]);
+      expect(w.status).toBe(201);
+      expect(r.body).toEqual({ total: 1 });
+      expect(store.isDurable()).toBe(true);
+    } finally {
+      release();
+      await api.close();
+      tmp.cleanup();
     }
   });
 });
