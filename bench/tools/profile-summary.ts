@@ -1,6 +1,7 @@
 // Summarises a V8 .cpuprofile (from node --cpu-prof): the functions and the packages that took
 // the most self time. node bin/run-ts.js bench/tools/profile-summary.ts FILE [TOP]
 import { readFileSync } from 'node:fs';
+import { exitQuietlyOnClosedPipe } from '../../src/cli/quiet-pipe.js';
 
 interface ProfileNode {
   id: number;
@@ -14,10 +15,7 @@ interface Profile {
 }
 
 // `… | head` closes the pipe early: end quietly, as the pinbot CLI does
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
+exitQuietlyOnClosedPipe();
 
 const file = process.argv[2];
 const top = Number(process.argv[3] ?? 25);

@@ -1,37 +1,21 @@
-import { Writable } from 'node:stream';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app.js';
-import { createLogger } from '../../src/log.js';
-import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/clock/virtual-clock.js';
-import { createKey } from '../../src/domain/users/keys.js';
-import { createUser } from '../../src/domain/users/users.js';
-import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { loggedApi } from '../helpers/logged-api.js';
 
 describe('request ids and request log lines', () => {
-  const lines: Array<Record<string, any>> = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l));
-      done();
-    },
-  });
+  let lines: string[] = [];
   let http: ReturnType<typeof supertest>;
   let key: string;
+  let close = () => undefined as void;
 
   beforeAll(async () => {
-    const store = new MemoryStore();
-    const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: { enabled: false } }) };
-    key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
-    const { app } = createApp({ store, env, log: createLogger({ level: 'info', destination: sink }) });
-    http = supertest(app);
+    ({ http, key, lines, close } = await loggedApi('info'));
   });
-  afterAll(() => sink.end());
+  afterAll(() => close());
 
   const lineFor = async (id: string) => {
     await new Promise((r) => setTimeout(r, 20));
-    return lines.find((l) => l.req?.id === id);
+    return lines.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.req?.id === id);
   };
 
   it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {

@@ -1,14 +1,7 @@
-import { Writable } from 'node:stream';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app.js';
-import { configFrom } from '../../src/config/load.js';
-import { VirtualClock } from '../../src/clock/virtual-clock.js';
-import { createKey } from '../../src/domain/users/keys.js';
-import { createUser } from '../../src/domain/users/users.js';
-import { createLogger } from '../../src/log.js';
-import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { containsKey, redactUrl } from '../../src/util/secrets.js';
+import { loggedApi } from '../helpers/logged-api.js';
 import { misplacedKeyHeaders, misplacedKeyQueries } from '../reliability/canary.js';
 
 const KEY = 'pinbot_ZaMVxT0dG5bYk2pQ8wR1sN3uL6vE9cHj';
@@ -49,24 +42,15 @@ describe('key-shaped values are spotted in any encoding', () => {
 });
 
 describe('the request log writes allow-listed headers, cut short, and never a key', () => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
+  let lines: string[] = [];
   let http: ReturnType<typeof supertest>;
   let key: string;
+  let close = () => undefined as void;
 
   beforeAll(async () => {
-    const store = new MemoryStore();
-    const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: { enabled: false } }) };
-    key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
-    const { app } = createApp({ store, env, log: createLogger({ level: 'trace', destination: sink }) });
-    http = supertest(app);
+    ({ http, key, lines, close } = await loggedApi('trace'));
   });
-  afterAll(() => sink.end());
+  afterAll(() => close());
 
   it('keys under misnamed headers, in the request id or the URL are in no line', async () => {
     for (const headers of misplacedKeyHeaders(key)) {

@@ -1,3 +1,4 @@
+import { requestOptions } from './request-options.js';
 import type { Introduction, Transaction } from '../../../client/types.js';
 import type { SourceDef } from '../../contract/types.js';
 import { byServerTime, messagesSource } from './messages.js';
@@ -9,14 +10,14 @@ const pendingTransfers = pendingSource({
   description: 'incoming transfers awaiting the bot (GET /wallet/pending)',
   type: 'transfer.received',
   topics: ['wallet'],
-  list: async (ctx) => (await ctx.api.wallet.pending({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' })).pending_transactions,
+  list: async (ctx) => (await ctx.api.wallet.pending(requestOptions(ctx))).pending_transactions,
 });
 
 const sentTransfers = watchSource<Transaction>({
   name: 'sent_transfers',
   description: "the bot's outgoing transfers being accepted or declined (GET /wallet/transactions)",
   page: async (ctx, before) => {
-    const r = await ctx.api.wallet.transactions({ limit: 200, before }, { signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+    const r = await ctx.api.wallet.transactions({ limit: 200, before }, requestOptions(ctx));
     return { items: r.transactions, has_more: r.has_more };
   },
   relevant: (t) => t.type === 'transfer' && t.direction === 'sent',
@@ -31,7 +32,7 @@ const pendingIntroductions = pendingSource({
   description: 'introductions awaiting the bot (GET /introductions/pending)',
   type: 'introduction.received',
   topics: ['introductions'],
-  list: async (ctx) => (await ctx.api.introductions.pending({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' })).introductions,
+  list: async (ctx) => (await ctx.api.introductions.pending(requestOptions(ctx))).introductions,
 });
 
 const introductions = watchSource<Introduction>({
@@ -39,7 +40,7 @@ const introductions = watchSource<Introduction>({
   description: 'introductions the bot made or is in, completing (GET /introductions)',
   // GET /introductions has no paging: one page holds them all.
   page: async (ctx) => {
-    const r = await ctx.api.introductions.list({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+    const r = await ctx.api.introductions.list(requestOptions(ctx));
     return { items: [...r.introductions].sort((a, b) => (a.id < b.id ? 1 : -1)), has_more: false };
   },
   relevant: () => true,
@@ -55,7 +56,7 @@ const contactRequests = pendingSource({
   description: 'incoming contact requests (GET /contacts/requests/pending)',
   type: 'contact_request.received',
   topics: ['contacts'],
-  list: async (ctx) => (await ctx.api.contacts.pendingRequests({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' })).requests,
+  list: async (ctx) => (await ctx.api.contacts.pendingRequests(requestOptions(ctx))).requests,
 });
 
 /** `contact.added`: contacts that were not there at the last poll (GET /contacts). */
@@ -66,7 +67,7 @@ const contacts: SourceDef = {
   readsFromBaseline: true,
   async poll(ctx, raw) {
     const known = raw ? new Set((raw as { known: string[] }).known) : undefined;
-    const { contacts: list } = await ctx.api.contacts.list({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+    const { contacts: list } = await ctx.api.contacts.list(requestOptions(ctx));
     // first poll: contacts added after the bot started are events, older ones are history
     const isNew = (c: (typeof list)[number]) => (known ? !known.has(c.id) : ctx.baseline !== undefined && (msOf(c.created_at) ?? 0) > ctx.baseline);
     const events = list
@@ -84,7 +85,7 @@ const balance: SourceDef = {
   topics: ['wallet'],
   async poll(ctx, raw) {
     const prev = raw as { balance: number; seq: number } | undefined;
-    const { balance: now } = await ctx.api.wallet.balance({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+    const { balance: now } = await ctx.api.wallet.balance(requestOptions(ctx));
     if (!prev) return { events: [], cursor: { balance: now, seq: 0 } };
     if (now === prev.balance) return { events: [], cursor: prev };
     const seq = prev.seq + 1;

@@ -1,3 +1,4 @@
+import { requestOptions } from './request-options.js';
 import type { Conversation } from '../../../client/types.js';
 import type { BotEvent, SourceContext, SourceDef } from '../../contract/types.js';
 
@@ -11,7 +12,7 @@ const MAX_PAGES = 5;
 
 /** Conversations the bot is in (paged when the server pages them). Internal. */
 async function allConversations(ctx: SourceContext): Promise<Conversation[]> {
-  const { conversations } = await ctx.api.conversations.list({ signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+  const { conversations } = await ctx.api.conversations.list(requestOptions(ctx));
   return conversations;
 }
 
@@ -42,7 +43,7 @@ export const messagesSource: SourceDef = {
       }
       let t = from;
       for (let n = 0; n < MAX_PAGES; n++) {
-        const page = await ctx.api.conversations.messages(conv.id, { since: t, limit: 200 }, { signal: ctx.signal, kind: ctx.requestKind ?? 'poll' });
+        const page = await ctx.api.conversations.messages(conv.id, { since: t, limit: 200 }, requestOptions(ctx));
         for (const m of page.messages) {
           if (m.sender.id === ctx.me.id) continue;
           events.push({ key: `message.received:${m.id}`, type: 'message.received', ts: m.timestamp, payload: { ...m, conversation: summary(conv) } });

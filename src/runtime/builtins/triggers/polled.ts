@@ -12,6 +12,20 @@ const toPin = (x: UserRef | undefined): ReplyTarget | undefined => (x ? { pin: x
 
 const participantsOf = (e: Record<string, unknown>) => (e.participants as UserRef[] | undefined) ?? [];
 
+/** `transfer.accepted` / `transfer.declined`: one of the bot's transfers answered. Internal. */
+const sentTransfer = (status: 'accepted' | 'declined', description: string, id: string): TriggerDef => ({
+  name: `transfer.${status}`,
+  completeExample: true,
+  description,
+  source: 'sent_transfers',
+  example: {
+    id, type: 'transfer', amount: 2, status, direction: 'sent', note: '', sender: JAR, recipient: BOB,
+    sender_pin: JAR.pin_code, recipient_pin: BOB.pin_code, created_at: AT, updated_at: AT,
+  },
+  actor: (e) => u(e.recipient),
+  replyTo: (e) => toPin(u(e.recipient)),
+});
+
 /** The triggers fed by the poll sources (one event per new item). */
 export const polledTriggers: TriggerDef[] = [
   {
@@ -36,30 +50,8 @@ export const polledTriggers: TriggerDef[] = [
     actor: (e) => u(e.sender),
     replyTo: (e) => toPin(u(e.sender)),
   },
-  {
-    name: 'transfer.accepted',
-    completeExample: true,
-    description: 'A transfer the bot sent was accepted by its recipient.',
-    source: 'sent_transfers',
-    example: {
-      id: 'txn_02', type: 'transfer', amount: 2, status: 'accepted', direction: 'sent', note: '', sender: JAR, recipient: BOB,
-      sender_pin: JAR.pin_code, recipient_pin: BOB.pin_code, created_at: AT, updated_at: AT,
-    },
-    actor: (e) => u(e.recipient),
-    replyTo: (e) => toPin(u(e.recipient)),
-  },
-  {
-    name: 'transfer.declined',
-    completeExample: true,
-    description: 'A transfer the bot sent was declined (the money came back).',
-    source: 'sent_transfers',
-    example: {
-      id: 'txn_03', type: 'transfer', amount: 2, status: 'declined', direction: 'sent', note: '', sender: JAR, recipient: BOB,
-      sender_pin: JAR.pin_code, recipient_pin: BOB.pin_code, created_at: AT, updated_at: AT,
-    },
-    actor: (e) => u(e.recipient),
-    replyTo: (e) => toPin(u(e.recipient)),
-  },
+  sentTransfer('accepted', 'A transfer the bot sent was accepted by its recipient.', 'txn_02'),
+  sentTransfer('declined', 'A transfer the bot sent was declined (the money came back).', 'txn_03'),
   {
     name: 'introduction.received',
     completeExample: true,
