@@ -71,45 +71,22 @@ describe('running scenarios', () => {
   });
 
   it('an expect_event that times out because a bot\'s loop guard held back says so', async () => {
-    // a scripted user answering the bot at once, round after round, looks like another bot
+    // a scripted user answering the bot at once, round after round, looks like another bot:
+    // eight chat turns, each a message to the echo bot and the wait for its answer
+    const turns = Array.from(
+      { length: 8 },
+      (_, i) => `  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi ${i + 1}" }
+  - expect_event: { message: { from: echo, to: alice, content: "echo hi ${i + 1}" }, within: 10s }
+`,
+    ).join('');
     const { results } = await run([
       `users: { alice: {}, echo: {} }
 bots:
   - { name: echo, as: echo, rules: [{ on: message.received, do: [{ reply: "echo {{ event.content }}" }] }] }
 steps:
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 1" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 1" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 2" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 2" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 3" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 3" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 4" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 4" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 5" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 5" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 6" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 6" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 7" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 7" }, within: 10s }
-  - as: alice
-    request: POST /messages/send
-    body: { recipient_pin: "{{ users.echo.pin_code }}", content: "hi 8" }
-  - expect_event: { message: { from: echo, to: alice, content: "echo hi 8" }, within: 10s }
-`,
+${turns}`,
     ]);
     const failed = results[0]!.steps.find((st) => st.status === 'failed')!;
     expect(failed.error).toMatch(/^no message matching .* within 10s$/);
