@@ -5,7 +5,7 @@ import { systemClock } from '../src/clock/clock.js';
 import { createScheduler } from '../src/clock/scheduler.js';
 import { createRegistry } from '../src/runtime/builtins/index.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { fileBotStorage } from '../src/services/bot-storage.js';
+import { fileBotStorage } from '../src/deployment/bot-storage.js';
 import type { BenchUser, UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
 import { echoBot, FIVE_TRIGGERS, pct, sleep } from './harness/bots-kit.js';

@@ -13,7 +13,6 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser, findUser } from '../src/domain/users/users.js';
 import { createRegistry } from '../src/runtime/builtins/index.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../src/services/bot-deployment.js';
 import { startServer } from '../src/server.js';
 
 const [mode = 'throughput', a = '', b = ''] = process.argv.slice(2);
@@ -31,7 +30,7 @@ async function user(name: string) {
 }
 
 function host(jitter: boolean) {
-  return new BotHost({ registry: createRegistry(), log, clock: server.clock, scheduler: server.scheduler, stateDir: join(dir, 'data', 'bots'), dir: botsDir, ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }), jitter });
+  return new BotHost({ registry: createRegistry(), log, clock: server.clock, scheduler: server.scheduler, stateDir: join(dir, 'data', 'bots'), dir: botsDir, ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }), jitter });
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

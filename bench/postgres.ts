@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { importDataDir } from '../src/services/store-transfer.js';
+import { importDataDir } from '../src/deployment/store-transfer.js';
 import { startPostgres } from '../test/helpers/postgres-server.js';
 import type { MessagesMeta } from './data/messages.js';
 import { defineBench } from './harness/bench.js';

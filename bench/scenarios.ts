@@ -9,7 +9,6 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { grantMoney } from '../src/domain/wallet/grants.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../src/services/bot-deployment.js';
 import { buildRegistry } from '../src/services/registry.js';
 import { ubiService } from '../src/services/ubi.js';
 import { loadAll, runAll } from '../src/scenario/run-all.js';
@@ -123,7 +122,7 @@ async function realTimeWaits(dir: string): Promise<{ total: number; perWait: num
   const server = await startServer({ dataDir, config, host: '127.0.0.1', port: 0, log, services: [ubiService()] });
   const stateDir = join(dataDir, 'bots');
   const registry = await buildRegistry({ config, log });
-  const host = new BotHost({ ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }), registry, log, clock: server.clock, scheduler: server.scheduler, stateDir, dir: botsDir });
+  const host = new BotHost({ ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir }), registry, log, clock: server.clock, scheduler: server.scheduler, stateDir, dir: botsDir });
   try {
     const keys = await server.store.transaction((tx) => {
       const out: Record<string, string> = {};

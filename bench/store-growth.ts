@@ -21,12 +21,13 @@ import { createKey } from '../src/domain/users/keys.js';
 import { createUser } from '../src/domain/users/users.js';
 import { grantMoney } from '../src/domain/wallet/grants.js';
 import { FileStore } from '../src/store/file/file-store.js';
+import { observeCommits } from '../src/store/core/commit-signal.js';
 
 const defaults = configFrom({});
 const dir = mkdtempSync(join(tmpdir(), 'pinbot-growth-'));
-const store = await FileStore.open(dir);
+const { store, commits } = observeCommits(await FileStore.open(dir));
 const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: { enabled: false } }) };
-const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
+const { app } = createApp({ store, commits, env, log: pino({ level: 'silent' }) });
 const server = createServer(app);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;

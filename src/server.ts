@@ -1,5 +1,4 @@
 import type { Server, ServerResponse } from 'node:http';
-import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
@@ -9,26 +8,20 @@ import { createApp } from './api/app.js';
 import { requestKey } from './api/request-context.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
-import { createScheduler } from './clock/scheduler.js';
 import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
 import { createHttpServer } from './http-server.js';
 import { createLogger } from './log.js';
-import type { Registry } from './runtime/index.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
-import { buildRegistry } from './services/registry.js';
-import { claimingScheduler, prepareJobClaims } from './services/pg-jobs.js';
-import { prepareTraceTable } from './services/pg-traces.js';
-import { PgRateStore, prepareRateTable } from './services/pg-rate-store.js';
-import { openConfiguredStore } from './services/store-open.js';
+import { buildRegistry, type ProjectRegistry } from './services/registry.js';
 import type { ServerContext, ServerService } from './services/types.js';
-import { virtualClockOn } from './services/virtual-time.js';
+import { virtualClockOn } from './deployment/virtual-time.js';
+import { openDeployment } from './deployment/index.js';
 import { createSignals, type Signals } from './services/signals.js';
 import type { Scheduler } from './clock/scheduler.js';
-import { commitFeedOf, observeCommits } from './store/core/commit-signal.js';
 import type { Store } from './store/core/types.js';
 
 export type { ServerContext, ServerService } from './services/types.js';
@@ -55,7 +48,7 @@ export interface ServerOptions {
    */
   virtualClock?: boolean | number;
   /** The registry bots are validated and run with (default: `buildRegistry({ config, log })`). */
-  registry?: Registry;
+  registry?: ProjectRegistry;
   /** Every bot is a dry run: rules are evaluated, actions logged, none taken. */
   dryRun?: boolean;
   /** Load no plugins (`serve --safe`; ignored when `registry` is given). */
@@ -135,41 +128,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const config = options.config ?? loadConfig(options.configFile ?? 'config.yaml');
   const log = options.log ?? createLogger({ level: config.log.level, bufferBytes: config.log.buffer_bytes });
   const registry = options.registry ?? (await buildRegistry({ config, log, safe: options.safe }));
-  const given = options.store;
-  const { store: opened, postgres } = given
-    ? { store: given, postgres: undefined }
-    : await openConfiguredStore({ config, dataDir: options.dataDir, warn: (msg, extra) => log.warn(extra ?? {}, msg) });
-  // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
-  const clock: Clock = options.clock ?? (options.virtualClock ? virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock);
+  // where the data lives (file or PostgreSQL) is decided there, once
+  const deployment = await openDeployment({
+    config,
+    dataDir: options.dataDir,
+    log,
+    store: options.store,
+    // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
+    clock: options.clock ?? (options.virtualClock ? (opened) => virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock),
+    cause: () => requestKey.current(),
+  });
+  const { store, clock, commits } = deployment;
   // commits are heard of: embedded bots are woken by the changes that concern them, and a
   // virtual clock fires heartbeat polls only after something changed
-  const store = observeCommits(opened, { cause: () => requestKey.current() });
-  if (clock.virtual) commitFeedOf(store)!.subscribe(() => clock.touch());
-  let scheduler = createScheduler(clock);
-  let rateStore: ((bucket: string) => PgRateStore) | undefined;
-  if (postgres) {
-    // Several processes share the database: rate limits count in it, each cron job runs once
-    // per due time whichever process fires it first (docs/scaling.md).
-    try {
-      await prepareJobClaims(postgres.pool, postgres.schema);
-      await prepareRateTable(postgres.pool, postgres.schema);
-      await prepareTraceTable(postgres.pool, postgres.schema);
-    } catch (err) {
-      await store.close();
-      throw err;
-    }
-    const by = `${hostname()}:${process.pid}`;
-    scheduler = claimingScheduler(scheduler, postgres.pool, postgres.schema, by, (name, at) => log.debug({ job: name, at: at.toISOString() }, 'job run by another process'));
-    rateStore = (bucket) => new PgRateStore(postgres.pool, postgres.schema, clock, bucket);
-  }
+  if (clock.virtual) commits.subscribe(() => clock.touch());
   const signals = createSignals();
-  scheduler = signalledScheduler(scheduler, signals);
+  const scheduler = signalledScheduler(deployment.scheduler, signals);
   const runBots = options.bots !== false;
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   // paths other services serve beside the API (plugins' routes under /plugins/) go through the
   // app's edge: request id and log, the anonymous rate limit (`mount`)
-  const { listener, classes, idempotency, mount } = createApp({ store, env, log, keyUsage, routes: options.routes, shared: rateStore && { rateStore } });
+  const { listener, classes, idempotency, mount } = createApp({ store, commits, env, log, keyUsage, routes: options.routes, shared: deployment.rateStore && { rateStore: deployment.rateStore } });
   const http: Server = createHttpServer(listener, config.server, classes);
   const inflight = new Set<ServerResponse>();
   let closing = false;
@@ -190,7 +170,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       http.listen(port, host, () => resolve());
     });
   } catch (err) {
-    await store.close();
+    await deployment.close();
     throw err;
   }
   const actualPort = (http.address() as AddressInfo).port;
@@ -206,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     registry,
     dryRun: options.dryRun === true,
     mount,
-    postgres: postgres && { pool: postgres.pool, schema: postgres.schema },
+    deployment,
     signals,
     command: (name, args = {}) => runAdminCommand({ store, env, log, keyUsage, scheduler, extra }, name, args),
   };
@@ -236,7 +216,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     try {
       await keyUsage.flush(store);
     } finally {
-      await store.close();
+      await deployment.close();
     }
   };
   try {

@@ -74,8 +74,8 @@ const opened = await FileStore.open(join(dir, 'data'), {
     return { ...real, append: (data) => (appends++, real.append(data)) };
   },
 });
-const store = observeCommits(opened, { cause: currentKey });
-const counters = ChangeCounters.of(store)!;
+const { store, commits } = observeCommits(opened, { cause: currentKey });
+const counters = ChangeCounters.of(commits);
 const env = { clock: systemClock, config: configFrom({}) };
 
 // 2C users, C direct conversations: connection i writes as user 2i into conversation i.

@@ -4,6 +4,7 @@ import { systemClock } from '../clock/clock.js';
 import type { Logger } from 'pino';
 import type { DomainEnv } from '../domain/env.js';
 import { KeyUsage } from '../domain/users/keys.js';
+import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { ApiError } from './errors.js';
 import { authMiddleware } from './middleware/auth.js';
@@ -22,6 +23,11 @@ import { allRoutes } from './routes.js';
 
 export interface AppOptions {
   store: Store;
+  /**
+   * The store's commits (`observeCommits`, or the deployment's): conditional reads are answered
+   * from per-user change counters that these move.
+   */
+  commits: CommitFeed;
   env: DomainEnv;
   log: Logger;
   keyUsage?: KeyUsage;
@@ -107,7 +113,7 @@ function dateHeader(now: () => number): () => string {
  * const { app } = createApp({ store, env: { clock: systemClock, config }, log });
  * await supertest(app).get('/healthz').expect(200);
  */
-export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes = allRoutes, shared }: AppOptions) {
+export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(), routes = allRoutes, shared }: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -119,7 +125,7 @@ export function createApp({ store, env, log, keyUsage = new KeyUsage(), routes =
   const limiters = createLimiters(env.config, env.clock, shared?.rateStore, (err, bucket) => log.error({ err, bucket }, 'rate limit store failed: the request was let through'));
   // conditional reads: a matching tag is answered from the memo while no commit concerns the
   // user, without building the body (a flood of 304s must not cost a list build each)
-  const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(store), memo: new ValidatorMemo() };
+  const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(commits), memo: new ValidatorMemo() };
   const table = new RouteTable(routes.map((route) => ({ method: route.method, path: route.path, value: compileRoute(route, deps) })));
   const logRequest = requestLog(log);
   // `Date` is the server's clock (virtual or real): clients such as remote bots read the time

@@ -25,8 +25,8 @@ export interface PipelineDeps {
   env: DomainEnv;
   limiters: Limiters;
   idempotency: Idempotency;
-  /** Per-user change counters (conditional reads answered without a build), when the store reports commits. */
-  counters?: ChangeCounters;
+  /** Per-user change counters: conditional reads are answered without a build while no commit concerns the user. */
+  counters: ChangeCounters;
   memo: ValidatorMemo;
 }
 
@@ -139,7 +139,7 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
       const ifNoneMatch = req.headers['if-none-match'];
       // `*` says nothing of what the client holds: it is answered, and counted, like any read
       const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
-      const version = counters && route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;
+      const version = route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;
       if (holds && version !== undefined) {
         const tag = memo.current(user.id, req.originalUrl, version);
         if (tag !== undefined && notModified(ifNoneMatch, tag)) return unchanged(req, res, tag);

@@ -6,6 +6,7 @@ import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { storeIsShared } from '../deployment/store-only.js';
 import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
 
 export interface CommonOptions {
@@ -38,13 +39,13 @@ export function commandConfig(opts: CommonOptions): Config {
 export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs): Promise<unknown> {
   const dataDir = resolve(opts.data);
   const config = commandConfig(opts);
-  if (config.store.driver === 'postgres' && !cmd.startsWith('clock.')) {
+  if (storeIsShared(config) && !cmd.startsWith('clock.')) {
     // The database is shared: talk to it directly, whether servers run or not (they see the
     // change within moments). Clock commands move one server's virtual clock: its socket.
     // The stores and the commands are loaded only when this process runs the command itself
     // (a call to a running server's socket needs none of them).
-    const [{ PgStore }, { postgresOptions }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/postgres/pg-store.js'), import('../services/store-open.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
-    const store = await PgStore.open(postgresOptions(config, (m) => process.stderr.write(`warning: ${m}\n`)));
+    const [{ openSharedStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+    const store = await openSharedStore(config, (m) => process.stderr.write(`warning: ${m}\n`));
     try {
       return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
     } finally {
@@ -63,8 +64,8 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
-        const [{ FileStore }, { dataDirIntegrity }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../store/file/file-store.js'), import('../services/store-integrity.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
-        const store = await FileStore.open(dataDir, { compactBytes: config.store.compact_bytes, integrity: dataDirIntegrity, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+        const [{ openFileStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+        const store = await openFileStore({ config, dataDir, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
         } finally {

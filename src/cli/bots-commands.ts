@@ -9,7 +9,7 @@ import { createScheduler } from '../clock/scheduler.js';
 import { createLogger } from '../log.js';
 import { BotHost, formatTrace, loadBotFile, type Registry, type Trace, watchBots } from '../runtime/index.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
-import { buildRegistry, pluginHostOf } from '../services/registry.js';
+import { buildRegistry } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
@@ -68,7 +68,7 @@ export function registerBotCommands(program: Command): void {
       const config = loadConfig(opts.config);
       // plugin problems are printed below, with the bots they affect
       const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
-      const pluginProblems = pluginHostOf(registry)?.problemLines() ?? [];
+      const pluginProblems = registry.plugins?.problemLines() ?? [];
       const results = validateFiles(botFiles(files, opts), registry, config.bots);
       const bad = results.filter((r) => r.problems.length);
       if (opts.json) process.stdout.write(JSON.stringify({ files: results.map((r) => ({ file: r.file, name: r.name, valid: !r.problems.length, problems: r.problems, warnings: r.warnings })), plugin_problems: pluginProblems }) + '\n');
@@ -100,7 +100,7 @@ export function registerBotCommands(program: Command): void {
     }
     // the file store behind the bots' state is loaded only by the command that runs bots (the
     // runtime itself is not: validate needs its barrel too, for loadBotFile and the registry)
-    const { fileBotStorage } = await import('../services/bot-storage.js');
+    const { fileBotStorage } = await import('../deployment/bot-storage.js');
     const config = loadConfig(opts.config);
     const log = createLogger({ level: config.log.level });
     const explicit = files.length > 0;
@@ -109,7 +109,7 @@ export function registerBotCommands(program: Command): void {
     const registry = await buildRegistry({ config, log });
     const scheduler = createScheduler(systemClock);
     // plugins run here too (no HTTP routes: there is no server in this process)
-    const plugins = pluginHostOf(registry);
+    const plugins = registry.plugins;
     if (plugins?.instances.length) installProcessGuard(() => plugins.instances, log);
     await plugins?.start({ clock: systemClock, scheduler, log });
     const host = new BotHost({
@@ -132,7 +132,7 @@ export function registerBotCommands(program: Command): void {
     log.info(`bots: ${running.length} of ${report.length} started against ${opts.server}`);
     if (running.length === 0) {
       await host.stop();
-      await pluginHostOf(registry)?.stop();
+      await registry.plugins?.stop();
       throw new AdminError('no valid bot to run; see the problems above (`pinbot bots validate`)');
     }
     // edited files are validated and swapped in (a bot stopped by a 401 starts again once its file
@@ -142,7 +142,7 @@ export function registerBotCommands(program: Command): void {
       unwatch();
       void host
         .stop()
-        .then(() => pluginHostOf(registry)?.stop())
+        .then(() => registry.plugins?.stop())
         .then(() => process.exit(0));
     };
     process.on('SIGINT', stop);
@@ -187,10 +187,9 @@ export function registerBotCommands(program: Command): void {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
       const config = loadConfig(opts.config);
-      const { tracesFromDatabase, tracesFromFiles } = await import('../services/bots.js');
+      const { offlineTraces } = await import('../deployment/index.js');
       // with PostgreSQL the history is in the database, whichever process ran the bot
-      const found = config.store.driver === 'postgres' ? await tracesFromDatabase(config, name, limit) : tracesFromFiles(join(dataDir, DATA_DIR.bots), name, limit);
-      const where = config.store.driver === 'postgres' ? `the database (schema ${config.store.schema})` : join(dataDir, DATA_DIR.bots);
+      const { traces: found, where } = await offlineTraces({ config, dataDir, name, limit });
       if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
       traces = found;
     }

@@ -50,7 +50,7 @@ async function operatorError(err: unknown): Promise<boolean> {
     import('../store/core/errors.js'),
     import('../store/file/lock.js'),
     import('../store/file/snapshot-file.js'),
-    import('../services/store-transfer.js'),
+    import('../deployment/store-transfer.js'),
     import('../store/transfer.js'),
     import('pg'),
   ]);

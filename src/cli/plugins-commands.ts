@@ -9,7 +9,7 @@ import type { PluginReport } from '../plugin-api/host.js';
 import { PLUGIN_NAME } from '../plugin-api/shape.js';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { createRegistry } from '../runtime/index.js';
-import { buildRegistry, pluginHostOf } from '../services/registry.js';
+import { buildRegistry } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { exampleBot, pluginSource, pluginTest } from './plugin-template.js';
 import { docRef, schemaRef, startCommand, testCommand } from './project-hints.js';
@@ -54,7 +54,7 @@ export function registerPluginCommands(program: Command): void {
         ({ plugins: list, problems } = (await callAdmin(dataDir, 'plugins.status')) as { plugins: PluginReport[]; problems: string[] });
       } else {
         const config = loadConfig(opts.config);
-        const host = pluginHostOf(await buildRegistry({ config, log: createLogger({ level: 'silent' }) }));
+        const host = (await buildRegistry({ config, log: createLogger({ level: 'silent' }) })).plugins;
         list = host?.status() ?? [];
         problems = host?.problemLines() ?? [];
       }

@@ -5,7 +5,7 @@ import type { Config } from '../config/schema.js';
 import { botSchemaText } from '../runtime/index.js';
 import { scenarioSchemaText } from '../scenario/write-schema.js';
 import type { PluginReport } from '../plugin-api/host.js';
-import { buildRegistry, pluginHostOf } from '../services/registry.js';
+import { buildRegistry } from '../services/registry.js';
 
 /**
  * Writes the JSON Schemas of user-written files for this project: `schemas/bot.schema.json`
@@ -19,7 +19,7 @@ import { buildRegistry, pluginHostOf } from '../services/registry.js';
 export async function writeSchemas(o: { config: Config; log: Logger; dir?: string }): Promise<Array<{ file: string; changed: boolean }> | { invalid: PluginReport[] }> {
   const registry = await buildRegistry({ config: o.config, log: o.log });
   // a plugin that did not load would be missing from the schema: nothing is written
-  const invalid = pluginHostOf(registry)?.status().filter((p) => p.status === 'invalid') ?? [];
+  const invalid = registry.plugins?.status().filter((p) => p.status === 'invalid') ?? [];
   if (invalid.length) return { invalid };
   const texts: Array<[string, string]> = [
     ['bot.schema.json', botSchemaText(registry)],

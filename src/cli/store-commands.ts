@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AdminError } from '../admin/errors.js';
-import { exportDataDir, importDataDir, type TransferReport } from '../services/store-transfer.js';
+import { exportDataDir, importDataDir, type TransferReport } from '../deployment/store-transfer.js';
 import { commandConfig, type CommonOptions } from './admin-client.js';
 
 interface StoreOptions extends CommonOptions {

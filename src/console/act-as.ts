@@ -1,6 +1,6 @@
 import type { DomainEnv } from '../domain/env.js';
 import type { User } from '../domain/users/users.js';
-import { embeddedIdentity } from '../services/embedded-identity.js';
+import { embeddedIdentity } from '../deployment/embedded-identity.js';
 import type { Store } from '../store/core/types.js';
 
 /** One request the console made as a user, with its answer (what the recorder writes). */

@@ -1,7 +1,6 @@
 import { join, resolve } from 'node:path';
 import { AdminError, type AdminCommand } from '../admin/commands.js';
 import { iso, systemClock, type Clock } from '../clock/clock.js';
-import { commitFeedOf } from '../store/core/commit-signal.js';
 import type { ServerContext, ServerService } from '../services/types.js';
 import { parseDuration } from '../util/duration.js';
 import { ConsoleAccess } from './access.js';
@@ -85,8 +84,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         loopbackOnly: isLoopback(new URL(ctx.url).hostname),
       };
       const feed = live;
-      const commits = commitFeedOf(ctx.store);
-      if (commits) unsubscribe.push(commits.subscribe(() => feed.changed('commit')));
+      unsubscribe.push(ctx.deployment.commits.subscribe(() => feed.changed('commit')));
       if (ctx.signals) {
         unsubscribe.push(ctx.signals.on('trace', () => feed.changed('trace')));
         unsubscribe.push(

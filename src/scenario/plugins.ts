@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { configFrom } from '../config/load.js';
 import type { Registry } from '../runtime/index.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
-import { buildRegistry, pluginHostOf } from '../services/registry.js';
+import { buildRegistry } from '../services/registry.js';
 
 /**
  * The one seam where a scenario's `plugins:` become a registry: bots of the scenario are
@@ -37,7 +37,7 @@ async function build(files: readonly string[], config: Record<string, unknown>):
     cfg = configFrom({}); // config problems are reported on their own, with positions
   }
   const registry = await buildRegistry({ config: cfg, log: pino({ level: 'silent' }), pluginsDir: false, plugins: [...files] });
-  const failed = pluginHostOf(registry)?.problems.filter((p) => !p.warning) ?? [];
+  const failed = registry.plugins?.problems.filter((p) => !p.warning) ?? [];
   if (failed.length) throw new Error(`a plugin did not load: ${failed.map(formatPluginProblem).join('; ')}`);
   return registry;
 }

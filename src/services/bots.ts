@@ -1,56 +1,11 @@
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
-import type { Config } from '../config/schema.js';
-import { checkSchemaName } from '../store/postgres/pg-schema.js';
 import { parseDuration } from '../util/duration.js';
 import { suggest } from '../util/suggest.js';
-import { BotHost, readTraces, type Trace, watchBots } from '../runtime/index.js';
-import { pluginHostOf } from './registry.js';
-import { embeddedHostDeps } from './bot-deployment.js';
-import { readPgTraces } from './pg-traces.js';
+import { BotHost, watchBots } from '../runtime/index.js';
 import type { ServerContext, ServerService } from './types.js';
-import { botTraceFile, DATA_DIR } from '../util/data-dir.js';
-
-/** What a bot name can be (it names files). Internal. */
-const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/** The traces of a bot from its history files (the bot need not run). Internal. */
-export function tracesFromFiles(stateDir: string, name: string, limit: number): Trace[] | undefined {
-  if (!BOT_NAME.test(name)) return undefined;
-  const local = readTraces(botTraceFile(stateDir, name, false), limit);
-  const remote = readTraces(botTraceFile(stateDir, name, true), limit);
-  const all = [...local, ...remote].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)).slice(-limit);
-  return all.length ? all : undefined;
-}
-
-/**
- * The traces of a bot that does not run in this process: from the database when several
- * processes share one (another process may run it), else from the history files. Internal.
- */
-async function storedTraces(ctx: ServerContext, name: string, limit: number): Promise<Trace[] | undefined> {
-  if (!ctx.postgres) return tracesFromFiles(join(ctx.dataDir, DATA_DIR.bots), name, limit);
-  if (!BOT_NAME.test(name)) return undefined;
-  const traces = await readPgTraces(ctx.postgres.pool, ctx.postgres.schema, name, limit);
-  return traces.length ? traces : undefined;
-}
-
-/**
- * The traces of a bot in the database of `config.store` (driver postgres), without a server:
- * offline `pinbot bots trace`. One connection, closed before returning.
- */
-export async function tracesFromDatabase(config: Config, name: string, limit: number): Promise<Trace[] | undefined> {
-  if (!BOT_NAME.test(name)) return undefined;
-  if (!config.store.url) throw new AdminError('store.driver is postgres but store.url is not set');
-  const pool = new pg.Pool({ connectionString: config.store.url, max: 1 });
-  try {
-    const traces = await readPgTraces(pool, checkSchemaName(config.store.schema), name, limit);
-    return traces.length ? traces : undefined;
-  } finally {
-    await pool.end();
-  }
-}
+import { DATA_DIR } from '../util/data-dir.js';
 
 const limitOf = (args: Record<string, unknown>) => {
   const n = args.limit === undefined ? 20 : Number(args.limit);
@@ -63,7 +18,7 @@ const limitOf = (args: Record<string, unknown>) => {
  * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
  * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
- * commands `bots.status`, `bots.trace`, `bots.reload`, `bots.pause` and `bots.resume`. With PostgreSQL (`ctx.postgres`)
+ * commands `bots.status`, `bots.trace`, `bots.reload`, `bots.pause` and `bots.resume`. With PostgreSQL (a shared deployment)
  * bots' keys and traces live in the database, so `bots.trace` shows any bot's history, whichever
  * process runs it.
  */
@@ -77,7 +32,7 @@ export function createBotsService(): ServerService {
     'bots.reload': async () => ({ bots: (await host?.reload()) ?? [] }),
     'bots.pause': async (_ctx, args) => {
       const name = String(args.name ?? '');
-      if (ctxRef?.postgres) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
+      if (ctxRef?.deployment.shared) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
       if (!(await host?.pause(name))) throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
       return { bot: name, status: 'paused' };
     },
@@ -90,8 +45,8 @@ export function createBotsService(): ServerService {
       const name = String(args.name ?? '');
       const limit = limitOf(args);
       // with several processes, a history in memory here is current only while the bot runs here
-      const here = ctxRef?.postgres && !host?.runner(name) ? undefined : host?.traces(name, limit);
-      const traces = here ?? (ctxRef ? await storedTraces(ctxRef, name, limit) : undefined);
+      const here = ctxRef?.deployment.shared && !host?.runner(name) ? undefined : host?.traces(name, limit);
+      const traces = here ?? (await ctxRef?.deployment.storedTraces(name, limit));
       if (!traces) {
         // `tip_jar` for `tip-jar`: name the bot that was meant
         const like = suggest(name, (host?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
@@ -111,7 +66,7 @@ export function createBotsService(): ServerService {
       const dir = resolve(config.bots.dir);
       const stateDir = join(ctx.dataDir, DATA_DIR.bots);
       // the deployment (file store, or several processes on one database) is decided there, once
-      const deps = embeddedHostDeps({ store: ctx.store, env: ctx.env, url: ctx.url, stateDir, postgres: ctx.postgres, lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 } });
+      const deps = ctx.deployment.botHostDeps({ env: ctx.env, url: ctx.url, stateDir, lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 } });
       host = new BotHost({
         registry: ctx.registry,
         log,
@@ -128,7 +83,7 @@ export function createBotsService(): ServerService {
         safetyPollMs: parseDuration(config.runtime.safety_poll),
       });
       // pushes (plugins' push sources) for bots placed in other processes go through the shared store
-      const plugins = deps.placement ? pluginHostOf(ctx.registry) : undefined;
+      const plugins = deps.placement ? ctx.registry.plugins : undefined;
       const running = host;
       plugins?.relayTo({ push: (trigger, event, only) => running.pushElsewhere(trigger, event, only), listeners: (trigger) => running.listenersElsewhere(trigger) });
       unrelay = () => plugins?.relayTo(undefined);

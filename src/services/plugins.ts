@@ -1,7 +1,6 @@
 import type { AdminCommand } from '../admin/commands.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import type { PluginHost } from '../plugin-api/host.js';
-import { pluginHostOf } from './registry.js';
 import type { ServerService } from './types.js';
 
 export interface PluginsServiceOptions {
@@ -29,7 +28,7 @@ export function pluginsService({ processGuard = true }: PluginsServiceOptions = 
     name: 'plugins',
     commands,
     async start(ctx) {
-      host = pluginHostOf(ctx.registry);
+      host = ctx.registry.plugins;
       if (!host || host.instances.length === 0) return;
       const log = ctx.log.child({ service: 'plugins' });
       if (processGuard) unguard = installProcessGuard(() => host?.instances ?? [], log);

@@ -25,12 +25,12 @@ export interface BuildRegistryOptions {
   hostVersion?: string;
 }
 
-const hosts = new WeakMap<Registry, PluginHost>();
-
-/** The plugins of a registry built by buildRegistry (none for a registry made otherwise). */
-export function pluginHostOf(registry: Registry): PluginHost | undefined {
-  return hosts.get(registry);
-}
+/**
+ * A project's registry: the built-ins and its plugins' entries, and the plugins themselves
+ * (`plugins`: started by the plugins service, listed by `pinbot plugins list`). A registry made
+ * otherwise (`createRegistry()`) has no plugins.
+ */
+export type ProjectRegistry = Registry & { readonly plugins?: PluginHost };
 
 /** Words templates and conditions already give a meaning to. Internal. */
 const SCOPE_WORDS = ['event', 'bot', 'me', 'vars', 'steps', 'now', 'wallet', 'type', 'event_id', 'plugins', 'pinbot', 'config'];
@@ -52,11 +52,11 @@ function reservedNames(registry: Registry): Map<string, string> {
  * from here, so whatever a plugin registers is known to all of them. Plugins come from
  * `plugins.dir`, `plugins.packages` and `plugins` (given in code); one that cannot load is
  * logged with what to do and left out — the others load, and bots naming it are told why. The
- * registry is frozen once built; `pluginHostOf(registry)` gives its plugins.
+ * registry is frozen once built; its `plugins` are the plugins loaded.
  *
  * @example const registry = await buildRegistry({ config, log });
  */
-export async function buildRegistry(o: BuildRegistryOptions): Promise<Registry> {
+export async function buildRegistry(o: BuildRegistryOptions): Promise<ProjectRegistry> {
   const registry = createRegistry();
   if (o.safe) {
     o.log.warn('safe mode: no plugins are loaded (bots that use plugin entries are invalid until pinbot starts without --safe)');
@@ -87,6 +87,5 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<Registry> 
   host.register(registry);
   for (const p of collected.problems) o.log[p.warning ? 'warn' : 'error'](`plugin problem: ${p.where}: ${p.message}${p.hint ? ` — ${p.hint}` : ''}`);
   if (collected.instances.length) o.log.debug(`plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`);
-  hosts.set(registry, host);
-  return registry.freeze();
+  return Object.assign(registry.freeze(), { plugins: host });
 }

@@ -4,8 +4,8 @@ import type { AdminCommand } from '../admin/commands.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
-import type { Registry } from '../runtime/index.js';
-import type pg from 'pg';
+import type { ProjectRegistry } from './registry.js';
+import type { Deployment } from '../deployment/index.js';
 import type { Store } from '../store/core/types.js';
 import type { Signals } from './signals.js';
 
@@ -20,7 +20,7 @@ export interface ServerContext {
   /** Base URL of this server once it listens. */
   url: string;
   /** The triggers, conditions, actions and sources of this project (built-ins and plugins), frozen. */
-  registry: Registry;
+  registry: ProjectRegistry;
   /** Every bot is a dry run (`serve --dry-run`). */
   dryRun: boolean;
   /**
@@ -32,10 +32,10 @@ export interface ServerContext {
    */
   mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void, authenticated?: (req: IncomingMessage) => boolean): void;
   /**
-   * The database when `store.driver` is postgres: several processes share it, so bots are
-   * leased out between them and their keys and traces live in it (docs/scaling.md).
+   * Where the data lives (file or PostgreSQL shared by several processes), decided once by
+   * `openDeployment`: the bots' storage and placement, stored traces (docs/scaling.md).
    */
-  postgres?: { pool: pg.Pool; schema: string };
+  deployment: Pick<Deployment, 'driver' | 'shared' | 'commits' | 'botHostDeps' | 'storedTraces'>;
   /** What services tell each other as it happens (bot traces, jobs run); absent outside a server. */
   signals?: Signals;
   /**

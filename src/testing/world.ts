@@ -12,12 +12,11 @@ import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
 import { BotHost, type BotStatus, type HostOptions, PluginStates, type Registry, type Trace } from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
-import { embeddedHostDeps } from '../services/bot-deployment.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { Plugin } from '../plugin-api/types.js';
 import { pluginsService } from '../services/plugins.js';
-import { buildRegistry, pluginHostOf } from '../services/registry.js';
+import { buildRegistry, type ProjectRegistry } from '../services/registry.js';
 import { ubiService } from '../services/ubi.js';
 import { parseDuration } from '../util/duration.js';
 import { DATA_DIR } from '../util/data-dir.js';
@@ -57,7 +56,7 @@ export interface TestWorldOptions {
   /** Also load every plugin of a folder (e.g. `'plugins'`); default none. */
   pluginsDir?: string;
   /** The registry (default: `buildRegistry` of the config with `plugins`); plugins then come from it. */
-  registry?: Registry;
+  registry?: ProjectRegistry;
   /** `runtime.step_timeout` of the bots, in ms (default from the config: 10 s). */
   stepTimeoutMs?: number;
   log?: Logger;
@@ -156,7 +155,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const config = configFrom(o.config ?? {});
   const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
   const registry = o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
-  const pluginHost = pluginHostOf(registry);
+  const pluginHost = registry.plugins;
   const failed = pluginHost?.problems.filter((p) => !p.warning) ?? [];
   if (failed.length) {
     rmSync(dir, { recursive: true, force: true });
@@ -174,7 +173,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const stateDir = join(dataDir, DATA_DIR.bots);
   const botHost = () =>
     new BotHost({
-      ...embeddedHostDeps({ store: server.store, env: server.env, url: server.url, stateDir }),
+      ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir }),
       registry,
       log,
       clock,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UNSHOWN } from '../../src/api/middleware/change-counters.js';
 import { allRoutes } from '../../src/api/routes.js';
-import { COLLECTIONS } from '../../src/services/store-integrity.js';
+import { COLLECTIONS } from '../../src/deployment/store-integrity.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { configFrom } from '../../src/config/load.js';
 import { createKey } from '../../src/domain/users/keys.js';

@@ -23,7 +23,7 @@ describe('the front of every request (api/app.ts)', () => {
   let close: () => Promise<void>;
   beforeAll(async () => {
     api = await testApi();
-    const { listener, classes } = createApp({ store: api.store, env: api.env, log: pino({ level: 'silent' }) });
+    const { listener, classes } = createApp({ store: api.store, commits: api.commits, env: api.env, log: pino({ level: 'silent' }) });
     const server = createHttpServer(listener, api.config.server, classes);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     port = (server.address() as AddressInfo).port;

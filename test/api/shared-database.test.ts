@@ -10,8 +10,8 @@ import { createScheduler } from '../../src/clock/scheduler.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
-import { claimingScheduler, prepareJobClaims } from '../../src/services/pg-jobs.js';
-import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
+import { claimingScheduler, prepareJobClaims } from '../../src/deployment/pg-jobs.js';
+import { PgRateStore, prepareRateTable } from '../../src/deployment/pg-rate-store.js';
 import type { BotStatus } from '../../src/runtime/host/bot-host.js';
 import { observeCommits } from '../../src/store/core/commit-signal.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
@@ -42,7 +42,7 @@ describe('several processes on one PostgreSQL database', () => {
         const env = { clock, config: configFrom({ rate_limits: { enabled: false }, ...config }) };
         const rateStore = (bucket: string) => new PgRateStore(store.pool, store.schema, clock, bucket);
         // as serve does: the app hears the commits of both processes (conditional reads use them)
-        const { app } = createApp({ store: observeCommits(store), env, log: pino({ level: 'silent' }), shared: { rateStore } });
+        const { app } = createApp({ ...observeCommits(store), env, log: pino({ level: 'silent' }), shared: { rateStore } });
         return { store, env, clock, http: supertest(app) };
     };
     return Promise.all([one(), one()]);

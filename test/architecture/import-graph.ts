@@ -88,12 +88,13 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   admin: ['domain', 'store', 'clock', 'util'],
   'http-server': ['api', 'config', 'util'],
   'plugin-api': ['runtime', 'client', 'store', 'clock', 'util'],
-  services: ['plugin-api', 'runtime', 'admin', 'api', 'domain', 'store', 'clock', 'config', 'util'],
-  server: ['services', 'plugin-api', 'runtime', 'admin', 'api', 'http-server', 'domain', 'store', 'clock', 'config', 'log', 'server-errors', 'util'],
-  testing: ['server', 'services', 'plugin-api', 'runtime', 'domain', 'client', 'clock', 'config', 'util'],
-  console: ['services', 'plugin-api', 'runtime', 'admin', 'domain', 'store', 'clock', 'util'],
+  deployment: ['runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
+  services: ['deployment', 'plugin-api', 'runtime', 'admin', 'api', 'domain', 'store', 'clock', 'config', 'util'],
+  server: ['deployment', 'services', 'plugin-api', 'runtime', 'admin', 'api', 'http-server', 'domain', 'store', 'clock', 'config', 'log', 'server-errors', 'util'],
+  testing: ['server', 'deployment', 'services', 'plugin-api', 'runtime', 'domain', 'client', 'clock', 'config', 'util'],
+  console: ['deployment', 'services', 'plugin-api', 'runtime', 'admin', 'domain', 'store', 'clock', 'util'],
   scenario: ['testing', 'console', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
-  cli: ['scenario', 'console', 'server', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors'],
+  cli: ['scenario', 'console', 'server', 'deployment', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors'],
   index: ['client'],
 };
 

@@ -64,3 +64,35 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     for (const [a, order] of Object.entries(STAGES)) expect(DOC, a).toContain(`${a}/ stage order: ${order.map((g) => g.join(' | ')).join(' → ')}`);
   });
 });
+
+/**
+ * Where a deployment is assembled (issue 28 item 1): file vs PostgreSQL is decided in
+ * `src/deployment/` (and read from config.yaml in `src/config/`), nowhere else; and no hidden
+ * table ties a part of the composition to another (a WeakMap keyed by a store or a registry).
+ */
+describe('one place assembles a deployment', () => {
+  const SRC = new URL('../../src/', import.meta.url);
+  const sources = [...importGraph().keys()].map((file) => ({ file, text: readFileSync(new URL(file, SRC), 'utf8') }));
+  /** A branch on the store's driver: `store.driver`, a comparison with 'postgres', a raw pool handed on. */
+  const DRIVER_BRANCH = /\.driver\b|[!=]==?\s*'postgres'|'postgres'\s*[!=]==?|\bctx\.postgres\b|\bpostgres\?:/;
+  const codeLines = (text: string) => text.split('\n').filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l));
+
+  it('no branch on the store driver outside deployment/ and config/', () => {
+    const found = sources.filter((s) => !/^(deployment|config)\//.test(s.file)).flatMap((s) => codeLines(s.text).filter((l) => DRIVER_BRANCH.test(l)).map((l) => `${s.file}: ${l.trim()}`));
+    expect(found).toEqual([]);
+  });
+
+  it('the driver check can fail: it finds the branches it is for', () => {
+    const planted = ["if (config.store.driver === 'postgres') {", "const pool = ctx.postgres ? ctx.postgres.pool : undefined;", "  postgres?: { pool: pg.Pool };"];
+    expect(planted.filter((l) => DRIVER_BRANCH.test(l))).toEqual(planted);
+    expect(DRIVER_BRANCH.test("if (!/^postgres(ql)?:\\/\\//.test(url)) throw new AdminError('--url must be a postgres:// URL');")).toBe(false);
+  });
+
+  it('no part of the composition (a commit feed, the plugins, a deployment) carried in a WeakMap beside what it belongs to', () => {
+    // a cache keyed by an object (the bot validator of a registry) is not composition
+    const HIDDEN = /new WeakMap<[^>]*\b(CommitFeed|PluginHost|Deployment|Scheduler|ChangeFeed|InboxFeed)\b/;
+    expect(HIDDEN.test('const feeds = new WeakMap<Store, CommitFeed>();')).toBe(true);
+    const found = sources.flatMap((s) => codeLines(s.text).filter((l) => HIDDEN.test(l)).map((l) => `${s.file}: ${l.trim()}`));
+    expect(found).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
-import { BotLeases, BotLeasing, BotWorkers, LeaseLostError } from '../../src/services/bot-leases.js';
+import { BotLeases, BotLeasing, BotWorkers, LeaseLostError } from '../../src/deployment/bot-leases.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { defineCollection } from '../../src/store/core/types.js';
 

@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/domain/users/keys.js';
-import { fileBotStorage } from '../../src/services/bot-storage.js';
-import { tracesFromFiles } from '../../src/services/bots.js';
+import { fileBotStorage } from '../../src/deployment/bot-storage.js';
+import { tracesFromFiles } from '../../src/deployment/file.js';
 import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 let w: BotWorld;

@@ -5,9 +5,8 @@ import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
 import type { BotPlacement, PlacedBots } from '../../src/runtime/ports.js';
 import { TraceLog, type Trace, type TraceArchive } from '../../src/runtime/state/traces.js';
 import type { BotStorage } from '../../src/runtime/ports.js';
-import { embeddedHostDeps } from '../../src/services/bot-deployment.js';
-import { fileBotStorage } from '../../src/services/bot-storage.js';
-import { embeddedIdentity } from '../../src/services/embedded-identity.js';
+import { fileBotStorage } from '../../src/deployment/bot-storage.js';
+import { embeddedIdentity } from '../../src/deployment/embedded-identity.js';
 import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 const trace = (i: number): Trace => ({
@@ -114,7 +113,7 @@ describe('the host and its dependencies', () => {
   it("keeps a bot's traces in the archive its state stores give (no file), and ignore_bots asks the identity provider about other processes' bots", async () => {
     w = await botWorld({ bots: { 'echo.yaml': echo } });
     const stateDir = join(w.dir, 'data', 'bots');
-    const deps = embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir });
+    const deps = w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir });
     const archives = new Map<string, ReturnType<typeof memoryArchive>>();
     const alice = await w.user('Alice');
     const robot = await w.user('Robot'); // the user of a bot that runs in another process
@@ -144,7 +143,7 @@ describe('a bot that leaves this process and comes back', () => {
   it('reads its history afresh from the archive at each start (it may have run elsewhere meanwhile)', async () => {
     w = await botWorld({ bots: { 'up.yaml': 'name: up\nas: Up\ncreate_user: true\nrules:\n  - id: hi\n    on: startup\n    do: [{ log: hi }]\n' } });
     const stateDir = join(w.dir, 'data', 'bots');
-    const deps = embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir });
+    const deps = w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir });
     const shared = memoryArchive();
     let placed: PlacedBots | undefined;
     const placement: BotPlacement = {

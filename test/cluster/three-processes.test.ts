@@ -6,7 +6,7 @@ import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { tempDir } from '../helpers/api.js';
 import { testDatabase } from '../helpers/pg-db.js';

@@ -14,9 +14,12 @@ import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, type User } from '../../src/domain/users/users.js';
 import { FileStore } from '../../src/store/file/file-store.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
-import { PgRateStore, prepareRateTable } from '../../src/services/pg-rate-store.js';
+import { PgRateStore, prepareRateTable } from '../../src/deployment/pg-rate-store.js';
 import { onPostgres, testDatabase } from './pg-db.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
+import type { CommitFeed } from '../../src/store/core/commit-signal.js';
+import { requestKey } from '../../src/api/request-context.js';
+import { openDeployment } from '../../src/deployment/index.js';
 import type { Store } from '../../src/store/core/types.js';
 
 /** A fresh temp directory, removed by the returned cleanup. */
@@ -26,7 +29,9 @@ export function tempDir(prefix = 'pinbot-test-'): { dir: string; cleanup: () => 
 }
 
 export interface TestApi {
+  /** The store as the app writes through it (its commits go to `commits`, as in `serve`). */
   store: Store;
+  commits: CommitFeed;
   clock: VirtualClock;
   env: DomainEnv;
   config: Config;
@@ -71,17 +76,20 @@ export async function testApi({
   // In the postgres test project, a test's store is a PgStore on a database of its own (the
   // same one for the same `dir`), with rate limits counted in it as `serve` does.
   const pgStore = !given && !memory && onPostgres ? await PgStore.open({ url: await testDatabase(dir) }) : undefined;
-  const store: Store = given ?? pgStore ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
+  const opened: Store = given ?? pgStore ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
   const clock = new VirtualClock(now);
+  // the deployment `serve` makes of a store: the same commit feed, attributed the same way
+  const { store, commits } = await openDeployment({ config, dataDir: tmp.dir, log, store: opened, clock, cause: () => requestKey.current() });
   const env: DomainEnv = { clock, config };
   if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
   const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
-  const { app, listener, classes, keyUsage, idempotency } = createApp({ store, env, log, routes, shared: rateStore && { rateStore } });
+  const { app, listener, classes, keyUsage, idempotency } = createApp({ store, commits, env, log, routes, shared: rateStore && { rateStore } });
   // the HTTP server `serve` runs (its limits, and requests born with the app's methods), so
   // the tests go the way production requests go
   const http = supertest(createHttpServer(listener, config.server, classes));
   return {
     store,
+    commits,
     clock,
     env,
     config,

@@ -8,7 +8,6 @@ import { createUser, findUser, type User } from '../../src/domain/users/users.js
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
-import { embeddedHostDeps } from '../../src/services/bot-deployment.js';
 import type { RunningServer } from '../../src/server.js';
 import { createTestWorld } from '../../src/testing/world.js';
 
@@ -28,7 +27,7 @@ export function testHost(o: TestHostOptions): BotHost {
 /** A second host over a bot world's server and bots folder (a restart of the world's host). */
 export function hostOver(w: Pick<BotWorld, 'server' | 'botsDir'>, o: Partial<TestHostOptions> = {}): BotHost {
   const stateDir = join(w.server.dataDir, 'bots');
-  return testHost({ clock: w.server.clock, scheduler: w.server.scheduler, stateDir, dir: w.botsDir, ...embeddedHostDeps({ store: w.server.store, env: w.server.env, url: w.server.url, stateDir }), ...o });
+  return testHost({ clock: w.server.clock, scheduler: w.server.scheduler, stateDir, dir: w.botsDir, ...w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir }), ...o });
 }
 
 export interface BotWorld {

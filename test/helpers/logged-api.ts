@@ -8,6 +8,7 @@ import { createUser } from '../../src/domain/users/users.js';
 import { createHttpServer } from '../../src/http-server.js';
 import { createLogger } from '../../src/log.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { observeCommits } from '../../src/store/core/commit-signal.js';
 
 /**
  * The API (rate limits off, a memory store, one user Alice) served as `serve` serves it, with
@@ -23,11 +24,11 @@ export async function loggedApi(level: 'info' | 'trace') {
       done();
     },
   });
-  const store = new MemoryStore();
+  const { store, commits } = observeCommits(new MemoryStore());
   const config = configFrom({ rate_limits: { enabled: false } });
   const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config };
   const key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
-  const { listener, classes } = createApp({ store, env, log: createLogger({ level, destination: sink }) });
+  const { listener, classes } = createApp({ store, commits, env, log: createLogger({ level, destination: sink }) });
   const http = supertest(createHttpServer(listener, config.server, classes));
   return { http, key, lines, close: () => void sink.end() };
 }

@@ -11,6 +11,7 @@ import { createUser } from '../../src/domain/users/users.js';
 import { boundedDestination } from '../../src/log-destination.js';
 import { createLogger, logDestination } from '../../src/log.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
+import { observeCommits } from '../../src/store/core/commit-signal.js';
 
 /** A stdout whose reader has stalled: it takes every chunk and reports none written until `drain()`. */
 class StalledSink extends EventEmitter {
@@ -65,12 +66,12 @@ describe('a keyless flood with 14 kB headers (issue 13, item 1), short version',
   });
 
   async function serve(rateLimits: Record<string, unknown>) {
-    const store = new MemoryStore();
+    const { store, commits } = observeCommits(new MemoryStore());
     const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: rateLimits }) };
     const key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
     const sink = new StalledSink();
     const log = createLogger({ level: 'info', pretty: false, bufferBytes: 64 * 1024, sink });
-    const server = createServer(createApp({ store, env, log }).app);
+    const server = createServer(createApp({ store, commits, env, log }).app);
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return { port: (server.address() as AddressInfo).port, key, sink, dest: logDestination(log)! };

@@ -7,7 +7,7 @@ import { formatPluginProblem } from '../../src/plugin-api/collect.js';
 import { createRegistry } from '../../src/runtime/builtins/index.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import type { Registry } from '../../src/runtime/contract/registry.js';
-import { buildRegistry, pluginHostOf } from '../../src/services/registry.js';
+import { buildRegistry, type ProjectRegistry } from '../../src/services/registry.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';
 import { tempDir } from '../helpers/api.js';
 
@@ -47,7 +47,7 @@ const config = `plugins:
 
 let dir: string;
 let cleanup: () => void;
-let registry: Registry;
+let registry: ProjectRegistry;
 let lines: string[];
 
 beforeAll(async () => {
@@ -60,7 +60,7 @@ beforeAll(async () => {
   writeFileSync(join(pkg, 'main.js'), good('here'));
   writeFileSync(join(dir, 'config.yaml'), config);
   registry = await buildRegistry({ config: loadConfig(join(dir, 'config.yaml')), log: pino({ level: 'silent' }), projectDir: dir, hostVersion: '0.1.0' });
-  lines = pluginHostOf(registry)!.problems.map(formatPluginProblem).map((l) => l.replaceAll(dir + '/', ''));
+  lines = registry.plugins!.problems.map(formatPluginProblem).map((l) => l.replaceAll(dir + '/', ''));
 });
 afterAll(() => cleanup());
 
@@ -68,7 +68,7 @@ const line = (start: string) => lines.find((l) => l.startsWith(start)) ?? `no pr
 
 describe('loading plugins', () => {
   it('loads the good plugins from the folder and from npm, and registers their entries namespaced', () => {
-    expect(pluginHostOf(registry)!.instances.map((i) => i.name)).toEqual(['clash', 'good', 'here']);
+    expect(registry.plugins!.instances.map((i) => i.name)).toEqual(['clash', 'good', 'here']);
     expect([...registry.actions.keys()].filter((n) => n.includes('.'))).toEqual(['clash.hi', 'good.hi', 'here.hi']);
   });
 
@@ -125,7 +125,7 @@ describe('loading plugins', () => {
 
   it('safe mode (serve --safe) loads no plugin: bots using one are invalid', async () => {
     const safe = await buildRegistry({ config: loadConfig(join(dir, 'config.yaml')), log: pino({ level: 'silent' }), projectDir: dir, safe: true });
-    expect(pluginHostOf(safe)).toBeUndefined();
+    expect(safe.plugins).toBeUndefined();
     expect([...safe.actions.keys()].filter((n) => n.includes('.'))).toEqual([]);
     const bot = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { to: me }\n';
     expect(loadBot('b.yaml', bot, { registry: safe }).problems.map(formatProblem)).toEqual([expect.stringContaining('unknown action "good.hi" — safe mode (serve --safe) loads no plugins: start pinbot without --safe')]);

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Transactions } from '../../src/domain/wallet/transactions.js';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { assertConserved } from '../sim/ledger.js';
 

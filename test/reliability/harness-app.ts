@@ -14,12 +14,13 @@ import { systemClock, type Clock } from '../../src/clock/clock.js';
 import type { DomainEnv } from '../../src/domain/env.js';
 import { Users, type User } from '../../src/domain/users/users.js';
 import { createLogger } from '../../src/log.js';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { FileStore } from '../../src/store/file/file-store.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { send } from './http.js';
 import type { OpenApiDoc } from './openapi-ops.js';
 import { RecordingStore } from './recording-store.js';
+import { observeCommits } from '../../src/store/core/commit-signal.js';
 
 /** A user made for the harness, with a working key. */
 export interface Actor {
@@ -71,6 +72,8 @@ export async function startHarness({ routes = allRoutes, config: overrides = {},
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-rel-'));
   const inner = database ? await PgStore.open({ url: database, integrity: dataDirIntegrity, warn: () => undefined }) : await FileStore.open(dir);
   const store = new RecordingStore(inner);
+  // every write goes through the commit feed `serve` has (the API's change counters hear of it)
+  const observed = observeCommits(store);
   const config: Config = configFrom({ rate_limits: { enabled: false }, ...overrides });
   const env: DomainEnv = { clock: offsetClock(), config };
   const logLines: string[] = [];
@@ -82,11 +85,11 @@ export async function startHarness({ routes = allRoutes, config: overrides = {},
   });
   const log = createLogger({ level: logLevel, pretty: false, destination: sink });
   const servers: Server[] = [];
-  const admin: AdminContext = { store, env, log };
+  const admin: AdminContext = { store: observed.store, env, log };
 
   /** Serves another app (e.g. with other config) over the same store. */
   async function serveApp(appConfig: Config = config, appRoutes: readonly RouteDef[] = routes): Promise<string> {
-    const { app } = createApp({ store, env: { clock: env.clock, config: appConfig }, log, routes: appRoutes });
+    const { app } = createApp({ ...observed, env: { clock: env.clock, config: appConfig }, log, routes: appRoutes });
     const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push(server);

@@ -12,6 +12,7 @@ import { FileStore } from '../../src/store/file/file-store.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import type { Store } from '../../src/store/core/types.js';
+import { observeCommits } from '../../src/store/core/commit-signal.js';
 import { tempDir } from '../helpers/api.js';
 import { assertConserved, type Ledger } from './ledger.js';
 import { makePlan, type Op } from './plan.js';
@@ -75,13 +76,14 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
   const r = rng(seed);
   const plan = makePlan(r, { ops, users });
   const tmp = kind === 'file' && !cluster ? tempDir('pinbot-sim-') : undefined;
-  const store: Store = cluster?.store ?? (tmp ? await FileStore.open(tmp.dir) : kind === 'postgres' ? await PgStore.open({ url: url! }) : new MemoryStore());
+  // the commit feed `serve` has: every write of the simulation goes through it
+  const { store, commits } = observeCommits(cluster?.store ?? (tmp ? await FileStore.open(tmp.dir) : kind === 'postgres' ? await PgStore.open({ url: url! }) : new MemoryStore()));
   const clock = new VirtualClock(T0);
   const env = { clock, config: configFrom({ rate_limits: { enabled: false }, log: { level: 'silent' } }) };
   let http: ReturnType<typeof createServer> | undefined;
   let urls = cluster?.urls;
   if (!urls) {
-    const { app } = createApp({ store, env, log: pino({ level: 'silent' }) });
+    const { app } = createApp({ store, commits, env, log: pino({ level: 'silent' }) });
     http = createServer(app);
     // Sockets may sit idle for seconds while a busy machine runs other work: never let the
     // server close one the client is about to reuse (the keep-alive race reads as ECONNRESET).

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
+import { observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { defineCollection, type Store } from '../../src/store/core/types.js';
 import { FileStore } from '../../src/store/file/file-store.js';
@@ -48,9 +48,9 @@ const stores: Array<[string, () => Promise<Store>]> = [
 describe.each(stores)('commit feed: %s', (_name, make) => {
   it('reports each committed transaction with its writes (before and after) and its cause; a failed one is not reported', async () => {
     let cause = 'key_a';
-    const store = observeCommits(await make(), { cause: () => cause });
+    const { store, commits } = observeCommits(await make(), { cause: () => cause });
     const heard: Array<{ writes: CommittedWrite[]; cause: unknown }> = [];
-    commitFeedOf(store)!.subscribe((writes, _read, c) => heard.push({ writes: [...writes], cause: c }));
+    commits.subscribe((writes, _read, c) => heard.push({ writes: [...writes], cause: c }));
     await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
     cause = 'key_b';
     await store.transaction((tx) => tx.col(Notes).update('n1', { text: 'two' }));
@@ -67,9 +67,9 @@ describe.each(stores)('commit feed: %s', (_name, make) => {
   });
 
   it('reports every write in order, a record written twice once per write, puts and deletes with what they replaced', async () => {
-    const store = observeCommits(await make());
+    const { store, commits } = observeCommits(await make());
     const heard: CommittedWrite[][] = [];
-    commitFeedOf(store)!.subscribe((writes) => heard.push([...writes]));
+    commits.subscribe((writes) => heard.push([...writes]));
     await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
     await store.transaction((tx) => {
       tx.col(Notes).put({ id: 'n1', text: 'two' });
@@ -95,9 +95,9 @@ describe.each(stores)('commit feed: %s', (_name, make) => {
 describe('commit feed of the file store', () => {
   it('reports no transaction whose journal line the disk refused (taken back, rejected)', async () => {
     const failing = { on: false };
-    const store = observeCommits(await fileStore(failing));
+    const { store, commits } = observeCommits(await fileStore(failing));
     const heard: CommittedWrite[][] = [];
-    commitFeedOf(store)!.subscribe((writes) => heard.push([...writes]));
+    commits.subscribe((writes) => heard.push([...writes]));
     await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
     failing.on = true;
     await expect(store.transaction((tx) => tx.col(Notes).update('n1', { text: 'lost' }))).rejects.toThrow();

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { DATA_FORMAT } from '../../src/store/file/data-format.js';
 import { DataFormatError, StoreDamagedError } from '../../src/store/core/errors.js';
 import { FileStore } from '../../src/store/file/file-store.js';

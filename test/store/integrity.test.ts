@@ -285,7 +285,7 @@ describe('only the last line can be torn (issue 21 item 10)', () => {
 
 describe('the collections a data directory may hold', () => {
   it('COLLECTIONS lists every collection declared in src/ (a missing one would be refused at the next start)', async () => {
-    const { COLLECTIONS } = await import('../../src/services/store-integrity.js');
+    const { COLLECTIONS } = await import('../../src/deployment/store-integrity.js');
     const declared = new Set<string>();
     const walk = (d: string) => {
       for (const e of readdirSync(d, { withFileTypes: true })) {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { commitFeedOf, observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
+import { observeCommits, type CommittedWrite } from '../../src/store/core/commit-signal.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { defineCollection } from '../../src/store/core/types.js';
 import { testDatabase } from '../helpers/pg-db.js';
@@ -24,9 +24,9 @@ describe('commit feed on PostgreSQL', () => {
     const mine = await PgStore.open({ url, warn: () => undefined });
     const other = await PgStore.open({ url, warn: () => undefined });
     open.push(mine, other);
-    const store = observeCommits(mine);
+    const { store, commits } = observeCommits(mine);
     const heard: CommittedWrite[] = [];
-    commitFeedOf(store)!.subscribe((writes) => heard.push(...writes));
+    commits.subscribe((writes) => heard.push(...writes));
     await other.transaction((tx) => tx.col(Notes).insert({ id: 'n9', text: 'from elsewhere' }));
     const w = await eventually(() => heard.find((x) => x.id === 'n9'), 20_000, 'the other process commit');
     expect(w).toMatchObject({ collection: 'feed_notes', after: { text: 'from elsewhere' } });
@@ -39,9 +39,9 @@ describe('commit feed on PostgreSQL', () => {
     open.push(mine, other);
     // no notifications here: only this process's own commit can bring the other's in
     await (mine as unknown as { listener: { stop(): Promise<void> } }).listener.stop();
-    const store = observeCommits(mine);
+    const { store, commits } = observeCommits(mine);
     const heard: string[] = [];
-    commitFeedOf(store)!.subscribe((writes) => heard.push(...writes.map((w) => w.id)));
+    commits.subscribe((writes) => heard.push(...writes.map((w) => w.id)));
     await other.transaction((tx) => tx.col(Notes).insert({ id: 'o1', text: 'from elsewhere' }));
     await store.transaction((tx) => tx.col(Notes).insert({ id: 'm1', text: 'here' }));
     expect(mine.read.col(Notes).get('o1')).toBeDefined();

@@ -5,7 +5,7 @@ import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { configFrom } from '../../src/config/load.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { DataFormatError, StoreDamagedError, StorageUnavailableError } from '../../src/store/core/errors.js';
 import { PgStore } from '../../src/store/postgres/pg-store.js';
 import { defineCollection } from '../../src/store/core/types.js';

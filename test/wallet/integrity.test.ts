@@ -7,7 +7,7 @@ import { createUser } from '../../src/domain/users/users.js';
 import { Accounts } from '../../src/domain/wallet/accounts.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
 import { sendMoney } from '../../src/domain/wallet/transfers.js';
-import { dataDirIntegrity } from '../../src/services/store-integrity.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
 import { StoreDamagedError } from '../../src/store/core/errors.js';
 import { FileStore } from '../../src/store/file/file-store.js';
 import { encodeEntry, type JournalEntry } from '../../src/store/file/journal-line.js';

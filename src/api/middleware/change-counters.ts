@@ -1,5 +1,5 @@
-import { commitFeedOf, type CommittedWrite } from '../../store/core/commit-signal.js';
-import type { ReadView, Store } from '../../store/core/types.js';
+import type { CommitFeed, CommittedWrite } from '../../store/core/commit-signal.js';
+import type { ReadView } from '../../store/core/types.js';
 import { usersTouched } from '../../domain/users-touched.js';
 
 /**
@@ -33,10 +33,8 @@ export class ChangeCounters {
   private filled = 0;
   private readonly add = (id: string): void => void (this.touched[this.filled++] = id);
 
-  /** The counters of a store that reports its commits, else undefined (no cheap validator). */
-  static of(store: Store): ChangeCounters | undefined {
-    const feed = commitFeedOf(store);
-    if (!feed) return undefined;
+  /** The counters of a store's commits, as `feed` tells of them. */
+  static of(feed: CommitFeed): ChangeCounters {
     const counters = new ChangeCounters();
     feed.subscribe((writes, read) => counters.note(writes, read));
     return counters;

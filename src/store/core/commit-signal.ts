@@ -37,11 +37,11 @@ export interface NotingStore extends Store {
 
 const notesItself = (store: Store): store is NotingStore => typeof (store as Partial<NotingStore>).transactionNoted === 'function';
 
-const feeds = new WeakMap<Store, CommitFeed>();
-
-/** The commit feed of a store made by `observeCommits`, if it is one. */
-export function commitFeedOf(store: Store): CommitFeed | undefined {
-  return feeds.get(store);
+/** A store whose committed transactions are heard of, and the feed that tells of them. */
+export interface ObservedStore {
+  /** The store to write through: its commits are told to `commits`' listeners. */
+  store: Store;
+  commits: CommitFeed;
 }
 
 /** A write view that notes each write in `log` (a class: no closures per transaction). Internal. */
@@ -100,9 +100,9 @@ class NotingView<T extends StoredRecord> implements WriteCollection<T> {
  * Writes are noted as they are made; a transaction that throws is undone and heard of by no one.
  * Reads go straight through.
  *
- * @example const store = observeCommits(fileStore); commitFeedOf(store)!.subscribe((writes) => …);
+ * @example const { store, commits } = observeCommits(fileStore); commits.subscribe((writes) => …);
  */
-export function observeCommits(store: Store, { cause }: { cause?: () => unknown } = {}): Store {
+export function observeCommits(store: Store, { cause }: { cause?: () => unknown } = {}): ObservedStore {
   const listeners = new Set<CommitListener>();
   const tell = (log: readonly CommittedWrite[], why: unknown) => {
     if (log.length) for (const l of listeners) l(log, store.read, why);
@@ -147,23 +147,11 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
     const writes = changes.map(([collection, id, record]): CommittedWrite => ({ collection, id, before: null, after: record }));
     if (writes.length) for (const l of listeners) l(writes, store.read, undefined);
   });
-  feeds.set(wrapped, {
+  const commits: CommitFeed = {
     subscribe(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-  });
-  return wrapped;
-}
-
-/**
- * Wraps a store so `onCommit` is called after each transaction that committed a change (a
- * virtual clock uses it to know the world changed). Adds nothing else; reads go straight through.
- *
- * @example const store = withCommitSignal(fileStore, () => clock.touch());
- */
-export function withCommitSignal(store: Store, onCommit: () => void): Store {
-  const observed = observeCommits(store);
-  commitFeedOf(observed)!.subscribe(() => onCommit());
-  return observed;
+  };
+  return { store: wrapped, commits };
 }

@@ -1,6 +1,5 @@
 import type { ChangeFeed } from '../runtime/index.js';
-import { commitFeedOf } from '../store/core/commit-signal.js';
-import type { Store } from '../store/core/types.js';
+import type { CommitFeed } from '../store/core/commit-signal.js';
 import { usersTouched, type Topic } from '../domain/users-touched.js';
 
 /**
@@ -8,15 +7,12 @@ import { usersTouched, type Topic } from '../domain/users-touched.js';
  * their participants (`messages`), transactions and balances their parties (`wallet`),
  * introductions the introducer and participants (`introductions`), contact requests and
  * contacts both users (`contacts`). Bots subscribe by user and poll the matching sources at
- * once; undefined when the store does not report its commits. Each call makes a feed of its own
- * (one commit subscription): the deployment that asks for it (bot-deployment.ts) holds it, so no
- * hidden table ties a feed to its store.
+ * once. Each call makes a feed of its own (one commit subscription), held by the deployment that
+ * asks for it (bot-deployment.ts).
  *
- * @example userChanges(store)?.subscribe(me.id, (topics) => loop.wake(sourcesFor(topics)))
+ * @example userChanges(commits).subscribe(me.id, (topics) => loop.wake(sourcesFor(topics)))
  */
-export function userChanges(store: Store): ChangeFeed | undefined {
-  const commits = commitFeedOf(store);
-  if (!commits) return undefined;
+export function userChanges(commits: CommitFeed): ChangeFeed {
   const listeners = new Map<string, Set<(topics: ReadonlySet<string>, byKey?: string) => void>>();
   commits.subscribe((writes, read, cause) => {
     if (listeners.size === 0) return;

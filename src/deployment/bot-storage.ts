@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { BotCursors, BotInbox, BotMetas, fencedStore, PluginStates, type BotPlacement, type BotStorage, type TraceArchive } from '../runtime/index.js';
 import { FileStore } from '../store/file/file-store.js';
+import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { inboxFeed } from './inbox-feed.js';
 import { botTraceFile } from '../util/data-dir.js';
@@ -34,8 +35,8 @@ export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; state
  * its history follows it); it hears of the pushes other processes queue in its inbox; and pushes
  * for bots that run elsewhere are queued in the shared store.
  */
-export function sharedBotStorage({ store, placement, archive }: { store: Store; placement: BotPlacement; archive: (bot: string) => TraceArchive }): BotStorage {
-  const inbox = inboxFeed(store);
+export function sharedBotStorage({ store, commits, placement, archive }: { store: Store; commits: CommitFeed; placement: BotPlacement; archive: (bot: string) => TraceArchive }): BotStorage {
+  const inbox = inboxFeed(commits);
   return {
     forBot: (name) => ({ open: async () => fencedStore(store, placement.fence(name)), traces: { archive: archive(name) }, inbox }),
     shared: async () => store,

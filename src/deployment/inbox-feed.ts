@@ -1,15 +1,12 @@
 import { BotInbox, type InboxEntry, type InboxFeed } from '../runtime/index.js';
-import { commitFeedOf } from '../store/core/commit-signal.js';
-import type { Store } from '../store/core/types.js';
+import type { CommitFeed } from '../store/core/commit-signal.js';
 
 /**
  * The entries that appear in bots' inboxes, by bot, from the store's commit feed (this
  * process's commits and, on PostgreSQL, the other processes' once applied here). A bot's owner
- * hears of the pushes another process queued for it. Undefined for a store without a feed.
+ * hears of the pushes another process queued for it.
  */
-export function inboxFeed(store: Store): InboxFeed | undefined {
-  const commits = commitFeedOf(store);
-  if (!commits) return undefined;
+export function inboxFeed(commits: CommitFeed): InboxFeed {
   const listeners = new Map<string, Set<(entryId: string) => void>>();
   commits.subscribe((writes) => {
     if (listeners.size === 0) return;

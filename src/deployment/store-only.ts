@@ -1,0 +1,30 @@
+import type { Config } from '../config/schema.js';
+import type { Store } from '../store/core/types.js';
+import { FileStore } from '../store/file/file-store.js';
+import type { PgStoreOptions } from '../store/postgres/pg-store.js';
+import { dataDirIntegrity } from './store-integrity.js';
+
+/**
+ * The store alone, without a server (the CLI's offline commands): the deployment's two ways to
+ * open it, with the same start-up checks `serve` makes.
+ */
+
+/** Whether several processes share the store (`store.driver: postgres`): then the CLI talks to the database itself. */
+export const storeIsShared = (config: Config): boolean => config.store.driver === 'postgres';
+
+/** Opens the journaled store of a data directory, under its lock, with the start-up checks. */
+export function openFileStore(o: { config: Config; dataDir: string; warn: (msg: string) => void }): Promise<FileStore> {
+  return FileStore.open(o.dataDir, { compactBytes: o.config.store.compact_bytes, integrity: dataDirIntegrity, warn: o.warn });
+}
+
+/** The PgStore options of a config (driver postgres). */
+export function postgresOptions(config: Config, warn: (msg: string, extra?: Record<string, unknown>) => void): PgStoreOptions {
+  if (!config.store.url) throw new Error('store.driver is postgres but store.url is not set');
+  return { url: config.store.url, schema: config.store.schema, poolSize: config.store.pool_size, integrity: dataDirIntegrity, warn };
+}
+
+/** Opens the shared database of `config.store` (its driver is loaded only here). */
+export async function openSharedStore(config: Config, warn: (msg: string) => void): Promise<Store> {
+  const { PgStore } = await import('../store/postgres/pg-store.js');
+  return PgStore.open(postgresOptions(config, warn));
+}
