@@ -18,12 +18,12 @@ import type { ConsoleState } from './console-state.js';
 import { userBody, usersBody } from './pages-users.js';
 import { cookieOf, COOKIE, crossSite, hostOf, isLoopback, SECURITY_HEADERS, setSessionCookie } from './security.js';
 import { loadUserView } from './user-view.js';
+import { BOT_NAME } from '../util/bot-name.js';
 
 const ASSETS = join(dirname(fileURLToPath(import.meta.url)), 'assets');
 const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' };
 /** An id of the API in a console path (nothing else reaches an /api/v1 path). */
 const API_ID = /^[a-z]{3,5}_[0-9a-z]{4,40}$/;
-const BOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Steps a recording holds at most (a scenario longer than this is better written in parts). */
 const MAX_RECORDED = 1000;
 

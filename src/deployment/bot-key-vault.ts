@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authenticate } from '../domain/users/keys.js';
+import { isBotName } from '../util/bot-name.js';
 import { defineCollection, type ReadView, type Store, type Tx } from '../store/core/types.js';
 
 /** What is kept of an embedded bot's key: the user it acts as, the key's id, the plain key. */
@@ -109,7 +110,7 @@ export async function keyFilesAsRecords(dir: string, db: ReadView): Promise<BotK
   const vault = fileKeyVault(dir);
   const out: BotKey[] = [];
   for (const f of readdirSync(dir).sort()) {
-    const bot = /^([a-z0-9][a-z0-9_-]{0,63})\.json$/.exec(f)?.[1];
+    const bot = f.endsWith('.json') && isBotName(f.slice(0, -5)) ? f.slice(0, -5) : undefined;
     const k = bot ? await vault.get(bot) : undefined;
     const found = k && typeof k.api_key === 'string' ? authenticate(db, k.api_key) : undefined;
     if (bot && k && found && found.key.id === k.key_id && found.user.id === k.user_id) out.push({ id: bot, user_id: k.user_id, key_id: k.key_id, api_key: k.api_key });

@@ -4,8 +4,9 @@ import type { Registry } from '../contract/registry.js';
 import type { JsonSchema } from '../contract/types.js';
 import { acceptTemplates } from './templatable-schema.js';
 
-/** A bot name: also its file-system and key name. */
-export const BOT_NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+/** A bot name: also its file-system and key name (one definition, in util/bot-name.ts). */
+import { BOT_NAME_PATTERN } from '../../util/bot-name.js';
+export { BOT_NAME_PATTERN };
 export const PIN_PATTERN = '^\\s*[A-Za-z0-9]{6}\\s*$';
 /** A rule id. */
 export const RULE_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
