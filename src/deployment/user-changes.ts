@@ -1,6 +1,11 @@
-import type { ChangeFeed } from '../runtime/index.js';
+import type { ChangeFeed, Topic } from '../runtime/index.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
-import { usersTouched, type Topic } from '../domain/users-touched.js';
+import { usersTouched, type Topic as DomainTopic } from '../domain/users-touched.js';
+
+/** The runtime's topics are the domain's, both ways (a topic added to one only fails to compile). Internal. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const topicsAgree: Same<Topic, DomainTopic> = true;
+void topicsAgree;
 
 /**
  * What each commit of the embedded server changed for whom: messages and conversations concern
@@ -13,7 +18,7 @@ import { usersTouched, type Topic } from '../domain/users-touched.js';
  * @example userChanges(commits).subscribe(me.id, (topics) => loop.wake(sourcesFor(topics)))
  */
 export function userChanges(commits: CommitFeed): ChangeFeed {
-  const listeners = new Map<string, Set<(topics: ReadonlySet<string>, byKey?: string) => void>>();
+  const listeners = new Map<string, Set<(topics: ReadonlySet<Topic>, byKey?: string) => void>>();
   commits.subscribe((writes, read, cause) => {
     if (listeners.size === 0) return;
     const byUser = new Map<string, Set<Topic>>();

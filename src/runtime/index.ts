@@ -18,6 +18,8 @@ export {
   type TraceInfo,
   type TriggerDef,
   type TriggerSetupContext,
+  TOPICS,
+  type Topic,
 } from './contract/types.js';
 
 // builtins/: the actions, conditions, sources and triggers pinbot ships

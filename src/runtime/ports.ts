@@ -1,5 +1,6 @@
 import type { Store, Tx } from '../store/core/types.js';
 import type { TraceArchive } from './state/traces.js';
+import type { Topic } from './contract/types.js';
 
 /** Who an embedded bot is: its user and a key to act as them. */
 export interface EmbeddedKey {
@@ -71,7 +72,7 @@ export interface BotStorage {
  */
 export interface ChangeFeed {
   /** `byKey`: the id of the API key whose request made the change, when one did. */
-  subscribe(userId: string, onChange: (topics: ReadonlySet<string>, byKey?: string) => void): () => void;
+  subscribe(userId: string, onChange: (topics: ReadonlySet<Topic>, byKey?: string) => void): () => void;
 }
 
 /**

@@ -87,3 +87,17 @@ describe('timeouts and error boundaries at the seams', () => {
     expect(w.host.runner('b')!.polls).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('wake-up topics are typed (issue 28 item 5)', () => {
+  it('a source naming a topic the server never reports is refused when it registers, with the topics that exist', () => {
+    const r = createRegistry();
+    const typo = { name: 'test_typo', description: 'a misspelt topic', topics: ['wallets'], poll: async () => ({ events: [], cursor: undefined }) } as unknown as SourceDef;
+    expect(() => r.addSource(typo)).toThrow('source test_typo: unknown topic "wallets"; topics are messages, wallet, introductions, contacts');
+    expect(r.sources.has('test_typo')).toBe(false);
+  });
+
+  it('every built-in source names only topics that exist', () => {
+    expect(() => createRegistry()).not.toThrow();
+    expect([...createRegistry().sources.values()].flatMap((s) => s.topics ?? []).length).toBeGreaterThan(0);
+  });
+});

@@ -1,5 +1,5 @@
 import { suggest } from '../../util/suggest.js';
-import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from './types.js';
+import { TOPICS, type ActionDef, type ConditionDef, type SourceDef, type TriggerDef } from './types.js';
 
 /** Names of plugin entries are `plugin.name`; built-ins are plain words. */
 const NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
@@ -106,6 +106,9 @@ export class Registry {
   }
 
   addSource(def: SourceDef): this {
+    // a topic misspelt would leave the source polled only by the safety poll: refuse it here
+    const unknown = (def.topics ?? []).filter((t) => !(TOPICS as readonly string[]).includes(t));
+    if (unknown.length) throw new Error(`source ${def.name}: unknown topic ${unknown.map((t) => JSON.stringify(t)).join(', ')}; topics are ${TOPICS.join(', ')}`);
     return this.add(this.sources, 'source', def);
   }
 }

@@ -70,6 +70,14 @@ export interface SourceContext {
  * A `undefined` cursor is the first poll ever: take a baseline (history is not replayed), but
  * do return items that still wait for an answer (pending transfers, requests).
  */
+/**
+ * What a change of the embedded server can concern, as its commit feed tells a bot's user
+ * (`deployment/user-changes.ts` maps the domain's writes to these; a check there keeps the two
+ * lists the same). A source names the topics it looks for.
+ */
+export const TOPICS = ['messages', 'wallet', 'introductions', 'contacts'] as const;
+export type Topic = (typeof TOPICS)[number];
+
 export interface SourceDef {
   name: string;
   description: string;
@@ -78,7 +86,7 @@ export interface SourceDef {
    * the embedded server a bot polls a source as soon as a change of one of its topics concerns
    * the bot's user; a source without topics is polled on any such change.
    */
-  topics?: readonly string[];
+  topics?: readonly Topic[];
   /**
    * It reads something outside pinbot (a file, an HTTP feed): no commit of pinbot's tells when
    * it changed, so its cadence timer is an ordinary timer — a virtual clock fires it at every

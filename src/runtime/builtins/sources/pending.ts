@@ -1,5 +1,6 @@
 import type { SourceContext, SourceDef } from '../../contract/types.js';
 import { byServerTime } from './messages.js';
+import type { Topic } from '../../contract/types.js';
 
 /** Milliseconds of an ISO time, or undefined. Internal. */
 export const msOf = (iso: unknown): number | undefined => {
@@ -19,7 +20,7 @@ export function pendingSource<T extends { id: string; created_at?: string }>(o: 
   name: string;
   description: string;
   type: string;
-  topics?: string[];
+  topics?: Topic[];
   list: (ctx: SourceContext) => Promise<T[]>;
 }): SourceDef {
   return {

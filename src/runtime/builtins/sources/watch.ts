@@ -1,5 +1,6 @@
 import type { BotEvent, SourceContext, SourceDef } from '../../contract/types.js';
 import { byServerTime } from './messages.js';
+import type { Topic } from '../../contract/types.js';
 
 interface WatchCursor {
   /** Newest id seen (ids are time-sortable, API.md). */
@@ -28,7 +29,7 @@ export function watchSource<T extends { id: string }>(o: {
   event: (item: T) => Omit<BotEvent, 'at'> | undefined;
   /** When the item last changed (ms): at the first poll, items settled after the baseline are events. */
   changedAt?: (item: T) => number | undefined;
-  topics?: string[];
+  topics?: Topic[];
   maxPages?: number;
 }): SourceDef {
   const maxPages = o.maxPages ?? 3;
