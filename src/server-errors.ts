@@ -1,8 +1,9 @@
 // Errors of `startServer` that the CLI prints as one line. Kept apart from server.ts so the
 // CLI can recognise them without loading express for every command.
+import { OperatorError } from './util/operator-error.js';
 
 /** Thrown with a one-line, actionable message when the port is taken. */
-export class PortInUseError extends Error {
+export class PortInUseError extends OperatorError {
   constructor(host: string, port: number) {
     super(`port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`);
     this.name = 'PortInUseError';
@@ -10,7 +11,7 @@ export class PortInUseError extends Error {
 }
 
 /** Thrown with a one-line, actionable message when the server cannot listen for another reason. */
-export class ListenError extends Error {
+export class ListenError extends OperatorError {
   constructor(host: string, port: number, err: NodeJS.ErrnoException) {
     const why =
       err.code === 'EACCES'

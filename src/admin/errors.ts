@@ -1,5 +1,6 @@
+import { OperatorError } from '../util/operator-error.js';
 /** An operator mistake: printed on stderr as is, exit code 1. */
-export class AdminError extends Error {
+export class AdminError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'AdminError';

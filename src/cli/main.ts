@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { PINBOT_VERSION } from '../plugin-api/version.js';
 import { exitQuietlyOnClosedPipe } from './quiet-pipe.js';
+import { OperatorError } from '../util/operator-error.js';
 
 // `pinbot bots list | head -1`: a reader that goes away ends the command quietly
 exitQuietlyOnClosedPipe();
@@ -42,20 +43,11 @@ async function operatorError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
   // a bad argument found in an action (InvalidArgumentError): its message says what to write
   if (err instanceof CommanderError) return true;
-  // Loaded here, after the fact: a command that succeeds never pays for them.
-  const [admin, config, server, store, lock, snapshot, transferCheck, transfer, pg] = await Promise.all([
-    import('../admin/errors.js'),
-    import('../config/load.js'),
-    import('../server-errors.js'),
-    import('../store/core/errors.js'),
-    import('../store/file/lock.js'),
-    import('../store/file/snapshot-file.js'),
-    import('../deployment/store-transfer.js'),
-    import('../store/transfer.js'),
-    import('pg'),
-  ]);
-  const known = [admin.AdminError, config.ConfigError, lock.DataDirLockedError, server.PortInUseError, server.ListenError, snapshot.SnapshotError, store.StoreDamagedError, store.DataFormatError, transferCheck.TransferMismatchError, transfer.TargetNotEmptyError, pg.default.DatabaseError];
-  return known.some((c) => err instanceof c);
+  // every layer's operator errors extend one base (util/operator-error.ts)
+  if (err instanceof OperatorError) return true;
+  // the database's own refusals (a wrong password, a missing database) name what to fix
+  const pg = await import('pg');
+  return err instanceof pg.default.DatabaseError;
 }
 
 try {

@@ -5,9 +5,10 @@ import { interpolateEnv } from './env-refs.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
 import { parseDuration } from '../util/duration.js';
+import { OperatorError } from '../util/operator-error.js';
 
 /** Thrown when config.yaml cannot be used; `problems` carry file:line:col. */
-export class ConfigError extends Error {
+export class ConfigError extends OperatorError {
   constructor(readonly problems: FileProblem[]) {
     super(problems.map(formatProblem).join('\n'));
     this.name = 'ConfigError';

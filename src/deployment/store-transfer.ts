@@ -9,6 +9,7 @@ import type { StoredRecord } from '../store/core/types.js';
 import { BotKeys, keyFilesAsRecords, writeKeyFiles, type BotKey } from './bot-key-vault.js';
 import { COLLECTION_DEFS, dataDirIntegrity } from './store-integrity.js';
 import { botKeysDir, DATA_DIR } from '../util/data-dir.js';
+import { OperatorError } from '../util/operator-error.js';
 
 /** What `pinbot store import|export` checked, and prints. */
 export interface TransferReport {
@@ -21,7 +22,7 @@ export interface TransferReport {
 }
 
 /** Thrown when the copy does not match its source; nothing is said to be done. */
-export class TransferMismatchError extends Error {
+export class TransferMismatchError extends OperatorError {
   constructor(what: string) {
     super(`the copy does not match its source: ${what}. Nothing was switched over; keep using the source, and report this`);
     this.name = 'TransferMismatchError';

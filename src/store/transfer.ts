@@ -7,9 +7,10 @@ import { checkCollectionName, ensureSchema, inTransaction, q } from './postgres/
 import { fsyncPath, SCHEMA_VERSION, SnapshotFile, type Snapshot } from './file/snapshot-file.js';
 import type { StoredRecord } from './core/types.js';
 import { DATA_DIR } from '../util/data-dir.js';
+import { OperatorError } from '../util/operator-error.js';
 
 /** The target of an import or export already holds data: nothing was written. */
-export class TargetNotEmptyError extends Error {
+export class TargetNotEmptyError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'TargetNotEmptyError';

@@ -76,7 +76,7 @@ export const area = (file: string) => (file.includes('/') ? file.split('/')[0]! 
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   util: [],
   'log-destination': [],
-  'server-errors': [],
+  'server-errors': ['util'],
   clock: ['util'],
   store: ['util'],
   config: ['util'],

@@ -1,3 +1,4 @@
+import { OperatorError } from '../../util/operator-error.js';
 /**
  * Errors of the file store that an operator acts on. Each message is one line: where
  * (`file:line` when there is one), what is wrong, and what to do.
@@ -12,7 +13,7 @@
  * @example
  * throw new StoreDamagedError('data/journal.jsonl:812', 'checksum mismatch', 'Restore the data directory from a backup.');
  */
-export class StoreDamagedError extends Error {
+export class StoreDamagedError extends OperatorError {
   constructor(
     readonly where: string,
     readonly problem: string,
@@ -63,7 +64,7 @@ export class StorageUnavailableError extends Error {
  * directory's `format` or `db.json` version, a PostgreSQL schema's table version), or a
  * `format` file that is not one. One line, saying what to do.
  */
-export class DataFormatError extends Error {
+export class DataFormatError extends OperatorError {
   constructor(message: string) {
     super(message);
     this.name = 'DataFormatError';

@@ -2,9 +2,10 @@ import { linkSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { DATA_DIR } from '../../util/data-dir.js';
+import { OperatorError } from '../../util/operator-error.js';
 
 /** Thrown when another live process (or this one) holds the data directory. */
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends OperatorError {
   constructor(
     readonly dir: string,
     readonly pid: number,

@@ -6,6 +6,7 @@ import type { Adapter } from 'lowdb';
 import type { StoredRecord } from '../core/types.js';
 import { DATA_FORMAT } from './data-format.js';
 import { tmpName } from '../../util/data-dir.js';
+import { OperatorError } from '../../util/operator-error.js';
 
 /**
  * The `schema_version` this code writes: the data directory's format (data-format.ts). It reads
@@ -22,7 +23,7 @@ export interface Snapshot {
 }
 
 /** Thrown when `db.json` cannot be read; says what to do. */
-export class SnapshotError extends Error {
+export class SnapshotError extends OperatorError {
   constructor(file: string, why: string) {
     super(
       `${file} cannot be read (${why}). Restore it from a backup and keep the journal files (they continue it); ` +
