@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/api/errors.js';
 import { createKey, Keys, listKeys, revokeKey } from '../../src/domain/users/keys.js';
 import { createUser, Users } from '../../src/domain/users/users.js';
-import { FileStore } from '../../src/store/file/file-store.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 
 const UNAUTHORIZED = { error: { code: 'unauthorized', message: ERRORS.unauthorized[1] } };
@@ -86,7 +85,7 @@ describe('API keys and users', () => {
       }
       expect(keys.size).toBe(50);
       await api.store.close();
-      const dir = (api.store as FileStore).dir;
+      const dir = api.dir;
       const disk = readFileSync(join(dir, 'db.json'), 'utf8');
       for (const k of keys) expect(disk).not.toContain(k.slice(7));
     } finally {
@@ -108,7 +107,7 @@ describe('API keys and users', () => {
     try {
       const { user, headers } = await api.user('Alice');
       const keyId = api.store.read.col(Keys).ids('user', user.id)[0]!;
-      const dir = (api.store as FileStore).dir;
+      const dir = api.dir;
       const journal = () => readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).length;
       const before = journal();
       for (let i = 0; i < 20; i++) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import type { Store, Tx } from '../../src/store/core/types.js';
+import type { CommittedWrite } from '../../src/store/core/commit-signal.js';
 import { tempDir, testApi, type TestApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
@@ -110,6 +111,14 @@ class GatedStore extends MemoryStore implements Store {
   override async transaction<R>(fn: (tx: Tx) => R): Promise<R> {
     const result = await super.transaction(fn);
     await this.gate;
+    return result;
+  }
+  // the server's commit feed writes through this one: held at the same gate
+  override async transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+    let writes: readonly CommittedWrite[] = [];
+    const result = await super.transactionNoted(fn, (w) => (writes = w));
+    await this.gate;
+    if (writes.length) onCommit(writes);
     return result;
   }
   override async durable(): Promise<void> {

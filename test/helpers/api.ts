@@ -32,6 +32,8 @@ export interface TestApi {
   /** The store as the app writes through it (its commits go to `commits`, as in `serve`). */
   store: Store;
   commits: CommitFeed;
+  /** The data directory (a temp one unless `dir` was given). */
+  dir: string;
   clock: VirtualClock;
   env: DomainEnv;
   config: Config;
@@ -90,6 +92,7 @@ export async function testApi({
   return {
     store,
     commits,
+    dir: tmp.dir,
     clock,
     env,
     config,
