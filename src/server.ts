@@ -1,10 +1,11 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import { runAdminCommand, type AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
+import type { RequestClasses } from './api/request-classes.js';
 import { requestKey } from './api/request-context.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
@@ -73,23 +74,88 @@ export interface RunningServer extends ServerContext {
 
 export { ListenError, PortInUseError } from './server-errors.js';
 
-/**
- * Closes an HTTP server gracefully: no new connections, in-flight requests finish (their
- * responses say `Connection: close`), idle keep-alive connections are closed at once rather
- * than after their 5 s timeout, and whatever is still open after `graceMs` is cut. Internal.
- */
-function closeGracefully(http: Server, inflight: Set<ServerResponse>, graceMs: number): Promise<void> {
-  for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
-  return new Promise<void>((resolve) => {
-    const poll = setInterval(() => http.closeIdleConnections(), 25);
-    const cut = setTimeout(() => http.closeAllConnections(), graceMs);
-    http.close(() => {
-      clearInterval(poll);
-      clearTimeout(cut);
-      resolve();
-    });
-    http.closeIdleConnections();
+/** The HTTP server of a running server, listening. Internal. */
+interface HttpEdge {
+  http: Server;
+  port: number;
+  url: string;
+  /**
+   * Closes gracefully: no new connections, in-flight requests finish (their responses say
+   * `Connection: close`), idle keep-alive connections are closed at once rather than after their
+   * 5 s timeout, and whatever is still open after `graceMs` is cut.
+   */
+  close(graceMs: number): Promise<void>;
+}
+
+/** Serves `listener` on host:port with node's server as `createHttpServer` sets it up (limits, request classes). Internal. */
+async function listenHttp(o: { listener: RequestListener; classes: RequestClasses; config: Config; host: string; port: number }): Promise<HttpEdge> {
+  const http: Server = createHttpServer(o.listener, o.config.server, o.classes);
+  const inflight = new Set<ServerResponse>();
+  let closing = false;
+  // one listener for every response (no closure per request)
+  function untrack(this: ServerResponse) {
+    inflight.delete(this);
+  }
+  http.on('request', (_req, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inflight.add(res);
+    res.on('close', untrack);
   });
+  const { host, port } = o;
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)));
+    http.listen(port, host, () => resolve());
+  });
+  const actual = (http.address() as AddressInfo).port;
+  return {
+    http,
+    port: actual,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
+    close(graceMs) {
+      closing = true;
+      for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      return new Promise<void>((resolve) => {
+        const poll = setInterval(() => http.closeIdleConnections(), 25);
+        const cut = setTimeout(() => http.closeAllConnections(), graceMs);
+        http.close(() => {
+          clearInterval(poll);
+          clearTimeout(cut);
+          resolve();
+        });
+        http.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/**
+ * The services of a server: started in order, each adding its admin commands to `commands` as it
+ * starts (a later service's commands can call an earlier one's), stopped in reverse — only
+ * those that started, also after one failed to start. Internal.
+ */
+class Services {
+  readonly commands: Record<string, AdminCommand> = {};
+  private readonly started: ServerService[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  async start(ctx: ServerContext, services: readonly ServerService[]): Promise<void> {
+    for (const s of services) {
+      await s.start(ctx);
+      this.started.push(s);
+      Object.assign(this.commands, s.commands ?? {});
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.started.splice(0).reverse()) {
+      try {
+        await s.stop?.();
+      } catch (err) {
+        this.log.error({ err, service: s.name }, 'service failed to stop');
+      }
+    }
+  }
 }
 
 /** A scheduler whose jobs signal `job` when they have run (the console lists them). Internal. */
@@ -115,6 +181,28 @@ function signalledScheduler(inner: Scheduler, signals: Signals): Scheduler {
 }
 
 /**
+ * The clock a server runs on: the one given; a virtual one with `virtualClock`, going on from
+ * the time saved in the store (a restart never goes back in time); else the system's. Internal.
+ */
+function clockOf(o: ServerOptions): Clock | ((opened: Store) => Clock) {
+  if (o.clock) return o.clock;
+  if (!o.virtualClock) return systemClock;
+  const at = typeof o.virtualClock === 'number' ? o.virtualClock : undefined;
+  return (opened) => virtualClockOn(opened, at);
+}
+
+/**
+ * The server's own upkeep: the nightly sweep of old idempotency records (a cron job, on the
+ * server's clock) and key use written in batches once a minute. Returns its stop. Internal.
+ */
+function housekeeping(o: { scheduler: Scheduler; log: Logger; sweep: () => Promise<unknown>; flushKeyUsage: () => Promise<unknown> }): () => void {
+  o.scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await o.sweep()), { onError: (err) => o.log.error({ err }, 'idempotency sweep failed') });
+  const flushTimer = setInterval(() => void o.flushKeyUsage().catch((err) => o.log.error({ err }, 'key usage flush failed')), 60_000);
+  flushTimer.unref();
+  return () => clearInterval(flushTimer);
+}
+
+/**
  * Starts the API on a data directory: opens the store (taking its lock), serves HTTP, the
  * admin socket and the registered services. `close()` finishes in-flight requests, writes the
  * snapshot and releases the directory.
@@ -134,8 +222,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dataDir: options.dataDir,
     log,
     store: options.store,
-    // a virtual clock goes on from the time saved in the store (a restart never goes back in time)
-    clock: options.clock ?? (options.virtualClock ? (opened) => virtualClockOn(opened, typeof options.virtualClock === 'number' ? options.virtualClock : undefined) : systemClock),
+    clock: clockOf(options),
     cause: () => requestKey.current(),
   });
   const { store, clock, commits } = deployment;
@@ -144,37 +231,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (clock.virtual) commits.subscribe(() => clock.touch());
   const signals = createSignals();
   const scheduler = signalledScheduler(deployment.scheduler, signals);
-  const runBots = options.bots !== false;
   const env: DomainEnv = { clock, config };
   const keyUsage = new KeyUsage();
   // paths other services serve beside the API (plugins' routes under /plugins/) go through the
   // app's edge: request id and log, the anonymous rate limit (`mount`)
   const { listener, classes, idempotency, mount } = createApp({ store, commits, env, log, keyUsage, routes: options.routes, shared: deployment.rateStore && { rateStore: deployment.rateStore } });
-  const http: Server = createHttpServer(listener, config.server, classes);
-  const inflight = new Set<ServerResponse>();
-  let closing = false;
-  // one listener for every response (no closure per request)
-  function untrack(this: ServerResponse) {
-    inflight.delete(this);
-  }
-  http.on('request', (_req, res: ServerResponse) => {
-    if (closing) res.setHeader('Connection', 'close');
-    inflight.add(res);
-    res.on('close', untrack);
-  });
-  const host = options.host ?? config.server.host;
-  const port = options.port ?? config.server.port;
+  let edge: HttpEdge;
   try {
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)));
-      http.listen(port, host, () => resolve());
-    });
+    edge = await listenHttp({ listener, classes, config, host: options.host ?? config.server.host, port: options.port ?? config.server.port });
   } catch (err) {
     await deployment.close();
     throw err;
   }
-  const actualPort = (http.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
+  const { http, url } = edge;
+  const services = new Services(log);
+  const commands = services.commands;
   const ctx: ServerContext = {
     store,
     env,
@@ -188,30 +259,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     mount,
     deployment,
     signals,
-    command: (name, args = {}) => runAdminCommand({ store, env, log, keyUsage, scheduler, extra }, name, args),
+    command: (name, args = {}) => runAdminCommand({ store, env, log, keyUsage, scheduler, extra: commands }, name, args),
   };
 
-  scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await idempotency.sweep()), { onError: (err) => log.error({ err }, 'idempotency sweep failed') });
-  const flushTimer = setInterval(() => void keyUsage.flush(store).catch((err) => log.error({ err }, 'key usage flush failed')), 60_000);
-  flushTimer.unref();
+  const stopHousekeeping = housekeeping({ scheduler, log, sweep: () => idempotency.sweep(), flushKeyUsage: () => keyUsage.flush(store) });
 
-  const started: ServerService[] = [];
-  const extra: Record<string, AdminCommand> = {};
   let admin: NetServer | undefined;
   let closed: Promise<void> | undefined;
   const close = () => (closed ??= shutdown());
   const shutdown = async () => {
-    closing = true;
-    clearInterval(flushTimer);
-    for (const s of [...started].reverse()) {
-      try {
-        await s.stop?.();
-      } catch (err) {
-        log.error({ err, service: s.name }, 'service failed to stop');
-      }
-    }
+    stopHousekeeping();
+    await services.stop();
     scheduler.stop();
-    await closeGracefully(http, inflight, options.shutdownGraceMs ?? 30_000);
+    await edge.close(options.shutdownGraceMs ?? 30_000);
     await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
     try {
       await keyUsage.flush(store);
@@ -220,16 +280,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   };
   try {
-    admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra });
-    for (const s of options.services ?? defaultServices({ bots: runBots })) {
-      await s.start(ctx);
-      started.push(s);
-      Object.assign(extra, s.commands ?? {});
-    }
+    admin = await listenAdmin(options.dataDir, { store, env, log, keyUsage, scheduler, extra: commands });
+    await services.start(ctx, options.services ?? defaultServices({ bots: options.bots !== false }));
   } catch (err) {
     await close();
     throw err;
   }
   log.info({ url, dataDir: options.dataDir, virtualClock: clock.virtual }, `listening on ${url}`);
-  return { ...ctx, port: actualPort, http, close };
+  return { ...ctx, port: edge.port, http, close };
 }
