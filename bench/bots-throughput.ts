@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { callAdmin } from '../src/admin/socket.js';
 import { Messages } from '../src/domain/messaging/collections.js';
 import { FileStore } from '../src/store/file/file-store.js';
 import { defineBench } from './harness/bench.js';
@@ -67,6 +68,20 @@ async function send(agent: Agent, url: string, key: string, body: string, id: st
   }
 }
 
+/** The outcomes (and reasons) of the bots' last 1,000 traces each, counted. Internal. */
+async function traceSummary(dataDir: string, names: string[]): Promise<string> {
+  const counts = new Map<string, number>();
+  for (const name of names) {
+    try {
+      const { traces } = (await callAdmin(dataDir, 'bots.trace', { name, limit: 1000 })) as { traces: Array<{ outcome: string; reason?: string }> };
+      for (const t of traces) counts.set(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`, (counts.get(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`) ?? 0) + 1);
+    } catch (err) {
+      counts.set(`unreadable (${(err as Error).message.slice(0, 60)})`, 1);
+    }
+  }
+  return [...counts].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+}
+
 /** Where a profile's self time goes: pinbot's runtime (bots, templates), its API, its store, the rest. Internal. */
 function cpuShares(profileDir: string): string {
   const file = readdirSync(profileDir).find((f) => f.endsWith('.0.001.cpuprofile'));
@@ -109,7 +124,7 @@ export default defineBench({
     const { ds, dataDir, botsDir } = tmp;
     const profDir = join(tmp.dir, 'profile');
     mkdirSync(profDir);
-    const botUsers = Object.fromEntries(ds.meta.users.slice(0, BOTS).map((u) => [u.name, { general: 10_000_000, messages: 10_000_000 }]));
+    const botUsers = Object.fromEntries(ds.meta.users.slice(0, BOTS).map((u) => [u.name, { general: 10_000_000, messages: 10_000_000, conditional: 10_000_000 }]));
     const config = {
       log: { level: 'info' },
       bots: { dir: botsDir, enabled: true },
@@ -123,6 +138,7 @@ export default defineBench({
     const bots = ds.meta.users.slice(0, BOTS);
     const refused: Record<number, number> = {};
     let sent = 0;
+    let traces = '';
     try {
       await sleep(3000); // the bots start
       const perS = (PEOPLE * PER_PERSON_PER_MIN) / 60;
@@ -146,13 +162,18 @@ export default defineBench({
       }
       await Promise.all(inFlight);
       ctx.progress(`bots-throughput: ${sent} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for the bots`);
-      await quiet(dataDir, 5_000, 180_000);
+      // longer than a poll interval (a bot whose backlog was full looks again after one, 5 s) and
+      // than one poll of a bot's 1,000 conversations on a busy machine (no commit while it reads)
+      await quiet(dataDir, 30_000, 300_000);
+      traces = await traceSummary(dataDir, bots.map((_, i) => `echo-${i}`));
     } finally {
       agent.destroy();
       await srv.stop(30_000);
     }
     try {
-      return [await countFrom(dataDir, new Set(bots.map((b) => b.id)), sent, refused, cpuShares(profDir))];
+      const row = await countFrom(dataDir, new Set(bots.map((b) => b.id)), sent, refused, cpuShares(profDir));
+      row.note = `${row.note}; the bots' last traces: ${traces}`;
+      return [row];
     } finally {
       tmp.cleanup();
     }
