@@ -224,6 +224,6 @@ async function countFrom(dataDir: string, botIds: Set<string>, sent: number, ref
     value: `${Math.round(eventsPerS)} answered events/s`,
     target: `≥ ${TARGET.eventsPerS.toLocaleString('en-US')} events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or twice`,
     pass: asked.size === sent && sent > 0 && lost === 0 && twice === 0 && eventsPerS >= TARGET.eventsPerS && p99 !== undefined && p99 <= TARGET.p99Ms,
-    note: `${sent} messages committed, ${latencies.length} answered, ${lost} lost, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; server CPU: ${shares}`,
+    note: `${sent} messages committed, ${latencies.length} answered, ${lost} never answered, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; server CPU: ${shares}`,
   };
 }
