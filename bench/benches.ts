@@ -12,7 +12,8 @@ import read from './read.js';
 import scenarios from './scenarios.js';
 import startup from './startup.js';
 import writeScale from './write-scale.js';
+import botsThroughput from './bots-throughput.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsScale, scenarios, plugins, postgres, takeover];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsThroughput, botsScale, scenarios, plugins, postgres, takeover];

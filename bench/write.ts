@@ -1,40 +1,133 @@
+import { closeSync, fdatasyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import type { MessagesMeta } from './data/messages.js';
 import { defineBench } from './harness/bench.js';
 import { copyStore, dataset } from './harness/dataset.js';
+import { median, type Figure } from './harness/figure.js';
 import { MESSAGE_BODY, postMessages, SMALL_STORE } from './harness/messages-load.js';
 import { probe, startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
-import { interleave, throughputFigure } from './harness/rounds.js';
+import { interleave, throughputFigure, withCpuRatio } from './harness/rounds.js';
 import { spawnServer } from './harness/server-process.js';
+
+/** The anchor (issue 33): Fastify 5 with the same group-commit journal. */
+const FASTIFY_MIN = 0.8;
+
+/**
+ * The disk's floor: `ms` of 200-byte appends each followed by its own fdatasync, one after the
+ * other, in a file of `dir` (the data directory's file system). Returns the median and p99 of
+ * one append + fdatasync in µs and how many a second. Internal.
+ */
+function fdatasyncFloor(dir: string, ms: number): { medianUs: number; p99Us: number; perS: number } {
+  const path = join(dir, 'fdatasync-floor.log');
+  const fd = openSync(path, 'a');
+  const line = `${'x'.repeat(199)}\n`;
+  const times: number[] = [];
+  const t0 = performance.now();
+  try {
+    while (performance.now() - t0 < ms) {
+      const s = performance.now();
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+      times.push((performance.now() - s) * 1000);
+    }
+  } finally {
+    closeSync(fd);
+    unlinkSync(path);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { medianUs: median(times), p99Us: sorted[Math.floor(sorted.length * 0.99)]!, perS: (times.length * 1000) / (performance.now() - t0) };
+}
+
+/** One POST over a kept-alive connection; resolves with its status once the answer is read. Internal. */
+function post(agent: Agent, url: string, path: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url + path, { method: 'POST', agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The latency of one durable write with nothing else in flight: `ms` of POSTs one after the
+ * other on one connection; the median in µs. Internal.
+ */
+async function aloneUs(url: string, path: string, headers: Record<string, string>, ms: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const times: number[] = [];
+  const t0 = performance.now();
+  try {
+    while (performance.now() - t0 < ms) {
+      const s = performance.now();
+      const status = await post(agent, url, path, headers, MESSAGE_BODY);
+      if (status !== 201) throw new Error(`a write alone answered ${status}`);
+      times.push((performance.now() - s) * 1000);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return median(times);
+}
 
 /**
  * write: POST /conversations/:id/messages (each answered after the fsync of its journal line)
- * against a bare Express 5 app appending a 200-byte line with group-commit fsync, interleaved.
- * Store: 200 users, 1k messages; connection i posts into its own direct conversation.
+ * against Fastify 5 (the target) and a bare Express 5 app, each appending a 200-byte line with
+ * group-commit fdatasync, interleaved; then fdatasync alone on the same file system, the floor
+ * of any durable write. Store: 200 users, 1k messages; connection i posts into its own direct
+ * conversation.
  */
 export default defineBench({
   name: 'write',
-  summary: 'POST /conversations/:id/messages vs bare Express 5 + group-commit fsync (target ≥ 0.6×)',
+  summary: `POST /conversations/:id/messages vs Fastify 5 + the same group-commit fsync (target ≥ ${FASTIFY_MIN}×), Express 5 + fsync, fdatasync alone`,
   async run(ctx) {
     const ds = await dataset<MessagesMeta>('messages', SMALL_STORE, ctx.progress);
     const tmp = runDir('write');
     copyStore(ds, join(tmp.dir, 'data'));
+    const meta = join(ds.dir, 'meta.json');
     const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
-    const bare = await spawnServer({ name: 'bare-write', args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', join(ds.dir, 'meta.json'), join(tmp.dir, 'bare.log')] });
+    const bare = await spawnServer({ name: 'bare-write', args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')] });
+    const fastify = await spawnServer({ name: 'fastify-write', args: ['bin/run-ts.js', 'bench/baselines/fastify-write.ts', meta, join(tmp.dir, 'fastify.log')] });
     try {
       const requests = postMessages(ds.meta, ctx.connections);
       const first = requests[0]!;
-      const p = await probe(pinbot.url, 'POST', first.path, first.headers, MESSAGE_BODY);
-      if (p.status !== 201) throw new Error(`POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
+      for (const [name, url] of [['pinbot', pinbot.url], ['fastify', fastify.url], ['express', bare.url]] as const) {
+        const p = await probe(url, 'POST', first.path, first.headers, MESSAGE_BODY);
+        if (p.status !== 201) throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
+      }
       ctx.progress(`write: ${requests.length} connections, ${ctx.rounds} rounds of ${ctx.durationS} s`);
-      const runs = await interleave({ bare: { url: bare.url, server: bare, requests }, pinbot: { url: pinbot.url, server: pinbot, requests } }, ctx);
+      const runs = await interleave(
+        { fastify: { url: fastify.url, server: fastify, requests }, bare: { url: bare.url, server: bare, requests }, pinbot: { url: pinbot.url, server: pinbot, requests } },
+        ctx,
+      );
+      const floor = fdatasyncFloor(join(tmp.dir, 'data'), Math.min(3000, ctx.durationS * 1000));
+      const alone = { pinbot: await aloneUs(pinbot.url, first.path, first.headers ?? {}, 1500), fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500) };
+      const row = withCpuRatio(
+        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, { name: 'fastify 5 + fsync', runs: runs.fastify, min: FASTIFY_MIN }),
+        runs.pinbot,
+        runs.fastify,
+      );
+      // how close a durable write is to the disk: one write alone, against one append + fdatasync
+      row.note = `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ${(alone.fastify / floor.medianUs).toFixed(1)}×)`;
+      const fig: Figure = {
+        bench: 'write',
+        name: 'fdatasync alone (same file system)',
+        p50: floor.medianUs / 1000,
+        p99: floor.p99Us / 1000,
+        value: `${Math.round(floor.perS)} append+fdatasync/s one after the other, ${Math.round(floor.medianUs)} µs each (median)`,
+      };
       return [
-        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, { name: 'bare express + fsync', runs: runs.bare, min: 0.6 }),
-        throughputFigure('write', 'baseline: bare express + fsync', runs.bare),
+        row,
+        throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, { name: 'bare express + fsync', runs: runs.bare }),
+        throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
+        throughputFigure('write', 'baseline: bare express + fsync', runs.bare, { name: 'fastify 5 + fsync', runs: runs.fastify }),
+        fig,
       ];
     } finally {
-      await Promise.all([pinbot.stop(), bare.stop()]);
+      await Promise.all([pinbot.stop(), bare.stop(), fastify.stop()]);
       tmp.cleanup();
     }
   },

@@ -33,3 +33,10 @@ for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
   cpSync(from, to);
   if (process.env.PINBOT_BUILD_VERBOSE) console.log(`copied ${relative(root, from)} → ${relative(root, dirname(to))}/`);
 }
+// The built-in schemas' validators as ajv standalone code: the CLI loads them instead of
+// compiling them at every start (src/util/prebuilt-validator.ts).
+const v = spawnSync(process.execPath, [join(root, 'scripts/build-validators.js'), dist], { stdio: 'inherit' });
+if (v.status !== 0) {
+  console.error('pinbot build: generating the validators failed (see above)');
+  process.exit(v.status ?? 1);
+}

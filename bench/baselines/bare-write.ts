@@ -1,39 +1,18 @@
 // Baseline of the write bench: a bare Express 5 app that parses the JSON body, looks the key up
 // in a Map and appends a 200-byte line to a file, answering after the fsync that covers it.
-// Group commit as pinbot's store does it: lines arriving during an fsync share the next one.
+// Group commit as pinbot's store does it: lines arriving during an fsync share the next one
+// (group-commit.ts, shared with fastify-write.ts).
 // node bin/run-ts.js bench/baselines/bare-write.ts META_JSON FILE
 import { readFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { UsersMeta } from '../data/users.js';
+import { groupCommit, journalLine } from './group-commit.js';
 
 const meta = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as UsersMeta;
 const byKey = new Map(meta.users.map((u) => [u.key, u.id]));
-const file = await open(process.argv[3]!, 'a');
-
-let queue: Array<{ line: string; done: () => void }> = [];
-let flushing = false;
-
-/** Writes every queued line in one write + fdatasync, then wakes their requests. */
-async function flush(): Promise<void> {
-  flushing = true;
-  while (queue.length > 0) {
-    const batch = queue;
-    queue = [];
-    await file.write(batch.map((p) => p.line).join(''));
-    await file.datasync();
-    for (const p of batch) p.done();
-  }
-  flushing = false;
-}
-
-/** A line of exactly 200 bytes (199 + newline) holding the sender, a counter and the content. */
+const journal = await groupCommit(process.argv[3]!);
 let seq = 0;
-function line(id: number, userId: string, content: string): string {
-  const head = JSON.stringify({ s: id, u: userId, t: Date.now(), c: content });
-  return (head.length >= 199 ? head.slice(0, 199) : head.padEnd(199, ' ')) + '\n';
-}
 
 const app = express();
 app.disable('x-powered-by');
@@ -47,8 +26,7 @@ app.post('/api/v1/conversations/:id/messages', (req, res) => {
   }
   const content = String((req.body as { content?: unknown })?.content ?? '');
   const id = ++seq;
-  queue.push({ line: line(id, userId, content), done: () => res.status(201).json({ id, conversation_id: req.params.id, content }) });
-  if (!flushing) void flush();
+  void journal.append(journalLine(id, userId, content)).then(() => res.status(201).json({ id, conversation_id: req.params.id, content }));
 });
 
 const server = app.listen(0, '127.0.0.1', () => {

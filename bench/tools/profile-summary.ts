@@ -1,5 +1,7 @@
 // Summarises a V8 .cpuprofile (from node --cpu-prof): the functions and the packages that took
-// the most self time. node bin/run-ts.js bench/tools/profile-summary.ts FILE [TOP]
+// the most self time. node bin/run-ts.js bench/tools/profile-summary.ts FILE [TOP] [--from FUNCTION]
+// --from FUNCTION leaves out the samples before the first one with FUNCTION on its stack (e.g.
+// `--from parserOnHeadersComplete`: start-up left out, only the server under load).
 import { readFileSync } from 'node:fs';
 import { exitQuietlyOnClosedPipe } from '../../src/cli/quiet-pipe.js';
 
@@ -17,18 +19,31 @@ interface Profile {
 // `… | head` closes the pipe early: end quietly, as the pinbot CLI does
 exitQuietlyOnClosedPipe();
 
-const file = process.argv[2];
-const top = Number(process.argv[3] ?? 25);
-if (!file) {
-  console.error('usage: profile-summary.ts FILE.cpuprofile [TOP]');
+const argv = process.argv.slice(2);
+const fromAt = argv.indexOf('--from');
+const from = fromAt >= 0 ? argv.splice(fromAt, 2)[1] : undefined;
+const file = argv[0];
+const top = Number(argv[1] ?? 25);
+if (!file || (fromAt >= 0 && !from)) {
+  console.error('usage: profile-summary.ts FILE.cpuprofile [TOP] [--from FUNCTION]');
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+/** Whether a function named `name` is on the stack of node `id`. Internal. */
+function onStack(id: number, name: string): boolean {
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)!.callFrame.functionName === name) return true;
+  return false;
+}
+const first = from === undefined ? 0 : profile.samples.findIndex((id) => onStack(id, from));
+if (first < 0) {
+  console.error(`no sample has ${from} on its stack`);
+  process.exit(1);
+}
 const self = new Map<number, number>();
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => i >= first && self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 // Idle time (the server waiting for load) says nothing about where work goes: leave it out.
 for (const [id] of self) if (byId.get(id)!.callFrame.functionName === '(idle)') self.delete(id);
 const total = [...self.values()].reduce((a, b) => a + b, 0);

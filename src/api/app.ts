@@ -168,6 +168,7 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
 
   // The front of every request, in one step: its id and log line, the Date, then /api/v1 or a
   // mounted service; anything else goes on to the routes below.
+  // (A metrics hook counting finished requests sits with the log line: requestLog's `close`.)
   app.use((req, res, next) => {
     logRequest(req, res);
     if (date) res.setHeader('Date', date());
@@ -203,7 +204,30 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
   app.use(renderError);
   // requests born with express's methods skip its per-request prototype change (request-classes.ts);
   // the routes above end every request, so the router's own end is reached only by a bug
-  const { classes, listener } = requestClasses(app, (err, req, res) => renderError(err ?? new Error('no route answered'), req, res, () => undefined));
+  const { classes, listener } = requestClasses(
+    app,
+    (err, req, res) => renderError(err ?? new Error('no route answered'), req, res, () => undefined),
+    (req, res) => {
+      // /api/v1 as sent by every client (exact case, origin form): the front step above without
+      // express's router, whose layers would only lead it there (bench/read). Its errors, and a
+      // route that passes the request on, end in the same error handler; anything else goes
+      // through the router.
+      if (!req.url.startsWith('/api/v1')) return false;
+      const path = underApi(req.url);
+      if (path === undefined) return false;
+      const end = (err?: unknown) => renderError(err ?? new ApiError('not_found'), req, res, () => undefined);
+      req.originalUrl = req.url; // what the router sets
+      req.baseUrl = '';
+      try {
+        logRequest(req, res);
+        if (date) res.setHeader('Date', date());
+        api(req, res, end, path);
+      } catch (err) {
+        end(err);
+      }
+      return true;
+    },
+  );
 
   /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the front above. */
   const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });

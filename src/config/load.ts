@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
 import { ajvProblems, formatProblem, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { interpolateEnv } from './env-refs.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
 import { parseDuration } from '../util/duration.js';
 import { OperatorError } from '../util/operator-error.js';
+import { newAjv, validatorFor } from '../util/prebuilt-validator.js';
 
 /** Thrown when config.yaml cannot be used; `problems` carry file:line:col. */
 export class ConfigError extends OperatorError {
@@ -15,10 +15,9 @@ export class ConfigError extends OperatorError {
   }
 }
 
-// Compiled at every CLI start: no optimising pass over the generated code, and no check of
-// this (our own, tested) schema against the JSON Schema meta-schema — each costs more than it saves.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true, code: { optimize: false }, validateSchema: false });
-const validateConfig = ajv.compile(configSchema);
+// Generated at build time (util/prebuilt-validator.ts), else compiled now; no check of this (our
+// own, tested) schema against the JSON Schema meta-schema — it costs more than it saves.
+const validateConfig = validatorFor('config', JSON.stringify(configSchema));
 
 /** Rules between keys that a JSON Schema cannot state: `[path, message, hint]`. Internal. */
 function crossChecks(config: Config): Array<[string[], string, string]> {
@@ -47,7 +46,7 @@ export function configSource(config: Config): LocatedYaml | undefined {
 export function configFrom(data: unknown = {}): Config {
   const copy = structuredClone(data ?? {}) as Record<string, unknown>;
   if (!validateConfig(copy)) {
-    throw new Error(`invalid config: ${ajv.errorsText(validateConfig.errors)}`);
+    throw new Error(`invalid config: ${newAjv('config').errorsText(validateConfig.errors)}`);
   }
   const [problem] = crossChecks(copy as unknown as Config);
   if (problem) throw new Error(`invalid config: ${problem[0].join('.')} ${problem[1]}`);

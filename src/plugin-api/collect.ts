@@ -1,11 +1,10 @@
 import type { ErrorObject } from 'ajv';
-import semver from 'semver';
 import { regexProblem } from '../runtime/index.js';
 import { ajvProblems, locate, type LocatedYaml } from '../util/yaml-errors.js';
 import { shortPath } from './boundary.js';
 import { PluginInstance, type Supervision } from './instance.js';
 import { importFile, importPackage, pluginFiles, type Imported, type PluginOrigin } from './load.js';
-import { checkShape, type CheckedPlugin } from './shape.js';
+import { checkShape, semverLib, type CheckedPlugin } from './shape.js';
 
 /** Something wrong with a plugin: where (file:line:col, or config.yaml:line:col), what, what to do. */
 export interface PluginProblem {
@@ -106,7 +105,7 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
       fail(`not a valid plugin: ${problems.join('; ')}`, 'see docs/plugins.md for the shape definePlugin takes');
       continue;
     }
-    if (!semver.satisfies(o.hostVersion, p.range, { includePrerelease: true })) {
+    if (!semverLib().satisfies(o.hostVersion, p.range, { includePrerelease: true })) {
       fail(`${p.name} ${p.version} needs pinbot ${p.range}, and this is pinbot ${o.hostVersion}`, `use a version of ${p.name} made for pinbot ${o.hostVersion}, or a pinbot that ${p.range} accepts`, undefined, p.name, p.version);
       continue;
     }

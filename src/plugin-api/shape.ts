@@ -1,5 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import semver from 'semver';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { regexProblem } from '../runtime/index.js';
 import { describeThrown } from './boundary.js';
 import type { ActionSpec, ConditionSpec, Plugin, SourceSpec } from './types.js';
@@ -9,13 +9,36 @@ export const PLUGIN_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 const ENTRY_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const KEYS = ['name', 'version', 'pinbot', 'description', 'configSchema', 'actions', 'conditions', 'sources', 'setup', 'teardown'];
 
-/** One ajv for every plugin schema: defaults are filled in, types are not coerced. Internal. */
-export const pluginAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
-// `format: regex` in a plugin's schema means a pattern the linear-time engine runs (what
-// `compileRegex` of pinbot/plugin takes): one with a backreference or lookaround is refused
-// when the settings load, at its config.yaml:line:col (see collect.ts), not when a message
-// comes (issue 21, item 4)
-pluginAjv.addFormat('regex', { type: 'string', validate: (s: string) => regexProblem(s) === undefined });
+const require = createRequire(import.meta.url);
+let ajv: Ajv | undefined;
+/**
+ * One ajv for every plugin schema: defaults are filled in, types are not coerced. Made (and
+ * ajv loaded) when the first plugin is checked: a CLI run without plugins never pays for it
+ * (issue 33, `bots validate` start-up). Internal.
+ */
+export function pluginAjv(): Ajv {
+  if (ajv) return ajv;
+  const { Ajv } = require('ajv') as typeof import('ajv');
+  ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, verbose: true });
+  // `format: regex` in a plugin's schema means a pattern the linear-time engine runs (what
+  // `compileRegex` of pinbot/plugin takes): one with a backreference or lookaround is refused
+  // when the settings load, at its config.yaml:line:col (see collect.ts), not when a message
+  // comes (issue 21, item 4)
+  ajv.addFormat('regex', { type: 'string', validate: (s: string) => regexProblem(s) === undefined });
+  return ajv;
+}
+
+/** What collect.ts and this file use of semver (its types are not a dependency of the package). Internal. */
+interface Semver {
+  valid(v: string): string | null;
+  validRange(range: string): string | null;
+  satisfies(v: string, range: string, o?: { includePrerelease?: boolean }): boolean;
+}
+
+/** semver, loaded when a plugin is checked. Internal. */
+export function semverLib(): Semver {
+  return require('semver') as Semver;
+}
 
 /** A plugin whose shape was checked, with its schemas compiled. */
 export interface CheckedPlugin {
@@ -52,7 +75,7 @@ function compile(schema: unknown, at: string, problems: string[]): ValidateFunct
     return undefined;
   }
   try {
-    return pluginAjv.compile(schema);
+    return pluginAjv().compile(schema);
   } catch (err) {
     problems.push(`${at} is not a valid JSON Schema: ${describeThrown(err)}`);
     return undefined;
@@ -86,8 +109,8 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
   for (const k of Object.keys(v)) if (!KEYS.includes(k)) problems.push(`unknown key "${k}"; a plugin has ${KEYS.join(', ')}`);
   const name = v.name;
   if (typeof name !== 'string' || !PLUGIN_NAME.test(name)) problems.push(`name must be lower-case letters, digits and _, starting with a letter (e.g. "karma"); found ${JSON.stringify(name) ?? 'nothing'}`);
-  if (typeof v.version !== 'string' || !semver.valid(v.version)) problems.push(`version must be a semver version like "1.0.0"; found ${JSON.stringify(v.version) ?? 'nothing'}`);
-  if (typeof v.pinbot !== 'string' || !semver.validRange(v.pinbot)) problems.push(`pinbot must be a semver range of the pinbot versions the plugin works with, like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`);
+  if (typeof v.version !== 'string' || !semverLib().valid(v.version)) problems.push(`version must be a semver version like "1.0.0"; found ${JSON.stringify(v.version) ?? 'nothing'}`);
+  if (typeof v.pinbot !== 'string' || !semverLib().validRange(v.pinbot)) problems.push(`pinbot must be a semver range of the pinbot versions the plugin works with, like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`);
   if (v.description !== undefined && typeof v.description !== 'string') problems.push(`description must be a string; found ${kind(v.description)}`);
   const configValidator = v.configSchema === undefined ? undefined : compile(v.configSchema, 'configSchema', problems);
   fn(v, 'setup', 'plugin', problems);

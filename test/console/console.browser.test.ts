@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
@@ -13,16 +13,16 @@ import { TRACE_REASONS } from '../../src/runtime/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { defaultServices } from '../../src/services/index.js';
 import { tempDir } from '../helpers/api.js';
+import { launchChromium, SKIP_BROWSER } from '../helpers/browser.js';
 
 /**
- * The web console in a real browser (Debian's chromium through playwright-core) against a real
+ * The web console in a real browser (a Chromium through playwright-core, found by
+ * test/helpers/browser.ts: PINBOT_CHROMIUM, the system's, or the bundled one) against a real
  * server on a virtual clock, with the example tip jar. One browser for the file; the tests run
  * in order and build on each other (Bob tips, then the clock moves, then a recording).
- * PINBOT_SKIP_BROWSER=1 skips them; a missing browser otherwise fails them.
+ * PINBOT_SKIP_BROWSER=1 skips them; a browser that cannot be found or started fails them.
  */
 const ROOT = join(import.meta.dirname, '../..');
-const CHROMIUM = process.env.PINBOT_CHROMIUM ?? '/usr/bin/chromium';
-const SKIP = process.env.PINBOT_SKIP_BROWSER === '1';
 const SHOTS = process.env.PINBOT_SCREENSHOTS;
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 
@@ -55,9 +55,8 @@ function watch(page: Page): void {
   });
 }
 
-describe.skipIf(SKIP)('the web console in a browser', () => {
+describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), or set PINBOT_SKIP_BROWSER=1 to skip these tests explicitly`);
     tmp = tempDir('pinbot-console-');
     const botsDir = join(tmp.dir, 'bots');
     mkdirSync(botsDir);
@@ -72,10 +71,7 @@ describe.skipIf(SKIP)('the web console in a browser', () => {
       log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
       services: [...defaultServices(), consoleService({ linkClock, scenariosDir: join(tmp.dir, 'scenarios'), scenarios: scenarioPort(join(tmp.dir, 'scenarios')) })],
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    ({ browser } = await launchChromium());
     context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
     context.setDefaultTimeout(15_000);
   });

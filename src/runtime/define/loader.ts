@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { botEnvRefusal, interpolateEnv } from '../../config/env-refs.js';
 import { normalizePin } from '../../util/pin.js';
 import { parseDuration } from '../../util/duration.js';
@@ -15,6 +15,7 @@ import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import type { CheckProblem } from '../contract/types.js';
 import { serverProblem } from './server-allow.js';
+import { validatorFor as prebuiltOrCompiled } from '../../util/prebuilt-validator.js';
 
 export interface LoadResult {
   bot?: CompiledBot;
@@ -52,10 +53,8 @@ function validatorFor(registry: Registry): ValidateFunction {
   const text = JSON.stringify(schema);
   let fn = compiled.get(text);
   if (!fn) {
-    // Compiled at every CLI start: no optimising pass over the generated code, and no check
-    // against the meta-schema (the built-ins' schemas are ours; plugins' schemas were checked
-    // when their plugin loaded, plugin-api/shape.ts) — each costs more than it saves.
-    fn = new Ajv({ allErrors: true, strict: false, verbose: true, code: { optimize: false }, validateSchema: false }).compile(schema);
+    // generated at build time for the built-in entries (util/prebuilt-validator.ts), else compiled now
+    fn = prebuiltOrCompiled('bot', text);
     if (compiled.size >= 16) compiled.clear();
     compiled.set(text, fn);
   }

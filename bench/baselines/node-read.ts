@@ -1,0 +1,23 @@
+// Baseline of the read bench: bare node:http — the floor of what Node can do — looking the
+// presented key up in a Map and answering the same small JSON object as bare-read.ts.
+// node bin/run-ts.js bench/baselines/node-read.ts META_JSON   (META_JSON: { users: [{ key, id, pin, name }] })
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { UsersMeta } from '../data/users.js';
+
+const meta = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as UsersMeta;
+const byKey = new Map(meta.users.map((u) => [u.key, { id: u.id, display_name: u.name, pin_code: u.pin }]));
+
+const server = createServer((req, res) => {
+  const user = req.url === '/api/v1/me' && req.method === 'GET' ? byKey.get((req.headers['x-api-key'] as string | undefined) ?? '') : undefined;
+  const body = JSON.stringify(user ?? { error: { code: 'unauthorized', message: 'no such key' } });
+  res.statusCode = user ? 200 : 401;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+});
+server.listen(0, '127.0.0.1', () => {
+  console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

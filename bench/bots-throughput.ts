@@ -1,0 +1,229 @@
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { callAdmin } from '../src/admin/socket.js';
+import { Messages } from '../src/domain/messaging/collections.js';
+import { FileStore } from '../src/store/file/file-store.js';
+import { defineBench } from './harness/bench.js';
+import { botsRunDirs, pct, sleep } from './harness/bots-kit.js';
+import type { Figure } from './harness/figure.js';
+import { spawnServer } from './harness/server-process.js';
+
+const PEOPLE = 1000;
+const BOTS = 10;
+/** Each person's messages a minute, and the limit they are held to (the bots' users have their own, higher). */
+const PER_PERSON_PER_MIN = 132;
+const PERSON_LIMIT = 150;
+const SEND_S = 10;
+const TARGET = { eventsPerS: 2000, p99Ms: 250 };
+
+/** One POST over the agent's kept-alive connections; resolves with status and body. Internal. */
+function post(agent: Agent, url: string, key: string, body: string, idempotencyKey: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey };
+    const req = request(`${url}/api/v1/messages/send`, { method: 'POST', agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Bytes of the files of `dir` (the store's journal grows with every commit). Internal. */
+function bytesOf(dir: string): number {
+  return readdirSync(dir).reduce((n, f) => n + (statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+}
+
+/**
+ * Waits until the store of `dataDir` has committed nothing for `stillMs` (the bots answered all
+ * they will), at most `maxMs`. A server's CPU going idle is no sign on a busy machine: it may
+ * just not have been given a core. Internal.
+ */
+async function quiet(dataDir: string, stillMs: number, maxMs: number): Promise<void> {
+  const until = performance.now() + maxMs;
+  let size = bytesOf(dataDir);
+  let since = performance.now();
+  while (performance.now() < until && performance.now() - since < stillMs) {
+    await sleep(500);
+    const now = bytesOf(dataDir);
+    if (now !== size) [size, since] = [now, performance.now()];
+  }
+}
+
+/**
+ * Sends one message, again (same Idempotency-Key: never twice) when the connection dropped —
+ * a loaded machine lets the server close a kept-alive connection as a request goes out. Internal.
+ */
+async function send(agent: Agent, url: string, key: string, body: string, id: string): Promise<{ status: number; body: string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await post(agent, url, key, body, id);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await sleep(100 * attempt);
+    }
+  }
+}
+
+/** The outcomes (and reasons) of the bots' last 1,000 traces each, counted. Internal. */
+async function traceSummary(dataDir: string, names: string[]): Promise<string> {
+  const counts = new Map<string, number>();
+  for (const name of names) {
+    try {
+      const { traces } = (await callAdmin(dataDir, 'bots.trace', { name, limit: 1000 })) as { traces: Array<{ outcome: string; reason?: string }> };
+      for (const t of traces) counts.set(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`, (counts.get(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`) ?? 0) + 1);
+    } catch (err) {
+      counts.set(`unreadable (${(err as Error).message.slice(0, 60)})`, 1);
+    }
+  }
+  return [...counts].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+}
+
+/** Where a profile's self time goes: pinbot's runtime (bots, templates), its API, its store, the rest. Internal. */
+function cpuShares(profileDir: string): string {
+  const file = readdirSync(profileDir).find((f) => f.endsWith('.0.001.cpuprofile'));
+  if (!file) return 'no profile';
+  const p = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as { nodes: Array<{ id: number; callFrame: { url: string; functionName: string } }>; samples: number[]; timeDeltas: number[] };
+  const area = new Map<number, string>();
+  for (const n of p.nodes) {
+    const u = n.callFrame.url;
+    const a = /\/dist\/(runtime|plugin-api)\/|node_modules\/(liquidjs|re2js)\//.test(u)
+      ? 'runtime'
+      : /\/dist\/(api|http-server|server)|node_modules\/(express|router|body-parser|raw-body)\//.test(u)
+        ? 'API'
+        : /\/dist\/(store|domain)\//.test(u)
+          ? 'store'
+          : n.callFrame.functionName === '(idle)'
+            ? 'idle'
+            : 'node (HTTP, GC, I/O)';
+    area.set(n.id, a);
+  }
+  const t = new Map<string, number>();
+  p.samples.forEach((id, i) => t.set(area.get(id)!, (t.get(area.get(id)!) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  t.delete('idle');
+  const busy = [...t.values()].reduce((a, b) => a + b, 0);
+  return [...t].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round((100 * v) / busy)}%`).join(', ');
+}
+
+/**
+ * bots-throughput: 1,000 people each writing to 10 echo bots run by one `pinbot serve` (file
+ * store, rate limits on: the people at PERSON_LIMIT messages a minute, the bots' users with
+ * limits of their own), sending together as fast as their limit allows for SEND_S s. Counted
+ * from the store once the server stopped: every message and every reply with their commit
+ * timestamps — answered events a second, message committed → reply committed p50/p99, and
+ * nothing lost or answered twice. The server's CPU profile says where the time went.
+ */
+export default defineBench({
+  name: 'bots-throughput',
+  summary: `1,000 people writing to 10 echo bots (file store): ≥ ${TARGET.eventsPerS} answered events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or answered twice`,
+  async run(ctx) {
+    const tmp = await botsRunDirs('bots-throughput', BOTS, BOTS + PEOPLE, ctx.progress);
+    const { ds, dataDir, botsDir } = tmp;
+    const profDir = join(tmp.dir, 'profile');
+    mkdirSync(profDir);
+    const botUsers = Object.fromEntries(ds.meta.users.slice(0, BOTS).map((u) => [u.name, { general: 10_000_000, messages: 10_000_000, conditional: 10_000_000 }]));
+    const config = {
+      log: { level: 'info' },
+      bots: { dir: botsDir, enabled: true },
+      rate_limits: { enabled: true, general: { limit: PERSON_LIMIT * 2, window: '1m' }, messages: { limit: PERSON_LIMIT, window: '1m' }, users: botUsers },
+    };
+    const configFile = join(tmp.dir, 'config.yaml');
+    writeFileSync(configFile, stringify(config));
+    const srv = await spawnServer({ name: 'pinbot-bots-throughput', args: ['--cpu-prof', '--cpu-prof-dir', profDir, 'bin/pinbot.js', 'serve', '--data', dataDir, '--port', '0', '--config', configFile] });
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const people = ds.meta.users.slice(BOTS);
+    const bots = ds.meta.users.slice(0, BOTS);
+    const refused: Record<number, number> = {};
+    let sent = 0;
+    let traces = '';
+    try {
+      await sleep(3000); // the bots start
+      const perS = (PEOPLE * PER_PERSON_PER_MIN) / 60;
+      ctx.progress(`bots-throughput: ${PEOPLE} people → ${BOTS} bots, ${Math.round(perS)} messages/s for ${SEND_S} s`);
+      const inFlight: Promise<void>[] = [];
+      const t0 = performance.now();
+      const total = Math.round(perS * SEND_S);
+      for (let k = 0; k < total; k++) {
+        const due = t0 + (k * 1000) / perS;
+        const wait = due - performance.now();
+        if (wait > 2) await sleep(wait);
+        const person = people[k % PEOPLE]!;
+        const bot = bots[Math.floor(k / PEOPLE) % BOTS]!;
+        const body = JSON.stringify({ recipient_pin: bot.pin, content: `m${k}` });
+        inFlight.push(
+          send(agent, srv.url, person.key, body, `bt-${k}`).then((r) => {
+            if (r.status === 201) sent++;
+            else refused[r.status] = (refused[r.status] ?? 0) + 1;
+          }),
+        );
+      }
+      await Promise.all(inFlight);
+      ctx.progress(`bots-throughput: ${sent} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for the bots`);
+      // longer than a poll interval (a bot whose backlog was full looks again after one, 5 s) and
+      // than one poll of a bot's 1,000 conversations on a busy machine (no commit while it reads)
+      await quiet(dataDir, 30_000, 300_000);
+      traces = await traceSummary(dataDir, bots.map((_, i) => `echo-${i}`));
+    } finally {
+      agent.destroy();
+      await srv.stop(30_000);
+    }
+    try {
+      const row = await countFrom(dataDir, new Set(bots.map((b) => b.id)), sent, refused, cpuShares(profDir));
+      row.note = `${row.note}; the bots' last traces: ${traces}`;
+      return [row];
+    } finally {
+      tmp.cleanup();
+    }
+  },
+});
+
+/** Reads every message and reply from the stopped server's store and makes the row. Internal. */
+async function countFrom(dataDir: string, botIds: Set<string>, sent: number, refused: Record<number, number>, shares: string): Promise<Figure> {
+  const store = await FileStore.open(dataDir);
+  const asked = new Map<string, { at: number; conversation: string }>();
+  const replies = new Map<string, number[]>();
+  try {
+    for (const m of store.read.col(Messages).all()) {
+      if (botIds.has(m.sender_id)) {
+        const k = /^echo (m\d+)$/.exec(m.content)?.[1];
+        if (k) replies.set(`${m.conversation_id} ${k}`, [...(replies.get(`${m.conversation_id} ${k}`) ?? []), m.timestamp]);
+      } else if (/^m\d+$/.test(m.content)) asked.set(`${m.conversation_id} ${m.content}`, { at: m.timestamp, conversation: m.conversation_id });
+    }
+  } finally {
+    await store.close();
+  }
+  const latencies: number[] = [];
+  let lost = 0;
+  let twice = 0;
+  let first = Infinity;
+  let last = 0;
+  for (const [k, q] of asked) {
+    const r = replies.get(k);
+    if (!r) {
+      lost++;
+      continue;
+    }
+    if (r.length > 1) twice++;
+    latencies.push(r[0]! - q.at);
+    first = Math.min(first, q.at);
+    last = Math.max(last, r[0]!);
+  }
+  const eventsPerS = latencies.length / Math.max(0.001, (last - first) / 1000);
+  const p50 = latencies.length ? pct(latencies, 50) : undefined;
+  const p99 = latencies.length ? pct(latencies, 99) : undefined;
+  const refusals = Object.entries(refused).map(([s, n]) => `${n}× ${s}`).join(', ');
+  return {
+    bench: 'bots-throughput',
+    name: `bots-throughput: ${PEOPLE.toLocaleString('en-US')} people → ${BOTS} echo bots, file store`,
+    rps: eventsPerS,
+    p50,
+    p99,
+    value: `${Math.round(eventsPerS)} answered events/s`,
+    target: `≥ ${TARGET.eventsPerS.toLocaleString('en-US')} events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or twice`,
+    pass: asked.size === sent && sent > 0 && lost === 0 && twice === 0 && eventsPerS >= TARGET.eventsPerS && p99 !== undefined && p99 <= TARGET.p99Ms,
+    note: `${sent} messages committed, ${latencies.length} answered, ${lost} never answered, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; server CPU: ${shares}`,
+  };
+}
