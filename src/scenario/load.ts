@@ -66,6 +66,9 @@ function seedOf(file: string): number {
  * @example const { scenario, problems } = await loadScenario('scenarios/tips.yaml', { steps: builtinSteps() });
  */
 export async function loadScenario(file: string, o: LoadOptions): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
+  // the file itself too: a link in the project to a file outside it is not read (as use: is not)
+  const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));
+  if (escapes) return { problems: [{ file, line: 1, col: 1, path: '', message: `the scenario file is not read: ${escapes}`, hint: OUTSIDE_HINT }] };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
