@@ -262,3 +262,20 @@ describe('the console\'s mount', () => {
     for (const path of ['/console', '/console?x=1', '/console/bots']) expect([path, (await at(s, path)).status]).toEqual([path, 401]);
   });
 });
+
+describe('the clock moves forward only (round 4)', () => {
+  it('"Set time" to a time before now is refused, and the clock stays where it was', async () => {
+    const s = await serve();
+    const { cookie, csrf } = await signIn(s);
+    const post = (path: string, o: Record<string, string>) => at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
+    expect((await post('/console/clock/set', { iso: '2026-11-22T00:00:00Z' })).status).toBe(303);
+    const forward = await (await at(s, '/console/clock', { headers: { cookie } })).text();
+    expect(forward).toContain('now 2026-11-22T00:00:00.000Z');
+    expect((await post('/console/clock/set', { iso: '2020-01-01T00:00:00Z' })).status).toBe(303);
+    const page = await (await at(s, '/console/clock', { headers: { cookie } })).text();
+    expect(page).toContain('the clock moves forward only: 2020-01-01T00:00:00.000Z is before now (2026-11-22T00:00:00.000Z)');
+    expect(s.clock.now()).toBe(Date.parse('2026-11-22T00:00:00Z'));
+    await expect(s.command!('clock.set', { iso: '2026-11-21T23:59:59Z' })).rejects.toThrow('the clock moves forward only');
+    expect(s.clock.now()).toBe(Date.parse('2026-11-22T00:00:00Z'));
+  });
+});
