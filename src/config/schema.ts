@@ -211,6 +211,7 @@ export const configSchema = {
           description: 'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
         },
         link_ttl: { ...duration('10m'), description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)' },
+        session_idle: { ...duration('30m'), description: 'how long a console session may go unused before it ends (sign in again with `pinbot console`)' },
       },
     },
   },
@@ -254,5 +255,5 @@ export interface Config {
   store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
-  console: { enabled?: boolean; link_ttl: string };
+  console: { enabled?: boolean; link_ttl: string; session_idle: string };
 }

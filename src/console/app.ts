@@ -47,7 +47,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   app.use((req, res, next) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
-    if (st.loopbackOnly && !isLoopback(hostOf(req.headers.host))) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
+    const host = hostOf(req.headers.host).toLowerCase();
+    if (st.loopbackOnly && !isLoopback(host) && host !== st.access.host) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
     next();
   });
   app.get('/console/assets/:file', (req, res) => {
@@ -56,6 +57,12 @@ export function consoleApp(st: ConsoleState): express.Express {
     res.type(ASSET_TYPES[f]!).send(assets[f]);
   });
   app.get('/console/signin', (req, res) => {
+    // the session's cookie is for the link's own host name: signed in elsewhere, it would go to
+    // every other listener of that name (the link is not used up)
+    if (st.access.host && hostOf(req.headers.host).toLowerCase() !== st.access.host) {
+      res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>Open the sign-in link exactly as it was printed</h1><p>It names a host of its own (<code>….localhost</code>, which the browser finds on this computer); the console signs in only there. Copy the whole link that <code>pinbot console</code> printed.</p>` }));
+      return;
+    }
     const s = st.access.redeem(String(req.query.token ?? ''));
     if (!s) {
       res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>This sign-in link does not work</h1><p>It was already used, it expired, or it was mistyped. Get a new one with <code>pinbot console</code> (in the project folder, while the server runs).</p>` }));
@@ -67,7 +74,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   // everything else needs a session (checked before a body is read: nothing from outside is
   // parsed); a change also its CSRF token, from this site only
   app.use((req, res, next) => {
-    const s = st.access.session(cookieOf(req, COOKIE));
+    // a live refresh does not keep a session alive: only what the operator does
+    const s = st.access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), req.get('x-console-live') !== undefined);
     if (!s) {
       res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
       return;

@@ -12,6 +12,7 @@ import { scenarioPort } from '../../src/scenario/console-port.js';
 import { render } from '../../src/scenario/templates.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
+import { hostFetch } from '../helpers/host-fetch.js';
 
 // A hostile caller against a real console over real HTTP (issue 23 review).
 let server: RunningServer | undefined;
@@ -30,7 +31,14 @@ async function serve(): Promise<RunningServer> {
   server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ rate_limits: { anonymous: { limit: 100_000 } } }), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log, services: [consoleService()] });
   return server;
 }
-const at = (s: RunningServer, path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${s.port}${path}`, { redirect: 'manual', ...init });
+/** The console's own origin (on loopback, a host name of the run: `http://c-….localhost:PORT`), from a link. */
+const origins = new WeakMap<RunningServer, Promise<string>>();
+const originOf = (s: RunningServer) => {
+  if (!origins.has(s)) origins.set(s, s.command!('console.link').then((r) => new URL((r as { url: string }).url).origin));
+  return origins.get(s)!;
+};
+/** A request to the console as a browser at its link's host name sends it. */
+const at = async (s: RunningServer, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`${await originOf(s)}${path}`, init);
 async function signIn(s: RunningServer): Promise<{ cookie: string; csrf: string }> {
   const { url } = (await s.command!('console.link')) as { url: string };
   const cookie = (await at(s, new URL(url).pathname + new URL(url).search)).headers.get('set-cookie')!.split(';')[0]!;
