@@ -184,6 +184,7 @@ export const configSchema = {
         },
         schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,47}$', default: 'pinbot', description: 'the PostgreSQL schema holding the tables' },
         pool_size: { type: 'integer', minimum: 2, maximum: 1000, default: 10, description: 'PostgreSQL connections per process' },
+        read_wait: { ...duration('5s'), description: 'driver postgres: longest a read waits for the database (a commit in flight, a catch-up) before it is answered 503 storage_unavailable' },
       },
     },
     log: {
@@ -252,7 +253,7 @@ export interface Config {
   bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
   runtime: { step_timeout: string; safety_poll: string };
-  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
+  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number; read_wait: string };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
   console: { enabled?: boolean; link_ttl: string; session_idle: string };

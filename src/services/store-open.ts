@@ -1,3 +1,4 @@
+import { parseDuration } from '../util/duration.js';
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { FileStore } from '../store/file/file-store.js';
@@ -50,5 +51,5 @@ export async function openConfiguredStore({ config, dataDir, warn }: { config: C
 /** The PgStore options of a config (driver postgres). */
 export function postgresOptions(config: Config, warn: (msg: string, extra?: Record<string, unknown>) => void) {
   if (!config.store.url) throw new Error('store.driver is postgres but store.url is not set');
-  return { url: config.store.url, schema: config.store.schema, poolSize: config.store.pool_size, integrity: dataDirIntegrity, warn };
+  return { url: config.store.url, schema: config.store.schema, poolSize: config.store.pool_size, readWaitMs: parseDuration(config.store.read_wait), integrity: dataDirIntegrity, warn };
 }
