@@ -102,10 +102,10 @@ export function consoleApp(st: ConsoleState): express.Express {
   const wrap = (fn: Handler) => (req: Request, res: Response, next: NextFunction) => {
     Promise.resolve(fn(req, res, sessionOf(res))).catch(next);
   };
-  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>) => {
+  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>, liveUser?: string) => {
     // a live refresh does not use up the one-time note
     const keep = req.get('x-console-live') ? s.flash : undefined;
-    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number }));
+    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number, liveUser }));
     if (keep) s.flash = keep;
   };
   const back = (res: Response, s: ConsoleSession, to: string, ok: boolean, text: string) => {
@@ -124,7 +124,11 @@ export function consoleApp(st: ConsoleState): express.Express {
   const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> => st.ctx.command!(name, args) as Promise<T>;
 
   get('/console', (_req, res) => res.redirect(303, '/console/bots'));
-  get('/console/events', (_req, res) => st.live.attach(res));
+  get('/console/events', (req, res) => {
+    // a user's page asks for the changes of its user only
+    const user = String(req.query.user ?? '');
+    st.live.attach(res, API_ID.test(user) && st.ctx.store.read.col(Users).get(user) ? { user } : {});
+  });
 
   // bots
   get('/console/bots', async (req, res, s) => {
@@ -179,7 +183,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   get('/console/users/:id', async (req, res, s) => {
     const u = userOr404(req, res);
     if (!u) return;
-    send(req, res, s, u.display_name, 'users', userBody(u, await loadUserView(st.act, u), s, users()));
+    send(req, res, s, u.display_name, 'users', userBody(u, loadUserView(st.ctx.store.read, st.ctx.env, u), s, users()), u.id);
   });
   /** A form that becomes one request as the user; its answer is the note on the next page. */
   const act = (path: string, build: (b: Record<string, string>, p: Record<string, string>) => { method: string; path: string; body?: unknown } | string) =>

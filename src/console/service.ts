@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { AdminError, type AdminCommand } from '../admin/commands.js';
 import { iso, systemClock, type Clock } from '../clock/clock.js';
-import { commitFeedOf } from '../store/core/commit-signal.js';
+import { commitFeedOf, type CommittedWrite } from '../store/core/commit-signal.js';
+import type { ReadView } from '../store/core/types.js';
+import { usersTouched } from '../domain/users-touched.js';
 import type { ServerContext, ServerService } from '../services/types.js';
 import { parseDuration } from '../util/duration.js';
 import { ConsoleAccess } from './access.js';
@@ -19,6 +21,8 @@ const MAX_JOBS = 200;
 export interface ConsoleServiceOptions {
   /** The clock sign-in links expire on (default: real time, also on a virtual-clock server). */
   linkClock?: Clock;
+  /** The clock that paces live updates (at most one a second per page; default: real time). */
+  liveClock?: Clock;
   /** Where recorded scenarios are saved (default: ./scenarios). */
   scenariosDir?: string;
   /** Runs the project's scenarios from the Scenarios page (`pinbot serve` gives one). */
@@ -88,7 +92,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       base = host ? `http://${host}:${new URL(ctx.url).port}` : ctx.url;
       const cfg = ctx.env.config.console;
       access = new ConsoleAccess(options.linkClock ?? systemClock, { ttlMs: parseDuration(cfg.link_ttl) ?? 600_000, idleMs: parseDuration(cfg.session_idle) ?? 1_800_000, host });
-      live = new LiveFeed();
+      live = new LiveFeed(options.liveClock ?? systemClock);
       const st: ConsoleState = {
         ctx,
         access,
@@ -102,7 +106,13 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       };
       const feed = live;
       const commits = commitFeedOf(ctx.store);
-      if (commits) unsubscribe.push(commits.subscribe(() => feed.changed('commit')));
+      // each commit with the users it concerns: a user's page hears only of its user's changes
+      const touching = (writes: readonly CommittedWrite[], read: ReadView) => {
+        const users = new Set<string>();
+        for (const w of writes) usersTouched(w, read, (id) => users.add(id));
+        return users;
+      };
+      if (commits) unsubscribe.push(commits.subscribe((writes, read) => feed.changed('commit', touching(writes, read))));
       if (ctx.signals) {
         unsubscribe.push(ctx.signals.on('trace', () => feed.changed('trace')));
         unsubscribe.push(
