@@ -90,6 +90,17 @@ export const configSchema = {
       default: {},
       properties: { trial_days: { type: 'integer', minimum: 0, default: 30 } },
     },
+    quotas: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'what one user may keep in the store (docs/reliability.md "Round 4")',
+      properties: {
+        messages_per_conversation: { type: 'integer', minimum: 100, default: 10_000, description: 'messages kept per conversation: past it, the oldest leave the store' },
+        groups_per_user: { type: 'integer', minimum: 1, default: 1000, description: 'group conversations one user may create' },
+        bytes_per_user: { type: 'integer', minimum: 65_536, default: 10_485_760, description: 'bytes (UTF-8) of the messages kept, transfer notes, introduction messages and group names of one user' },
+      },
+    },
     messaging: {
       type: 'object',
       additionalProperties: false,
@@ -250,6 +261,7 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
+  quotas: { messages_per_conversation: number; groups_per_user: number; bytes_per_user: number };
   bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
   runtime: { step_timeout: string; safety_poll: string };
