@@ -3,7 +3,7 @@ import type { DomainEnv } from './env.js';
 import { DomainError } from './errors.js';
 
 /**
- * What a user keeps in the store that the user chose the size of: the bytes (UTF-8) of the
+ * What a user keeps in the store that the user chose the size of: the bytes (as stored) of the
  * messages they sent that are still kept, of their transfer notes, introduction messages and
  * group names, and how many groups they created. By user id.
  */
@@ -16,8 +16,8 @@ export interface UsageRecord {
 /** Each user's usage (docs/reliability.md "Round 4"): quotas are checked against it in O(1). */
 export const Usage = defineCollection<UsageRecord>({ name: 'user_usage' });
 
-/** The UTF-8 size of a text. */
-export const byteSize = (text: string): number => Buffer.byteLength(text, 'utf8');
+/** The size of a text as the store writes it: UTF-8 in a JSON string (a control character is 6 bytes, `\u0001`). */
+export const byteSize = (text: string): number => Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
 
 const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
 
