@@ -225,6 +225,12 @@ export function consoleApp(st: ConsoleState): express.Express {
     post(`/console/clock/${name.slice(6)}`, async (req, res, s) => {
       const value = String((req.body as Record<string, string>)[field] ?? '').trim();
       const before = st.ctx.clock.now();
+      // the console's Set time moves forward only (a recording replays clock steps forward; a
+      // day already paid would be crossed again): `pinbot clock set` is the operator's tool to go back
+      const to = Date.parse(value);
+      if (name === 'clock.set' && Number.isFinite(to) && to < before) {
+        return void back(res, s, '/console/clock', false, `the clock moves forward only: ${iso(to)} is before now (${iso(before)}); give a later time`);
+      }
       try {
         const r = await command<{ now: string }>(name, { [field]: value });
         if (st.recording.on && st.recording.steps.length < MAX_RECORDED) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
