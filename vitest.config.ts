@@ -21,6 +21,7 @@ const ON_POSTGRES = [
 const POSTGRES_ONLY = [
   'test/store/pg-store.test.ts',
   'test/store/pg-commit-feed.test.ts',
+  'test/store/pg-outage.test.ts',
   'test/api/shared-database.test.ts',
   'test/cluster/three-processes.test.ts',
   'test/cluster/bot-takeover.test.ts',

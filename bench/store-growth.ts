@@ -93,6 +93,29 @@ for (const row of rows) {
 }
 console.log(`  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(total).padStart(8)} MB`);
 
+// With quotas (config quotas.*): the text a user keeps is bytes_per_user in all, whatever the day;
+// what remains per write is the row with the least text (a one-character message, a transfer
+// without a note, an introduction without a message, a one-character group name), and groups
+// stop at groups_per_user. Measured the same way, on the same store.
+const q = defaults.quotas;
+const bare = {
+  message: await bytesOf(5, () => post(`/conversations/${conv}/messages`, { content: 'x' })),
+  transfer: await bytesOf(5, () => post('/wallet/send', { recipient_pin: others[0]!.pin, amount: 0.01 })),
+  group: await bytesOf(5, () => post('/conversations', { participant_pins: others.slice(0, defaults.messaging.max_group_size - 1).map((o) => o.pin), name: 'g' })),
+  introduction: await bytesOf(5, () => post('/introductions', { participant_pins: others.slice(0, defaults.messaging.max_group_size).map((o) => o.pin) })),
+  contact_request: perWrite.contact_request,
+};
+console.log(`
+with quotas: bytes_per_user ${mb(q.bytes_per_user)} MB of text in all, groups_per_user ${q.groups_per_user}, messages_per_conversation ${q.messages_per_conversation.toLocaleString('en-US')}`);
+let quotaTotal = q.bytes_per_user;
+console.log(`  ${'text (once)'.padEnd(16)} ${''.padStart(27)} ${mb(q.bytes_per_user).padStart(8)} MB`);
+for (const row of rows) {
+  const count = row.kind === 'group' ? Math.min(row.count, q.groups_per_user) : row.count;
+  quotaTotal += count * bare[row.kind];
+  console.log(`  ${row.kind.padEnd(16)} ${count.toLocaleString('en-US').padStart(8)} × ${bare[row.kind].toLocaleString('en-US').padStart(6)} B = ${mb(count * bare[row.kind]).padStart(8)} MB`);
+}
+console.log(`  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(quotaTotal).padStart(8)} MB (the first day; then without the text)`);
+
 server.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });

@@ -75,15 +75,38 @@ function underApi(url: string): string | undefined {
 
 /**
  * A request target in absolute form (`GET http://host/api/v1/me`, which HTTP/1.1 servers must
- * take) as its path and query, as express's router read it; anything else as sent. Internal.
+ * take) as its path and query, as express's router read it; anything else as sent; undefined
+ * for an absolute form that is no URL (`http://[::1/api/v1/me`), which express's router would
+ * throw on before any middleware ran (a 500 with no request id, log line or rate limit). Internal.
  */
-function originForm(url: string): string {
+function originForm(url: string): string | undefined {
   try {
     const u = new URL(url);
     return u.protocol === 'http:' || u.protocol === 'https:' ? u.pathname + u.search : url;
   } catch {
-    return url;
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? undefined : url;
   }
+}
+
+/** Requests whose target was a malformed absolute form: the front answers them 400. Internal. */
+const malformedTargets = new WeakSet<IncomingMessage>();
+
+/**
+ * Puts an absolute-form target in origin form before express's router parses it; a malformed
+ * one becomes `/` and is marked, so that it reaches the front (its request id, log line and the
+ * anonymous limit) and is answered 400 `malformed_request` there. Internal.
+ */
+function frontTarget(req: IncomingMessage): void {
+  const url = req.url ?? '/';
+  if (url.startsWith('/')) return;
+  const origin = originForm(url);
+  if (origin !== undefined) {
+    req.url = origin;
+    return;
+  }
+  malformedTargets.add(req);
+  (req as Request).originalUrl = url; // logged as sent
+  req.url = '/';
 }
 
 /**
@@ -172,7 +195,11 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
   app.use((req, res, next) => {
     logRequest(req, res);
     if (date) res.setHeader('Date', date());
-    if (!req.url.startsWith('/')) req.url = originForm(req.url);
+    if (!req.url.startsWith('/')) frontTarget(req);
+    if (malformedTargets.has(req)) {
+      const target = 'The request target is not a valid URL. Send a path such as /api/v1/me (or a valid absolute http:// URL).';
+      return void limiters.anonymous(req, res, (err?: unknown) => next(err ?? new ApiError('malformed_request', target)));
+    }
     const path = underApi(req.url);
     if (path !== undefined) return api(req, res, next, path);
     const m = mounts.length ? mounts.find((x) => under(req.url, x.prefix)) : undefined;
@@ -204,7 +231,7 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
   app.use(renderError);
   // requests born with express's methods skip its per-request prototype change (request-classes.ts);
   // the routes above end every request, so the router's own end is reached only by a bug
-  const { classes, listener } = requestClasses(
+  const served = requestClasses(
     app,
     (err, req, res) => renderError(err ?? new Error('no route answered'), req, res, () => undefined),
     (req, res) => {
@@ -228,6 +255,12 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
       return true;
     },
   );
+  const { classes } = served;
+  // a target in absolute form becomes its path first (a malformed one is marked, answered 400 at the front)
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    frontTarget(req);
+    served.listener(req, res);
+  };
 
   /** Serves `prefix` (e.g. `/plugins/`) with `handler`, behind the front above. */
   const mount = (prefix: string, handler: Mount['handler'], authenticated?: Mount['authenticated']) => void mounts.push({ prefix, handler, authenticated });

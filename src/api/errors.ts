@@ -9,6 +9,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   insufficient_funds: 400,
   cannot_target_self: 400,
   cannot_leave_direct: 400,
+  quota_exceeded: 400,
   forbidden: 403,
   user_not_found: 404,
   transaction_not_found: 404,

@@ -90,6 +90,17 @@ export const configSchema = {
       default: {},
       properties: { trial_days: { type: 'integer', minimum: 0, default: 30 } },
     },
+    quotas: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'what one user may keep in the store (docs/reliability.md "Round 4")',
+      properties: {
+        messages_per_conversation: { type: 'integer', minimum: 100, default: 10_000, description: 'messages kept per conversation: past it, the oldest leave the store' },
+        groups_per_user: { type: 'integer', minimum: 1, default: 1000, description: 'group conversations one user may create' },
+        bytes_per_user: { type: 'integer', minimum: 65_536, default: 10_485_760, description: 'bytes (UTF-8) of the messages kept, transfer notes, introduction messages and group names of one user' },
+      },
+    },
     messaging: {
       type: 'object',
       additionalProperties: false,
@@ -184,6 +195,7 @@ export const configSchema = {
         },
         schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,47}$', default: 'pinbot', description: 'the PostgreSQL schema holding the tables' },
         pool_size: { type: 'integer', minimum: 2, maximum: 1000, default: 10, description: 'PostgreSQL connections per process' },
+        read_wait: { ...duration('5s'), description: 'driver postgres: longest a read waits for the database (a commit in flight, a catch-up) before it is answered 503 storage_unavailable' },
       },
     },
     log: {
@@ -211,6 +223,7 @@ export const configSchema = {
           description: 'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
         },
         link_ttl: { ...duration('10m'), description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)' },
+        session_idle: { ...duration('30m'), description: 'how long a console session may go unused before it ends (sign in again with `pinbot console`)' },
       },
     },
   },
@@ -248,11 +261,12 @@ export interface Config {
   ubi: { amount_per_day: number; schedule: string };
   subscription: { trial_days: number };
   messaging: { max_length: number; max_group_size: number };
+  quotas: { messages_per_conversation: number; groups_per_user: number; bytes_per_user: number };
   bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
   plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
   runtime: { step_timeout: string; safety_poll: string };
-  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number };
+  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number; read_wait: string };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
-  console: { enabled?: boolean; link_ttl: string };
+  console: { enabled?: boolean; link_ttl: string; session_idle: string };
 }

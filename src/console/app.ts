@@ -47,7 +47,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   app.use((req, res, next) => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
-    if (st.loopbackOnly && !isLoopback(hostOf(req.headers.host))) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
+    const host = hostOf(req.headers.host).toLowerCase();
+    if (st.loopbackOnly && !isLoopback(host) && host !== st.access.host) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
     next();
   });
   app.get('/console/assets/:file', (req, res) => {
@@ -56,6 +57,12 @@ export function consoleApp(st: ConsoleState): express.Express {
     res.type(ASSET_TYPES[f]!).send(assets[f]);
   });
   app.get('/console/signin', (req, res) => {
+    // the session's cookie is for the link's own host name: signed in elsewhere, it would go to
+    // every other listener of that name (the link is not used up)
+    if (st.access.host && hostOf(req.headers.host).toLowerCase() !== st.access.host) {
+      res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>Open the sign-in link exactly as it was printed</h1><p>It names a host of its own (<code>….localhost</code>, which the browser finds on this computer); the console signs in only there. Copy the whole link that <code>pinbot console</code> printed.</p>` }));
+      return;
+    }
     const s = st.access.redeem(String(req.query.token ?? ''));
     if (!s) {
       res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>This sign-in link does not work</h1><p>It was already used, it expired, or it was mistyped. Get a new one with <code>pinbot console</code> (in the project folder, while the server runs).</p>` }));
@@ -67,7 +74,8 @@ export function consoleApp(st: ConsoleState): express.Express {
   // everything else needs a session (checked before a body is read: nothing from outside is
   // parsed); a change also its CSRF token, from this site only
   app.use((req, res, next) => {
-    const s = st.access.session(cookieOf(req, COOKIE));
+    // a live refresh does not keep a session alive: only what the operator does
+    const s = st.access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), req.get('x-console-live') !== undefined);
     if (!s) {
       res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
       return;
@@ -94,10 +102,10 @@ export function consoleApp(st: ConsoleState): express.Express {
   const wrap = (fn: Handler) => (req: Request, res: Response, next: NextFunction) => {
     Promise.resolve(fn(req, res, sessionOf(res))).catch(next);
   };
-  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>) => {
+  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>, liveUser?: string) => {
     // a live refresh does not use up the one-time note
     const keep = req.get('x-console-live') ? s.flash : undefined;
-    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number }));
+    res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number, liveUser }));
     if (keep) s.flash = keep;
   };
   const back = (res: Response, s: ConsoleSession, to: string, ok: boolean, text: string) => {
@@ -116,7 +124,11 @@ export function consoleApp(st: ConsoleState): express.Express {
   const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> => st.ctx.command!(name, args) as Promise<T>;
 
   get('/console', (_req, res) => res.redirect(303, '/console/bots'));
-  get('/console/events', (_req, res) => st.live.attach(res));
+  get('/console/events', (req, res) => {
+    // a user's page asks for the changes of its user only
+    const user = String(req.query.user ?? '');
+    st.live.attach(res, API_ID.test(user) && st.ctx.store.read.col(Users).get(user) ? { user } : {});
+  });
 
   // bots
   get('/console/bots', async (req, res, s) => {
@@ -171,7 +183,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   get('/console/users/:id', async (req, res, s) => {
     const u = userOr404(req, res);
     if (!u) return;
-    send(req, res, s, u.display_name, 'users', userBody(u, await loadUserView(st.act, u), s, users()));
+    send(req, res, s, u.display_name, 'users', userBody(u, loadUserView(st.ctx.store.read, st.ctx.env, u), s, users()), u.id);
   });
   /** A form that becomes one request as the user; its answer is the note on the next page. */
   const act = (path: string, build: (b: Record<string, string>, p: Record<string, string>) => { method: string; path: string; body?: unknown } | string) =>
@@ -213,6 +225,12 @@ export function consoleApp(st: ConsoleState): express.Express {
     post(`/console/clock/${name.slice(6)}`, async (req, res, s) => {
       const value = String((req.body as Record<string, string>)[field] ?? '').trim();
       const before = st.ctx.clock.now();
+      // the console's Set time moves forward only (a recording replays clock steps forward; a
+      // day already paid would be crossed again): `pinbot clock set` is the operator's tool to go back
+      const to = Date.parse(value);
+      if (name === 'clock.set' && Number.isFinite(to) && to < before) {
+        return void back(res, s, '/console/clock', false, `the clock moves forward only: ${iso(to)} is before now (${iso(before)}); give a later time`);
+      }
       try {
         const r = await command<{ now: string }>(name, { [field]: value });
         if (st.recording.on && st.recording.steps.length < MAX_RECORDED) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });

@@ -17,7 +17,7 @@ export const csrfField = (s: ConsoleSession) => html`<input type="hidden" name="
  * A whole console page: the navigation, the session's one-time note, the content. The CSRF token
  * is in a meta tag for the script; no inline script or style (the CSP forbids both).
  */
-export function page(o: { title: string; section?: string; session?: ConsoleSession; body: SafeHtml; seq?: number }): string {
+export function page(o: { title: string; section?: string; session?: ConsoleSession; body: SafeHtml; seq?: number; liveUser?: string }): string {
   const flash = o.session?.flash;
   if (o.session) o.session.flash = undefined;
   return html`<!doctype html>
@@ -25,7 +25,7 @@ export function page(o: { title: string; section?: string; session?: ConsoleSess
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${o.session ? html`<meta name="csrf-token" content="${o.session.csrf}"><meta name="live-seq" content="${o.seq ?? 0}">` : ''}
+${o.session ? html`<meta name="csrf-token" content="${o.session.csrf}"><meta name="live-seq" content="${o.seq ?? 0}">` : ''}${o.session && o.liveUser ? html`<meta name="live-user" content="${o.liveUser}">` : ''}
 <title>${o.title} · pinbot console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>

@@ -1,6 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { AdminError, type AdminCommand } from '../admin/commands.js';
 import { iso, systemClock, type Clock } from '../clock/clock.js';
+import type { CommittedWrite } from '../store/core/commit-signal.js';
+import type { ReadView } from '../store/core/types.js';
+import { usersTouched } from '../domain/users-touched.js';
 import type { ServerContext, ServerService } from '../services/types.js';
 import { parseDuration } from '../util/duration.js';
 import { ConsoleAccess } from './access.js';
@@ -8,7 +12,7 @@ import { ActAs } from './act-as.js';
 import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
 import type { ScenarioPort } from './scenario-port.js';
-import { cookieOf, COOKIE, isLoopback } from './security.js';
+import { cookieOf, COOKIE, hostOf, isLoopback } from './security.js';
 import { DATA_DIR } from '../util/data-dir.js';
 
 /** Jobs kept for the clock page. */
@@ -17,10 +21,21 @@ const MAX_JOBS = 200;
 export interface ConsoleServiceOptions {
   /** The clock sign-in links expire on (default: real time, also on a virtual-clock server). */
   linkClock?: Clock;
+  /** The clock that paces live updates (at most one a second per page; default: real time). */
+  liveClock?: Clock;
   /** Where recorded scenarios are saved (default: ./scenarios). */
   scenariosDir?: string;
   /** Runs the project's scenarios from the Scenarios page (`pinbot serve` gives one). */
   scenarios?: ScenarioPort;
+}
+
+/**
+ * A host name of this run only: `c-` and 26 random base-32 characters under `.localhost` (one DNS
+ * label, lower case, as browsers compare host names). Internal.
+ */
+function runHostName(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return `c-${[...randomBytes(26)].map((b) => alphabet[b & 31]).join('')}.localhost`;
 }
 
 /** Whether the console is served, and if not why not. Internal. */
@@ -69,9 +84,15 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         off = 'this server has no HTTP server to serve it on';
         return;
       }
-      base = ctx.url;
-      access = new ConsoleAccess(options.linkClock ?? systemClock, parseDuration(ctx.env.config.console.link_ttl) ?? 600_000);
-      live = new LiveFeed();
+      const loopbackOnly = isLoopback(new URL(ctx.url).hostname);
+      // on loopback the console has a host name of this run only (`<random>.localhost`, which
+      // browsers resolve to the loopback address themselves): its cookie goes to no other
+      // listener of 127.0.0.1 (docs/console.md "Who can use it")
+      const host = loopbackOnly ? runHostName() : undefined;
+      base = host ? `http://${host}:${new URL(ctx.url).port}` : ctx.url;
+      const cfg = ctx.env.config.console;
+      access = new ConsoleAccess(options.linkClock ?? systemClock, { ttlMs: parseDuration(cfg.link_ttl) ?? 600_000, idleMs: parseDuration(cfg.session_idle) ?? 1_800_000, host });
+      live = new LiveFeed(options.liveClock ?? systemClock);
       const st: ConsoleState = {
         ctx,
         access,
@@ -81,10 +102,16 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         recording: { on: false, steps: [] },
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
         scenarios: options.scenarios,
-        loopbackOnly: isLoopback(new URL(ctx.url).hostname),
+        loopbackOnly,
       };
       const feed = live;
-      unsubscribe.push(ctx.deployment.commits.subscribe(() => feed.changed('commit')));
+      // each commit with the users it concerns: a user's page hears only of its user's changes
+      const touching = (writes: readonly CommittedWrite[], read: ReadView) => {
+        const users = new Set<string>();
+        for (const w of writes) usersTouched(w, read, (id) => users.add(id));
+        return users;
+      };
+      unsubscribe.push(ctx.deployment.commits.subscribe((writes, read) => feed.changed('commit', touching(writes, read))));
       if (ctx.signals) {
         unsubscribe.push(ctx.signals.on('trace', () => feed.changed('trace')));
         unsubscribe.push(
@@ -97,7 +124,13 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       }
       const app = consoleApp(st);
       // the mount takes `/console` and `/console/…` only (not `/consoles`)
-      ctx.mount('/console', app, (req) => access?.session(cookieOf(req, COOKIE)) !== undefined);
+      // not anonymous: a browser with a session, and a sign-in link that would work (a keyless
+      // flood from any local process must not keep the operator's link at 429)
+      ctx.mount('/console', app, (req) => {
+        if (!access) return false;
+        if (access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), true)) return true;
+        return (req.url ?? '').startsWith('/console/signin?') && access.linkValid(new URLSearchParams(req.url!.slice(req.url!.indexOf('?'))).get('token'));
+      });
       ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
     },
     stop() {

@@ -6,6 +6,7 @@ import { ContactRequests } from '../domain/contacts/contact-requests.js';
 import { Contacts } from '../domain/contacts/contacts.js';
 import { Introductions } from '../domain/introductions/introductions.js';
 import { ConversationActivity, Conversations, Messages } from '../domain/messaging/collections.js';
+import { Usage } from '../domain/quotas.js';
 import { Keys } from '../domain/users/keys.js';
 import { Users } from '../domain/users/users.js';
 import { Accounts } from '../domain/wallet/accounts.js';
@@ -23,7 +24,7 @@ import type { CollectionDef, StoredRecord } from '../store/core/types.js';
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
   Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates, ClockState,
-  BotWorkers, BotLeases, BotKeys,
+  BotWorkers, BotLeases, BotKeys, Usage,
 ] as unknown as CollectionDef<StoredRecord>[];
 
 /** Every collection a data directory's store holds. */

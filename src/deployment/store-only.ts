@@ -3,6 +3,7 @@ import type { Store } from '../store/core/types.js';
 import { FileStore } from '../store/file/file-store.js';
 import type { PgStoreOptions } from '../store/postgres/pg-store.js';
 import { dataDirIntegrity } from './store-integrity.js';
+import { parseDuration } from '../util/duration.js';
 
 /**
  * The store alone, without a server (the CLI's offline commands): the deployment's two ways to
@@ -20,7 +21,7 @@ export function openFileStore(o: { config: Config; dataDir: string; warn: (msg: 
 /** The PgStore options of a config (driver postgres). */
 export function postgresOptions(config: Config, warn: (msg: string, extra?: Record<string, unknown>) => void): PgStoreOptions {
   if (!config.store.url) throw new Error('store.driver is postgres but store.url is not set');
-  return { url: config.store.url, schema: config.store.schema, poolSize: config.store.pool_size, integrity: dataDirIntegrity, warn };
+  return { url: config.store.url, schema: config.store.schema, poolSize: config.store.pool_size, readWaitMs: parseDuration(config.store.read_wait), integrity: dataDirIntegrity, warn };
 }
 
 /** Opens the shared database of `config.store` (its driver is loaded only here). */

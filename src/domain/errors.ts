@@ -23,6 +23,7 @@ export const DOMAIN_ERRORS = {
   already_contacts: 'You are already contacts with this user.',
   request_exists: 'You already sent a contact request to this user; wait for their answer.',
   cannot_leave_direct: 'A direct conversation cannot be left; only groups can. Stop writing to it, or ignore it.',
+  quota_exceeded: 'This would keep more than one user may keep in the store (config.yaml quotas); nothing was written.',
 } as const satisfies Record<string, string>;
 
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;

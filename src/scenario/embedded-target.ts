@@ -23,16 +23,16 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     config: sc.config,
     registry,
     log,
-    users: Object.fromEntries(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
+    users: nullProto(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
   });
   const clock = world.clock;
   // Commits touch the clock: counting them tells an event search when to look again.
   let changes = 0;
   clock.onTouch(() => changes++);
-  const users: Record<string, TargetUser> = {};
+  const users = nullProto<TargetUser>([]);
   const names = new Map<string, string>();
   for (const [name, u] of Object.entries(world.users)) {
-    users[name] = { name, id: u.id, pin_code: u.pin_code, display_name: u.display_name, api_key: u.api_key };
+    Object.defineProperty(users, name, { value: { name, id: u.id, pin_code: u.pin_code, display_name: u.display_name, api_key: u.api_key }, enumerable: true, configurable: true });
     names.set(u.id, name);
   }
   try {
@@ -99,4 +99,14 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     close: () => world.close(),
   };
   return target;
+}
+
+/**
+ * A record by user name without a prototype, its entries defined (not assigned): users named
+ * `constructor`, `toString` or `__proto__` are entries like any other. Internal.
+ */
+function nullProto<T>(entries: ReadonlyArray<readonly [string, T]>): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
+  return out;
 }

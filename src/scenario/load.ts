@@ -66,6 +66,9 @@ function seedOf(file: string): number {
  * @example const { scenario, problems } = await loadScenario('scenarios/tips.yaml', { steps: builtinSteps() });
  */
 export async function loadScenario(file: string, o: LoadOptions): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
+  // the file itself too: a link in the project to a file outside it is not read (as use: is not)
+  const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));
+  if (escapes) return { problems: [{ file, line: 1, col: 1, path: '', message: `the scenario file is not read: ${escapes}`, hint: OUTSIDE_HINT }] };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -100,7 +103,8 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
   const start = v.clock?.start === undefined ? Date.parse(DEFAULT_START) : Date.parse(String(v.clock.start));
   if (!Number.isFinite(start)) at(['clock', 'start'], `expected a time in ISO 8601 like 2026-03-01T09:00:00Z, found ${JSON.stringify(v.clock.start)}`);
 
-  const users: Record<string, UserDecl> = {};
+  // no prototype: a user named `constructor` or `toString` is a user, not Object's member
+  const users = Object.create(null) as Record<string, UserDecl>;
   for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>)) users[name] = spec ?? {};
   for (const [name, spec] of Object.entries(users)) {
     (spec.contacts ?? []).forEach((c, i) => {

@@ -185,15 +185,18 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       ...o.hostOptions,
     });
   let host = botHost();
-  const users: Record<string, WorldUser> = {};
+  // users by name in a Map: a plain object answers `constructor`, `toString`, `__proto__` …
+  // (a user "constructor" already "existed"); `world.users` is a view of it without a prototype
+  const byName = new Map<string, WorldUser>();
+  const users = Object.create(null) as Record<string, WorldUser>;
   let botSeq = 0;
 
   const userOf = (name: string): WorldUser => {
-    const u = users[name];
-    if (!u) throw new Error(`no user "${name}" in this world; the users are: ${Object.keys(users).join(', ') || 'none'}`);
+    const u = byName.get(name);
+    if (!u) throw new Error(`no user "${name}" in this world; the users are: ${[...byName.keys()].join(', ') || 'none'}`);
     return u;
   };
-  const pinOf = (to: string) => users[to]?.pin_code ?? to;
+  const pinOf = (to: string) => byName.get(to)?.pin_code ?? to;
 
   const world: TestWorld = {
     get server() {
@@ -213,14 +216,14 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       await host.stop();
       await server.close();
       server = await serve();
-      for (const u of Object.values(users)) u.api = createClient({ baseUrl: server.url, apiKey: u.api_key });
+      for (const u of byName.values()) u.api = createClient({ baseUrl: server.url, apiKey: u.api_key });
       host = botHost();
       const report = await host.start();
       for (const b of report) if (b.name) await host.runner(b.name)?.started;
       await clock.settle();
     },
     async addUser(name, spec = {}) {
-      if (users[name]) throw new Error(`a user "${name}" already exists in this world`);
+      if (byName.has(name)) throw new Error(`a user "${name}" already exists in this world`);
       const made = await server.store.transaction((tx) => {
         const u = createUser(tx, server.env, { name });
         if (spec.balance) grantMoney(tx, server.env, u.id, Math.round(spec.balance * 100));
@@ -228,7 +231,8 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
         return { u, key: createKey(tx, server.env, u.id).api_key };
       });
       const user: WorldUser = { name, id: made.u.id, pin_code: made.u.pin_code, display_name: made.u.display_name, api_key: made.key, api: createClient({ baseUrl: server.url, apiKey: made.key }) };
-      users[name] = user;
+      byName.set(name, user);
+      Object.defineProperty(users, name, { value: user, enumerable: true, configurable: true });
       return user;
     },
     as(name) {
@@ -286,7 +290,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     for (const [name, spec] of Object.entries(o.users ?? {})) {
       const contacts = (spec.contacts ?? []).filter((c) => c !== name);
       // listed on either side or both: one contact each pair
-      if (contacts.length) await server.store.transaction((tx) => contacts.forEach((c) => contactBetween(tx, users[name]!.id, userOf(c).id) ?? addContact(tx, server.env, users[name]!.id, userOf(c).id)));
+      if (contacts.length) await server.store.transaction((tx) => contacts.forEach((c) => contactBetween(tx, userOf(name).id, userOf(c).id) ?? addContact(tx, server.env, userOf(name).id, userOf(c).id)));
     }
     for (const bot of o.bots ?? []) await world.addBot(bot);
   } catch (err) {

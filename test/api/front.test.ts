@@ -52,3 +52,40 @@ describe('the front of every request (api/app.ts)', () => {
     expect(later).toContain('Date: Sat, 21 Nov 2026 12:01:01 GMT');
   });
 });
+
+describe('a malformed absolute-form target (round 4)', () => {
+  let api: TestApi;
+  let port: number;
+  let close: () => Promise<void>;
+  const lines: Array<Record<string, unknown>> = [];
+  beforeAll(async () => {
+    api = await testApi({ config: { rate_limits: { enabled: true } } });
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const { listener, classes } = createApp({ store: api.store, commits: api.commits, env: api.env, log });
+    const server = createHttpServer(listener, api.config.server, classes);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as AddressInfo).port;
+    close = () => new Promise((r) => server.close(() => r()));
+  });
+  afterAll(async () => {
+    await close();
+    await api.close();
+  });
+
+  it('is 400 malformed_request through the normal edge: a request id, a log line, the anonymous limit', async () => {
+    const res = await rawRequest(port, `GET http://[::1/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(res).toMatch(/^HTTP\/1\.1 400 /);
+    expect(res).toContain('"code":"malformed_request"');
+    const id = /X-Request-Id: (\S+)/i.exec(res)?.[1];
+    expect(id).toBeDefined();
+    const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === id);
+    expect(line).toMatchObject({ req: { url: 'http://[::1/api/v1/me' }, res: { statusCode: 400 } });
+    expect(lines.some((l) => l.level === 50)).toBe(false);
+    // the anonymous limit counts them: the 30 of the minute, then 429
+    const limit = api.config.rate_limits.anonymous.limit;
+    const answers: string[] = [];
+    for (let i = 1; i < limit + 1; i++) answers.push((await rawRequest(port, `GET http://[::1/x${i} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)).slice(0, 12));
+    expect(answers.slice(0, limit - 1).every((a) => a === 'HTTP/1.1 400')).toBe(true);
+    expect(answers[limit - 1]).toBe('HTTP/1.1 429');
+  });
+});

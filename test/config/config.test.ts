@@ -104,6 +104,7 @@ describe('config.yaml', () => {
       url: 'postgres://pinbot:secret@db:5432/pinbot',
       schema: 'pinbot',
       pool_size: 10,
+      read_wait: '5s',
     });
     const bad = problems(g, { DATABASE_URL: 'mysql://pinbot:secret@db/pinbot' });
     expect(bad).toEqual([`${g}:3:8: store.url: expected a value matching ^postgres(ql)?://`]);

@@ -8,7 +8,9 @@ import { configFrom } from '../../src/config/load.js';
 import { consoleService } from '../../src/console/service.js';
 import { writeScenarioYaml } from '../../src/console/recorder.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { tempDir } from '../helpers/api.js';
+import { hostFetch } from '../helpers/host-fetch.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 let server: RunningServer | undefined;
@@ -19,28 +21,32 @@ afterEach(async () => {
   server = tmp = undefined;
 });
 
-async function serve(host: string, console: Record<string, unknown> = {}): Promise<RunningServer> {
+async function serve(host: string, console: Record<string, unknown> = {}, linkClock?: VirtualClock): Promise<RunningServer> {
   tmp = tempDir('pinbot-console-');
-  server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ console }), host, port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService()] });
+  server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ console }), host, port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService({ linkClock })] });
   return server;
 }
 
-const local = (s: RunningServer, path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${s.port}${path}`, { redirect: 'manual', ...init });
+/** A request to 127.0.0.1 (named so in its Host header). */
+const local = (s: RunningServer, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`http://127.0.0.1:${s.port}${path}`, init);
+/** A request to the host a link names (the console's own name on loopback), as a browser sends it. */
+const to = (link: string, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`${new URL(link).origin}${path}`, init);
+const signInPath = (link: string) => new URL(link).pathname + new URL(link).search;
 
 describe('console access', () => {
   it('is on by default on a loopback address: a link signs in once, and the session reads pages', async () => {
     const s = await serve('127.0.0.1');
     const { url } = (await s.command!('console.link')) as { url: string };
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/signin\?token=[\w-]{43}$/);
-    const first = await local(s, new URL(url).pathname + new URL(url).search);
+    expect(url).toMatch(new RegExp(`^http://c-[a-z2-7]{26}\\.localhost:${s.port}/console/signin\\?token=[\\w-]{43}$`));
+    const first = await to(url, signInPath(url));
     expect(first.status).toBe(303);
     const cookie = first.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^pinbot_console=[\w-]+; Path=\/console; HttpOnly; SameSite=Strict$/);
-    const page = await local(s, '/console/users', { headers: { cookie: cookie.split(';')[0]! } });
+    const page = await to(url, '/console/users', { headers: { cookie: cookie.split(';')[0]! } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'self'; script-src 'self';/);
-    expect((await local(s, new URL(url).pathname + new URL(url).search)).status).toBe(403);
-    expect((await local(s, '/console/users')).status).toBe(401);
+    expect((await to(url, signInPath(url))).status).toBe(403);
+    expect((await to(url, '/console/users')).status).toBe(401);
     // another site's name resolved to 127.0.0.1 (DNS rebinding) is not served
     const rebound = await new Promise<number>((done, fail) =>
       request({ host: '127.0.0.1', port: s.port, path: '/console/users', headers: { cookie: cookie.split(';')[0]!, host: `evil.example:${s.port}` } }, (r) => (r.resume(), done(r.statusCode!))).on('error', fail).end(),
@@ -66,21 +72,86 @@ describe('console access', () => {
     const s = await serve('127.0.0.1');
     const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'console', '--data', join(tmp!.dir, 'data'), '--json'], { cwd: tmp!.dir });
     const { url } = JSON.parse(stdout) as { url: string };
-    const res = await local(s, new URL(url).pathname + new URL(url).search);
+    const res = await to(url, signInPath(url));
     expect(res.status).toBe(303);
   });
 
   it('the live feed is server-sent events, one when a transaction commits', async () => {
     const s = await serve('127.0.0.1');
     const { url } = (await s.command!('console.link')) as { url: string };
-    const cookie = (await local(s, new URL(url).pathname + new URL(url).search)).headers.get('set-cookie')!.split(';')[0]!;
-    const res = await local(s, '/console/events', { headers: { cookie } });
+    const cookie = (await to(url, signInPath(url))).headers.get('set-cookie')!.split(';')[0]!;
+    const res = await to(url, '/console/events', { headers: { cookie } });
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = res.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('retry: 2000\nevent: hello\ndata: {"seq":0}\n\n');
     await s.command!('users.add', { name: 'Dana' });
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: change\ndata: {"seq":1,"topics":["commit"]}\n\n');
     await reader.cancel();
+  });
+});
+
+describe('a session cookie that leaks to another port (round 4)', () => {
+  const FORM = 'application/x-www-form-urlencoded';
+  async function signedIn(s: RunningServer) {
+    const { url } = (await s.command!('console.link')) as { url: string };
+    const cookie = (await to(url, signInPath(url))).headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = /name="csrf-token" content="([^"]+)"/.exec(await (await to(url, '/console/users', { headers: { cookie } })).text())![1]!;
+    return { url, cookie, csrf };
+  }
+
+  it('replayed at 127.0.0.1 or localhost (where a cookie of 127.0.0.1 would go to every port) reads nothing and creates no one', async () => {
+    const s = await serve('127.0.0.1');
+    const { url, cookie, csrf } = await signedIn(s);
+    expect(new URL(url).hostname).toMatch(/^c-[a-z2-7]{26}\.localhost$/);
+    const before = ((await s.command!('users.list')) as { users: unknown[] }).users.length;
+    for (const host of [`127.0.0.1:${s.port}`, `localhost:${s.port}`, `[::1]:${s.port}`]) {
+      const read = await local(s, '/console/users', { headers: { cookie, host } });
+      expect([host, read.status]).toEqual([host, 401]);
+      expect(await read.text()).not.toContain(csrf);
+      const made = await local(s, '/console/users', { method: 'POST', headers: { cookie, host, 'content-type': FORM, 'x-csrf-token': csrf }, body: new URLSearchParams({ name: 'Mallory', balance: '1000', _csrf: csrf }).toString() });
+      expect([host, made.status]).toEqual([host, 401]);
+    }
+    expect(((await s.command!('users.list')) as { users: unknown[] }).users).toHaveLength(before);
+    // the 401 page does not tell the console's host name
+    expect(await (await local(s, '/console/users')).text()).not.toContain(new URL(url).hostname);
+    // at its own name the same cookie works
+    expect((await to(url, '/console/users', { headers: { cookie } })).status).toBe(200);
+  });
+
+  it('a sign-in link opened at 127.0.0.1 is refused and not used up; at its own name it signs in', async () => {
+    const s = await serve('127.0.0.1');
+    const { url } = (await s.command!('console.link')) as { url: string };
+    const wrong = await local(s, signInPath(url));
+    expect(wrong.status).toBe(403);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    expect(await wrong.text()).toContain('Open the sign-in link exactly as it was printed');
+    expect((await to(url, signInPath(url))).status).toBe(303);
+  });
+
+  it('a session unused for console.session_idle ends; using it keeps it (on the injected clock)', async () => {
+    const clock = new VirtualClock(Date.parse('2026-11-21T12:00:00Z'));
+    const s = await serve('127.0.0.1', { session_idle: '30m' }, clock);
+    const { url, cookie } = await signedIn(s);
+    await clock.advance(29 * 60_000);
+    expect((await to(url, '/console/bots', { headers: { cookie } })).status).toBe(200);
+    await clock.advance(29 * 60_000);
+    expect((await to(url, '/console/bots', { headers: { cookie } })).status).toBe(200);
+    // a live page refreshing itself is not the operator using it
+    await clock.advance(29 * 60_000);
+    expect((await to(url, '/console/bots', { headers: { cookie, 'x-console-live': '1' } })).status).toBe(200);
+    await clock.advance(60_001);
+    expect((await to(url, '/console/bots', { headers: { cookie } })).status).toBe(401);
+    expect((await to(url, '/console/bots', { headers: { cookie } })).status).toBe(401);
+  });
+
+  it('a keyless flood from a local process does not keep the operator’s sign-in link at 429 (a valid token is not anonymous)', async () => {
+    const s = await serve('127.0.0.1');
+    const { url } = (await s.command!('console.link')) as { url: string };
+    const limit = configFrom({}).rate_limits.anonymous.limit;
+    for (let i = 0; i <= limit; i++) await local(s, '/console/bots');
+    expect((await local(s, '/console/bots')).status).toBe(429);
+    expect((await to(url, `/console/signin?token=${'A'.repeat(43)}`)).status).toBe(429);
+    expect((await to(url, signInPath(url))).status).toBe(303);
   });
 });
 

@@ -12,6 +12,7 @@ import { scenarioPort } from '../../src/scenario/console-port.js';
 import { render } from '../../src/scenario/templates.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
+import { hostFetch } from '../helpers/host-fetch.js';
 
 // A hostile caller against a real console over real HTTP (issue 23 review).
 let server: RunningServer | undefined;
@@ -30,7 +31,14 @@ async function serve(): Promise<RunningServer> {
   server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ rate_limits: { anonymous: { limit: 100_000 } } }), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log, services: [consoleService()] });
   return server;
 }
-const at = (s: RunningServer, path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${s.port}${path}`, { redirect: 'manual', ...init });
+/** The console's own origin (on loopback, a host name of the run: `http://c-….localhost:PORT`), from a link. */
+const origins = new WeakMap<RunningServer, Promise<string>>();
+const originOf = (s: RunningServer) => {
+  if (!origins.has(s)) origins.set(s, s.command!('console.link').then((r) => new URL((r as { url: string }).url).origin));
+  return origins.get(s)!;
+};
+/** A request to the console as a browser at its link's host name sends it. */
+const at = async (s: RunningServer, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`${await originOf(s)}${path}`, init);
 async function signIn(s: RunningServer): Promise<{ cookie: string; csrf: string }> {
   const { url } = (await s.command!('console.link')) as { url: string };
   const cookie = (await at(s, new URL(url).pathname + new URL(url).search)).headers.get('set-cookie')!.split(';')[0]!;
@@ -260,5 +268,26 @@ describe('the console\'s mount', () => {
       expect([path, r.status, r.headers.get('content-type') ?? '']).toEqual([path, 404, expect.stringContaining('application/json')]);
     }
     for (const path of ['/console', '/console?x=1', '/console/bots']) expect([path, (await at(s, path)).status]).toEqual([path, 401]);
+  });
+});
+
+describe('the clock moves forward only (round 4)', () => {
+  it('"Set time" to a time before now is refused, and the clock stays where it was', async () => {
+    const s = await serve();
+    const { cookie, csrf } = await signIn(s);
+    const post = (path: string, o: Record<string, string>) => at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
+    expect((await post('/console/clock/set', { iso: '2026-11-22T00:00:00Z' })).status).toBe(303);
+    const forward = await (await at(s, '/console/clock', { headers: { cookie } })).text();
+    expect(forward).toContain('now 2026-11-22T00:00:00.000Z');
+    expect((await post('/console/clock/set', { iso: '2020-01-01T00:00:00Z' })).status).toBe(303);
+    const page = await (await at(s, '/console/clock', { headers: { cookie } })).text();
+    expect(page).toContain('the clock moves forward only: 2020-01-01T00:00:00.000Z is before now (2026-11-22T00:00:00.000Z)');
+    expect(s.clock.now()).toBe(Date.parse('2026-11-22T00:00:00Z'));
+    // a second before now too, and it is not recorded as a step
+    await post('/console/record/start', {});
+    await post('/console/clock/set', { iso: '2026-11-21T23:59:59Z' });
+    await post('/console/record/stop', {});
+    expect(s.clock.now()).toBe(Date.parse('2026-11-22T00:00:00Z'));
+    expect(await (await at(s, '/console/record.yaml', { headers: { cookie } })).text()).toContain('steps: []');
   });
 });

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -31,6 +33,8 @@ let server: RunningServer;
 let browser: Browser;
 let context: BrowserContext;
 let linkClock: VirtualClock;
+/** The console's own origin: `http://c-….localhost:PORT` (the host name its links name). */
+let consoleOrigin: string;
 const seen: string[] = []; // every page text and URL the browser got, for the no-key check
 
 async function link(): Promise<string> {
@@ -45,7 +49,7 @@ async function shot(page: Page, name: string): Promise<void> {
 
 /** Opens a console page, noting what it showed. */
 async function open(page: Page, path: string): Promise<void> {
-  await page.goto(`${server.url}${path}`);
+  await page.goto(`${consoleOrigin}${path}`);
 }
 
 function watch(page: Page): void {
@@ -72,6 +76,7 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
       services: [...defaultServices(), consoleService({ linkClock, scenariosDir: join(tmp.dir, 'scenarios'), scenarios: scenarioPort(join(tmp.dir, 'scenarios')) })],
     });
     ({ browser } = await launchChromium());
+    consoleOrigin = new URL(await link()).origin;
     context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
     context.setDefaultTimeout(15_000);
   });
@@ -115,6 +120,29 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await other.close();
     await shot(page, 'bots');
     await page.close();
+  });
+
+  it('the session cookie does not go to another listener of 127.0.0.1 or localhost (cookies are not scoped by port)', async () => {
+    // another local program's web page, which the operator opens in the same browser
+    const cookies: string[] = [];
+    const other = createServer((req, res) => {
+      if (req.url !== '/favicon.ico') cookies.push(req.headers.cookie ?? '');
+      res.end('another program');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
+    const port = (other.address() as AddressInfo).port;
+    try {
+      const page = await context.newPage();
+      await open(page, '/console/bots');
+      await page.getByRole('heading', { name: 'Bots' }).waitFor();
+      expect((await context.cookies()).map((c) => c.name)).toContain('pinbot_console');
+      for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://127.0.0.1:${port}/console/bots`]) await page.goto(url);
+      expect(cookies).toHaveLength(3);
+      expect(cookies.filter((c) => c.includes('pinbot_console'))).toEqual([]);
+      await page.close();
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
   });
 
   it('tip jar: Bob (created with a grant) tips 5; the jar\'s run and Bob\'s thank-you appear without a reload, and the rule that did not fire says why', async () => {
@@ -236,7 +264,7 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
     // readable at 360 px: nothing wider than the screen
     await page.setViewportSize({ width: 360, height: 740 });
-    for (const path of ['/console/bots', '/console/bots/tip-jar', page.url().replace(server.url, '')]) {
+    for (const path of ['/console/bots', '/console/bots/tip-jar', page.url().replace(consoleOrigin, '')]) {
       await open(page, path);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     }

@@ -95,3 +95,25 @@ describe('scenario files read nothing outside their project root', () => {
     expect(allowed.status).toBe(0);
   }, 90_000);
 });
+
+describe('a scenario file that is itself a link out of the project (round 4)', () => {
+  // a valid scenario outside the project, holding a secret in what a report would print
+  const outsider = join(tmp.dir, 'outsider.yaml');
+  writeFileSync(outsider, 'name: the secret is 12345\nusers: { alice: {} }\nsteps:\n  - as: alice\n    request: GET /me\n');
+  const link = join(project, 'scenarios', 'linked.yaml');
+  symlinkSync(outsider, link);
+
+  it('is refused at file:1:1 without being read or run; --allow-outside-root reads it', async () => {
+    const got = await loadScenario(link, { steps });
+    expect(got.scenario).toBeUndefined();
+    expect(got.problems.map(formatProblem)).toEqual([`${link}:1:1: the scenario file is not read: it leads outside the project root ${project} (to ${outsider}, through a symbolic link) — ${HINT}`]);
+    expect((await loadScenario(link, { steps, allowOutsideRoot: true })).scenario?.name).toBe('the secret is 12345');
+  });
+
+  it('`pinbot scenario run` exits 2 and neither runs nor reports it', () => {
+    const r = spawnSync(process.execPath, ['bin/pinbot.js', 'scenario', 'run', relative(process.cwd(), link)], { encoding: 'utf8', env: { ...process.env, PINBOT_FROM_SOURCE: '1' } });
+    expect(r.status).toBe(2);
+    expect(r.stdout + r.stderr).not.toContain('12345');
+    expect(r.stdout + r.stderr).toContain('the scenario file is not read');
+  });
+});

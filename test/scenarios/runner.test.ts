@@ -6,6 +6,7 @@ import { configFrom } from '../../src/config/load.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser } from '../../src/domain/users/users.js';
 import { loadAll, runAll, selectScenarios } from '../../src/scenario/run-all.js';
+import { writeScenarioYaml } from '../../src/console/recorder.js';
 import { consoleReporter } from '../../src/scenario/reporters/console.js';
 import { tapText } from '../../src/scenario/reporters/tap.js';
 import { startServer } from '../../src/server.js';
@@ -197,5 +198,38 @@ steps:
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('users named like Object.prototype members (round 4)', () => {
+  it('constructor, toString, hasOwnProperty and valueOf are users like any other, in a recorded scenario’s shape', async () => {
+    const names = ['constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+    const users = names.map((u) => `  ${JSON.stringify(u)}: { balance: 5 }`).join('\n');
+    const steps = names.map((u, i) => `  - as: ${JSON.stringify(u)}
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.${names[(i + 1) % names.length]}.pin_code }}", amount: 1 }
+    expect: { status: 201 }
+  - as: ${JSON.stringify(u)}
+    request: GET /me
+    expect: { body: { display_name: ${JSON.stringify(u)} } }`).join('\n');
+    const { results } = await run([`name: prototype names\nusers:\n${users}\nsteps:\n${steps}\n`]);
+    expect(results[0]!.steps.map((s) => s.status)).toEqual(Array(names.length * 2).fill('passed'));
+    expect([results[0]!.status, results[0]!.error]).toEqual(["passed", undefined]);
+  });
+
+  it('a recording by users "constructor" and "__proto__" replays', async () => {
+    const who = (name: string, pin: string) => ({ id: `usr_${pin.toLowerCase()}00`, display_name: name, pin_code: pin });
+    const [a, b] = [who('constructor', 'AAAAA1'), who('__proto__', 'BBBBB2')];
+    const yaml = writeScenarioYaml({
+      name: 'proto replay',
+      userByPin: (pin) => [a, b].find((u) => u.pin_code === pin),
+      steps: [
+        { kind: 'request', balanceBefore: 5, req: { user: a, method: 'POST', path: '/messages/send', body: { recipient_pin: b.pin_code, content: 'hi' }, status: 201, answer: { content: 'hi' } } },
+        { kind: 'request', balanceBefore: 5, req: { user: b, method: 'GET', path: '/wallet/balance', status: 200, answer: { balance: 5 } } },
+      ],
+    });
+    const { results } = await run([yaml]);
+    expect([results[0]!.status, results[0]!.error]).toEqual(['passed', undefined]);
+    expect(results[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed']);
   });
 });

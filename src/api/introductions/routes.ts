@@ -71,7 +71,7 @@ export const introductionRoutes: RouteDef[] = [
       },
       responses: { 201: introductionSchema },
     },
-    errors: ['user_not_found', 'cannot_target_self'],
+    errors: ['user_not_found', 'cannot_target_self', 'quota_exceeded'],
     handler: ({ tx, env, user, body }) => ({ status: 201, body: toIntroduction(tx, createIntroduction(tx, env, user, body)) }),
   }),
   defineRoute({

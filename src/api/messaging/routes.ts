@@ -23,7 +23,7 @@ export const messagingRoutes: RouteDef[] = [
       body: { type: 'object', additionalProperties: false, required: ['recipient_pin', 'content'], properties: { recipient_pin: { $ref: 'Pin' }, content: contentSchema } },
       responses: { 201: { $ref: 'Message' } },
     },
-    errors: ['user_not_found', 'cannot_target_self'],
+    errors: ['user_not_found', 'cannot_target_self', 'quota_exceeded'],
     handler: ({ tx, env, user, body }) => {
       const m = sendDirect(tx, env, user, body);
       return { status: 201, body: toMessage(tx, m) };
@@ -52,7 +52,7 @@ export const messagingRoutes: RouteDef[] = [
     bucketWhen: { groups: (body) => typeof body === 'object' && body !== null && 'participant_pins' in body },
     write: true,
     schemas: { body: openConversationBody, responses: { 200: conversationSchema, 201: conversationSchema } },
-    errors: ['user_not_found', 'cannot_target_self'],
+    errors: ['user_not_found', 'cannot_target_self', 'quota_exceeded'],
     handler: ({ tx, env, user, body }) => {
       const { conversation, created } = openConversation(tx, env, user, body);
       return { status: created ? 201 : 200, body: toConversation(tx, conversation) };
@@ -109,7 +109,7 @@ export const messagingRoutes: RouteDef[] = [
     buckets: ['messages'],
     write: true,
     schemas: { params: idParams, body: { type: 'object', additionalProperties: false, required: ['content'], properties: { content: contentSchema } }, responses: { 201: { $ref: 'Message' } } },
-    errors: ['conversation_not_found'],
+    errors: ['conversation_not_found', 'quota_exceeded'],
     handler: ({ tx, env, user, params, body }) => {
       const m = sendToConversation(tx, env, user, params.id, body.content);
       return { status: 201, body: toMessage(tx, m) };

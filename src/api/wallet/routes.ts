@@ -32,7 +32,7 @@ export const walletRoutes: RouteDef[] = [
     tags,
     write: true,
     schemas: { body: sendBody, responses: { 201: transactionResult } },
-    errors: ['invalid_amount', 'insufficient_funds', 'user_not_found', 'cannot_target_self'],
+    errors: ['invalid_amount', 'insufficient_funds', 'user_not_found', 'cannot_target_self', 'quota_exceeded'],
     handler: ({ tx, env, user, body }) => {
       const t = sendMoney(tx, env, user, body);
       const view = transactionView(tx, t, user.id);

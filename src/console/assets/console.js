@@ -35,7 +35,9 @@
       }
     }
   }
-  const events = new EventSource('/console/events');
+  // a user's page hears only of that user's changes (at most one a second, the server paces them)
+  const user = document.querySelector('meta[name="live-user"]')?.content;
+  const events = new EventSource('/console/events' + (user ? '?user=' + encodeURIComponent(user) : ''));
   events.addEventListener('change', () => void refresh());
   // changes made between rendering this page and connecting: the server says how many went out
   events.addEventListener('hello', (e) => {

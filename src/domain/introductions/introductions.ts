@@ -1,3 +1,4 @@
+import { byteSize, chargeUsage } from '../quotas.js';
 import { DomainError } from '../errors.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
@@ -74,6 +75,7 @@ export function createIntroduction(tx: Tx, env: DomainEnv, user: User, input: { 
     throw new DomainError('validation_failed', undefined, [{ path: 'body.participant_pins', message: `must list at most ${max} PINs (messaging.max_group_size)` }]);
   }
   const people = resolveDistinctPins(tx, user, input.participant_pins, 'body.participant_pins');
+  if (input.message) chargeUsage(tx, env, user.id, byteSize(input.message), 'body.message');
   const now = env.clock.now();
   return tx.col(Introductions).insert({
     id: newId('int'),

@@ -1,3 +1,4 @@
+import { byteSize, chargeUsage } from '../quotas.js';
 import { DomainError } from '../errors.js';
 import type { ReadView, Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
@@ -130,6 +131,7 @@ export function openConversation(tx: Tx, env: DomainEnv, user: User, input: Open
     throw invalid('body.participant_pins', `must list at most ${maxOthers} others (messaging.max_group_size is ${maxOthers + 1}, counting you)`);
   }
   const others = resolveDistinctPins(tx, user, pins, 'body.participant_pins');
+  chargeUsage(tx, env, user.id, byteSize(name), 'body.name', 1);
   return { conversation: createGroup(tx, env, [user.id, ...others.map((o) => o.id)], name), created: true };
 }
 

@@ -1,3 +1,4 @@
+import { byteSize, chargeUsage, refundUsage } from '../quotas.js';
 import { DomainError } from '../errors.js';
 import type { ReadView, Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
@@ -65,8 +66,18 @@ export function postMessage(tx: Tx, env: DomainEnv, conv: ConversationRecord, se
   let id = newId('msg');
   // Ids are monotonic within a process; this guard keeps the index in timestamp order regardless.
   while (activity.last_message_id !== null && id <= activity.last_message_id) id = newId('msg');
-  const message = tx.col(Messages).insert({ id, conversation_id: conv.id, sender_id: senderId, content, timestamp });
+  chargeUsage(tx, env, senderId, byteSize(content), 'body.content');
+  const messages = tx.col(Messages);
+  const message = messages.insert({ id, conversation_id: conv.id, sender_id: senderId, content, timestamp });
   tx.col(ConversationActivity).update(conv.id, { last_message_id: id, last_timestamp: timestamp, activity_at: Math.max(activity.activity_at, timestamp) });
+  // a conversation keeps its newest quotas.messages_per_conversation: the oldest leaves (its
+  // sender's bytes given back); ids are in timestamp order, so `since` polling is unchanged
+  const ids = messages.ids('conversation', conv.id);
+  for (let i = 0; ids.length - i > env.config.quotas.messages_per_conversation; i++) {
+    const oldest = messages.get(ids[i]!)!;
+    messages.delete(oldest.id);
+    refundUsage(tx, oldest.sender_id, byteSize(oldest.content));
+  }
   return message;
 }
 

@@ -1,3 +1,4 @@
+import { byteSize, chargeUsage } from '../quotas.js';
 import { DomainError } from '../errors.js';
 import type { Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
@@ -34,6 +35,7 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
   if (balance < cents) {
     throw new DomainError('insufficient_funds', `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`);
   }
+  if (input.note) chargeUsage(tx, env, sender.id, byteSize(input.note), 'body.note');
   adjustBalance(tx, sender.id, -cents);
   const now = env.clock.now();
   return tx.col(Transactions).insert({

@@ -39,6 +39,7 @@ export class WriteGate {
   private down: { reason: string; since: number; delayMs: number; retryAt: number; timer?: NodeJS.Timeout } | undefined;
   private lastReason = '';
   private closed = false;
+  private readonly downListeners = new Set<() => void>();
 
   constructor(private readonly o: WriteGateOptions) {}
 
@@ -57,6 +58,12 @@ export class WriteGate {
     return new StorageUnavailableError(d?.reason ?? this.lastReason, d ? Math.max(0, d.retryAt - this.o.now()) : 0, this.o.medium);
   }
 
+  /** Calls `fn` each time a write fails (the gate is or goes down). Returns the unsubscribe. */
+  onDown(fn: () => void): () => void {
+    this.downListeners.add(fn);
+    return () => void this.downListeners.delete(fn);
+  }
+
   /** A write failed: refuse writes from now on and schedule a test write. */
   failed(err: unknown): void {
     const reason = reasonOf(err);
@@ -67,6 +74,7 @@ export class WriteGate {
       this.o.warn(`${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): writes are refused until a test write succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`, { reason });
     }
     this.schedule();
+    for (const fn of [...this.downListeners]) fn();
   }
 
   /** One test write now (at close); true when writes are taken again. */

@@ -26,7 +26,15 @@ export interface PgStoreOptions {
   now?: () => number;
   /** After a connection failure: ms until the first retry, doubling up to `maxMs`. */
   retry?: { firstMs?: number; maxMs?: number };
+  /**
+   * How long `durable()` (what a read waits for) may wait for the database, in real ms
+   * (default 5,000: `store.read_wait`); past it, it rejects with `StorageUnavailableError`.
+   */
+  readWaitMs?: number;
 }
+
+/** `store.read_wait`'s default. */
+export const DEFAULT_READ_WAIT_MS = 5000;
 
 /** Transactions sent in one commit at most. */
 const MAX_BATCH = 256;
@@ -161,10 +169,41 @@ export class PgStore extends EngineStore {
    * `StorageUnavailableError` when the database cannot be reached.
    */
   async durable(): Promise<void> {
-    await this.lastCommit;
-    await new Promise<void>((resolve, reject) => {
-      this.freshWaiters.push({ resolve, reject });
-      this.kickFresh();
+    // known to be gone: at once (a commit whose outcome is unknown waits for the database to
+    // come back; a read must not wait with it)
+    if (this.gate.isDown) throw this.gate.refusal();
+    await this.bounded(async () => {
+      await this.lastCommit;
+      await new Promise<void>((resolve, reject) => {
+        this.freshWaiters.push({ resolve, reject });
+        this.kickFresh();
+      });
+    });
+  }
+
+  /**
+   * `work`, but rejected as soon as the database is known to be gone (the write gate goes down)
+   * or after `readWaitMs` of real time without an answer (a database that stops answering
+   * raises no error until TCP gives up, minutes later). Real time, as the write gate's retries:
+   * the database recovers in the real world, also under a virtual clock. Internal.
+   */
+  private bounded(work: () => Promise<void>): Promise<void> {
+    const waitMs = this.opts.readWaitMs ?? DEFAULT_READ_WAIT_MS;
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let off = () => undefined as void;
+      const done = (fn: () => void) => {
+        clearTimeout(timer);
+        off();
+        fn();
+      };
+      off = this.gate.onDown(() => done(() => reject(this.gate.refusal())));
+      timer = setTimeout(() => done(() => reject(new StorageUnavailableError(`it did not answer within ${waitMs / 1000} s`, this.opts.retry?.firstMs ?? 500, 'the database'))), waitMs);
+      timer.unref();
+      work().then(
+        () => done(resolve),
+        (err: unknown) => done(() => reject(err)),
+      );
     });
   }
 
