@@ -109,8 +109,9 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
   for (const k of Object.keys(v)) if (!KEYS.includes(k)) problems.push(`unknown key "${k}"; a plugin has ${KEYS.join(', ')}`);
   const name = v.name;
   if (typeof name !== 'string' || !PLUGIN_NAME.test(name)) problems.push(`name must be lower-case letters, digits and _, starting with a letter (e.g. "karma"); found ${JSON.stringify(name) ?? 'nothing'}`);
-  if (typeof v.version !== 'string' || !semverLib().valid(v.version)) problems.push(`version must be a semver version like "1.0.0"; found ${JSON.stringify(v.version) ?? 'nothing'}`);
-  if (typeof v.pinbot !== 'string' || !semverLib().validRange(v.pinbot)) problems.push(`pinbot must be a semver range of the pinbot versions the plugin works with, like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`);
+  const semver = semverLib();
+  if (typeof v.version !== 'string' || !semver.valid(v.version)) problems.push(`version must be a semver version like "1.0.0"; found ${JSON.stringify(v.version) ?? 'nothing'}`);
+  if (typeof v.pinbot !== 'string' || !semver.validRange(v.pinbot)) problems.push(`pinbot must be a semver range of the pinbot versions the plugin works with, like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`);
   if (v.description !== undefined && typeof v.description !== 'string') problems.push(`description must be a string; found ${kind(v.description)}`);
   const configValidator = v.configSchema === undefined ? undefined : compile(v.configSchema, 'configSchema', problems);
   fn(v, 'setup', 'plugin', problems);

@@ -16,6 +16,9 @@ export const VALIDATOR_OPTIONS = {
   config: { allErrors: true, useDefaults: true, strict: false, verbose: true, validateSchema: false },
 } satisfies Record<string, Options>;
 
+/** The schemas with a validator generated at build time. */
+export type SchemaName = keyof typeof VALIDATOR_OPTIONS;
+
 /** The SHA-256 of a schema's JSON text: which schema a prebuilt validator was generated from. */
 export function schemaHash(text: string): string {
   return hash('sha256', text, 'hex');
@@ -29,7 +32,7 @@ export function schemaHash(text: string): string {
  * run from src/, or plugins added entries to the bot schema — ajv compiles it now, with the same
  * options, so both give the same answers and errors.
  */
-export function validatorFor(name: keyof typeof VALIDATOR_OPTIONS, schemaText: string, dir: URL = PREBUILT): ValidateFunction {
+export function validatorFor(name: SchemaName, schemaText: string, dir: URL = PREBUILT): ValidateFunction {
   const prebuilt = loadPrebuilt(new URL(`${name}.cjs`, dir));
   if (prebuilt && prebuilt.schemaHash === schemaHash(schemaText)) return prebuilt.validate;
   // compiled now: no optimising pass over the generated code, which costs more than it saves once
@@ -37,7 +40,7 @@ export function validatorFor(name: keyof typeof VALIDATOR_OPTIONS, schemaText: s
 }
 
 /** An Ajv with the shared options of `name` (loaded only when something is compiled). */
-export function newAjv(name: keyof typeof VALIDATOR_OPTIONS, extra: Options = {}): Ajv {
+export function newAjv(name: SchemaName, extra: Options = {}): Ajv {
   const { Ajv } = require('ajv') as typeof import('ajv');
   return new Ajv({ ...VALIDATOR_OPTIONS[name], ...extra });
 }
@@ -46,11 +49,13 @@ export function newAjv(name: keyof typeof VALIDATOR_OPTIONS, extra: Options = {}
  * The module `scripts/build-validators.js` writes for `name`: ajv's standalone code of the schema
  * (compiled with the shared options, optimised), with the hash of the schema text.
  */
-export function standaloneModule(name: keyof typeof VALIDATOR_OPTIONS, schemaText: string): string {
-  const standaloneCode = (require('ajv/dist/standalone/index.js') as { default: (ajv: Ajv, fn: ValidateFunction) => string }).default;
+export function standaloneModule(name: SchemaName, schemaText: string): string {
+  type Standalone = { default: (ajv: Ajv, fn: ValidateFunction) => string };
+  const standaloneCode = (require('ajv/dist/standalone/index.js') as Standalone).default;
   const ajv = newAjv(name, { code: { source: true } });
   const code = standaloneCode(ajv, ajv.compile(JSON.parse(schemaText) as object));
-  return `${code}\nmodule.exports.schemaHash = ${JSON.stringify(schemaHash(schemaText))};\nmodule.exports.validate = module.exports;\n`;
+  const hashLine = `module.exports.schemaHash = ${JSON.stringify(schemaHash(schemaText))};`;
+  return `${code}\n${hashLine}\nmodule.exports.validate = module.exports;\n`;
 }
 
 /** The generated module at `file`, if there is one. Internal. */

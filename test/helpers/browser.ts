@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -46,7 +48,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export function systemChromiumPaths(platform: NodeJS.Platform = process.platform): string[] {
   if (platform === 'linux') return ['/usr/bin/chromium'];
   if (platform === 'darwin') {
-    return ['/Applications/Google Chrome.app/Contents/MacOS/Google Chrome', '/Applications/Chromium.app/Contents/MacOS/Chromium'];
+    return [
+      '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+      '/Applications/Chromium.app/Contents/MacOS/Chromium',
+    ];
   }
   return [];
 }
@@ -59,7 +64,9 @@ export async function findChromium(opts: { prefer?: 'bundled'; systemPaths?: str
   const named = process.env.PINBOT_CHROMIUM;
   if (named !== undefined && named !== '' && opts.prefer !== 'bundled') {
     if (!existsSync(named)) {
-      throw new Error(`PINBOT_CHROMIUM=${named}: no such file; name a Chromium or Chrome binary, or unset it to use the system's or the bundled one`);
+      throw new Error(
+        `PINBOT_CHROMIUM=${named}: no such file; name a Chromium or Chrome binary, or unset it to use the system's or the bundled one`,
+      );
     }
     return { executablePath: named, source: 'PINBOT_CHROMIUM', env: {} };
   }
@@ -75,7 +82,11 @@ export async function launchChromium(opts: { prefer?: 'bundled' } = {}): Promise
   const choice = await findChromium(opts);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  const browser = await chromium.launch({ executablePath: choice.executablePath, args: BROWSER_ARGS, env: { ...env, ...choice.env } });
+  const browser = await chromium.launch({
+    executablePath: choice.executablePath,
+    args: BROWSER_ARGS,
+    env: { ...env, ...choice.env },
+  });
   return { browser, choice };
 }
 
@@ -92,7 +103,10 @@ export async function bundledChromium(): Promise<ChromiumChoice> {
   try {
     pkgDir = join(dirname(require.resolve('@sparticuz/chromium')), '..', '..'); // build/cjs/index.cjs
   } catch {
-    throw new Error('no browser: @sparticuz/chromium is not installed (run `npm ci`), and no system Chromium was found; set PINBOT_CHROMIUM or PINBOT_SKIP_BROWSER=1');
+    throw new Error(
+      'no browser: @sparticuz/chromium is not installed (run `npm ci`), and no system Chromium was found; ' +
+        'set PINBOT_CHROMIUM or PINBOT_SKIP_BROWSER=1',
+    );
   }
   const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string };
   const dir = join(ROOT, 'node_modules', '.cache', `pinbot-chromium-${version}`);
@@ -112,7 +126,8 @@ async function unpack(bin: string, dir: string): Promise<void> {
   const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(tmp, { recursive: true });
   try {
-    await pipeline(createReadStream(join(bin, 'chromium.br')), createBrotliDecompress(), createWriteStream(join(tmp, 'chromium'), { mode: 0o755 }));
+    const binary = createWriteStream(join(tmp, 'chromium'), { mode: 0o755 });
+    await pipeline(createReadStream(join(bin, 'chromium.br')), createBrotliDecompress(), binary);
     await untar(join(bin, 'al2023.tar.br'), tmp); // lib/: libnss3, libnspr4, libexpat …
     await untar(join(bin, 'swiftshader.tar.br'), tmp); // libEGL/libGLESv2 beside the binary
     await untar(join(bin, 'fonts.tar.br'), join(tmp, 'fontconfig')); // fonts/Open_Sans
@@ -134,7 +149,8 @@ async function unpack(bin: string, dir: string): Promise<void> {
 
 async function untar(file: string, into: string): Promise<void> {
   const require = createRequire(join(ROOT, 'package.json'));
-  const { extract } = require('tar-fs') as { extract: (dir: string, opts: { chown: boolean }) => NodeJS.WritableStream };
+  type TarFs = { extract: (dir: string, opts: { chown: boolean }) => NodeJS.WritableStream };
+  const { extract } = require('tar-fs') as TarFs;
   mkdirSync(into, { recursive: true });
   await pipeline(createReadStream(file), createBrotliDecompress(), extract(into, { chown: false }));
 }
