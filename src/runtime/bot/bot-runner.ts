@@ -7,6 +7,7 @@ import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
 import { BotState, type InboxEntry } from '../state/bot-state.js';
+import { BotMemory } from '../state/memory.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
@@ -171,6 +172,8 @@ export class BotRunner {
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
     const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // memory aged out while the bot did not run is reclaimed now (later, with its next write)
+    await new BotMemory(store, bot.name, bot.memory, () => this.o.clock.now()).sweep();
     // what other processes queue for this bot (pushes they received) is handled here
     if (this.o.inbox) {
       const state = this.state;
