@@ -38,7 +38,7 @@ export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type Plu
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
 export { fencedStore } from './state/fenced-store.js';
 export { BotMemories, type MemoryRecord } from './state/bot-records.js';
-export { BotMemory, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';
+export { BotMemory, DEFAULT_MEMORY, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';
 export { formatTrace } from './state/trace-format.js';
 
 // bot/: one bot's life
