@@ -38,7 +38,7 @@ export class MemoryFullError extends LimitError {
 /** Marks of writes applied (by step), kept per record, so a step run again does not apply twice. */
 const APPLIED_KEEP = 16;
 
-const idOf = (bot: string, scope: MemoryScope | 'total', subject: string) => `${bot}\u0000${scope}\u0000${subject}`;
+const idOf = (bot: string, scope: MemoryScope | 'total', subject: string) => `${bot}:${scope}:${subject}`;
 
 /** The size an entry counts against the bounds: its key and its value's JSON. Internal. */
 const entryBytes = (key: string, value: unknown) => Buffer.byteLength(key) + Buffer.byteLength(JSON.stringify(value) ?? '');
