@@ -11,6 +11,7 @@ export { knownFields } from './contract/event-fields.js';
 export {
   LimitError,
   type ActionRunContext,
+  type MemoryWhose,
   type ConditionResult,
   type ConditionRunContext,
   type ReplyTarget,
