@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BotMemory } from '../../src/runtime/state/memory.js';
+import { formatTrace } from '../../src/runtime/state/trace-format.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 
 let w: BotWorld;
@@ -84,6 +85,7 @@ describe('memory of a person', () => {
     await send(alice, 'order large');
     const t = w.host.traces('pizza')!.find((x) => x.rule === 'order')!;
     expect(t.steps[0]).toMatchObject({ action: 'remember', status: 'done', result: { remembered: { usual: 'large', orders: 1 }, person: alice.user.pin_code } });
+    expect(formatTrace(t)).toContain(`do ✓ remember → {"person":"${alice.user.pin_code}","remembered":{"usual":"large","orders":1}}`);
   });
 
   it("a conversation's memory is the conversation's, not the person's", async () => {
@@ -116,5 +118,44 @@ describe('memory of a person', () => {
     expect(await m.sweep()).toBe(2);
     expect(m.usage().keys).toBe(2);
     expect(m.list().map((s) => s.subject)).toEqual([bob.user.pin_code]);
+  });
+});
+
+describe('the reminder example (bots/reminder.yaml)', () => {
+  it('two people keep their own reminder; asking again replaces one\'s own; stop cancels one\'s own; on the virtual clock', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    w = await botWorld({ bots: { 'reminder.yaml': readFileSync(join(import.meta.dirname, '../../bots/reminder.yaml'), 'utf8') } });
+    await w.host.start();
+    await w.host.runner('reminder')!.started;
+    await w.poll('reminder');
+    const pin = w.botUser('reminder').pin_code;
+    const alice = await w.user('Alice');
+    const bob = await w.user('Bob');
+    const carol = await w.user('Carol');
+    const send = async (who: typeof alice, content: string) => {
+      await who.api.messages.send({ recipient_pin: pin, content });
+      await w.poll('reminder');
+    };
+    await send(alice, 'remind me in 2h to call mom');
+    await send(bob, 'remind me in 1h to water the plants');
+    await send(carol, 'remind me in 1h to stretch');
+    await send(carol, 'stop');
+    await send(alice, 'my reminder');
+    await w.clock.advance(3_600_000); // 1h: bob's is due
+    await send(alice, 'remind me in 2h to call dad'); // replaces alice's first (due in 1h) with this one
+    await w.clock.advance(3_600_000); // alice's first would be due now: replaced, so nothing
+    expect((await said(alice.api)).filter((m) => m.startsWith('Reminder:'))).toEqual([]);
+    await w.clock.advance(3_600_000);
+    expect(await said(alice.api)).toEqual([
+      'remind me in 2h to call mom', 'OK Alice, in 2h I will remind you to call mom. Say stop to cancel.',
+      'my reminder', 'You asked me to remind you to call mom.',
+      'remind me in 2h to call dad', 'OK Alice, in 2h I will remind you to call dad. Say stop to cancel.',
+      'Reminder: call dad',
+    ]);
+    expect((await said(bob.api)).slice(-1)).toEqual(['Reminder: water the plants']);
+    expect((await said(carol.api)).slice(-2)).toEqual(['stop', 'Done, no more reminders.']);
+    // every reminder collected or cancelled: nothing is left in memory
+    expect(memoryOf('reminder').list()).toEqual([]);
   });
 });

@@ -53,7 +53,7 @@ const remember: ActionDef = {
   async run(args, ctx) {
     const edit = args as MemoryEdit;
     await memoryOf(ctx, edit.in).apply([edit], ctx.idempotencyKey);
-    return { remembered: edit.set, ...outcome(ctx, edit.in) };
+    return { ...outcome(ctx, edit.in), remembered: edit.set };
   },
 };
 
@@ -89,7 +89,7 @@ const forget: ActionDef = {
   async run(args, ctx) {
     const edit = args as MemoryEdit;
     await memoryOf(ctx, edit.in).apply([edit], ctx.idempotencyKey);
-    return { forgot: edit.forget, ...outcome(ctx, edit.in) };
+    return { ...outcome(ctx, edit.in), forgot: edit.forget };
   },
 };
 
