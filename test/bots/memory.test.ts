@@ -112,12 +112,68 @@ describe('memory of a person', () => {
     await send(bob, 'usual');
     expect((await said(alice.api)).slice(-1)).toEqual(['Your usual: none yet']);
     expect((await said(bob.api)).slice(-1)).toEqual(['Your usual: small']);
-    // expired entries still take room until a write of the bot or its next start reclaims them
+    // the expired entries' room is reclaimed by the bot's sweep (hourly, on its clock), with no write of memory
     const m = memoryOf('pizza', { ttlMs: 2 * 86_400_000 });
-    expect(m.usage().keys).toBe(4);
-    expect(await m.sweep()).toBe(2);
+    await w.clock.advance(3_600_000);
     expect(m.usage().keys).toBe(2);
+    expect(await m.sweep()).toBe(0);
     expect(m.list().map((s) => s.subject)).toEqual([bob.user.pin_code]);
+  });
+});
+
+describe('bounds, through the API', () => {
+  it('many strangers each making the bot remember: memory stops at max_keys, the rest fail with limit and on_error answers', async () => {
+    w = await botWorld({ bots: { 'notes.yaml': `name: notes
+as: Notes
+create_user: true
+memory: { max_keys: 10, max_keys_per_person: 2 }
+rules:
+  - id: note
+    on: message.received
+    mode: parallel
+    do:
+      - remember: { note: "{{ event.content }}", pin: "{{ event.sender.pin_code }}" }
+      - reply: "noted"
+    on_error:
+      - reply: "sorry, my memory is full ({{ error.message | truncate: 40 }})"
+` } });
+    await w.host.start();
+    await w.host.runner('notes')!.started;
+    await w.poll('notes');
+    const pin = w.botUser('notes').pin_code;
+    const people = await Promise.all(Array.from({ length: 12 }, (_, i) => w.user(`Stranger ${i}`)));
+    for (const p of people) await p.api.messages.send({ recipient_pin: pin, content: `spam ${p.user.pin_code}` });
+    await w.poll('notes');
+    const m = memoryOf('notes', { maxKeys: 10 });
+    expect(m.usage().keys).toBe(10);
+    expect(m.list()).toHaveLength(5);
+    const traces = w.host.traces('notes')!;
+    expect(traces.filter((t) => t.outcome === 'done')).toHaveLength(5);
+    const failed = traces.filter((t) => t.outcome === 'failed');
+    expect(failed).toHaveLength(7);
+    expect(failed[0]).toMatchObject({ reason: 'limit' });
+    expect(failed[0]!.message).toMatch(/the memory of bot notes is full: this write would make it 12 keys .*at most 10 \(memory\.max_keys\); nothing was written/);
+    const answers = await Promise.all(people.map(async (p) => (await said(p.api)).at(-1)));
+    expect(answers.filter((a) => a === 'noted')).toHaveLength(5);
+    expect(answers.filter((a) => a?.startsWith('sorry, my memory is full'))).toHaveLength(7);
+  });
+
+  it('text that looks like a number is stored as one, but not a PIN of digits with a leading 0', async () => {
+    w = await botWorld({ bots: { 'n.yaml': `name: n
+as: N
+create_user: true
+rules:
+  - on: message.received
+    do:
+      - remember: { n: "{{ event.content | size }}", zero: "012345", big: "12345678901234567890", yes: "true", text: "{{ event.content }}" }
+` } });
+    await w.host.start();
+    await w.host.runner('n')!.started;
+    await w.poll('n');
+    const alice = await w.user('Alice');
+    await alice.api.messages.send({ recipient_pin: w.botUser('n').pin_code, content: '42' });
+    await w.poll('n');
+    expect(memoryOf('n').read('person', alice.user.pin_code)).toEqual({ n: 2, zero: '012345', big: '12345678901234567890', yes: true, text: 42 });
   });
 });
 

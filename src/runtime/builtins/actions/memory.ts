@@ -1,6 +1,18 @@
 import { MEMORY_KEY_PATTERN } from '../../contract/memory-subjects.js';
 import type { ActionDef, CheckProblem, MemoryEdit, MemoryWhose } from '../../contract/types.js';
-import { typed } from './local.js';
+
+/**
+ * Rendered text back to a number or boolean when it looks like one — but not digits a number
+ * would change: a leading 0 (`012345`, a PIN) or more than 15 digits. Internal.
+ */
+function memoryValue(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  const t = v.trim();
+  if (/^-?(0|[1-9]\d*)(\.\d+)?$/.test(t) && t.replace(/[-.]/g, '').length <= 15) return Number(t);
+  if (t === 'true') return true;
+  if (t === 'false') return false;
+  return v;
+}
 
 // `remember` and `forget`: the memory of the person an event is about, or of its conversation
 // (docs/bots.md "Memory"). Local steps whose rendered arguments are written ahead (`durable`),
@@ -48,7 +60,7 @@ const remember: ActionDef = {
   },
   prepare(args) {
     const { in: _in, ...rest } = args as Record<string, unknown>;
-    return { in: whoseOf(args), set: Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, typed(v)])) };
+    return { in: whoseOf(args), set: Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, memoryValue(v)])) };
   },
   async run(args, ctx) {
     const edit = args as MemoryEdit;
