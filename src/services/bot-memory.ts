@@ -50,9 +50,14 @@ export async function memoryCommand(memory: BotMemory, args: AdminArgs): Promise
   const subjects = memory
     .list(subject?.scope)
     .filter((s) => !subject || s.subject === subject.subject)
-    .map((s) => ({ scope: s.scope, subject: s.subject, entries: Object.fromEntries(Object.entries(s.entries).map(([k, e]) => [k, { value: e.value, written_at: iso(e.at) }])) }));
+    .map((s) => {
+      const entries = Object.entries(s.entries).map(([k, e]) => [k, { value: e.value, written_at: iso(e.at) }]);
+      return { scope: s.scope, subject: s.subject, entries: Object.fromEntries(entries) };
+    });
   const o = memory.options;
-  return { bot: memory.bot, usage: { ...memory.usage(), max_keys: o.maxKeys, max_bytes: o.maxBytes, ...(o.ttlMs !== undefined ? { ttl_ms: o.ttlMs } : {}) }, subjects, ...(forgot ? { forgot } : {}) };
+  const ttl = o.ttlMs !== undefined ? { ttl_ms: o.ttlMs } : {};
+  const usage = { ...memory.usage(), max_keys: o.maxKeys, max_bytes: o.maxBytes, ...ttl };
+  return { bot: memory.bot, usage, subjects, ...(forgot ? { forgot } : {}) };
 }
 
 /** A bot's memory in a store opened by the CLI (no server runs the bot): its file's options, when known. */
@@ -60,11 +65,19 @@ export function offlineMemory(store: Store, bot: string, options: MemoryOptions 
   return new BotMemory(store, bot, options ?? DEFAULT_MEMORY, now);
 }
 
+/** 90d, 2h, 15m, 30s. Internal. */
+function duration(ms: number): string {
+  for (const [unit, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms >= n) return `${Math.round(ms / n)}${unit}`;
+  return `${Math.round(ms / 1000)}s`;
+}
+
 /** The text `pinbot bots memory` prints. */
 export function formatMemory(v: MemoryView): string {
   const lines: string[] = [];
   if (v.forgot) lines.push(`forgot ${v.forgot === 'all' ? 'every key' : v.forgot.join(', ')}`);
-  lines.push(`${v.bot}: ${v.usage.keys} of ${v.usage.max_keys} keys, ${v.usage.bytes} of ${v.usage.max_bytes} bytes${v.usage.ttl_ms !== undefined ? `, entries kept ${Math.round(v.usage.ttl_ms / 86_400_000)}d after their last write` : ''}`);
+  const u = v.usage;
+  const kept = u.ttl_ms !== undefined ? `, entries kept ${duration(u.ttl_ms)} after their last write` : '';
+  lines.push(`${v.bot}: ${u.keys} of ${u.max_keys} keys, ${u.bytes} of ${u.max_bytes} bytes${kept}`);
   if (!v.subjects.length) lines.push('  (nothing remembered)');
   for (const s of v.subjects) {
     lines.push(`  ${s.scope} ${s.subject}`);

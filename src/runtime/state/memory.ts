@@ -21,6 +21,12 @@ export interface MemoryChange {
   forget?: readonly string[] | 'all';
 }
 
+/** Keys and bytes. Internal. */
+interface Size {
+  keys: number;
+  bytes: number;
+}
+
 /** Whose memory, for messages: `person ABC123`, `conversation cnv_1`. Internal. */
 const whose = (scope: MemoryScope, subject: string) => `${scope} ${subject}`;
 
@@ -218,23 +224,27 @@ export class BotMemory {
   }
 
   /** Refuses a write that would pass a bound (subject's, then the bot's). Internal. */
-  private checkRoom(c: MemoryChange, subject: { keys: number; bytes: number }, bot: { keys: number; bytes: number }): void {
+  private checkRoom(c: MemoryChange, subject: Size, bot: Size): void {
     const o = this.options;
-    const who = whose(c.scope, c.subject);
-    const what = `memory of ${who} for bot ${this.bot}`;
+    const mine = `the memory of ${whose(c.scope, c.subject)} for bot ${this.bot}`;
+    const full = `the memory of bot ${this.bot} is full: this write would make it`;
+    const aging = 'set memory.ttl so old entries age out, forget keys';
+    // [passed, what, setting, what to do], in the order they are checked
+    const bounds: Array<[boolean, string, string, string]> = [
+      [subject.keys > o.maxKeysPerSubject, `${mine} would have ${subject.keys} keys, at most ${o.maxKeysPerSubject}`,
+        'max_keys_per_person', 'forget keys it no longer needs'],
+      [subject.bytes > o.maxBytesPerSubject, `${mine} would hold ${subject.bytes} bytes, at most ${o.maxBytesPerSubject}`,
+        'max_bytes_per_person', 'keep shorter values'],
+      [bot.keys > o.maxKeys, `${full} ${bot.keys} keys (every person and conversation), at most ${o.maxKeys}`,
+        'max_keys', `${aging} (pinbot bots memory ${this.bot} --person PIN --forget KEY)`],
+      [bot.bytes > o.maxBytes, `${full} ${bot.bytes} bytes, at most ${o.maxBytes}`, 'max_bytes', aging],
+    ];
+    const passed = bounds.find(([over]) => over);
+    if (!passed) return;
+    const [, what, setting, todo] = passed;
     const keys = Object.keys(c.set ?? {}).join(', ');
-    const nothing = 'nothing was written';
-    if (subject.keys > o.maxKeysPerSubject) {
-      throw new MemoryFullError(`remember ${keys}: the ${what} would have ${subject.keys} keys, at most ${o.maxKeysPerSubject} (memory.max_keys_per_person); ${nothing} — forget keys it no longer needs, or raise memory.max_keys_per_person in the bot file`);
-    }
-    if (subject.bytes > o.maxBytesPerSubject) {
-      throw new MemoryFullError(`remember ${keys}: the ${what} would hold ${subject.bytes} bytes, at most ${o.maxBytesPerSubject} (memory.max_bytes_per_person); ${nothing} — keep shorter values, or raise memory.max_bytes_per_person in the bot file`);
-    }
-    if (bot.keys > o.maxKeys) {
-      throw new MemoryFullError(`remember ${keys}: the memory of bot ${this.bot} is full: this write would make it ${bot.keys} keys (every person and conversation), at most ${o.maxKeys} (memory.max_keys); ${nothing} — set memory.ttl so old entries age out, forget keys (pinbot bots memory ${this.bot} --person PIN --forget KEY), or raise memory.max_keys in the bot file`);
-    }
-    if (bot.bytes > o.maxBytes) {
-      throw new MemoryFullError(`remember ${keys}: the memory of bot ${this.bot} is full: this write would make it ${bot.bytes} bytes, at most ${o.maxBytes} (memory.max_bytes); ${nothing} — set memory.ttl so old entries age out, forget keys, or raise memory.max_bytes in the bot file`);
-    }
+    throw new MemoryFullError(
+      `remember ${keys}: ${what} (memory.${setting}); nothing was written — ${todo}, or raise memory.${setting} in the bot file`,
+    );
   }
 }

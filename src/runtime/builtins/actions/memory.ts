@@ -42,7 +42,9 @@ function memoryOf(ctx: Parameters<ActionDef['run']>[1], whose: MemoryWhose) {
 const remember: ActionDef = {
   name: 'remember',
   description:
-    'Remembers values for the person the event is about (read as memory.KEY), or with in: conversation for its conversation (conversation_memory.KEY). Values are Liquid templates; rendered text that looks like a number or true/false is stored as one.',
+    'Remembers values for the person the event is about (read as memory.KEY), or with in: conversation for ' +
+    'its conversation (conversation_memory.KEY). Values are Liquid templates; rendered text that looks like a ' +
+    'number or true/false is stored as one.',
   schema: {
     type: 'object',
     minProperties: 1,
@@ -55,8 +57,8 @@ const remember: ActionDef = {
   durable: true,
   needsMemory: whoseOf,
   check(args): CheckProblem[] {
-    if (isObj(args) && Object.keys(args).filter((k) => k !== 'in').length === 0) return [{ path: [], message: 'remember needs at least one KEY: value', hint: 'e.g. remember: { usual: "{{ match.size }}" }' }];
-    return [];
+    if (!isObj(args) || Object.keys(args).some((k) => k !== 'in')) return [];
+    return [{ path: [], message: 'remember needs at least one KEY: value', hint: 'e.g. remember: { usual: "{{ match.size }}" }' }];
   },
   prepare(args) {
     const { in: _in, ...rest } = args as Record<string, unknown>;
