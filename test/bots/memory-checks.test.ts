@@ -102,4 +102,19 @@ describe('memory bounds: past one, a clear error and nothing written', () => {
     await expect(m.apply([person('AAA111', { f: () => 1 })])).rejects.toThrow(/memory f: the value is not JSON data/);
     await expect(m.apply([person('AAA111', { 'a b': 1 })])).rejects.toThrow(/memory key "a b": a key is a name of letters/);
   });
+
+  it('ttl: a write reclaims a few expired subjects on its way (its cost stays bounded); the sweep takes the rest, in batches', async () => {
+    let t = 0;
+    const store = new MemoryStore();
+    const m = new BotMemory(store, 'b', { ...opts, maxKeys: 5000, maxBytes: 1_000_000, ttlMs: 1000 }, () => t);
+    for (let i = 0; i < 1200; i++) await m.apply([person(`P${i}`, { a: 1 })]);
+    t = 1001;
+    expect(m.read('person', 'P0')).toEqual({});
+    await m.apply([person('NEW001', { a: 1 })]);
+    expect(m.usage().keys).toBe(1200 + 1 - 20);
+    expect(await m.sweep()).toBe(1180);
+    expect(m.usage()).toEqual({ keys: 1, bytes: 2 });
+    expect([...store.read.col(BotMemories).all()].length).toBe(2);
+    expect(await m.sweep()).toBe(0);
+  });
 });

@@ -41,6 +41,10 @@ export class MemoryFullError extends LimitError {
   }
 }
 
+/** Subjects a sweep transaction changes at most; and a write, on its way. */
+const SWEEP_BATCH = 500;
+const SWEEP_IN_WRITE = 20;
+
 /** Marks of writes applied (by step), kept per record, so a step run again does not apply twice. */
 const APPLIED_KEEP = 16;
 
@@ -136,23 +140,36 @@ export class BotMemory {
     await this.store.transaction((tx) => {
       const now = this.now();
       const usage = this.usageIn(tx);
-      if (this.options.ttlMs !== undefined && usage.oldest !== undefined && usage.oldest <= now - this.options.ttlMs) this.sweepIn(tx, usage, now);
+      // a few expired subjects go with each write (a write's cost stays bounded); the sweep takes the rest
+      if (this.expiredMayBe(usage, now)) this.sweepIn(tx, usage, now, SWEEP_IN_WRITE);
       changes.forEach((c, i) => this.applyOne(tx, usage, { ...c, set: values[i] }, now, mark));
       this.putUsage(tx, usage);
     });
   }
 
-  /** Removes expired entries (and subjects left empty) of the whole bot; returns how many went. */
+  /**
+   * Removes expired entries (and subjects left empty) of the whole bot, in transactions of at
+   * most SWEEP_BATCH subjects (the event loop is not held for a whole bot); returns how many went.
+   */
   async sweep(): Promise<number> {
     if (this.options.ttlMs === undefined) return 0;
-    const u = this.usage();
-    if (u.keys === 0) return 0;
-    return this.store.transaction((tx) => {
-      const usage = this.usageIn(tx);
-      const gone = this.sweepIn(tx, usage, this.now());
-      if (gone) this.putUsage(tx, usage);
-      return gone;
-    });
+    let gone = 0;
+    for (;;) {
+      if (!this.expiredMayBe(this.usageIn(this.store.read), this.now())) return gone;
+      const step = await this.store.transaction((tx) => {
+        const usage = this.usageIn(tx);
+        const r = this.sweepIn(tx, usage, this.now(), SWEEP_BATCH);
+        if (r.gone || r.done) this.putUsage(tx, usage);
+        return r;
+      });
+      gone += step.gone;
+      if (step.done) return gone;
+    }
+  }
+
+  /** Whether an entry may have expired (its usage's oldest write is past the ttl). Internal. */
+  private expiredMayBe(usage: Usage, now: number): boolean {
+    return this.options.ttlMs !== undefined && usage.keys > 0 && usage.oldest !== undefined && usage.oldest <= now - this.options.ttlMs;
   }
 
   /** Entries written at or before this are expired (-Infinity without a ttl). Internal. */
@@ -160,8 +177,8 @@ export class BotMemory {
     return this.options.ttlMs === undefined ? -Infinity : now - this.options.ttlMs;
   }
 
-  private usageIn(tx: Tx): Usage {
-    const u = tx.col(BotMemories).get(idOf(this.bot, 'total', ''));
+  private usageIn(view: Pick<ReadView, 'col'> | Tx): Usage {
+    const u = view.col(BotMemories).get(idOf(this.bot, 'total', ''));
     return { keys: u?.keys ?? 0, bytes: u?.bytes ?? 0, oldest: u?.oldest };
   }
 
@@ -171,27 +188,34 @@ export class BotMemory {
     else tx.col(BotMemories).put({ id, bot: this.bot, scope: 'total', subject: '', entries: {}, keys: u.keys, bytes: u.bytes, oldest: u.oldest });
   }
 
-  /** Drops every expired entry of the bot, in `tx`; `usage` follows. Internal. */
-  private sweepIn(tx: Tx, usage: Usage, now: number): number {
+  /**
+   * Drops expired entries of the bot in `tx`, changing at most `limit` subjects; `usage` follows.
+   * `done`: every subject was looked at (then `usage.oldest` is exact). Internal.
+   */
+  private sweepIn(tx: Tx, usage: Usage, now: number, limit: number): { gone: number; done: boolean } {
     const col = tx.col(BotMemories);
     const live = this.liveAfter(now);
     let gone = 0;
+    let changed = 0;
     let oldest: number | undefined;
     for (const id of [...col.ids('bot', this.bot)]) {
       const r = col.get(id)!;
       if (r.scope === 'total') continue;
-      const kept = Object.entries(r.entries).filter(([, e]) => e.at > live);
+      const all = Object.entries(r.entries);
+      const kept = all.filter(([, e]) => e.at > live);
       for (const [, e] of kept) oldest = Math.min(oldest ?? e.at, e.at);
-      if (kept.length === Object.keys(r.entries).length) continue;
-      gone += Object.keys(r.entries).length - kept.length;
+      if (kept.length === all.length) continue;
+      if (changed === limit) return { gone, done: false };
+      changed++;
+      gone += all.length - kept.length;
       const bytes = kept.reduce((n, [k, e]) => n + entryBytes(k, e.value), 0);
-      usage.keys -= Object.keys(r.entries).length - kept.length;
+      usage.keys -= all.length - kept.length;
       usage.bytes -= r.bytes - bytes;
       if (kept.length) col.put({ ...r, entries: Object.fromEntries(kept), keys: kept.length, bytes });
       else col.delete(id);
     }
     usage.oldest = oldest;
-    return gone;
+    return { gone, done: true };
   }
 
   /** One change of one subject, bounds checked, in `tx`; `usage` follows. Internal. */
