@@ -14,6 +14,7 @@ import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import { DATA_DIR } from '../util/data-dir.js';
+import { addMemoryCommand } from './bots-memory-command.js';
 
 interface Common {
   data: string;
@@ -171,6 +172,8 @@ export function registerBotCommands(program: Command): void {
       for (const w of b.warnings ?? []) process.stdout.write(`    warning: ${w}\n`);
     }
   });
+
+  addMemoryCommand(bots);
 
   common(
     bots

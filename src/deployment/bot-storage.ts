@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { BotCursors, BotInbox, BotMetas, fencedStore, PluginStates, type BotPlacement, type BotStorage, type TraceArchive } from '../runtime/index.js';
+import { BotCursors, BotInbox, BotMemories, BotMetas, fencedStore, PluginStates, type BotPlacement, type BotStorage, type TraceArchive } from '../runtime/index.js';
 import { FileStore } from '../store/file/file-store.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
@@ -14,7 +14,7 @@ import { botTraceFile } from '../util/data-dir.js';
  */
 export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; stateDir: string }): BotStorage {
   let remote: Promise<FileStore> | undefined;
-  const openRemote = () => (remote ??= FileStore.open(join(stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox, PluginStates].map((c) => c.name) } }));
+  const openRemote = () => (remote ??= FileStore.open(join(stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox, PluginStates, BotMemories].map((c) => c.name) } }));
   const openEmbedded = async () => {
     if (!embedded) throw new Error('no embedded store: embedded bots run only inside `pinbot serve`');
     return embedded;

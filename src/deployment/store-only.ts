@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
+import { DATA_DIR } from '../util/data-dir.js';
 import type { Store } from '../store/core/types.js';
 import { FileStore } from '../store/file/file-store.js';
 import type { PgStoreOptions } from '../store/postgres/pg-store.js';
@@ -28,4 +30,15 @@ export function postgresOptions(config: Config, warn: (msg: string, extra?: Reco
 export async function openSharedStore(config: Config, warn: (msg: string) => void): Promise<Store> {
   const { PgStore } = await import('../store/postgres/pg-store.js');
   return PgStore.open(postgresOptions(config, warn));
+}
+
+/**
+ * The store a bot's state lives in, opened without a server (the CLI's offline `bots memory`):
+ * the shared database; else the data directory's store, or for a bot of a remote server its own
+ * file store under `DATA/bots/remote`.
+ */
+export async function openBotStateStore(o: { config: Config; dataDir: string; remote: boolean; warn: (msg: string) => void }): Promise<Store> {
+  if (storeIsShared(o.config)) return openSharedStore(o.config, o.warn);
+  if (!o.remote) return openFileStore(o);
+  return FileStore.open(join(o.dataDir, DATA_DIR.bots, 'remote'), { warn: o.warn });
 }

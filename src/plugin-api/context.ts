@@ -4,7 +4,8 @@ import type { ActionRunContext as RunAction, ConditionRunContext as RunCondition
 import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { PluginInstance } from './instance.js';
 import { pluginState, SHARED } from './state.js';
-import type { ActionContext, ConditionContext, EventData, PollContext, PushEvent, RouteHandler, SetupContext } from './types.js';
+import { pluginMemory } from './memory.js';
+import type { ActionContext, ConditionContext, Memory, EventData, PollContext, PushEvent, RouteHandler, SetupContext } from './types.js';
 
 /** A wait on the clock that does not count against the call's timeout (held work parks). Internal. */
 const parkedSleep = (clock: Clock, signal: AbortSignal) => (ms: number) => waitingOffTheClock(() => clock.sleep(Math.max(0, Number(ms) || 0), signal, { parked: true }));
@@ -19,6 +20,10 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
   const key = () => `${rt.idempotencyKey}:p${++sent}`.slice(0, 255);
   const o = () => ({ idempotencyKey: key(), signal: rt.signal });
   let log: Logger | undefined;
+  let memory: Memory | undefined;
+  let conversationMemory: Memory | undefined;
+  let writes = 0;
+  const nextWrite = () => ++writes;
   return {
     plugin: inst.name,
     config: inst.config,
@@ -47,6 +52,12 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
       return rt.api.messages.send({ recipient_pin: target.pin, content: String(text) }, o());
     },
     send: (pin, text) => rt.api.messages.send({ recipient_pin: String(pin), content: String(text) }, o()),
+    get memory() {
+      return (memory ??= pluginMemory(inst.name, rt, 'person', nextWrite));
+    },
+    get conversationMemory() {
+      return (conversationMemory ??= pluginMemory(inst.name, rt, 'conversation', nextWrite));
+    },
   };
 }
 

@@ -28,6 +28,7 @@ export type {
   EventData,
   Infer,
   Json,
+  Memory,
   Plugin,
   PluginSpec,
   PluginState,

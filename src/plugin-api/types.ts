@@ -30,6 +30,27 @@ export interface PluginState {
   entries(prefix?: string): Promise<Array<[key: string, value: unknown]>>;
 }
 
+/**
+ * What a bot remembers of one person (or one conversation): the memory its YAML rules read as
+ * `memory.KEY` (`conversation_memory.KEY`) and write with `remember`. Bounded by the bot's
+ * `memory:` options (a write past a bound throws, nothing written; the step fails with reason
+ * `limit`) and aged out by its `memory.ttl`.
+ *
+ * @example
+ * const visits = ((await ctx.memory.get<number>('visits')) ?? 0) + 1;
+ * await ctx.memory.set('visits', visits);
+ */
+export interface Memory {
+  /** Whose: the person's PIN (or the conversation's id); undefined when the event has none — every call then throws. */
+  readonly subject: string | undefined;
+  get<T = Json>(key: string): Promise<T | undefined>;
+  /** Keys are names (letters, digits, _); values JSON. Inside a step, a write is applied once even if the step runs again. */
+  set(key: string, value: Json): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /** Every live key and value. */
+  entries(): Promise<Record<string, Json>>;
+}
+
 /** Options of `schedule`. */
 export interface ScheduleOptions {
   /** Calling `schedule` again with the same name replaces the job (default: the cron text). */
@@ -89,6 +110,10 @@ export interface ActionContext<C> extends BotContext<C> {
   reply(text: string): Promise<unknown>;
   /** Sends a message to a PIN, with an Idempotency-Key derived from this step's. */
   send(pin: string, text: string): Promise<unknown>;
+  /** What the bot remembers of the person the event is about (its rules' `memory.KEY`). */
+  readonly memory: Memory;
+  /** What the bot remembers of the event's conversation (its rules' `conversation_memory.KEY`). */
+  readonly conversationMemory: Memory;
 }
 
 /** What a condition gets. */

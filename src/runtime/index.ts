@@ -11,6 +11,7 @@ export { knownFields } from './contract/event-fields.js';
 export {
   LimitError,
   type ActionRunContext,
+  type MemoryWhose,
   type ConditionResult,
   type ConditionRunContext,
   type ReplyTarget,
@@ -39,6 +40,8 @@ export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type 
 export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
 export { fencedStore } from './state/fenced-store.js';
+export { BotMemories, type MemoryRecord } from './state/bot-records.js';
+export { BotMemory, DEFAULT_MEMORY, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';
 export { formatTrace } from './state/trace-format.js';
 
 // bot/: one bot's life

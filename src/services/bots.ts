@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { memoryCommand } from './bot-memory.js';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
 import { parseDuration } from '../util/duration.js';
@@ -40,6 +41,12 @@ export function createBotsService(): ServerService {
       const name = String(args.name ?? '');
       if (!(await host?.resume(name))) throw new AdminError(`no bot named ${name} is paused`);
       return { bot: name, status: 'resumed' };
+    },
+    'bots.memory': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      const memory = await host?.memory(name);
+      if (!memory) throw new AdminError(`no bot named ${name} is loaded here; see \`pinbot bots list\``);
+      return memoryCommand(memory, args);
     },
     'bots.trace': async (_ctx, args) => {
       const name = String(args.name ?? '');

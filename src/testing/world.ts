@@ -127,6 +127,13 @@ export interface TestWorld {
   plugins(): PluginReport[];
   /** What a plugin keeps for a bot (`ctx.state`), or shared by every bot (no bot). */
   state(plugin: string, bot?: string): Promise<Record<string, unknown>>;
+  /**
+   * What a bot remembers of a person (a user of the world by name, or a PIN) — or, given
+   * `{ conversation: id }`, of a conversation: the live entries its rules read as `memory`.
+   */
+  memory(bot: string, whose: string | { conversation: string }): Promise<Record<string, unknown>>;
+  /** Seeds what a bot remembers of a person (or conversation), as a `remember` step would (bounds apply). */
+  remember(bot: string, whose: string | { conversation: string }, values: Record<string, unknown>): Promise<void>;
   /** An HTTP request to the embedded server (plugin routes: `/plugins/<name>/…`). */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Every message in the user's conversations that someone else sent, oldest first. */
@@ -197,6 +204,13 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     return u;
   };
   const pinOf = (to: string) => byName.get(to)?.pin_code ?? to;
+  const memoryOf = async (bot: string, whose: string | { conversation: string }) => {
+    const memory = await host.memory(bot);
+    if (!memory) throw new Error(`no bot named ${bot} in this world; the bots are: ${host.status().map((s) => s.name).join(', ') || 'none'}`);
+    return typeof whose === 'string'
+      ? { memory, scope: 'person' as const, subject: pinOf(whose).trim().toUpperCase() }
+      : { memory, scope: 'conversation' as const, subject: whose.conversation };
+  };
 
   const world: TestWorld = {
     get server() {
@@ -266,6 +280,14 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     async state(plugin, bot = '') {
       const col = server.store.read.col(PluginStates);
       return Object.fromEntries(col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]));
+    },
+    async memory(bot, whose) {
+      const { memory, scope, subject } = await memoryOf(bot, whose);
+      return memory.read(scope, subject);
+    },
+    async remember(bot, whose, values) {
+      const { memory, scope, subject } = await memoryOf(bot, whose);
+      await memory.apply([{ scope, subject, set: values }]);
     },
     fetch: (path, init) => fetch(`${server.url}${path}`, init),
     async inbox(name) {

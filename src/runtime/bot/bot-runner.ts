@@ -7,6 +7,7 @@ import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
 import { BotState, type InboxEntry } from '../state/bot-state.js';
+import { BotMemory } from '../state/memory.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
@@ -102,6 +103,29 @@ export class BotRunner {
     await this.rules?.idle();
   }
 
+  /**
+   * Reclaims expired memory on the clock, every `everyMs`. A heartbeat timer: a virtual clock
+   * fires it only after something changed (nothing can have been read meanwhile). Internal.
+   */
+  private sweepEvery(memory: BotMemory, everyMs: number): void {
+    const { clock, log } = this.o;
+    let cancel: (() => void) | undefined;
+    const arm = () => {
+      cancel = clock.setTimer(clock.now() + everyMs, () => {
+        const release = clock.hold(`bot ${this.name}: memory sweep`);
+        memory
+          .sweep()
+          .catch((err: unknown) => log.warn({ err }, 'memory sweep failed (it is tried again)'))
+          .finally(() => {
+            release();
+            if (!this.ac.signal.aborted) arm();
+          });
+      }, { heartbeat: true });
+    };
+    arm();
+    this.cleanups.push(() => cancel?.());
+  }
+
   private fail(message: string): void {
     this.status = 'failed';
     this.message = message;
@@ -171,6 +195,10 @@ export class BotRunner {
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
     const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // memory aged out while the bot did not run is reclaimed now, and then every hour (or ttl)
+    const memory = new BotMemory(store, bot.name, bot.memory, () => this.o.clock.now());
+    await memory.sweep();
+    if (bot.memory.ttlMs !== undefined) this.sweepEvery(memory, Math.min(bot.memory.ttlMs, 3_600_000));
     // what other processes queue for this bot (pushes they received) is handled here
     if (this.o.inbox) {
       const state = this.state;

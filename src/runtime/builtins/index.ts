@@ -1,6 +1,7 @@
 import { answerActions } from './actions/answer.js';
 import { chooseAction } from './actions/choose.js';
 import { localActions } from './actions/local.js';
+import { memoryActions } from './actions/memory.js';
 import { messageActions } from './actions/messages.js';
 import { moneyActions } from './actions/money.js';
 import { socialActions } from './actions/social.js';
@@ -22,5 +23,6 @@ export function createRegistry(): Registry {
   for (const t of [...polledTriggers, scheduleTrigger, startupTrigger]) r.addTrigger(t);
   for (const c of builtinConditions) r.addCondition(c);
   for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions, chooseAction]) r.addAction(a);
+  for (const a of memoryActions) r.addAction(a);
   return r;
 }

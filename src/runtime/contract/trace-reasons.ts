@@ -59,8 +59,8 @@ export const TRACE_REASONS = {
   },
   limit: {
     outcome: 'failed',
-    meaning: "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), or a plugin's state is full (`plugins.state`)",
-    todo: 'raise the limit in the bot file if the transfer was meant; for a full plugin state, delete keys it no longer needs or raise `plugins.state` in config.yaml',
+    meaning: "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), a plugin's state is full (`plugins.state`), or the bot's memory would pass a bound (`memory.max_keys`, …)",
+    todo: 'raise the limit in the bot file if the transfer was meant; for a full plugin state, delete keys it no longer needs or raise `plugins.state` in config.yaml; for memory, set `memory.ttl`, forget keys or raise the bound',
   },
   api: {
     outcome: 'failed',

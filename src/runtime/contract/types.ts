@@ -183,6 +183,10 @@ export interface RunScope {
   match?: Record<string, string>;
   /** In `on_error` steps: the step that failed. */
   error?: { step: number; action: string; message: string; code?: string };
+  /** The live memory of the person the event is about (read fresh: a `remember` of this run is seen). */
+  readonly memory?: Record<string, unknown>;
+  /** The live memory of the event's conversation. */
+  readonly conversation_memory?: Record<string, unknown>;
 }
 
 /** What a condition gets when it runs. */
@@ -275,6 +279,33 @@ export interface ActionRunContext {
   /** The store of the bot's state (plugins keep their per-bot state there, see runtime/state/bot-state.ts). */
   store: Store;
   scheduler?: Scheduler;
+  /** The memory of the event's person and conversation (`remember`, `forget`, a plugin's `ctx.memory`). */
+  memory?: StepMemory;
+}
+
+/** Whose memory: the event's person or its conversation. */
+export type MemoryWhose = 'person' | 'conversation';
+
+/** A change of memory: keys to set (JSON values), keys to remove (`all`: every key). */
+export interface MemoryEdit {
+  in: MemoryWhose;
+  set?: Record<string, unknown>;
+  forget?: readonly string[] | 'all';
+}
+
+/** The memory a step may read and write (runtime/state/memory.ts keeps it). */
+export interface StepMemory {
+  /** The PIN of the event's person, if it has one. */
+  person?: string;
+  /** The event's conversation, if it has one. */
+  conversation?: string;
+  /** Live entries (a copy). */
+  read(whose: MemoryWhose): Record<string, unknown>;
+  /**
+   * Applies edits in one durable write (all or nothing; a bound passed throws a LimitError). An
+   * edit under a `mark` already applied (the same step run again after a crash) is skipped.
+   */
+  apply(edits: readonly MemoryEdit[], mark?: string): Promise<void>;
 }
 
 /**
@@ -293,6 +324,8 @@ export interface ActionDef {
   durable?: boolean;
   /** What the event must offer: a subject to accept/decline, or someone to reply to. */
   needs?: 'subject' | 'reply';
+  /** Whose memory a step with these arguments writes: the event must have that person or conversation. */
+  needsMemory?(args: unknown): MemoryWhose | undefined;
   /** Strings are templates (default true). */
   templated?: boolean;
   /** The plugin that registered it (a timeout of its step is traced as `plugin_timeout`). */

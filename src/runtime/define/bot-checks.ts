@@ -6,6 +6,7 @@ import { checkTemplate, FILE_TAGS, isTemplate, liquid } from '../liquid/template
 import { BOT_EXPRESSIONS, tagExpressionProblems } from '../liquid/expression-check.js';
 import { checkPaths, templatePaths } from '../liquid/template-check.js';
 import type { ActionDef, CheckProblem, TriggerDef } from '../contract/types.js';
+import { hasConversation, hasPerson } from '../contract/memory-subjects.js';
 
 type Path = Array<string | number>;
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -67,6 +68,22 @@ function checkNeeds(action: ActionDef, triggers: TriggerDef[], path: Path): Chec
   return out;
 }
 
+/** A step writing memory needs an event about a person (or in a conversation). Internal. */
+function checkMemoryNeeds(action: ActionDef, args: unknown, triggers: TriggerDef[], path: Path): CheckProblem[] {
+  const whose = action.needsMemory?.(args);
+  if (!whose) return [];
+  const lacking = triggers.filter((t) => (whose === 'person' ? !hasPerson(t) : !hasConversation(t)));
+  return lacking.map((t) => ({
+    path,
+    message: whose === 'person'
+      ? `${action.name} writes the memory of the person an event is about, and ${t.name} events are about no person`
+      : `${action.name} with in: conversation writes a conversation's memory, and ${t.name} events are in no conversation`,
+    hint: whose === 'person'
+      ? 'use it with message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars: (set)'
+      : 'use it with message.received (or introduction.completed); or remember for the person',
+  }));
+}
+
 /** Checks a list of steps (a rule's `do`, its `on_error`, a `choose` branch), nested steps included. */
 function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry: Registry): CheckProblem[] {
   const out: CheckProblem[] = [];
@@ -88,6 +105,7 @@ function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry:
       if (action.templated !== false) out.push(...checkTemplates(entry.args, argPath, triggers));
     }
     out.push(...checkNeeds(action, triggers, argPath));
+    out.push(...checkMemoryNeeds(action, entry.args, triggers, argPath));
     if (entry.name === 'choose' && Array.isArray(entry.args)) {
       entry.args.forEach((branch, k) => {
         if (!isObj(branch)) return;

@@ -80,6 +80,18 @@ export function botSchema(registry: Registry): JsonSchema {
       },
       traces: { type: 'integer', minimum: 1, maximum: 1000, description: 'rule runs kept in the trace history (default 100)' },
       vars: { type: 'object', description: 'initial values of the persistent bot variables (vars.NAME)' },
+      memory: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'what the bot remembers of each person and conversation (remember, forget, memory.KEY): how long, and how much',
+        properties: {
+          ttl: duration('an entry is forgotten this long after its last write (default: kept until forgotten), e.g. 90d'),
+          max_keys: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'keys of every person and conversation together (default 10000)' },
+          max_bytes: { type: 'integer', minimum: 1024, maximum: 268_435_456, description: 'bytes (JSON of keys and values) of every person and conversation together (default 4194304)' },
+          max_keys_per_person: { type: 'integer', minimum: 1, maximum: 10_000, description: 'keys of one person, or one conversation (default 100)' },
+          max_bytes_per_person: { type: 'integer', minimum: 64, maximum: 16_777_216, description: 'bytes of one person, or one conversation (default 16384)' },
+        },
+      },
       loop_guard: {
         description: 'stops a bot answering another bot for ever: more than max_replies replies in a row that come within reply_within of the bot\'s answers (machine speed), from one counterpart in one conversation, pause that exchange for `pause` (default 5, 2s, 10m); false turns it off',
         if: { type: 'boolean' },

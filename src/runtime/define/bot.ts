@@ -1,4 +1,5 @@
 import type { ActionDef, ConditionFn, TriggerDef } from '../contract/types.js';
+import type { MemoryOptions } from '../contract/memory-subjects.js';
 
 /** `loop_guard:` of a bot file, in ms. */
 export interface LoopGuardOptions {
@@ -36,6 +37,7 @@ export interface BotSpec {
   limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
   traces?: number;
   vars?: Record<string, unknown>;
+  memory?: { ttl?: string; max_keys?: number; max_bytes?: number; max_keys_per_person?: number; max_bytes_per_person?: number };
   loop_guard?: false | { max_replies?: number; reply_within?: string; pause?: string };
   ignore_bots?: boolean;
   per_sender?: { max_queued?: number };
@@ -120,6 +122,8 @@ export interface CompiledBot {
   ignoreBots: boolean;
   /** Bounds per sender: runs of a queued rule waiting at once. */
   perSender?: { maxQueued?: number };
+  /** The bounds and age of its memory of people and conversations. */
+  memory: MemoryOptions;
   rules: CompiledRule[];
   /** Poll sources the enabled rules need. */
   sources: string[];

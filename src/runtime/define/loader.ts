@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_MEMORY, type MemoryOptions } from '../contract/memory-subjects.js';
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { botEnvRefusal, interpolateEnv } from '../../config/env-refs.js';
@@ -248,6 +249,17 @@ function loopGuardOf(v: BotSpec['loop_guard']): LoopGuardOptions | false {
   };
 }
 
+/** `memory:` as written → its bounds (defaults filled in) and ttl in ms. Internal. */
+function memoryOf(m: BotSpec['memory']): MemoryOptions {
+  return {
+    ttlMs: m?.ttl !== undefined ? parseDuration(m.ttl) : undefined,
+    maxKeys: m?.max_keys ?? DEFAULT_MEMORY.maxKeys,
+    maxBytes: m?.max_bytes ?? DEFAULT_MEMORY.maxBytes,
+    maxKeysPerSubject: m?.max_keys_per_person ?? DEFAULT_MEMORY.maxKeysPerSubject,
+    maxBytesPerSubject: m?.max_bytes_per_person ?? DEFAULT_MEMORY.maxBytesPerSubject,
+  };
+}
+
 const cents = (n: number | undefined) => (n === undefined ? undefined : Math.round(n * 100));
 
 /** Turns a valid spec into what the runtime runs. Internal. */
@@ -285,6 +297,7 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     loopGuard: loopGuardOf(spec.loop_guard),
     ignoreBots: spec.ignore_bots === true,
     perSender: spec.per_sender?.max_queued !== undefined ? { maxQueued: spec.per_sender.max_queued } : undefined,
+    memory: memoryOf(spec.memory),
     rules,
     sources,
   };

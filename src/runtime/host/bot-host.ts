@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { BotMemory } from '../state/memory.js';
 import { join, resolve } from 'node:path';
 import type { RateBudget } from '../../client/rate-budget.js';
 import { formatProblem } from '../../util/yaml-errors.js';
@@ -249,6 +250,19 @@ export class BotHost {
 
   runner(name: string): BotRunner | undefined {
     return this.named(name)?.runner;
+  }
+
+  /**
+   * The memory of a bot (its file's bounds and ttl) over the store its state lives in — the
+   * shared store, unfenced, when bots are shared out between processes (an operator may read and
+   * forget whichever process runs the bot); undefined for an unknown bot.
+   */
+  async memory(name: string): Promise<BotMemory | undefined> {
+    const bot = this.named(name)?.bot;
+    if (!bot) return undefined;
+    const remote = (this.o.server ?? bot.server) !== 'embedded';
+    const store = this.o.storage.shared ? await this.o.storage.shared() : await this.o.storage.forBot(bot.name, { remote }).open();
+    return new BotMemory(store, bot.name, bot.memory, () => this.o.clock.now());
   }
 
   /** The recent traces of a bot, in the order they finished; undefined for an unknown bot. */

@@ -2,6 +2,7 @@ import { knownFields } from '../contract/event-fields.js';
 import { hintFor } from '../../util/suggest.js';
 import { isTemplate, liquid } from './templates.js';
 import type { CheckProblem, TriggerDef } from '../contract/types.js';
+import { hasConversation, hasPerson } from '../contract/memory-subjects.js';
 
 /** A variable path a template reads: `event.sender.pin_code` is `['event', 'sender', 'pin_code']`. */
 export type VarPath = Array<string | number>;
@@ -10,6 +11,8 @@ export type VarPath = Array<string | number>;
 const ROOTS: Record<string, string[] | undefined> = {
   event: undefined, // checked against the triggers' fields
   vars: undefined, // anything (unset variables are empty)
+  memory: undefined, // the event's person: any key (unset keys are empty)
+  conversation_memory: undefined, // the event's conversation: any key
   steps: undefined, // results of earlier steps: any shape
   match: undefined, // named groups of a `matches:` condition
   error: ['step', 'action', 'message', 'code'],
@@ -60,6 +63,7 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
       out.push({ path: [], message: `unknown variable "${root}" in ${show(p)}`, hint: hintFor(root, [...Object.keys(ROOTS), ...extraRoots], 'variables') });
       continue;
     }
+    out.push(...memoryProblems(root, show(p), triggers));
     const known = ROOTS[root];
     if (known && p.length > 1 && typeof p[1] === 'string' && !known.includes(p[1]) && !LIQUID_PROPS.has(p[1])) {
       out.push({ path: [], message: `${show(p)}: ${root} has no field "${p[1]}"`, hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined });
@@ -73,6 +77,17 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
     out.push({ path: [], message: `${show(p)}: ${names} events have no field "${at}"`, hint: hintFor(at, [...fields], 'fields') });
   }
   return out;
+}
+
+/** `memory.KEY` on events about no person, `conversation_memory.KEY` on events in no conversation. Internal. */
+function memoryProblems(root: string, shown: string, triggers: TriggerDef[]): CheckProblem[] {
+  if (root !== 'memory' && root !== 'conversation_memory') return [];
+  const lacking = triggers.filter((t) => (root === 'memory' ? !hasPerson(t) : !hasConversation(t)));
+  if (!lacking.length) return [];
+  const names = lacking.map((t) => t.name).join(', ');
+  return root === 'memory'
+    ? [{ path: [], message: `${shown}: ${names} events are about no person, so there is no memory to read`, hint: 'memory is per person: read it in rules on message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars' }]
+    : [{ path: [], message: `${shown}: ${names} events are in no conversation, so there is no conversation memory to read`, hint: 'read conversation_memory in rules on message.received (or introduction.completed)' }];
 }
 
 /** Whether `rest` (the path after `event`) names a field: a known one, under a list, or a Liquid property. Internal. */

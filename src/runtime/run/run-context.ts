@@ -7,7 +7,9 @@ import { waitingOffTheClock } from '../../util/step-timeout.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { Store } from '../../store/core/types.js';
 import type { BotState } from '../state/bot-state.js';
-import { LimitError, type ActionRunContext, type BotEvent, type RunScope, type TriggerDef } from '../contract/types.js';
+import { LimitError, type ActionRunContext, type BotEvent, type RunScope, type StepMemory, type TriggerDef } from '../contract/types.js';
+import { conversationOf, personOf } from '../contract/memory-subjects.js';
+import { BotMemory } from '../state/memory.js';
 
 /**
  * The Idempotency-Key of one step: derived from (bot, rule, event, step and the step's text)
@@ -43,8 +45,11 @@ export function runScope(o: {
   pendingVars?: () => Record<string, unknown> | undefined;
 }): RunScope {
   let wallet: Promise<unknown> | undefined;
+  const event = templateEvent(o.event);
+  let memory: StepMemory | undefined;
+  const mem = () => (memory ??= stepMemory({ bot: o.bot, store: o.state.store, clock: o.clock, trigger: triggerNamed(o.bot, o.event.type), event, me: o.me }));
   return {
-    event: templateEvent(o.event),
+    event,
     bot: { name: o.bot.name },
     me: o.me,
     get vars() {
@@ -58,6 +63,39 @@ export function runScope(o: {
     get wallet() {
       wallet ??= o.api.wallet.balance();
       return wallet;
+    },
+    get memory() {
+      return mem().read('person');
+    },
+    get conversation_memory() {
+      return mem().read('conversation');
+    },
+  };
+}
+
+/** The trigger of a bot's rules that events of `type` come from. Internal. */
+const triggerNamed = (bot: CompiledBot, type: string) => bot.rules.flatMap((r) => r.triggers).find((t) => t.def.name === type)?.def;
+
+/**
+ * The memory of an event's person and conversation (runtime/state/memory.ts), for templates and
+ * steps.
+ */
+export function stepMemory(o: { bot: CompiledBot; store: Store; clock: Clock; trigger: TriggerDef | undefined; event: Record<string, unknown>; me: UserRef }): StepMemory {
+  const memory = new BotMemory(o.store, o.bot.name, o.bot.memory, () => o.clock.now());
+  const person = personOf(o.trigger, o.event, o.me);
+  const conversation = conversationOf(o.event);
+  const subject = (whose: 'person' | 'conversation') => (whose === 'person' ? person : conversation);
+  return {
+    person,
+    conversation,
+    read: (whose) => memory.read(whose, subject(whose)),
+    apply(edits, mark) {
+      const changes = edits.map((e) => {
+        const s = subject(e.in);
+        if (!s) throw new Error(e.in === 'person' ? 'this event is about no person: there is no memory to write' : 'this event is in no conversation: there is no conversation memory to write');
+        return { scope: e.in, subject: s, set: e.set, forget: e.forget };
+      });
+      return memory.apply(changes, mark);
     },
   };
 }
@@ -84,7 +122,12 @@ export function actionContext(o: {
   onPark: (parked: boolean) => void;
 }): ActionRunContext {
   const { limits } = o.bot;
+  let memory: StepMemory | undefined;
+  const mem = () => (memory ??= stepMemory({ bot: o.bot, store: o.store, clock: o.clock, trigger: o.trigger, event: o.scope.event, me: o.scope.me }));
   return {
+    get memory() {
+      return mem();
+    },
     bot: o.bot.name,
     rule: o.rule,
     store: o.store,

@@ -101,3 +101,27 @@ export const PluginStates = defineCollection<PluginStateRecord>({
   name: 'plugin_state',
   multi: { scope: (r) => `${r.plugin}\u0000${r.bot}`, bot: (r) => r.bot },
 });
+
+/** Whose memory a record holds: a person (by PIN) or a conversation (by id); `total` is the bot's usage. */
+export type MemoryScope = 'person' | 'conversation';
+
+/**
+ * The memory a bot keeps of one person or conversation (`remember`, `ctx.memory`), or — scope
+ * `total`, subject `''` — the bot's usage (keys and bytes of every subject, the bounds' count).
+ * Entries carry their last write (clock ms: `memory.ttl` ages them from there); `applied` marks
+ * the steps whose writes are in, so a step run again after a crash does not apply twice.
+ */
+export interface MemoryRecord {
+  readonly id: string;
+  readonly bot: string;
+  readonly scope: MemoryScope | 'total';
+  readonly subject: string;
+  readonly entries: Readonly<Record<string, { readonly value: unknown; readonly at: number }>>;
+  readonly keys: number;
+  readonly bytes: number;
+  /** `total` only: no entry was written before this (expired ones may be swept once it passes the ttl). */
+  readonly oldest?: number;
+  readonly applied?: readonly string[];
+}
+
+export const BotMemories = defineCollection<MemoryRecord>({ name: 'bot_memory', multi: { bot: (r) => r.bot } });

@@ -1,5 +1,5 @@
 import type { Store, Tx } from '../../store/core/types.js';
-import { BotMetas, BotCursors, BotInbox, PluginStates, type BotMeta, type RunProgress, type InboxEntry } from './bot-records.js';
+import { BotMemories, BotMetas, BotCursors, BotInbox, PluginStates, type BotMeta, type RunProgress, type InboxEntry } from './bot-records.js';
 import type { BotEvent } from '../contract/types.js';
 
 // the records keep their old import path: most of the runtime reads them with BotState
@@ -191,11 +191,14 @@ export class BotState {
     const inbox = this.inbox();
     const plugins = this.store.read.col(PluginStates);
     const pluginState = plugins.ids('bot', this.bot).map((id) => plugins.get(id)!);
+    const memories = this.store.read.col(BotMemories);
+    const memory = memories.ids('bot', this.bot).map((id) => memories.get(id)!);
     await target.transaction((tx) => {
       if (meta) tx.col(BotMetas).put(meta);
       for (const c of list) tx.col(BotCursors).put(c);
       for (const e of inbox) tx.col(BotInbox).put(e);
       for (const r of pluginState) tx.col(PluginStates).put(r);
+      for (const r of memory) tx.col(BotMemories).put(r);
     });
   }
 
