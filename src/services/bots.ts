@@ -1,3 +1,4 @@
+import { dialogCommands } from './bot-dialogs.js';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { AdminCommand } from '../admin/commands.js';
@@ -99,6 +100,7 @@ export function createBotsService(): ServerService {
       }
       return { bot: name, traces };
     },
+    ...dialogCommands(() => host),
   };
   return {
     name: 'bots',

@@ -12,6 +12,7 @@ const ROOTS: Record<string, string[] | undefined> = {
   vars: undefined, // anything (unset variables are empty)
   steps: undefined, // results of earlier steps: any shape
   match: undefined, // named groups of a `matches:` condition
+  answers: undefined, // what the run's `ask` steps saved (checked against the asks, define/bot-checks.ts)
   error: ['step', 'action', 'message', 'code'],
   bot: ['name'],
   me: ['id', 'display_name', 'pin_code'],
