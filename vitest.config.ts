@@ -29,6 +29,7 @@ const POSTGRES_ONLY = [
   'test/reliability/fuzz-postgres.test.ts',
   'test/bots/bots-on-postgres.test.ts',
   'test/bots/push-across-processes.test.ts',
+  'test/bots/dialogs-postgres.test.ts',
 ];
 
 /** `pinbot/…` as this repository's plugins and tests import it: the sources, never a stale dist/. */

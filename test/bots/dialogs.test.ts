@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestWorld, type TestWorld } from '../../src/testing/world.js';
 
@@ -47,6 +49,14 @@ async function pizza(users: string[] = ['alice']) {
   world = await createTestWorld({ users: Object.fromEntries([...users, 'pizza'].map((u) => [u, {}])) });
   await world.addBot(PIZZA);
   return world;
+}
+
+/** Rewrites the bot's file and reloads it (the world's first bot is bot-1.yaml). */
+async function reload(text: string) {
+  writeFileSync(join(world!.botsDir, 'bot-1.yaml'), text);
+  await world!.host.reload();
+  await world!.host.runner('pizza')!.started;
+  await world!.settle();
 }
 
 async function say(name: string, text: string) {
@@ -134,5 +144,88 @@ describe('ask: a dialog of three questions', () => {
     await world!.restart();
     await say('alice', 'y');
     expect(await said('alice')).toEqual(['What size? small, medium or large', 'How many?', 'Confirm 4 medium? yes or no', 'Ordered 4 medium']);
+  });
+
+  it('an answer sent twice: the step after it runs once; the second message is an ordinary one', async () => {
+    await pizza();
+    await say('alice', 'order');
+    await say('alice', 'small');
+    await say('alice', '1');
+    await world!.as('alice').send('pizza', 'yes');
+    await world!.as('alice').send('pizza', 'yes');
+    await world!.settle();
+    expect((await said('alice')).slice(3)).toEqual(['Ordered 1 small', 'echo yes']);
+  });
+});
+
+const TIPS = (mode: string) => `name: tips
+as: tips
+rules:
+  - id: thanks
+    on: transfer.received
+    mode: ${mode}
+    do:
+      - accept
+      - ask: { question: "Thanks for {{ event.amount }}! What is it for?", save: what }
+      - reply: "Noted: {{ event.amount }} for {{ answers.what }}"
+  - id: echo
+    on: message.received
+    do: [ { reply: "echo {{ event.content }}" } ]
+`;
+
+describe('dialogs and modes, ending, reloads', () => {
+  it('a question to a PIN (transfer.received) is answered in the direct conversation; a new trigger while it waits is skipped (in_dialog)', async () => {
+    world = await createTestWorld({ users: { alice: { balance: 20 }, tips: {} } });
+    await world.addBot(TIPS('queued'));
+    await world.as('alice').pay('tips', 2);
+    await world.settle();
+    await world.as('alice').pay('tips', 3);
+    await world.settle();
+    await world.as('alice').send('tips', 'coffee');
+    await world.settle();
+    expect(await said('alice')).toEqual(['Thanks for 2! What is it for?', 'Noted: 2 for coffee']);
+    expect(reasons('tips')).toContain('thanks: not_run in_dialog');
+  });
+
+  it('mode restart: a new trigger by the same person ends the waiting dialog (restarted) and asks again', async () => {
+    world = await createTestWorld({ users: { alice: { balance: 20 }, tips: {} } });
+    await world.addBot(TIPS('restart'));
+    await world.as('alice').pay('tips', 2);
+    await world.settle();
+    await world.as('alice').pay('tips', 3);
+    await world.settle();
+    await world.as('alice').send('tips', 'tea');
+    await world.settle();
+    expect(await said('alice')).toEqual(['Thanks for 2! What is it for?', 'Thanks for 3! What is it for?', 'Noted: 3 for tea']);
+    expect(reasons('tips')).toContain('thanks: failed restarted');
+  });
+
+  it('an operator ends a dialog: traced dialog_ended, the next message is an ordinary one', async () => {
+    await pizza();
+    await say('alice', 'order');
+    const runner = world!.host.runner('pizza')!;
+    expect(runner.dialogs().map((d) => [d.person.display_name, d.rule, d.step])).toEqual([['alice', 'order', 0]]);
+    expect(await runner.endDialogs(world!.users.alice!.pin_code)).toHaveLength(1);
+    await world!.settle();
+    expect(runner.dialogs()).toEqual([]);
+    expect(reasons('pizza').at(-1)).toBe('order: failed dialog_ended');
+    await say('alice', 'large');
+    expect((await said('alice')).at(-1)).toBe('echo large');
+  });
+
+  it('a reload that removes the rule of a waiting dialog ends it (dialog_ended); one that keeps the ask keeps the dialog', async () => {
+    await pizza();
+    await say('alice', 'order');
+    await reload(PIZZA.replace('"Ordered {{ answers.count }} {{ answers.size }}"', '"OK: {{ answers.count }} {{ answers.size }}"'));
+    await say('alice', 'small');
+    await say('alice', '2');
+    await say('alice', 'yes');
+    expect((await said('alice')).at(-1)).toBe('OK: 2 small');
+    await say('alice', 'order');
+    await reload(PIZZA.replace(/  - id: order[\s\S]*?(?=  - id: echo)/, ''));
+    expect(reasons('pizza')).toContain('order: failed dialog_ended');
+    await world!.as('alice').send('pizza', 'large');
+    await world!.advance('1m'); // the reloaded bot's next poll
+    expect((await said('alice')).at(-1)).toBe('echo large');
   });
 });

@@ -97,7 +97,8 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     runner.timers.cancel(dl.key);
     const requeued = await runner.dialogs.end(dl.key, write(), entry.id);
     written(pending);
-    for (const e of requeued) d.wake?.(e.id);
+    // handled once this run has ended: what the person wrote next comes after the bot's answer
+    (run.requeued ??= []).push(...requeued.map((e) => e.id));
     return sp2;
   };
   const result = (extra: Partial<AskResult>): AskResult => ({ ...(args.save ? { save: args.save } : {}), ...extra, asked: dl.sent, answers: dl.answers });

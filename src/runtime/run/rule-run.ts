@@ -204,6 +204,7 @@ export async function runRule(run: RuleRun): Promise<void> {
     if (!quiet) d.traces.add(trace);
     if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
     restartDone?.();
+    for (const id of run.requeued?.splice(0) ?? []) d.wake?.(id);
     runner.busy(-1);
   }
 }

@@ -59,6 +59,8 @@ export interface RuleRun {
   rule: CompiledRule;
   entry: InboxEntry;
   shared: { remaining: number };
+  /** Messages a dialog of this run did not read, queued again: handed over when the run ends. */
+  requeued?: string[];
 }
 
 /**

@@ -117,8 +117,8 @@ export interface DialogRecord {
   readonly queue: readonly BotEvent[];
 }
 
-/** The id of a dialog record. */
-export const dialogId = (bot: string, pin: string, conversation: string) => `${bot}\u0000${pin}\u0000${conversation}`;
+/** The id of a dialog record (bot names, PINs and conversation ids have no `:`; ids hold no NUL on PostgreSQL). */
+export const dialogId = (bot: string, pin: string, conversation: string) => `${bot}:${pin}:${conversation}`;
 
 export const BotDialogs = defineCollection<DialogRecord>({
   name: 'bot_dialogs',
