@@ -88,7 +88,9 @@ export async function runRule(run: RuleRun): Promise<void> {
   // after a reload, progress is kept only for the leading steps that did not change
   const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
   if (changed !== -1) progress.steps.length = changed;
-  const trace: Trace = newTrace(run, !!progress.decision);
+  // a dialog woken by its answer (or its timer) continues: that is no restart
+  const continues = progress.steps.some((sp) => sp?.status === 'started' && sp.dialog);
+  const trace: Trace = newTrace(run, !!progress.decision && !continues);
   const trigger = triggerOf(run);
   const pending: Pending = { spend: 0 };
   const scope = runScope({ bot: d.bot, event: entry.event, me: d.me, state: d.state, clock: d.clock, api: d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
