@@ -31,6 +31,7 @@ const POSTGRES_ONLY = [
   'test/bots/bots-on-postgres.test.ts',
   'test/bots/push-across-processes.test.ts',
   'test/cluster/memory-lease.test.ts',
+  'test/bots/dialogs-postgres.test.ts',
 ];
 
 /** `pinbot/…` as this repository's plugins and tests import it: the sources, never a stale dist/. */

@@ -1,6 +1,7 @@
 import type { Bench } from './harness/bench.js';
 import bots from './bots.js';
 import cli from './cli.js';
+import dialogs from './dialogs.js';
 import botsLimits from './bots-limits.js';
 import botsScale from './bots-scale.js';
 import jsonServer from './json-server.js';
@@ -16,4 +17,4 @@ import botsThroughput from './bots-throughput.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsThroughput, botsScale, scenarios, plugins, postgres, takeover];
+export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsThroughput, botsScale, scenarios, plugins, dialogs, postgres, takeover];

@@ -15,6 +15,7 @@ import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
 import { DATA_DIR } from '../util/data-dir.js';
 import { addMemoryCommand } from './bots-memory-command.js';
+import { registerDialogCommands } from './dialog-commands.js';
 
 interface Common {
   data: string;
@@ -63,6 +64,7 @@ function serverRunning(dataDir: string): boolean {
 /** `pinbot bots …`: validate, run, list, trace, reload, pause, resume. */
 export function registerBotCommands(program: Command): void {
   const bots = program.command('bots').description('validate, run and inspect bots (YAML files in bots/)');
+  registerDialogCommands(bots);
 
   common(bots.command('validate').description('check bot files; every problem with file:line:col (exit 1 on any)').argument('[files...]').option('--json', 'print JSON')).action(
     async (files: string[], opts: Common & { json?: boolean }) => {

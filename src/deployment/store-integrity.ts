@@ -13,7 +13,7 @@ import { Accounts } from '../domain/wallet/accounts.js';
 import { walletIntegrity } from '../domain/wallet/integrity.js';
 import { Subscriptions } from '../domain/wallet/subscription.js';
 import { Transactions } from '../domain/wallet/transactions.js';
-import { BotCursors, BotInbox, BotMemories, BotMetas, PluginStates } from '../runtime/index.js';
+import { BotCursors, BotDialogs, BotInbox, BotMemories, BotMetas, PluginStates } from '../runtime/index.js';
 import { BotKeys } from './bot-key-vault.js';
 import { BotLeases, BotWorkers } from './bot-leases.js';
 import { ClockState } from './virtual-time.js';
@@ -23,7 +23,7 @@ import type { CollectionDef, StoredRecord } from '../store/core/types.js';
 /** The definitions of every collection a data directory's store holds. */
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
   Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
-  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, PluginStates, ClockState,
+  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, BotDialogs, PluginStates, ClockState,
   BotWorkers, BotLeases, BotKeys, Usage, BotMemories,
 ] as unknown as CollectionDef<StoredRecord>[];
 

@@ -44,6 +44,9 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
     get vars() {
       return rt.scope.vars;
     },
+    get answers() {
+      return { ...rt.scope.answers };
+    },
     idempotencyKey: rt.idempotencyKey,
     async reply(text) {
       const target = rt.trigger.replyTo?.(rt.scope.event, rt.scope.me);

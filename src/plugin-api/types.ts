@@ -101,6 +101,11 @@ export interface ActionContext<C> extends BotContext<C> {
   readonly rule: string;
   /** The bot's variables (`vars.NAME`). */
   readonly vars: Record<string, unknown>;
+  /**
+   * What the `ask` steps of this run saved before this step (`save: size` → `answers.size`; the
+   * named groups of a `matches:` expect too): a plugin action after the questions reads them.
+   */
+  readonly answers: Readonly<Record<string, unknown>>;
   /** The Idempotency-Key of this step: the same on every retry and after a restart. */
   readonly idempotencyKey: string;
   /**

@@ -37,7 +37,7 @@ export { botSchemaText } from './define/write-schema.js';
 export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from './liquid/expression-check.js';
 
 // state/: what survives a restart, traces included
-export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
+export { BotCursors, BotDialogs, BotInbox, BotMetas, PluginStates, type DialogRecord, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
 export { fencedStore } from './state/fenced-store.js';
 export { BotMemories, type MemoryRecord } from './state/bot-records.js';

@@ -1,3 +1,4 @@
+import { dialogCommands } from './bot-dialogs.js';
 import { join, resolve } from 'node:path';
 import { memoryCommand } from './bot-memory.js';
 import type { AdminCommand } from '../admin/commands.js';
@@ -61,6 +62,7 @@ export function createBotsService(): ServerService {
       }
       return { bot: name, traces };
     },
+    ...dialogCommands(() => host),
   };
   return {
     name: 'bots',

@@ -123,6 +123,8 @@ export interface TestWorld {
   settle(): Promise<void>;
   /** The traces of a bot, oldest first. */
   traces(bot: string): Trace[];
+  /** Who is in a dialog (`ask`) with a bot now: their PIN, the rule and step, since and until when (ISO). */
+  dialogs(bot: string): Array<{ pin: string; name: string; rule: string; step: number; since: string; until?: string }>;
   /** The plugins: status, source, what they register (as `pinbot plugins list` shows). */
   plugins(): PluginReport[];
   /** What a plugin keeps for a bot (`ctx.state`), or shared by every bot (no bot). */
@@ -276,6 +278,15 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     advanceTo: (at) => clock.advanceTo(toMs(at, 'advanceTo')),
     settle: () => clock.settle(),
     traces: (bot) => host.traces(bot) ?? [],
+    dialogs: (bot) =>
+      (host.runner(bot)?.dialogs() ?? []).map((d) => ({
+        pin: d.person.pin_code,
+        name: d.person.display_name,
+        rule: d.rule,
+        step: d.step,
+        since: new Date(d.since).toISOString(),
+        ...(d.until !== undefined ? { until: new Date(d.until).toISOString() } : {}),
+      })),
     plugins: () => pluginHost?.status() ?? [],
     async state(plugin, bot = '') {
       const col = server.store.read.col(PluginStates);

@@ -6,7 +6,7 @@ import { MemoryStore } from '../../store/core/memory-store.js';
 import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
-import { BotState, type InboxEntry } from '../state/bot-state.js';
+import { BotState, type DialogRecord, type InboxEntry } from '../state/bot-state.js';
 import { BotMemory } from '../state/memory.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
@@ -40,6 +40,8 @@ export class BotRunner {
   private readonly contacts = new Map<string, boolean>();
   /** Inbox entries being handled (an entry is handed to the rule runner once at a time). */
   private readonly dispatched = new Set<string>();
+  /** Entries a dialog woke while they were being handled: handed over again when that ends. */
+  private readonly again = new Set<string>();
   /** The baseline this start gave the sources that had none. */
   private baselineAt?: number;
   private ready!: () => void;
@@ -187,6 +189,10 @@ export class BotRunner {
       isBot: this.o.isBot,
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      wake: (id) => {
+        const entry = this.state?.entry(id);
+        if (entry && !signal.aborted) this.dispatch(entry, true);
+      },
     });
     // the start is the baseline of sources not polled yet: what comes after it is not history.
     // It is compared with the server's times: in the server's clock when that one is off
@@ -209,6 +215,8 @@ export class BotRunner {
         }),
       );
     }
+    // dialogs whose step the bot file no longer has end; the others resume with their entries
+    await this.rules.endOrphans();
     for (const entry of this.state.inbox()) this.dispatch(entry);
     const emit = (e: Omit<BotEvent, 'at'>, fired?: { rule: string; at: number }) => this.emit(e, false, fired);
     this.cleanups.push(...(await setUpTriggers({ bot, state: this.state, clock: this.o.clock, scheduler: this.o.scheduler, log, emit, push: (trigger, e) => this.push(trigger, e) })));
@@ -282,14 +290,33 @@ export class BotRunner {
     for (const entry of created) this.dispatch(entry);
   }
 
-  private dispatch(entry: InboxEntry): void {
-    if (this.dispatched.has(entry.id)) return;
+  /** Who is in a dialog with this bot now (`pinbot bots dialogs`). */
+  dialogs(): DialogRecord[] {
+    return this.rules?.dialogs() ?? [];
+  }
+
+  /** Ends a person's waiting dialogs (all, or in one conversation): `pinbot bots end-dialog`. */
+  endDialogs(pin: string, conversation?: string): Promise<DialogRecord[]> {
+    return this.rules?.endDialogs(pin, conversation) ?? Promise.resolve([]);
+  }
+
+  /**
+   * Hands an entry to the rule runner. `again`: a dialog woke it — if the entry is being handled
+   * now, it is handed over once more when that ends (the wake is not lost).
+   */
+  private dispatch(entry: InboxEntry, again = false): void {
+    if (this.dispatched.has(entry.id)) {
+      if (again) this.again.add(entry.id);
+      return;
+    }
     this.dispatched.add(entry.id);
     const p = this.rules!.handle(entry).catch((err) => this.o.log.error({ err, event: entry.key }, 'event handling failed'));
     this.inflight.add(p);
     void p.finally(() => {
       this.inflight.delete(p);
       this.dispatched.delete(entry.id);
+      const next = this.again.delete(entry.id) ? this.state?.entry(entry.id) : undefined;
+      if (next && !this.ac.signal.aborted) this.dispatch(next);
     });
   }
 

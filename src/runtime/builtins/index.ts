@@ -1,4 +1,5 @@
 import { answerActions } from './actions/answer.js';
+import { askAction } from './actions/ask.js';
 import { chooseAction } from './actions/choose.js';
 import { localActions } from './actions/local.js';
 import { memoryActions } from './actions/memory.js';
@@ -22,7 +23,7 @@ export function createRegistry(): Registry {
   for (const s of builtinSources) r.addSource(s);
   for (const t of [...polledTriggers, scheduleTrigger, startupTrigger]) r.addTrigger(t);
   for (const c of builtinConditions) r.addCondition(c);
-  for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions, chooseAction]) r.addAction(a);
+  for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions, chooseAction, askAction]) r.addAction(a);
   for (const a of memoryActions) r.addAction(a);
   return r;
 }

@@ -8,7 +8,7 @@
 /** One entry of the catalogue. */
 export interface TraceReasonInfo {
   /** The trace outcome that carries this reason. */
-  outcome: 'not_run' | 'failed' | 'interrupted';
+  outcome: 'not_run' | 'failed' | 'interrupted' | 'waiting' | 'done';
   /** What happened, in one sentence (docs/bots.md says the same). */
   meaning: string;
   /** What the bot's owner can do about it. */
@@ -102,6 +102,41 @@ export const TRACE_REASONS = {
     meaning: 'mode `restart`: a newer event stopped this run and started over',
     todo: 'nothing: that is what `mode: restart` does',
   },
+  answered_dialog: {
+    outcome: 'not_run',
+    meaning: "the message was an answer: its sender's dialog (`ask`) waited in that conversation, so no rule ran on it; the dialog's rule shows what it did with it",
+    todo: 'nothing: that is the routing of dialogs; a message after the dialog ended is an ordinary one again',
+  },
+  in_dialog: {
+    outcome: 'not_run',
+    meaning: "the rule asks, and the same person's dialog of this rule was still waiting (from another conversation or trigger)",
+    todo: 'use `mode: restart` to start the dialog over on a new trigger; or end the dialog (`pinbot bots end-dialog`)',
+  },
+  waiting_for_answer: {
+    outcome: 'waiting',
+    meaning: 'an `ask` sent its question and the run waits for the answer (until the time shown)',
+    todo: 'nothing: an answer, a cancel word or the timeout continues the run; `pinbot bots dialogs NAME` lists who is in a dialog',
+  },
+  dialog_timeout: {
+    outcome: 'done',
+    meaning: "no answer came within the ask's `timeout`; the rule's `on_timeout` steps ran",
+    todo: 'nothing, or lengthen `timeout:` of the ask',
+  },
+  dialog_cancelled: {
+    outcome: 'done',
+    meaning: "the person answered with one of the rule's `cancel_words`; the rule's `on_cancel` steps ran",
+    todo: 'nothing; set `cancel_words:` on the rule to change the words ([] for none)',
+  },
+  invalid_answer: {
+    outcome: 'failed',
+    meaning: "an `ask` got no valid answer in `attempts` tries; error.code is `invalid_answer` and `on_error` ran",
+    todo: 'make the question say what it expects, or raise `attempts`',
+  },
+  dialog_ended: {
+    outcome: 'failed',
+    meaning: 'a waiting dialog was ended from outside: by `pinbot bots end-dialog` (or the console), or because a reload removed the step that asked',
+    todo: 'nothing: the person can start again',
+  },
   stopping: {
     outcome: 'interrupted',
     meaning: 'the bot stopped (reload, shutdown) during the run; it resumes at the next start',
@@ -113,7 +148,7 @@ export const TRACE_REASONS = {
 export type TraceReason = keyof typeof TRACE_REASONS;
 
 /** Reasons a failing step can end its run with (what an error is sorted into). */
-export type StepFailureReason = Extract<TraceReason, 'limit' | 'api' | 'timeout' | 'failed' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable'>;
+export type StepFailureReason = Extract<TraceReason, 'limit' | 'api' | 'timeout' | 'failed' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable' | 'invalid_answer'>;
 
 /** Whether a string is a code of the catalogue. */
 export function isTraceReason(code: unknown): code is TraceReason {

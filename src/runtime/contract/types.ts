@@ -181,6 +181,8 @@ export interface RunScope {
   readonly wallet: Promise<unknown>;
   /** Named groups of the `matches:` conditions that held (`order (?<item>\w+)` → match.item). */
   match?: Record<string, string>;
+  /** Answers of the run's `ask` steps so far (`save: size` → answers.size). */
+  answers?: Record<string, unknown>;
   /** In `on_error` steps: the step that failed. */
   error?: { step: number; action: string; message: string; code?: string };
   /** The live memory of the person the event is about (read fresh: a `remember` of this run is seen). */

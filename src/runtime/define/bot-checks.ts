@@ -4,7 +4,8 @@ import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import { checkTemplate, FILE_TAGS, isTemplate, liquid } from '../liquid/templates.js';
 import { BOT_EXPRESSIONS, tagExpressionProblems } from '../liquid/expression-check.js';
-import { checkPaths, templatePaths } from '../liquid/template-check.js';
+import { checkPaths, expressionPaths, templatePaths, templatesIn } from '../liquid/template-check.js';
+import { expectGroups } from '../builtins/actions/ask-expect.js';
 import type { ActionDef, CheckProblem, TriggerDef } from '../contract/types.js';
 import { hasConversation, hasPerson } from '../contract/memory-subjects.js';
 
@@ -62,7 +63,9 @@ function checkNeeds(action: ActionDef, triggers: TriggerDef[], path: Path): Chec
       out.push({ path, message: `${action.name} needs an event with something to ${action.name}, and ${t.name} has none`, hint: 'use it with transfer.received, introduction.received or contact_request.received' });
     }
     if (action.needs === 'reply' && !t.replyTo) {
-      out.push({ path, message: `reply needs an event with someone to reply to, and ${t.name} has none`, hint: 'use send_message: { to: PIN, content: "…" }' });
+      const whom = action.name === 'ask' ? 'ask' : 'reply to';
+      const hint = action.name === 'ask' ? 'ask in a rule on message.received (or another event someone caused); a schedule or startup has nobody to answer' : 'use send_message: { to: PIN, content: "…" }';
+      out.push({ path, message: `${action.name} needs an event with someone to ${whom}, and ${t.name} has none`, hint });
     }
   }
   return out;
@@ -84,8 +87,59 @@ function checkMemoryNeeds(action: ActionDef, args: unknown, triggers: TriggerDef
   }));
 }
 
+/** `answers.X` read where no earlier `ask` saves X (with "did you mean"). Internal. */
+function checkAnswers(value: unknown, path: Path, saves: Set<string>, expression = false): CheckProblem[] {
+  const out: CheckProblem[] = [];
+  // a template that does not parse is reported by checkTemplates
+  const pathsOf = (f: () => ReturnType<typeof templatePaths>) => {
+    try {
+      return f();
+    } catch {
+      return [];
+    }
+  };
+  const found = expression && typeof value === 'string'
+    ? [{ text: value, path: [] as Path, paths: pathsOf(() => expressionPaths(value)) }]
+    : templatesIn(value).map((t) => ({ ...t, paths: pathsOf(() => templatePaths(t.text)) }));
+  for (const t of found) {
+    for (const p of t.paths) {
+      if (p[0] !== 'answers' || typeof p[1] !== 'string' || saves.has(p[1])) continue;
+      const hint = saves.size ? hintFor(p[1], [...saves], 'answers saved before this step') : 'add save: NAME to an ask before this step';
+      out.push({ path: [...path, ...t.path], find: `answers.${p[1]}`, message: `answers.${p[1]}: no ask before this step saves "${p[1]}"`, hint });
+    }
+  }
+  return out;
+}
+
+/** `liquid:` conditions inside an `if:` (any depth), with their paths. Internal. */
+function liquidsIn(value: unknown, path: Path): Array<{ text: string; path: Path }> {
+  if (Array.isArray(value)) return value.flatMap((v, i) => liquidsIn(v, [...path, i]));
+  if (!isObj(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => (k === 'liquid' && typeof v === 'string' ? [{ text: v, path: [...path, k] }] : liquidsIn(v, [...path, k])));
+}
+
+/** The names an `ask` saves into `answers` (its `save`, the named groups of its pattern). */
+function savesOf(args: unknown): string[] {
+  if (!isObj(args)) return [];
+  return [...(typeof args.save === 'string' ? [args.save] : []), ...expectGroups(args.expect)];
+}
+
+/** Every name the asks of a list save (nested branches included): what on_error / on_timeout / on_cancel may read. */
+function allSaves(list: unknown): Set<string> {
+  const out = new Set<string>();
+  const walk = (steps: unknown) => {
+    for (const step of Array.isArray(steps) ? steps : []) {
+      const e = stepEntry(step);
+      if (e?.name === 'ask') for (const n of savesOf(e.args)) out.add(n);
+      if (e?.name === 'choose' && Array.isArray(e.args)) for (const b of e.args) if (isObj(b)) (walk(b.do), walk(b.else));
+    }
+  };
+  walk(list);
+  return out;
+}
+
 /** Checks a list of steps (a rule's `do`, its `on_error`, a `choose` branch), nested steps included. */
-function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry: Registry): CheckProblem[] {
+function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry: Registry, saves: Set<string> = new Set()): CheckProblem[] {
   const out: CheckProblem[] = [];
   const steps = Array.isArray(list) ? list : [];
   steps.forEach((step, j) => {
@@ -103,14 +157,17 @@ function checkSteps(list: unknown, base: Path, triggers: TriggerDef[], registry:
     if (typeof step !== 'string') {
       out.push(...(action.check?.(entry.args) ?? []).map((p) => ({ ...p, path: [...argPath, ...p.path] })));
       if (action.templated !== false) out.push(...checkTemplates(entry.args, argPath, triggers));
+      if (action.templated !== false) out.push(...checkAnswers(entry.args, argPath, saves));
     }
+    if (entry.name === 'ask') for (const n of savesOf(entry.args)) saves.add(n);
     out.push(...checkNeeds(action, triggers, argPath));
     out.push(...checkMemoryNeeds(action, entry.args, triggers, argPath));
     if (entry.name === 'choose' && Array.isArray(entry.args)) {
       entry.args.forEach((branch, k) => {
         if (!isObj(branch)) return;
         if (branch.if !== undefined) out.push(...checkConditions(registry, branch.if, triggers, [...argPath, k, 'if']));
-        for (const key of ['do', 'else']) if (branch[key] !== undefined) out.push(...checkSteps(branch[key], [...argPath, k, key], triggers, registry));
+        for (const l of liquidsIn(branch.if, [...argPath, k, 'if'])) out.push(...checkAnswers(l.text, l.path, saves, true));
+        for (const key of ['do', 'else']) if (branch[key] !== undefined) out.push(...checkSteps(branch[key], [...argPath, k, key], triggers, registry, saves));
       });
     }
   });
@@ -133,7 +190,13 @@ function checkRule(rule: Record<string, unknown>, base: Path, registry: Registry
   }
   if (rule.if !== undefined) out.push(...checkConditions(registry, rule.if, triggers, [...base, 'if']));
   out.push(...checkSteps(rule.do, [...base, 'do'], triggers, registry));
-  if (rule.on_error !== undefined) out.push(...checkSteps(rule.on_error, [...base, 'on_error'], triggers, registry));
+  for (const key of ['on_error', 'on_timeout', 'on_cancel']) {
+    if (rule[key] !== undefined) out.push(...checkSteps(rule[key], [...base, key], triggers, registry, allSaves(rule.do)));
+  }
+  if ((rule.on_timeout !== undefined || rule.on_cancel !== undefined) && allSaves(rule.do).size === 0 && !JSON.stringify(rule.do ?? null).includes('"ask"')) {
+    const key = rule.on_timeout !== undefined ? 'on_timeout' : 'on_cancel';
+    out.push({ path: [...base, key], onKey: true, warning: true, message: `${key} runs only when a dialog of this rule ends so, and the rule has no ask`, hint: 'add an ask: step to do:, or remove it' });
+  }
   return out;
 }
 

@@ -54,6 +54,10 @@ export interface RuleSpec {
   cooldown?: string | { for: string; per?: LimitScope };
   throttle?: { max_runs: number; within: string; per?: LimitScope };
   on_error?: unknown[];
+  /** Dialogs (`ask`): steps when no answer came in time, when a cancel word ended it; the words. */
+  on_timeout?: unknown[];
+  on_cancel?: unknown[];
+  cancel_words?: string[];
   enabled?: boolean;
 }
 
@@ -76,6 +80,9 @@ export interface CompiledStep {
   branches?: Array<{ label: string; condition?: ConditionFn }>;
   /** One of the rule's `on_error` steps: taken only after a step failed. */
   onError?: boolean;
+  /** One of the rule's `on_timeout` / `on_cancel` steps: taken only when a dialog ended so. */
+  onTimeout?: boolean;
+  onCancel?: boolean;
 }
 
 export interface CompiledRule {
@@ -92,6 +99,10 @@ export interface CompiledRule {
   /** At most `maxRuns` runs within `withinMs`, by `per`. */
   throttle?: Throttle;
   enabled: boolean;
+  /** A step of the rule is an `ask` (the rule holds dialogs). */
+  asks?: boolean;
+  /** Answers that end its dialogs (`on_cancel`); default [cancel]. */
+  cancelWords?: string[];
 }
 
 /** Money guardrails in cents. */

@@ -217,14 +217,14 @@ export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
  * nested step guarded by the branch it belongs to), then the `on_error` steps. Every step keeps
  * its own index — and so its own write-ahead and Idempotency-Key. Internal.
  */
-function compileSteps(registry: Registry, main: unknown[], onError: unknown[] | undefined): CompiledStep[] {
+function compileSteps(registry: Registry, main: unknown[], onError: unknown[] | undefined, dialog: { onTimeout?: unknown[]; onCancel?: unknown[] } = {}): CompiledStep[] {
   const out: CompiledStep[] = [];
-  const add = (list: unknown[], guard: CompiledStep['guard'], inError: boolean) => {
+  const add = (list: unknown[], guard: CompiledStep['guard'], inError: boolean | 'timeout' | 'cancel') => {
     for (const step of list) {
       const e = stepEntry(step)!;
       const index = out.length;
       const sig = createHash('sha256').update(JSON.stringify([e.name, e.args ?? null])).digest('hex').slice(0, 8);
-      const base: CompiledStep = { index, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true, guard, onError: inError || undefined };
+      const base: CompiledStep = { index, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true, guard, onError: inError === true || undefined, onTimeout: inError === 'timeout' || undefined, onCancel: inError === 'cancel' || undefined };
       if (e.name !== 'choose') {
         out.push(base);
         continue;
@@ -235,6 +235,9 @@ function compileSteps(registry: Registry, main: unknown[], onError: unknown[] | 
     }
   };
   add(main, undefined, false);
+  // on_timeout and on_cancel before on_error: a step of theirs that fails runs on_error
+  if (dialog.onTimeout) add(dialog.onTimeout, undefined, 'timeout');
+  if (dialog.onCancel) add(dialog.onCancel, undefined, 'cancel');
   if (onError) add(onError, undefined, true);
   return out;
 }
@@ -270,13 +273,15 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     description: r.description,
     triggers: triggerEntries(r.on, []).map((t) => ({ def: registry.triggers.get(t.name)!, options: t.options })),
     condition: r.if === undefined ? undefined : compileConditions(registry, r.if),
-    steps: compileSteps(registry, r.do, r.on_error),
+    steps: compileSteps(registry, r.do, r.on_error, { onTimeout: r.on_timeout, onCancel: r.on_cancel }),
     mode: r.mode ?? 'queued',
     cooldownMs: r.cooldown === undefined ? 0 : parseDuration(typeof r.cooldown === 'string' ? r.cooldown : r.cooldown.for)!,
     cooldownPer: typeof r.cooldown === 'object' ? (r.cooldown.per ?? 'rule') : 'rule',
     throttle: r.throttle ? { maxRuns: r.throttle.max_runs, withinMs: parseDuration(r.throttle.within)!, per: r.throttle.per ?? 'rule' } : undefined,
     enabled: r.enabled !== false,
+    ...(r.cancel_words ? { cancelWords: r.cancel_words } : {}),
   }));
+  for (const r of rules) if (r.steps.some((st) => st.action.name === 'ask')) r.asks = true;
   const sources = [...new Set(rules.filter((r) => r.enabled).flatMap((r) => r.triggers.map((t) => t.def.source).filter((s): s is string => !!s)))];
   return {
     name: spec.name,

@@ -15,6 +15,7 @@ const ROOTS: Record<string, string[] | undefined> = {
   conversation_memory: undefined, // the event's conversation: any key
   steps: undefined, // results of earlier steps: any shape
   match: undefined, // named groups of a `matches:` condition
+  answers: undefined, // what the run's `ask` steps saved (checked against the asks, define/bot-checks.ts)
   error: ['step', 'action', 'message', 'code'],
   bot: ['name'],
   me: ['id', 'display_name', 'pin_code'],

@@ -14,6 +14,11 @@ import { limitKey } from './run-limits.js';
 import { finishRun, newTrace, triggerOf } from './run-record.js';
 import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
+import { askStep, answersOf, type AskResult, type Parked } from './ask-step.js';
+import { dialogMode } from './dialog-end.js';
+import { askAction } from '../builtins/actions/ask.js';
+import { iso } from '../../clock/clock.js';
+import type { CompiledStep } from '../define/bot.js';
 
 /** The plugin fields of a step's error, for its trace. */
 const pluginOf = (sp: RunProgress['steps'][number]) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
@@ -29,6 +34,16 @@ const traceStep = (index: number, action: string, sp: RunProgress['steps'][numbe
   ...pluginOf(sp),
   ...extra,
 });
+
+/** Which list of a rule a step belongs to. */
+const sectionOf = (step: CompiledStep) => (step.onError ? 'error' : step.onTimeout ? 'timeout' : step.onCancel ? 'cancel' : 'main');
+
+/** The trace step of an ask whose run now waits: the question and the dialog so far. */
+function waitingStep(step: CompiledStep, sp: RunProgress['steps'][number]): TraceStep {
+  const dl = sp.dialog;
+  const args = sp.args as { question?: string } | undefined;
+  return { index: step.index, action: 'ask', status: 'waiting', args: compact(args?.question), result: compact(dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined) };
+}
 
 /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
 function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): Decision | undefined {
@@ -73,7 +88,9 @@ export async function runRule(run: RuleRun): Promise<void> {
   // after a reload, progress is kept only for the leading steps that did not change
   const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
   if (changed !== -1) progress.steps.length = changed;
-  const trace: Trace = newTrace(run, !!progress.decision);
+  // a dialog woken by its answer (or its timer) continues: that is no restart
+  const continues = progress.steps.some((sp) => sp?.status === 'started' && sp.dialog);
+  const trace: Trace = newTrace(run, !!progress.decision && !continues);
   const trigger = triggerOf(run);
   const pending: Pending = { spend: 0 };
   const scope = runScope({ bot: d.bot, event: entry.event, me: d.me, state: d.state, clock: d.clock, api: d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
@@ -81,6 +98,9 @@ export async function runRule(run: RuleRun): Promise<void> {
   const loopKey = LoopGuard.keyOf(entry.event, actor);
   let runSignal: AbortSignal | undefined;
   let restartDone: (() => void) | undefined;
+  let ended: AskResult['ended'];
+  // a resumed dialog that only waits again adds no trace
+  let quiet = false;
   try {
     if (d.signal.aborted) throw new Interrupted();
     if (!progress.decision) {
@@ -89,6 +109,8 @@ export async function runRule(run: RuleRun): Promise<void> {
       if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
         decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
       }
+      // the same person's dialog of this rule waits: mode restart ends it, other modes skip this event
+      if (decision.run && rule.asks && actor) decision = (await dialogMode(run, actor, decision.conditions)) ?? decision;
       // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
       if (decision.run && scope.match) decision = { ...decision, match: scope.match };
       progress.decision = decision;
@@ -109,15 +131,22 @@ export async function runRule(run: RuleRun): Promise<void> {
     if (progress.decision.match) scope.match = { ...progress.decision.match };
     if (rule.mode === 'restart') ({ signal: runSignal, done: restartDone } = await runner.restarts.takeOver(rule.id));
     let failed: StepFailure | undefined;
+    let parked: Parked | undefined;
+    scope.answers = {};
     for (const step of rule.steps) {
       if (d.signal.aborted) throw new Interrupted();
       if (runSignal?.aborted) throw new Restarted();
-      // the main steps until one fails; then the on_error steps, if any; a branch's steps if chosen
-      if (!!step.onError !== (failed !== undefined) || !guardHolds(step, progress)) continue;
+      // the main steps until one fails (or a dialog times out or is cancelled); then on_error
+      // (on_timeout, on_cancel) steps, if any; a branch's steps if chosen
+      if (sectionOf(step) !== (failed ? 'error' : (ended ?? 'main')) || !guardHolds(step, progress)) continue;
       const done = progress.steps[step.index];
       if (done && done.status !== 'started') {
         trace.steps.push(traceStep(step.index, step.action.name, done, { resumed: true }));
         if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
+        if (step.action === askAction) {
+          Object.assign(scope.answers, answersOf(done.result));
+          ended = (done.result as AskResult | undefined)?.ended ?? ended;
+        }
         if (done.status === 'failed' && !step.continueOnError) {
           if (step.onError) break;
           failed = stepFailure({ step, error: done.error });
@@ -127,16 +156,35 @@ export async function runRule(run: RuleRun): Promise<void> {
       }
       const out = step.branches
         ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
-        : await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+        : step.action === askAction
+          ? await askStep({ run, step, progress, scope, trigger, pending, runSignal })
+          : await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+      if ('parked' in out) {
+        parked = out;
+        trace.steps.push(waitingStep(step, progress.steps[step.index]!));
+        break;
+      }
       trace.steps.push(traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }));
       scope.steps[step.index] = out.result;
+      if (step.action === askAction && out.status === 'done') {
+        Object.assign(scope.answers, answersOf(out.result));
+        ended = (out.result as AskResult | undefined)?.ended ?? ended;
+      }
       if (out.status === 'failed' && !step.continueOnError) {
         if (step.onError) break; // a failing on_error step ends the run
         failed = stepFailure({ step, error: out.error });
         scope.error = errorScope(step, out.error);
       }
     }
+    if (parked) {
+      // the run waits for an answer: its progress is written; a message or the timer wakes it
+      const dl = progress.steps.find((sp) => sp?.status === 'started' && sp.dialog)?.dialog;
+      Object.assign(trace, { outcome: 'waiting', reason: 'waiting_for_answer', message: `waiting for an answer until ${dl?.until ? iso(dl.until) : '?'}` });
+      quiet = parked.quiet;
+      return;
+    }
     if (failed) endTrace(trace, { outcome: 'failed', reason: failed.reason, message: failed.message, plugin: failed.plugin, frame: failed.frame });
+    else if (ended) Object.assign(trace, ended === 'timeout' ? { reason: 'dialog_timeout', message: 'no answer in time: on_timeout ran' } : { reason: 'dialog_cancelled', message: 'a cancel word ended the dialog: on_cancel ran' });
     else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
     await finishRun({ run, progress, pending });
     const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
@@ -155,9 +203,10 @@ export async function runRule(run: RuleRun): Promise<void> {
     else if (ending.outcome === 'failed') d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
   } finally {
     trace.duration_ms = Math.round(performance.now() - t0);
-    d.traces.add(trace);
+    if (!quiet) d.traces.add(trace);
     if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
     restartDone?.();
+    for (const id of run.requeued?.splice(0) ?? []) d.wake?.(id);
     runner.busy(-1);
   }
 }

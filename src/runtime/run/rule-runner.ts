@@ -3,6 +3,11 @@ import type { TraceReason } from '../contract/trace-reasons.js';
 import { DEFAULT_LOOP_GUARD } from '../define/bot.js';
 import type { InboxEntry } from '../state/bot-state.js';
 import { FairQueue } from './fair-queue.js';
+import { DialogTimers } from './dialog-timers.js';
+import { endParked } from './dialog-end.js';
+import { DialogState } from '../state/dialog-state.js';
+import { dialogId, type DialogRecord } from '../state/bot-state.js';
+import { startTrace } from '../state/traces.js';
 import { LoopGuard } from './loop-guard.js';
 import { Restarts } from './run-control.js';
 import { finishRun, newTrace, triggerOf } from './run-record.js';
@@ -33,11 +38,82 @@ export class RuleRunner {
 
   constructor(private readonly d: RunnerDeps) {
     const guard = new LoopGuard(d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD), d.state);
-    this.ctx = { deps: d, guard, running: new Map(), restarts: new Restarts(), busy: (delta) => this.busy(delta) };
+    const timers = new DialogTimers(d.clock);
+    d.signal.addEventListener('abort', () => timers.clear(), { once: true });
+    const dialogs = new DialogState(d.state);
+    this.ctx = { deps: d, guard, running: new Map(), restarts: new Restarts(), busy: (delta) => this.busy(delta), dialogs, timers, dialogDue: (id) => this.dialogDue(id) };
+  }
+
+  /** Who is in a dialog with this bot now (oldest first). */
+  dialogs(): DialogRecord[] {
+    return this.ctx.dialogs.list();
+  }
+
+  /**
+   * Ends the dialogs of a person (in one conversation, or all of theirs) whose runs wait:
+   * traced `dialog_ended`. Returns those ended; a dialog busy with an answer is left alone.
+   */
+  async endDialogs(pin: string, conversation?: string, message = 'ended by an operator'): Promise<DialogRecord[]> {
+    const ended: DialogRecord[] = [];
+    for (const rec of this.ctx.dialogs.ofPerson(pin)) {
+      if (conversation !== undefined && rec.conversation !== conversation) continue;
+      if (await endParked(this.ctx, rec, { reason: 'dialog_ended', message })) ended.push(rec);
+    }
+    return ended;
+  }
+
+  /**
+   * At the start: dialogs the bot file no longer holds (their rule is gone, or the step no longer
+   * asks) end, traced `dialog_ended`; the others resume with their run (dispatched from the inbox).
+   */
+  async endOrphans(): Promise<void> {
+    for (const rec of this.ctx.dialogs.list()) {
+      const rule = this.d.bot.rules.find((r) => r.id === rec.rule);
+      const step = rule?.steps[rec.step];
+      if (step?.action.name === 'ask' && this.d.state.entry(rec.entry)) continue;
+      const why = !rule ? `rule ${rec.rule} was removed from the bot file` : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;
+      await endParked(this.ctx, { ...rec, waiting: true }, { reason: 'dialog_ended', message: why });
+    }
+  }
+
+  /** A dialog's timer fired: its run is woken (held, so a virtual clock's advance waits for it). */
+  private dialogDue(id: string): void {
+    if (this.d.signal.aborted) return;
+    const release = this.d.clock.hold(`bot ${this.d.bot.name}: dialog timeout`);
+    this.ctx.dialogs
+      .due(id, this.d.clock.now())
+      .then((rec) => rec && this.d.wake?.(rec.entry))
+      .catch((err) => this.d.log.error({ err, dialog: id }, 'a dialog timeout could not be handled'))
+      .finally(release);
+  }
+
+  /**
+   * A message whose sender has a dialog waiting in that conversation goes to the dialog (no rule
+   * runs on it; traced `answered_dialog`). True when it did.
+   */
+  private async routed(entry: InboxEntry): Promise<boolean> {
+    const e = entry.event;
+    if (e.type !== 'message.received' || Object.keys(entry.runs).length > 0) return false;
+    const pin = (e.payload.sender as { pin_code?: string } | undefined)?.pin_code;
+    if (!pin || this.ctx.dialogs.ofPerson(pin).length === 0) return false;
+    const direct = (e.payload.conversation as { type?: string } | undefined)?.type === 'direct';
+    const ids = [dialogId(this.d.bot.name, pin, String(e.payload.conversation_id)), ...(direct ? [dialogId(this.d.bot.name, pin, 'direct')] : [])];
+    this.busy(1);
+    try {
+      const r = await this.ctx.dialogs.route(entry, ids);
+      if (!r) return false;
+      const trace = startTrace({ bot: this.d.bot, rule: r.rec.rule, event: e, who: r.rec.person, at: this.d.clock.now(), resumed: false });
+      this.d.traces.add({ ...trace, outcome: 'not_run', reason: 'answered_dialog', message: `an answer to the dialog of rule ${r.rec.rule} (step ${r.rec.step})` });
+      if (r.wake) this.d.wake?.(r.rec.entry);
+      return true;
+    } finally {
+      this.busy(-1);
+    }
   }
 
   /** Handles an entry; resolves when every rule's run for it has ended (or the bot stops). */
   async handle(entry: InboxEntry): Promise<void> {
+    if (await this.routed(entry)) return;
     const rules = this.d.bot.rules.filter((r) => r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id));
     const todo = rules.filter((r) => !entry.runs[r.id]?.done);
     if (todo.length === 0) {

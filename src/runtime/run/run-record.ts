@@ -1,6 +1,6 @@
 import type { CompiledRule } from '../define/bot.js';
 import type { TriggerDef } from '../contract/types.js';
-import type { InboxEntry, RunProgress } from '../state/bot-state.js';
+import type { InboxEntry, RunProgress, RunWrite } from '../state/bot-state.js';
 import { startTrace, type Trace } from '../state/traces.js';
 import { spendDate } from './run-context.js';
 import type { Pending, RuleRun } from './runner-deps.js';
@@ -25,11 +25,21 @@ export interface RunWriteContext {
   finish?: boolean;
 }
 
-/** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
-export async function flush({ run, progress, pending, finish = false }: RunWriteContext): Promise<void> {
+/** The write of a run's progress with its pending changes (call `written` once it is durable). */
+export function runWrite({ run, progress, pending, finish = false }: RunWriteContext): RunWrite {
   const d = run.runner.deps;
   const spend = pending.spend ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined } : undefined;
-  await d.state.write({ entry: run.entry.id, rule: run.rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, throttled: pending.throttled, finish });
+  return { entry: run.entry.id, rule: run.rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, throttled: pending.throttled, finish };
+}
+
+/** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
+export async function flush(c: RunWriteContext): Promise<void> {
+  await c.run.runner.deps.state.write(runWrite(c));
+  written(c.pending);
+}
+
+/** The pending changes went with a write. */
+export function written(pending: Pending): void {
   pending.spend = 0;
   pending.vars = undefined;
   pending.lastRun = undefined;

@@ -6,6 +6,8 @@ import type { Clock } from '../../clock/clock.js';
 import type { CompiledBot, CompiledRule } from '../define/bot.js';
 import type { BotState, InboxEntry, RunWrite } from '../state/bot-state.js';
 import type { TraceLog } from '../state/traces.js';
+import type { DialogState } from '../state/dialog-state.js';
+import type { DialogTimers } from './dialog-timers.js';
 import type { LoopGuard } from './loop-guard.js';
 import type { Restarts } from './run-control.js';
 
@@ -30,6 +32,8 @@ export interface RunnerDeps {
   /** First wait after a transient failure (doubles to `retryCapMs`). */
   retryBaseMs?: number;
   retryCapMs?: number;
+  /** Hands an inbox entry to the runner again (a dialog's answer or timer woke its run). */
+  wake?(entryId: string): void;
 }
 
 /** What every run of one RuleRunner shares: its deps, the loop guard, who runs, and its clock holds. */
@@ -42,6 +46,11 @@ export interface RunnerContext {
   restarts: Restarts;
   /** +1 when work starts taking steps, -1 when it ends or parks (the clock hold of a run). */
   busy(delta: number): void;
+  /** The bot's dialogs (`ask`), and the timers of those that wait. */
+  dialogs: DialogState;
+  timers: DialogTimers;
+  /** A dialog's timer fired: its run is woken when it still waits. */
+  dialogDue(id: string): void;
 }
 
 /** One rule's run for one inbox entry. `shared.remaining`: the entry's runs not ended yet. */
@@ -50,6 +59,8 @@ export interface RuleRun {
   rule: CompiledRule;
   entry: InboxEntry;
   shared: { remaining: number };
+  /** Messages a dialog of this run did not read, queued again: handed over when the run ends. */
+  requeued?: string[];
 }
 
 /**

@@ -50,6 +50,25 @@ export interface StepProgress {
   result?: unknown;
   error?: { code?: string; message: string; kind: StepErrorKind; plugin?: string; frame?: string };
   duration_ms?: number;
+  /** An `ask` step: where its dialog stands (see DialogRecord). */
+  dialog?: AskProgress;
+}
+
+/** Where an `ask` step stands: questions sent, answers read, the deadline. */
+export interface AskProgress {
+  /** The dialog's record id (person and conversation). */
+  key: string;
+  /** Questions sent so far (the question, then one retry per invalid answer). */
+  sent: number;
+  /** Invalid answers so far. */
+  invalid: number;
+  /** Clock ms the last question was sent, and when the answer is due. */
+  asked_at?: number;
+  until?: number;
+  /** The answers read, in order (text cut to 200 characters), and why an invalid one was refused. */
+  answers: Array<{ text: string; ok: boolean; why?: string; at: number }>;
+  /** An answer taken from the dialog and not read yet (written in the same write that took it). */
+  current?: { key: string; text: string; at: number };
 }
 
 /** The run of one rule for one event. */
@@ -72,6 +91,39 @@ export interface InboxEntry {
   readonly event: BotEvent;
   readonly runs: Record<string, RunProgress>;
 }
+
+/**
+ * A person in a dialog with a bot: while it exists, their messages in that conversation are
+ * the dialog's (queued here in the same write that removes them from the inbox) and no rule
+ * runs on them. `conversation` is a conversation id, or `direct` when the question went to
+ * the person's PIN. One per bot, person and conversation.
+ */
+export interface DialogRecord {
+  readonly id: string;
+  readonly bot: string;
+  readonly rule: string;
+  /** The inbox entry whose run asks, and its ask step. */
+  readonly entry: string;
+  readonly step: number;
+  readonly person: { id: string; pin_code: string; display_name: string };
+  readonly conversation: string;
+  /** Clock ms: the dialog began; the last question went out; the answer is due. */
+  readonly since: number;
+  readonly asked_at?: number;
+  readonly until?: number;
+  /** The run is parked waiting (an answer or the timer wakes it). */
+  readonly waiting: boolean;
+  /** Messages routed to the dialog and not read yet, oldest first. */
+  readonly queue: readonly BotEvent[];
+}
+
+/** The id of a dialog record (bot names, PINs and conversation ids have no `:`; ids hold no NUL on PostgreSQL). */
+export const dialogId = (bot: string, pin: string, conversation: string) => `${bot}:${pin}:${conversation}`;
+
+export const BotDialogs = defineCollection<DialogRecord>({
+  name: 'bot_dialogs',
+  multi: { bot: (r) => r.bot, person: (r) => `${r.bot}\u0000${r.person.pin_code}` },
+});
 
 export const BotMetas = defineCollection<BotMeta>({ name: 'bot_meta' });
 export const BotCursors = defineCollection<BotCursor>({ name: 'bot_cursors', multi: { bot: (c) => c.bot } });

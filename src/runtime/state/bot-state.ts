@@ -1,9 +1,9 @@
 import type { Store, Tx } from '../../store/core/types.js';
-import { BotMemories, BotMetas, BotCursors, BotInbox, PluginStates, type BotMeta, type RunProgress, type InboxEntry } from './bot-records.js';
+import { BotMemories, BotMetas, BotCursors, BotInbox, BotDialogs, PluginStates, type BotMeta, type RunProgress, type InboxEntry } from './bot-records.js';
 import type { BotEvent } from '../contract/types.js';
 
 // the records keep their old import path: most of the runtime reads them with BotState
-export { BotMetas, BotCursors, BotInbox, PluginStates, type BotMeta, type BotCursor, type StepErrorKind, type StepProgress, type RunProgress, type InboxEntry, type PluginStateRecord } from './bot-records.js';
+export { BotMetas, BotCursors, BotInbox, BotDialogs, dialogId, PluginStates, type DialogRecord, type AskProgress, type BotMeta, type BotCursor, type StepErrorKind, type StepProgress, type RunProgress, type InboxEntry, type PluginStateRecord } from './bot-records.js';
 
 const pad = (n: number) => String(n).padStart(12, '0');
 
@@ -102,7 +102,12 @@ export class BotState {
 
   /** Writes a run's progress with what goes with it (vars, spend, cooldown), all or nothing. */
   async write(w: RunWrite): Promise<void> {
-    await this.store.transaction((tx) => {
+    await this.store.transaction((tx) => this.writeIn(tx, w));
+  }
+
+  /** BotState.write inside a transaction of the caller's (a dialog's write goes with it). */
+  writeIn(tx: Tx, w: RunWrite): void {
+    {
       const inbox = tx.col(BotInbox);
       const entry = inbox.get(w.entry);
       const m = this.metaIn(tx);
@@ -135,7 +140,7 @@ export class BotState {
       if (w.finish) inbox.delete(w.entry);
       // the store freezes what it keeps: it gets a copy, the run keeps changing its own
       else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: structuredClone(w.progress) } });
-    });
+    }
   }
 
   /** When the trigger of `rule` last fired (its due time), if it ever did. */
@@ -178,6 +183,22 @@ export class BotState {
     });
   }
 
+  /** Queues events again as new inbox entries, in this order (messages a dialog did not read). */
+  requeueIn(tx: Tx, events: readonly BotEvent[]): InboxEntry[] {
+    if (events.length === 0) return [];
+    const m = this.metaIn(tx);
+    let seq = m.seq;
+    const inbox = tx.col(BotInbox);
+    const out: InboxEntry[] = [];
+    for (const event of events) {
+      if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
+      seq++;
+      out.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
+    }
+    tx.col(BotMetas).put({ ...m, seq });
+    return out;
+  }
+
   /** Removes an entry no rule needs (e.g. its rules were removed by a reload). */
   async finish(entryId: string): Promise<void> {
     await this.store.transaction((tx) => void tx.col(BotInbox).delete(entryId));
@@ -193,7 +214,10 @@ export class BotState {
     const pluginState = plugins.ids('bot', this.bot).map((id) => plugins.get(id)!);
     const memories = this.store.read.col(BotMemories);
     const memory = memories.ids('bot', this.bot).map((id) => memories.get(id)!);
+    const dialogs = this.store.read.col(BotDialogs);
+    const dialogList = dialogs.ids('bot', this.bot).map((id) => dialogs.get(id)!);
     await target.transaction((tx) => {
+      for (const r of dialogList) tx.col(BotDialogs).put(r);
       if (meta) tx.col(BotMetas).put(meta);
       for (const c of list) tx.col(BotCursors).put(c);
       for (const e of inbox) tx.col(BotInbox).put(e);

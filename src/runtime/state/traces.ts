@@ -12,7 +12,7 @@ import type { BotEvent, ConditionResult } from '../contract/types.js';
 export interface TraceStep {
   index: number;
   action: string;
-  status: 'done' | 'failed' | 'dry_run' | 'skipped';
+  status: 'done' | 'failed' | 'dry_run' | 'skipped' | 'waiting';
   args?: unknown;
   result?: unknown;
   error?: string;
@@ -35,7 +35,7 @@ export interface Trace {
   event: { key: string; type: string; summary: string };
   /** ISO time (bot clock) the evaluation started. */
   at: string;
-  outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted';
+  outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted' | 'waiting';
   /** Why not, or why it stopped: a code of the catalogue (contract/trace-reasons.ts). */
   reason?: TraceReason;
   message?: string;
