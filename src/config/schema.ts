@@ -213,6 +213,24 @@ export const configSchema = {
         link_ttl: { ...duration('10m'), description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)' },
       },
     },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: {
+          type: 'boolean',
+          description: 'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: off and nothing recorded; true: the same as unset, but a start on another address without `token` is an error',
+        },
+        token: {
+          type: 'string',
+          minLength: 16,
+          maxLength: 512,
+          pattern: '^[\\x21-\\x7e]+$',
+          description: 'the bearer token a scraper sends (Authorization: Bearer …), e.g. ${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once set it is asked on every address',
+        },
+      },
+    },
   },
 } as const;
 
@@ -255,4 +273,6 @@ export interface Config {
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
   console: { enabled?: boolean; link_ttl: string };
+  /** GET /metrics (docs/operations.md "Monitoring"). */
+  metrics: { enabled?: boolean; token?: string };
 }

@@ -8,6 +8,7 @@ import type { Registry } from '../contract/registry.js';
 import type { BotState } from '../state/bot-state.js';
 import type { BotEvent, SourceContext } from '../contract/types.js';
 import { PollTimers } from './poll-timers.js';
+import { metrics } from '../../telemetry/metrics.js';
 
 /** What one poll of one source found. */
 export interface SourceResult {
@@ -212,7 +213,10 @@ export class PollLoop {
         const n = (this.failures.get(name) ?? 0) + 1;
         this.failures.set(name, n);
         this.due.set(name, clock.now() + Math.min(MAX_BACKOFF_MS, this.o.intervalOf(name) * 2 ** n));
-        if (!ctx.signal.aborted) this.o.onError(name, err);
+        if (!ctx.signal.aborted) {
+          metrics.botPollErrors.inc([bot.name, name]);
+          this.o.onError(name, err);
+        }
         if (err instanceof UnauthorizedError) this.stop();
       } finally {
         release?.();

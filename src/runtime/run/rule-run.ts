@@ -14,6 +14,7 @@ import { limitKey } from './run-limits.js';
 import { finishRun, newTrace, triggerOf } from './run-record.js';
 import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
+import { metrics } from '../../telemetry/metrics.js';
 
 /** The plugin fields of a step's error, for its trace. */
 const pluginOf = (sp: RunProgress['steps'][number]) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
@@ -144,6 +145,7 @@ export async function runRule(run: RuleRun): Promise<void> {
       // the answer's server time: from its result, else the event's time plus the time since the bot saw it
       const now = d.clock.now();
       const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
+      if (!trace.resumed) metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
       runner.guard.answered(loopKey, answeredAt(acted.map((st) => progress.steps[st.index]!.result), fallback));
     }
   } catch (err) {
@@ -155,6 +157,8 @@ export async function runRule(run: RuleRun): Promise<void> {
     else if (ending.outcome === 'failed') d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
   } finally {
     trace.duration_ms = Math.round(performance.now() - t0);
+    metrics.botRuns.inc([trace.bot, trace.rule, trace.outcome]);
+    if (trace.outcome === 'not_run') metrics.botNotRun.inc([trace.bot, trace.rule, trace.reason ?? 'unknown']);
     d.traces.add(trace);
     if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
     restartDone?.();
