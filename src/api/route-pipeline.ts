@@ -13,6 +13,7 @@ import type { ValidatorMemo } from './middleware/validator-memo.js';
 import type { RouteContext, RouteDef, WriteRoute } from './route.js';
 import { check, compileBody, compileStrings } from './validation.js';
 import { markRoute, routeCells } from '../telemetry/http-metrics.js';
+import { inSpan } from '../telemetry/tracing.js';
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
@@ -160,7 +161,8 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     const key = post ? req.headers['idempotency-key'] : undefined;
     // keyed on the path as sent (ids are opaque: see opaquePath)
     const call = { target: `${req.method} ${opaquePath(path)}`, body: req.body, keyId: req.keyId };
-    const out = await idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx }));
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
+    const out = await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () => idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx })));
     if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, out.status, out.body);
   };

@@ -47,6 +47,11 @@ function otherRoute(url: string): RouteCells {
   return routeCells('unmatched');
 }
 
+/** The route label of a request (its pattern, or what `otherRoute` makes of its path). */
+export function routeOf(req: { originalUrl?: string; url?: string }): string {
+  return ((req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '')).pattern;
+}
+
 /**
  * Counts a finished request: `pinbot_http_requests_total{route,method,status}` and
  * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now.

@@ -109,6 +109,8 @@ describe('GET /metrics', () => {
     const s = await serveWithBots();
     const alice = await userOf(s, 'Alice Quuxington');
     const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
+    // once running, the bot has its baseline: a message sent before it would not be new
+    await eventually(async () => ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running', 10_000, 'the bot running');
     const before = await scrape(s);
     const runs = (outcome: string, text: string) => sample(text, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'pong', outcome });
     const notRun = (text: string) => sample(text, 'pinbot_bot_not_run_total', { bot: 'pinger', rule: 'never', reason: 'condition_false' });
@@ -141,6 +143,8 @@ describe('GET /metrics', () => {
     const s = await serveWithBots();
     const alice = await userOf(s, 'Zebulon Quuxington');
     const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
+    // once running, the bot has its baseline: a message sent before it would not be new
+    await eventually(async () => ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running', 10_000, 'the bot running');
     await alice.api.messages.send({ recipient_pin: bot.pin_code, content: 'ping the-private-words-77' });
     const conv = await eventually(async () => (await alice.api.conversations.list()).conversations[0], 10_000, 'a conversation');
     await alice.api.conversations.messages(conv.id);

@@ -15,6 +15,7 @@ import { finishRun, newTrace, triggerOf } from './run-record.js';
 import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
 import { metrics } from '../../telemetry/metrics.js';
+import { causeOf, inSpan, SpanStatusCode, tracingOn, type Span } from '../../telemetry/tracing.js';
 
 /** The plugin fields of a step's error, for its trace. */
 const pluginOf = (sp: RunProgress['steps'][number]) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
@@ -60,9 +61,19 @@ function decideRule({ run, scope, trigger }: { run: RuleRun; scope: RunScope; tr
 /**
  * One rule's run for one event: screen, decide once (kept with the run, so a resumed run does
  * not decide again), take the steps (the main ones until one fails, then the `on_error` ones;
- * a `choose` step's branch), and trace it — also when it did not run, and why.
+ * a `choose` step's branch), and trace it — also when it did not run, and why. With tracing on
+ * (OTEL_*), in a span `pinbot.rule.run` (bot, rule, event type, outcome, trace reason), a child
+ * of the poll the event arrived in, with a span per step.
  */
-export async function runRule(run: RuleRun): Promise<void> {
+export function runRule(run: RuleRun): Promise<void> {
+  if (!tracingOn()) return runRuleTraced(run, undefined);
+  const d = run.runner.deps;
+  const attributes = { 'pinbot.bot': d.bot.name, 'pinbot.rule': run.rule.id, 'pinbot.event.type': run.entry.event.type };
+  return inSpan('pinbot.rule.run', attributes, (span) => runRuleTraced(run, span), { parent: causeOf(`${d.bot.name}\u0000${run.entry.event.key}`) });
+}
+
+/** `runRule`, its outcome told to `span`. Internal. */
+async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void> {
   const { runner, rule, entry } = run;
   const d = runner.deps;
   let counted = false;
@@ -128,7 +139,11 @@ export async function runRule(run: RuleRun): Promise<void> {
       }
       const out = step.branches
         ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
-        : await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+        : await inSpan(`pinbot.step ${step.action.name}`, { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name }, async (span) => {
+            const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+            span?.setAttribute('pinbot.step.status', sp.status);
+            return sp;
+          });
       trace.steps.push(traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }));
       scope.steps[step.index] = out.result;
       if (out.status === 'failed' && !step.continueOnError) {
@@ -158,6 +173,8 @@ export async function runRule(run: RuleRun): Promise<void> {
   } finally {
     trace.duration_ms = Math.round(performance.now() - t0);
     metrics.botRuns.inc([trace.bot, trace.rule, trace.outcome]);
+    span?.setAttributes({ 'pinbot.outcome': trace.outcome, ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}) });
+    if (trace.outcome === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: trace.message });
     if (trace.outcome === 'not_run') metrics.botNotRun.inc([trace.bot, trace.rule, trace.reason ?? 'unknown']);
     d.traces.add(trace);
     if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
