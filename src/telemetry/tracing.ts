@@ -10,7 +10,7 @@
  * → the bot's own API request (client span, `traceparent` sent, so a remote pinbot's server span
  * joins the trace).
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 let on = false;
 let stopSdk: (() => Promise<void>) | undefined;
@@ -103,6 +103,11 @@ export function markSpan(name: string, attributes: Attributes): Context | undefi
   const span = tracer().startSpan(name, { attributes }, parent);
   span.end();
   return trace.setSpan(parent, span);
+}
+
+/** The empty context: a span started under it begins a trace of its own (a scenario's). */
+export function rootContext(): Context {
+  return ROOT_CONTEXT;
 }
 
 /** The active context, to resume later (`inSpan(…, { parent })`); undefined with tracing off. */

@@ -93,7 +93,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   server: ['services', 'plugin-api', 'runtime', 'admin', 'api', 'http-server', 'domain', 'store', 'clock', 'config', 'log', 'server-errors', 'util'],
   testing: ['server', 'services', 'plugin-api', 'runtime', 'domain', 'client', 'clock', 'config', 'util'],
   console: ['services', 'plugin-api', 'runtime', 'admin', 'domain', 'store', 'clock', 'util', 'telemetry'],
-  scenario: ['testing', 'console', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
+  scenario: ['testing', 'console', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util', 'telemetry'],
   cli: ['scenario', 'console', 'server', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors', 'telemetry'],
   index: ['client'],
 };

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFrom } from '../../src/config/load.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser } from '../../src/domain/users/users.js';
+import { loadScenario } from '../../src/scenario/load.js';
+import { runScenario } from '../../src/scenario/runner.js';
+import { builtinSteps } from '../../src/scenario/steps/index.js';
 import { createBotsService } from '../../src/services/bots.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { startTracing, stopTracing, tracingOn, tracingWanted } from '../../src/telemetry/tracing.js';
@@ -147,5 +150,40 @@ describe('OpenTelemetry traces', () => {
     // spans name routes, never ids or PINs
     for (const x of inTrace()) expect(JSON.stringify(x), x.name).not.toContain(bot.pin_code);
     expect(receiver.requests.every((r) => r.path === '/v1/traces' && r.type.startsWith('application/json'))).toBe(true);
+  });
+
+  it('a scenario run is one trace: the scenario, a span per step, the server’s spans under the step that called', async () => {
+    expect(tracingOn()).toBe(true);
+    const tmp = tempDir();
+    const file = join(tmp.dir, 'traced.scenario.yaml');
+    writeFileSync(file, `name: traced
+users: { alice: {}, bob: {} }
+steps:
+  - as: alice
+    request: POST /messages/send
+    body: { recipient_pin: "{{ users.bob.pin_code }}", content: hi }
+    expect: { status: 201 }
+  - as: bob
+    request: GET /conversations
+    expect: { status: 200 }
+`);
+    try {
+      const loaded = await loadScenario(file, { steps: builtinSteps(), allowOutsideRoot: true });
+      expect(loaded.problems).toEqual([]);
+      expect((await runScenario(loaded.scenario!)).status).toBe('passed');
+      const top = await eventually(() => receiver.spans.find((x) => x.name === 'pinbot.scenario' && attr(x, 'pinbot.scenario') === 'traced'), 10_000, 'the scenario span');
+      expect(top.parentSpanId ?? '').toBe('');
+      expect(attr(top, 'pinbot.scenario.status')).toBe('passed');
+      const steps = await eventually(() => {
+        const found = receiver.spans.filter((x) => x.traceId === top.traceId && x.name === 'pinbot.scenario.step');
+        return found.length === 2 ? found : undefined;
+      }, 10_000, 'the step spans');
+      expect(steps.every((x) => x.parentSpanId === top.spanId)).toBe(true);
+      const first = steps.find((x) => attr(x, 'pinbot.step.id') === '1')!;
+      const send = await eventually(() => receiver.spans.find((x) => x.traceId === top.traceId && x.name === 'POST /api/v1/messages/send'), 10_000, 'the server span');
+      expect(send.parentSpanId).toBe(first.spanId);
+    } finally {
+      tmp.cleanup();
+    }
   });
 });
