@@ -8,6 +8,7 @@ import { ConsoleAccess } from './access.js';
 import { ActAs } from './act-as.js';
 import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
+import { MetricHistory } from './metric-history.js';
 import type { ScenarioPort } from './scenario-port.js';
 import { cookieOf, COOKIE, isLoopback } from './security.js';
 import { DATA_DIR } from '../util/data-dir.js';
@@ -46,6 +47,7 @@ function decide(ctx: ServerContext): { on: true } | { on: false; why: string } {
 export function consoleService(options: ConsoleServiceOptions = {}): ServerService {
   let access: ConsoleAccess | undefined;
   let live: LiveFeed | undefined;
+  let history: MetricHistory | undefined;
   let off = 'the console has not started';
   let base = '';
   const unsubscribe: Array<() => void> = [];
@@ -83,7 +85,10 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
         scenarios: options.scenarios,
         loopbackOnly: isLoopback(new URL(ctx.url).hostname),
+        history: new MetricHistory(ctx.clock),
       };
+      history = st.history;
+      st.history.start();
       const feed = live;
       const commits = commitFeedOf(ctx.store);
       if (commits) unsubscribe.push(commits.subscribe(() => feed.changed('commit')));
@@ -103,6 +108,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
     },
     stop() {
+      history?.stop();
       for (const u of unsubscribe.splice(0)) u();
       live?.close();
       access?.clear();
