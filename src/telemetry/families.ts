@@ -60,9 +60,18 @@ abstract class Family<C extends { labels: readonly string[] }> {
     const key = values.length === 1 ? values[0]! : values.join('\u0000');
     let c = this.cells.get(key);
     if (c) return c;
-    if (this.cells.size >= MAX_CELLS) return this.cell(...this.labelNames.map(() => OVERFLOW));
+    if (this.cells.size >= MAX_CELLS) return this.overflow();
     c = this.make(values);
     this.cells.set(key, c);
+    return c;
+  }
+
+  /** The one cell past the bound (made past it too). Internal. */
+  private overflow(): C {
+    const values = this.labelNames.map(() => OVERFLOW);
+    const key = values.join('\u0000');
+    let c = this.cells.get(key);
+    if (!c) this.cells.set(key, (c = this.make(values)));
     return c;
   }
 
