@@ -220,7 +220,7 @@ export const configSchema = {
       properties: {
         enabled: {
           type: 'boolean',
-          description: 'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: off and nothing recorded; true: the same as unset, but a start on another address without `token` is an error',
+          description: 'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: not served, and requests not counted (bot, store and job counters still feed the console); true: the same as unset, but a start on another address without `token` is an error',
         },
         token: {
           type: 'string',
