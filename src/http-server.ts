@@ -4,6 +4,8 @@ import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from './api/errors.js';
 import type { RequestClasses } from './api/request-classes.js';
 import type { Config } from './config/schema.js';
+import { traceRequests } from './telemetry/http-tracing.js';
+import { tracingOn } from './telemetry/tracing.js';
 import { parseDuration } from './util/duration.js';
 
 /** The catalogue code of an error node's HTTP parser (or its timeouts) reports. Internal. */
@@ -62,7 +64,8 @@ export function createHttpServer(app: RequestListener, server: Config['server'],
       // client hold a connection up to 30 s past its timeout).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
-    app,
+    // a server span per request while tracing is on (OTEL_*; telemetry/tracing.ts); off, the app itself
+    tracingOn() ? traceRequests(app) : app,
   );
   http.keepAliveTimeout = parseDuration(server.keep_alive_timeout)!;
   // A client may close its write side once its request is sent (a half-close). By default node

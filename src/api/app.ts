@@ -20,6 +20,7 @@ import { requestClasses } from './request-classes.js';
 import { compileRoute } from './route-pipeline.js';
 import { RouteTable } from './route-table.js';
 import { allRoutes } from './routes.js';
+import { recordRequest } from '../telemetry/http-metrics.js';
 
 export interface AppOptions {
   store: Store;
@@ -150,7 +151,7 @@ export function createApp({ store, commits, env, log, keyUsage = new KeyUsage(),
   // user, without building the body (a flood of 304s must not cost a list build each)
   const deps = { store, env, limiters, idempotency, counters: ChangeCounters.of(commits), memo: new ValidatorMemo() };
   const table = new RouteTable(routes.map((route) => ({ method: route.method, path: route.path, value: compileRoute(route, deps) })));
-  const logRequest = requestLog(log);
+  const logRequest = requestLog(log, env.config.metrics.enabled === false ? undefined : recordRequest);
   // `Date` is the server's clock (virtual or real): clients such as remote bots read the time
   // of the server they talk to from it. On the system clock node's own header says the same.
   const date = env.clock === systemClock ? undefined : dateHeader(() => env.clock.now());

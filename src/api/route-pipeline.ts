@@ -12,6 +12,8 @@ import type { Limiters } from './middleware/rate-limit.js';
 import type { ValidatorMemo } from './middleware/validator-memo.js';
 import type { RouteContext, RouteDef, WriteRoute } from './route.js';
 import { check, compileBody, compileStrings } from './validation.js';
+import { markRoute, routeCells } from '../telemetry/http-metrics.js';
+import { inSpan } from '../telemetry/tracing.js';
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
 const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
@@ -159,7 +161,8 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     const key = post ? req.headers['idempotency-key'] : undefined;
     // keyed on the path as sent (ids are opaque: see opaquePath)
     const call = { target: `${req.method} ${opaquePath(path)}`, body: req.body, keyId: req.keyId };
-    const out = await idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx }));
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
+    const out = await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () => idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx })));
     if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, out.status, out.body);
   };
@@ -174,7 +177,9 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
       return DONE;
     }
   };
+  // the route's label in the metrics (telemetry/http-metrics.ts): its pattern, never the path
+  const cells = routeCells(`/api/v1${route.path}`);
   // a read with rate limits off has nothing before its handler
-  if (steps.length === 0) return (req, res, next, p, path) => void guarded(req, res, next, p, path);
-  return (req, res, next, p, path) => inOrder(steps, req, res, next, () => guarded(req, res, next, p, path));
+  if (steps.length === 0) return (req, res, next, p, path) => void (markRoute(req, cells), guarded(req, res, next, p, path));
+  return (req, res, next, p, path) => (markRoute(req, cells), inOrder(steps, req, res, next, () => guarded(req, res, next, p, path)));
 }

@@ -140,7 +140,11 @@ export function registerScenarioCommands(program: Command): void {
       // a report on stdout keeps stdout for itself: the console report goes to stderr
       if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(plan.parallel, selected.length), keep: opts.keep && !remote, remote: !!remote }));
       const kept: KeptHandle[] = [];
+      // OTEL_* asks for traces: one per scenario run here (workers start their own)
+      const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
+      await startTracing(process.env, (msg) => process.stderr.write(`pinbot: opentelemetry: ${msg}\n`));
       const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot });
+      await stopTracing();
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
       if (kept.length) await holdKept(kept);

@@ -28,6 +28,9 @@ export function registerServeCommand(program: Command): void {
     const { defaultServices } = await import('../services/index.js');
     const { consoleService } = await import('../console/service.js');
     const { scenarioPort } = await import('../scenario/console-port.js');
+    // OpenTelemetry traces when OTEL_* asks for an exporter (docs/operations.md "Traces"); else nothing is loaded
+    const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
+    if (await startTracing(process.env, (msg) => log.warn(`opentelemetry: ${msg}`))) log.info({ endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'traces: exported with OpenTelemetry (OTEL_* environment variables)');
     // Signals are caught from the start: one that arrives while starting stops the server as
     // soon as it is up (the `listening` line may already be out).
     let early: string | undefined;
@@ -50,7 +53,7 @@ export function registerServeCommand(program: Command): void {
       }
       stopping = true;
       log.info({ signal }, 'stopping: finishing in-flight requests, writing the snapshot');
-      server.close().then(
+      server.close().then(stopTracing).then(
         () => {
           log.info('stopped');
           void exitAfterLog(log, 0);

@@ -4,6 +4,7 @@ import { createRateBudget, type RateBudget, type RequestKind } from './rate-budg
 import { AbortedError, sleep as realSleep, type SleepFn } from './sleep.js';
 import { fetchTransport, nodeTransport, type RawResponse, type Transport } from './transport.js';
 import type { ErrorBody } from './types.js';
+import { activeContext, inSpan, injectTraceHeaders, SpanKind, type Context } from '../telemetry/tracing.js';
 
 export interface RetryOptions {
   /** Tries after the first for 5xx, network errors and timeouts. */
@@ -119,11 +120,13 @@ export class Http {
     }
     let failures = 0;
     let waits429 = 0;
+    // the caller's span (a rule run's step): the budget may run the send later, elsewhere
+    const parent = activeContext();
     for (;;) {
       const buckets = ['general', ...(this.learned.get(route) ?? ROUTE_BUCKETS[route] ?? [])];
       let res: RawResponse;
       try {
-        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () => this.send(url, method, headers, payload, o.signal));
+        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () => this.send(url, method, headers, payload, o.signal, parent && { parent, route }));
       } catch (err) {
         if (err instanceof AbortedError || o.signal?.aborted) throw err;
         failures++;
@@ -187,7 +190,17 @@ export class Http {
     await this.sleep(waitMs, signal);
   }
 
-  private send(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<RawResponse> {
-    return this.transport({ url, method, headers, body, signal, timeoutMs: this.opts.timeoutMs ?? 30_000 });
+  /** One try; with tracing on, in a client span whose `traceparent` the request carries. */
+  private send(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal, traced?: { parent: Context; route: string }): Promise<RawResponse> {
+    const timeoutMs = this.opts.timeoutMs ?? 30_000;
+    if (!traced) return this.transport({ url, method, headers, body, signal, timeoutMs });
+    const attributes = { 'http.request.method': method, 'url.template': traced.route.slice(method.length + 1), 'server.address': new URL(url).host };
+    return inSpan(traced.route, attributes, async (span) => {
+      const h = { ...headers };
+      injectTraceHeaders(h);
+      const res = await this.transport({ url, method, headers: h, body, signal, timeoutMs });
+      span?.setAttribute('http.response.status_code', res.status);
+      return res;
+    }, { kind: SpanKind.CLIENT, parent: traced.parent });
   }
 }

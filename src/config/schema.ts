@@ -226,6 +226,24 @@ export const configSchema = {
         session_idle: { ...duration('30m'), description: 'how long a console session may go unused before it ends (sign in again with `pinbot console`)' },
       },
     },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: {
+          type: 'boolean',
+          description: 'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: not served, and requests not counted (bot, store and job counters still feed the console); true: the same as unset, but a start on another address without `token` is an error',
+        },
+        token: {
+          type: 'string',
+          minLength: 16,
+          maxLength: 512,
+          pattern: '^[\\x21-\\x7e]+$',
+          description: 'the bearer token a scraper sends (Authorization: Bearer …), e.g. ${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once set it is asked on every address',
+        },
+      },
+    },
   },
 } as const;
 
@@ -269,4 +287,6 @@ export interface Config {
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
   console: { enabled?: boolean; link_ttl: string; session_idle: string };
+  /** GET /metrics (docs/operations.md "Monitoring"). */
+  metrics: { enabled?: boolean; token?: string };
 }

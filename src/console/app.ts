@@ -11,6 +11,7 @@ import type { ConsoleSession } from './access.js';
 import type { ActedRequest } from './act-as.js';
 import { html } from './html.js';
 import { page } from './layout.js';
+import { latencyBuckets, notRunReasons } from './metric-history.js';
 import { botBody, botsBody } from './pages-bots.js';
 import { clockBody, pluginsBody } from './pages-misc.js';
 import { recordAndScenarioRoutes, type Handler } from './routes-record.js';
@@ -133,7 +134,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   // bots
   get('/console/bots', async (req, res, s) => {
     const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
-    send(req, res, s, 'Bots', 'bots', botsBody(bots, s));
+    send(req, res, s, 'Bots', 'bots', botsBody(bots, s, { health: st.history.health(), series: (bot, w) => st.history.botSeries(bot, w) }));
   });
   post('/console/bots/reload', async (_req, res, s) => {
     const { bots } = await command<{ bots: BotStatus[] }>('bots.reload');
@@ -158,7 +159,7 @@ export function consoleApp(st: ConsoleState): express.Express {
     if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
     const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
     const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then((r) => r.traces, () => [] as Trace[]);
-    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1' }, s));
+    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1', latency: latencyBuckets(name), reasons: notRunReasons(name) }, s));
   });
 
   // users

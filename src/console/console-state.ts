@@ -2,6 +2,7 @@ import type { ServerContext } from '../services/types.js';
 import type { ConsoleAccess } from './access.js';
 import type { ActAs } from './act-as.js';
 import type { LiveFeed } from './live.js';
+import type { MetricHistory } from './metric-history.js';
 import type { JobRun } from './pages-misc.js';
 import type { ScenarioRunState } from './pages-scenarios.js';
 import type { RecordedStep } from './recorder.js';
@@ -21,6 +22,8 @@ export interface ConsoleState {
   scenarios?: ScenarioPort;
   /** The scenario run shown (one at a time). */
   scenarioRun?: ScenarioRunState;
+  /** The counters' history for the charts (metrics: docs/operations.md "Monitoring"). */
+  history: MetricHistory;
   /** Only requests naming a loopback host are served (the server listens on loopback): no DNS rebinding. */
   loopbackOnly?: boolean;
 }

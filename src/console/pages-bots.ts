@@ -1,7 +1,9 @@
 import type { BotStatus, ConditionResult, Trace } from '../runtime/index.js';
 import type { ConsoleSession } from './access.js';
 import { html, type SafeHtml } from './html.js';
+import { bars, columns } from './charts.js';
 import { csrfField } from './layout.js';
+import type { BotSeries, Health } from './metric-history.js';
 import { reasonWords } from './reasons.js';
 
 const STATE_WORDS: Record<BotStatus['status'], string> = {
@@ -24,13 +26,27 @@ function pauseForm(b: BotStatus, s: ConsoleSession): SafeHtml | '' {
   return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${verb}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb === 'pause' ? 'Pause' : 'Resume'} ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
 }
 
-/** The bots page: every bot file with its state and why, last poll and last run. */
-export function botsBody(bots: readonly BotStatus[], s: ConsoleSession): SafeHtml {
+/** The server's health in one line: requests per second, 5xx in the last hour, commit time. */
+function healthLine(h: Health): SafeHtml {
+  return html`<p class="health" data-health data-rps="${h.rps.toFixed(2)}" data-errors="${h.errors}" data-commit-ms="${h.commitMs?.toFixed(2) ?? ''}">
+<span>${h.rps < 10 ? h.rps.toFixed(1) : Math.round(h.rps)} requests/s</span>
+<span${h.errors ? html` class="bad"` : ''}>${h.errors} server error${h.errors === 1 ? '' : 's'} (5xx) in the last hour</span>
+<span>commit ${h.commitMs === undefined ? '—' : `${h.commitMs < 10 ? h.commitMs.toFixed(1) : Math.round(h.commitMs)} ms`} (journal + fsync)</span></p>`;
+}
+
+/** The bots page: the server's health, every bot file with its state and why, last poll and last run, and its runs charted. */
+export function botsBody(bots: readonly BotStatus[], s: ConsoleSession, charts: { health: Health; series: (bot: string, w: 'hour' | 'day') => BotSeries }): SafeHtml {
+  const chart = (b: BotStatus, w: 'hour' | 'day') => {
+    if (!b.name) return '';
+    const x = charts.series(b.name, w);
+    return columns({ label: `${b.name}: runs, last ${w}`, total: x.runs, part: x.failed, kind: `runs-${w}` });
+  };
   return html`<h1>Bots</h1>
+<section data-live="health" aria-label="Server health">${healthLine(charts.health)}</section>
 <section data-live="bots" aria-label="Bots">
 ${bots.length === 0 ? html`<p>No bots: put bot files in the bots folder (docs/bots.md).</p>` : ''}
 <table>
-<thead><tr><th scope="col">Bot</th><th scope="col">State</th><th scope="col">Why</th><th scope="col">Last poll</th><th scope="col">Last run</th></tr></thead>
+<thead><tr><th scope="col">Bot</th><th scope="col">State</th><th scope="col">Why</th><th scope="col">Last poll</th><th scope="col">Last run</th><th scope="col">Runs, last hour</th><th scope="col">Runs, last day</th></tr></thead>
 <tbody>
 ${bots.map(
   (b) => html`<tr data-bot="${b.name ?? b.file}">
@@ -39,6 +55,8 @@ ${bots.map(
 <td>${b.message ?? ''}${b.problems?.length ? html`<ul class="problems">${b.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}</td>
 <td>${b.last_poll ?? '—'}</td>
 <td>${b.last_run ?? '—'}</td>
+<td>${chart(b, 'hour')}</td>
+<td>${chart(b, 'day')}</td>
 </tr>`,
 )}
 </tbody>
@@ -70,11 +88,21 @@ ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="
 </li>`;
 }
 
-/** A bot's page: its state and the timeline of its runs, newest first, optionally only NOT RUN. */
-export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean }, s: ConsoleSession): SafeHtml {
+/** A bot's charts: event-to-action times and not-run reasons since the server started. Internal. */
+function botCharts(o: { name: string; latency: ReadonlyArray<{ le: string; count: number }>; reasons: ReadonlyArray<{ reason: string; count: number }> }): SafeHtml {
+  const answered = o.latency.reduce((a, b) => a + b.count, 0);
+  return html`<section data-live="charts" aria-label="Charts" class="charts">
+<figure><figcaption>From event to answer (${answered} answered)</figcaption>${bars({ label: `${o.name}: time from event to answer`, items: o.latency.map((l) => ({ name: l.le, count: l.count })), kind: 'latency' })}</figure>
+<figure><figcaption>Why rules did not run</figcaption>${o.reasons.length ? bars({ label: `${o.name}: not run, by reason`, items: o.reasons.map((r) => ({ name: r.reason, count: r.count })), kind: 'not-run' }) : html`<p>Every rule that was asked ran.</p>`}</figure>
+</section>`;
+}
+
+/** A bot's page: its state, its charts and the timeline of its runs, newest first, optionally only NOT RUN. */
+export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean; latency: ReadonlyArray<{ le: string; count: number }>; reasons: ReadonlyArray<{ reason: string; count: number }> }, s: ConsoleSession): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
 <section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
+${botCharts(o)}
 <form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
 <label><input type="checkbox" name="why" value="1"${o.onlyNotRun ? html` checked` : ''}> Why didn't it fire? (only rules that did not run)</label>
 <button type="submit">Filter</button>

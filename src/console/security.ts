@@ -45,15 +45,5 @@ export function crossSite(req: IncomingMessage): boolean {
   return site === 'cross-site' || site === 'same-site';
 }
 
-/** Whether a host is a loopback address (the console is on by default only there). */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1';
-}
-
-/** The host name of a Host header (`[::1]:3000` → `::1`, `localhost:3000` → `localhost`). */
-export function hostOf(header: string | undefined): string {
-  const h = (header ?? '').trim();
-  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
-  return h.replace(/:\d*$/, '');
-}
+// where the console is on by default (shared with GET /metrics)
+export { hostOf, isLoopback } from '../util/loopback.js';

@@ -11,6 +11,7 @@ import { ConsoleAccess } from './access.js';
 import { ActAs } from './act-as.js';
 import { consoleApp, type ConsoleState } from './app.js';
 import { LiveFeed } from './live.js';
+import { MetricHistory } from './metric-history.js';
 import type { ScenarioPort } from './scenario-port.js';
 import { cookieOf, COOKIE, hostOf, isLoopback } from './security.js';
 import { DATA_DIR } from '../util/data-dir.js';
@@ -60,6 +61,7 @@ function decide(ctx: ServerContext): { on: true } | { on: false; why: string } {
 export function consoleService(options: ConsoleServiceOptions = {}): ServerService {
   let access: ConsoleAccess | undefined;
   let live: LiveFeed | undefined;
+  let history: MetricHistory | undefined;
   let off = 'the console has not started';
   let base = '';
   const unsubscribe: Array<() => void> = [];
@@ -103,7 +105,10 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
         scenarios: options.scenarios,
         loopbackOnly,
+        history: new MetricHistory(ctx.clock),
       };
+      history = st.history;
+      st.history.start();
       const feed = live;
       // each commit with the users it concerns: a user's page hears only of its user's changes
       const touching = (writes: readonly CommittedWrite[], read: ReadView) => {
@@ -134,6 +139,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
     },
     stop() {
+      history?.stop();
       for (const u of unsubscribe.splice(0)) u();
       live?.close();
       access?.clear();

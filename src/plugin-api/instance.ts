@@ -10,6 +10,7 @@ import type { CheckedPlugin } from './shape.js';
 import type { StateLimits } from './state.js';
 import type { ScheduleOptions } from './types.js';
 import { validate as validateCron } from 'node-cron';
+import { metrics } from '../telemetry/metrics.js';
 
 /**
  * `loaded`: registered, not started (validate, list); `running`: set up; `disabled`: its setup
@@ -85,6 +86,7 @@ export class PluginInstance implements BoundaryTarget {
 
   failed(err: PluginError | StepTimeoutError, outside = false): void {
     this.failuresTotal++;
+    metrics.pluginFailures.inc([this.name]);
     this.lastError = err.message;
     // input anyone may send: never a step towards quarantine (boundary.ts CallOptions.outside);
     // the route logs it, with its request id

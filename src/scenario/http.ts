@@ -1,3 +1,5 @@
+import { injectTraceHeaders, tracingOn } from '../telemetry/tracing.js';
+
 /** One HTTP request of a scenario, as sent. */
 export interface SentRequest {
   method: string;
@@ -25,7 +27,10 @@ const REQUEST_TIMEOUT_MS = 30_000;
 export async function send(req: SentRequest): Promise<Answer> {
   let res: Response;
   try {
-    res = await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    // with tracing on, the step's span is the parent of the server's (traceparent)
+    const headers = tracingOn() ? { ...req.headers } : req.headers;
+    injectTraceHeaders(headers);
+    res = await fetch(req.url, { method: req.method, headers, body: req.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
     throw new Error(`${req.method} ${req.url} did not answer: ${cause}`);

@@ -7,6 +7,7 @@ import type { LoadedScenario } from './load.js';
 import { remoteTarget } from './remote-target.js';
 import { evalCondition, render } from './templates.js';
 import { StepFailure, type EventKind, type EventWindow, type KeptServer, type StepContext, type StepNode, type Target } from './types.js';
+import { inSpan, rootContext, SpanStatusCode, tracingOn } from '../telemetry/tracing.js';
 
 /**
  * How one step went: what the web console shows of it (`ScenarioStepView`: id, label, status,
@@ -66,9 +67,23 @@ const elapsed = (t0: number) => Math.round(performance.now() - t0);
  * Runs one scenario: a fresh embedded server on its own virtual clock (or the remote server),
  * the steps in order; after a failed step the rest are skipped.
  *
+ * With tracing on (OTEL_*), one trace per scenario: a span `pinbot.scenario`, a span per step,
+ * and the embedded server's and bots' spans under the steps that caused them.
+ *
  * @example const result = await runScenario(scenario, { listener: consoleListener });
  */
-export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
+export function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
+  if (!tracingOn()) return runScenarioUntraced(sc, o);
+  return inSpan('pinbot.scenario', { 'pinbot.scenario': sc.name, 'pinbot.scenario.file': sc.file }, async (span) => {
+    const r = await runScenarioUntraced(sc, o);
+    span?.setAttribute('pinbot.scenario.status', r.status);
+    if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
+    return r;
+  }, { parent: rootContext() });
+}
+
+/** `runScenario` without its span. Internal. */
+async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
   const mode = o.remote ? 'remote' : 'embedded';
@@ -121,7 +136,15 @@ export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}
     return out;
   };
 
-  const runNode = async (node: StepNode, id: string): Promise<StepResult> => {
+  /** A step, in a span `pinbot.scenario.step` when tracing is on. */
+  const runNode = (node: StepNode, id: string): Promise<StepResult> =>
+    inSpan('pinbot.scenario.step', { 'pinbot.step.id': id, 'pinbot.step.kind': node.kind.name }, async (span) => {
+      const r = await runNodeUntraced(node, id);
+      span?.setAttributes({ 'pinbot.step.label': r.label, 'pinbot.step.status': r.status });
+      if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
+      return r;
+    });
+  const runNodeUntraced = async (node: StepNode, id: string): Promise<StepResult> => {
     const raw = node.raw;
     const scope = scopes.at(-1)!;
     const label = shownLabel(raw.name ?? node.kind.label(raw), scope);

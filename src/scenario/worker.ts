@@ -2,6 +2,7 @@ import { loadScenario, type LoadedScenario } from './load.js';
 import { runScenario } from './runner.js';
 import { builtinSteps } from './steps/index.js';
 import type { ToMain, ToWorker, WorkerSetup } from './workers.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 /**
  * The worker side of a parallel run (a child process): loads each scenario file it is sent
@@ -16,7 +17,7 @@ const post = (m: ToMain) => process.send!(m);
 
 process.on('message', (m: ToWorker) => {
   if (m.type === 'stop') stop.stopped = true;
-  else if (m.type === 'exit') process.disconnect();
+  else if (m.type === 'exit') void stopTracing().finally(() => process.disconnect());
   else void run(m.index, m.file);
 });
 
@@ -42,4 +43,5 @@ async function run(index: number, file: string): Promise<void> {
   }
 }
 
-post({ type: 'ready' });
+// OTEL_* reaches the workers too: each exports its scenarios' traces (docs/scenarios.md)
+void startTracing().then(() => post({ type: 'ready' }));

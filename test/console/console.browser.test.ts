@@ -225,6 +225,44 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await bob.close();
   });
 
+  it('charts: each bot\'s runs over the last hour and day, its answer times and not-run reasons, and the server\'s health line', async () => {
+    const { traces } = (await server.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as { traces: Array<{ outcome: string; reason?: string; rule: string }> };
+    const ran = traces.filter((t) => t.outcome !== 'not_run').length;
+    const notRun = traces.filter((t) => t.reason === 'condition_false').length;
+    expect(ran).toBe(2); // the tips of 5 and 3
+    const page = await context.newPage();
+    watch(page);
+    await open(page, '/console/bots');
+    const row = page.locator('tr[data-bot="tip-jar"]');
+    const hour = row.locator('svg[data-chart="runs-hour"]');
+    const values = (await hour.getAttribute('data-values'))!.split(',').map(Number);
+    expect(values).toHaveLength(60);
+    expect(values.reduce((a, b) => a + b, 0)).toBe(ran);
+    expect((await hour.getAttribute('data-failed'))!.split(',').every((v) => v === '0')).toBe(true);
+    // one rect per minute that had runs, drawn inside the chart
+    expect(await hour.locator('rect.bar').count()).toBe(values.filter((v) => v > 0).length);
+    expect(await hour.getAttribute('aria-label')).toBe(`tip-jar: runs, last hour: ${ran} runs, 0 failed`);
+    const day = row.locator('svg[data-chart="runs-day"]');
+    expect((await day.getAttribute('data-values'))!.split(',').map(Number).reduce((a, b) => a + b, 0)).toBe(ran);
+    const health = page.locator('[data-health]');
+    expect(await health.getAttribute('data-errors')).toBe('0');
+    expect(Number(await health.getAttribute('data-commit-ms'))).toBeGreaterThan(0);
+    expect(await health.textContent()).toMatch(/requests\/s[\s\S]*0 server errors \(5xx\) in the last hour[\s\S]*commit [\d.]+ ms/);
+    await shot(page, 'bots');
+
+    await page.getByRole('link', { name: 'tip-jar' }).click();
+    await page.getByRole('heading', { name: 'Bot tip-jar' }).waitFor();
+    const reasons = page.locator('svg[data-chart="not-run"]');
+    expect(await reasons.getAttribute('data-values')).toBe(`condition_false=${notRun}`);
+    expect(await reasons.locator('text.count').first().textContent()).toBe(String(notRun));
+    const latency = page.locator('svg[data-chart="latency"]');
+    const answered = (await latency.getAttribute('data-values'))!.split(',').map((kv) => Number(kv.split('=')[1]));
+    expect(answered.reduce((a, b) => a + b, 0)).toBe(ran);
+    expect(await page.getByText(`From event to answer (${ran} answered)`).isVisible()).toBe(true);
+    await shot(page, 'bot-charts');
+    await page.close();
+  });
+
   it('the clock: advancing a virtual day fires UBI, listed as it happens, and Bob\'s balance moves live', async () => {
     const bob = await context.newPage();
     watch(bob);

@@ -7,6 +7,7 @@ import { ApiError } from '../errors.js';
 import { ClockRateStore } from './clock-rate-store.js';
 import { quietLine } from './request-log.js';
 import { windowLimiter, type WindowInfo } from './window-limiter.js';
+import { metrics } from '../../telemetry/metrics.js';
 
 /** The buckets counted per user (API.md "Rate limits"), and `anonymous`, counted per client address. */
 export type LimiterName = 'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional' | 'anonymous';
@@ -59,6 +60,7 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
     if (!config.rate_limits.enabled) return (_req, _res, next) => next();
     const windowMs = parseDuration(bucket.window)!;
     const perAddress = name === 'anonymous';
+    const limited = metrics.rateLimited.cell(name);
     const store = shared ? shared(name) : new ClockRateStore(clock);
     stores.set(name, store);
     const limit = !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : () => bucket.limit;
@@ -75,6 +77,7 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
         const info = (req as Request & { rateLimit?: WindowInfo }).rateLimit;
         const reset = info?.resetTime?.getTime() ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
+        limited.value++;
         if (perAddress && (info?.used ?? 0) > bucket.limit + 1) quietLine(res);
         res.setHeader('Retry-After', String(retryAfter));
         const what = perAddress ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})` : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;

@@ -48,6 +48,9 @@ export function quietLine(res: Response): void {
   res.locals.quietLog = true;
 }
 
+/** Told of every finished request, its status and its time in ms (the metrics: telemetry/http-metrics.ts). */
+export type RequestRecorder = (req: Request, status: number, ms: number) => void;
+
 /** Where a request's log line state is kept on the response. Internal. */
 const STARTED = Symbol('request started');
 type Logged = Response & { [STARTED]?: number };
@@ -59,7 +62,8 @@ type Logged = Response & { [STARTED]?: number };
  * user_id }` at `error` for 5xx, `info` for 4xx, `debug` otherwise (successes show with
  * `log.level: debug`). Only allow-listed header values are written, cut short; keys are
  * redacted from them and from the URL. Lines marked quiet (`quietLine`) are counted and
- * summed up in one `request lines not written` line before the next written one. `req.log` is
+ * summed up in one `request lines not written` line before the next written one. `record`, when
+ * given, hears of every finished request, whatever the log level. `req.log` is
  * the logger, for the error handler. Returns the function to call once per request (the API's
  * front, api/app.ts).
  *
@@ -72,7 +76,7 @@ type Logged = Response & { [STARTED]?: number };
  * const logRequest = requestLog(log);
  * app.use((req, res, next) => { logRequest(req, res); next(); });
  */
-export function requestLog(log: Logger): (req: Request, res: Response) => void {
+export function requestLog(log: Logger, record?: RequestRecorder): (req: Request, res: Response) => void {
   let quiet = 0;
   const reportQuiet = () => {
     log.warn({ not_written: quiet }, 'request lines not written: refused by the anonymous rate limit (rate_limits.anonymous)');
@@ -81,6 +85,7 @@ export function requestLog(log: Logger): (req: Request, res: Response) => void {
   // 'close' comes once per response, after 'finish' or when the client went away first.
   function onClose(this: Logged): void {
     const res = this;
+    if (record) record(res.req, res.statusCode, performance.now() - (res[STARTED] ?? 0));
     const level = levelOf(res.statusCode);
     if (!log.isLevelEnabled(level)) return;
     if (res.locals.quietLog) {

@@ -8,6 +8,8 @@ import type { Registry } from '../contract/registry.js';
 import type { BotState } from '../state/bot-state.js';
 import type { BotEvent, SourceContext } from '../contract/types.js';
 import { PollTimers } from './poll-timers.js';
+import { metrics } from '../../telemetry/metrics.js';
+import { activeContext, inSpan, markSpan, rememberCause, tracingOn, type Context } from '../../telemetry/tracing.js';
 
 /** What one poll of one source found. */
 export interface SourceResult {
@@ -84,6 +86,8 @@ export class PollLoop {
   private idleWaiters: Array<() => void> = [];
   private stopped = false;
   private readonly wanted: Set<string>;
+  /** With tracing on: the context that woke each source (its next poll's parent span). */
+  private readonly wokenBy = new Map<string, Context>();
 
   constructor(private readonly o: PollLoopOptions) {
     this.sources = [...o.bot.sources];
@@ -115,7 +119,14 @@ export class PollLoop {
    */
   wake(sources?: Iterable<string>): void {
     if (this.stopped) return;
-    for (const s of sources ?? this.sources) if (this.due.has(s)) this.dirty.add(s);
+    const woken = [...(sources ?? this.sources)].filter((s) => this.due.has(s));
+    // with tracing on: a span for the wake-up (a child of the commit that woke the bot), the
+    // parent of the sources' next poll
+    const cause = woken.length ? markSpan('pinbot.bot.wake', { 'pinbot.bot': this.o.bot.name, 'pinbot.sources': woken.join(',') }) : undefined;
+    for (const s of woken) {
+      this.dirty.add(s);
+      if (cause) this.wokenBy.set(s, cause);
+    }
     if (this.dirty.size) this.timers.arm(this.o.ctx.clock.now(), false);
   }
 
@@ -198,7 +209,8 @@ export class PollLoop {
       try {
         const source = this.o.registry.sources.get(name)!;
         // under a timeout and an error boundary: a hung or throwing source fails this poll of it only
-        const polled = await withStepTimeout(`poll source ${name}`, this.o.timeoutMs, (signal) => source.poll({ ...ctx, signal, baseline: state.baseline(name), requestKind }, state.cursor(name)), ctx.signal);
+        const poll = () => withStepTimeout(`poll source ${name}`, this.o.timeoutMs, (signal) => source.poll({ ...ctx, signal, baseline: state.baseline(name), requestKind }, state.cursor(name)), ctx.signal);
+        const polled = await this.traced(name, poll);
         const at = clock.now();
         const events = polled.events.filter((e) => this.wanted.has(e.type)).map((e) => ({ ...e, at }));
         await this.arrive({ name, cursor: polled.cursor, events }, () => {
@@ -212,7 +224,10 @@ export class PollLoop {
         const n = (this.failures.get(name) ?? 0) + 1;
         this.failures.set(name, n);
         this.due.set(name, clock.now() + Math.min(MAX_BACKOFF_MS, this.o.intervalOf(name) * 2 ** n));
-        if (!ctx.signal.aborted) this.o.onError(name, err);
+        if (!ctx.signal.aborted) {
+          metrics.botPollErrors.inc([bot.name, name]);
+          this.o.onError(name, err);
+        }
         if (err instanceof UnauthorizedError) this.stop();
       } finally {
         release?.();
@@ -223,6 +238,24 @@ export class PollLoop {
         this.kick();
       }
     })();
+  }
+
+  /**
+   * With tracing on, the poll in a span (`pinbot.bot.poll`: a child of what woke the source), and
+   * each event it finds noted as caused by it (the rule runs of the event are its children).
+   */
+  private traced<R extends { events: ReadonlyArray<{ key: string }> }>(name: string, poll: () => Promise<R>): Promise<R> {
+    const parent = this.wokenBy.get(name);
+    this.wokenBy.delete(name);
+    if (!tracingOn()) return poll();
+    const attributes = { 'pinbot.bot': this.o.bot.name, 'pinbot.source': name, 'pinbot.woken': parent !== undefined };
+    return inSpan('pinbot.bot.poll', attributes, async (span) => {
+      const polled = await poll();
+      span?.setAttribute('pinbot.events', polled.events.length);
+      const here = activeContext();
+      if (here) for (const e of polled.events) rememberCause(`${this.o.bot.name}\u0000${e.key}`, here);
+      return polled;
+    }, { parent });
   }
 
   /**

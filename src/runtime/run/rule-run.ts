@@ -19,6 +19,8 @@ import { dialogMode } from './dialog-end.js';
 import { askAction } from '../builtins/actions/ask.js';
 import { iso } from '../../clock/clock.js';
 import type { CompiledStep } from '../define/bot.js';
+import { metrics } from '../../telemetry/metrics.js';
+import { causeOf, inSpan, SpanStatusCode, tracingOn, type Span } from '../../telemetry/tracing.js';
 
 /** The plugin fields of a step's error, for its trace. */
 const pluginOf = (sp: RunProgress['steps'][number]) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
@@ -74,9 +76,19 @@ function decideRule({ run, scope, trigger }: { run: RuleRun; scope: RunScope; tr
 /**
  * One rule's run for one event: screen, decide once (kept with the run, so a resumed run does
  * not decide again), take the steps (the main ones until one fails, then the `on_error` ones;
- * a `choose` step's branch), and trace it — also when it did not run, and why.
+ * a `choose` step's branch), and trace it — also when it did not run, and why. With tracing on
+ * (OTEL_*), in a span `pinbot.rule.run` (bot, rule, event type, outcome, trace reason), a child
+ * of the poll the event arrived in, with a span per step.
  */
-export async function runRule(run: RuleRun): Promise<void> {
+export function runRule(run: RuleRun): Promise<void> {
+  if (!tracingOn()) return runRuleTraced(run, undefined);
+  const d = run.runner.deps;
+  const attributes = { 'pinbot.bot': d.bot.name, 'pinbot.rule': run.rule.id, 'pinbot.event.type': run.entry.event.type };
+  return inSpan('pinbot.rule.run', attributes, (span) => runRuleTraced(run, span), { parent: causeOf(`${d.bot.name}\u0000${run.entry.event.key}`) });
+}
+
+/** `runRule`, its outcome told to `span`. Internal. */
+async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void> {
   const { runner, rule, entry } = run;
   const d = runner.deps;
   let counted = false;
@@ -158,7 +170,11 @@ export async function runRule(run: RuleRun): Promise<void> {
         ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
         : step.action === askAction
           ? await askStep({ run, step, progress, scope, trigger, pending, runSignal })
-          : await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+          : await inSpan(`pinbot.step ${step.action.name}`, { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name }, async (span) => {
+              const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+              span?.setAttribute('pinbot.step.status', sp.status);
+              return sp;
+            });
       if ('parked' in out) {
         parked = out;
         trace.steps.push(waitingStep(step, progress.steps[step.index]!));
@@ -192,6 +208,7 @@ export async function runRule(run: RuleRun): Promise<void> {
       // the answer's server time: from its result, else the event's time plus the time since the bot saw it
       const now = d.clock.now();
       const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
+      if (!trace.resumed) metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
       runner.guard.answered(loopKey, answeredAt(acted.map((st) => progress.steps[st.index]!.result), fallback));
     }
   } catch (err) {
@@ -203,7 +220,14 @@ export async function runRule(run: RuleRun): Promise<void> {
     else if (ending.outcome === 'failed') d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
   } finally {
     trace.duration_ms = Math.round(performance.now() - t0);
-    if (!quiet) d.traces.add(trace);
+    span?.setAttributes({ 'pinbot.outcome': trace.outcome, ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}) });
+    if (trace.outcome === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: trace.message });
+    // a dialog's quiet park (an answer taken, the next question asked) is no run of its own
+    if (!quiet) {
+      metrics.botRuns.inc([trace.bot, trace.rule, trace.outcome]);
+      if (trace.outcome === 'not_run') metrics.botNotRun.inc([trace.bot, trace.rule, trace.reason ?? 'unknown']);
+      d.traces.add(trace);
+    }
     if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
     restartDone?.();
     for (const id of run.requeued?.splice(0) ?? []) d.wake?.(id);

@@ -17,6 +17,11 @@ import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
 import type { FileStoreOptions } from './file-store-options.js';
 import { DATA_DIR } from '../../util/data-dir.js';
+import { metrics } from '../../telemetry/metrics.js';
+
+/** The commit histogram's cell of this driver. Internal. */
+const commitTime = metrics.storeCommit;
+const commitCell = commitTime.cell('file');
 
 export { SCHEMA_VERSION } from './snapshot-file.js';
 export type { CompactionStep, FileStoreOptions } from './file-store-options.js';
@@ -42,6 +47,8 @@ export class FileStore extends EngineStore implements NotingStore {
   private journal!: AppendFile;
   /** Bytes of the live journal known to be on disk. */
   private journalBytes = 0;
+  /** Takes the journal's size out of the metrics (on close). */
+  private untrackJournal?: () => void;
   private durableSeq = 0;
   private snapshotBytes = 0;
   /** Journals moved aside whose snapshot is not written yet. */
@@ -121,6 +128,7 @@ export class FileStore extends EngineStore implements NotingStore {
     for (const id of this.engine.maxIds()) observeId(id);
     this.journal = await this.openAppend(this.journalPath);
     this.journalBytes = statSync(this.journalPath).size;
+    this.untrackJournal = metrics.journalBytes.source(() => [{ labels: {}, value: this.journalBytes }]);
     if (this.oldFiles.length > 0) await this.compact();
   }
 
@@ -208,8 +216,10 @@ export class FileStore extends EngineStore implements NotingStore {
     this.next = undefined;
     const data = batch.data();
     try {
+      const t0 = performance.now();
       await this.journal.append(data);
       await this.journal.sync();
+      commitTime.observeIn(commitCell, (performance.now() - t0) / 1000);
     } catch (err) {
       await this.writeFailed(batch, err);
       return false;
@@ -314,6 +324,7 @@ export class FileStore extends EngineStore implements NotingStore {
 
   /** Waits for pending writes, writes the snapshot, cuts the journal and releases the lock. */
   async close(): Promise<void> {
+    this.untrackJournal?.();
     if (this.closed) return;
     this.closed = true;
     this.gate.close();

@@ -11,6 +11,11 @@ import type { Change, Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
 import { commitBatch, type PgBatchContext, type Pending } from './pg-batch.js';
+import { metrics } from '../../telemetry/metrics.js';
+
+/** The commit histogram's cell of this driver. Internal. */
+const commitTime = metrics.storeCommit;
+const commitCell = commitTime.cell('postgres');
 
 export interface PgStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -267,7 +272,9 @@ export class PgStore extends EngineStore {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
+        const t0 = performance.now();
         await commitBatch(this.batchContext, batch);
+        commitTime.observeIn(commitCell, (performance.now() - t0) / 1000);
       } catch (err) {
         if (batch.length === 1 || err instanceof StorageUnavailableError) {
           for (const p of batch) p.reject(err);
