@@ -15,6 +15,7 @@ const ON_POSTGRES = [
   'test/wallet/idempotency.test.ts',
   'test/messaging/messaging.test.ts',
   'test/messaging/conversations-paging.test.ts',
+  'test/api/quotas.test.ts',
 ];
 
 /** Tests that need PostgreSQL itself (they share the `postgres` project's server). */
