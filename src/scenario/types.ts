@@ -96,12 +96,13 @@ export interface KeptServer {
 
 /**
  * The events that existed when a window opened: an `expect_none` counts only events that are
- * not in it (its window opens when the step before it starts, so it sees what that step caused).
+ * not in it (its window opens when the last step that acted before it starts — a request, a
+ * clock move, a restart, a `use:` that acts — so it sees what that step caused).
  */
 export interface EventWindow {
   /** Scenario time when the window opened. */
   at: number;
-  /** The step whose start opened it (`3`, `5.1`), or `start` for the scenario's first step. */
+  /** The step whose start opened it (`3`, `5.1`), or `start` when no step acted before. */
   step: string;
   /** Keys of the events of each watched kind that existed then. */
   known: Map<EventKind, Set<string>>;
@@ -122,7 +123,7 @@ export interface StepContext {
   claimed: Set<string>;
   /** Hides API keys in text shown to people. */
   mask(text: string): string;
-  /** For a kind with `windowKinds`: the events that existed when the step before this one started. */
+  /** For a kind with `windowKinds`: the events that existed when the last step that acted before it started. */
   window?: EventWindow;
   seed: number;
   /** The scenario's config overrides (the API's OpenAPI document depends on them). */
@@ -186,10 +187,16 @@ export interface StepKind<S extends Record<string, any> = Record<string, any>> {
   /** Checks beyond the schema (users, templates, references), before anything runs. */
   check?(step: S, c: CheckContext): void;
   /**
-   * Event kinds this step looks at from the start of the step before it (`expect_none`): the
-   * runner notes the events of these kinds that exist when the previous step starts and gives
-   * them to `run` as `ctx.window`.
+   * Event kinds this step looks at from the start of the last step that acted before it
+   * (`expect_none`): the runner notes the events of these kinds that exist when that step
+   * starts and gives them to `run` as `ctx.window`.
    */
   windowKinds?(step: S): EventKind[];
+  /**
+   * False for a step that only looks (`expect_event`, `expect_none`, `assert`, `set`, `log`):
+   * an `expect_none` window never opens at it. Default true. A `use:` acts when its fragment
+   * has a step that acts.
+   */
+  acts?: boolean;
   run(step: S, ctx: StepContext): Promise<StepInfo | void>;
 }

@@ -61,7 +61,8 @@ function closest(kind: EventKind, filter: Record<string, unknown>, evs: Scenario
 
 export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<string, string> }> = {
   name: 'expect_event',
-  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once',
+  acts: false,
+  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once, one caused since the last step that acted first',
   schema: {
     properties: {
       expect_event: filterSchema('what to wait for'),
@@ -70,6 +71,7 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
     required: ['expect_event'],
   },
   label: label('expect_event') as never,
+  windowKinds: (s) => [kindOf(s.expect_event)],
   check(s, c) {
     checkSpec('expect_event', s.expect_event, c);
     for (const [name, path] of Object.entries(s.save ?? {})) {
@@ -91,7 +93,9 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
     for (;;) {
       if (changed) {
         evs = (await ctx.target.events(kind)).filter((e) => !ctx.claimed.has(e.key));
-        const hit = evs.find((e) => eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+        const hits = evs.filter((e) => eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+        // one caused by the last step that acted first, so an older unmatched one is not taken for it
+        const hit = hits.find((e) => !ctx.window?.known.get(kind)?.has(e.key)) ?? hits[0];
         if (hit) {
           ctx.claimed.add(hit.key);
           for (const [name, path] of Object.entries(s.save ?? {})) ctx.capture(name, readPath({ body: hit.fields }, path));
@@ -109,14 +113,17 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
 };
 
 /**
- * `expect_none`: "do X, then nothing happens". Its window opens when the step before it
- * starts (so what that step caused counts: a bot woken by a request answers while the request
- * settles, before `expect_none` starts) and closes `within` after `expect_none` starts. Events
- * an `expect_event` already matched are not counted.
+ * `expect_none`: "do X, then nothing happens". Its window opens when the last step that acted
+ * before it starts — a request, a clock move, a restart, a `use:` that acts; never an
+ * `expect_event` or another step that only looks — so what that step caused counts (a bot
+ * woken by a request answers while the request settles, and a second answer is not hidden by
+ * an `expect_event` of the first). It closes `within` after `expect_none` starts. Events an
+ * `expect_event` matched are not counted.
  */
 export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
   name: 'expect_none',
-  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the step before it until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
+  acts: false,
+  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the last step before it that acted (a request, a clock move, a restart, a use:) until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
   schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
   label: label('expect_none') as never,
   check: (s, c) => checkSpec('expect_none', s.expect_none, c),
@@ -125,9 +132,9 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
     const spec = s.expect_none;
     const kind = kindOf(spec);
     const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
-    // the first step of a scenario has no step before it: its window opens now
+    // the window opened when the last step that acted before this one started (see windowOpeners)
     const before = ctx.window?.known.get(kind) ?? new Set((await ctx.target.events(kind)).map((e) => e.key));
-    const since = ctx.window ? `since step ${ctx.window.step} started` : 'since this step started';
+    const since = !ctx.window ? 'since this step started' : ctx.window.step === 'start' ? 'since the scenario started' : `since step ${ctx.window.step} started`;
     await ctx.target.wait(parseDuration(spec.within)!);
     const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && !ctx.claimed.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
     if (seen.length) {
