@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { iso } from '../clock/clock.js';
+import { botVarsCommand } from './bot-vars.js';
 import { AdminError } from './errors.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
@@ -124,6 +125,7 @@ export const adminCommands: Record<string, AdminCommand> = {
     await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
   },
+  'bots.vars': botVarsCommand,
 };
 
 function virtualClock(ctx: AdminContext): VirtualClock {

@@ -1,7 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { formatBotVars, type BotVarsView } from '../admin/bot-vars.js';
 import { AdminError } from '../admin/errors.js';
+import { runOnDataDir } from './admin-client.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
@@ -206,6 +208,18 @@ export function registerBotCommands(program: Command): void {
     const r = (await callAdmin(dataDir, 'bots.reload')) as { bots: Array<{ name?: string; status: string; file: string }> };
     if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
     for (const b of r.bots) process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.file}\n`);
+  });
+
+  common(
+    bots
+      .command('vars')
+      .description("a bot's persistent variables (vars.NAME), and --reset to set them back to its file's vars:")
+      .argument('<name>')
+      .option('--reset', "set the variables back to the file's vars: (what set: wrote is dropped)")
+      .option('--json', 'print JSON'),
+  ).action(async (name: string, opts: Common & { reset?: boolean; json?: boolean }) => {
+    const r = (await runOnDataDir(opts, 'bots.vars', { name, reset: opts.reset === true })) as BotVarsView;
+    process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatBotVars(r));
   });
 
   for (const verb of ['pause', 'resume'] as const) {

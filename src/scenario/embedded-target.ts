@@ -85,7 +85,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       const keys = join(dirname(world.dataDir), 'keys.sh');
       const lines = Object.values(users).map((u) => `export ${keyVariable(u.name)}='${u.api_key}'`);
       writeFileSync(keys, `${lines.join('\n')}\n`, { mode: 0o600 });
-      return { url: world.url, dataDir: world.dataDir, keys };
+      return { url: world.url, dataDir: world.dataDir, keys, bots: world.host.status().flatMap((b) => (b.name ? [b.name] : [])) };
     },
     heldBack(since) {
       const lines: string[] = [];

@@ -92,6 +92,8 @@ export interface KeptServer {
   dataDir: string;
   /** A shell file setting `PINBOT_KEY_<USER>` for the curl lines (mode 0600). */
   keys: string;
+  /** The scenario's bots (their traces: `pinbot bots trace NAME --data DIR`). */
+  bots?: string[];
 }
 
 /**

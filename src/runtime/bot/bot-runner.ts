@@ -6,7 +6,8 @@ import { MemoryStore } from '../../store/core/memory-store.js';
 import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
-import { BotState, type InboxEntry } from '../state/bot-state.js';
+import { BotState, describeVarChanges, type InboxEntry } from '../state/bot-state.js';
+import { varsTrace } from '../state/traces.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
@@ -170,7 +171,10 @@ export class BotRunner {
     // moment of the start is not lost); a virtual clock stands still, so there it is history.
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
-    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    const { boots, changed } = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // an edited `vars:` value wins over what the bot had: said in the start's log line and the trace
+    const varsNote = changed.length ? describeVarChanges(changed) : undefined;
+    if (varsNote) this.o.traces.add(varsTrace(bot, boots, now, varsNote));
     // what other processes queue for this bot (pushes they received) is handled here
     if (this.o.inbox) {
       const state = this.state;
@@ -187,7 +191,7 @@ export class BotRunner {
     if (bot.rules.some((r) => r.enabled && r.triggers.some((t) => t.def.name === 'startup'))) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
-    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
+    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources, ...(changed.length ? { vars: changed } : {}) }, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
     this.ready();
     return true;
   }

@@ -6,7 +6,7 @@ import { BotRunner } from '../bot/bot-runner.js';
 import type { BotEvent } from '../contract/types.js';
 import type { CompiledBot } from '../define/bot.js';
 import { loadBot } from '../define/loader.js';
-import { TraceLog, type Trace } from '../state/traces.js';
+import { isRun, TraceLog, type Trace } from '../state/traces.js';
 import { identifyBot } from './bot-identity.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
 import { Serial } from '../../util/serial.js';
@@ -226,10 +226,10 @@ export class BotHost {
       const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
       const away = invalid ? undefined : this.placed.elsewhere(s);
       if (away) return { ...base, ...away };
-      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list(1)[0]?.at };
+      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list().filter(isRun).at(-1)?.at };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
-      const lastRun = s.traces?.list(1)[0]?.at;
+      const lastRun = s.traces?.list().filter(isRun).at(-1)?.at;
       return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll, last_run: lastRun };
     });
   }
