@@ -79,11 +79,21 @@ export interface Target {
    */
   keep?(): KeptServer;
   /**
-   * Embedded only: the scenario's bots that held back on purpose since `since` (ms) — a loop
-   * guard pausing an exchange — one line each, for a failure to say why nothing came.
+   * Embedded only: the runs of the scenario's bots since `since` (ms) that failed or did not
+   * run — a step refused by the API, a condition that did not hold, a loop guard pausing an
+   * exchange — with their trace reasons, for a failed `expect_event` to say why nothing came.
    */
-  heldBack?(since: number): string[];
+  botRuns?(since: number): BotRunNote[];
   close(): Promise<void>;
+}
+
+/** A bot's run that failed or did not run, as a failure shows it (see Target.botRuns). */
+export interface BotRunNote {
+  bot: string;
+  /** A trace reason (contract/trace-reasons.ts): `failed`, `condition_false`, `loop_suspected`… */
+  reason: string;
+  /** One line: `bot jar › thank failed for transfer.received 2 from alice: api — reply: 404 …`. */
+  line: string;
 }
 
 /** A failed scenario's server left up (`--keep`). */

@@ -91,9 +91,35 @@ ${turns}`,
     ]);
     const failed = results[0]!.steps.find((st) => st.status === 'failed')!;
     expect(failed.error).toMatch(/^no message matching .* within 10s$/);
-    expect(failed.diff).toContain('bot echo did not run');
+    expect(failed.diff).toContain('bot echo › rule-1 did not run for message.received');
     expect(failed.diff).toContain('loop_suspected');
     expect(failed.diff).toContain('clock: { advance: 3s }');
+  });
+
+  it('a failed expect_event shows the runs of the bots that failed or did not run meanwhile, with their reasons', async () => {
+    const { results } = await run([
+      `users: { alice: { balance: 10 }, jar: {} }
+bots:
+  - name: jar
+    as: jar
+    rules:
+      - { id: thank, on: transfer.received, do: [accept, { send_message: { to: ZZZZZZ, content: "thanks" } }] }
+      - { id: big, on: transfer.received, if: { amount: { min: 5 } }, do: [{ reply: "wow" }] }
+steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }
+  - expect_event: { message: { from: jar }, within: 10s }
+`,
+    ]);
+    const failed = results[0]!.steps[1]!;
+    expect(failed.error).toBe('no message matching {"from":"jar"} within 10s');
+    const lines = failed.diff!.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['  no message happened at all', "  the scenario's bots since step 1 started:"]);
+    expect(lines[2]).toMatch(/^ {2}bot jar › thank failed for transfer\.received 2 from alice \(\w+\): api — step 1 \(send_message\) failed: POST \/messages\/send → 404 user_not_found/);
+    expect(lines[3]).toMatch(/^ {2}bot jar › big did not run for transfer\.received 2 from alice \(\w+\): condition_false/);
+    // every reporter shows the diff
+    expect(tapText(results)).toContain('bot jar › thank failed');
   });
 
   it('expect_none fails listing what happened', async () => {

@@ -3,7 +3,7 @@ import { describeEvent, EVENT_FILTERS, EVENT_KINDS, eventMismatches, type EventK
 import { checkMatchers, formatMismatches, type Mismatch } from '../match.js';
 import { checkSavePath, readPath } from '../save-path.js';
 import { humanDuration } from '../human-duration.js';
-import { StepFailure, type CheckContext, type StepContext, type StepKind } from '../types.js';
+import { StepFailure, type CheckContext, type EventWindow, type StepContext, type StepKind } from '../types.js';
 
 interface EventSpec {
   within: string;
@@ -105,12 +105,32 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
       if (ctx.target.now() >= deadline) break;
       changed = await ctx.target.stepToward(deadline, every);
     }
-    // a bot that held back on purpose (its loop guard) is the likeliest reason nothing came
-    const held = ctx.target.heldBack?.(ctx.window?.at ?? 0) ?? [];
-    const hint = held.length ? `\n${held.slice(0, 3).map(ctx.mask).join('\n')}\n  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")` : '';
-    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) + hint });
+    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) + botRunsHint(ctx) });
   },
 };
+
+const MAX_RUN_LINES = 6;
+
+/** `since step 3 started`, or `since the scenario started`. Internal. */
+const windowSince = (w: EventWindow | undefined) => (!w || w.step === 'start' ? 'since the scenario started' : `since step ${w.step} started`);
+
+/**
+ * Why nothing came, from the bots' side: the runs of the scenario's bots since the window
+ * opened (the last step that acted) that failed or did not run, with their trace reasons —
+ * failures first. A loop guard holding back gets its advice. Internal.
+ */
+function botRunsHint(ctx: StepContext): string {
+  const notes = ctx.target.botRuns?.(ctx.window?.at ?? 0) ?? [];
+  if (!notes.length) return '';
+  const rank = (reason: string) => (reason === 'condition_false' ? 2 : reason === 'loop_suspected' ? 1 : 0);
+  const sorted = [...notes].sort((a, b) => rank(a.reason) - rank(b.reason));
+  const lines = sorted.slice(0, MAX_RUN_LINES).map((n) => ctx.mask(n.line));
+  if (notes.length > MAX_RUN_LINES) lines.push(`  … and ${notes.length - MAX_RUN_LINES} more: pinbot bots trace ${notes[0]!.bot}`);
+  if (notes.some((n) => n.reason === 'loop_suspected')) {
+    lines.push('  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")');
+  }
+  return `\n  the scenario's bots ${windowSince(ctx.window)}:\n${lines.join('\n')}`;
+}
 
 /**
  * `expect_none`: "do X, then nothing happens". Its window opens when the last step that acted
@@ -134,7 +154,7 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
     const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
     // the window opened when the last step that acted before this one started (see windowOpeners)
     const before = ctx.window?.known.get(kind) ?? new Set((await ctx.target.events(kind)).map((e) => e.key));
-    const since = !ctx.window ? 'since this step started' : ctx.window.step === 'start' ? 'since the scenario started' : `since step ${ctx.window.step} started`;
+    const since = ctx.window ? windowSince(ctx.window) : 'since this step started';
     await ctx.target.wait(parseDuration(spec.within)!);
     const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && !ctx.claimed.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
     if (seen.length) {
