@@ -81,6 +81,29 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     expect(loadBot('bot.yaml', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: 1 }\n`, { registry }).warnings).toEqual([]);
   });
 
+  it('warns (the file stays valid) when a rule reads an event field only some of its triggers have', () => {
+    const text = `${head}  - on: [message.received, contact_request.received]\n    do:\n      - reply: "you said {{ event.content }}"\n`;
+    const r = loadBot('bot.yaml', text, { registry });
+    expect(r.problems).toEqual([]);
+    expect(r.warnings!.map(formatProblem)).toEqual([
+      'bot.yaml:6:16: rules.0.do.0.reply: event.content: contact_request.received events have no field "content" (only message.received has it): a run for one fails — write {{ event.content | default: "" }} if it may be missing, or give contact_request.received a rule of its own',
+    ]);
+    // in a liquid: condition too; `| default:` says it may be missing; a field both have is fine
+    const liquidCond = `${head}  - on: [message.received, contact_request.received]\n    if: { liquid: "event.content == 'hi'" }\n    do: [{ log: x }]\n`;
+    expect(loadBot('bot.yaml', liquidCond, { registry }).warnings!.map(formatProblem)).toEqual([expect.stringMatching(/^bot\.yaml:5:19: rules\.0\.if\.liquid: event\.content: contact_request\.received events have no field "content"/)]);
+    expect(loadBot('bot.yaml', text.replace('event.content', "event.content | default: 'nothing'"), { registry }).warnings).toEqual([]);
+    expect(loadBot('bot.yaml', text.replace('event.content', 'event.id'), { registry }).warnings).toEqual([]);
+  });
+
+  it('an unknown plugin condition says the plugin is not loaded (restart), and a near miss of a condition says "did you mean"', () => {
+    const withPlugin = createRegistry().addCondition({ name: 'crm.is_vip', description: 'a VIP', schema: { type: 'boolean' }, example: true, compile: () => async () => ({ ok: true, label: 'vip' }) });
+    const check = (reg: typeof registry, cond: string) => loadBot('bot.yaml', `${head}  - on: message.received\n    if: { ${cond}: true }\n    do: [{ log: x }]\n`, { registry: reg }).problems.map(formatProblem);
+    expect(check(registry, 'shop.open')).toEqual([
+      'bot.yaml:5:11: rules.0.if.shop.open: unknown condition "shop.open" — no plugin named shop is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding shop, or check the name',
+    ]);
+    expect(check(withPlugin, 'crm.is_vp')).toEqual([expect.stringMatching(/unknown condition or event field "crm\.is_vp" for message\.received events — did you mean "crm\.is_vip"\?$/)]);
+  });
+
   it('reads ${env:VAR} and compiles a valid file', () => {
     const r = loadBot('bot.yaml', 'name: remote\nkey: ${env:PINBOT_KEY_K}\nserver: https://x.example\nrules:\n  - on: transfer.received\n    do: [accept]\n', { registry, env: { PINBOT_KEY_K: 'pinbot_abc' }, allowedServers: ['https://x.example'] });
     expect(r.problems).toEqual([]);

@@ -40,7 +40,7 @@ function checkTemplates(value: unknown, path: Path, triggers: TriggerDef[]): Che
     const bad = checkTemplate(value);
     if (!bad) {
       const tags = tagExpressionProblems(liquid, value, BOT_EXPRESSIONS).map((p) => ({ path, find: p.tag, message: `Liquid template error: ${p.tag} (template line ${p.line}, col ${p.col}): ${p.message}`, hint: p.hint }));
-      return [...tags, ...checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }))];
+      return [...tags, ...checkPaths(templatePaths(value), triggers, [], value).map((p) => ({ ...p, path }))];
     }
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
     const fileTag = FILE_TAGS.find((t) => bad.message.startsWith(`{% ${t} %}`));
