@@ -184,7 +184,8 @@ export function registerBotCommands(program: Command): void {
   ).action(async (name: string, opts: Common & { limit: string; json?: boolean }) => {
     const dataDir = resolve(opts.data);
     let traces: Trace[];
-    if (serverRunning(dataDir)) traces = ((await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as { traces: Trace[] }).traces;
+    let waiting: string | undefined;
+    if (serverRunning(dataDir)) ({ traces, waiting } = (await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as { traces: Trace[]; waiting?: string });
     else {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
@@ -196,10 +197,12 @@ export function registerBotCommands(program: Command): void {
       if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
       traces = found;
     }
-    if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces }) + '\n');
+    if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces, ...(waiting ? { waiting } : {}) }) + '\n');
     // runs of one event finish in any order; people read them in the order they started
     const ordered = [...traces].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    process.stdout.write(ordered.map(formatTrace).join('\n') + '\n');
+    const lines = ordered.length ? ordered.map(formatTrace) : [`no runs of ${name} yet`];
+    if (waiting) lines.push(`${name}: ${waiting}`);
+    process.stdout.write(lines.join('\n') + '\n');
   });
 
   common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {

@@ -89,7 +89,9 @@ export function botAdminCommands(host: () => BotHost | undefined, ctx: () => Ser
         const like = suggest(name, (host()?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
         throw new AdminError(`no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``);
       }
-      return { bot: name, traces };
+      // `serve --virtual-clock`: a change held until the clock moves is not a run yet: say so
+      const waiting = host()?.waitingForClock(name);
+      return { bot: name, traces, ...(waiting ? { waiting } : {}) };
     },
   };
 }

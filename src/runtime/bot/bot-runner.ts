@@ -64,6 +64,16 @@ export class BotRunner {
     return this.pollLoop?.lastPollAt;
   }
 
+  /**
+   * On a virtual clock (`serve --virtual-clock`): what is held until the clock moves — a change
+   * that concerns the bot, whose poll is due at the next `clock advance` — said in words; else undefined.
+   */
+  get waitingForClock(): string | undefined {
+    const n = this.o.clock.virtual && this.status === 'running' ? (this.pollLoop?.woken ?? 0) : 0;
+    if (!n) return undefined;
+    return `waiting for the clock: a change to poll (${n} source${n > 1 ? 's' : ''}) is held until the virtual clock moves — pinbot clock advance 1s`;
+  }
+
   /** Source polls finished since the start. */
   get polls(): number {
     return this.pollLoop?.polls ?? 0;

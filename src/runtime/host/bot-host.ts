@@ -219,6 +219,11 @@ export class BotHost {
     runner.start();
   }
 
+  /** Why a bot waits for the clock (`serve --virtual-clock`: a change held until `clock advance`), if it does. */
+  waitingForClock(name: string): string | undefined {
+    return this.named(name)?.runner?.waitingForClock;
+  }
+
   /** The state of every bot file. */
   status(): BotStatus[] {
     return [...this.slots.values()].map((s) => {
@@ -229,8 +234,9 @@ export class BotHost {
       if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list().filter(isRun).at(-1)?.at };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
-      const lastRun = s.traces?.list().filter(isRun).at(-1)?.at;
-      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll, last_run: lastRun };
+      const runs = s.traces?.list().filter(isRun) ?? [];
+      const notes = [invalid ? `running the previous version; the file has problems` : s.runner.message, failingNote(runs, s.bot?.name), s.runner.waitingForClock].filter(Boolean);
+      return { ...base, status: s.runner.status, message: notes.join('; '), problems: invalid, last_poll: lastPoll, last_run: runs.at(-1)?.at };
     });
   }
 
@@ -272,4 +278,16 @@ export class BotHost {
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
     await this.o.storage.close();
   }
+}
+
+/**
+ * `its last 3 runs failed (api) — pinbot bots trace tip-jar` when a running bot's latest runs
+ * failed (a bot that is up but not working is not just "running"). Internal.
+ */
+function failingNote(runs: readonly Trace[], name: string | undefined): string | undefined {
+  let n = 0;
+  while (n < runs.length && runs[runs.length - 1 - n]!.outcome === 'failed') n++;
+  if (!n) return undefined;
+  const reasons = [...new Set(runs.slice(-n).map((t) => t.reason ?? 'failed'))].join(', ');
+  return `its last ${n > 1 ? `${n} runs` : 'run'} failed (${reasons})${name ? ` — pinbot bots trace ${name}` : ''}`;
 }
