@@ -100,7 +100,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       const app = consoleApp(st);
       // the mount takes `/console` and `/console/…` only (not `/consoles`)
       ctx.mount('/console', app, (req) => access?.session(cookieOf(req, COOKIE)) !== undefined);
-      ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
+      ctx.log.info(`console: ${ctx.url}/console — sign in with a one-time link: \`npx pinbot console\` prints one`);
     },
     stop() {
       for (const u of unsubscribe.splice(0)) u();

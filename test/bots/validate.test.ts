@@ -56,7 +56,7 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
     ['a missing environment variable', 'name: t\nkey: ${env:PINBOT_KEY_NOPE}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable PINBOT_KEY_NOPE is not set/],
     ['as: with a remote server', 'name: t\nas: alice\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:1: as: as: works only with the embedded server — use key:/],
-    ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice/],
+    ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice \(also by rules\.0\.id\)/],
     ['from with a bad PIN', `${head}  - on: transfer.received\n    if: { from: [ABC12] }\n    do: [accept]\n`, /^bot\.yaml:5:18: rules\.0\.if\.from\.0: "ABC12" is not a PIN/],
     ['a too short poll', 'name: t\nas: a\npoll: 100ms\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:7: poll: poll 100ms is too short/],
   ])('%s', (_what, text, expected) => {

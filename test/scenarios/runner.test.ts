@@ -116,7 +116,7 @@ steps:
     expect(failed.error).toBe('no message matching {"from":"jar"} within 10s');
     const lines = failed.diff!.split('\n');
     expect(lines.slice(0, 2)).toEqual(['  no message happened at all', "  the scenario's bots since step 1 started:"]);
-    expect(lines[2]).toMatch(/^ {2}bot jar › thank failed for transfer\.received 2 from alice \(\w+\): api — step 1 \(send_message\) failed: POST \/messages\/send → 404 user_not_found/);
+    expect(lines[2]).toMatch(/^ {2}bot jar › thank failed for transfer\.received 2 from alice \(\w+\): api — step 2 \(send_message\) failed: POST \/messages\/send → 404 user_not_found/);
     expect(lines[3]).toMatch(/^ {2}bot jar › big did not run for transfer\.received 2 from alice \(\w+\): condition_false/);
     // every reporter shows the diff
     expect(tapText(results)).toContain('bot jar › thank failed');

@@ -179,7 +179,7 @@ export function checkBot(spec: unknown, registry: Registry): CheckProblem[] {
   rules.forEach((rule, i) => {
     if (!isObj(rule)) return;
     const id = typeof rule.id === 'string' ? rule.id : `rule-${i + 1}`;
-    if (ids.has(id)) out.push({ path: ['rules', i, 'id'], message: `rule id "${id}" is used twice (also by rule ${ids.get(id)! + 1})`, hint: 'give each rule its own id' });
+    if (ids.has(id)) out.push({ path: ['rules', i, 'id'], message: `rule id "${id}" is used twice (also by rules.${ids.get(id)!}.id)`, hint: 'give each rule its own id' });
     ids.set(id, i);
     out.push(...checkRule(rule, ['rules', i], registry));
   });

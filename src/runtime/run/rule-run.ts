@@ -126,7 +126,7 @@ export async function runRule(run: RuleRun): Promise<void> {
         continue;
       }
       const out = step.branches
-        ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
+        ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
         : await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
       trace.steps.push(traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }));
       scope.steps[step.index] = out.result;
