@@ -64,6 +64,19 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     expect(got.some((p) => expected.test(p)), got.join('\n')).toBe(true);
   });
 
+  it('an unquoted template is reported at its place, and leaks no Node warning on stderr', async () => {
+    const warnings: unknown[] = [];
+    const listen = (w: unknown) => void warnings.push(w);
+    process.on('warning', listen);
+    try {
+      expect(problems(`${head}  - on: transfer.received\n    do:\n      - reply: {{ event.amount }}\n`)).toEqual([expect.stringMatching(/^bot\.yaml:6:16: .*quote values that start with Liquid/)]);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', listen);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('reports every problem of a file at once, in file order', () => {
     const got = problems(`${head}  - on: transfer.recieved\n    do: [acept]\n  - on: message.received\n    if: { content: { matches: "(" } }\n    do: [{ replay: hi }]\n`);
     expect(got.map((p) => p.split(': ')[0]), got.join('\n')).toEqual(['bot.yaml:4:9', 'bot.yaml:5:10', 'bot.yaml:7:31', 'bot.yaml:8:12']);
