@@ -30,9 +30,9 @@ export const botVarsCommand: AdminCommand = async (ctx, args) => {
     const m = metas.get(name);
     if (!m) {
       const like = suggest(name, [...metas.all()].map((b) => b.id));
-      throw new AdminError(
-        `no bot named ${name} has variables in this store${like ? `; did you mean "${like}"?` : ''}: a bot has them once it has started (a bot of a remote server keeps them under DATA/bots/remote); see \`pinbot bots list\``,
-      );
+      const meant = like ? `; did you mean "${like}"?` : '';
+      const why = 'a bot has them once it has started (a bot of a remote server keeps them under DATA/bots/remote)';
+      throw new AdminError(`no bot named ${name} has variables in this store${meant}: ${why}; see \`pinbot bots list\``);
     }
     if (!reset) return { bot: name, vars: m.vars, ...(m.file_vars ? { file_vars: m.file_vars } : {}) };
     const vars = structuredClone(m.file_vars ?? {});
@@ -49,7 +49,9 @@ export function formatBotVars(v: BotVarsView): string {
   const lines = keys.map((k) => {
     const now = Object.hasOwn(v.vars, k) ? JSON.stringify(v.vars[k]) : '(unset)';
     const inFile = v.file_vars && Object.hasOwn(v.file_vars, k) ? JSON.stringify(v.file_vars[k]) : undefined;
-    const note = !v.file_vars ? '' : inFile === undefined ? '  (not in the file: set by a rule)' : inFile !== now ? `  (the file says ${inFile}; set by a rule since)` : '';
+    let note = '';
+    if (v.file_vars && inFile === undefined) note = '  (not in the file: set by a rule)';
+    else if (v.file_vars && inFile !== now) note = `  (the file says ${inFile}; set by a rule since)`;
     return `  vars.${k} = ${now}${note}`;
   });
   return `${head}\n${lines.join('\n')}\n`;

@@ -41,8 +41,19 @@ const shellWord = (s: string) => (/^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replace
  */
 async function holdKept(kept: KeptHandle[]): Promise<void> {
   // the kept server answers the admin commands a serve answers: these lines run as printed
-  const ask = (k: KeptHandle) => [...(k.bots ?? []).map((b) => `    trace  pinbot bots trace ${shellWord(b)} --data ${shellWord(k.dataDir)}`), `    bots   pinbot bots list --data ${shellWord(k.dataDir)}`];
-  const lines = kept.map((k) => [`  ${k.name} (${k.file})`, `    server ${k.url}`, `    data   ${k.dataDir}`, `    keys   source ${k.keys}   (sets $PINBOT_KEY_<USER> for the curl lines)`, ...ask(k)].join('\n'));
+  const ask = (k: KeptHandle) => [
+    ...(k.bots ?? []).map((b) => `    trace  pinbot bots trace ${shellWord(b)} --data ${shellWord(k.dataDir)}`),
+    `    bots   pinbot bots list --data ${shellWord(k.dataDir)}`,
+  ];
+  const lines = kept.map((k) =>
+    [
+      `  ${k.name} (${k.file})`,
+      `    server ${k.url}`,
+      `    data   ${k.dataDir}`,
+      `    keys   source ${k.keys}   (sets $PINBOT_KEY_<USER> for the curl lines)`,
+      ...ask(k),
+    ].join('\n'),
+  );
   process.stderr.write(`kept ${kept.length} failed scenario${kept.length === 1 ? "'s server" : "s' servers"} up until Ctrl-C (then stopped, data removed):\n${lines.join('\n')}\n`);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));

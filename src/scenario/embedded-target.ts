@@ -91,7 +91,9 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     botRuns(since) {
       const notes: BotRunNote[] = [];
       for (const { name } of world.host.status()) {
-        for (const t of name ? world.traces(name) : []) if (t.outcome !== 'done' && t.outcome !== 'dry_run' && Date.parse(t.at) >= since) notes.push(runNote(name!, t));
+        for (const t of name ? world.traces(name) : []) {
+          if (t.outcome !== 'done' && t.outcome !== 'dry_run' && Date.parse(t.at) >= since) notes.push(runNote(name!, t));
+        }
       }
       return notes;
     },
@@ -106,5 +108,6 @@ function runNote(bot: string, t: Trace): BotRunNote {
   const why = [t.reason ?? t.outcome, t.message ?? (step ? `${step.action}: ${step.error}` : undefined)].filter(Boolean).join(' — ');
   const what = t.outcome === 'not_run' ? 'did not run' : t.outcome === 'failed' ? 'failed' : `stopped (${t.outcome})`;
   const failedStep = step && t.message && !t.message.includes(step.error ?? '') ? ` (step ${step.action}: ${step.error})` : '';
-  return { bot, reason: t.reason ?? t.outcome, line: `  bot ${bot} › ${t.rule} ${what} for ${t.event.summary}: ${why}${failedStep}` };
+  const line = `  bot ${bot} › ${t.rule} ${what} for ${t.event.summary}: ${why}${failedStep}`;
+  return { bot, reason: t.reason ?? t.outcome, line };
 }

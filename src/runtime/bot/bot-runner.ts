@@ -71,7 +71,8 @@ export class BotRunner {
   get waitingForClock(): string | undefined {
     const n = this.o.clock.virtual && this.status === 'running' ? (this.pollLoop?.woken ?? 0) : 0;
     if (!n) return undefined;
-    return `waiting for the clock: a change to poll (${n} source${n > 1 ? 's' : ''}) is held until the virtual clock moves — pinbot clock advance 1s`;
+    const what = `a change to poll (${n} source${n > 1 ? 's' : ''})`;
+    return `waiting for the clock: ${what} is held until the virtual clock moves — pinbot clock advance 1s`;
   }
 
   /** Source polls finished since the start. */
@@ -201,7 +202,8 @@ export class BotRunner {
     if (bot.rules.some((r) => r.enabled && r.triggers.some((t) => t.def.name === 'startup'))) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
-    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources, ...(changed.length ? { vars: changed } : {}) }, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
+    const fields = { user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources, ...(changed.length ? { vars: changed } : {}) };
+    log.info(fields, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
     this.ready();
     return true;
   }

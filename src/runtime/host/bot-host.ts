@@ -235,8 +235,9 @@ export class BotHost {
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       const runs = s.traces?.list().filter(isRun) ?? [];
-      const notes = [invalid ? `running the previous version; the file has problems` : s.runner.message, failingNote(runs, s.bot?.name), s.runner.waitingForClock].filter(Boolean);
-      return { ...base, status: s.runner.status, message: notes.join('; '), problems: invalid, last_poll: lastPoll, last_run: runs.at(-1)?.at };
+      const said = invalid ? `running the previous version; the file has problems` : s.runner.message;
+      const message = [said, failingNote(runs, s.bot?.name), s.runner.waitingForClock].filter(Boolean).join('; ');
+      return { ...base, status: s.runner.status, message, problems: invalid, last_poll: lastPoll, last_run: runs.at(-1)?.at };
     });
   }
 

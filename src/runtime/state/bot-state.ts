@@ -41,10 +41,15 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  *
  * @example fileVarsChanges({ cap: 10, tips: 4 }, { cap: 10 }, { cap: 3 }) // [{ key: 'cap', from: 10, to: 3 }]
  */
-export function fileVarsChanges(vars: Record<string, unknown>, before: Record<string, unknown> | undefined, file: Record<string, unknown>): VarChange[] {
+export function fileVarsChanges(
+  vars: Record<string, unknown>,
+  before: Record<string, unknown> | undefined,
+  file: Record<string, unknown>,
+): VarChange[] {
   if (!before) return [];
+  const edited = (k: string, v: unknown) => !Object.hasOwn(before, k) || !same(before[k], v);
   return Object.entries(file)
-    .filter(([k, v]) => (!Object.hasOwn(before, k) || !same(before[k], v)) && Object.hasOwn(vars, k) && !same(vars[k], v))
+    .filter(([k, v]) => edited(k, v) && Object.hasOwn(vars, k) && !same(vars[k], v))
     .map(([key, to]) => ({ key, from: vars[key], to }));
 }
 
@@ -94,7 +99,8 @@ export class BotState {
     return this.store.transaction((tx) => {
       const m = this.metaIn(tx);
       const changed = fileVarsChanges(m.vars, m.file_vars, initialVars);
-      const vars = { ...structuredClone(initialVars), ...m.vars, ...Object.fromEntries(changed.map((c) => [c.key, structuredClone(c.to)])) };
+      const fromFile = Object.fromEntries(changed.map((c) => [c.key, structuredClone(c.to)]));
+      const vars = { ...structuredClone(initialVars), ...m.vars, ...fromFile };
       const baselines = { ...m.baselines };
       const cursors = tx.col(BotCursors);
       for (const s of sources) if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;

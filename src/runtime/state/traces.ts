@@ -80,7 +80,8 @@ export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent;
  * rule ran (`rule` is `(file)`, the event type `vars`), it says what the bot's variables are now.
  */
 export function varsTrace(bot: CompiledBot, boot: number, at: number, message: string): Trace {
-  return { bot: bot.name, version: bot.version, rule: '(file)', event: { key: `vars:${boot}`, type: 'vars', summary: 'the file changed vars' }, at: iso(at), outcome: 'done', message, steps: [], duration_ms: 0 };
+  const event = { key: `vars:${boot}`, type: 'vars', summary: 'the file changed vars' };
+  return { bot: bot.name, version: bot.version, rule: '(file)', event, at: iso(at), outcome: 'done', message, steps: [], duration_ms: 0 };
 }
 
 /** Whether a trace is of a rule's run (not a start's note, like varsTrace). */

@@ -105,14 +105,16 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
       if (ctx.target.now() >= deadline) break;
       changed = await ctx.target.stepToward(deadline, every);
     }
-    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) + botRunsHint(ctx) });
+    const diff = closest(kind, filter, evs, ctx) + botRunsHint(ctx);
+    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff });
   },
 };
 
 const MAX_RUN_LINES = 6;
 
 /** `since step 3 started`, or `since the scenario started`. Internal. */
-const windowSince = (w: EventWindow | undefined) => (!w || w.step === 'start' ? 'since the scenario started' : `since step ${w.step} started`);
+const windowSince = (w: EventWindow | undefined) =>
+  !w || w.step === 'start' ? 'since the scenario started' : `since step ${w.step} started`;
 
 /**
  * Why nothing came, from the bots' side: the runs of the scenario's bots since the window
@@ -127,7 +129,10 @@ function botRunsHint(ctx: StepContext): string {
   const lines = sorted.slice(0, MAX_RUN_LINES).map((n) => ctx.mask(n.line));
   if (notes.length > MAX_RUN_LINES) lines.push(`  … and ${notes.length - MAX_RUN_LINES} more: pinbot bots trace ${notes[0]!.bot}`);
   if (notes.some((n) => n.reason === 'loop_suspected')) {
-    lines.push('  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")');
+    lines.push(
+      '  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, ' +
+        'e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")',
+    );
   }
   return `\n  the scenario's bots ${windowSince(ctx.window)}:\n${lines.join('\n')}`;
 }
