@@ -117,7 +117,7 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     }
   });
 
-  it.concurrent('--keep: the kept server answers the bots commands a serve answers, at the exact lines it prints', async () => {
+  it('--keep: the kept server answers the bots commands a serve answers, at the exact lines it prints', async () => {
     const jar = `name: jar fails
 users: { alice: { balance: 5 }, jar: {} }
 bots:
