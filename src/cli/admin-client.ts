@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AdminArgs } from '../admin/commands.js';
+import type { AdminArgs, AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
@@ -36,7 +36,7 @@ export function commandConfig(opts: CommonOptions): Config {
  * postgres`, store commands go to the database directly. A directory held by a
  * process without a socket yet (a server starting, another CLI command) is waited for.
  */
-export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs): Promise<unknown> {
+export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs, offline: { extra?: Record<string, AdminCommand> } = {}): Promise<unknown> {
   const dataDir = resolve(opts.data);
   const config = commandConfig(opts);
   if (storeIsShared(config) && !cmd.startsWith('clock.')) {
@@ -47,7 +47,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
     const [{ openSharedStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
     const store = await openSharedStore(config, (m) => process.stderr.write(`warning: ${m}\n`));
     try {
-      return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
+      return await runAdminCommand({ store, env: { clock: systemClock, config }, extra: offline.extra }, cmd, args);
     } finally {
       await store.close();
     }
@@ -67,7 +67,7 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
         const [{ openFileStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
         const store = await openFileStore({ config, dataDir, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
-          return await runAdminCommand({ store, env: { clock: systemClock, config } }, cmd, args);
+          return await runAdminCommand({ store, env: { clock: systemClock, config }, extra: offline.extra }, cmd, args);
         } finally {
           await store.close();
         }

@@ -1,7 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { botVarsCommand, formatBotVars, type BotVarsView } from '../services/bot-vars.js';
 import { AdminError } from '../admin/errors.js';
+import { runOnDataDir } from './admin-client.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
@@ -187,7 +189,8 @@ export function registerBotCommands(program: Command): void {
   ).action(async (name: string, opts: Common & { limit: string; json?: boolean }) => {
     const dataDir = resolve(opts.data);
     let traces: Trace[];
-    if (serverRunning(dataDir)) traces = ((await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as { traces: Trace[] }).traces;
+    let waiting: string | undefined;
+    if (serverRunning(dataDir)) ({ traces, waiting } = (await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as { traces: Trace[]; waiting?: string });
     else {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
@@ -198,10 +201,12 @@ export function registerBotCommands(program: Command): void {
       if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
       traces = found;
     }
-    if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces }) + '\n');
+    if (opts.json) return void process.stdout.write(JSON.stringify({ bot: name, traces, ...(waiting ? { waiting } : {}) }) + '\n');
     // runs of one event finish in any order; people read them in the order they started
     const ordered = [...traces].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    process.stdout.write(ordered.map(formatTrace).join('\n') + '\n');
+    const lines = ordered.length ? ordered.map(formatTrace) : [`no runs of ${name} yet`];
+    if (waiting) lines.push(`${name}: ${waiting}`);
+    process.stdout.write(lines.join('\n') + '\n');
   });
 
   common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
@@ -210,6 +215,19 @@ export function registerBotCommands(program: Command): void {
     const r = (await callAdmin(dataDir, 'bots.reload')) as { bots: Array<{ name?: string; status: string; file: string }> };
     if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
     for (const b of r.bots) process.stdout.write(`${(b.name ?? '?').padEnd(20)} ${b.status.padEnd(10)} ${b.file}\n`);
+  });
+
+  common(
+    bots
+      .command('vars')
+      .description("a bot's persistent variables (vars.NAME), and --reset to set them back to its file's vars:")
+      .argument('<name>')
+      .option('--reset', "set the variables back to the file's vars: (what set: wrote is dropped)")
+      .option('--json', 'print JSON'),
+  ).action(async (name: string, opts: Common & { reset?: boolean; json?: boolean }) => {
+    // a running server answers it through its bots service; without one the CLI runs it on the store
+    const r = (await runOnDataDir(opts, 'bots.vars', { name, reset: opts.reset === true }, { extra: { 'bots.vars': botVarsCommand } })) as BotVarsView;
+    process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : formatBotVars(r));
   });
 
   for (const verb of ['pause', 'resume'] as const) {

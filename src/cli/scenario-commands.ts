@@ -32,12 +32,28 @@ function nothingSelected(all: LoadedScenario[], grep: string | undefined, tags: 
 
 type KeptHandle = Parameters<NonNullable<RunAllOptions['keep']>>[0];
 
+/** A word as a shell reads it back: quoted when it has anything but safe characters. Internal. */
+const shellWord = (s: string) => (/^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 /**
  * Keeps failed scenarios' servers up (`--keep`) until Ctrl-C (or SIGTERM), then stops them and
  * removes their temp data. Internal.
  */
 async function holdKept(kept: KeptHandle[]): Promise<void> {
-  const lines = kept.map((k) => `  ${k.name} (${k.file})\n    server ${k.url}\n    data   ${k.dataDir}\n    keys   source ${k.keys}   (sets $PINBOT_KEY_<USER> for the curl lines)`);
+  // the kept server answers the admin commands a serve answers: these lines run as printed
+  const ask = (k: KeptHandle) => [
+    ...(k.bots ?? []).map((b) => `    trace  pinbot bots trace ${shellWord(b)} --data ${shellWord(k.dataDir)}`),
+    `    bots   pinbot bots list --data ${shellWord(k.dataDir)}`,
+  ];
+  const lines = kept.map((k) =>
+    [
+      `  ${k.name} (${k.file})`,
+      `    server ${k.url}`,
+      `    data   ${k.dataDir}`,
+      `    keys   source ${k.keys}   (sets $PINBOT_KEY_<USER> for the curl lines)`,
+      ...ask(k),
+    ].join('\n'),
+  );
   process.stderr.write(`kept ${kept.length} failed scenario${kept.length === 1 ? "'s server" : "s' servers"} up until Ctrl-C (then stopped, data removed):\n${lines.join('\n')}\n`);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));

@@ -41,7 +41,7 @@ export function registerServeCommand(program: Command): void {
     // in a terminal, the console's first sign-in link (later ones: `pinbot console`)
     if (process.stdout.isTTY) {
       const link = (await server.command?.('console.link').catch(() => undefined)) as { url: string } | undefined;
-      if (link) process.stdout.write(`\nconsole: open ${link.url}\n  (one-time link; \`npx pinbot console\` prints another)\n\n`);
+      if (link) process.stdout.write(`\nconsole: here is a first one-time link — open ${link.url}\n  (it works once; \`npx pinbot console\` prints another)\n\n`);
     }
     let stopping = false;
     stop = (signal: string) => {

@@ -83,6 +83,7 @@ function traceItem(t: Trace): SafeHtml {
 <span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
 ${why ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>` : ''}
 ${!why && t.outcome !== 'done' && t.message ? html`<p class="reason">${label}: ${t.message}</p>` : ''}
+${t.outcome === 'done' && t.message ? html`<p class="note">${t.message}</p>` : ''}
 ${t.conditions ? html`<div class="conditions">if<ul>${conditionTree(t.conditions)}</ul></div>` : ''}
 ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="step-${st.status}">${st.action}: ${st.status}${st.error ? html` — ${st.error}` : st.result !== undefined ? html` → <code>${json(st.result)}</code>` : st.args !== undefined && st.status === 'dry_run' ? html` (would do <code>${json(st.args)}</code>)` : ''}</li>`)}</ol>` : ''}
 </li>`;

@@ -12,6 +12,12 @@ export interface ScenarioRunState {
 
 const MARK = { passed: '✓', failed: '✗', skipped: '-' } as const;
 
+/** `201 · 4 ms`, `skipped: if … is false`: a step's result as the terminal report shows it. Internal. */
+function stepInfo(st: ScenarioStepView): string {
+  if (st.status === 'skipped') return st.detail ? `skipped: ${st.detail}` : 'skipped';
+  return [st.detail, `${st.ms} ms`].filter(Boolean).join(' · ');
+}
+
 /** The scenarios page: the project's files with a Run button each, and the last run live. */
 export function scenariosBody(o: { files: readonly string[] | undefined; run?: ScenarioRunState }, s: ConsoleSession): SafeHtml {
   const r = o.run;
@@ -27,8 +33,9 @@ ${r
 ${r.end?.error ? html`<pre class="failure">${r.end.error}</pre>` : ''}
 ${r.end?.problems?.length ? html`<ul class="problems">${r.end.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}
 <ol class="scenario-steps">${r.steps.map(
-      (st) => html`<li class="step-${st.status}" data-step="${st.id}"><span aria-label="${st.status}">${MARK[st.status]}</span> ${st.id} ${st.label} <small>${st.ms} ms · clock ${st.clock}</small>
-${st.status === 'failed' ? html`<pre class="failure">${[st.error, st.diff, `at ${st.where}`].filter(Boolean).join('\n')}</pre>` : ''}</li>`,
+      (st) => html`<li class="step-${st.status}" data-step="${st.id}"><span aria-label="${st.status}">${MARK[st.status]}</span> ${st.id} ${st.label} <small>${stepInfo(st)}</small>
+${(st.logs ?? []).map((l) => html`<div class="log">log: ${l}</div>`)}
+${st.status === 'failed' ? html`<pre class="failure">${[st.error, st.diff, `at ${st.where} · scenario clock ${st.clock}`].filter(Boolean).join('\n')}</pre>` : ''}</li>`,
     )}</ol>`
   : ''}
 </section>`;

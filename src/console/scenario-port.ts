@@ -15,6 +15,10 @@ export interface ScenarioStepView {
   where: string;
   error?: string;
   diff?: string;
+  /** What it found, in words, as the terminal report shows it (`201`, `message jar → alice "Thanks!" after 5s`). */
+  detail?: string;
+  /** Lines of `log:` steps. */
+  logs?: string[];
 }
 
 /** How a run ended: passed, failed (with why, when before any step), or invalid files. */

@@ -136,7 +136,7 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         if (access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), true)) return true;
         return (req.url ?? '').startsWith('/console/signin?') && access.linkValid(new URLSearchParams(req.url!.slice(req.url!.indexOf('?'))).get('token'));
       });
-      ctx.log.info(`console: ${ctx.url}/console — sign in with the link \`pinbot console\` prints`);
+      ctx.log.info(`console: ${ctx.url}/console — sign in with a one-time link: \`npx pinbot console\` prints one`);
     },
     stop() {
       history?.stop();

@@ -4,7 +4,7 @@ import { ajvProblems, locate, type LocatedYaml } from '../util/yaml-errors.js';
 import { shortPath } from './boundary.js';
 import { PluginInstance, type Supervision } from './instance.js';
 import { importFile, importPackage, pluginFiles, type Imported, type PluginOrigin } from './load.js';
-import { checkShape, semverLib, type CheckedPlugin } from './shape.js';
+import { checkShape, PLUGIN_NAME, semverLib, type CheckedPlugin } from './shape.js';
 
 /** Something wrong with a plugin: where (file:line:col, or config.yaml:line:col), what, what to do. */
 export interface PluginProblem {
@@ -102,7 +102,9 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
     }
     const { plugin: p, problems } = checkShape(im.value);
     if (!p) {
-      fail(`not a valid plugin: ${problems.join('; ')}`, 'see docs/plugins.md for the shape definePlugin takes');
+      // a plugin whose name is fine and only its entries are not is listed by that name, not `?`
+      const named = declaredName(im.value);
+      fail(`not a valid plugin: ${problems.join('; ')}`, 'see docs/plugins.md for the shape definePlugin takes', undefined, named?.name, named?.version);
       continue;
     }
     if (!semverLib().satisfies(o.hostVersion, p.range, { includePrerelease: true })) {
@@ -135,4 +137,15 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
     out.problems.push({ where: o.configYaml && pos ? `${shortPath(o.configYaml.file)}:${pos.line}:${pos.col}` : 'config', message: `plugins.config.${name}: no plugin named ${name} is loaded`, hint: 'check the name, or remove these settings', warning: true });
   }
   return out;
+}
+
+/** The name (and version) a plugin that failed its shape check declares, when the name is valid. Internal. */
+function declaredName(value: unknown): { name: string; version?: string } | undefined {
+  try {
+    const v = value as { name?: unknown; version?: unknown } | null;
+    if (!v || typeof v !== 'object' || typeof v.name !== 'string' || !PLUGIN_NAME.test(v.name)) return undefined;
+    return { name: v.name, ...(typeof v.version === 'string' ? { version: v.version } : {}) };
+  } catch {
+    return undefined; // a getter that throws: the shape check said what is wrong
+  }
 }

@@ -18,8 +18,13 @@ export function scenarioPort(dir: string): ScenarioPort {
     async run(file, onStep) {
       const { scenarios, problems } = await loadAll([resolve(base, file)]);
       if (problems.length || !scenarios[0]) return { status: 'invalid', problems: problems.map(formatProblem) };
-      const view = (s: StepResult): ScenarioStepView => ({ id: s.id, label: s.label, status: s.status, ms: s.ms, clock: s.clock, where: s.where, error: s.error, diff: s.diff });
-      const result = await runScenario(scenarios[0], { listener: { stepEnd: (_sc, s) => onStep(view(s)) } });
+      const view = (s: StepResult): ScenarioStepView => ({ id: s.id, label: s.label, status: s.status, ms: s.ms, clock: s.clock, where: s.where, error: s.error, diff: s.diff, detail: s.detail, logs: s.logs });
+      // a fragment's steps are shown as the terminal report shows them: each under its use: step
+      const each = (s: StepResult): void => {
+        onStep(view(s));
+        for (const c of s.children ?? []) each(c);
+      };
+      const result = await runScenario(scenarios[0], { listener: { stepEnd: (_sc, s) => each(s) } });
       return { status: result.status, error: result.error };
     },
   };

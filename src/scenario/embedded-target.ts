@@ -7,7 +7,8 @@ import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
 import { keyVariable } from './http.js';
 import type { LoadedScenario } from './load.js';
 import { registryFor } from './plugins.js';
-import type { Target, TargetUser } from './types.js';
+import type { Trace } from '../runtime/index.js';
+import type { BotRunNote, Target, TargetUser } from './types.js';
 
 /**
  * A scenario's own embedded server: a test world (real HTTP on a free port, a file store in a
@@ -85,16 +86,16 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       const keys = join(dirname(world.dataDir), 'keys.sh');
       const lines = Object.values(users).map((u) => `export ${keyVariable(u.name)}='${u.api_key}'`);
       writeFileSync(keys, `${lines.join('\n')}\n`, { mode: 0o600 });
-      return { url: world.url, dataDir: world.dataDir, keys };
+      return { url: world.url, dataDir: world.dataDir, keys, bots: world.host.status().flatMap((b) => (b.name ? [b.name] : [])) };
     },
-    heldBack(since) {
-      const lines: string[] = [];
+    botRuns(since) {
+      const notes: BotRunNote[] = [];
       for (const { name } of world.host.status()) {
         for (const t of name ? world.traces(name) : []) {
-          if (t.reason === 'loop_suspected' && Date.parse(t.at) >= since) lines.push(`  bot ${name} did not run ${t.rule} for ${t.event.summary}: loop_suspected — ${t.message ?? 'the loop guard paused this exchange'}`);
+          if (t.outcome !== 'done' && t.outcome !== 'dry_run' && Date.parse(t.at) >= since) notes.push(runNote(name!, t));
         }
       }
-      return lines;
+      return notes;
     },
     close: () => world.close(),
   };
@@ -109,4 +110,14 @@ function nullProto<T>(entries: ReadonlyArray<readonly [string, T]>): Record<stri
   const out = Object.create(null) as Record<string, T>;
   for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
   return out;
+}
+
+/** A failed or not-run trace as one line: the rule, the event, the reason, and the failed step. Internal. */
+function runNote(bot: string, t: Trace): BotRunNote {
+  const step = t.steps.find((st) => st.status === 'failed');
+  const why = [t.reason ?? t.outcome, t.message ?? (step ? `${step.action}: ${step.error}` : undefined)].filter(Boolean).join(' — ');
+  const what = t.outcome === 'not_run' ? 'did not run' : t.outcome === 'failed' ? 'failed' : `stopped (${t.outcome})`;
+  const failedStep = step && t.message && !t.message.includes(step.error ?? '') ? ` (step ${step.action}: ${step.error})` : '';
+  const line = `  bot ${bot} › ${t.rule} ${what} for ${t.event.summary}: ${why}${failedStep}`;
+  return { bot, reason: t.reason ?? t.outcome, line };
 }

@@ -179,7 +179,7 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
         return problemHere(`no bot file ${ref.file} (looked at ${botFile})`, 'bot paths are relative to the scenario file');
       }
       if (ref.as !== undefined) {
-        const doc = parseDocument(text);
+        const doc = parseDocument(text, { logLevel: 'error' });
         if (doc.errors.length === 0) {
           doc.set('as', ref.as);
           doc.delete('create_user');

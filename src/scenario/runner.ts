@@ -103,16 +103,15 @@ async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): P
   const live = (scope: Record<string, unknown>) => Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
   const scopes: Array<Record<string, unknown>> = [root];
   const claimed = new Set<string>();
-  // the window of each step that looks back to the start of the step before it (expect_none)
+  // the window of each step that looks back to the start of the last step that acted (expect_none)
   const windows = new Map<StepNode, EventWindow>();
+  const openers = windowOpeners(sc.steps);
   let failed = false;
 
-  /** Notes the events a step about to start may be asked about by the step after it. */
-  const openWindows = async (next: StepNode | undefined, id: string): Promise<void> => {
-    // the step after this one, and when that is a `use:`, the first step of its fragment (recursively)
-    const watchers: StepNode[] = [];
-    for (let w = next; w; w = w.children?.[0]) if (w.kind.windowKinds) watchers.push(w);
-    if (!watchers.length) return;
+  /** Notes the events a step about to start may be asked about by a later `expect_none`. */
+  const openWindows = async (opener: StepNode | 'start', id: string): Promise<void> => {
+    const watchers = openers.get(opener);
+    if (!watchers) return;
     const win = await snapshot(target, watchers.flatMap((w) => w.kind.windowKinds!(w.raw)), id);
     for (const w of watchers) windows.set(w, win);
   };
@@ -127,7 +126,7 @@ async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): P
         if (top) o.listener?.stepEnd?.(sc, out.at(-1)!);
         continue;
       }
-      await openWindows(nodes[i + 1], id);
+      await openWindows(node, id);
       const r = await runNode(node, id);
       out.push(r);
       if (r.status === 'failed') failed = true;
@@ -241,6 +240,7 @@ async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): P
   let end = iso(sc.start);
   let kept: KeptServer | undefined;
   try {
+    await openWindows('start', 'start');
     steps = await runNodes(sc.steps, '', true);
   } finally {
     end = iso(target.now());
@@ -252,6 +252,27 @@ async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): P
   const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}) };
   o.listener?.scenarioEnd?.(r);
   return r;
+}
+
+/**
+ * Which step's start opens the window of each `expect_none`: the last step before it (in the
+ * order steps run) that acts — a request, a clock move, a restart, a `use:` whose fragment has
+ * a step that acts — never a step that only looks (`expect_event`, `assert`, …); `start` when
+ * none acted before it. Inside a fragment, the steps before the `use:` count. Internal.
+ */
+export function windowOpeners(steps: StepNode[]): Map<StepNode | 'start', StepNode[]> {
+  const out = new Map<StepNode | 'start', StepNode[]>();
+  const walk = (nodes: StepNode[], last: StepNode | 'start'): StepNode | 'start' => {
+    for (const node of nodes) {
+      if (node.kind.windowKinds) out.set(last, [...(out.get(last) ?? []), node]);
+      if (node.children) {
+        if (walk(node.children, last) !== last) last = node;
+      } else if (node.kind.acts !== false) last = node;
+    }
+    return last;
+  };
+  walk(steps, 'start');
+  return out;
 }
 
 /** The events of some kinds that exist now: where an `expect_none` window opens. Internal. */

@@ -79,11 +79,21 @@ export interface Target {
    */
   keep?(): KeptServer;
   /**
-   * Embedded only: the scenario's bots that held back on purpose since `since` (ms) — a loop
-   * guard pausing an exchange — one line each, for a failure to say why nothing came.
+   * Embedded only: the runs of the scenario's bots since `since` (ms) that failed or did not
+   * run — a step refused by the API, a condition that did not hold, a loop guard pausing an
+   * exchange — with their trace reasons, for a failed `expect_event` to say why nothing came.
    */
-  heldBack?(since: number): string[];
+  botRuns?(since: number): BotRunNote[];
   close(): Promise<void>;
+}
+
+/** A bot's run that failed or did not run, as a failure shows it (see Target.botRuns). */
+export interface BotRunNote {
+  bot: string;
+  /** A trace reason (contract/trace-reasons.ts): `failed`, `condition_false`, `loop_suspected`… */
+  reason: string;
+  /** One line: `bot jar › thank failed for transfer.received 2 from alice: api — reply: 404 …`. */
+  line: string;
 }
 
 /** A failed scenario's server left up (`--keep`). */
@@ -92,16 +102,19 @@ export interface KeptServer {
   dataDir: string;
   /** A shell file setting `PINBOT_KEY_<USER>` for the curl lines (mode 0600). */
   keys: string;
+  /** The scenario's bots (their traces: `pinbot bots trace NAME --data DIR`). */
+  bots?: string[];
 }
 
 /**
  * The events that existed when a window opened: an `expect_none` counts only events that are
- * not in it (its window opens when the step before it starts, so it sees what that step caused).
+ * not in it (its window opens when the last step that acted before it starts — a request, a
+ * clock move, a restart, a `use:` that acts — so it sees what that step caused).
  */
 export interface EventWindow {
   /** Scenario time when the window opened. */
   at: number;
-  /** The step whose start opened it (`3`, `5.1`), or `start` for the scenario's first step. */
+  /** The step whose start opened it (`3`, `5.1`), or `start` when no step acted before. */
   step: string;
   /** Keys of the events of each watched kind that existed then. */
   known: Map<EventKind, Set<string>>;
@@ -122,7 +135,7 @@ export interface StepContext {
   claimed: Set<string>;
   /** Hides API keys in text shown to people. */
   mask(text: string): string;
-  /** For a kind with `windowKinds`: the events that existed when the step before this one started. */
+  /** For a kind with `windowKinds`: the events that existed when the last step that acted before it started. */
   window?: EventWindow;
   seed: number;
   /** The scenario's config overrides (the API's OpenAPI document depends on them). */
@@ -186,10 +199,16 @@ export interface StepKind<S extends Record<string, any> = Record<string, any>> {
   /** Checks beyond the schema (users, templates, references), before anything runs. */
   check?(step: S, c: CheckContext): void;
   /**
-   * Event kinds this step looks at from the start of the step before it (`expect_none`): the
-   * runner notes the events of these kinds that exist when the previous step starts and gives
-   * them to `run` as `ctx.window`.
+   * Event kinds this step looks at from the start of the last step that acted before it
+   * (`expect_none`): the runner notes the events of these kinds that exist when that step
+   * starts and gives them to `run` as `ctx.window`.
    */
   windowKinds?(step: S): EventKind[];
+  /**
+   * False for a step that only looks (`expect_event`, `expect_none`, `assert`, `set`, `log`):
+   * an `expect_none` window never opens at it. Default true. A `use:` acts when its fragment
+   * has a step that acts.
+   */
+  acts?: boolean;
   run(step: S, ctx: StepContext): Promise<StepInfo | void>;
 }

@@ -1,6 +1,7 @@
 import { dialogCommands } from './bot-dialogs.js';
 import { join, resolve } from 'node:path';
 import { memoryCommand } from './bot-memory.js';
+import { botVarsCommand } from './bot-vars.js';
 import type { AdminCommand } from '../admin/commands.js';
 import { AdminError } from '../admin/commands.js';
 import { parseDuration } from '../util/duration.js';
@@ -16,6 +17,53 @@ const limitOf = (args: Record<string, unknown>) => {
 };
 
 /**
+ * The admin commands of a bot host: `bots.status`, `bots.trace`, `bots.reload`, `bots.pause`
+ * and `bots.resume`. `serve` adds them with its bots; a scenario's server (kept up by
+ * `scenario run --keep`) with the host of its world, so `pinbot bots trace --data DIR` works there too.
+ */
+export function botAdminCommands(host: () => BotHost | undefined, ctx: () => ServerContext | undefined): Record<string, AdminCommand> {
+  return {
+    'bots.status': async () => ({ bots: host()?.status() ?? [] }),
+    'bots.reload': async () => ({ bots: (await host()?.reload()) ?? [] }),
+    'bots.pause': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      if (ctx()?.deployment.shared) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
+      if (!(await host()?.pause(name))) throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
+      return { bot: name, status: 'paused' };
+    },
+    'bots.resume': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      if (!(await host()?.resume(name))) throw new AdminError(`no bot named ${name} is paused`);
+      return { bot: name, status: 'resumed' };
+    },
+    'bots.trace': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      const limit = limitOf(args);
+      // with several processes, a history in memory here is current only while the bot runs here
+      const here = ctx()?.deployment.shared && !host()?.runner(name) ? undefined : host()?.traces(name, limit);
+      const traces = here ?? (await ctx()?.deployment.storedTraces(name, limit));
+      if (!traces) {
+        // `tip_jar` for `tip-jar`: name the bot that was meant
+        const like = suggest(name, (host()?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
+        throw new AdminError(`no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``);
+      }
+      // `serve --virtual-clock`: a change held until the clock moves is not a run yet: say so
+      const waiting = host()?.waitingForClock(name);
+      return { bot: name, traces, ...(waiting ? { waiting } : {}) };
+    },
+    'bots.memory': async (_ctx, args) => {
+      const name = String(args.name ?? '');
+      const memory = await host()?.memory(name);
+      if (!memory) throw new AdminError(`no bot named ${name} is loaded here; see \`pinbot bots list\``);
+      return memoryCommand(memory, args);
+    },
+    // offline too (the CLI runs it on the store itself): see cli/bots-commands.ts
+    'bots.vars': botVarsCommand,
+    ...dialogCommands(host),
+  };
+}
+
+/**
  * The bots of `config.bots.dir`, started with the server (`serve --no-bots` leaves this service
  * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
@@ -29,41 +77,10 @@ export function createBotsService(): ServerService {
   let ctxRef: ServerContext | undefined;
   let unwatch: (() => void) | undefined;
   let unrelay: (() => void) | undefined;
-  const commands: Record<string, AdminCommand> = {
-    'bots.status': async () => ({ bots: host?.status() ?? [] }),
-    'bots.reload': async () => ({ bots: (await host?.reload()) ?? [] }),
-    'bots.pause': async (_ctx, args) => {
-      const name = String(args.name ?? '');
-      if (ctxRef?.deployment.shared) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
-      if (!(await host?.pause(name))) throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
-      return { bot: name, status: 'paused' };
-    },
-    'bots.resume': async (_ctx, args) => {
-      const name = String(args.name ?? '');
-      if (!(await host?.resume(name))) throw new AdminError(`no bot named ${name} is paused`);
-      return { bot: name, status: 'resumed' };
-    },
-    'bots.memory': async (_ctx, args) => {
-      const name = String(args.name ?? '');
-      const memory = await host?.memory(name);
-      if (!memory) throw new AdminError(`no bot named ${name} is loaded here; see \`pinbot bots list\``);
-      return memoryCommand(memory, args);
-    },
-    'bots.trace': async (_ctx, args) => {
-      const name = String(args.name ?? '');
-      const limit = limitOf(args);
-      // with several processes, a history in memory here is current only while the bot runs here
-      const here = ctxRef?.deployment.shared && !host?.runner(name) ? undefined : host?.traces(name, limit);
-      const traces = here ?? (await ctxRef?.deployment.storedTraces(name, limit));
-      if (!traces) {
-        // `tip_jar` for `tip-jar`: name the bot that was meant
-        const like = suggest(name, (host?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
-        throw new AdminError(`no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``);
-      }
-      return { bot: name, traces };
-    },
-    ...dialogCommands(() => host),
-  };
+  const commands = botAdminCommands(
+    () => host,
+    () => ctxRef,
+  );
   return {
     name: 'bots',
     commands,

@@ -12,6 +12,8 @@ import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
 import { BotHost, type BotStatus, type HostOptions, PluginStates, type Registry, type Trace } from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
+import { botAdminCommands } from '../services/bots.js';
+import type { ServerContext, ServerService } from '../services/types.js';
 import { formatPluginProblem } from '../plugin-api/collect.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { Plugin } from '../plugin-api/types.js';
@@ -171,7 +173,12 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
   }
   // the test runner reports stray errors itself: no process guard in a test world
-  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services: o.services === false ? [] : [ubiService(), pluginsService({ processGuard: false })] });
+  // the world's own bot host answers the admin socket's bots commands, as a serve's does
+  // (`pinbot bots trace --data DIR` on a scenario's server kept up by --keep)
+  let serverCtx: ServerContext | undefined;
+  const botCommands: ServerService = { name: 'bots', start: (ctx) => void (serverCtx = ctx), commands: botAdminCommands(() => host, () => serverCtx) };
+  const services = o.services === false ? [botCommands] : [ubiService(), pluginsService({ processGuard: false }), botCommands];
+  const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services });
   let server: RunningServer;
   try {
     server = await serve();

@@ -43,10 +43,10 @@ describe('money guardrails', () => {
     // in server time order, round robin by sender once runs queue up: Bob's comes after Alice's second
     expect(outcomes()).toEqual([
       'done',
-      'failed:limit step 0 (send_money) failed: 6.00 is more than limits.max_per_transfer (5.00)',
-      `failed:limit step 0 (send_money) failed: ${bob.user.pin_code} is not in limits.send_to`,
+      'failed:limit step 1 (send_money) failed: 6.00 is more than limits.max_per_transfer (5.00)',
+      `failed:limit step 1 (send_money) failed: ${bob.user.pin_code} is not in limits.send_to`,
       'done',
-      'failed:limit step 0 (send_money) failed: the daily cap of 8.00 would be passed (7.00 sent today)',
+      'failed:limit step 1 (send_money) failed: the daily cap of 8.00 would be passed (7.00 sent today)',
     ]);
     const received = async () => (await alice.api.wallet.pending()).pending_transactions.map((t) => t.amount);
     expect(await received()).toEqual([4, 3]);
@@ -61,7 +61,7 @@ describe('money guardrails', () => {
     const { alice, pin } = await setup();
     await alice.api.messages.send({ recipient_pin: pin, content: 'pay 5' });
     await w.poll('payer');
-    expect(outcomes()).toEqual([expect.stringMatching(/^failed:api step 0 \(send_money\) failed: POST \/wallet\/send → 400 insufficient_funds: /)]);
+    expect(outcomes()).toEqual([expect.stringMatching(/^failed:api step 1 \(send_money\) failed: POST \/wallet\/send → 400 insufficient_funds: /)]);
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, w.botUser('payer').id, 1000));
     await alice.api.messages.send({ recipient_pin: pin, content: 'pay 5' });

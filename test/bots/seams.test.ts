@@ -51,7 +51,7 @@ describe('timeouts and error boundaries at the seams', () => {
     const { calls, send } = await world(`  - id: r\n    on: message.received\n    do:\n      - test.hang\n      - test.note\n`);
     await send('one');
     await w.poll('b');
-    expect(traced()).toEqual([{ rule: 'r', outcome: 'failed', reason: 'timeout', message: expect.stringMatching(/^step 0 \(test\.hang\) of rule r took longer than 150 ms \(runtime\.step_timeout\)/) }]);
+    expect(traced()).toEqual([{ rule: 'r', outcome: 'failed', reason: 'timeout', message: expect.stringMatching(/^step 1 \(test\.hang\) of rule r took longer than 150 ms \(runtime\.step_timeout\)/) }]);
     expect(calls).toEqual([]);
     const [trace] = w.host.traces('b')!;
     expect(trace!.steps).toMatchObject([{ action: 'test.hang', status: 'failed' }]);
@@ -65,7 +65,7 @@ describe('timeouts and error boundaries at the seams', () => {
     await send('two');
     await w.poll('b');
     const byRule = Object.fromEntries(traced().map((t) => [t.rule, t]));
-    expect(byRule.r).toEqual({ rule: 'r', outcome: 'failed', reason: 'failed', message: 'step 0 (test.boom) failed: boom at once' });
+    expect(byRule.r).toEqual({ rule: 'r', outcome: 'failed', reason: 'failed', message: 'step 1 (test.boom) failed: boom at once' });
     expect(byRule.other).toMatchObject({ outcome: 'done' });
     expect(calls).toEqual(['two']);
   });

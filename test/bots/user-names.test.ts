@@ -41,7 +41,7 @@ describe('a user named in an action is a PIN', () => {
     await world.addBot(`name: desk\nas: desk\nrules:\n  - id: relay\n    on: message.received\n    do:\n      - send_message: { to: "{{ event.content }}", content: relayed }\n`);
     await world.as('alice').send('desk', 'Bob');
     await world.settle();
-    expect(world.traces('desk')[0]).toMatchObject({ outcome: 'failed', message: 'step 0 (send_message) failed: to rendered "Bob", which is not a PIN (6 letters or digits)' });
+    expect(world.traces('desk')[0]).toMatchObject({ outcome: 'failed', message: 'step 1 (send_message) failed: to rendered "Bob", which is not a PIN (6 letters or digits)' });
   });
 });
 

@@ -56,12 +56,25 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ['two actions in a step', `${head}  - on: transfer.received\n    do:\n      - accept: null\n        reply: hi\n`, /^bot\.yaml:7:9: rules\.0\.do\.0\.reply: a step has exactly one action; this one also has reply/],
     ['a missing environment variable', 'name: t\nkey: ${env:PINBOT_KEY_NOPE}\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:6: key: environment variable PINBOT_KEY_NOPE is not set/],
     ['as: with a remote server', 'name: t\nas: alice\nserver: https://api.example.com\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:2:1: as: as: works only with the embedded server — use key:/],
-    ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice/],
+    ['a duplicate rule id', `${head}  - { id: a, on: startup, do: [{ log: hi }] }\n  - { id: a, on: startup, do: [{ log: hi }] }\n`, /^bot\.yaml:5:11: rules\.1\.id: rule id "a" is used twice \(also by rules\.0\.id\)/],
     ['from with a bad PIN', `${head}  - on: transfer.received\n    if: { from: [ABC12] }\n    do: [accept]\n`, /^bot\.yaml:5:18: rules\.0\.if\.from\.0: "ABC12" is not a PIN/],
     ['a too short poll', 'name: t\nas: a\npoll: 100ms\nrules:\n  - on: startup\n    do: [{ log: hi }]\n', /^bot\.yaml:3:7: poll: poll 100ms is too short/],
   ])('%s', (_what, text, expected) => {
     const got = problems(text);
     expect(got.some((p) => expected.test(p)), got.join('\n')).toBe(true);
+  });
+
+  it('an unquoted template is reported at its place, and leaks no Node warning on stderr', async () => {
+    const warnings: unknown[] = [];
+    const listen = (w: unknown) => void warnings.push(w);
+    process.on('warning', listen);
+    try {
+      expect(problems(`${head}  - on: transfer.received\n    do:\n      - reply: {{ event.amount }}\n`)).toEqual([expect.stringMatching(/^bot\.yaml:6:16: .*quote values that start with Liquid/)]);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', listen);
+    }
+    expect(warnings).toEqual([]);
   });
 
   it('reports every problem of a file at once, in file order', () => {
@@ -79,6 +92,29 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ]);
     expect(loadBot('bot.yaml', text.replace('rules:', 'limits: { max_per_day: 20 }\nrules:'), { registry }).warnings).toEqual([]);
     expect(loadBot('bot.yaml', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: 1 }\n`, { registry }).warnings).toEqual([]);
+  });
+
+  it('warns (the file stays valid) when a rule reads an event field only some of its triggers have', () => {
+    const text = `${head}  - on: [message.received, contact_request.received]\n    do:\n      - reply: "you said {{ event.content }}"\n`;
+    const r = loadBot('bot.yaml', text, { registry });
+    expect(r.problems).toEqual([]);
+    expect(r.warnings!.map(formatProblem)).toEqual([
+      'bot.yaml:6:16: rules.0.do.0.reply: event.content: contact_request.received events have no field "content" (only message.received has it): a run for one fails — write {{ event.content | default: "" }} if it may be missing, or give contact_request.received a rule of its own',
+    ]);
+    // in a liquid: condition too; `| default:` says it may be missing; a field both have is fine
+    const liquidCond = `${head}  - on: [message.received, contact_request.received]\n    if: { liquid: "event.content == 'hi'" }\n    do: [{ log: x }]\n`;
+    expect(loadBot('bot.yaml', liquidCond, { registry }).warnings!.map(formatProblem)).toEqual([expect.stringMatching(/^bot\.yaml:5:19: rules\.0\.if\.liquid: event\.content: contact_request\.received events have no field "content"/)]);
+    expect(loadBot('bot.yaml', text.replace('event.content', "event.content | default: 'nothing'"), { registry }).warnings).toEqual([]);
+    expect(loadBot('bot.yaml', text.replace('event.content', 'event.id'), { registry }).warnings).toEqual([]);
+  });
+
+  it('an unknown plugin condition says the plugin is not loaded (restart), and a near miss of a condition says "did you mean"', () => {
+    const withPlugin = createRegistry().addCondition({ name: 'crm.is_vip', description: 'a VIP', schema: { type: 'boolean' }, example: true, compile: () => async () => ({ ok: true, label: 'vip' }) });
+    const check = (reg: typeof registry, cond: string) => loadBot('bot.yaml', `${head}  - on: message.received\n    if: { ${cond}: true }\n    do: [{ log: x }]\n`, { registry: reg }).problems.map(formatProblem);
+    expect(check(registry, 'shop.open')).toEqual([
+      'bot.yaml:5:11: rules.0.if.shop.open: unknown condition "shop.open" — no plugin named shop is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding shop, or check the name',
+    ]);
+    expect(check(withPlugin, 'crm.is_vp')).toEqual([expect.stringMatching(/unknown condition or event field "crm\.is_vp" for message\.received events — did you mean "crm\.is_vip"\?$/)]);
   });
 
   it('reads ${env:VAR} and compiles a valid file', () => {

@@ -1,6 +1,9 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BotMetas } from '../../src/runtime/index.js';
+import { dataDirIntegrity } from '../../src/deployment/store-integrity.js';
+import { FileStore } from '../../src/store/file/file-store.js';
 import { tempDir } from '../helpers/api.js';
 import { pinbot } from '../helpers/spawn.js';
 
@@ -28,6 +31,22 @@ describe('the CLI without a running server', { timeout: 120_000 }, () => {
     expect(JSON.parse(revoke.stdout)).toEqual({ id: keys[0].id, revoked_at: expect.stringMatching(/^\d{4}-/) });
     const human = await pinbot(['users', 'list', '--data', data]);
     expect(human.stdout).toBe(`${bob.pin_code}  ${bob.id}  Bob\n`);
+  });
+
+  it('bots vars shows and --reset resets a bot\'s variables in the data directory', async () => {
+    const data = join(tmp.dir, 'vars');
+    const store = await FileStore.open(data, { integrity: dataDirIntegrity });
+    await store.transaction((tx) => tx.col(BotMetas).put({ id: 'tip-jar', vars: { cap: 3, tips: 9 }, file_vars: { cap: 3 }, seq: 0, boots: 1, spend: { date: '', cents: 0 }, last_run: {} }));
+    await store.close();
+    const shown = await pinbot(['bots', 'vars', 'tip-jar', '--data', data]);
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toBe('tip-jar:\n  vars.cap = 3\n  vars.tips = 9  (not in the file: set by a rule)\n');
+    const reset = await pinbot(['bots', 'vars', 'tip-jar', '--reset', '--data', data]);
+    expect(reset.stdout).toBe("tip-jar: variables reset to the file's vars:\n  vars.cap = 3\n");
+    expect(JSON.parse((await pinbot(['bots', 'vars', 'tip-jar', '--json', '--data', data])).stdout)).toEqual({ bot: 'tip-jar', vars: { cap: 3 }, file_vars: { cap: 3 } });
+    const typo = await pinbot(['bots', 'vars', 'tip_jar', '--data', data]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/^pinbot: no bot named tip_jar has variables in this store; did you mean "tip-jar"\?/);
   });
 
   it.concurrent('clock commands need a running --virtual-clock server, and say so', async () => {

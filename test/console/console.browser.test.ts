@@ -394,6 +394,9 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await page.getByRole('button', { name: /Run .*lunch-recorded\.yaml/ }).click();
     await page.locator('.run-status', { hasText: 'passed' }).waitFor();
     expect(await page.locator('.scenario-steps li.step-passed').count()).toBe(6);
+    // each step's result as the terminal report shows it: a request's status, then the time
+    const infos = await page.locator('.scenario-steps li.step-passed small').allTextContents();
+    expect(infos.some((t) => /^20\d · \d+ ms$/.test(t)), infos.join(' | ')).toBe(true);
     await shot(page, 'scenarios');
     await page.getByRole('button', { name: /Run .*broken\.yaml/ }).click();
     await page.locator('.run-status', { hasText: 'failed' }).waitFor();

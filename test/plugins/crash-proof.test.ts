@@ -63,7 +63,7 @@ describe('pinbot serve with a hostile plugin', () => {
       ['stray.timer', 'done'],
     ]);
     expect(trace.steps[0]).toMatchObject({ plugin: 'stray', frame: expect.stringMatching(/^test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+$/) });
-    expect(trace.steps[2]!.error).toBe('plugin stray: step 2 (stray.hangs) of rule all took longer than 500 ms (runtime.step_timeout) and was abandoned');
+    expect(trace.steps[2]!.error).toBe('plugin stray: step 3 (stray.hangs) of rule all took longer than 500 ms (runtime.step_timeout) and was abandoned');
     const other = ((await callAdmin(dataDir, 'bots.trace', { name: 'other' })) as { traces: Trace[] }).traces;
     expect(other[0]).toMatchObject({ outcome: 'done' });
   });

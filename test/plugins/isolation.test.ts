@@ -39,11 +39,11 @@ describe('a plugin that fails fails its step only', () => {
     expect(run(world, 'victim', 'ok')).toMatchObject({ outcome: 'done', steps: [{ status: 'done', result: { fine: true } }] });
     const throws = run(world, 'victim', 'throws');
     expect(throws).toMatchObject({ outcome: 'failed', reason: 'plugin_failed', plugin: 'hostile', frame: expect.stringMatching(FRAME) });
-    expect(throws.message).toMatch(/^step 0 \(hostile\.throws\) failed: plugin hostile: action hostile\.throws failed: thrown synchronously \(at test\/plugins\/fixtures\/hostile\.ts:\d+:\d+\)$/);
+    expect(throws.message).toMatch(/^step 1 \(hostile\.throws\) failed: plugin hostile: action hostile\.throws failed: thrown synchronously \(at test\/plugins\/fixtures\/hostile\.ts:\d+:\d+\)$/);
     expect(throws.steps[0]).toMatchObject({ status: 'failed', plugin: 'hostile', frame: throws.frame });
     expect(run(world, 'victim', 'rejects')).toMatchObject({ reason: 'plugin_failed', plugin: 'hostile', frame: expect.stringMatching(FRAME), message: expect.stringContaining('failed: rejected later') });
     expect(run(world, 'victim', 'throws_string')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('failed: a thrown string: just a string') });
-    expect(run(world, 'victim', 'hangs')).toMatchObject({ outcome: 'failed', reason: 'plugin_timeout', plugin: 'hostile', message: 'plugin hostile: step 0 (hostile.hangs) of rule hangs took longer than 300 ms (runtime.step_timeout) and was abandoned' });
+    expect(run(world, 'victim', 'hangs')).toMatchObject({ outcome: 'failed', reason: 'plugin_timeout', plugin: 'hostile', message: 'plugin hostile: step 1 (hostile.hangs) of rule hangs took longer than 300 ms (runtime.step_timeout) and was abandoned' });
     expect(run(world, 'victim', 'cyclic')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('action hostile.cyclic returned something that is not JSON data') });
     expect(run(world, 'victim', 'function')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('action hostile.function returned a function; return JSON data') });
     expect(run(world, 'victim', 'bigint')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('returned something that is not JSON data') });

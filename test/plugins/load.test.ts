@@ -28,6 +28,7 @@ const files: Record<string, string> = {
   'syntax_js.js': "export default {\n  name: 'syntax_js',\n  oops here\n};\n",
   'nodefault.ts': "export const plugin = { name: 'nodefault' };\n",
   'shape.ts': "export default { name: 'Bad Name', version: 'one', pinbot: 'whatever', actions: { give: { run: 5 } }, actoins: {} };\n",
+  'entries.ts': "export default { name: 'vip', version: '1.2.0', pinbot: '^0.1.0', conditions: { is_vip: { schema: 'nope', run: () => true } } };\n",
   'clash_a.ts': good('clash'),
   'clash_b.ts': good('clash'),
   'reserved.ts': good('sender'),
@@ -89,6 +90,13 @@ describe('loading plugins', () => {
     expect(l).toContain('pinbot must be a semver range');
     expect(l).toContain('actions.give.run must be a function; found a number');
     expect(l).toContain('actions.give.schema must be a JSON Schema object');
+  });
+
+  it('a plugin whose only problem is an entry is listed by its name, and a bot using it is told why', () => {
+    const report = registry.plugins!.status().find((p) => p.source.endsWith('entries.ts'))!;
+    expect(report).toMatchObject({ name: 'vip', version: '1.2.0', status: 'invalid', message: expect.stringContaining('conditions.is_vip.schema must be a JSON Schema object') });
+    const bot = `name: b\nas: alice\nrules:\n  - on: message.received\n    if: { vip.is_vip: true }\n    do: [{ log: x }]\n`;
+    expect(loadBot('b.yaml', bot, { registry }).problems.map(formatProblem)).toEqual([expect.stringMatching(/^b\.yaml:5:11: rules\.0\.if\.vip\.is_vip: unknown condition "vip\.is_vip" — the plugin vip \(.*entries\.ts\) did not load: not a valid plugin: .*conditions\.is_vip\.schema must be a JSON Schema object/)]);
   });
 
   it('a name clash, a reserved name and a host range mismatch are refused, naming both sides', () => {

@@ -48,8 +48,8 @@ describe('plugin arguments from templates', () => {
     await world.as('alice').send('dicer', 'roll 1000');
     await world.settle();
     const failed = world.traces('dicer').map((t) => t.message);
-    expect(failed).toContain('step 0 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be integer, not "many"');
-    expect(failed).toContain('step 0 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be <= 100');
+    expect(failed).toContain('step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be integer, not "many"');
+    expect(failed).toContain('step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be <= 100');
   });
 
   it('literals are still checked at load: a word is neither a number nor a template, 0 is below the minimum', async () => {

@@ -117,6 +117,36 @@ describe('pinbot scenario', { timeout: 60_000 }, () => {
     }
   });
 
+  it('--keep: the kept server answers the bots commands a serve answers, at the exact lines it prints', async () => {
+    const jar = `name: jar fails
+users: { alice: { balance: 5 }, jar: {} }
+bots:
+  - { name: jar, as: jar, vars: { cap: 4 }, rules: [{ id: thank, on: transfer.received, do: [accept, { reply: "thanks" }] }] }
+steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }
+  - expect_event: { message: { from: jar, content: "never" }, within: 10s }
+`;
+    const d = dir('keep-bots', { 'j.yaml': jar });
+    const child = spawnNode(['bin/pinbot.js', 'scenario', 'run', d, '--keep']);
+    try {
+      const [, trace, data] = await child.waitFor(/ {4}trace {2}(pinbot bots trace jar --data (\S+))\n {4}bots {3}pinbot bots list --data \S+\n/);
+      const run = (line: string) => pinbot([...line.split(' ').slice(1)]);
+      const traced = await run(trace!);
+      expect(traced.stderr).toBe('');
+      expect(traced.stdout).toMatch(/jar › thank {2}transfer\.received 2 from \S+ \(\w+\) {2}→ done/);
+      const listed = await run(`pinbot bots list --data ${data}`);
+      expect(listed.stdout).toMatch(/^jar +running +as /m);
+      const vars = await run(`pinbot bots vars jar --data ${data} --json`);
+      expect(JSON.parse(vars.stdout)).toEqual({ bot: 'jar', vars: { cap: 4 }, file_vars: { cap: 4 } });
+      child.proc.kill('SIGINT');
+      expect((await child.exited).code).toBe(1);
+    } finally {
+      child.proc.kill('SIGKILL');
+    }
+  });
+
   it.concurrent('without --keep, the curl line says that the server is gone', async () => {
     const d = dir('nokeep', { 'b.yaml': broken });
     const r = await pinbot(['scenario', 'run', d]);

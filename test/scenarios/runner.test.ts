@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { consoleReporter } from '../../src/scenario/reporters/console.js';
 import { tapText } from '../../src/scenario/reporters/tap.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
+import { ROOT } from '../helpers/spawn.js';
 
 const tmp = tempDir('pinbot-scenario-runner-');
 afterAll(() => tmp.cleanup());
@@ -91,9 +92,35 @@ ${turns}`,
     ]);
     const failed = results[0]!.steps.find((st) => st.status === 'failed')!;
     expect(failed.error).toMatch(/^no message matching .* within 10s$/);
-    expect(failed.diff).toContain('bot echo did not run');
+    expect(failed.diff).toContain('bot echo › rule-1 did not run for message.received');
     expect(failed.diff).toContain('loop_suspected');
     expect(failed.diff).toContain('clock: { advance: 3s }');
+  });
+
+  it('a failed expect_event shows the runs of the bots that failed or did not run meanwhile, with their reasons', async () => {
+    const { results } = await run([
+      `users: { alice: { balance: 10 }, jar: {} }
+bots:
+  - name: jar
+    as: jar
+    rules:
+      - { id: thank, on: transfer.received, do: [accept, { send_message: { to: ZZZZZZ, content: "thanks" } }] }
+      - { id: big, on: transfer.received, if: { amount: { min: 5 } }, do: [{ reply: "wow" }] }
+steps:
+  - as: alice
+    request: POST /wallet/send
+    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: 2 }
+  - expect_event: { message: { from: jar }, within: 10s }
+`,
+    ]);
+    const failed = results[0]!.steps[1]!;
+    expect(failed.error).toBe('no message matching {"from":"jar"} within 10s');
+    const lines = failed.diff!.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['  no message happened at all', "  the scenario's bots since step 1 started:"]);
+    expect(lines[2]).toMatch(/^ {2}bot jar › thank failed for transfer\.received 2 from alice \(\w+\): api — step 2 \(send_message\) failed: POST \/messages\/send → 404 user_not_found/);
+    expect(lines[3]).toMatch(/^ {2}bot jar › big did not run for transfer\.received 2 from alice \(\w+\): condition_false/);
+    // every reporter shows the diff
+    expect(tapText(results)).toContain('bot jar › thank failed');
   });
 
   it('expect_none fails listing what happened', async () => {
@@ -137,6 +164,37 @@ steps:
 `,
     ]);
     expect(results[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed', 'passed', 'passed', 'passed', 'passed']);
+  });
+
+  it('expect_none after an expect_event looks back to the request, so a bot that answers twice at once is caught', async () => {
+    const twice = NIA_THANKS.replace('{ reply: "thanks!" }]', '{ reply: "thanks!" }, { reply: "thanks again!" }]');
+    const { results } = await run([
+      `${twice}  - expect_event: { message: { from: nia, to: alice }, within: 10s }
+  - expect_none: { message: { from: nia }, within: 1h }
+`,
+    ]);
+    // the first thanks is claimed by expect_event; the second came while the request settled
+    expect(results[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed', 'failed']);
+    expect(results[0]!.steps[2]).toMatchObject({ error: 'expected no message matching {"from":"nia"} since step 1 started and within 1h after; 1 happened', diff: '  + message nia → alice "thanks again!"' });
+  });
+
+  it('the shipped tip-jar-quiet scenario catches a tip jar that thanks twice', async () => {
+    const project = join(tmp.dir, 'quiet');
+    mkdirSync(join(project, 'bots'), { recursive: true });
+    mkdirSync(join(project, 'scenarios'));
+    writeFileSync(join(project, 'config.yaml'), '');
+    const jar = readFileSync(join(ROOT, 'bots/tip-jar.yaml'), 'utf8');
+    const thanks = /( {6}- reply: "Thank you[^\n]*\n)/;
+    expect(jar).toMatch(thanks);
+    writeFileSync(join(project, 'bots/tip-jar.yaml'), jar.replace(thanks, '$1$1'));
+    const file = join(project, 'scenarios/tip-jar-quiet.yaml');
+    writeFileSync(file, readFileSync(join(ROOT, 'scenarios/tip-jar-quiet.yaml'), 'utf8'));
+    const { scenarios, problems } = await loadAll([file]);
+    expect(problems).toEqual([]);
+    const [r] = (await runAll(scenarios, { parallel: 1 })).results;
+    const last = r!.steps.at(-1)!;
+    expect(last).toMatchObject({ status: 'failed', label: expect.stringMatching(/^one thanks per tip/) });
+    expect(last.error).toMatch(/^expected no message matching \{"from":"jar"\} since step 3 started and within 1h after; 1 happened$/);
   });
 
   it("a fragment's first expect_none looks back to the step before the use:, and a use: is the step before the next one", async () => {

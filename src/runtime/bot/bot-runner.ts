@@ -6,8 +6,9 @@ import { MemoryStore } from '../../store/core/memory-store.js';
 import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../builtins/sources/messages.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
-import { BotState, type DialogRecord, type InboxEntry } from '../state/bot-state.js';
+import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from '../state/bot-state.js';
 import { BotMemory } from '../state/memory.js';
+import { varsTrace } from '../state/traces.js';
 import type { BotEvent } from '../contract/types.js';
 import { findIdentity, serverOffset } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
@@ -64,6 +65,17 @@ export class BotRunner {
   /** When the last poll of a source finished (clock ms), if one has. */
   get lastPollAt(): number | undefined {
     return this.pollLoop?.lastPollAt;
+  }
+
+  /**
+   * On a virtual clock (`serve --virtual-clock`): what is held until the clock moves — a change
+   * that concerns the bot, whose poll is due at the next `clock advance` — said in words; else undefined.
+   */
+  get waitingForClock(): string | undefined {
+    const n = this.o.clock.virtual && this.status === 'running' ? (this.pollLoop?.woken ?? 0) : 0;
+    if (!n) return undefined;
+    const what = `a change to poll (${n} source${n > 1 ? 's' : ''})`;
+    return `waiting for the clock: ${what} is held until the virtual clock moves — pinbot clock advance 1s`;
   }
 
   /** Source polls finished since the start. */
@@ -200,7 +212,10 @@ export class BotRunner {
     // moment of the start is not lost); a virtual clock stands still, so there it is history.
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
-    const boots = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    const { boots, changed } = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    // an edited `vars:` value wins over what the bot had: said in the start's log line and the trace
+    const varsNote = changed.length ? describeVarChanges(changed) : undefined;
+    if (varsNote) this.o.traces.add(varsTrace(bot, boots, now, varsNote));
     // memory aged out while the bot did not run is reclaimed now, and then every hour (or ttl)
     const memory = new BotMemory(store, bot.name, bot.memory, () => this.o.clock.now());
     await memory.sweep();
@@ -223,7 +238,8 @@ export class BotRunner {
     if (bot.rules.some((r) => r.enabled && r.triggers.some((t) => t.def.name === 'startup'))) await this.emit({ key: `startup:${boots}`, type: 'startup', payload: { at: new Date(this.o.clock.now()).toISOString(), boot: boots } }, false);
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
-    log.info({ user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources }, `bot ${bot.name} running ${this.message}`);
+    const fields = { user: identity.me.pin_code, dryRun: this.o.dryRun, sources: bot.sources, ...(changed.length ? { vars: changed } : {}) };
+    log.info(fields, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
     this.ready();
     return true;
   }

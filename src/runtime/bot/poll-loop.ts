@@ -130,6 +130,11 @@ export class PollLoop {
     if (this.dirty.size) this.timers.arm(this.o.ctx.clock.now(), false);
   }
 
+  /** Sources woken (a change concerns them) and not polled yet: on a virtual clock they wait for it to move. */
+  get woken(): number {
+    return this.dirty.size;
+  }
+
   /** Polls every source now and resolves once their results are delivered. */
   async pollNow(): Promise<void> {
     await this.whenIdle();

@@ -42,7 +42,7 @@ function checkTemplates(value: unknown, path: Path, triggers: TriggerDef[]): Che
     const bad = checkTemplate(value);
     if (!bad) {
       const tags = tagExpressionProblems(liquid, value, BOT_EXPRESSIONS).map((p) => ({ path, find: p.tag, message: `Liquid template error: ${p.tag} (template line ${p.line}, col ${p.col}): ${p.message}`, hint: p.hint }));
-      return [...tags, ...checkPaths(templatePaths(value), triggers).map((p) => ({ ...p, path }))];
+      return [...tags, ...checkPaths(templatePaths(value), triggers, [], value).map((p) => ({ ...p, path }))];
     }
     const where = bad.line ? ` (template line ${bad.line}, col ${bad.col})` : '';
     const fileTag = FILE_TAGS.find((t) => bad.message.startsWith(`{% ${t} %}`));
@@ -260,7 +260,7 @@ export function checkBot(spec: unknown, registry: Registry): CheckProblem[] {
   rules.forEach((rule, i) => {
     if (!isObj(rule)) return;
     const id = typeof rule.id === 'string' ? rule.id : `rule-${i + 1}`;
-    if (ids.has(id)) out.push({ path: ['rules', i, 'id'], message: `rule id "${id}" is used twice (also by rule ${ids.get(id)! + 1})`, hint: 'give each rule its own id' });
+    if (ids.has(id)) out.push({ path: ['rules', i, 'id'], message: `rule id "${id}" is used twice (also by rules.${ids.get(id)!}.id)`, hint: 'give each rule its own id' });
     ids.set(id, i);
     out.push(...checkRule(rule, ['rules', i], registry));
   });

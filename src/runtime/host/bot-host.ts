@@ -7,7 +7,7 @@ import { BotRunner } from '../bot/bot-runner.js';
 import type { BotEvent } from '../contract/types.js';
 import type { CompiledBot } from '../define/bot.js';
 import { loadBot } from '../define/loader.js';
-import { TraceLog, type Trace } from '../state/traces.js';
+import { isRun, TraceLog, type Trace } from '../state/traces.js';
 import { identifyBot } from './bot-identity.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
 import { Serial } from '../../util/serial.js';
@@ -220,6 +220,11 @@ export class BotHost {
     runner.start();
   }
 
+  /** Why a bot waits for the clock (`serve --virtual-clock`: a change held until `clock advance`), if it does. */
+  waitingForClock(name: string): string | undefined {
+    return this.named(name)?.runner?.waitingForClock;
+  }
+
   /** The state of every bot file. */
   status(): BotStatus[] {
     return [...this.slots.values()].map((s) => {
@@ -227,11 +232,13 @@ export class BotHost {
       const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
       const away = invalid ? undefined : this.placed.elsewhere(s);
       if (away) return { ...base, ...away };
-      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list(1)[0]?.at };
+      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list().filter(isRun).at(-1)?.at };
       if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
-      const lastRun = s.traces?.list(1)[0]?.at;
-      return { ...base, status: s.runner.status, message: invalid ? `running the previous version; the file has problems` : s.runner.message, problems: invalid, last_poll: lastPoll, last_run: lastRun };
+      const runs = s.traces?.list().filter(isRun) ?? [];
+      const said = invalid ? `running the previous version; the file has problems` : s.runner.message;
+      const message = [said, failingNote(runs, s.bot?.name), s.runner.waitingForClock].filter(Boolean).join('; ');
+      return { ...base, status: s.runner.status, message, problems: invalid, last_poll: lastPoll, last_run: runs.at(-1)?.at };
     });
   }
 
@@ -286,4 +293,16 @@ export class BotHost {
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
     await this.o.storage.close();
   }
+}
+
+/**
+ * `its last 3 runs failed (api) — pinbot bots trace tip-jar` when a running bot's latest runs
+ * failed (a bot that is up but not working is not just "running"). Internal.
+ */
+function failingNote(runs: readonly Trace[], name: string | undefined): string | undefined {
+  let n = 0;
+  while (n < runs.length && runs[runs.length - 1 - n]!.outcome === 'failed') n++;
+  if (!n) return undefined;
+  const reasons = [...new Set(runs.slice(-n).map((t) => t.reason ?? 'failed'))].join(', ');
+  return `its last ${n > 1 ? `${n} runs` : 'run'} failed (${reasons})${name ? ` — pinbot bots trace ${name}` : ''}`;
 }

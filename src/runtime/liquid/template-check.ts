@@ -55,7 +55,7 @@ const show = (p: VarPath) => p.map((s, i) => (typeof s === 'number' ? `[${s}]` :
  * (`event`, `vars`, `me`…), and an `event` path must be a field of one of the rule's triggers.
  * Problems say "did you mean". Paths are relative to the checked value.
  */
-export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots: string[] = []): CheckProblem[] {
+export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots: string[] = [], text?: string): CheckProblem[] {
   const out: CheckProblem[] = [];
   const fields = new Set(triggers.flatMap((t) => knownFields(t.example)));
   for (const p of found) {
@@ -72,9 +72,13 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
     // a plugin's trigger (`plugin.name`) documents its fields by an example that need not list them all
     if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !t.completeExample)) continue;
     const rest = p.slice(1);
-    if (eventPathKnown(rest, fields)) continue;
-    const names = triggers.map((t) => t.name).join(', ');
     const at = rest.map(String).join('.');
+    if (eventPathKnown(rest, fields)) {
+      const partly = onlySomeHave(p, triggers, text);
+      if (partly) out.push(partly);
+      continue;
+    }
+    const names = triggers.map((t) => t.name).join(', ');
     out.push({ path: [], message: `${show(p)}: ${names} events have no field "${at}"`, hint: hintFor(at, [...fields], 'fields') });
   }
   return out;
@@ -89,6 +93,27 @@ function memoryProblems(root: string, shown: string, triggers: TriggerDef[]): Ch
   return root === 'memory'
     ? [{ path: [], message: `${shown}: ${names} events are about no person, so there is no memory to read`, hint: 'memory is per person: read it in rules on message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars' }]
     : [{ path: [], message: `${shown}: ${names} events are in no conversation, so there is no conversation memory to read`, hint: 'read conversation_memory in rules on message.received (or introduction.completed)' }];
+}
+
+/**
+ * A warning for an `event` field that only some of the rule's triggers have (`event.content` on
+ * `[message.received, contact_request.received]`): a run for the others fails, since templates
+ * are strict. `| default: …` after it says it may be missing. Internal.
+ */
+function onlySomeHave(p: VarPath, triggers: TriggerDef[], text: string | undefined): CheckProblem | undefined {
+  if (triggers.length < 2) return undefined;
+  if (text !== undefined && new RegExp(`${escapeRe(show(p))}\\s*\\|\\s*default\\b`).test(text)) return undefined;
+  const rest = p.slice(1);
+  const lacking = triggers.filter((t) => !eventPathKnown(rest, new Set(knownFields(t.example))));
+  if (!lacking.length) return undefined;
+  const having = triggers.filter((t) => !lacking.includes(t)).map((t) => t.name);
+  const names = lacking.map((t) => t.name).join(', ');
+  return {
+    path: [],
+    warning: true,
+    message: `${show(p)}: ${names} events have no field "${rest.map(String).join('.')}" (only ${having.join(', ')} ${having.length > 1 ? 'have' : 'has'} it): a run for ${lacking.length > 1 ? 'them' : 'one'} fails`,
+    hint: `write {{ ${show(p)} | default: "" }} if it may be missing, or give ${names} a rule of its own`,
+  };
 }
 
 /** Whether `rest` (the path after `event`) names a field: a known one, under a list, or a Liquid property. Internal. */

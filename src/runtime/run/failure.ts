@@ -43,7 +43,7 @@ const TIMEOUTS: ReadonlySet<string> = new Set(['timeout', 'plugin_timeout']);
 export function stepFailure({ step, error }: { step: CompiledStep; error: StepProgress['error'] }): StepFailure {
   const reason: StepFailureReason = error?.kind === undefined || error.kind === 'error' ? 'failed' : error.kind;
   const message = error?.message ?? 'failed';
-  return { failed: true, reason, message: TIMEOUTS.has(reason) ? message : `step ${step.index} (${step.action.name}) failed: ${message}`, plugin: error?.plugin, frame: error?.frame };
+  return { failed: true, reason, message: TIMEOUTS.has(reason) ? message : `step ${step.index + 1} (${step.action.name}) failed: ${message}`, plugin: error?.plugin, frame: error?.frame };
 }
 
 /** How a trace ends: its outcome and a reason of the catalogue. */

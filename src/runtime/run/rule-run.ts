@@ -167,7 +167,7 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
         continue;
       }
       const out = step.branches
-        ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
+        ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
         : step.action === askAction
           ? await askStep({ run, step, progress, scope, trigger, pending, runSignal })
           : await inSpan(`pinbot.step ${step.action.name}`, { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name }, async (span) => {

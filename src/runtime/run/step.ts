@@ -92,7 +92,8 @@ export async function takeStep({ run, step, progress, scope, trigger, pending, r
   let result: unknown;
   try {
     // under the step timeout and an error boundary: a throw or a hang fails this step only
-    const what = `step ${step.index} (${action.name}) of rule ${rule.id}`;
+    // counted from 1, as people count (a path like rules.0.do.1 counts from 0)
+    const what = `step ${step.index + 1} (${action.name}) of rule ${rule.id}`;
     result = await retryTransient({ runner, what: action.name, fn: () => withStepTimeout(what, d.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal) });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;

@@ -11,6 +11,11 @@ export type StepErrorKind = StepFailureReason | 'error';
 export interface BotMeta {
   readonly id: string;
   readonly vars: Record<string, unknown>;
+  /**
+   * The `vars:` of the file at the bot's last start: a start compares the file with it, and a
+   * key whose value the file changed takes the file's value (absent in state written before 0.4).
+   */
+  readonly file_vars?: Record<string, unknown>;
   /** Last inbox sequence number handed out. */
   readonly seq: number;
   /** Times the bot has started (the startup event's id). */

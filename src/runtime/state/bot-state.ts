@@ -22,6 +22,42 @@ export interface RunWrite {
   finish?: boolean;
 }
 
+/** A variable whose value the bot file changed: what the bot had, what the file says now. */
+export interface VarChange {
+  key: string;
+  from: unknown;
+  to: unknown;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The variables a start takes from the file: the keys whose value in the file differs from the
+ * file's value at the last start (`before`) — an edited `vars: { cap: 3 }` wins over the 10 the
+ * bot had — when the bot has a different value. A key the file did not change keeps what a
+ * `set:` wrote; a key new to the state is simply set; a key removed from the file stays (reset
+ * it with `pinbot bots vars NAME --reset`). Without `before` (state of an older version) the
+ * stored values stay. Internal.
+ *
+ * @example fileVarsChanges({ cap: 10, tips: 4 }, { cap: 10 }, { cap: 3 }) // [{ key: 'cap', from: 10, to: 3 }]
+ */
+export function fileVarsChanges(
+  vars: Record<string, unknown>,
+  before: Record<string, unknown> | undefined,
+  file: Record<string, unknown>,
+): VarChange[] {
+  if (!before) return [];
+  const edited = (k: string, v: unknown) => !Object.hasOwn(before, k) || !same(before[k], v);
+  return Object.entries(file)
+    .filter(([k, v]) => edited(k, v) && Object.hasOwn(vars, k) && !same(vars[k], v))
+    .map(([key, to]) => ({ key, from: vars[key], to }));
+}
+
+/** `vars.cap: 10 → 3 from the file` for each change, joined. */
+export function describeVarChanges(changed: readonly VarChange[]): string {
+  return changed.map((c) => `vars.${c.key}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)} from the file`).join('; ');
+}
+
 /** Thrown inside a write when the daily cap would be passed; nothing is written. */
 export class DailyCapError extends Error {}
 
@@ -55,19 +91,21 @@ export class BotState {
   }
 
   /**
-   * Sets initial variables that are not set yet, counts a start, and records `now` as the
+   * Applies the file's `vars:` (see fileVarsChanges), counts a start, and records `now` as the
    * baseline of every source in `sources` that has neither a cursor nor a baseline yet (its
-   * first poll reads from there). Returns the boot number.
+   * first poll reads from there). Returns the boot number and the variables the file changed.
    */
-  async boot(initialVars: Record<string, unknown>, sources: readonly string[] = [], now?: number): Promise<number> {
+  async boot(initialVars: Record<string, unknown>, sources: readonly string[] = [], now?: number): Promise<{ boots: number; changed: VarChange[] }> {
     return this.store.transaction((tx) => {
       const m = this.metaIn(tx);
-      const vars = { ...structuredClone(initialVars), ...m.vars };
+      const changed = fileVarsChanges(m.vars, m.file_vars, initialVars);
+      const fromFile = Object.fromEntries(changed.map((c) => [c.key, structuredClone(c.to)]));
+      const vars = { ...structuredClone(initialVars), ...m.vars, ...fromFile };
       const baselines = { ...m.baselines };
       const cursors = tx.col(BotCursors);
       for (const s of sources) if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;
-      tx.col(BotMetas).put({ ...m, vars, boots: m.boots + 1, baselines });
-      return m.boots + 1;
+      tx.col(BotMetas).put({ ...m, vars, file_vars: structuredClone(initialVars), boots: m.boots + 1, baselines });
+      return { boots: m.boots + 1, changed };
     });
   }
 

@@ -52,7 +52,7 @@ export function formatTrace(t: Trace): string {
   const head = `${t.at}  ${t.bot} › ${t.rule}  ${t.event.summary}`;
   const outcome =
     t.outcome === 'done'
-      ? `done (${t.duration_ms} ms)${t.reason ? `: ${t.reason}${t.message ? ` — ${t.message}` : ''}` : ''}`
+      ? `done (${t.duration_ms} ms)${t.reason ? `: ${t.reason}` : ''}${t.message ? ` — ${t.message}` : ''}`
       : t.outcome === 'not_run'
         ? `NOT RUN: ${t.reason}${t.message ? ` — ${t.message}` : ''}`
         : `${t.outcome.toUpperCase()}${t.reason ? `: ${t.reason}` : ''}${t.message ? ` — ${t.message}` : ''}`;

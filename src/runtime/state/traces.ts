@@ -75,6 +75,18 @@ export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent;
   };
 }
 
+/**
+ * The trace of a start whose file changed variables (`vars.cap: 10 → 3 from the file`): no
+ * rule ran (`rule` is `(file)`, the event type `vars`), it says what the bot's variables are now.
+ */
+export function varsTrace(bot: CompiledBot, boot: number, at: number, message: string): Trace {
+  const event = { key: `vars:${boot}`, type: 'vars', summary: 'the file changed vars' };
+  return { bot: bot.name, version: bot.version, rule: '(file)', event, at: iso(at), outcome: 'done', message, steps: [], duration_ms: 0 };
+}
+
+/** Whether a trace is of a rule's run (not a start's note, like varsTrace). */
+export const isRun = (t: Trace): boolean => t.event.type !== 'vars';
+
 /** Reads the last `limit` traces of a file (offline `pinbot bots trace`). */
 export function readTraces(file: string, limit = 100): Trace[] {
   if (!existsSync(file)) return [];

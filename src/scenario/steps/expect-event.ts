@@ -3,7 +3,7 @@ import { describeEvent, EVENT_FILTERS, EVENT_KINDS, eventMismatches, type EventK
 import { checkMatchers, formatMismatches, type Mismatch } from '../match.js';
 import { checkSavePath, readPath } from '../save-path.js';
 import { humanDuration } from '../human-duration.js';
-import { StepFailure, type CheckContext, type StepContext, type StepKind } from '../types.js';
+import { StepFailure, type CheckContext, type EventWindow, type StepContext, type StepKind } from '../types.js';
 
 interface EventSpec {
   within: string;
@@ -61,7 +61,8 @@ function closest(kind: EventKind, filter: Record<string, unknown>, evs: Scenario
 
 export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<string, string> }> = {
   name: 'expect_event',
-  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once',
+  acts: false,
+  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once, one caused since the last step that acted first',
   schema: {
     properties: {
       expect_event: filterSchema('what to wait for'),
@@ -70,6 +71,7 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
     required: ['expect_event'],
   },
   label: label('expect_event') as never,
+  windowKinds: (s) => [kindOf(s.expect_event)],
   check(s, c) {
     checkSpec('expect_event', s.expect_event, c);
     for (const [name, path] of Object.entries(s.save ?? {})) {
@@ -91,7 +93,9 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
     for (;;) {
       if (changed) {
         evs = (await ctx.target.events(kind)).filter((e) => !ctx.claimed.has(e.key));
-        const hit = evs.find((e) => eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+        const hits = evs.filter((e) => eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+        // one caused by the last step that acted first, so an older unmatched one is not taken for it
+        const hit = hits.find((e) => !ctx.window?.known.get(kind)?.has(e.key)) ?? hits[0];
         if (hit) {
           ctx.claimed.add(hit.key);
           for (const [name, path] of Object.entries(s.save ?? {})) ctx.capture(name, readPath({ body: hit.fields }, path));
@@ -101,22 +105,50 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
       if (ctx.target.now() >= deadline) break;
       changed = await ctx.target.stepToward(deadline, every);
     }
-    // a bot that held back on purpose (its loop guard) is the likeliest reason nothing came
-    const held = ctx.target.heldBack?.(ctx.window?.at ?? 0) ?? [];
-    const hint = held.length ? `\n${held.slice(0, 3).map(ctx.mask).join('\n')}\n  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")` : '';
-    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff: closest(kind, filter, evs, ctx) + hint });
+    const diff = closest(kind, filter, evs, ctx) + botRunsHint(ctx);
+    throw new StepFailure(`no ${kind} matching ${JSON.stringify(filter)} within ${spec.within}`, { diff });
   },
 };
 
+const MAX_RUN_LINES = 6;
+
+/** `since step 3 started`, or `since the scenario started`. Internal. */
+const windowSince = (w: EventWindow | undefined) =>
+  !w || w.step === 'start' ? 'since the scenario started' : `since step ${w.step} started`;
+
 /**
- * `expect_none`: "do X, then nothing happens". Its window opens when the step before it
- * starts (so what that step caused counts: a bot woken by a request answers while the request
- * settles, before `expect_none` starts) and closes `within` after `expect_none` starts. Events
- * an `expect_event` already matched are not counted.
+ * Why nothing came, from the bots' side: the runs of the scenario's bots since the window
+ * opened (the last step that acted) that failed or did not run, with their trace reasons —
+ * failures first. A loop guard holding back gets its advice. Internal.
+ */
+function botRunsHint(ctx: StepContext): string {
+  const notes = ctx.target.botRuns?.(ctx.window?.at ?? 0) ?? [];
+  if (!notes.length) return '';
+  const rank = (reason: string) => (reason === 'condition_false' ? 2 : reason === 'loop_suspected' ? 1 : 0);
+  const sorted = [...notes].sort((a, b) => rank(a.reason) - rank(b.reason));
+  const lines = sorted.slice(0, MAX_RUN_LINES).map((n) => ctx.mask(n.line));
+  if (notes.length > MAX_RUN_LINES) lines.push(`  … and ${notes.length - MAX_RUN_LINES} more: pinbot bots trace ${notes[0]!.bot}`);
+  if (notes.some((n) => n.reason === 'loop_suspected')) {
+    lines.push(
+      '  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, ' +
+        'e.g. clock: { advance: 3s }, or give the bot loop_guard: false — docs/bots.md "Loops")',
+    );
+  }
+  return `\n  the scenario's bots ${windowSince(ctx.window)}:\n${lines.join('\n')}`;
+}
+
+/**
+ * `expect_none`: "do X, then nothing happens". Its window opens when the last step that acted
+ * before it starts — a request, a clock move, a restart, a `use:` that acts; never an
+ * `expect_event` or another step that only looks — so what that step caused counts (a bot
+ * woken by a request answers while the request settles, and a second answer is not hidden by
+ * an `expect_event` of the first). It closes `within` after `expect_none` starts. Events an
+ * `expect_event` matched are not counted.
  */
 export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
   name: 'expect_none',
-  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the step before it until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
+  acts: false,
+  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the last step before it that acted (a request, a clock move, a restart, a use:) until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
   schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
   label: label('expect_none') as never,
   check: (s, c) => checkSpec('expect_none', s.expect_none, c),
@@ -125,9 +157,9 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
     const spec = s.expect_none;
     const kind = kindOf(spec);
     const filter = ctx.render<Record<string, unknown>>(spec[kind] ?? {});
-    // the first step of a scenario has no step before it: its window opens now
+    // the window opened when the last step that acted before this one started (see windowOpeners)
     const before = ctx.window?.known.get(kind) ?? new Set((await ctx.target.events(kind)).map((e) => e.key));
-    const since = ctx.window ? `since step ${ctx.window.step} started` : 'since this step started';
+    const since = ctx.window ? windowSince(ctx.window) : 'since this step started';
     await ctx.target.wait(parseDuration(spec.within)!);
     const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && !ctx.claimed.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
     if (seen.length) {

@@ -4,6 +4,7 @@ import { StepFailure, type StepKind } from '../types.js';
 /** `log: text` prints a line in the report (templates allowed). */
 export const logStep: StepKind<{ log: unknown }> = {
   name: 'log',
+  acts: false,
   description: 'writes a line to the report (templates allowed: "balance is {{ balance }}")',
   schema: { properties: { log: { description: 'text or any value' } }, required: ['log'] },
   label: () => 'log',
@@ -17,6 +18,7 @@ export const logStep: StepKind<{ log: unknown }> = {
 /** `set: { name: value }` defines variables for later steps. */
 export const setStep: StepKind<{ set: Record<string, unknown> }> = {
   name: 'set',
+  acts: false,
   description: 'defines variables for later steps (name → value; templates allowed)',
   schema: { properties: { set: { type: 'object', minProperties: 1, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } } }, required: ['set'] },
   label: (s) => `set ${Object.keys(s.set).join(', ')}`,
@@ -50,6 +52,7 @@ export const restartStep: StepKind<{ restart: true }> = {
 /** `assert: "balance > 5"` fails the scenario when the expression does not hold. */
 export const assertStep: StepKind<{ assert: string }> = {
   name: 'assert',
+  acts: false,
   description: 'fails unless a Liquid expression over the variables holds: tx_amount == 5, now == "2026-01-02T09:00:00.000Z"',
   schema: { properties: { assert: { type: 'string', minLength: 1 } }, required: ['assert'] },
   label: (s) => `assert ${s.assert}`,

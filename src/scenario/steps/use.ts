@@ -7,6 +7,8 @@ import type { StepKind } from '../types.js';
  */
 export const useStep: StepKind<{ use: string; with?: Record<string, unknown> }> = {
   name: 'use',
+  // it acts when its fragment has a step that acts (the runner looks)
+  acts: false,
   description: 'runs the steps of a fragment file (relative to this file) with parameters (`with:`)',
   schema: {
     properties: {

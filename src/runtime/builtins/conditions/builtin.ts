@@ -85,7 +85,7 @@ const liquidCondition: ConditionDef = {
     if (parse) return [{ path: [], message: `Liquid expression error: ${parse.message}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open' }];
     const bad = expressionProblem(liquid, expr, BOT_EXPRESSIONS);
     if (bad) return [{ path: [], message: `Liquid expression error: ${bad.message}`, hint: bad.hint }];
-    return checkPaths(expressionPaths(expr), ctx.triggers);
+    return checkPaths(expressionPaths(expr), ctx.triggers, [], expr);
   },
   compile(value) {
     const expr = String(value);

@@ -40,7 +40,8 @@ export function checkConditions(registry: Registry, spec: unknown, triggers: Tri
         const def = registry.conditions.get(key);
         const here = [...at, key];
         // a def's problems (and those of its nested conditions) are relative to its value
-        const problems = def ? (def.check?.(value, { triggers, check: checkAt }) ?? []) : checkField(key, value, triggers);
+        const field = () => checkField(key, value, triggers, { conditions: [...registry.conditions.keys()], unavailable: registry.whyUnavailable(key) });
+        const problems = def ? (def.check?.(value, { triggers, check: checkAt }) ?? []) : field();
         out.push(...problems.map((pr) => ({ ...pr, path: [...here, ...pr.path] })));
       }
     }

@@ -53,14 +53,21 @@ function listContains(list: unknown[], item: unknown): boolean {
 
 const show = (v: unknown) => (v === undefined ? 'missing' : JSON.stringify(v));
 
-/** Checks a field name against the rule's triggers and its regular expression. */
-export function checkField(field: string, spec: unknown, triggers: TriggerDef[]): CheckProblem[] {
+/**
+ * Checks a field name against the rule's triggers and its regular expression. `o.conditions`:
+ * the registered conditions (a near miss of one is suggested); `o.unavailable`: why a plugin's
+ * name (`plugin.entry`) is not there — a plugin added while the server runs.
+ */
+export function checkField(field: string, spec: unknown, triggers: TriggerDef[], o: { conditions?: string[]; unavailable?: string } = {}): CheckProblem[] {
   const out: CheckProblem[] = [];
   const known = new Set(triggers.flatMap((t) => knownFields(t.example)));
   const listy = [...known].some((k) => field.startsWith(`${k}.`) && /^\d+(\.|$)/.test(field.slice(k.length + 1)));
-  if (triggers.length && !known.has(field) && !listy) {
+  if (o.unavailable && !known.has(field)) {
+    out.push({ path: [], onKey: true, message: `unknown condition "${field}"`, hint: o.unavailable });
+  } else if (triggers.length && !known.has(field) && !listy) {
     const names = triggers.map((t) => t.name).join(', ');
-    out.push({ path: [], onKey: true, message: `unknown condition or event field "${field}" for ${names} events`, hint: hintFor(field, [...known, 'from', 'all', 'any', 'not', 'liquid'], 'fields') });
+    const conditions = o.conditions ?? ['from', 'all', 'any', 'not', 'liquid'];
+    out.push({ path: [], onKey: true, message: `unknown condition or event field "${field}" for ${names} events`, hint: hintFor(field, [...known, ...conditions], 'fields and conditions') });
   }
   const m = spec as Matcher;
   if (m && typeof m === 'object' && typeof m.matches === 'string') {

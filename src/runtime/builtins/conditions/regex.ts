@@ -26,7 +26,7 @@ const FLAG_BITS: Record<string, number> = {
   u: 0, // RE2 always reads text as Unicode code points
 };
 
-const UNSUPPORTED_HINT = 'the linear-time engine cannot run it; rewrite the pattern without it (e.g. match both spellings with an alternation), or test the text with a liquid: condition';
+const UNSUPPORTED_HINT = 'rewrite the pattern without it (e.g. match both spellings with an alternation), or test the text with a liquid: condition';
 
 /**
  * JavaScript's `\uXXXX` and `\u{X…}` escapes in RE2's spelling (`\x{XXXX}`); everything else is
