@@ -13,6 +13,12 @@ const positive = (v: string) => {
   return n;
 };
 
+const seedArg = (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 0xffffffff) throw new InvalidArgumentError(`expected a whole number from 0 to ${0xffffffff} (a failed run prints its seed), found ${JSON.stringify(v)}`);
+  return n;
+};
+
 /** Exit codes: 0 all passed, 1 a scenario failed, 2 nothing ran (a file is invalid, none found or selected). */
 const EXIT_FAILED = 1;
 const EXIT_INVALID = 2;
@@ -90,12 +96,13 @@ export function registerScenarioCommands(program: Command): void {
     .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
     .option('--keep', "leave each failed scenario's server and data up until Ctrl-C (its curl lines then work); runs in this process")
     .option('--allow-outside-root', 'let scenarios read fragments, bot and plugin files outside their project root (trusted scenarios only)')
+    .option('--seed <n>', "every scenario's seed: its PINs, ids, keys and run_id repeat across runs (default: seed: of the file, else from its name)", seedArg)
     // `--junit` is what people try first; commander alone would say "unknown option" with no
     // way forward, so these hidden flags exist only to name the --reporter that does it
     .addOption(new Option('--junit [file]').hideHelp())
     .addOption(new Option('--tap [file]').hideHelp())
     .addOption(new Option('--json [file]').hideHelp())
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean; junit?: string | true; tap?: string | true; json?: string | true }) => {
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean; seed?: number; junit?: string | true; tap?: string | true; json?: string | true }) => {
       for (const name of ['junit', 'tap', 'json'] as const) {
         const given = opts[name];
         if (given !== undefined) throw new InvalidArgumentError(`--${name} is not an option: write --reporter ${name}=${typeof given === 'string' ? given : REPORT_EXAMPLE[name]} for a ${name} report in a file (or --reporter ${name} for stdout)`);
@@ -140,7 +147,7 @@ export function registerScenarioCommands(program: Command): void {
       // a report on stdout keeps stdout for itself: the console report goes to stderr
       if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(plan.parallel, selected.length), keep: opts.keep && !remote, remote: !!remote }));
       const kept: KeptHandle[] = [];
-      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot });
+      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot, seed: opts.seed });
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
       if (kept.length) await holdKept(kept);

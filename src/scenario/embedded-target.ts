@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
+import { seededSource } from '../util/random.js';
 import { createTestWorld, type TestWorld } from '../testing/world.js';
+import { fillUserRefs } from './bot-vars.js';
 import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
 import { keyVariable } from './http.js';
 import type { LoadedScenario } from './load.js';
@@ -26,6 +28,9 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     users: Object.fromEntries(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
   });
   const clock = world.clock;
+  // a seeded run's ids carry the scenario's time (util/random.ts)
+  const seeded = seededSource();
+  if (seeded) seeded.now = () => clock.now();
   // Commits touch the clock: counting them tells an event search when to look again.
   let changes = 0;
   clock.onTouch(() => changes++);
@@ -46,7 +51,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
         }
       });
     }
-    for (const bot of sc.bots) await world.addBot(bot.text);
+    for (const bot of sc.bots) await world.addBot(fillUserRefs(bot.text, users));
     await clock.settle();
   } catch (err) {
     await world.close();

@@ -1,6 +1,7 @@
 import { iso, systemClock } from '../clock/clock.js';
 import type { ScenarioStepView } from '../console/scenario-port.js';
 import { parseDuration } from '../util/duration.js';
+import { withSeed } from '../util/random.js';
 import { locate } from '../util/yaml-errors.js';
 import { embeddedTarget } from './embedded-target.js';
 import type { LoadedScenario } from './load.js';
@@ -69,6 +70,16 @@ const elapsed = (t0: number) => Math.round(performance.now() - t0);
  * @example const result = await runScenario(scenario, { listener: consoleListener });
  */
 export async function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
+  // embedded: the scenario's PINs, ids and keys come from its seed, so a run repeats them
+  if (o.remote) return runSteps(sc, o);
+  return withSeed(sc.seed, (source) => {
+    source.now = () => sc.start;
+    return runSteps(sc, o);
+  });
+}
+
+/** runScenario's work, in the seeded context of an embedded run. Internal. */
+async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
   const mode = o.remote ? 'remote' : 'embedded';
