@@ -5,6 +5,7 @@ import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
 import { seededSource } from '../util/random.js';
 import { createTestWorld, type TestWorld } from '../testing/world.js';
 import { fillUserRefs } from './bot-vars.js';
+import { CoverageCollector } from './coverage/collect.js';
 import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
 import { keyVariable } from './http.js';
 import type { LoadedScenario } from './load.js';
@@ -17,7 +18,8 @@ import type { Target, TargetUser } from './types.js';
  * Adds what scenarios need beyond the test kit: `subscribed_days`, a restart on the same
  * data directory, and events read from the store (reading spends no one's rate limit).
  */
-export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
+export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean } = {}): Promise<Target> {
+  const coverage = o.coverage ? new CoverageCollector() : undefined;
   const registry = await registryFor(sc.plugins, sc.config);
   const log = pino({ level: 'silent' });
   const world: TestWorld = await createTestWorld({
@@ -26,7 +28,9 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     registry,
     log,
     users: Object.fromEntries(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
+    ...(coverage ? { hostOptions: { onTrace: (t) => coverage.trace(t) } } : {}),
   });
+  coverage?.attach(world.server.http);
   const clock = world.clock;
   // a seeded run's ids carry the scenario's time (util/random.ts)
   const seeded = seededSource();
@@ -77,7 +81,10 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     settle: () => clock.settle(),
     advanceTo: (ms) => clock.advanceTo(ms),
     // the world restarts its server on the same data directory and clock, and its bots
-    restart: () => world.restart(),
+    async restart() {
+      await world.restart();
+      coverage?.attach(world.server.http);
+    },
     async events(kind) {
       if (seen !== changes) cache.clear();
       seen = changes;
@@ -102,6 +109,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       return lines;
     },
     close: () => world.close(),
+    ...(coverage ? { coverage: () => coverage.result() } : {}),
   };
   return target;
 }

@@ -33,8 +33,11 @@ export interface LoadedScenario {
   start: number;
   /** Declared users, and the users bots act as (created with them). */
   users: Record<string, UserDecl>;
-  /** Bot YAML texts, each acting as a user of the scenario. */
-  bots: Array<{ text: string; label: string }>;
+  /**
+   * Bot YAML texts, each acting as a user of the scenario; `name`, and where the bot is written
+   * (`source`: the bot file, or the scenario file with `at` its place there) for coverage.
+   */
+  bots: Array<{ text: string; label: string; name?: string; source?: string; at?: Array<string | number> }>;
   /** Plugin files (absolute). */
   plugins: string[];
   vars: Record<string, unknown>;
@@ -203,7 +206,8 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
     const as = r.bot?.identity && 'as' in r.bot.identity ? String((r.bot.identity as { as: string }).as) : undefined;
     if (as === undefined) return problemHere(`bot ${r.bot?.name} has no as: — in a scenario a bot acts as one of its users`, 'add as: NAME (a user of the scenario), or { file, as } for a bot file');
     users[as] ??= {};
-    out.push({ text, label });
+    const inline = !(typeof entry === 'string' || 'file' in (entry as object));
+    out.push({ text, label, name: r.bot!.name, source: inline ? y.file : botFile, at: inline ? ['bots', i] : [] });
   });
   return out;
 }

@@ -81,6 +81,8 @@ export interface RunAllOptions {
   keep?: RunScenarioOptions['keep'];
   /** `--seed N`: every scenario's seed (its PINs, ids, keys and run_id), instead of its own. */
   seed?: number;
+  /** `--coverage`: each result carries what its run exercised. */
+  coverage?: boolean;
 }
 
 /** Which scenarios a run selects (--grep, --tag). */
@@ -106,7 +108,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
   let done: ScenarioResult[];
   // a kept server must live in this process: --keep runs here
   if (o.threads && !o.keep && parallel > 1 && scenarios.length > 1) {
-    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, listener });
+    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, coverage: o.coverage, listener });
   } else {
     const results: ScenarioResult[] = new Array(scenarios.length);
     const stop = { stopped: false };
@@ -114,7 +116,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     const worker = async () => {
       while (next < scenarios.length && !stop.stopped) {
         const i = next++;
-        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep });
+        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep, coverage: o.coverage });
         if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
       }
     };

@@ -2,6 +2,7 @@ import { iso, systemClock } from '../clock/clock.js';
 import type { ScenarioStepView } from '../console/scenario-port.js';
 import { parseDuration } from '../util/duration.js';
 import { withSeed } from '../util/random.js';
+import type { ScenarioCoverage } from './coverage/collect.js';
 import { locate } from '../util/yaml-errors.js';
 import { embeddedTarget } from './embedded-target.js';
 import type { LoadedScenario } from './load.js';
@@ -39,6 +40,8 @@ export interface ScenarioResult {
   error?: string;
   /** `--keep`: the failed scenario's server, left up (its curl lines work against it). */
   kept?: KeptServer;
+  /** `--coverage`: what the run exercised (embedded runs). */
+  coverage?: ScenarioCoverage;
 }
 
 /** Told as a run goes, for live reports. */
@@ -58,6 +61,8 @@ export interface RunScenarioOptions {
    * stops it), and its result says where it is.
    */
   keep?: (kept: KeptServer & { name: string; file: string; close(): Promise<void> }) => void;
+  /** Count what the run exercises (`--coverage`): the result's `coverage`. */
+  coverage?: boolean;
 }
 
 const DEFAULT_EVERY = '1s';
@@ -86,7 +91,7 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
   const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode, started: new Date(systemClock.now()).toISOString() } as const;
   let target: Target;
   try {
-    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc);
+    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc, { coverage: o.coverage });
   } catch (err) {
     const r: ScenarioResult = { ...base, status: 'failed', ms: elapsed(t0), clock: iso(sc.start), steps: skipAll(sc.steps, ''), error: `setting up: ${(err as Error).message}` };
     o.listener?.scenarioEnd?.(r);
@@ -237,7 +242,7 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
       o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
     } else await target.close().catch(() => undefined);
   }
-  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}) };
+  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}), ...(target.coverage ? { coverage: target.coverage() } : {}) };
   o.listener?.scenarioEnd?.(r);
   return r;
 }

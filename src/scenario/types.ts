@@ -1,4 +1,5 @@
 import type { LocatedYaml } from '../util/yaml-errors.js';
+import type { ScenarioCoverage } from './coverage/collect.js';
 
 /** What `expect_event` / `expect_none` can wait for. */
 export type EventKind = 'message' | 'transfer' | 'introduction' | 'contact_request';
@@ -83,6 +84,8 @@ export interface Target {
    * guard pausing an exchange — one line each, for a failure to say why nothing came.
    */
   heldBack?(since: number): string[];
+  /** Embedded, with coverage on: what the run exercised so far (scenario/coverage/collect.ts). */
+  coverage?(): ScenarioCoverage;
   close(): Promise<void>;
 }
 

@@ -31,6 +31,7 @@ async function run(index: number, file: string): Promise<void> {
     }
     const result = await runScenario(sc, {
       remote: setup.remote,
+      coverage: setup.coverage,
       stop,
       listener: {
         scenarioStart: () => post({ type: 'start', index }),
