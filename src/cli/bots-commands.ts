@@ -13,6 +13,7 @@ import { buildRegistry, pluginHostOf } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
+import { registerWhatIf } from './bot-what-if.js';
 import { DATA_DIR } from '../util/data-dir.js';
 
 interface Common {
@@ -213,6 +214,8 @@ export function registerBotCommands(program: Command): void {
     const ordered = [...traces].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     process.stdout.write(ordered.map(formatTrace).join('\n') + '\n');
   });
+
+  registerWhatIf(bots);
 
   common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
     const dataDir = resolve(opts.data);

@@ -36,6 +36,7 @@ export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type 
 // state/: what survives a restart, traces included
 export { BotCursors, BotInbox, BotMetas, PluginStates, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
+export { whatIf, type ReplayedEvent, type ReplayedRule, type WhatIfReport } from './run/what-if.js';
 export { fencedStore } from './state/fenced-store.js';
 export { formatTrace } from './state/trace-format.js';
 
