@@ -73,4 +73,24 @@ describe('bots what-if', () => {
       await world.close();
     }
   }, 120_000);
+
+  it('reads contact checks as recorded, and a condition reading something live (the wallet) fails closed and says so', async () => {
+    const FRIENDS = 'name: friends\nas: jar\nrules:\n  - id: friends\n    on: message.received\n    if: { from: contacts }\n    do:\n      - reply: "hi friend"\n';
+    const world = await createTestWorld({ users: { alice: { contacts: ['jar'] }, jar: {} } });
+    try {
+      await world.addBot(FRIENDS);
+      await world.as('alice').send('jar', 'hello');
+      await world.advance('10s');
+      const traces = world.traces('friends');
+      expect(traces[0]).toMatchObject({ outcome: 'done', seen: { contacts: { [world.users.alice!.pin_code]: true } } });
+      const edited = FRIENDS.replace('if: { from: contacts }', 'if: { not: { from: contacts } }') + '  - id: rich\n    on: message.received\n    if: { liquid: "wallet.balance > 5" }\n    do:\n      - reply: "rich"\n';
+      const r = await whatIf(loadBot('friends.yaml', edited, { registry: createRegistry() }).bot!, traces);
+      // alice was a contact when the bot decided: the edited rule reads that, and no longer runs
+      expect(r.events[0]!.after[0]).toMatchObject({ rule: 'friends', decision: 'condition_false', condition: expect.stringContaining('contacts') });
+      expect(r.events[0]!.changes).toEqual([`rule friends no longer runs: condition_false — ${r.events[0]!.after[0]!.condition}`]);
+      expect(r.events[0]!.after[1]).toEqual({ rule: 'rich', decision: 'condition_false', condition: 'liquid wallet.balance > 5 (could not be evaluated: reads wallet, which the trace did not record, line:1, col:1)', steps: [] });
+    } finally {
+      await world.close();
+    }
+  }, 60_000);
 });

@@ -63,7 +63,12 @@ function stoppedClock(at: number): Clock {
 const HELD_BACK = new Set(['cooldown', 'throttled', 'loop_suspected', 'from_bot', 'single_running', 'sender_backlog']);
 /** A step's arguments in full (compared as text: traces keep them up to 1,000 characters). Internal. */
 const shown = (v: unknown) => JSON.stringify(v ?? null);
-const conditionText = (c?: ConditionResult): string | undefined => (c ? `${c.label}${c.detail ? ` (${c.detail})` : ''}` : undefined);
+/** A condition's result as text; one with no value of its own says what its parts found (`not (from contacts ✓)`). Internal. */
+const conditionText = (c?: ConditionResult): string | undefined => {
+  if (!c) return undefined;
+  if (c.detail) return `${c.label} (${c.detail})`;
+  return c.children?.length ? `${c.label} (${c.children.map((k) => `${conditionText(k)} ${k.ok ? '✓' : '✗'}`).join(', ')})` : c.label;
+};
 /** The deepest failing condition: what a person needs to see. Internal. */
 const failing = (c: ConditionResult): ConditionResult => c.children?.find((k) => !k.ok) ? failing(c.children.find((k) => !k.ok)!) : c;
 
