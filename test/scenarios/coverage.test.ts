@@ -93,7 +93,7 @@ describe('scenario coverage', () => {
       const row = p.locator('#operations tr', { hasText: 'POST /wallet/send' });
       expect(await row.innerText()).toMatch(/POST \/wallet\/send\s+4\s+4\s+201 ×3, 404 ×1\s+user_not_found ×1\s+400 401 409 413 429 500 503/);
       expect(await p.locator('#operations tr.miss', { hasText: 'GET /me' }).count()).toBe(1);
-      expect((await p.locator('ul.missed li').allInnerTexts()).map((t) => t.split(' ')[0])).toEqual(['bots/owner-jar.yaml:21', 'bots/owner-jar.yaml:36', 'bots/owner-jar.yaml:43']);
+      expect((await p.locator('ul.missed li').allInnerTexts()).map((t) => t.split(' ')[0])).toEqual([21, 36, 43].map((l) => `test/fixtures/confidence/bots/owner-jar.yaml:${l}`));
       expect(requests).toEqual([`file://${html}`]);
     } finally {
       await browser.close();
