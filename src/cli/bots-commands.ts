@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { botVarsCommand, formatBotVars, type BotVarsView } from '../services/bot-vars.js';
 import { AdminError } from '../admin/errors.js';
@@ -15,6 +15,7 @@ import { buildRegistry } from '../services/registry.js';
 import { lockHolder } from '../store/file/lock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatProblem, type FileProblem } from '../util/yaml-errors.js';
+import { registerWhatIf } from './bot-what-if.js';
 import { DATA_DIR } from '../util/data-dir.js';
 import { addMemoryCommand } from './bots-memory-command.js';
 import { registerDialogCommands } from './dialog-commands.js';
@@ -61,6 +62,17 @@ export function formatBotLine(b: { name?: string; file: string; status: string; 
 /** Is a server running on the data directory (reachable through its admin socket)? */
 function serverRunning(dataDir: string): boolean {
   return lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
+}
+
+/** `bots trace NAME --scenario RUN [--out FILE]`. Internal. */
+async function printTraceScenario(name: string, run: string, opts: Common & { out?: string }): Promise<void> {
+  const { traceScenario } = await import('./bot-traces.js');
+  const r = await traceScenario(name, run, opts);
+  if (!r.out) return void process.stdout.write(r.text);
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  mkdirSync(dirname(resolve(r.out)), { recursive: true });
+  writeFileSync(r.out, r.text, { flag: 'wx' });
+  process.stderr.write(`wrote ${r.out}: run it with pinbot scenario run ${r.out}\n`);
 }
 
 /** `pinbot bots …`: validate, run, list, trace, reload, pause, resume. */
@@ -185,8 +197,11 @@ export function registerBotCommands(program: Command): void {
       .description('why a bot did (or did not) act: its recent rule runs')
       .argument('<name>')
       .option('--limit <n>', 'how many runs', '20')
-      .option('--json', 'print JSON'),
-  ).action(async (name: string, opts: Common & { limit: string; json?: boolean }) => {
+      .option('--json', 'print JSON')
+      .option('--scenario <run>', 'write a scenario that recreates a run and expects what the bot did (RUN: its event id, e.g. txn_…, or last)')
+      .option('--out <file>', 'with --scenario: write it to this file (else stdout)'),
+  ).action(async (name: string, opts: Common & { limit: string; json?: boolean; scenario?: string; out?: string }) => {
+    if (opts.scenario !== undefined) return void (await printTraceScenario(name, opts.scenario, opts));
     const dataDir = resolve(opts.data);
     let traces: Trace[];
     let waiting: string | undefined;
@@ -208,6 +223,8 @@ export function registerBotCommands(program: Command): void {
     if (waiting) lines.push(`${name}: ${waiting}`);
     process.stdout.write(lines.join('\n') + '\n');
   });
+
+  registerWhatIf(bots);
 
   common(bots.command('reload').description('re-read the bot files of the running server now').option('--json', 'print JSON')).action(async (opts: Common & { json?: boolean }) => {
     const dataDir = resolve(opts.data);

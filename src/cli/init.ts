@@ -92,7 +92,7 @@ export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
       start: 'pinbot serve',
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
-      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml',
+      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
     },
     dependencies: { pinbot: pinbot ?? `^${PINBOT_VERSION}` },
     // the versions pinbot itself is tested with

@@ -13,6 +13,49 @@ const positive = (v: string) => {
   return n;
 };
 
+const seedArg = (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 0xffffffff) throw new InvalidArgumentError(`expected a whole number from 0 to ${0xffffffff} (a failed run prints its seed), found ${JSON.stringify(v)}`);
+  return n;
+};
+
+/** `--coverage [file]`, repeatable: the files given (none: only the summary). */
+const collectFiles = (v: string | undefined, all: string[] | true | undefined) => [...(Array.isArray(all) ? all : []), ...(v === undefined ? [] : [v])];
+
+/**
+ * What `--coverage` and `--coverage-min` ask for, checked before anything runs; `report` writes
+ * the summary and files and says whether the gate passed. Internal.
+ */
+async function coverageSetup(files: string[] | true | undefined, min: string[]) {
+  if (files === undefined && !min.length) return undefined;
+  const { parseCoverageMin, belowMinimum, coverageSummary, coverageHtml } = await import('../scenario/coverage/format.js');
+  const { coverageReport } = await import('../scenario/coverage/report.js');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { dirname } = await import('node:path');
+  let gate: ReturnType<typeof parseCoverageMin>;
+  try {
+    gate = parseCoverageMin(min);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  const list = Array.isArray(files) ? files : [];
+  for (const f of list) if (!/\.(html?|json)$/i.test(f)) throw new InvalidArgumentError(`--coverage ${f}: expected a file ending .html (the page) or .json (the data), e.g. --coverage reports/coverage.html`);
+  return {
+    async report(scenarios: LoadedScenario[], results: Parameters<typeof coverageReport>[1], out: NodeJS.WritableStream): Promise<boolean> {
+      const report = coverageReport(scenarios, results);
+      out.write(`\n${coverageSummary(report)}\n`);
+      for (const f of list) {
+        mkdirSync(dirname(f), { recursive: true });
+        writeFileSync(f, /\.json$/i.test(f) ? `${JSON.stringify(report, null, 2)}\n` : coverageHtml(report));
+        process.stderr.write(`wrote coverage ${/\.json$/i.test(f) ? 'data' : 'page'} to ${f}\n`);
+      }
+      const below = belowMinimum(report, gate);
+      for (const line of below) process.stderr.write(`coverage below the minimum: ${line}\n`);
+      return below.length === 0;
+    },
+  };
+}
+
 /** Exit codes: 0 all passed, 1 a scenario failed, 2 nothing ran (a file is invalid, none found or selected). */
 const EXIT_FAILED = 1;
 const EXIT_INVALID = 2;
@@ -106,12 +149,15 @@ export function registerScenarioCommands(program: Command): void {
     .option('--in-process', 'run parallel scenarios concurrently in this process instead of in one worker process per --parallel')
     .option('--keep', "leave each failed scenario's server and data up until Ctrl-C (its curl lines then work); runs in this process")
     .option('--allow-outside-root', 'let scenarios read fragments, bot and plugin files outside their project root (trusted scenarios only)')
+    .option('--seed <n>', "every scenario's seed: its PINs, ids, keys and run_id repeat across runs (default: seed: of the file, else from its name)", seedArg)
+    .option('--coverage [file]', 'report what the run exercised: API operations × statuses, bot rules, branches and lines (a summary; FILE.html a page, FILE.json the data; repeatable)', collectFiles)
+    .option('--coverage-min <percent>', 'exit 1 when coverage is below: 80 (every measure) or operations|rules|branches|lines=PERCENT (repeatable)', collect, [])
     // `--junit` is what people try first; commander alone would say "unknown option" with no
     // way forward, so these hidden flags exist only to name the --reporter that does it
     .addOption(new Option('--junit [file]').hideHelp())
     .addOption(new Option('--tap [file]').hideHelp())
     .addOption(new Option('--json [file]').hideHelp())
-    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean; junit?: string | true; tap?: string | true; json?: string | true }) => {
+    .action(async (paths: string[], opts: { parallel?: number; grep?: string; tag: string[]; bail?: boolean; reporter: string[]; output: string[]; server?: string; keys?: string; quiet?: boolean; inProcess?: boolean; keep?: boolean; allowOutsideRoot?: boolean; seed?: number; coverage?: string[] | true; coverageMin: string[]; junit?: string | true; tap?: string | true; json?: string | true }) => {
       for (const name of ['junit', 'tap', 'json'] as const) {
         const given = opts[name];
         if (given !== undefined) throw new InvalidArgumentError(`--${name} is not an option: write --reporter ${name}=${typeof given === 'string' ? given : REPORT_EXAMPLE[name]} for a ${name} report in a file (or --reporter ${name} for stdout)`);
@@ -143,6 +189,7 @@ export function registerScenarioCommands(program: Command): void {
         process.exitCode = EXIT_INVALID;
         return;
       }
+      const remote = opts.server && keys ? { url: opts.server, keys } : undefined;
       const selected = selectScenarios(scenarios, { grep, tags: opts.tag });
       if (!selected.length) {
         // a typo'd --tag must not be a green CI job
@@ -150,19 +197,21 @@ export function registerScenarioCommands(program: Command): void {
         process.exitCode = EXIT_INVALID;
         return;
       }
+      const coverage = await coverageSetup(opts.coverage, opts.coverageMin);
+      if (coverage && remote) throw new InvalidArgumentError('--coverage needs the embedded server (it counts what the server answered and what its bots did): run without --server');
       const plan = runPlan(selected.length, { parallel: opts.parallel, inProcess: opts.inProcess || opts.keep });
       const list = reporters.map((r) => fileReporter(r.name, r.file));
-      const remote = opts.server && keys ? { url: opts.server, keys } : undefined;
       // a report on stdout keeps stdout for itself: the console report goes to stderr
       if (!opts.quiet) list.unshift(consoleReporter({ out: toStdout ? process.stderr : process.stdout, parallel: Math.min(plan.parallel, selected.length), keep: opts.keep && !remote, remote: !!remote }));
       const kept: KeptHandle[] = [];
       // OTEL_* asks for traces: one per scenario run here (workers start their own)
       const { startTracing, stopTracing } = await import('../telemetry/tracing.js');
       await startTracing(process.env, (msg) => process.stderr.write(`pinbot: opentelemetry: ${msg}\n`));
-      const { summary } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot });
+      const { summary, results } = await runAll(selected, { parallel: plan.parallel, grep, tags: opts.tag, bail: opts.bail, threads: !plan.inProcess, remote, reporters: list, keep: opts.keep ? (k) => kept.push(k) : undefined, allowOutsideRoot: opts.allowOutsideRoot, seed: opts.seed, coverage: !!coverage });
       await stopTracing();
       for (const r of reporters) if (r.file) process.stderr.write(`wrote ${r.name} report to ${r.file}\n`);
       if (summary.failed) process.exitCode = EXIT_FAILED;
+      if (coverage && !(await coverage.report(selected, results, toStdout ? process.stderr : process.stdout))) process.exitCode = EXIT_FAILED;
       if (kept.length) await holdKept(kept);
     });
 }

@@ -39,6 +39,7 @@ export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type 
 // state/: what survives a restart, traces included
 export { BotCursors, BotDialogs, BotInbox, BotMetas, PluginStates, type DialogRecord, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
+export { whatIf, type ReplayedEvent, type ReplayedRule, type WhatIfReport } from './run/what-if.js';
 export { fencedStore } from './state/fenced-store.js';
 export { BotMemories, type MemoryRecord } from './state/bot-records.js';
 export { BotMemory, DEFAULT_MEMORY, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';

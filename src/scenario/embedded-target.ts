@@ -2,7 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { subscribe, Subscriptions } from '../domain/wallet/subscription.js';
+import { seededSource } from '../util/random.js';
 import { createTestWorld, type TestWorld } from '../testing/world.js';
+import { fillUserRefs } from './bot-vars.js';
+import { CoverageCollector } from './coverage/collect.js';
 import { storeEvents, type EventKind, type ScenarioEvent } from './events.js';
 import { keyVariable } from './http.js';
 import type { LoadedScenario } from './load.js';
@@ -16,7 +19,8 @@ import type { BotRunNote, Target, TargetUser } from './types.js';
  * Adds what scenarios need beyond the test kit: `subscribed_days`, a restart on the same
  * data directory, and events read from the store (reading spends no one's rate limit).
  */
-export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
+export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean } = {}): Promise<Target> {
+  const coverage = o.coverage ? new CoverageCollector() : undefined;
   const registry = await registryFor(sc.plugins, sc.config);
   const log = pino({ level: 'silent' });
   const world: TestWorld = await createTestWorld({
@@ -25,8 +29,13 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     registry,
     log,
     users: nullProto(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
+    ...(coverage ? { hostOptions: { onTrace: (t) => coverage.trace(t) } } : {}),
   });
+  coverage?.attach(world.server.http);
   const clock = world.clock;
+  // a seeded run's ids carry the scenario's time (util/random.ts)
+  const seeded = seededSource();
+  if (seeded) seeded.now = () => clock.now();
   // Commits touch the clock: counting them tells an event search when to look again.
   let changes = 0;
   clock.onTouch(() => changes++);
@@ -47,7 +56,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
         }
       });
     }
-    for (const bot of sc.bots) await world.addBot(bot.text);
+    for (const bot of sc.bots) await world.addBot(fillUserRefs(bot.text, users));
     await clock.settle();
   } catch (err) {
     await world.close();
@@ -73,7 +82,10 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
     settle: () => clock.settle(),
     advanceTo: (ms) => clock.advanceTo(ms),
     // the world restarts its server on the same data directory and clock, and its bots
-    restart: () => world.restart(),
+    async restart() {
+      await world.restart();
+      coverage?.attach(world.server.http);
+    },
     async events(kind) {
       if (seen !== changes) cache.clear();
       seen = changes;
@@ -98,6 +110,7 @@ export async function embeddedTarget(sc: LoadedScenario): Promise<Target> {
       return notes;
     },
     close: () => world.close(),
+    ...(coverage ? { coverage: () => coverage.result() } : {}),
   };
   return target;
 }

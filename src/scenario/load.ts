@@ -9,6 +9,7 @@ import { loadBot } from '../runtime/index.js';
 import { hintFor } from '../util/suggest.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { checkSteps, prefixErrors, validateTopLevel, type Checker } from './check-steps.js';
+import { overrideVars, userRefs } from './bot-vars.js';
 import { registryFor } from './plugins.js';
 import type { StepRegistry } from './step-registry.js';
 import type { StepNode } from './types.js';
@@ -32,8 +33,11 @@ export interface LoadedScenario {
   start: number;
   /** Declared users, and the users bots act as (created with them). */
   users: Record<string, UserDecl>;
-  /** Bot YAML texts, each acting as a user of the scenario. */
-  bots: Array<{ text: string; label: string }>;
+  /**
+   * Bot YAML texts, each acting as a user of the scenario; `name`, and where the bot is written
+   * (`source`: the bot file, or the scenario file with `at` its place there) for coverage.
+   */
+  bots: Array<{ text: string; label: string; name?: string; source?: string; at?: Array<string | number> }>;
   /** Plugin files (absolute). */
   plugins: string[];
   vars: Record<string, unknown>;
@@ -167,8 +171,8 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
     let text: string;
     let label: string;
     let botFile: string;
-    if (typeof entry === 'string' || (entry && typeof entry === 'object' && 'file' in entry && Object.keys(entry).every((k) => k === 'file' || k === 'as'))) {
-      const ref = typeof entry === 'string' ? { file: entry } : (entry as { file: string; as?: string });
+    if (typeof entry === 'string' || (entry && typeof entry === 'object' && 'file' in entry && Object.keys(entry).every((k) => k === 'file' || k === 'as' || k === 'vars'))) {
+      const ref = typeof entry === 'string' ? { file: entry } : (entry as { file: string; as?: string; vars?: Record<string, unknown> });
       botFile = resolve(dir, ref.file);
       label = ref.file;
       const why = refused(botFile);
@@ -178,11 +182,14 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
       } catch {
         return problemHere(`no bot file ${ref.file} (looked at ${botFile})`, 'bot paths are relative to the scenario file');
       }
-      if (ref.as !== undefined) {
+      if (ref.as !== undefined || ref.vars !== undefined) {
         const doc = parseDocument(text, { logLevel: 'error' });
         if (doc.errors.length === 0) {
-          doc.set('as', ref.as);
-          doc.delete('create_user');
+          if (ref.as !== undefined) {
+            doc.set('as', ref.as);
+            doc.delete('create_user');
+          }
+          if (ref.vars !== undefined) overrideVars(doc, ref.vars);
           text = doc.toString();
         }
       }
@@ -197,10 +204,14 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
       else for (const p of r.problems) problems.push({ file: y.file, ...locate(y, ['bots', i, ...p.path.split('.').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s))]), path: `bots.${i}.${p.path}`, message: p.message, hint: p.hint });
       return;
     }
+    for (const ref of userRefs(r.bot?.spec.vars, ['vars'])) {
+      if (!(ref.user in users)) problemHere(`${label}: ${ref.path.join('.')} names user "${ref.user}", who is not a user of this scenario`, hintFor(ref.user, Object.keys(users), 'users'));
+    }
     const as = r.bot?.identity && 'as' in r.bot.identity ? String((r.bot.identity as { as: string }).as) : undefined;
     if (as === undefined) return problemHere(`bot ${r.bot?.name} has no as: — in a scenario a bot acts as one of its users`, 'add as: NAME (a user of the scenario), or { file, as } for a bot file');
     users[as] ??= {};
-    out.push({ text, label });
+    const inline = !(typeof entry === 'string' || 'file' in (entry as object));
+    out.push({ text, label, name: r.bot!.name, source: inline ? y.file : botFile, at: inline ? ['bots', i] : [] });
   });
   return out;
 }

@@ -79,6 +79,10 @@ export interface RunAllOptions {
   threads?: boolean;
   /** `--keep`: failed scenarios' servers are left up and handed here (runs in this process). */
   keep?: RunScenarioOptions['keep'];
+  /** `--seed N`: every scenario's seed (its PINs, ids, keys and run_id), instead of its own. */
+  seed?: number;
+  /** `--coverage`: each result carries what its run exercised. */
+  coverage?: boolean;
 }
 
 /** Which scenarios a run selects (--grep, --tag). */
@@ -100,10 +104,11 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     scenarioEnd: (res) => reporters.forEach((r) => r.scenarioEnd?.(res)),
   };
   const t0 = performance.now();
+  if (o.seed !== undefined) for (const s of scenarios) s.seed = o.seed;
   let done: ScenarioResult[];
   // a kept server must live in this process: --keep runs here
   if (o.threads && !o.keep && parallel > 1 && scenarios.length > 1) {
-    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, listener });
+    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, coverage: o.coverage, listener });
   } else {
     const results: ScenarioResult[] = new Array(scenarios.length);
     const stop = { stopped: false };
@@ -111,7 +116,7 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     const worker = async () => {
       while (next < scenarios.length && !stop.stopped) {
         const i = next++;
-        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep });
+        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep, coverage: o.coverage });
         if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
       }
     };

@@ -1,6 +1,8 @@
 import { iso, systemClock } from '../clock/clock.js';
 import type { ScenarioStepView } from '../console/scenario-port.js';
 import { parseDuration } from '../util/duration.js';
+import { withSeed } from '../util/random.js';
+import type { ScenarioCoverage } from './coverage/collect.js';
 import { locate } from '../util/yaml-errors.js';
 import { embeddedTarget } from './embedded-target.js';
 import type { LoadedScenario } from './load.js';
@@ -39,6 +41,8 @@ export interface ScenarioResult {
   error?: string;
   /** `--keep`: the failed scenario's server, left up (its curl lines work against it). */
   kept?: KeptServer;
+  /** `--coverage`: what the run exercised (embedded runs). */
+  coverage?: ScenarioCoverage;
 }
 
 /** Told as a run goes, for live reports. */
@@ -58,6 +62,8 @@ export interface RunScenarioOptions {
    * stops it), and its result says where it is.
    */
   keep?: (kept: KeptServer & { name: string; file: string; close(): Promise<void> }) => void;
+  /** Count what the run exercises (`--coverage`): the result's `coverage`. */
+  coverage?: boolean;
 }
 
 const DEFAULT_EVERY = '1s';
@@ -73,24 +79,33 @@ const elapsed = (t0: number) => Math.round(performance.now() - t0);
  * @example const result = await runScenario(scenario, { listener: consoleListener });
  */
 export function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
-  if (!tracingOn()) return runScenarioUntraced(sc, o);
+  if (!tracingOn()) return runSeeded(sc, o);
   return inSpan('pinbot.scenario', { 'pinbot.scenario': sc.name, 'pinbot.scenario.file': sc.file }, async (span) => {
-    const r = await runScenarioUntraced(sc, o);
+    const r = await runSeeded(sc, o);
     span?.setAttribute('pinbot.scenario.status', r.status);
     if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
     return r;
   }, { parent: rootContext() });
 }
 
-/** `runScenario` without its span. Internal. */
-async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
+/** `runScenario` without its span: embedded, the scenario's PINs, ids and keys come from its seed, so a run repeats them. Internal. */
+function runSeeded(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
+  if (o.remote) return runSteps(sc, o);
+  return withSeed(sc.seed, (source) => {
+    source.now = () => sc.start;
+    return runSteps(sc, o);
+  });
+}
+
+/** runScenario's work, in the seeded context of an embedded run. Internal. */
+async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
   const mode = o.remote ? 'remote' : 'embedded';
   const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode, started: new Date(systemClock.now()).toISOString() } as const;
   let target: Target;
   try {
-    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc);
+    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc, { coverage: o.coverage });
   } catch (err) {
     const r: ScenarioResult = { ...base, status: 'failed', ms: elapsed(t0), clock: iso(sc.start), steps: skipAll(sc.steps, ''), error: `setting up: ${(err as Error).message}` };
     o.listener?.scenarioEnd?.(r);
@@ -249,7 +264,7 @@ async function runScenarioUntraced(sc: LoadedScenario, o: RunScenarioOptions): P
       o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
     } else await target.close().catch(() => undefined);
   }
-  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}) };
+  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}), ...(target.coverage ? { coverage: target.coverage() } : {}) };
   o.listener?.scenarioEnd?.(r);
   return r;
 }

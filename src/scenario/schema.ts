@@ -17,7 +17,7 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
       name: { type: 'string', minLength: 1, description: 'what reports call the scenario (default: the file name)' },
       description: { type: 'string' },
       tags: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'for --tag' },
-      seed: { type: 'integer', minimum: 0, description: 'seed of {{ run_id }} (default: from the file name); shown with every failure' },
+      seed: { type: 'integer', minimum: 0, maximum: 4294967295, description: 'seed of the PINs, ids and API keys of the embedded server and of {{ run_id }} (default: from the file name; --seed overrides); shown with every failure' },
       config: { type: 'object', description: 'config.yaml overrides for the embedded server (rate_limits, ubi, wallet, subscription, messaging…)' },
       clock: {
         type: 'object',
@@ -40,13 +40,13 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
       },
       bots: {
         type: 'array',
-        description: 'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as } to act as another user, or an inline bot definition',
+        description: 'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
         items: loose
           ? {}
           : {
               anyOf: [
                 { type: 'string', minLength: 1 },
-                { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', minLength: 1 }, as: { type: 'string', minLength: 1 } } },
+                { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', minLength: 1 }, as: { type: 'string', minLength: 1 }, vars: { type: 'object', description: "overrides keys of the bot file's vars: (values may name users: \"{{ users.alice.pin_code }}\")" } } },
                 { type: 'object', required: ['name', 'rules'], description: 'an inline bot (see bot.schema.json)' },
               ],
             },

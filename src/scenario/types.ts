@@ -1,4 +1,5 @@
 import type { LocatedYaml } from '../util/yaml-errors.js';
+import type { ScenarioCoverage } from './coverage/collect.js';
 
 /** What `expect_event` / `expect_none` can wait for. */
 export type EventKind = 'message' | 'transfer' | 'introduction' | 'contact_request';
@@ -84,6 +85,8 @@ export interface Target {
    * exchange — with their trace reasons, for a failed `expect_event` to say why nothing came.
    */
   botRuns?(since: number): BotRunNote[];
+  /** Embedded, with coverage on: what the run exercised so far (scenario/coverage/collect.ts). */
+  coverage?(): ScenarioCoverage;
   close(): Promise<void>;
 }
 

@@ -14,6 +14,9 @@ const WORKER_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './
 export interface WorkerSetup {
   remote?: { url: string; keys: Record<string, string> };
   allowOutsideRoot?: boolean;
+  /** `--seed N`: every scenario's seed. */
+  seed?: number;
+  coverage?: boolean;
 }
 
 /** Messages between the main process and a worker. Internal. */
@@ -32,7 +35,7 @@ export type ToMain =
  * Each worker loads the scenario files itself; reports are told in this process, as for an
  * in-process run.
  */
-export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: number; bail?: boolean; remote?: WorkerSetup['remote']; allowOutsideRoot?: boolean; listener: RunListener }): Promise<ScenarioResult[]> {
+export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: number; bail?: boolean; remote?: WorkerSetup['remote']; allowOutsideRoot?: boolean; seed?: number; coverage?: boolean; listener: RunListener }): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = new Array(scenarios.length);
   let next = 0;
   let stopped = false;
@@ -68,7 +71,7 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
     };
     for (let i = 0; i < Math.min(o.threads, scenarios.length); i++) {
       const w = fork(WORKER_ENTRY, [], {
-        env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote, allowOutsideRoot: o.allowOutsideRoot } satisfies WorkerSetup) },
+        env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, coverage: o.coverage } satisfies WorkerSetup) },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: [],
       });

@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import { fillRandom, seededSource } from './random.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 /** Character codes of the time and counter digits (ALPHABET) and of the random ones (radix 32: 0-9a-v). */
@@ -41,6 +42,8 @@ function encode(n: number, width: number): string {
  * @example newId('usr') // 'usr_1m7zdtxew0000585cm228'
  */
 export function newId(prefix: string): string {
+  const seeded = seededSource();
+  if (seeded) return seededId(prefix, seeded);
   const now = Date.now();
   if (now > lastTime) {
     lastTime = now;
@@ -89,6 +92,25 @@ export function newId(prefix: string): string {
   return prefix + '_' + timeText + tail;
 }
 
+/**
+ * An id of a seeded run (util/random.ts): the same shape, its time from the run's own clock
+ * and its random digits from the run's generator, so a run with the same seed repeats them.
+ * Internal.
+ */
+function seededId(prefix: string, s: NonNullable<ReturnType<typeof seededSource>>): string {
+  const now = s.now();
+  if (now > s.idTime) {
+    s.idTime = now;
+    s.idCounter = 0;
+  } else if (++s.idCounter >= 32 ** 4) {
+    s.idTime++;
+    s.idCounter = 0;
+  }
+  const b = fillRandom(Buffer.alloc(5));
+  const n = b[0]! * 2 ** 32 + b.readUInt32BE(1);
+  return `${prefix}_${encode(s.idTime, 9)}${encode(s.idCounter, 4)}${n.toString(32).padStart(8, '0')}`;
+}
+
 /** The creation time (ms) encoded in an id made by `newId`; undefined for any other string. */
 export function idTime(id: string): number | undefined {
   const m = ID_SHAPE.exec(id);
@@ -104,6 +126,11 @@ export function idTime(id: string): number | undefined {
  */
 export function observeId(id: string): void {
   const t = idTime(id);
+  const seeded = seededSource();
+  if (seeded && t !== undefined && t > seeded.idTime) {
+    seeded.idTime = t;
+    seeded.idCounter = 32 ** 4 - 1;
+  }
   if (t !== undefined && t > lastTime) {
     lastTime = t;
     counter = 32 ** 4 - 1; // the next id moves to t + 1 ms: it must sort after every id of t

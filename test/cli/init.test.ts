@@ -50,7 +50,7 @@ describe('pinbot init', () => {
       start: 'pinbot serve',
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
-      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml',
+      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
     });
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.strict).toBe(true);
@@ -67,6 +67,9 @@ describe('pinbot init', () => {
     expect(ci).toContain('npm run validate');
     expect(ci).toContain('npm run scenarios');
     expect(ci).toContain('path: reports/scenarios.xml');
+    // the coverage page the scenarios script writes is kept as an artifact
+    expect(JSON.parse(read('package.json')).scripts.scenarios).toContain('--coverage reports/coverage.html');
+    expect(ci).toMatch(/name: scenario-coverage\n[^]*reports\/coverage\.html/);
     expect(read('bots/welcome.yaml')).not.toContain('${env:');
   });
 

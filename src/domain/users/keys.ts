@@ -1,4 +1,5 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { fillRandom } from '../../util/random.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
 import { iso } from '../../clock/clock.js';
@@ -31,7 +32,7 @@ function digest(key: string): string {
 
 /** Creates a key (192 random bits) for a user; the plain key is returned once, never stored. */
 export function createKey(tx: Tx, env: DomainEnv, userId: string): { id: string; api_key: string } {
-  const apiKey = KEY_PREFIX + randomBytes(24).toString('base64url');
+  const apiKey = KEY_PREFIX + fillRandom(Buffer.alloc(24)).toString('base64url');
   const record = tx.col(Keys).insert({
     id: newId('key'),
     user_id: userId,

@@ -1,9 +1,9 @@
 import { normalizePin } from '../../util/pin.js';
-import { randomInt } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { startTrial } from '../wallet/subscription.js';
 import { defineCollection, type ReadView, type Tx } from '../../store/core/types.js';
 import { newId } from '../../util/ids.js';
+import { randomBelow } from '../../util/random.js';
 import type { DomainEnv } from '../env.js';
 
 export interface User {
@@ -75,7 +75,7 @@ export function findUser(db: ReadView, nameOrPin: string): User | undefined {
 
 function randomPin(): string {
   let pin = '';
-  for (let i = 0; i < 6; i++) pin += PIN_ALPHABET[randomInt(PIN_ALPHABET.length)];
+  for (let i = 0; i < 6; i++) pin += PIN_ALPHABET[randomBelow(PIN_ALPHABET.length)];
   return pin;
 }
 

@@ -3,7 +3,7 @@ import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { RunScope, TriggerDef } from '../contract/types.js';
 import type { RunProgress } from '../state/bot-state.js';
-import { compact, type Trace, type TraceStep } from '../state/traces.js';
+import { compact, replayable, type Trace, type TraceSeen, type TraceStep } from '../state/traces.js';
 import { decide, type Decision } from './decide.js';
 import { endTrace, runEnding, stepFailure, type StepFailure } from './failure.js';
 import { answeredAt, LoopGuard } from './loop-guard.js';
@@ -66,10 +66,12 @@ async function loopCheck({ run, actor, loopKey }: { run: RuleRun; actor: UserRef
 }
 
 /** The rule's decision (enabled, conditions, cooldown, throttle) under the step timeout, retrying transient failures. */
-function decideRule({ run, scope, trigger }: { run: RuleRun; scope: RunScope; trigger: TriggerDef }): Promise<Decision> {
+function decideRule({ run, scope, trigger, seen }: { run: RuleRun; scope: RunScope; trigger: TriggerDef; seen: TraceSeen }): Promise<Decision> {
   const d = run.runner.deps;
   const { rule } = run;
-  const once = (signal: AbortSignal) => decide(rule, { scope, api: d.api, trigger, isContact: (pin: string) => d.isContact(pin), signal, store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock }, d.state, d.clock);
+  // the contact checks are kept in the trace: a replay of the decision reads them as recorded
+  const isContact = async (pin: string) => ((seen.contacts ??= {})[pin] = await d.isContact(pin));
+  const once = (signal: AbortSignal) => decide(rule, { scope, api: d.api, trigger, isContact, signal, store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock }, d.state, d.clock);
   return retryTransient({ runner: run.runner, what: 'condition', fn: () => withStepTimeout(`the conditions of rule ${rule.id}`, d.stepTimeoutMs, once, d.signal) });
 }
 
@@ -116,7 +118,10 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
   try {
     if (d.signal.aborted) throw new Interrupted();
     if (!progress.decision) {
-      let decision = screen({ run, actor }) ?? (await loopCheck({ run, actor, loopKey })) ?? (await decideRule({ run, scope, trigger }));
+      const vars = replayable(scope.vars);
+      const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: d.me };
+      trace.seen = seen;
+      let decision = screen({ run, actor }) ?? (await loopCheck({ run, actor, loopKey })) ?? (await decideRule({ run, scope, trigger, seen }));
       // mode single: only a run that would take its steps is skipped while another one goes
       if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
         decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };

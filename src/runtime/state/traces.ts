@@ -25,6 +25,20 @@ export interface TraceStep {
 }
 
 /**
+ * What a rule's decision read, kept so the decision can be replayed against an edited bot
+ * (`pinbot bots what-if`): the bot's variables and the contact checks its conditions made.
+ * Bounded: variables whose JSON is longer than REPLAY_MAX are left out (`vars_omitted`).
+ */
+export interface TraceSeen {
+  vars?: Record<string, unknown>;
+  vars_omitted?: true;
+  /** PIN → whether it was a contact of the bot, as the conditions asked. */
+  contacts?: Record<string, boolean>;
+  /** The user the bot acts as. */
+  me?: UserRef;
+}
+
+/**
  * One rule evaluation: the event, each condition's result, each action with its result or
  * error, the duration — and when the rule did not run, why not.
  */
@@ -32,7 +46,13 @@ export interface Trace {
   bot: string;
   version: string;
   rule: string;
-  event: { key: string; type: string; summary: string };
+  /**
+   * The event; `payload` as the bot saw it (for replay and for a scenario made from the trace),
+   * left out when its JSON is longer than REPLAY_MAX (`payload_omitted`); `ts` its server time.
+   */
+  event: { key: string; type: string; summary: string; payload?: Record<string, unknown>; payload_omitted?: true; ts?: number };
+  /** What the decision read (absent in traces written before it was recorded, and on resumed runs). */
+  seen?: TraceSeen;
   /** ISO time (bot clock) the evaluation started. */
   at: string;
   outcome: 'done' | 'not_run' | 'failed' | 'dry_run' | 'interrupted' | 'waiting';
@@ -49,6 +69,14 @@ export interface Trace {
 }
 
 const MAX_VALUE = 1000;
+/** The largest event payload or variables a trace keeps for replay (JSON characters). */
+export const REPLAY_MAX = 8_000;
+
+/** `value` when its JSON fits in REPLAY_MAX, else undefined. Internal. */
+export function replayable<T>(value: T): T | undefined {
+  const s = JSON.stringify(value);
+  return s !== undefined && s.length <= REPLAY_MAX ? value : undefined;
+}
 
 /** Keeps a traced value small: long values become a truncated JSON text. Internal. */
 export function compact(v: unknown): unknown {
@@ -66,7 +94,13 @@ export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent;
     bot: o.bot.name,
     version: o.bot.version,
     rule: o.rule,
-    event: { key: e.key, type: e.type, summary: `${e.type}${what}${o.who ? ` from ${o.who.display_name} (${o.who.pin_code})` : ''}` },
+    event: {
+      key: e.key,
+      type: e.type,
+      summary: `${e.type}${what}${o.who ? ` from ${o.who.display_name} (${o.who.pin_code})` : ''}`,
+      ...(replayable(e.payload) ? { payload: e.payload } : { payload_omitted: true as const }),
+      ...(e.ts !== undefined ? { ts: e.ts } : {}),
+    },
     at: iso(o.at),
     outcome: 'done',
     steps: [],

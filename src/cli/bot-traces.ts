@@ -1,0 +1,61 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { AdminError } from '../admin/errors.js';
+import { callAdmin, socketPath } from '../admin/socket.js';
+import { loadConfig } from '../config/load.js';
+import type { Trace } from '../runtime/index.js';
+import { lockHolder } from '../store/file/lock.js';
+
+/** Where `bots trace --scenario` and `bots what-if` read from. Internal. */
+export interface TraceSource {
+  data: string;
+  config: string;
+}
+
+/**
+ * A bot's recorded traces, the newest `limit`: from the running server (admin socket), else
+ * from the data directory's trace files (or the database with driver postgres) — as
+ * `pinbot bots trace` reads them. Internal.
+ */
+export async function botTraces(name: string, o: TraceSource, limit: number): Promise<Trace[]> {
+  const dataDir = resolve(o.data);
+  // a running server has the newest traces (as bots-commands.ts's serverRunning decides)
+  if (lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir))) {
+    return ((await callAdmin(dataDir, 'bots.trace', { name, limit: String(limit) })) as { traces: Trace[] }).traces;
+  }
+  const config = loadConfig(o.config);
+  const { offlineTraces } = await import('../deployment/index.js');
+  const { traces: found, where } = await offlineTraces({ config, dataDir, name, limit });
+  if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
+  return found;
+}
+
+/** The file of the configured bots folder whose `name:` is `name`. Internal. */
+export function botFileNamed(name: string, configFile: string): string {
+  const dir = resolve(loadConfig(configFile).bots.dir);
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+  for (const f of files) {
+    try {
+      if ((parse(readFileSync(join(dir, f), 'utf8')) as { name?: unknown } | null)?.name === name) return join(dir, f);
+    } catch {
+      // an invalid file is not the bot that ran
+    }
+  }
+  throw new AdminError(`no bot file named ${name} in ${dir} (the bots folder of ${configFile}): the scenario runs the bot's file`);
+}
+
+/** `--scenario RUN [--out FILE]`: the scenario text, and the file it goes to (undefined: stdout). Internal. */
+export async function traceScenario(name: string, run: string, o: TraceSource & { out?: string }): Promise<{ text: string; out?: string }> {
+  const { scenarioFromTrace, FromTraceError } = await import('../scenario/from-trace.js');
+  const traces = await botTraces(name, o, 1000);
+  const botFile = botFileNamed(name, o.config);
+  // paths in a scenario are relative to its file: to --out's folder, else to ./scenarios (where scenarios live)
+  const dir = o.out ? dirname(resolve(o.out)) : existsSync('scenarios') ? resolve('scenarios') : process.cwd();
+  try {
+    return { text: scenarioFromTrace({ traces, run, botFile: relative(dir, botFile) }), out: o.out };
+  } catch (err) {
+    if (err instanceof FromTraceError) throw new AdminError(err.message);
+    throw err;
+  }
+}
