@@ -3,6 +3,7 @@ import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { FileStore } from '../../src/store/file/file-store.js';
 import { openAppendFile, type OpenAppend } from '../../src/store/file/journal-file.js';
 import type { Tx } from '../../src/store/core/types.js';
+import type { CommittedWrite } from '../../src/store/core/commit-signal.js';
 import { tempDir, testApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
@@ -17,6 +18,14 @@ class SlowDiskStore extends MemoryStore {
   override async transaction<R>(fn: (tx: Tx) => R): Promise<R> {
     const r = await super.transaction(fn);
     await this.gate;
+    return r;
+  }
+  // the server's commit feed writes through this one: held at the same gate
+  override async transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+    let writes: readonly CommittedWrite[] = [];
+    const r = await super.transactionNoted(fn, (w) => (writes = w));
+    await this.gate;
+    if (writes.length) onCommit(writes);
     return r;
   }
   override async durable(): Promise<void> {
