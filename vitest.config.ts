@@ -54,10 +54,22 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'file', include: ['test/**/*.test.ts', 'plugins/**/*.test.ts'], exclude: [...POSTGRES_ONLY, '**/node_modules/**'] } },
       {
         extends: true,
-        test: { name: 'postgres', include: [...ON_POSTGRES, ...POSTGRES_ONLY], env: { PINBOT_TEST_DRIVER: 'postgres' }, globalSetup: ['test/helpers/pg-global-setup.ts'] },
+        test: {
+          name: 'file',
+          include: ['test/**/*.test.ts', 'plugins/**/*.test.ts'],
+          exclude: [...POSTGRES_ONLY, '**/node_modules/**'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: [...ON_POSTGRES, ...POSTGRES_ONLY],
+          env: { PINBOT_TEST_DRIVER: 'postgres' },
+          globalSetup: ['test/helpers/pg-global-setup.ts'],
+        },
       },
     ],
   },

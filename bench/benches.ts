@@ -17,4 +17,21 @@ import botsThroughput from './bots-throughput.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
-export const benches: Bench[] = [read, write, writeScale, poll, startup, cli, jsonServer, bots, botsLimits, botsThroughput, botsScale, scenarios, plugins, dialogs, postgres, takeover];
+export const benches: Bench[] = [
+  read,
+  write,
+  writeScale,
+  poll,
+  startup,
+  cli,
+  jsonServer,
+  bots,
+  botsLimits,
+  botsThroughput,
+  botsScale,
+  scenarios,
+  plugins,
+  dialogs,
+  postgres,
+  takeover,
+];

@@ -20,20 +20,39 @@ const dir = mkdtempSync(join(tmpdir(), 'pinbot-bench-bots-'));
 const botsDir = join(dir, 'bots');
 mkdirSync(botsDir);
 const log = pino({ level: 'silent' });
-const server = await startServer({ dataDir: join(dir, 'data'), config: configFrom({ rate_limits: { enabled: false } }), port: 0, log, services: [] });
+const server = await startServer({
+  dataDir: join(dir, 'data'),
+  config: configFrom({ rate_limits: { enabled: false } }),
+  port: 0,
+  log,
+  services: [],
+});
 
-const echo = (i: number, poll = "5s") => `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: 1000\nloop_guard: false\nrules:\n  - id: echo\n    on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n`;
+const echo = (i: number, poll = '5s') =>
+  `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: 1000\nloop_guard: false\nrules:\n  - id: echo\n    on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n`;
 
 async function user(name: string) {
-  const key = await server.store.transaction((tx) => createKey(tx, server.env, createUser(tx, server.env, { name }).id));
+  const key = await server.store.transaction((tx) =>
+    createKey(tx, server.env, createUser(tx, server.env, { name }).id),
+  );
   return createClient({ baseUrl: server.url, apiKey: key.api_key, retry: { attempts: 10 } });
 }
 
 function host(jitter: boolean) {
-  return new BotHost({ registry: createRegistry(), log, clock: server.clock, scheduler: server.scheduler, stateDir: join(dir, 'data', 'bots'), dir: botsDir, ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }), jitter });
+  return new BotHost({
+    registry: createRegistry(),
+    log,
+    clock: server.clock,
+    scheduler: server.scheduler,
+    stateDir: join(dir, 'data', 'bots'),
+    dir: botsDir,
+    ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }),
+    jitter,
+  });
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 try {
   if (mode === 'throughput') {
@@ -48,13 +67,25 @@ try {
     // the bots are woken as the messages come: the clock runs from the first message to the last answer
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    const handled = () => pins.reduce((n, _, i) => n + h.traces(`echo-${i}`, 10_000)!.filter((t) => t.outcome === 'done').length, 0);
-    for (let k = 0; k < perBot; k++) await Promise.all(pins.map((pin) => sender.messages.send({ recipient_pin: pin, content: `m${k}` })));
+    const handled = () =>
+      pins.reduce((n, _, i) => n + h.traces(`echo-${i}`, 10_000)!.filter((t) => t.outcome === 'done').length, 0);
+    for (let k = 0; k < perBot; k++)
+      await Promise.all(pins.map((pin) => sender.messages.send({ recipient_pin: pin, content: `m${k}` })));
     while (handled() < bots * perBot && performance.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 20));
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const done = handled();
-    console.log(JSON.stringify({ mode, bots, events: bots * perBot, handled: done, seconds: +(ms / 1000).toFixed(2), events_per_second: Math.round(done / (ms / 1000)), cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(2) }));
+    console.log(
+      JSON.stringify({
+        mode,
+        bots,
+        events: bots * perBot,
+        handled: done,
+        seconds: +(ms / 1000).toFixed(2),
+        events_per_second: Math.round(done / (ms / 1000)),
+        cpu_seconds: +((cpu.user + cpu.system) / 1e6).toFixed(2),
+      }),
+    );
     await h.stop();
   } else if (mode === 'latency') {
     const samples = Number(a || 30);
@@ -72,8 +103,20 @@ try {
     const [conv] = (await alice.conversations.list()).conversations;
     const msgs = (await alice.conversations.messages(conv!.id, { limit: 200 })).messages;
     const sent = new Map(msgs.filter((m) => !m.content.startsWith('echo')).map((m) => [m.content, m.timestamp]));
-    const lat = msgs.filter((m) => m.content.startsWith('echo ')).map((m) => m.timestamp - sent.get(m.content.slice(5))!);
-    console.log(JSON.stringify({ mode, poll: '5s', samples: lat.length, p50_ms: pct(lat, 50), p95_ms: pct(lat, 95), max_ms: Math.max(...lat), mean_ms: Math.round(lat.reduce((x, y) => x + y, 0) / lat.length) }));
+    const lat = msgs
+      .filter((m) => m.content.startsWith('echo '))
+      .map((m) => m.timestamp - sent.get(m.content.slice(5))!);
+    console.log(
+      JSON.stringify({
+        mode,
+        poll: '5s',
+        samples: lat.length,
+        p50_ms: pct(lat, 50),
+        p95_ms: pct(lat, 95),
+        max_ms: Math.max(...lat),
+        mean_ms: Math.round(lat.reduce((x, y) => x + y, 0) / lat.length),
+      }),
+    );
     await h.stop();
   } else if (mode === 'idle') {
     const bots = Number(a || 1000);
@@ -94,9 +137,22 @@ try {
     const wall = (performance.now() - w0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     delay.disable();
-    const polls = Array.from({ length: bots }, (_, i) => h.runner(`echo-${i}`)!.polls).reduce((x, y) => x + y, 0) - polls0;
+    const polls =
+      Array.from({ length: bots }, (_, i) => h.runner(`echo-${i}`)!.polls).reduce((x, y) => x + y, 0) - polls0;
     const running = h.status().filter((s) => s.status === 'running').length;
-    console.log(JSON.stringify({ mode, bots, running, startup_s: +(startup / 1000).toFixed(1), polls_per_second: Math.round(polls / wall), expected_polls_per_second: bots / 5, cpu_percent_of_one_core: Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100), event_loop_delay_p99_ms: +(delay.percentile(99) / 1e6).toFixed(1), rss_mb: Math.round(process.memoryUsage().rss / 1e6) }));
+    console.log(
+      JSON.stringify({
+        mode,
+        bots,
+        running,
+        startup_s: +(startup / 1000).toFixed(1),
+        polls_per_second: Math.round(polls / wall),
+        expected_polls_per_second: bots / 5,
+        cpu_percent_of_one_core: Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100),
+        event_loop_delay_p99_ms: +(delay.percentile(99) / 1e6).toFixed(1),
+        rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+      }),
+    );
     await h.stop();
   }
 } finally {

@@ -22,11 +22,19 @@ export default defineBench({
     const tmp = await botsRunDirs('bots-10k', BOTS, BOTS + SENDERS, ctx.progress);
     const { ds, dataDir, baseDir, botsDir } = tmp;
     const t0 = performance.now();
-    const srv = await startPinbot({ runDir: tmp.dir, dataDir, config: { bots: { dir: botsDir, enabled: true } }, bots: true, timeoutMs: 300_000 });
+    const srv = await startPinbot({
+      runDir: tmp.dir,
+      dataDir,
+      config: { bots: { dir: botsDir, enabled: true } },
+      bots: true,
+      timeoutMs: 300_000,
+    });
     try {
       const startS = await allRunning(dataDir, BOTS, t0, ctx.progress, 600_000);
       const atStart = srv.memory();
-      ctx.progress(`bots-10k: all running after ${startS.toFixed(1)} s; settling (and a server without bots starting), then idle CPU over ${IDLE_S} s`);
+      ctx.progress(
+        `bots-10k: all running after ${startS.toFixed(1)} s; settling (and a server without bots starting), then idle CPU over ${IDLE_S} s`,
+      );
       const base = await startPinbot({ name: 'baseline', runDir: tmp.dir, dataDir: baseDir });
       await sleep(60_000); // both past their start: UBI catch-up, and the full GCs V8 runs once allocation stops
       let idle: number | undefined;
@@ -38,7 +46,13 @@ export default defineBench({
       }
       const mem = srv.memory();
       const senders = ds.meta.users.slice(BOTS);
-      const { latencies, lost } = await echoLatencies(srv.url, 50, 5000, (k) => ({ key: senders[k % senders.length]!.key, pin: ds.meta.users[Math.floor(Math.random() * BOTS)]!.pin }), 3000);
+      const { latencies, lost } = await echoLatencies(
+        srv.url,
+        50,
+        5000,
+        (k) => ({ key: senders[k % senders.length]!.key, pin: ds.meta.users[Math.floor(Math.random() * BOTS)]!.pin }),
+        3000,
+      );
       const gb = (b: number | undefined) => (b === undefined ? 'unknown' : `${(b / GB).toFixed(2)} GB`);
       const cpu = (n: number | undefined) => (n === undefined ? 'unknown' : `${n.toFixed(2)}%`);
       const fig: Figure = {

@@ -19,7 +19,13 @@ const SEND_S = 10;
 const TARGET = { eventsPerS: 2000, p99Ms: 250 };
 
 /** One POST over the agent's kept-alive connections; resolves with status and body. Internal. */
-function post(agent: Agent, url: string, key: string, body: string, idempotencyKey: string): Promise<{ status: number; body: string }> {
+function post(
+  agent: Agent,
+  url: string,
+  key: string,
+  body: string,
+  idempotencyKey: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const headers = { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey };
     const req = request(`${url}/api/v1/messages/send`, { method: 'POST', agent, headers }, (res) => {
@@ -57,7 +63,13 @@ async function quiet(dataDir: string, stillMs: number, maxMs: number): Promise<v
  * Sends one message, again (same Idempotency-Key: never twice) when the connection dropped —
  * a loaded machine lets the server close a kept-alive connection as a request goes out. Internal.
  */
-async function send(agent: Agent, url: string, key: string, body: string, id: string): Promise<{ status: number; body: string }> {
+async function send(
+  agent: Agent,
+  url: string,
+  key: string,
+  body: string,
+  id: string,
+): Promise<{ status: number; body: string }> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await post(agent, url, key, body, id);
@@ -73,8 +85,14 @@ async function traceSummary(dataDir: string, names: string[]): Promise<string> {
   const counts = new Map<string, number>();
   for (const name of names) {
     try {
-      const { traces } = (await callAdmin(dataDir, 'bots.trace', { name, limit: 1000 })) as { traces: Array<{ outcome: string; reason?: string }> };
-      for (const t of traces) counts.set(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`, (counts.get(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`) ?? 0) + 1);
+      const { traces } = (await callAdmin(dataDir, 'bots.trace', { name, limit: 1000 })) as {
+        traces: Array<{ outcome: string; reason?: string }>;
+      };
+      for (const t of traces)
+        counts.set(
+          `${t.outcome}${t.reason ? `/${t.reason}` : ''}`,
+          (counts.get(`${t.outcome}${t.reason ? `/${t.reason}` : ''}`) ?? 0) + 1,
+        );
     } catch (err) {
       counts.set(`unreadable (${(err as Error).message.slice(0, 60)})`, 1);
     }
@@ -86,7 +104,11 @@ async function traceSummary(dataDir: string, names: string[]): Promise<string> {
 function cpuShares(profileDir: string): string {
   const file = readdirSync(profileDir).find((f) => f.endsWith('.0.001.cpuprofile'));
   if (!file) return 'no profile';
-  const p = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as { nodes: Array<{ id: number; callFrame: { url: string; functionName: string } }>; samples: number[]; timeDeltas: number[] };
+  const p = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { url: string; functionName: string } }>;
+    samples: number[];
+    timeDeltas: number[];
+  };
   const area = new Map<number, string>();
   for (const n of p.nodes) {
     const u = n.callFrame.url;
@@ -105,7 +127,10 @@ function cpuShares(profileDir: string): string {
   p.samples.forEach((id, i) => t.set(area.get(id)!, (t.get(area.get(id)!) ?? 0) + (p.timeDeltas[i] ?? 0)));
   t.delete('idle');
   const busy = [...t.values()].reduce((a, b) => a + b, 0);
-  return [...t].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round((100 * v) / busy)}%`).join(', ');
+  return [...t]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${Math.round((100 * v) / busy)}%`)
+    .join(', ');
 }
 
 /**
@@ -124,15 +149,39 @@ export default defineBench({
     const { ds, dataDir, botsDir } = tmp;
     const profDir = join(tmp.dir, 'profile');
     mkdirSync(profDir);
-    const botUsers = Object.fromEntries(ds.meta.users.slice(0, BOTS).map((u) => [u.name, { general: 10_000_000, messages: 10_000_000, conditional: 10_000_000 }]));
+    const botUsers = Object.fromEntries(
+      ds.meta.users
+        .slice(0, BOTS)
+        .map((u) => [u.name, { general: 10_000_000, messages: 10_000_000, conditional: 10_000_000 }]),
+    );
     const config = {
       log: { level: 'info' },
       bots: { dir: botsDir, enabled: true },
-      rate_limits: { enabled: true, general: { limit: PERSON_LIMIT * 2, window: '1m' }, messages: { limit: PERSON_LIMIT, window: '1m' }, users: botUsers },
+      rate_limits: {
+        enabled: true,
+        general: { limit: PERSON_LIMIT * 2, window: '1m' },
+        messages: { limit: PERSON_LIMIT, window: '1m' },
+        users: botUsers,
+      },
     };
     const configFile = join(tmp.dir, 'config.yaml');
     writeFileSync(configFile, stringify(config));
-    const srv = await spawnServer({ name: 'pinbot-bots-throughput', args: ['--cpu-prof', '--cpu-prof-dir', profDir, 'bin/pinbot.js', 'serve', '--data', dataDir, '--port', '0', '--config', configFile] });
+    const srv = await spawnServer({
+      name: 'pinbot-bots-throughput',
+      args: [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        profDir,
+        'bin/pinbot.js',
+        'serve',
+        '--data',
+        dataDir,
+        '--port',
+        '0',
+        '--config',
+        configFile,
+      ],
+    });
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     const people = ds.meta.users.slice(BOTS);
     const bots = ds.meta.users.slice(0, BOTS);
@@ -161,11 +210,16 @@ export default defineBench({
         );
       }
       await Promise.all(inFlight);
-      ctx.progress(`bots-throughput: ${sent} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for the bots`);
+      ctx.progress(
+        `bots-throughput: ${sent} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for the bots`,
+      );
       // longer than a poll interval (a bot whose backlog was full looks again after one, 5 s) and
       // than one poll of a bot's 1,000 conversations on a busy machine (no commit while it reads)
       await quiet(dataDir, 30_000, 300_000);
-      traces = await traceSummary(dataDir, bots.map((_, i) => `echo-${i}`));
+      traces = await traceSummary(
+        dataDir,
+        bots.map((_, i) => `echo-${i}`),
+      );
     } finally {
       agent.destroy();
       await srv.stop(30_000);
@@ -181,7 +235,13 @@ export default defineBench({
 });
 
 /** Reads every message and reply from the stopped server's store and makes the row. Internal. */
-async function countFrom(dataDir: string, botIds: Set<string>, sent: number, refused: Record<number, number>, shares: string): Promise<Figure> {
+async function countFrom(
+  dataDir: string,
+  botIds: Set<string>,
+  sent: number,
+  refused: Record<number, number>,
+  shares: string,
+): Promise<Figure> {
   const store = await FileStore.open(dataDir);
   const asked = new Map<string, { at: number; conversation: string }>();
   const replies = new Map<string, number[]>();
@@ -189,8 +249,10 @@ async function countFrom(dataDir: string, botIds: Set<string>, sent: number, ref
     for (const m of store.read.col(Messages).all()) {
       if (botIds.has(m.sender_id)) {
         const k = /^echo (m\d+)$/.exec(m.content)?.[1];
-        if (k) replies.set(`${m.conversation_id} ${k}`, [...(replies.get(`${m.conversation_id} ${k}`) ?? []), m.timestamp]);
-      } else if (/^m\d+$/.test(m.content)) asked.set(`${m.conversation_id} ${m.content}`, { at: m.timestamp, conversation: m.conversation_id });
+        if (k)
+          replies.set(`${m.conversation_id} ${k}`, [...(replies.get(`${m.conversation_id} ${k}`) ?? []), m.timestamp]);
+      } else if (/^m\d+$/.test(m.content))
+        asked.set(`${m.conversation_id} ${m.content}`, { at: m.timestamp, conversation: m.conversation_id });
     }
   } finally {
     await store.close();
@@ -214,7 +276,9 @@ async function countFrom(dataDir: string, botIds: Set<string>, sent: number, ref
   const eventsPerS = latencies.length / Math.max(0.001, (last - first) / 1000);
   const p50 = latencies.length ? pct(latencies, 50) : undefined;
   const p99 = latencies.length ? pct(latencies, 99) : undefined;
-  const refusals = Object.entries(refused).map(([s, n]) => `${n}× ${s}`).join(', ');
+  const refusals = Object.entries(refused)
+    .map(([s, n]) => `${n}× ${s}`)
+    .join(', ');
   return {
     bench: 'bots-throughput',
     name: `bots-throughput: ${PEOPLE.toLocaleString('en-US')} people → ${BOTS} echo bots, file store`,
@@ -223,7 +287,14 @@ async function countFrom(dataDir: string, botIds: Set<string>, sent: number, ref
     p99,
     value: `${Math.round(eventsPerS)} answered events/s`,
     target: `≥ ${TARGET.eventsPerS.toLocaleString('en-US')} events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or twice`,
-    pass: asked.size === sent && sent > 0 && lost === 0 && twice === 0 && eventsPerS >= TARGET.eventsPerS && p99 !== undefined && p99 <= TARGET.p99Ms,
+    pass:
+      asked.size === sent &&
+      sent > 0 &&
+      lost === 0 &&
+      twice === 0 &&
+      eventsPerS >= TARGET.eventsPerS &&
+      p99 !== undefined &&
+      p99 <= TARGET.p99Ms,
     note: `${sent} messages committed, ${latencies.length} answered, ${lost} never answered, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; server CPU: ${shares}`,
   };
 }

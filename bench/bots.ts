@@ -23,20 +23,34 @@ export default defineBench({
   name: 'bots',
   summary: '1,000 embedded bots, default poll: event→action p50 ≤ 25 ms, p99 ≤ 150 ms; idle CPU ≤ 1% of a core',
   async run(ctx) {
-    if (!existsSync(join(REPO, 'src/runtime'))) return [{ bench: 'bots', name: 'bots', note: 'not measured: no src/runtime in this build' }];
+    if (!existsSync(join(REPO, 'src/runtime')))
+      return [{ bench: 'bots', name: 'bots', note: 'not measured: no src/runtime in this build' }];
     const tmp = await botsRunDirs('bots', BOTS, BOTS + SENDERS, ctx.progress);
     const { ds, dataDir, baseDir, botsDir } = tmp;
     const t0 = performance.now();
-    const srv = await startPinbot({ runDir: tmp.dir, dataDir, config: { bots: { dir: botsDir, enabled: true } }, bots: true });
+    const srv = await startPinbot({
+      runDir: tmp.dir,
+      dataDir,
+      config: { bots: { dir: botsDir, enabled: true } },
+      bots: true,
+    });
     const base = await startPinbot({ name: 'baseline', runDir: tmp.dir, dataDir: baseDir });
     try {
       const startS = await allRunning(dataDir, BOTS, t0, ctx.progress);
-      ctx.progress(`bots: ${BOTS} running after ${startS.toFixed(1)} s; idle CPU over ${IDLE_S} s (and a server without bots)`);
+      ctx.progress(
+        `bots: ${BOTS} running after ${startS.toFixed(1)} s; idle CPU over ${IDLE_S} s (and a server without bots)`,
+      );
       await sleep(2 * POLL_S * 1000); // past the start-up burst (first polls spread over 5 s)
       const [idle, baseline] = await cpuPercentBoth(srv, base, IDLE_S);
       ctx.progress(`bots: ${SAMPLES} messages to random bots over ${2 * POLL_S} s`);
       const senders = ds.meta.users.slice(BOTS);
-      const { latencies, lost } = await echoLatencies(srv.url, SAMPLES, 2 * POLL_S * 1000, (k) => ({ key: senders[k % senders.length]!.key, pin: ds.meta.users[Math.floor(Math.random() * BOTS)]!.pin }), 3000);
+      const { latencies, lost } = await echoLatencies(
+        srv.url,
+        SAMPLES,
+        2 * POLL_S * 1000,
+        (k) => ({ key: senders[k % senders.length]!.key, pin: ds.meta.users[Math.floor(Math.random() * BOTS)]!.pin }),
+        3000,
+      );
       const p50 = latencies.length ? pct(latencies, 50) : undefined;
       const p99 = latencies.length ? pct(latencies, 99) : undefined;
       const cpu = (n: number | undefined) => (n === undefined ? 'unknown' : `${n.toFixed(2)}% of a core`);

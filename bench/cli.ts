@@ -23,7 +23,12 @@ function timed(args: string[], cwd: string, env: NodeJS.ProcessEnv): { wall: num
   const r = spawnSync(process.execPath, args, { cwd, env, encoding: 'utf8' });
   const wall = performance.now() - t0;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(0, 300)}`);
-  const c = spawnSync(process.execPath, ['--import', CPU_PROBE, ...args], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const c = spawnSync(process.execPath, ['--import', CPU_PROBE, ...args], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
   return { wall, cpu: Number(c.output[3]) };
 }
 
@@ -34,7 +39,8 @@ function timed(args: string[], cwd: string, env: NodeJS.ProcessEnv): { wall: num
  */
 export default defineBench({
   name: 'cli',
-  summary: 'pinbot --version / bots validate FILE / users add (running server) vs node -e 0 (targets ≤ 2×, ≤ 5×, ≤ 10×)',
+  summary:
+    'pinbot --version / bots validate FILE / users add (running server) vs node -e 0 (targets ≤ 2×, ≤ 5×, ≤ 10×)',
   async run(ctx) {
     freshDist(ctx.progress);
     const tmp = runDir('cli');
@@ -42,7 +48,10 @@ export default defineBench({
     // the compiled CLI, whatever the caller's shell says
     const env = { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' };
     const bot = join(tmp.dir, 'greeter.yaml');
-    writeFileSync(bot, 'name: greeter\nas: Greeter\nrules:\n  - on: message.received\n    do:\n      - reply: "Hello {{ event.sender.display_name }}"\n');
+    writeFileSync(
+      bot,
+      'name: greeter\nas: Greeter\nrules:\n  - on: message.received\n    do:\n      - reply: "Hello {{ event.sender.display_name }}"\n',
+    );
     const dataDir = join(tmp.dir, 'data');
     const srv = await startPinbot({ runDir: tmp.dir, dataDir });
     const names = ['version', 'validate', 'usersAdd'] as const;
@@ -80,8 +89,21 @@ export default defineBench({
     const fig = (k: Name, name: string): Figure => {
       const ratio = median(ratios[k]);
       const note = `CPU ${Math.round(median(cpu[k]))} ms, ${median(cpuRatios[k]).toFixed(1)}× node -e 0's ${Math.round(median(cpu.base))} ms`;
-      return { bench: 'cli', name, ratio, baseline: `node -e 0 (${Math.round(base)} ms)`, target: `≤ ${TARGETS[k]}×`, pass: ratio <= TARGETS[k], value: `${Math.round(median(wall[k]))} ms (median of ${wall[k].length})`, note };
+      return {
+        bench: 'cli',
+        name,
+        ratio,
+        baseline: `node -e 0 (${Math.round(base)} ms)`,
+        target: `≤ ${TARGETS[k]}×`,
+        pass: ratio <= TARGETS[k],
+        value: `${Math.round(median(wall[k]))} ms (median of ${wall[k].length})`,
+        note,
+      };
     };
-    return [fig('version', 'cli: pinbot --version'), fig('validate', 'cli: pinbot bots validate (one file)'), fig('usersAdd', 'cli: pinbot users add (server running)')];
+    return [
+      fig('version', 'cli: pinbot --version'),
+      fig('validate', 'cli: pinbot bots validate (one file)'),
+      fig('usersAdd', 'cli: pinbot users add (server running)'),
+    ];
   },
 });

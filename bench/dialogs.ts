@@ -41,7 +41,8 @@ function heap(): number {
 /** Every person sends `text` to the shop; resolves when the bot has handled all of it. Internal. */
 async function everyone(world: TestWorld, text: string): Promise<void> {
   const names = Array.from({ length: PEOPLE }, (_, i) => `p${i}`);
-  for (let i = 0; i < names.length; i += 50) await Promise.all(names.slice(i, i + 50).map((n) => world.as(n).send('shop', text)));
+  for (let i = 0; i < names.length; i += 50)
+    await Promise.all(names.slice(i, i + 50).map((n) => world.as(n).send('shop', text)));
   await world.host.runner('shop')!.pollNow();
   await world.settle();
 }
@@ -56,13 +57,18 @@ async function everyone(world: TestWorld, text: string): Promise<void> {
  */
 export default defineBench({
   name: 'dialogs',
-  summary: '1,000 people in dialogs with one bot: heap per waiting dialog, answer latency p50/p99 (targets ≤ 2 KB, p50 ≤ 25 ms)',
+  summary:
+    '1,000 people in dialogs with one bot: heap per waiting dialog, answer latency p50/p99 (targets ≤ 2 KB, p50 ≤ 25 ms)',
   async run(ctx) {
     const perDialog: number[] = [];
     const latencies: number[] = [];
     for (let r = 0; r < ctx.rounds; r++) {
       const users = Object.fromEntries([...Array.from({ length: PEOPLE }, (_, i) => [`p${i}`, {}]), ['shop', {}]]);
-      const world = await createTestWorld({ users, config: { rate_limits: { enabled: false } }, log: pino({ level: 'silent' }) });
+      const world = await createTestWorld({
+        users,
+        config: { rate_limits: { enabled: false } },
+        log: pino({ level: 'silent' }),
+      });
       try {
         await world.addBot(BOT);
         await world.advance('1s');
@@ -89,8 +95,11 @@ export default defineBench({
           latencies.push(performance.now() - t0);
         }
         const left = world.host.runner('shop')!.dialogs().length;
-        if (left !== PEOPLE) throw new Error(`after ${ANSWERS} answers ${left} dialogs wait (the answered go on to the second question)`);
-        ctx.progress(`  dialogs round ${r + 1}: ${(perDialog.at(-1)! / 1024).toFixed(2)} KB per waiting dialog; answers p50 ${pct(latencies.slice(-ANSWERS), 50).toFixed(1)} ms`);
+        if (left !== PEOPLE)
+          throw new Error(`after ${ANSWERS} answers ${left} dialogs wait (the answered go on to the second question)`);
+        ctx.progress(
+          `  dialogs round ${r + 1}: ${(perDialog.at(-1)! / 1024).toFixed(2)} KB per waiting dialog; answers p50 ${pct(latencies.slice(-ANSWERS), 50).toFixed(1)} ms`,
+        );
       } finally {
         await world.close();
       }
@@ -120,4 +129,3 @@ export default defineBench({
     return rows;
   },
 });
-

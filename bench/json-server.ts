@@ -17,13 +17,22 @@ function jsonServerDb(): string {
   const file = join(dir, `json-server-posts-${RECORDS}.json`);
   if (existsSync(file)) return file;
   mkdirSync(dir, { recursive: true });
-  const posts = Array.from({ length: RECORDS }, (_, i) => ({ id: i + 1, title: `post ${i + 1}`, author: `author ${i % 200}`, body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.' }));
+  const posts = Array.from({ length: RECORDS }, (_, i) => ({
+    id: i + 1,
+    title: `post ${i + 1}`,
+    author: `author ${i % 200}`,
+    body: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.',
+  }));
   writeFileSync(`${file}.partial`, JSON.stringify({ posts, comments: [], profile: { name: 'bench' } }, null, 2));
   renameSync(`${file}.partial`, file);
   return file;
 }
 
-const POST_BODY = JSON.stringify({ title: 'a new post', author: 'bench', body: 'Load test message: lorem ipsum dolor sit amet, consectetur adipiscing elit.' });
+const POST_BODY = JSON.stringify({
+  title: 'a new post',
+  author: 'bench',
+  body: 'Load test message: lorem ipsum dolor sit amet, consectetur adipiscing elit.',
+});
 
 /**
  * json-server: pinbot's write (POST /conversations/:id/messages, 1k stored) against json-server
@@ -41,22 +50,45 @@ export default defineBench({
     copyFileSync(jsonServerDb(), db);
     copyStore(ds, join(tmp.dir, 'data'));
     const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
-    const js = await spawnServer({ name: 'json-server', args: ['bin/run-ts.js', 'bench/baselines/json-server.ts', db] });
+    const js = await spawnServer({
+      name: 'json-server',
+      args: ['bin/run-ts.js', 'bench/baselines/json-server.ts', db],
+    });
     try {
       const js201 = await probe(js.url, 'POST', '/posts', {}, POST_BODY);
       if (js201.status !== 201) throw new Error(`json-server POST /posts answered ${js201.status}`);
       const requests = postMessages(ds.meta, ctx.connections);
-      const jsRequests = [{ method: 'POST' as const, path: '/posts', headers: { 'Content-Type': 'application/json' }, body: POST_BODY }];
-      ctx.progress(`json-server: ${RECORDS / 1000}k posts, 4 connections (pinbot ${ctx.connections}); ${ctx.rounds} rounds`);
+      const jsRequests = [
+        { method: 'POST' as const, path: '/posts', headers: { 'Content-Type': 'application/json' }, body: POST_BODY },
+      ];
+      ctx.progress(
+        `json-server: ${RECORDS / 1000}k posts, 4 connections (pinbot ${ctx.connections}); ${ctx.rounds} rounds`,
+      );
       const runs = await interleave(
         // json-server writes one request at a time, each taking a large fraction of a second: a
         // few connections keep it busy, and a longer run completes enough requests to count.
-        { 'json-server': { url: js.url, server: js, requests: jsRequests, connections: 4, durationS: Math.max(8, ctx.durationS), timeoutS: 30 }, pinbot: { url: pinbot.url, server: pinbot, requests } },
+        {
+          'json-server': {
+            url: js.url,
+            server: js,
+            requests: jsRequests,
+            connections: 4,
+            durationS: Math.max(8, ctx.durationS),
+            timeoutS: 30,
+          },
+          pinbot: { url: pinbot.url, server: pinbot, requests },
+        },
         { ...ctx, warmupS: 1 },
       );
-      const fig = throughputFigure('json-server', 'json-server: pinbot write ÷ json-server', runs.pinbot, { name: 'json-server 0.17 POST /posts, 100k', runs: runs['json-server'] });
+      const fig = throughputFigure('json-server', 'json-server: pinbot write ÷ json-server', runs.pinbot, {
+        name: 'json-server 0.17 POST /posts, 100k',
+        runs: runs['json-server'],
+      });
       fig.target = 'report the multiple';
-      return [fig, throughputFigure('json-server', 'baseline: json-server 0.17 POST /posts, 100k', runs['json-server'])];
+      return [
+        fig,
+        throughputFigure('json-server', 'baseline: json-server 0.17 POST /posts, 100k', runs['json-server']),
+      ];
     } finally {
       await Promise.all([pinbot.stop(), js.stop()]);
       tmp.cleanup();

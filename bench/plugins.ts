@@ -21,7 +21,8 @@ const bench = definePlugin({
   },
 });
 
-const bot = (name: string, step: string) => `name: ${name}\nas: ${name}\npoll: 1h\ntraces: 1000\nrules:\n  - on: message.received\n    do:\n      - ${step}\n`;
+const bot = (name: string, step: string) =>
+  `name: ${name}\nas: ${name}\npoll: 1h\ntraces: 1000\nrules:\n  - on: message.received\n    do:\n      - ${step}\n`;
 
 /**
  * CPU time (µs, this process: server and bots) for one bot to handle EVENTS messages, sent
@@ -31,17 +32,25 @@ const bot = (name: string, step: string) => `name: ${name}\nas: ${name}\npoll: 1
 async function perEvent(world: TestWorld, name: string, round: number): Promise<number> {
   const alice = world.users.alice!;
   const pin = world.users[name]!.pin_code;
-  await Promise.all(Array.from({ length: EVENTS }, (_, i) => alice.api.messages.send({ recipient_pin: pin, content: `r${round} m${i}` })));
+  await Promise.all(
+    Array.from({ length: EVENTS }, (_, i) =>
+      alice.api.messages.send({ recipient_pin: pin, content: `r${round} m${i}` }),
+    ),
+  );
   const c0 = process.cpuUsage();
   await world.host.runner(name)!.pollNow();
   const c = process.cpuUsage(c0);
   const last = world.traces(name).slice(-EVENTS);
-  if (last.length !== EVENTS || last.some((t) => t.outcome !== 'done' || !t.event.summary.includes(`r${round} `))) throw new Error(`${name}: the ${EVENTS} events of round ${round} were not all handled`);
+  if (last.length !== EVENTS || last.some((t) => t.outcome !== 'done' || !t.event.summary.includes(`r${round} `)))
+    throw new Error(`${name}: the ${EVENTS} events of round ${round} were not all handled`);
   return (c.user + c.system) / EVENTS;
 }
 
 /** µs per call of an action's run, the boundary included for the plugin's. Internal. */
-async function perCall(run: (args: unknown, ctx: ActionRunContext) => Promise<unknown>, ctx: ActionRunContext): Promise<number> {
+async function perCall(
+  run: (args: unknown, ctx: ActionRunContext) => Promise<unknown>,
+  ctx: ActionRunContext,
+): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < CALLS; i++) await run({}, ctx);
   return ((performance.now() - t0) * 1000) / CALLS;
@@ -59,7 +68,12 @@ export default defineBench({
   name: 'plugins',
   summary: 'plugin action vs the same built-in action: µs per call, ratio (target ≤ 1.05×)',
   async run(ctx) {
-    const world = await createTestWorld({ users: { alice: {}, builtin: {}, viaplugin: {} }, config: { rate_limits: { enabled: false } }, plugins: [bench], log: pino({ level: 'silent' }) });
+    const world = await createTestWorld({
+      users: { alice: {}, builtin: {}, viaplugin: {} },
+      config: { rate_limits: { enabled: false } },
+      plugins: [bench],
+      log: pino({ level: 'silent' }),
+    });
     try {
       await world.addBot(bot('builtin', 'reply: pong'));
       await world.addBot(bot('viaplugin', 'bench.reply: pong'));
@@ -70,21 +84,35 @@ export default defineBench({
       await perEvent(world, 'viaplugin', 1);
       for (let r = 2; r <= ctx.rounds + 1; r++) {
         const t: Record<string, number> = {};
-        for (const name of r % 2 ? ['viaplugin', 'builtin'] : ['builtin', 'viaplugin']) t[name] = await perEvent(world, name, r);
+        for (const name of r % 2 ? ['viaplugin', 'builtin'] : ['builtin', 'viaplugin'])
+          t[name] = await perEvent(world, name, r);
         builtin.push(t.builtin!);
         plugin.push(t.viaplugin!);
         ratios.push(t.viaplugin! / t.builtin!);
-        ctx.progress(`  plugins round ${r - 1}: built-in reply ${t.builtin!.toFixed(0)} CPU µs/event, plugin ${t.viaplugin!.toFixed(0)} CPU µs/event`);
+        ctx.progress(
+          `  plugins round ${r - 1}: built-in reply ${t.builtin!.toFixed(0)} CPU µs/event, plugin ${t.viaplugin!.toFixed(0)} CPU µs/event`,
+        );
       }
       const ratio = median(ratios);
       const noop = world.server.registry.actions.get('bench.noop')!;
-      const fake = { signal: new AbortController().signal, log: pino({ level: 'silent' }), clock: world.clock, scope: { event: {}, me: {}, vars: {} }, bot: 'b', rule: 'r', store: world.server.store, idempotencyKey: 'k' } as unknown as ActionRunContext;
+      const fake = {
+        signal: new AbortController().signal,
+        log: pino({ level: 'silent' }),
+        clock: world.clock,
+        scope: { event: {}, me: {}, vars: {} },
+        bot: 'b',
+        rule: 'r',
+        store: world.server.store,
+        idempotencyKey: 'k',
+      } as unknown as ActionRunContext;
       const bare = async () => ({ ok: true });
       // what a plugin entry adds to a call: checking the arguments, the context, the boundary, the result
-      const viaPlugin = (args: unknown, c: ActionRunContext) => noop.run(noop.prepare ? noop.prepare(args, c) : args, c);
+      const viaPlugin = (args: unknown, c: ActionRunContext) =>
+        noop.run(noop.prepare ? noop.prepare(args, c) : args, c);
       const boundary: number[] = [];
       await perCall(viaPlugin, fake);
-      for (let r = 0; r < ctx.rounds; r++) boundary.push((await perCall(viaPlugin, fake)) - (await perCall(bare, fake)));
+      for (let r = 0; r < ctx.rounds; r++)
+        boundary.push((await perCall(viaPlugin, fake)) - (await perCall(bare, fake)));
       const share = median(boundary) / median(builtin);
       const rows: Figure[] = [
         {

@@ -16,7 +16,8 @@ import { interleave, throughputFigure } from './harness/rounds.js';
  */
 export default defineBench({
   name: 'poll',
-  summary: 'GET …/messages?since= in a 100k conversation, 1M stored, vs the same poll in a 100-message one (target ≥ 0.7×)',
+  summary:
+    'GET …/messages?since= in a 100k conversation, 1M stored, vs the same poll in a 100-message one (target ≥ 0.7×)',
   async run(ctx) {
     const ds = await dataset<MessagesMeta>('messages', LARGE_STORE, ctx.progress);
     const small = await dataset<MessagesMeta>('messages', SMALL_STORE, ctx.progress);
@@ -26,28 +27,51 @@ export default defineBench({
     const srv = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data'), timeoutMs: 120_000 });
     const smallSrv = await startPinbot({ name: 'pinbot-small', runDir: tmp.dir, dataDir: join(tmp.dir, 'small') });
     try {
-      const pollOf = (meta: MessagesMeta) => asBigParticipants(meta, ctx.connections, `/api/v1/conversations/${meta.big.id}/messages?since=${meta.big.pollSince}`);
+      const pollOf = (meta: MessagesMeta) =>
+        asBigParticipants(
+          meta,
+          ctx.connections,
+          `/api/v1/conversations/${meta.big.id}/messages?since=${meta.big.pollSince}`,
+        );
       const poll = pollOf(ds.meta);
       const pollSmall = pollOf(small.meta);
       const me = asBigParticipants(ds.meta, ctx.connections, '/api/v1/me');
-      for (const [url, meta, requests] of [[srv.url, ds.meta, poll], [smallSrv.url, small.meta, pollSmall]] as const) {
+      for (const [url, meta, requests] of [
+        [srv.url, ds.meta, poll],
+        [smallSrv.url, small.meta, pollSmall],
+      ] as const) {
         const p = await probe(url, 'GET', requests[0]!.path, requests[0]!.headers);
         if (p.status !== 200 || p.body.messages?.length !== meta.big.pollNew) {
-          throw new Error(`GET ${requests[0]!.path} answered ${p.status} with ${p.body.messages?.length} messages, expected ${meta.big.pollNew}`);
+          throw new Error(
+            `GET ${requests[0]!.path} answered ${p.status} with ${p.body.messages?.length} messages, expected ${meta.big.pollNew}`,
+          );
         }
       }
       const { big } = ds.meta;
       const few = small.meta.big;
-      ctx.progress(`poll: ${big.messages} and ${few.messages} messages in the conversations, ${big.pollNew} per poll; ${poll.length} connections`);
+      ctx.progress(
+        `poll: ${big.messages} and ${few.messages} messages in the conversations, ${big.pollNew} per poll; ${poll.length} connections`,
+      );
       const runs = await interleave(
-        { read: { url: srv.url, server: srv, requests: me }, poll: { url: srv.url, server: srv, requests: poll }, small: { url: smallSrv.url, server: smallSrv, requests: pollSmall } },
+        {
+          read: { url: srv.url, server: srv, requests: me },
+          poll: { url: srv.url, server: srv, requests: poll },
+          small: { url: smallSrv.url, server: smallSrv, requests: pollSmall },
+        },
         ctx,
       );
       const name = `poll GET …/messages?since= (${big.pollNew} new of ${big.messages / 1000}k)`;
-      const vsRead = throughputFigure('poll', `${name} vs GET /me`, runs.poll, { name: 'GET /me, same server', runs: runs.read });
+      const vsRead = throughputFigure('poll', `${name} vs GET /me`, runs.poll, {
+        name: 'GET /me, same server',
+        runs: runs.read,
+      });
       vsRead.note = `${vsRead.note}; no target: a poll answers ten messages, GET /me a 75-byte profile (docs/performance.md)`;
       return [
-        throughputFigure('poll', name, runs.poll, { name: `the same poll, ${few.pollNew} new of ${few.messages} (1k store)`, runs: runs.small, min: 0.7 }),
+        throughputFigure('poll', name, runs.poll, {
+          name: `the same poll, ${few.pollNew} new of ${few.messages} (1k store)`,
+          runs: runs.small,
+          min: 0.7,
+        }),
         throughputFigure('poll', `poll baseline: ${few.pollNew} new of ${few.messages} (1k store)`, runs.small),
         vsRead,
         throughputFigure('poll', 'poll baseline: GET /me on the 1M store', runs.read),

@@ -38,16 +38,24 @@ export default defineBench({
       servers.push(file);
       const pgs: ServerProcess[] = [];
       for (const i of [1, 2, 3]) {
-        const s = await startPinbot({ name: `pg${i}`, runDir: tmp.dir, dataDir: join(tmp.dir, `pg${i}`), config: { store: { driver: 'postgres', url } } });
+        const s = await startPinbot({
+          name: `pg${i}`,
+          runDir: tmp.dir,
+          dataDir: join(tmp.dir, `pg${i}`),
+          config: { store: { driver: 'postgres', url } },
+        });
         pgs.push(s);
         servers.push(s);
       }
       const writes = postMessages(ds.meta, ctx.connections);
-      const reads: LoadRequest[] = ds.meta.users.slice(0, ctx.connections).map((u) => ({ method: 'GET', path: '/api/v1/wallet/balance', headers: { 'X-API-Key': u.key } }));
+      const reads: LoadRequest[] = ds.meta.users
+        .slice(0, ctx.connections)
+        .map((u) => ({ method: 'GET', path: '/api/v1/wallet/balance', headers: { 'X-API-Key': u.key } }));
       for (const s of [file, ...pgs]) {
         const w = await probe(s.url, 'POST', writes[0]!.path, writes[0]!.headers, MESSAGE_BODY);
         const r = await probe(s.url, 'GET', reads[0]!.path, reads[0]!.headers);
-        if (w.status !== 201 || r.status !== 200) throw new Error(`${s.name}: write answered ${w.status}, read ${r.status} ${JSON.stringify(r.body)}`);
+        if (w.status !== 201 || r.status !== 200)
+          throw new Error(`${s.name}: write answered ${w.status}, read ${r.status} ${JSON.stringify(r.body)}`);
       }
       const spread = pgs.map((s) => ({ url: s.url, server: s }));
       const variants = (requests: LoadRequest[]) => ({
@@ -60,11 +68,23 @@ export default defineBench({
       ctx.progress(`postgres: read, file vs PostgreSQL ×1 vs ×3`);
       const r = await interleave(variants(reads), ctx);
       return [
-        throughputFigure('postgres', 'write on PostgreSQL, 1 process', w.pg1, { name: 'write, file store', runs: w.file }),
-        throughputFigure('postgres', 'write on PostgreSQL, 3 processes', w.pg3, { name: 'write, file store', runs: w.file }),
+        throughputFigure('postgres', 'write on PostgreSQL, 1 process', w.pg1, {
+          name: 'write, file store',
+          runs: w.file,
+        }),
+        throughputFigure('postgres', 'write on PostgreSQL, 3 processes', w.pg3, {
+          name: 'write, file store',
+          runs: w.file,
+        }),
         throughputFigure('postgres', 'baseline: write, file store', w.file),
-        throughputFigure('postgres', 'read on PostgreSQL, 1 process', r.pg1, { name: 'read, file store', runs: r.file }),
-        throughputFigure('postgres', 'read on PostgreSQL, 3 processes', r.pg3, { name: 'read, file store', runs: r.file }),
+        throughputFigure('postgres', 'read on PostgreSQL, 1 process', r.pg1, {
+          name: 'read, file store',
+          runs: r.file,
+        }),
+        throughputFigure('postgres', 'read on PostgreSQL, 3 processes', r.pg3, {
+          name: 'read, file store',
+          runs: r.file,
+        }),
         throughputFigure('postgres', 'baseline: read, file store', r.file),
       ];
     } finally {

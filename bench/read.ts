@@ -43,11 +43,25 @@ export default defineBench({
     copyStore(ds, join(tmp.dir, 'data'));
     copyStore(ds, join(tmp.dir, 'data-limited'));
     const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
-    const limited = await startPinbot({ name: 'pinbot-limited', runDir: tmp.dir, dataDir: join(tmp.dir, 'data-limited'), config: LIMITED });
+    const limited = await startPinbot({
+      name: 'pinbot-limited',
+      runDir: tmp.dir,
+      dataDir: join(tmp.dir, 'data-limited'),
+      config: LIMITED,
+    });
     const meta = join(ds.dir, 'meta.json');
-    const bare = await spawnServer({ name: 'bare-read', args: ['bin/run-ts.js', 'bench/baselines/bare-read.ts', meta] });
-    const fastify = await spawnServer({ name: 'fastify-read', args: ['bin/run-ts.js', 'bench/baselines/fastify-read.ts', meta] });
-    const node = await spawnServer({ name: 'node-read', args: ['bin/run-ts.js', 'bench/baselines/node-read.ts', meta] });
+    const bare = await spawnServer({
+      name: 'bare-read',
+      args: ['bin/run-ts.js', 'bench/baselines/bare-read.ts', meta],
+    });
+    const fastify = await spawnServer({
+      name: 'fastify-read',
+      args: ['bin/run-ts.js', 'bench/baselines/fastify-read.ts', meta],
+    });
+    const node = await spawnServer({
+      name: 'node-read',
+      args: ['bin/run-ts.js', 'bench/baselines/node-read.ts', meta],
+    });
     try {
       const figures: Figure[] = [];
       const me = getAs(users, '/api/v1/me');
@@ -59,25 +73,56 @@ export default defineBench({
       for (const path of READ_ROUTES) {
         const p = await probe(pinbot.url, 'GET', path, { 'X-API-Key': users[0]!.key });
         if (p.status === 200) variants[path] = { url: pinbot.url, server: pinbot, requests: getAs(users, path) };
-        else figures.push({ bench: 'read', name: `read GET ${path}`, target: `≥ ${FASTIFY_MIN}× Fastify`, note: `not measured: the route answered ${p.status} ${p.body?.error?.code ?? ''} (not in this build)` });
+        else
+          figures.push({
+            bench: 'read',
+            name: `read GET ${path}`,
+            target: `≥ ${FASTIFY_MIN}× Fastify`,
+            note: `not measured: the route answered ${p.status} ${p.body?.error?.code ?? ''} (not in this build)`,
+          });
       }
       variants.limited = { url: limited.url, server: limited, requests: me };
-      ctx.progress(`read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ${ctx.durationS} s, ${ctx.connections} connections`);
+      ctx.progress(
+        `read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ${ctx.durationS} s, ${ctx.connections} connections`,
+      );
       const runs = await interleave(variants, ctx);
       const anchor = { name: 'fastify 5 read', runs: runs.fastify!, min: FASTIFY_MIN, roundMin: FASTIFY_ROUND_MIN };
       // as serve runs it (request log, rate limits on): the gated row
-      figures.push(withCpuRatio(throughputFigure('read', 'read GET /api/v1/me, rate limits on (as serve)', runs.limited!, anchor), runs.limited!, runs.fastify!));
+      figures.push(
+        withCpuRatio(
+          throughputFigure('read', 'read GET /api/v1/me, rate limits on (as serve)', runs.limited!, anchor),
+          runs.limited!,
+          runs.fastify!,
+        ),
+      );
       // GET /me does what the baselines do (a key lookup, a small JSON object): gated; the balance
       // reads the wallet too, and is reported against the same anchor
       for (const path of READ_ROUTES) {
         if (!runs[path]) continue;
         const against = path === '/api/v1/me' ? anchor : { name: anchor.name, runs: anchor.runs };
-        figures.push(withCpuRatio(throughputFigure('read', `read GET ${path}`, runs[path], against), runs[path], runs.fastify!));
+        figures.push(
+          withCpuRatio(throughputFigure('read', `read GET ${path}`, runs[path], against), runs[path], runs.fastify!),
+        );
       }
-      figures.push(throughputFigure('read', 'read GET /api/v1/me ÷ bare express', runs['/api/v1/me'] ?? runs.limited!, { name: 'bare express read', runs: runs.bare! }));
+      figures.push(
+        throughputFigure('read', 'read GET /api/v1/me ÷ bare express', runs['/api/v1/me'] ?? runs.limited!, {
+          name: 'bare express read',
+          runs: runs.bare!,
+        }),
+      );
       figures.push(throughputFigure('read', 'baseline: fastify 5 read', runs.fastify!));
-      figures.push(throughputFigure('read', 'baseline: node:http read', runs.node!, { name: 'fastify 5 read', runs: runs.fastify! }));
-      figures.push(throughputFigure('read', 'baseline: bare express read', runs.bare!, { name: 'fastify 5 read', runs: runs.fastify! }));
+      figures.push(
+        throughputFigure('read', 'baseline: node:http read', runs.node!, {
+          name: 'fastify 5 read',
+          runs: runs.fastify!,
+        }),
+      );
+      figures.push(
+        throughputFigure('read', 'baseline: bare express read', runs.bare!, {
+          name: 'fastify 5 read',
+          runs: runs.fastify!,
+        }),
+      );
       return figures;
     } finally {
       await Promise.all([pinbot.stop(), limited.stop(), bare.stop(), fastify.stop(), node.stop()]);

@@ -73,7 +73,9 @@ const ctx: BenchContext = { rounds, durationS, connections, progress: (msg) => p
 const started = performance.now();
 // Other work on the machine moves every absolute figure; the table says how busy it was.
 const loadAtStart = loadavg()[0]!;
-ctx.progress(`pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`);
+ctx.progress(
+  `pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`,
+);
 
 // the benches spawn bin/pinbot.js, which runs dist/: measure the code of this checkout
 freshDist(ctx.progress);
@@ -96,11 +98,16 @@ for (const bench of selected) {
 }
 
 const load = `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
-console.log(`\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all, ${load}\n`);
+console.log(
+  `\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all, ${load}\n`,
+);
 console.log(tableHeader());
 for (const f of all) console.log(figureLine(f));
 const missed = all.filter((f) => f.pass === false);
-if (missed.length) console.log(`\ntargets missed: ${missed.map((f) => f.name).join('; ')}${values['no-fail'] ? ' (--no-fail: exit 0)' : ''}`);
+if (missed.length)
+  console.log(
+    `\ntargets missed: ${missed.map((f) => f.name).join('; ')}${values['no-fail'] ? ' (--no-fail: exit 0)' : ''}`,
+  );
 stopLoad();
 // A missed target is a failure of the run, as a failed test is: CI and scripts see it.
 process.exit(failed || (missed.length > 0 && !values['no-fail']) ? 1 : 0);

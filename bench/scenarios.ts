@@ -39,7 +39,8 @@ const bot = `  - name: jar
  * scenario. `realTime` leaves out what only a virtual clock can do (the clock step).
  */
 function twentySteps(realTime = false): string {
-  const pay = (n: number) => `  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: ${n} }\n    expect: { status: 201 }\n`;
+  const pay = (n: number) =>
+    `  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: ${n} }\n    expect: { status: 201 }\n`;
   const steps = [
     pay(1),
     '  - expect_event: { message: { to: alice, from: jar, content: "Thanks 1" }, within: 10s }\n',
@@ -48,7 +49,8 @@ function twentySteps(realTime = false): string {
   ];
   for (let i = 2; steps.length < 20; i++) {
     steps.push(pay(i));
-    if (steps.length < 20) steps.push(`  - expect_event: { message: { to: alice, from: jar, content: "Thanks ${i}" }, within: 10s }\n`);
+    if (steps.length < 20)
+      steps.push(`  - expect_event: { message: { to: alice, from: jar, content: "Thanks ${i}" }, within: 10s }\n`);
   }
   const users = realTime ? '{ alice: {}, jar: {} }' : '{ alice: { balance: 500 }, jar: {} }';
   return `# a generated bench scenario\nname: twenty steps\nusers: ${users}\n${realTime ? '' : `bots:\n${bot}`}steps:\n${steps.slice(0, 20).join('')}`;
@@ -62,7 +64,8 @@ function twentySteps(realTime = false): string {
  */
 export default defineBench({
   name: 'scenarios',
-  summary: 'a 20-step scenario on the virtual clock (target ≤ 300 ms) vs real time; 200 scenarios --parallel 2 (target ≤ 30 s)',
+  summary:
+    'a 20-step scenario on the virtual clock (target ≤ 300 ms) vs real time; 200 scenarios --parallel 2 (target ≤ 30 s)',
   async run(ctx) {
     const tmp = runDir('scenarios');
     // as `pinbot scenario run` does: the scenarios' throwaway stores in RAM when the machine has it
@@ -79,29 +82,58 @@ export default defineBench({
       const times: number[] = [];
       for (let i = 0; i < Math.max(ctx.rounds, 10); i++) {
         const { results } = await runAll(scenarios, { parallel: 1 });
-        if (results[0]!.status !== 'passed') throw new Error(`bench scenario failed: ${JSON.stringify(results[0]!.steps.find((s) => s.status === 'failed'))}`);
+        if (results[0]!.status !== 'passed')
+          throw new Error(
+            `bench scenario failed: ${JSON.stringify(results[0]!.steps.find((s) => s.status === 'failed'))}`,
+          );
         times.push(results[0]!.ms);
       }
       const one = median(times);
       const cpu = process.cpuUsage(cpu0);
       const cpuMs = (cpu.user + cpu.system) / 1000 / (times.length + 1);
-      figures.push({ bench: 'scenarios', name: 'scenario: 20 steps, bot, advance 30d (virtual clock)', value: `${Math.round(one)} ms per scenario (median of ${times.length}), ${Math.round(cpuMs)} ms CPU`, target: `≤ ${TARGET_ONE_MS} ms`, pass: one <= TARGET_ONE_MS, note: `stores in ${ram ?? process.env.TMPDIR ?? '/tmp'}; load average ${loadavg()[0]!.toFixed(1)}` });
+      figures.push({
+        bench: 'scenarios',
+        name: 'scenario: 20 steps, bot, advance 30d (virtual clock)',
+        value: `${Math.round(one)} ms per scenario (median of ${times.length}), ${Math.round(cpuMs)} ms CPU`,
+        target: `≤ ${TARGET_ONE_MS} ms`,
+        pass: one <= TARGET_ONE_MS,
+        note: `stores in ${ram ?? process.env.TMPDIR ?? '/tmp'}; load average ${loadavg()[0]!.toFixed(1)}`,
+      });
 
       ctx.progress('  scenarios: the same bot waits on real time (a 5 s poll; this takes a while)');
       const real = await realTimeWaits(join(tmp.dir, 'real'));
-      figures.push({ bench: 'scenarios', name: 'same check, real time (5 s poll bot, remote mode)', value: `${(real.total / 1000).toFixed(1)} s per scenario without the 30 d advance; ${(real.perWait / 1000).toFixed(1)} s per expect_event (median of ${real.waits})`, note: 'a 30 d advance has no real-time equivalent' });
+      figures.push({
+        bench: 'scenarios',
+        name: 'same check, real time (5 s poll bot, remote mode)',
+        value: `${(real.total / 1000).toFixed(1)} s per scenario without the 30 d advance; ${(real.perWait / 1000).toFixed(1)} s per expect_event (median of ${real.waits})`,
+        note: 'a 30 d advance has no real-time equivalent',
+      });
 
       const many = join(tmp.dir, 'many');
       mkdirSync(many);
-      for (let i = 0; i < MANY; i++) writeFileSync(join(many, `s${String(i).padStart(3, '0')}.yaml`), twentySteps().replace('name: twenty steps', `name: twenty steps ${i}`));
+      for (let i = 0; i < MANY; i++)
+        writeFileSync(
+          join(many, `s${String(i).padStart(3, '0')}.yaml`),
+          twentySteps().replace('name: twenty steps', `name: twenty steps ${i}`),
+        );
       ctx.progress(`  scenarios: ${MANY} scenarios with --parallel 2`);
       const t0 = performance.now();
-      const child = spawn(process.execPath, ['bin/pinbot.js', 'scenario', 'run', many, '--parallel', '2', '--quiet'], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['bin/pinbot.js', 'scenario', 'run', many, '--parallel', '2', '--quiet'], {
+        cwd: REPO,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
       const [code] = (await once(child, 'exit')) as [number | null];
       const s = (performance.now() - t0) / 1000;
-      figures.push({ bench: 'scenarios', name: `${MANY} scenarios, --parallel 2 (pinbot scenario run)`, value: `${s.toFixed(1)} s total, ${Math.round((s * 1000) / MANY)} ms a scenario`, target: `≤ ${TARGET_MANY_S} s`, pass: code === 0 && s <= TARGET_MANY_S, note: code === 0 ? `load average ${loadavg()[0]!.toFixed(1)}` : `exit ${code}: ${stderr.slice(0, 200)}` });
+      figures.push({
+        bench: 'scenarios',
+        name: `${MANY} scenarios, --parallel 2 (pinbot scenario run)`,
+        value: `${s.toFixed(1)} s total, ${Math.round((s * 1000) / MANY)} ms a scenario`,
+        target: `≤ ${TARGET_MANY_S} s`,
+        pass: code === 0 && s <= TARGET_MANY_S,
+        note: code === 0 ? `load average ${loadavg()[0]!.toFixed(1)}` : `exit ${code}: ${stderr.slice(0, 200)}`,
+      });
     } finally {
       if (tmpBefore === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = tmpBefore;
@@ -122,7 +154,15 @@ async function realTimeWaits(dir: string): Promise<{ total: number; perWait: num
   const server = await startServer({ dataDir, config, host: '127.0.0.1', port: 0, log, services: [ubiService()] });
   const stateDir = join(dataDir, 'bots');
   const registry = await buildRegistry({ config, log });
-  const host = new BotHost({ ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir }), registry, log, clock: server.clock, scheduler: server.scheduler, stateDir, dir: botsDir });
+  const host = new BotHost({
+    ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir }),
+    registry,
+    log,
+    clock: server.clock,
+    scheduler: server.scheduler,
+    stateDir,
+    dir: botsDir,
+  });
   try {
     const keys = await server.store.transaction((tx) => {
       const out: Record<string, string> = {};
@@ -140,7 +180,10 @@ async function realTimeWaits(dir: string): Promise<{ total: number; perWait: num
     if (problems.length) throw new Error(problems[0]!.message);
     const { results } = await runAll(scenarios, { parallel: 1, remote: { url: server.url, keys } });
     const waits = results[0]!.steps.filter((s) => s.label.startsWith('expect_event')).map((s) => s.ms);
-    if (results[0]!.status !== 'passed') throw new Error(`real-time scenario failed: ${JSON.stringify(results[0]!.steps.find((s) => s.status === 'failed'))}`);
+    if (results[0]!.status !== 'passed')
+      throw new Error(
+        `real-time scenario failed: ${JSON.stringify(results[0]!.steps.find((s) => s.status === 'failed'))}`,
+      );
     return { total: results[0]!.ms, perWait: median(waits), waits: waits.length };
   } finally {
     await host.stop();

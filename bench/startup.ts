@@ -41,7 +41,9 @@ export default defineBench({
           const p = await probe(srv.url, 'GET', pollPath, { 'X-API-Key': key });
           const firstPoll = performance.now() - t0;
           if (p.status !== 200) throw new Error(`first poll answered ${p.status}`);
-          ctx.progress(`  start ${round}/${STARTS}: listening after ${(srv.startupMs / 1000).toFixed(2)} s, peak RSS ${peak === undefined ? '?' : (peak / GB).toFixed(2) + ' GB'}, first poll ${Math.round(firstPoll)} ms`);
+          ctx.progress(
+            `  start ${round}/${STARTS}: listening after ${(srv.startupMs / 1000).toFixed(2)} s, peak RSS ${peak === undefined ? '?' : (peak / GB).toFixed(2) + ' GB'}, first poll ${Math.round(firstPoll)} ms`,
+          );
           times.push(srv.startupMs);
           if (peak !== undefined) peaks.push(peak);
           firstPolls.push(firstPoll);

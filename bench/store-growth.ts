@@ -26,7 +26,10 @@ import { observeCommits } from '../src/store/core/commit-signal.js';
 const defaults = configFrom({});
 const dir = mkdtempSync(join(tmpdir(), 'pinbot-growth-'));
 const { store, commits } = observeCommits(await FileStore.open(dir));
-const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: { enabled: false } }) };
+const env = {
+  clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')),
+  config: configFrom({ rate_limits: { enabled: false } }),
+};
 const { app } = createApp({ store, commits, env, log: pino({ level: 'silent' }) });
 const server = createServer(app);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,7 +46,11 @@ const [me, ...others] = people;
 const journal = () => statSync(join(dir, 'journal.jsonl')).size;
 let n = 0;
 const post = async (path: string, body: unknown, key = me!.key) => {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': `${++n}`.padStart(255, 'k') }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Idempotency-Key': `${++n}`.padStart(255, 'k') },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, any>;
   if (res.status >= 300) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -66,12 +73,23 @@ const conv = (await post('/messages/send', { recipient_pin: others[0]!.pin, cont
 const perWrite = {
   message: await bytesOf(5, () => post(`/conversations/${conv}/messages`, { content })),
   transfer: await bytesOf(5, () => post('/wallet/send', { recipient_pin: others[0]!.pin, amount: 0.01, note })),
-  group: await bytesOf(5, (i) => post('/conversations', { participant_pins: others.slice(0, defaults.messaging.max_group_size - 1).map((o) => o.pin), name: `${i}`.padStart(100, 'g') })),
-  introduction: await bytesOf(5, () => post('/introductions', { participant_pins: others.slice(0, defaults.messaging.max_group_size).map((o) => o.pin), message: escaped.repeat(1000) })),
+  group: await bytesOf(5, (i) =>
+    post('/conversations', {
+      participant_pins: others.slice(0, defaults.messaging.max_group_size - 1).map((o) => o.pin),
+      name: `${i}`.padStart(100, 'g'),
+    }),
+  ),
+  introduction: await bytesOf(5, () =>
+    post('/introductions', {
+      participant_pins: others.slice(0, defaults.messaging.max_group_size).map((o) => o.pin),
+      message: escaped.repeat(1000),
+    }),
+  ),
   contact_request: await bytesOf(5, (i) => post('/contacts/request', { pin_code: others[10 + i]!.pin })),
 };
 
-const perDay = (bucket: { limit: number; window: string }) => Math.floor((86_400_000 / parseDuration(bucket.window)!) * bucket.limit);
+const perDay = (bucket: { limit: number; window: string }) =>
+  Math.floor((86_400_000 / parseDuration(bucket.window)!) * bucket.limit);
 const r = defaults.rate_limits;
 const general = perDay(r.general);
 const plan = [
@@ -81,15 +99,21 @@ const plan = [
   { kind: 'contact_request', count: perDay(r.contacts) },
 ] as const;
 const used = plan.reduce((s, p) => s + p.count, 0);
-const rows = [...plan.map((p) => ({ ...p, bytes: perWrite[p.kind] })), { kind: 'transfer' as const, count: general - used, bytes: perWrite.transfer }];
+const rows = [
+  ...plan.map((p) => ({ ...p, bytes: perWrite[p.kind] })),
+  { kind: 'transfer' as const, count: general - used, bytes: perWrite.transfer },
+];
 const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
 console.log(`largest journal bytes per write (Idempotency-Key of 255 characters: its stored answer included)`);
-for (const [k, v] of Object.entries(perWrite)) console.log(`  ${k.padEnd(16)} ${v.toLocaleString('en-US').padStart(8)} bytes`);
+for (const [k, v] of Object.entries(perWrite))
+  console.log(`  ${k.padEnd(16)} ${v.toLocaleString('en-US').padStart(8)} bytes`);
 console.log(`\none user, one day, default limits (general ${general.toLocaleString('en-US')} requests a day)`);
 let total = 0;
 for (const row of rows) {
   total += row.count * row.bytes;
-  console.log(`  ${row.kind.padEnd(16)} ${row.count.toLocaleString('en-US').padStart(8)} × ${row.bytes.toLocaleString('en-US').padStart(6)} B = ${mb(row.count * row.bytes).padStart(8)} MB`);
+  console.log(
+    `  ${row.kind.padEnd(16)} ${row.count.toLocaleString('en-US').padStart(8)} × ${row.bytes.toLocaleString('en-US').padStart(6)} B = ${mb(row.count * row.bytes).padStart(8)} MB`,
+  );
 }
 console.log(`  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(total).padStart(8)} MB`);
 
@@ -101,8 +125,15 @@ const q = defaults.quotas;
 const bare = {
   message: await bytesOf(5, () => post(`/conversations/${conv}/messages`, { content: 'x' })),
   transfer: await bytesOf(5, () => post('/wallet/send', { recipient_pin: others[0]!.pin, amount: 0.01 })),
-  group: await bytesOf(5, () => post('/conversations', { participant_pins: others.slice(0, defaults.messaging.max_group_size - 1).map((o) => o.pin), name: 'g' })),
-  introduction: await bytesOf(5, () => post('/introductions', { participant_pins: others.slice(0, defaults.messaging.max_group_size).map((o) => o.pin) })),
+  group: await bytesOf(5, () =>
+    post('/conversations', {
+      participant_pins: others.slice(0, defaults.messaging.max_group_size - 1).map((o) => o.pin),
+      name: 'g',
+    }),
+  ),
+  introduction: await bytesOf(5, () =>
+    post('/introductions', { participant_pins: others.slice(0, defaults.messaging.max_group_size).map((o) => o.pin) }),
+  ),
   contact_request: perWrite.contact_request,
 };
 console.log(`
@@ -112,9 +143,13 @@ console.log(`  ${'text (once)'.padEnd(16)} ${''.padStart(27)} ${mb(q.bytes_per_u
 for (const row of rows) {
   const count = row.kind === 'group' ? Math.min(row.count, q.groups_per_user) : row.count;
   quotaTotal += count * bare[row.kind];
-  console.log(`  ${row.kind.padEnd(16)} ${count.toLocaleString('en-US').padStart(8)} × ${bare[row.kind].toLocaleString('en-US').padStart(6)} B = ${mb(count * bare[row.kind]).padStart(8)} MB`);
+  console.log(
+    `  ${row.kind.padEnd(16)} ${count.toLocaleString('en-US').padStart(8)} × ${bare[row.kind].toLocaleString('en-US').padStart(6)} B = ${mb(count * bare[row.kind]).padStart(8)} MB`,
+  );
 }
-console.log(`  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(quotaTotal).padStart(8)} MB (the first day; then without the text)`);
+console.log(
+  `  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(quotaTotal).padStart(8)} MB (the first day; then without the text)`,
+);
 
 server.close();
 await store.close();

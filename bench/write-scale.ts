@@ -21,18 +21,36 @@ export default defineBench({
     copyStore(small, join(tmp.dir, 'small'));
     copyStore(large, join(tmp.dir, 'large'));
     const s = await startPinbot({ name: 'pinbot-1k', runDir: tmp.dir, dataDir: join(tmp.dir, 'small') });
-    const l = await startPinbot({ name: 'pinbot-1M', runDir: tmp.dir, dataDir: join(tmp.dir, 'large'), timeoutMs: 120_000 });
+    const l = await startPinbot({
+      name: 'pinbot-1M',
+      runDir: tmp.dir,
+      dataDir: join(tmp.dir, 'large'),
+      timeoutMs: 120_000,
+    });
     try {
       const reqSmall = postMessages(small.meta, ctx.connections);
       const reqLarge = postMessages(large.meta, ctx.connections);
-      for (const [srv, r] of [[s, reqSmall[0]!], [l, reqLarge[0]!]] as const) {
+      for (const [srv, r] of [
+        [s, reqSmall[0]!],
+        [l, reqLarge[0]!],
+      ] as const) {
         const p = await probe(srv.url, 'POST', r.path, r.headers, MESSAGE_BODY);
-        if (p.status !== 201) throw new Error(`${srv.name}: POST ${r.path} answered ${p.status} ${JSON.stringify(p.body)}`);
+        if (p.status !== 201)
+          throw new Error(`${srv.name}: POST ${r.path} answered ${p.status} ${JSON.stringify(p.body)}`);
       }
-      ctx.progress(`write-scale: 1k vs 1M messages, ${reqSmall.length} connections, ${ctx.rounds} rounds of ${ctx.durationS} s`);
-      const runs = await interleave({ '1k': { url: s.url, server: s, requests: reqSmall }, '1M': { url: l.url, server: l, requests: reqLarge } }, ctx);
+      ctx.progress(
+        `write-scale: 1k vs 1M messages, ${reqSmall.length} connections, ${ctx.rounds} rounds of ${ctx.durationS} s`,
+      );
+      const runs = await interleave(
+        { '1k': { url: s.url, server: s, requests: reqSmall }, '1M': { url: l.url, server: l, requests: reqLarge } },
+        ctx,
+      );
       return [
-        throughputFigure('write-scale', 'write-scale 1M stored messages', runs['1M'], { name: 'write, 1k stored', runs: runs['1k'], min: 0.8 }),
+        throughputFigure('write-scale', 'write-scale 1M stored messages', runs['1M'], {
+          name: 'write, 1k stored',
+          runs: runs['1k'],
+          min: 0.8,
+        }),
         throughputFigure('write-scale', 'write-scale 1k stored messages', runs['1k']),
       ];
     } finally {

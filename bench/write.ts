@@ -37,7 +37,11 @@ function fdatasyncFloor(dir: string, ms: number): { medianUs: number; p99Us: num
     unlinkSync(path);
   }
   const sorted = [...times].sort((a, b) => a - b);
-  return { medianUs: median(times), p99Us: sorted[Math.floor(sorted.length * 0.99)]!, perS: (times.length * 1000) / (performance.now() - t0) };
+  return {
+    medianUs: median(times),
+    p99Us: sorted[Math.floor(sorted.length * 0.99)]!,
+    perS: (times.length * 1000) / (performance.now() - t0),
+  };
 }
 
 /** One POST over a kept-alive connection; resolves with its status once the answer is read. Internal. */
@@ -89,24 +93,46 @@ export default defineBench({
     copyStore(ds, join(tmp.dir, 'data'));
     const meta = join(ds.dir, 'meta.json');
     const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
-    const bare = await spawnServer({ name: 'bare-write', args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')] });
-    const fastify = await spawnServer({ name: 'fastify-write', args: ['bin/run-ts.js', 'bench/baselines/fastify-write.ts', meta, join(tmp.dir, 'fastify.log')] });
+    const bare = await spawnServer({
+      name: 'bare-write',
+      args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')],
+    });
+    const fastify = await spawnServer({
+      name: 'fastify-write',
+      args: ['bin/run-ts.js', 'bench/baselines/fastify-write.ts', meta, join(tmp.dir, 'fastify.log')],
+    });
     try {
       const requests = postMessages(ds.meta, ctx.connections);
       const first = requests[0]!;
-      for (const [name, url] of [['pinbot', pinbot.url], ['fastify', fastify.url], ['express', bare.url]] as const) {
+      for (const [name, url] of [
+        ['pinbot', pinbot.url],
+        ['fastify', fastify.url],
+        ['express', bare.url],
+      ] as const) {
         const p = await probe(url, 'POST', first.path, first.headers, MESSAGE_BODY);
-        if (p.status !== 201) throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
+        if (p.status !== 201)
+          throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
       }
       ctx.progress(`write: ${requests.length} connections, ${ctx.rounds} rounds of ${ctx.durationS} s`);
       const runs = await interleave(
-        { fastify: { url: fastify.url, server: fastify, requests }, bare: { url: bare.url, server: bare, requests }, pinbot: { url: pinbot.url, server: pinbot, requests } },
+        {
+          fastify: { url: fastify.url, server: fastify, requests },
+          bare: { url: bare.url, server: bare, requests },
+          pinbot: { url: pinbot.url, server: pinbot, requests },
+        },
         ctx,
       );
       const floor = fdatasyncFloor(join(tmp.dir, 'data'), Math.min(3000, ctx.durationS * 1000));
-      const alone = { pinbot: await aloneUs(pinbot.url, first.path, first.headers ?? {}, 1500), fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500) };
+      const alone = {
+        pinbot: await aloneUs(pinbot.url, first.path, first.headers ?? {}, 1500),
+        fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500),
+      };
       const row = withCpuRatio(
-        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, { name: 'fastify 5 + fsync', runs: runs.fastify, min: FASTIFY_MIN }),
+        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, {
+          name: 'fastify 5 + fsync',
+          runs: runs.fastify,
+          min: FASTIFY_MIN,
+        }),
         runs.pinbot,
         runs.fastify,
       );
@@ -121,9 +147,15 @@ export default defineBench({
       };
       return [
         row,
-        throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, { name: 'bare express + fsync', runs: runs.bare }),
+        throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
+          name: 'bare express + fsync',
+          runs: runs.bare,
+        }),
         throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
-        throughputFigure('write', 'baseline: bare express + fsync', runs.bare, { name: 'fastify 5 + fsync', runs: runs.fastify }),
+        throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
+          name: 'fastify 5 + fsync',
+          runs: runs.fastify,
+        }),
         fig,
       ];
     } finally {

@@ -40,7 +40,12 @@ export default definePlugin({
           required: ['answer'],
           properties: {
             keywords: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-            match: { type: 'string', minLength: 1, format: 'regex', description: 'a regular expression (case-insensitive; RE2 syntax: no backreferences or lookaround)' },
+            match: {
+              type: 'string',
+              minLength: 1,
+              format: 'regex',
+              description: 'a regular expression (case-insensitive; RE2 syntax: no backreferences or lookaround)',
+            },
             answer: { type: 'string', minLength: 1 },
           },
           anyOf: [{ required: ['keywords'] }, { required: ['match'] }],
@@ -52,7 +57,11 @@ export default definePlugin({
   actions: {
     answer: {
       description: 'Replies with the answer of the first question the message matches (or the fallback).',
-      schema: { type: 'object', additionalProperties: false, properties: { text: { type: 'string', description: 'what to look up (default: the message)' } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { text: { type: 'string', description: 'what to look up (default: the message)' } },
+      },
       async run(ctx, args) {
         const i = find(ctx.config.questions, args.text ?? String(ctx.event.content ?? ''));
         const answer = i === -1 ? ctx.config.fallback : ctx.config.questions[i]!.answer;
@@ -79,7 +88,13 @@ const compiled = new WeakMap<Question[], Array<LinearRegex | undefined>>();
 /** The index of the first question `text` matches, or -1. Internal. */
 function find(questions: Question[], text: string): number {
   let res = compiled.get(questions);
-  if (!res) compiled.set(questions, (res = questions.map((q) => (q.match === undefined ? undefined : compileRegex(q.match, 'i')))));
+  if (!res)
+    compiled.set(
+      questions,
+      (res = questions.map((q) => (q.match === undefined ? undefined : compileRegex(q.match, 'i')))),
+    );
   const lower = text.toLowerCase();
-  return questions.findIndex((q, i) => res[i]?.test(text) ?? (q.keywords ?? []).every((k) => lower.includes(k.toLowerCase())));
+  return questions.findIndex(
+    (q, i) => res[i]?.test(text) ?? (q.keywords ?? []).every((k) => lower.includes(k.toLowerCase())),
+  );
 }

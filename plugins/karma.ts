@@ -16,7 +16,9 @@ function named(content: string, people: UserRef[]): { users: UserRef[]; plus: Us
   const users: UserRef[] = [];
   const plus: UserRef[] = [];
   for (const m of content.matchAll(/(?:@([\p{L}\p{N}_.-]+)|\b([A-Z0-9]{6})\b)(\+\+)?/gu)) {
-    const u = m[1] ? people.find((p) => squash(p.display_name) === m[1]!.toLowerCase()) : people.find((p) => p.pin_code === m[2]);
+    const u = m[1]
+      ? people.find((p) => squash(p.display_name) === m[1]!.toLowerCase())
+      : people.find((p) => p.pin_code === m[2]);
     if (!u) continue;
     if (!users.some((x) => x.pin_code === u.pin_code)) users.push(u);
     if (m[3] && !plus.some((x) => x.pin_code === u.pin_code)) plus.push(u);
@@ -28,7 +30,14 @@ function named(content: string, people: UserRef[]): { users: UserRef[]; plus: Us
 const thankYous = new WeakMap<string[], LinearRegex>();
 function thankYou(words: string[]): LinearRegex {
   let re = thankYous.get(words);
-  if (!re) thankYous.set(words, (re = compileRegex(`(^|\\W)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(\\W|$)`, 'i')));
+  if (!re)
+    thankYous.set(
+      words,
+      (re = compileRegex(
+        `(^|\\W)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(\\W|$)`,
+        'i',
+      )),
+    );
   return re;
 }
 
@@ -57,14 +66,29 @@ export default definePlugin({
     type: 'object',
     additionalProperties: false,
     properties: {
-      words: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['thanks', 'thank you', 'thx', 'merci'], description: 'what counts as a thank-you' },
-      max_per_message: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'points one message may give (one per person named, the first ones)' },
+      words: {
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
+        default: ['thanks', 'thank you', 'thx', 'merci'],
+        description: 'what counts as a thank-you',
+      },
+      max_per_message: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 5,
+        description: 'points one message may give (one per person named, the first ones)',
+      },
     },
   },
   actions: {
     count: {
       description: 'Gives a karma point to each user the message thanks or ++es, and says so.',
-      schema: { type: 'object', additionalProperties: false, properties: { quiet: { type: 'boolean', default: false, description: 'count without replying' } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { quiet: { type: 'boolean', default: false, description: 'count without replying' } },
+      },
       async run(ctx, args) {
         const content = String(ctx.event.content ?? '');
         const sender = ctx.event.sender as UserRef;
@@ -77,23 +101,35 @@ export default definePlugin({
         to = to.filter((u) => u.pin_code !== sender.pin_code).slice(0, ctx.config.max_per_message);
         const given: Array<{ pin: string; karma: number }> = [];
         for (const u of to) {
-          const k = await ctx.state.update<Karma>(u.pin_code, (cur) => ({ n: (cur?.n ?? 0) + 1, name: u.display_name }));
+          const k = await ctx.state.update<Karma>(u.pin_code, (cur) => ({
+            n: (cur?.n ?? 0) + 1,
+            name: u.display_name,
+          }));
           given.push({ pin: u.pin_code, karma: k.n });
         }
-        if (given.length && !args.quiet) await ctx.reply(to.map((u, i) => `${u.display_name} now has ${given[i]!.karma} karma`).join(', '));
+        if (given.length && !args.quiet)
+          await ctx.reply(to.map((u, i) => `${u.display_name} now has ${given[i]!.karma} karma`).join(', '));
         return { given };
       },
     },
     answer: {
-      description: 'Answers `!karma` (the sender\'s), `!karma @Name` or `!karma PIN` (theirs), `!karma top` (the five highest).',
+      description:
+        "Answers `!karma` (the sender's), `!karma @Name` or `!karma PIN` (theirs), `!karma top` (the five highest).",
       schema: { type: 'object', additionalProperties: false },
       async run(ctx) {
         const content = String(ctx.event.content ?? '').trim();
         const sender = ctx.event.sender as UserRef;
         const people = (ctx.event.conversation as { participants?: UserRef[] } | undefined)?.participants ?? [];
         if (/^!karma\s+top\b/i.test(content)) {
-          const all = (await ctx.state.entries()).map(([, v]) => v as Karma).sort((a, b) => b.n - a.n || a.name.localeCompare(b.name));
-          const text = all.length ? all.slice(0, 5).map((k, i) => `${i + 1}. ${k.name} ${k.n}`).join('\n') : 'nobody has karma yet';
+          const all = (await ctx.state.entries())
+            .map(([, v]) => v as Karma)
+            .sort((a, b) => b.n - a.n || a.name.localeCompare(b.name));
+          const text = all.length
+            ? all
+                .slice(0, 5)
+                .map((k, i) => `${i + 1}. ${k.name} ${k.n}`)
+                .join('\n')
+            : 'nobody has karma yet';
           await ctx.reply(text);
           return { top: all.slice(0, 5) };
         }

@@ -13,7 +13,9 @@ interface Delivery {
 }
 
 /** A local HTTP receiver answering each request with the next of `answers` (then 200); 'hang' never answers. */
-async function receiver(answers: Array<number | 'hang'> = []): Promise<{ url: string; got: Delivery[]; close(): Promise<void>; server: Server }> {
+async function receiver(
+  answers: Array<number | 'hang'> = [],
+): Promise<{ url: string; got: Delivery[]; close(): Promise<void>; server: Server }> {
   const got: Delivery[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -25,10 +27,16 @@ async function receiver(answers: Array<number | 'hang'> = []): Promise<{ url: st
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got, server, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    got,
+    server,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
-const forwarder = (url: string) => `name: fwd\nas: fwd\nrules:\n  - on: [message.received, transfer.received]\n    do:\n      - webhook.post: { url: "${url}" }\n`;
+const forwarder = (url: string) =>
+  `name: fwd\nas: fwd\nrules:\n  - on: [message.received, transfer.received]\n    do:\n      - webhook.post: { url: "${url}" }\n`;
 
 let world: TestWorld | undefined;
 let rx: Awaited<ReturnType<typeof receiver>> | undefined;
@@ -39,7 +47,15 @@ afterEach(async () => {
 });
 
 const start = (config: Record<string, unknown> = {}) =>
-  createTestWorld({ users: { alice: { balance: 10 }, fwd: {} }, config: { rate_limits: { enabled: false }, plugins: { config: { webhook: { secret: SECRET, backoff_ms: 1000, ...config } } } }, plugins: [webhook], bots: [forwarder(rx!.url)] });
+  createTestWorld({
+    users: { alice: { balance: 10 }, fwd: {} },
+    config: {
+      rate_limits: { enabled: false },
+      plugins: { config: { webhook: { secret: SECRET, backoff_ms: 1000, ...config } } },
+    },
+    plugins: [webhook],
+    bots: [forwarder(rx!.url)],
+  });
 
 describe('webhook', () => {
   it('forwards the chosen events as signed JSON with an idempotency key', async () => {
@@ -52,12 +68,33 @@ describe('webhook', () => {
     for (const d of rx.got) {
       // signed with the time of the attempt and its Idempotency-Key: what webhook_in checks
       expect(d.headers['x-pinbot-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-      expect(verify(SECRET, Buffer.from(d.body), d.headers['idempotency-key'] as string, d.headers['x-pinbot-signature'] as string, world.clock.now(), 300)).toMatchObject({ ok: true });
-      expect(verify(SECRET, Buffer.from(d.body), 'another-key', d.headers['x-pinbot-signature'] as string, world.clock.now(), 300)).toMatchObject({ ok: false, code: 'bad_signature' });
+      expect(
+        verify(
+          SECRET,
+          Buffer.from(d.body),
+          d.headers['idempotency-key'] as string,
+          d.headers['x-pinbot-signature'] as string,
+          world.clock.now(),
+          300,
+        ),
+      ).toMatchObject({ ok: true });
+      expect(
+        verify(
+          SECRET,
+          Buffer.from(d.body),
+          'another-key',
+          d.headers['x-pinbot-signature'] as string,
+          world.clock.now(),
+          300,
+        ),
+      ).toMatchObject({ ok: false, code: 'bad_signature' });
       expect(d.headers['idempotency-key']).toMatch(/^pinbot:fwd:rule-1:/);
       expect(d.headers['content-type']).toBe('application/json');
     }
-    expect(JSON.parse(rx.got.find((d) => d.headers['x-pinbot-event'] === 'message.received')!.body)).toMatchObject({ type: 'message.received', content: 'hello' });
+    expect(JSON.parse(rx.got.find((d) => d.headers['x-pinbot-event'] === 'message.received')!.body)).toMatchObject({
+      type: 'message.received',
+      content: 'hello',
+    });
   });
 
   it('a receiver that fails twice then succeeds gets the event exactly once, after backoff on the clock', async () => {
@@ -72,7 +109,10 @@ describe('webhook', () => {
     expect(rx.got.map((d) => d.status)).toEqual([503, 500, 200]);
     expect(new Set(rx.got.map((d) => d.headers['idempotency-key'])).size).toBe(1);
     expect(rx.got.map((d) => d.headers['x-pinbot-attempt'])).toEqual(['1', '2', '3']);
-    expect(world.traces('fwd')[0]).toMatchObject({ outcome: 'done', steps: [{ status: 'done', result: { status: 200, attempts: 3 } }] });
+    expect(world.traces('fwd')[0]).toMatchObject({
+      outcome: 'done',
+      steps: [{ status: 'done', result: { status: 200, attempts: 3 } }],
+    });
     await world.advance('1h');
     expect(rx.got.filter((d) => d.status === 200)).toHaveLength(1);
   });
@@ -92,6 +132,10 @@ describe('webhook', () => {
     await world.as('alice').send('fwd', 'refused');
     await world.advance('10s');
     expect(rx.got.map((d) => d.status)).toEqual([422]);
-    expect(world.traces('fwd')[0]).toMatchObject({ outcome: 'failed', reason: 'plugin_failed', message: expect.stringContaining('answered 422; not retried') });
+    expect(world.traces('fwd')[0]).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_failed',
+      message: expect.stringContaining('answered 422; not retried'),
+    });
   });
 });

@@ -31,15 +31,25 @@ export default definePlugin({
     additionalProperties: false,
     properties: {
       url: { type: 'string', description: 'where to POST when the step gives no url' },
-      secret: { type: 'string', minLength: 16, description: 'the shared HMAC-SHA256 key, e.g. "${env:WEBHOOK_SECRET}"' },
+      secret: {
+        type: 'string',
+        minLength: 16,
+        description: 'the shared HMAC-SHA256 key, e.g. "${env:WEBHOOK_SECRET}"',
+      },
       timeout_ms: { type: 'integer', minimum: 1, default: 5000, description: 'time one attempt may take' },
       retries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'attempts after the first' },
-      backoff_ms: { type: 'integer', minimum: 1, default: 1000, description: 'wait before the first retry (doubling after)' },
+      backoff_ms: {
+        type: 'integer',
+        minimum: 1,
+        default: 1000,
+        description: 'wait before the first retry (doubling after)',
+      },
     },
   },
   actions: {
     post: {
-      description: 'POSTs the event (or body) as signed JSON to url (default plugins.config.webhook.url), retrying with backoff.',
+      description:
+        'POSTs the event (or body) as signed JSON to url (default plugins.config.webhook.url), retrying with backoff.',
       schema: {
         type: 'object',
         additionalProperties: false,
@@ -52,7 +62,10 @@ export default definePlugin({
       async run(ctx, args) {
         const url = args.url ?? ctx.config.url;
         if (!url) throw new Error('no url: give url in the step, or plugins.config.webhook.url in config.yaml');
-        if (!ctx.config.secret) throw new Error('no secret: set plugins.config.webhook.secret in config.yaml (at least 16 characters, e.g. "${env:WEBHOOK_SECRET}"); deliveries are always signed');
+        if (!ctx.config.secret)
+          throw new Error(
+            'no secret: set plugins.config.webhook.secret in config.yaml (at least 16 characters, e.g. "${env:WEBHOOK_SECRET}"); deliveries are always signed',
+          );
         const body = JSON.stringify(args.body ?? ctx.event);
         const headers = {
           'Content-Type': 'application/json',
@@ -65,15 +78,28 @@ export default definePlugin({
           if (attempt > 1) await ctx.sleep(ctx.config.backoff_ms * 2 ** (attempt - 2)); // on the clock, off the step's timeout
           try {
             // an attempt's timeout is wall time: waiting on the network is not virtual
-            const r = await fetch(url, { method: 'POST', headers: { ...headers, 'X-Pinbot-Attempt': String(attempt), 'X-Pinbot-Signature': sign(secret, body, ctx.now(), ctx.idempotencyKey) }, body, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.timeout_ms)]) });
+            const r = await fetch(url, {
+              method: 'POST',
+              headers: {
+                ...headers,
+                'X-Pinbot-Attempt': String(attempt),
+                'X-Pinbot-Signature': sign(secret, body, ctx.now(), ctx.idempotencyKey),
+              },
+              body,
+              signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.config.timeout_ms)]),
+            });
             await r.body?.cancel();
             if (r.ok) return { status: r.status, attempts: attempt };
             last = `answered ${r.status}`;
-            if (!RETRY.has(r.status)) throw new Error(`${url} ${last}; not retried (only timeouts, 408, 425, 429 and 5xx are)`);
+            if (!RETRY.has(r.status))
+              throw new Error(`${url} ${last}; not retried (only timeouts, 408, 425, 429 and 5xx are)`);
           } catch (err) {
             if (ctx.signal.aborted) throw err;
             if ((err as Error).message.includes('not retried')) throw err;
-            last = (err as Error).name === 'TimeoutError' ? `did not answer within ${ctx.config.timeout_ms} ms` : `could not be reached (${(err as Error).message})`;
+            last =
+              (err as Error).name === 'TimeoutError'
+                ? `did not answer within ${ctx.config.timeout_ms} ms`
+                : `could not be reached (${(err as Error).message})`;
           }
           ctx.log.warn({ url, attempt, last }, 'webhook delivery failed');
         }

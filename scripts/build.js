@@ -18,7 +18,9 @@ const dist = at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : jo
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], {
+  stdio: 'inherit',
+});
 if (r.status !== 0) {
   console.error('pinbot build: tsc failed (see above); dist/ is incomplete');
   process.exit(r.status ?? 1);
@@ -27,7 +29,8 @@ if (r.status !== 0) {
 // readFileSync(new URL('./x.json', import.meta.url)), and the web console's assets/ (served as
 // they are; without them `pinbot serve` of the package fails at start).
 for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
-  if (!e.isFile() || !(e.name.endsWith('.json') || relative(src, e.parentPath).split(/[\\/]/).includes('assets'))) continue;
+  if (!e.isFile() || !(e.name.endsWith('.json') || relative(src, e.parentPath).split(/[\\/]/).includes('assets')))
+    continue;
   const from = join(e.parentPath, e.name);
   const to = join(dist, relative(src, from));
   cpSync(from, to);

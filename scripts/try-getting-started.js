@@ -53,11 +53,14 @@ const tarball = step('npm pack', () => {
   return name;
 });
 console.log(`      ${tarball}: ${(readFileSync(join(work, tarball)).length / 1024).toFixed(0)} kB`);
-step(`npx --yes ./${tarball} init my-bots`, () => run(work, 'npx', ['--yes', ...npmFlags, `./${tarball}`, 'init', 'my-bots']));
+step(`npx --yes ./${tarball} init my-bots`, () =>
+  run(work, 'npx', ['--yes', ...npmFlags, `./${tarball}`, 'init', 'my-bots']),
+);
 step('npm install', () => run(project, 'npm', ['install', ...npmFlags]));
 step('npm test', () => {
   const out = run(project, 'npm', ['test']);
-  if (!/Tests +1 passed/.test(out) || !/1 scenario: 1 passed/.test(out)) throw Object.assign(new Error('unexpected output'), { stdout: out });
+  if (!/Tests +1 passed/.test(out) || !/1 scenario: 1 passed/.test(out))
+    throw Object.assign(new Error('unexpected output'), { stdout: out });
 });
 step('npx tsc --noEmit (strict)', () => run(project, 'npx', ['tsc', '--noEmit']));
 step('npm run validate', () => run(project, 'npm', ['run', 'validate']));
@@ -81,7 +84,11 @@ try {
   console.log(`ok    npm start  (${((performance.now() - t0) / 1000).toFixed(1)} s: ${url}, bot PIN ${pin})`);
   const alice = JSON.parse(run(project, 'npx', ['pinbot', 'users', 'add', '--name', 'Alice', '--json']));
   const headers = { 'X-API-Key': alice.api_key, 'content-type': 'application/json' };
-  const sent = await fetch(`${url}/api/v1/messages/send`, { method: 'POST', headers, body: JSON.stringify({ recipient_pin: pin, content: 'hello' }) });
+  const sent = await fetch(`${url}/api/v1/messages/send`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ recipient_pin: pin, content: 'hello' }),
+  });
   if (sent.status !== 201) throw new Error(`POST /messages/send: ${sent.status} ${await sent.text()}`);
   const answer = await until(async () => {
     const r = await (await fetch(`${url}/api/v1/conversations`, { headers })).json();

@@ -34,7 +34,13 @@ export interface ByteSink {
  * @example
  * const log = pino({ level: 'info' }, boundedDestination({ maxBytes: 4 << 20 }));
  */
-export function boundedDestination({ maxBytes, sink = pino.destination({ dest: 1, sync: false }) as unknown as ByteSink }: { maxBytes: number; sink?: ByteSink }): BoundedDestination {
+export function boundedDestination({
+  maxBytes,
+  sink = pino.destination({ dest: 1, sync: false }) as unknown as ByteSink,
+}: {
+  maxBytes: number;
+  sink?: ByteSink;
+}): BoundedDestination {
   let pending = 0;
   let maxPending = 0;
   let dropped = 0;

@@ -38,7 +38,13 @@ export interface LoggerOptions {
  *
  * @example const log = createLogger({ level: 'info' });
  */
-export function createLogger({ level = 'info', pretty = process.stdout.isTTY === true, destination, bufferBytes = 4 << 20, sink }: LoggerOptions = {}): Logger {
+export function createLogger({
+  level = 'info',
+  pretty = process.stdout.isTTY === true,
+  destination,
+  bufferBytes = 4 << 20,
+  sink,
+}: LoggerOptions = {}): Logger {
   const redact = { paths: REDACT, censor: '[redacted]' };
   if (destination) return pino({ level, redact }, destination as unknown as pino.DestinationStream);
   const bounded = boundedDestination({ maxBytes: bufferBytes, sink });
@@ -48,7 +54,10 @@ export function createLogger({ level = 'info', pretty = process.stdout.isTTY ===
     // Loaded only for a terminal: CLI calls and servers under a supervisor never need it.
     const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     const format = prettyFactory({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
-    out = { write: (line: string) => bounded.write(format(line)), flush: (cb?: (err?: Error) => void) => bounded.flush(cb) } as pino.DestinationStream;
+    out = {
+      write: (line: string) => bounded.write(format(line)),
+      flush: (cb?: (err?: Error) => void) => bounded.flush(cb),
+    } as pino.DestinationStream;
   }
   const log = pino({ level, redact }, out);
   destinations.set(log, bounded);

@@ -5,7 +5,9 @@ import { OperatorError } from './util/operator-error.js';
 /** Thrown with a one-line, actionable message when the port is taken. */
 export class PortInUseError extends OperatorError {
   constructor(host: string, port: number) {
-    super(`port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`);
+    super(
+      `port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`,
+    );
     this.name = 'PortInUseError';
   }
 }

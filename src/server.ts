@@ -88,7 +88,13 @@ interface HttpEdge {
 }
 
 /** Serves `listener` on host:port with node's server as `createHttpServer` sets it up (limits, request classes). Internal. */
-async function listenHttp(o: { listener: RequestListener; classes: RequestClasses; config: Config; host: string; port: number }): Promise<HttpEdge> {
+async function listenHttp(o: {
+  listener: RequestListener;
+  classes: RequestClasses;
+  config: Config;
+  host: string;
+  port: number;
+}): Promise<HttpEdge> {
   const http: Server = createHttpServer(o.listener, o.config.server, o.classes);
   const inflight = new Set<ServerResponse>();
   let closing = false;
@@ -103,7 +109,9 @@ async function listenHttp(o: { listener: RequestListener; classes: RequestClasse
   });
   const { host, port } = o;
   await new Promise<void>((resolve, reject) => {
-    http.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)));
+    http.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : new ListenError(host, port, err)),
+    );
     http.listen(port, host, () => resolve());
   });
   const actual = (http.address() as AddressInfo).port;
@@ -195,9 +203,19 @@ function clockOf(o: ServerOptions): Clock | ((opened: Store) => Clock) {
  * The server's own upkeep: the nightly sweep of old idempotency records (a cron job, on the
  * server's clock) and key use written in batches once a minute. Returns its stop. Internal.
  */
-function housekeeping(o: { scheduler: Scheduler; log: Logger; sweep: () => Promise<unknown>; flushKeyUsage: () => Promise<unknown> }): () => void {
-  o.scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await o.sweep()), { onError: (err) => o.log.error({ err }, 'idempotency sweep failed') });
-  const flushTimer = setInterval(() => void o.flushKeyUsage().catch((err) => o.log.error({ err }, 'key usage flush failed')), 60_000);
+function housekeeping(o: {
+  scheduler: Scheduler;
+  log: Logger;
+  sweep: () => Promise<unknown>;
+  flushKeyUsage: () => Promise<unknown>;
+}): () => void {
+  o.scheduler.add('idempotency-sweep', '17 3 * * *', async () => void (await o.sweep()), {
+    onError: (err) => o.log.error({ err }, 'idempotency sweep failed'),
+  });
+  const flushTimer = setInterval(
+    () => void o.flushKeyUsage().catch((err) => o.log.error({ err }, 'key usage flush failed')),
+    60_000,
+  );
   flushTimer.unref();
   return () => clearInterval(flushTimer);
 }
@@ -235,10 +253,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const keyUsage = new KeyUsage();
   // paths other services serve beside the API (plugins' routes under /plugins/) go through the
   // app's edge: request id and log, the anonymous rate limit (`mount`)
-  const { listener, classes, idempotency, mount } = createApp({ store, commits, env, log, keyUsage, routes: options.routes, shared: deployment.rateStore && { rateStore: deployment.rateStore } });
+  const { listener, classes, idempotency, mount } = createApp({
+    store,
+    commits,
+    env,
+    log,
+    keyUsage,
+    routes: options.routes,
+    shared: deployment.rateStore && { rateStore: deployment.rateStore },
+  });
   let edge: HttpEdge;
   try {
-    edge = await listenHttp({ listener, classes, config, host: options.host ?? config.server.host, port: options.port ?? config.server.port });
+    edge = await listenHttp({
+      listener,
+      classes,
+      config,
+      host: options.host ?? config.server.host,
+      port: options.port ?? config.server.port,
+    });
   } catch (err) {
     await deployment.close();
     throw err;
@@ -259,10 +291,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     mount,
     deployment,
     signals,
-    command: (name, args = {}) => runAdminCommand({ store, env, log, keyUsage, scheduler, extra: commands }, name, args),
+    command: (name, args = {}) =>
+      runAdminCommand({ store, env, log, keyUsage, scheduler, extra: commands }, name, args),
   };
 
-  const stopHousekeeping = housekeeping({ scheduler, log, sweep: () => idempotency.sweep(), flushKeyUsage: () => keyUsage.flush(store) });
+  const stopHousekeeping = housekeeping({
+    scheduler,
+    log,
+    sweep: () => idempotency.sweep(),
+    flushKeyUsage: () => keyUsage.flush(store),
+  });
 
   let admin: NetServer | undefined;
   let closed: Promise<void> | undefined;

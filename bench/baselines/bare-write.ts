@@ -26,7 +26,9 @@ app.post('/api/v1/conversations/:id/messages', (req, res) => {
   }
   const content = String((req.body as { content?: unknown })?.content ?? '');
   const id = ++seq;
-  void journal.append(journalLine(id, userId, content)).then(() => res.status(201).json({ id, conversation_id: req.params.id, content }));
+  void journal
+    .append(journalLine(id, userId, content))
+    .then(() => res.status(201).json({ id, conversation_id: req.params.id, content }));
 });
 
 const server = app.listen(0, '127.0.0.1', () => {

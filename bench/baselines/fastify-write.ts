@@ -17,14 +17,18 @@ const created = {
   type: 'object',
   properties: { id: { type: 'integer' }, conversation_id: { type: 'string' }, content: { type: 'string' } },
 };
-app.post<{ Params: { id: string }; Body: { content?: unknown } }>('/api/v1/conversations/:id/messages', { schema: { response: { 201: created } } }, async (req, reply) => {
-  const userId = byKey.get((req.headers['x-api-key'] as string | undefined) ?? '');
-  if (!userId) return reply.code(401).send({ error: { code: 'unauthorized', message: 'no such key' } });
-  const content = String(req.body?.content ?? '');
-  const id = ++seq;
-  await journal.append(journalLine(id, userId, content));
-  return reply.code(201).send({ id, conversation_id: req.params.id, content });
-});
+app.post<{ Params: { id: string }; Body: { content?: unknown } }>(
+  '/api/v1/conversations/:id/messages',
+  { schema: { response: { 201: created } } },
+  async (req, reply) => {
+    const userId = byKey.get((req.headers['x-api-key'] as string | undefined) ?? '');
+    if (!userId) return reply.code(401).send({ error: { code: 'unauthorized', message: 'no such key' } });
+    const content = String(req.body?.content ?? '');
+    const id = ++seq;
+    await journal.append(journalLine(id, userId, content));
+    return reply.code(201).send({ id, conversation_id: req.params.id, content });
+  },
+);
 
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`listening on ${url}`);

@@ -10,7 +10,10 @@ const meta = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as UsersMeta;
 const byKey = new Map(meta.users.map((u) => [u.key, { id: u.id, display_name: u.name, pin_code: u.pin }]));
 
 const server = createServer((req, res) => {
-  const user = req.url === '/api/v1/me' && req.method === 'GET' ? byKey.get((req.headers['x-api-key'] as string | undefined) ?? '') : undefined;
+  const user =
+    req.url === '/api/v1/me' && req.method === 'GET'
+      ? byKey.get((req.headers['x-api-key'] as string | undefined) ?? '')
+      : undefined;
   const body = JSON.stringify(user ?? { error: { code: 'unauthorized', message: 'no such key' } });
   res.statusCode = user ? 200 : 401;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

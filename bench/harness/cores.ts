@@ -29,7 +29,11 @@ export function detectCores(): Cores {
   const hasTaskset = process.platform === 'linux' && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
   if (!hasTaskset || cpus < 2) {
     const why = !hasTaskset ? 'taskset not found' : 'only one CPU';
-    cached = { pinned: false, describe: `not pinned (${why}); ${cpus} CPU(s)`, wrap: (_r, cmd, args) => [cmd, [...args]] };
+    cached = {
+      pinned: false,
+      describe: `not pinned (${why}); ${cpus} CPU(s)`,
+      wrap: (_r, cmd, args) => [cmd, [...args]],
+    };
     return cached;
   }
   const load = cpus === 2 ? '1' : `1-${cpus - 1}`;

@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { CACHE, REPO } from './paths.js';
 
@@ -46,13 +56,18 @@ export interface Dataset<M> {
  * @example
  * const ds = await dataset<UsersMeta>('users', { users: 100 }, ctx.progress);
  */
-export async function dataset<M>(name: string, params: Record<string, unknown>, progress: (msg: string) => void): Promise<Dataset<M>> {
+export async function dataset<M>(
+  name: string,
+  params: Record<string, unknown>,
+  progress: (msg: string) => void,
+): Promise<Dataset<M>> {
   const root = join(CACHE, 'datasets');
   const label = `${name}-${Object.values(params).join('-')}`;
   const dir = join(root, `${label}-${cacheKey(name, params)}`);
   if (!existsSync(join(dir, 'complete'))) {
     mkdirSync(root, { recursive: true });
-    for (const old of readdirSync(root)) if (old.startsWith(`${label}-`)) rmSync(join(root, old), { recursive: true, force: true });
+    for (const old of readdirSync(root))
+      if (old.startsWith(`${label}-`)) rmSync(join(root, old), { recursive: true, force: true });
     const partial = `${dir}.partial`;
     rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
@@ -68,14 +83,28 @@ export async function dataset<M>(name: string, params: Record<string, unknown>, 
 
 function generate(name: string, dir: string, params: Record<string, unknown>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--max-old-space-size=4096', '--max-semi-space-size=64', 'bin/run-ts.js', 'bench/data/generate.ts', name, dir, JSON.stringify(params)], {
-      cwd: REPO,
-      stdio: ['ignore', 'inherit', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--max-old-space-size=4096',
+        '--max-semi-space-size=64',
+        'bin/run-ts.js',
+        'bench/data/generate.ts',
+        name,
+        dir,
+        JSON.stringify(params),
+      ],
+      {
+        cwd: REPO,
+        stdio: ['ignore', 'inherit', 'pipe'],
+      },
+    );
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`generating ${name} failed (exit ${code}):\n${err}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`generating ${name} failed (exit ${code}):\n${err}`)),
+    );
   });
 }
 

@@ -26,8 +26,12 @@ export interface Figure {
   note?: string;
 }
 
-const num = (n: number | undefined, digits = 0) => (n === undefined || !Number.isFinite(n) ? '' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const ms = (n: number | undefined) => (n === undefined ? '' : Number.isInteger(n) || n >= 100 ? num(n, 0) : n < 10 ? num(n, 2) : num(n, 1));
+const num = (n: number | undefined, digits = 0) =>
+  n === undefined || !Number.isFinite(n)
+    ? ''
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const ms = (n: number | undefined) =>
+  n === undefined ? '' : Number.isInteger(n) || n >= 100 ? num(n, 0) : n < 10 ? num(n, 2) : num(n, 1);
 
 /** The median of a non-empty list. */
 export function median(xs: readonly number[]): number {
@@ -40,11 +44,25 @@ export function median(xs: readonly number[]): number {
 export function figureLine(f: Figure): string {
   const ratio = f.ratio === undefined ? '' : `${num(f.ratio, 2)}×`;
   const result = f.pass === undefined ? (f.target ? 'n/a' : '') : f.pass ? 'ok' : 'MISSED';
-  const cells = [f.name, num(f.rps), ms(f.p50), ms(f.p99), num(f.cpuUsPerReq), ratio, f.baseline ?? '', f.target ?? '', result, [f.value, f.note].filter(Boolean).join('; ')];
+  const cells = [
+    f.name,
+    num(f.rps),
+    ms(f.p50),
+    ms(f.p99),
+    num(f.cpuUsPerReq),
+    ratio,
+    f.baseline ?? '',
+    f.target ?? '',
+    result,
+    [f.value, f.note].filter(Boolean).join('; '),
+  ];
   return `| ${cells.join(' | ')} |`;
 }
 
 /** The header of the table (markdown, also readable in a terminal). */
 export function tableHeader(): string {
-  return ['| name | req/s | p50 ms | p99 ms | CPU µs/req | ratio | against | target | result | notes |', '| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |'].join('\n');
+  return [
+    '| name | req/s | p50 ms | p99 ms | CPU µs/req | ratio | against | target | result | notes |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |',
+  ].join('\n');
 }

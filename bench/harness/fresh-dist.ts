@@ -6,7 +6,8 @@ import { REPO } from './paths.js';
 /** The newest modification time under `dir`, in ms. Internal. */
 function newest(dir: string): number {
   let t = 0;
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) t = Math.max(t, statSync(join(e.parentPath, e.name)).mtimeMs);
   return t;
 }
 
@@ -18,4 +19,3 @@ export function freshDist(progress: (m: string) => void): void {
   const r = spawnSync(process.execPath, ['scripts/build.js'], { cwd: REPO, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('npm run build failed');
 }
-

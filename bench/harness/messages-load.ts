@@ -2,7 +2,9 @@ import type { MessagesMeta } from '../data/messages.js';
 import type { LoadRequest } from './load.js';
 
 /** A message body of about 100 bytes, as a chat message tends to be. */
-export const MESSAGE_BODY = JSON.stringify({ content: 'Load test message: lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.' });
+export const MESSAGE_BODY = JSON.stringify({
+  content: 'Load test message: lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.',
+});
 
 /**
  * Connection i posts as user 2i into direct conversation i (its own conversation, so the

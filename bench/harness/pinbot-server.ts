@@ -13,15 +13,53 @@ import { spawnServer, type ServerProcess } from './server-process.js';
  * @example
  * const srv = await startPinbot({ name: 'pinbot', runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
  */
-export function startPinbot({ name = 'pinbot', runDir, dataDir, config = {}, timeoutMs, bots = false }: { name?: string; runDir: string; dataDir: string; config?: Record<string, unknown>; timeoutMs?: number; bots?: boolean }): Promise<ServerProcess> {
+export function startPinbot({
+  name = 'pinbot',
+  runDir,
+  dataDir,
+  config = {},
+  timeoutMs,
+  bots = false,
+}: {
+  name?: string;
+  runDir: string;
+  dataDir: string;
+  config?: Record<string, unknown>;
+  timeoutMs?: number;
+  bots?: boolean;
+}): Promise<ServerProcess> {
   const configFile = join(runDir, `${name}.config.yaml`);
   writeFileSync(configFile, stringify({ rate_limits: { enabled: false }, log: { level: 'info' }, ...config }));
-  return spawnServer({ name, args: ['bin/pinbot.js', 'serve', '--data', dataDir, '--port', '0', ...(bots ? [] : ['--no-bots']), '--config', configFile], timeoutMs });
+  return spawnServer({
+    name,
+    args: [
+      'bin/pinbot.js',
+      'serve',
+      '--data',
+      dataDir,
+      '--port',
+      '0',
+      ...(bots ? [] : ['--no-bots']),
+      '--config',
+      configFile,
+    ],
+    timeoutMs,
+  });
 }
 
 /** Sends one request and returns the status and parsed body (to check a route before loading it). */
-export async function probe(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(url + path, { method, headers: { ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers }, body });
+export async function probe(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: { ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    body,
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {

@@ -45,7 +45,8 @@ async function spreadLoad(v: Variant, spec: LoadSpec): Promise<LoadResult> {
     ),
   );
   const statusCodes: Record<string, number> = {};
-  for (const r of results) for (const [c, n] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
+  for (const r of results)
+    for (const [c, n] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
   const sum = (f: (r: LoadResult) => number) => results.reduce((s, r) => s + f(r), 0);
   return {
     rps: sum((r) => r.rps),
@@ -62,7 +63,11 @@ async function spreadLoad(v: Variant, spec: LoadSpec): Promise<LoadResult> {
 /** Runs one load, measuring the servers' CPU time around it. Internal. */
 async function measure(v: Variant, spec: LoadSpec): Promise<LoadResult> {
   const servers = v.spread ? v.spread.map((p) => p.server) : v.server ? [v.server] : [];
-  const cpu = () => servers.reduce<number | undefined>((s, x) => (s === undefined || x.cpuMs() === undefined ? undefined : s + x.cpuMs()!), 0);
+  const cpu = () =>
+    servers.reduce<number | undefined>(
+      (s, x) => (s === undefined || x.cpuMs() === undefined ? undefined : s + x.cpuMs()!),
+      0,
+    );
   const before = servers.length ? cpu() : undefined;
   const r = v.spread ? await spreadLoad(v, spec) : await runLoad(spec);
   const after = servers.length ? cpu() : undefined;
@@ -87,10 +92,17 @@ export interface RoundOptions {
  * @example
  * const runs = await interleave({ pinbot: { url, requests }, bare: { url: bareUrl, requests } }, opts);
  */
-export async function interleave<K extends string>(variants: Record<K, Variant>, opts: RoundOptions): Promise<Record<K, LoadResult[]>> {
+export async function interleave<K extends string>(
+  variants: Record<K, Variant>,
+  opts: RoundOptions,
+): Promise<Record<K, LoadResult[]>> {
   const names = Object.keys(variants) as K[];
   const out = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<K, LoadResult[]>;
-  const spec = ({ server: _server, spread: _spread, ...v }: Variant, durationS: number): LoadSpec => ({ ...v, connections: v.connections ?? opts.connections, durationS });
+  const spec = ({ server: _server, spread: _spread, ...v }: Variant, durationS: number): LoadSpec => ({
+    ...v,
+    connections: v.connections ?? opts.connections,
+    durationS,
+  });
   const run = async (v: Variant, durationS: number) => {
     const r = await measure(v, spec(v, durationS));
     if (v.server) await settle(v.server);
@@ -103,7 +115,9 @@ export async function interleave<K extends string>(variants: Record<K, Variant>,
     for (const n of names) {
       const r = await run(variants[n], variants[n].durationS ?? opts.durationS);
       const cpu = r.cpuUsPerReq === undefined ? '' : `, CPU ${Math.round(r.cpuUsPerReq)} µs/req`;
-      opts.progress?.(`  round ${round}/${opts.rounds} ${n}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}${loadProblem(r) ? ` (${loadProblem(r)})` : ''}`);
+      opts.progress?.(
+        `  round ${round}/${opts.rounds} ${n}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}${loadProblem(r) ? ` (${loadProblem(r)})` : ''}`,
+      );
       out[n].push(r);
     }
   }
@@ -140,7 +154,8 @@ export function throughputFigure(
     fig.note = `rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}`;
     if (baseline.min !== undefined) {
       const roundMin = baseline.roundMin;
-      fig.target = baseline.target ?? `≥ ${baseline.min}×${roundMin === undefined ? '' : `, every round ≥ ${roundMin}×`}`;
+      fig.target =
+        baseline.target ?? `≥ ${baseline.min}×${roundMin === undefined ? '' : `, every round ≥ ${roundMin}×`}`;
       const low = roundMin === undefined ? [] : ratios.filter((x) => x < roundMin);
       fig.pass = fig.ratio >= baseline.min && low.length === 0 && problems.length === 0;
       if (low.length) fig.note = `${fig.note}; ${low.length} round(s) under ${roundMin}×`;
@@ -155,7 +170,10 @@ export function throughputFigure(
  * rounds' ratios; 1.20× costs a fifth more): steadier than req/s on a busy machine.
  */
 export function withCpuRatio(fig: Figure, runs: readonly LoadResult[], baseline: readonly LoadResult[]): Figure {
-  const ratios = runs.flatMap((r, i) => (r.cpuUsPerReq && baseline[i]?.cpuUsPerReq ? [r.cpuUsPerReq / baseline[i]!.cpuUsPerReq!] : []));
-  if (ratios.length === runs.length) fig.note = [fig.note, `CPU µs/req ${median(ratios).toFixed(2)}× the baseline's`].filter(Boolean).join('; ');
+  const ratios = runs.flatMap((r, i) =>
+    r.cpuUsPerReq && baseline[i]?.cpuUsPerReq ? [r.cpuUsPerReq / baseline[i]!.cpuUsPerReq!] : [],
+  );
+  if (ratios.length === runs.length)
+    fig.note = [fig.note, `CPU µs/req ${median(ratios).toFixed(2)}× the baseline's`].filter(Boolean).join('; ');
   return fig;
 }

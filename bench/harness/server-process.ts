@@ -74,7 +74,9 @@ export function procCpuMs(pid: number): number | undefined {
 export function spawnServer({ name, args, env, timeoutMs = 60_000 }: SpawnServerOptions): Promise<ServerProcess> {
   // BENCH_CPU_PROF=DIR: every server (pinbot and the baselines alike, to compare them) writes a
   // V8 CPU profile into DIR/NAME when it stops
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.BENCH_CPU_PROF, name)] : [];
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.BENCH_CPU_PROF, name)]
+    : [];
   const [cmd, argv] = detectCores().wrap('server', process.execPath, [...prof, ...args]);
   const started = performance.now();
   const child = spawn(cmd, argv, { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -21,16 +21,36 @@ const seconds = Number(process.argv[2] ?? 10);
 const tmp = runDir('conditional-flood');
 const dataDir = join(tmp.dir, 'data');
 
-const seed = await startServer({ dataDir, config: configFrom({ rate_limits: { enabled: false } }), host: '127.0.0.1', port: 0, services: [], log: pino({ level: 'silent' }) });
+const seed = await startServer({
+  dataDir,
+  config: configFrom({ rate_limits: { enabled: false } }),
+  host: '127.0.0.1',
+  port: 0,
+  services: [],
+  log: pino({ level: 'silent' }),
+});
 const keys = await seed.store.transaction((tx) => {
   const [alice, bob, carol] = ['Alice', 'Bob', 'Carol'].map((name) => createUser(tx, seed.env, { name }));
-  return { alice: createKey(tx, seed.env, alice!.id).api_key, bob: bob!, carol: createKey(tx, seed.env, carol!.id).api_key, aliceUser: alice! };
+  return {
+    alice: createKey(tx, seed.env, alice!.id).api_key,
+    bob: bob!,
+    carol: createKey(tx, seed.env, carol!.id).api_key,
+    aliceUser: alice!,
+  };
 });
-for (let i = 0; i < 130; i++) await seed.store.transaction((tx) => sendDirect(tx, seed.env, keys.bob, { recipient_pin: keys.aliceUser.pin_code, content: `${i} ${'x'.repeat(3990)}` }));
+for (let i = 0; i < 130; i++)
+  await seed.store.transaction((tx) =>
+    sendDirect(tx, seed.env, keys.bob, { recipient_pin: keys.aliceUser.pin_code, content: `${i} ${'x'.repeat(3990)}` }),
+  );
 await seed.close();
 
-const server = await startPinbot({ runDir: tmp.dir, dataDir, config: { rate_limits: { enabled: true, users: { Carol: { general: 1_000_000 } } } } });
-const get = (key: string, path: string, headers: Record<string, string> = {}) => fetch(`${server.url}/api/v1${path}`, { headers: { 'X-API-Key': key, ...headers } });
+const server = await startPinbot({
+  runDir: tmp.dir,
+  dataDir,
+  config: { rate_limits: { enabled: true, users: { Carol: { general: 1_000_000 } } } },
+});
+const get = (key: string, path: string, headers: Record<string, string> = {}) =>
+  fetch(`${server.url}/api/v1${path}`, { headers: { 'X-API-Key': key, ...headers } });
 try {
   const convs = (await (await get(keys.alice, '/conversations')).json()) as { conversations: Array<{ id: string }> };
   const page = `/conversations/${convs.conversations[0]!.id}/messages?limit=200`;
@@ -65,7 +85,9 @@ try {
     await Promise.all(flood);
     times.sort((a, b) => a - b);
     const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
-    console.log(`${name.padEnd(28)} Carol GET /me p50 ${q(0.5)} ms, p99 ${q(0.99)} ms (${times.length} reads); Alice: ${JSON.stringify(statuses)}`);
+    console.log(
+      `${name.padEnd(28)} Carol GET /me p50 ${q(0.5)} ms, p99 ${q(0.99)} ms (${times.length} reads); Alice: ${JSON.stringify(statuses)}`,
+    );
   }
 } finally {
   await server.stop();

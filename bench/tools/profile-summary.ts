@@ -34,7 +34,8 @@ const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 /** Whether a function named `name` is on the stack of node `id`. Internal. */
 function onStack(id: number, name: string): boolean {
-  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)!.callFrame.functionName === name) return true;
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+    if (byId.get(at)!.callFrame.functionName === name) return true;
   return false;
 }
 const first = from === undefined ? 0 : profile.samples.findIndex((id) => onStack(id, from));
@@ -61,7 +62,8 @@ function owner(url: string, name: string): string {
   return src >= 0 ? url.slice(src + 1) : url.replace(/^file:\/\//, '');
 }
 
-const label = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'}  ${owner(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
+const label = (n: ProfileNode) =>
+  `${n.callFrame.functionName || '(anonymous)'}  ${owner(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
 const fns = new Map<string, number>();
 const owners = new Map<string, number>();
 const inclusive = new Map<string, number>();

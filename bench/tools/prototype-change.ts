@@ -32,5 +32,7 @@ for (const props of [0, 1, 3, 6]) {
     return set(r, props);
   });
   const born = timeNs(() => set(new Born(socket), props));
-  console.log(`${String(props).padStart(14)} | ${plain.toFixed(0).padStart(9)} ns | ${swapped.toFixed(0).padStart(24)} ns | ${born.toFixed(0).padStart(24)} ns`);
+  console.log(
+    `${String(props).padStart(14)} | ${plain.toFixed(0).padStart(9)} ns | ${swapped.toFixed(0).padStart(24)} ns | ${born.toFixed(0).padStart(24)} ns`,
+  );
 }

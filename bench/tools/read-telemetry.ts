@@ -22,20 +22,38 @@ const ds = await dataset<UsersMeta>('users', { users: 100 }, progress);
 const tmp = runDir('read-telemetry');
 const users = ds.meta.users.slice(0, 50);
 for (const d of ['off', 'on', 'traced']) copyStore(ds, join(tmp.dir, d));
-const off = await startPinbot({ name: 'metrics-off', runDir: tmp.dir, dataDir: join(tmp.dir, 'off'), config: { metrics: { enabled: false } } });
+const off = await startPinbot({
+  name: 'metrics-off',
+  runDir: tmp.dir,
+  dataDir: join(tmp.dir, 'off'),
+  config: { metrics: { enabled: false } },
+});
 const on = await startPinbot({ name: 'metrics-on', runDir: tmp.dir, dataDir: join(tmp.dir, 'on') });
 // the child inherits the environment when it is spawned
-Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+Object.assign(process.env, {
+  OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+});
 const traced = await startPinbot({ name: 'traced', runDir: tmp.dir, dataDir: join(tmp.dir, 'traced') });
 delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 try {
   const requests = getAs(users, '/api/v1/me');
-  const runs = await interleave({ off: { url: off.url, server: off, requests }, on: { url: on.url, server: on, requests }, traced: { url: traced.url, server: traced, requests } }, { rounds, durationS, connections: 50, progress });
+  const runs = await interleave(
+    {
+      off: { url: off.url, server: off, requests },
+      on: { url: on.url, server: on, requests },
+      traced: { url: traced.url, server: traced, requests },
+    },
+    { rounds, durationS, connections: 50, progress },
+  );
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const cpu = (k: keyof typeof runs) => median(runs[k].map((r) => r.cpuUsPerReq ?? NaN));
   const rps = (k: keyof typeof runs) => median(runs[k].map((r) => r.rps));
-  for (const k of ['off', 'on', 'traced'] as const) console.log(`${k}: ${Math.round(rps(k))} req/s, CPU ${cpu(k).toFixed(1)} µs/req`);
-  console.log(`metrics on − off: ${(cpu('on') - cpu('off')).toFixed(2)} µs CPU per request; traced − on: ${(cpu('traced') - cpu('on')).toFixed(1)} µs`);
+  for (const k of ['off', 'on', 'traced'] as const)
+    console.log(`${k}: ${Math.round(rps(k))} req/s, CPU ${cpu(k).toFixed(1)} µs/req`);
+  console.log(
+    `metrics on − off: ${(cpu('on') - cpu('off')).toFixed(2)} µs CPU per request; traced − on: ${(cpu('traced') - cpu('on')).toFixed(1)} µs`,
+  );
 } finally {
   await Promise.all([off.stop(), on.stop(), traced.stop()]);
   sink.close();

@@ -46,11 +46,19 @@ const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(
 
 type M = typeof import('../../src/store/file/file-store.js');
 const { FileStore } = await load<M>('store/file/file-store');
-const { observeCommits } = await load<typeof import('../../src/store/core/commit-signal.js')>('store/core/commit-signal');
-const { ChangeCounters } = await load<typeof import('../../src/api/middleware/change-counters.js')>('api/middleware/change-counters');
+const { observeCommits } =
+  await load<typeof import('../../src/store/core/commit-signal.js')>('store/core/commit-signal');
+const { ChangeCounters } = await load<typeof import('../../src/api/middleware/change-counters.js')>(
+  'api/middleware/change-counters',
+);
 // the request key as the API sets it around a write's transaction (`with`/`current`; builds
 // from before issue 24 kept it in an AsyncLocalStorage: `run`/`getStore`)
-type KeyContext = { with?: <T>(k: string, fn: () => T) => T; current?: () => string | undefined; run?: <T>(k: string, fn: () => T) => T; getStore?: () => string | undefined };
+type KeyContext = {
+  with?: <T>(k: string, fn: () => T) => T;
+  current?: () => string | undefined;
+  run?: <T>(k: string, fn: () => T) => T;
+  getStore?: () => string | undefined;
+};
 const { requestKey: rk } = await load<{ requestKey: KeyContext }>('api/request-context');
 const withKey = <T>(k: string, fn: () => T): T => (rk.with ? rk.with(k, fn) : rk.run!(k, fn));
 const currentKey = () => (rk.current ? rk.current() : rk.getStore!());
@@ -58,7 +66,9 @@ const { configFrom } = await load<typeof import('../../src/config/load.js')>('co
 const { systemClock } = await load<typeof import('../../src/clock/clock.js')>('clock/clock');
 const { createUser } = await load<typeof import('../../src/domain/users/users.js')>('domain/users/users');
 const { createKey } = await load<typeof import('../../src/domain/users/keys.js')>('domain/users/keys');
-const { directConversation } = await load<typeof import('../../src/domain/messaging/conversations.js')>('domain/messaging/conversations');
+const { directConversation } = await load<typeof import('../../src/domain/messaging/conversations.js')>(
+  'domain/messaging/conversations',
+);
 const { sendToConversation } = await load<typeof import('../../src/domain/messaging/send.js')>('domain/messaging/send');
 const { toMessage } = await load<typeof import('../../src/domain/messaging/messages.js')>('domain/messaging/messages');
 
@@ -115,7 +125,11 @@ await writes(Math.min(WRITES, 5000)); // warm-up: optimised code, a grown heap
 const inspector = args['heap-sample'] || args['cpu-profile'] ? new Session() : undefined;
 inspector?.connect();
 if (args['heap-sample']) {
-  await inspector!.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await inspector!.post('HeapProfiler.startSampling', {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
 }
 if (args['cpu-profile']) {
   await inspector!.post('Profiler.enable');
@@ -142,7 +156,12 @@ for (let r = 0; r < ROUNDS; r++) {
     prev = s.afterGC.heapStatistics.usedHeapSize;
   }
   bytes += used1 - prev;
-  const row = { cpu: (cpu.user + cpu.system) / WRITES, bytes: bytes / WRITES, gcs: (stats.length * 1000) / WRITES, wall: (wall * 1000) / WRITES };
+  const row = {
+    cpu: (cpu.user + cpu.system) / WRITES,
+    bytes: bytes / WRITES,
+    gcs: (stats.length * 1000) / WRITES,
+    wall: (wall * 1000) / WRITES,
+  };
   rows.push(row);
   console.log(
     `round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs wall/write, ${(WRITES / (appends - appends0)).toFixed(1)} writes per fdatasync`,
@@ -156,7 +175,11 @@ if (args['cpu-profile']) {
   writeFileSync(args['cpu-profile'], JSON.stringify(profile));
 }
 if (args['heap-sample']) {
-  interface Node { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] }
+  interface Node {
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    selfSize: number;
+    children: Node[];
+  }
   const { profile } = (await inspector!.post('HeapProfiler.stopSampling')) as { profile: { head: Node } };
   const bySite = new Map<string, number>();
   let total = 0;
@@ -170,7 +193,10 @@ if (args['heap-sample']) {
   walk(profile.head);
   const writesSampled = WRITES * ROUNDS;
   console.log(`allocation sample: ${Math.round(total / writesSampled)} B/write; top sites by self bytes per write:`);
-  for (const [site, b] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${String(Math.round(b / writesSampled)).padStart(7)} B  ${(100 * b / total).toFixed(1).padStart(5)}%  ${site}`);
+  for (const [site, b] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 40))
+    console.log(
+      `${String(Math.round(b / writesSampled)).padStart(7)} B  ${((100 * b) / total).toFixed(1).padStart(5)}%  ${site}`,
+    );
 }
 await store.close();
 rmSync(dir, { recursive: true, force: true });

@@ -21,9 +21,13 @@ export const SIGNATURE_HEADER = 'X-Pinbot-Signature';
 export const SIGNATURE_FORMAT = `${SIGNATURE_HEADER} must be t=<Unix seconds>,v1=<hex HMAC-SHA256 of t, a line feed, the Idempotency-Key, a line feed and the body> under the shared secret (see docs/plugins.md "webhook_in")`;
 
 /** The text that is signed. Internal. */
-const signedText = (t: number, key: string, body: string | Buffer) => Buffer.concat([Buffer.from(`${t}\n${key}\n`), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
+const signedText = (t: number, key: string, body: string | Buffer) =>
+  Buffer.concat([Buffer.from(`${t}\n${key}\n`), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
 
-const hmac = (secret: string, t: number, key: string, body: string | Buffer) => createHmac('sha256', secret).update(signedText(t, key, body)).digest('hex');
+const hmac = (secret: string, t: number, key: string, body: string | Buffer) =>
+  createHmac('sha256', secret)
+    .update(signedText(t, key, body))
+    .digest('hex');
 
 /**
  * The `X-Pinbot-Signature` value for a body sent at `atMs` (ms on the clock) with `key` as its
@@ -55,7 +59,14 @@ export interface SignatureMatch {
  *
  * @example verify(secret, req.body, req.headers['idempotency-key'], req.headers['x-pinbot-signature'], ctx.now(), 300)
  */
-export function verify(secret: string, body: Buffer, key: string | undefined, header: string | undefined, nowMs: number, toleranceS: number): SignatureProblem | SignatureMatch {
+export function verify(
+  secret: string,
+  body: Buffer,
+  key: string | undefined,
+  header: string | undefined,
+  nowMs: number,
+  toleranceS: number,
+): SignatureProblem | SignatureMatch {
   let t: number | undefined;
   const v1: string[] = [];
   for (const part of (header ?? '').split(',')) {
@@ -68,7 +79,12 @@ export function verify(secret: string, body: Buffer, key: string | undefined, he
   const bad: SignatureProblem = { ok: false, code: 'bad_signature', message: SIGNATURE_FORMAT };
   if (t === undefined || v1.length === 0 || v1.length > 8) return bad;
   const skew = Math.abs(nowMs / 1000 - t);
-  if (skew > toleranceS) return { ok: false, code: 'stale_signature', message: `the request was signed at t=${t}, ${Math.round(skew)} s from the server's time; at most ${toleranceS} s either way — sign each attempt when it is sent` };
+  if (skew > toleranceS)
+    return {
+      ok: false,
+      code: 'stale_signature',
+      message: `the request was signed at t=${t}, ${Math.round(skew)} s from the server's time; at most ${toleranceS} s either way — sign each attempt when it is sent`,
+    };
   const want = Buffer.from(hmac(secret, t, key ?? '', body), 'hex');
   const match = v1.find((v) => timingSafeEqual(Buffer.from(v, 'hex'), want));
   return match ? { ok: true, id: `${t}:${match}` } : bad;

@@ -42,7 +42,8 @@ function pinUser(ctx: AdminContext, pin: string) {
   try {
     return userByPin(ctx.store.read, pin);
   } catch (err) {
-    if (err instanceof DomainError && err.code === 'user_not_found') throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
+    if (err instanceof DomainError && err.code === 'user_not_found')
+      throw new AdminError(`no user has the PIN ${pin.trim().toUpperCase()}; see \`pinbot users list\``);
     throw err;
   }
 }
@@ -51,7 +52,9 @@ function pinUser(ctx: AdminContext, pin: string) {
 function cents(args: AdminArgs, name: string, { zero = false } = {}): number {
   const c = parseAmountText(String(args[name] ?? ''));
   if (c === undefined || (!zero && c === 0) || c > MAX_GRANT * CENTS) {
-    throw new AdminError(`--${name} must be a number ${zero ? '≥ 0' : '> 0'} with at most 2 decimals and at most ${MAX_GRANT}, e.g. 25 or 12.50`);
+    throw new AdminError(
+      `--${name} must be a number ${zero ? '≥ 0' : '> 0'} with at most 2 decimals and at most ${MAX_GRANT}, e.g. 25 or 12.50`,
+    );
   }
   return c;
 }
@@ -76,7 +79,9 @@ export const adminCommands: Record<string, AdminCommand> = {
       if (balance > 0) grantMoney(tx, ctx.env, user.id, balance, 'starting balance');
       return { user, key: createKey(tx, ctx.env, user.id), namesakes };
     });
-    const warning = namesakes.length ? `${namesakes.length + 1} users are now named "${user.display_name}" (${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name them by PIN` : undefined;
+    const warning = namesakes.length
+      ? `${namesakes.length + 1} users are now named "${user.display_name}" (${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name them by PIN`
+      : undefined;
     return { ...publicUser(user), api_key: key.api_key, ...(warning ? { warning } : {}) };
   },
   'users.list': async (ctx) => {
@@ -91,7 +96,8 @@ export const adminCommands: Record<string, AdminCommand> = {
   'users.subscribe': async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     const days = Number(args.days);
-    if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS) throw new AdminError(`--days must be a whole number from 1 to ${MAX_SUBSCRIBE_DAYS}`);
+    if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS)
+      throw new AdminError(`--days must be a whole number from 1 to ${MAX_SUBSCRIBE_DAYS}`);
     return ctx.store.transaction((tx) => subscribe(tx, ctx.env, user.id, days));
   },
   'keys.create': async (ctx, args) => {
@@ -120,15 +126,18 @@ export const adminCommands: Record<string, AdminCommand> = {
     const clock = virtualClock(ctx);
     const text = str(args, 'iso');
     const ms = Date.parse(text);
-    if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
+    if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text))
+      throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
     await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
   },
 };
 
 function virtualClock(ctx: AdminContext): VirtualClock {
-  if (!ctx.scheduler) throw new AdminError('clock commands need a running `pinbot serve --virtual-clock` on this data directory');
-  if (!(ctx.env.clock instanceof VirtualClock)) throw new AdminError('this server runs on the real clock; restart it with `pinbot serve --virtual-clock`');
+  if (!ctx.scheduler)
+    throw new AdminError('clock commands need a running `pinbot serve --virtual-clock` on this data directory');
+  if (!(ctx.env.clock instanceof VirtualClock))
+    throw new AdminError('this server runs on the real clock; restart it with `pinbot serve --virtual-clock`');
   return ctx.env.clock;
 }
 
@@ -136,7 +145,8 @@ function virtualClock(ctx: AdminContext): VirtualClock {
 export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
   // Own properties only: a plain object also answers `constructor`, `toString`, `__proto__` …
   // (`constructor` ran Object(ctx) and sent the whole context back).
-  const own = (table: Record<string, AdminCommand> | undefined) => (table && typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined);
+  const own = (table: Record<string, AdminCommand> | undefined) =>
+    table && typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined;
   const cmd = own(ctx.extra) ?? own(adminCommands);
   if (!cmd) throw new AdminError(`unknown admin command ${name}`);
   try {

@@ -22,7 +22,9 @@ interface Request {
 export async function listenAdmin(dataDir: string, ctx: AdminContext): Promise<Server> {
   const path = socketPath(dataDir);
   if (Buffer.byteLength(path) > 103) {
-    throw new AdminError(`the admin socket path ${path} is too long for a Unix socket (at most 103 bytes). Use a shorter --data path.`);
+    throw new AdminError(
+      `the admin socket path ${path} is too long for a Unix socket (at most 103 bytes). Use a shorter --data path.`,
+    );
   }
   if (existsSync(path)) rmSync(path); // we hold the data dir lock, so it is stale
   const server = createServer((conn) => {
@@ -95,7 +97,9 @@ export function callAdmin(dataDir: string, cmd: string, args: AdminArgs = {}, ti
       clearTimeout(timer);
       reject(
         connected
-          ? new AdminError(`the connection to the server's admin socket broke during ${cmd} (${err.message}); check whether it took effect`)
+          ? new AdminError(
+              `the connection to the server's admin socket broke during ${cmd} (${err.message}); check whether it took effect`,
+            )
           : new AdminUnreachableError(socketPath(dataDir), err.message),
       );
     });

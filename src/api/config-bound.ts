@@ -46,7 +46,8 @@ function placeholders(value: unknown): FromConfig[] {
 function resolve(value: unknown, config: Config): unknown {
   if (value instanceof FromConfig) return value.pick(config);
   if (Array.isArray(value)) return value.map((v) => resolve(v, config));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, config)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, config)]));
   return value;
 }
 

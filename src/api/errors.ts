@@ -24,7 +24,9 @@ const STATUS: Record<DomainErrorCode, number> = {
   request_exists: 409,
 };
 
-const domainEntries = Object.fromEntries(Object.entries(DOMAIN_ERRORS).map(([code, message]) => [code, [STATUS[code as DomainErrorCode], message] as const])) as {
+const domainEntries = Object.fromEntries(
+  Object.entries(DOMAIN_ERRORS).map(([code, message]) => [code, [STATUS[code as DomainErrorCode], message] as const]),
+) as {
   [K in DomainErrorCode]: readonly [number, (typeof DOMAIN_ERRORS)[K]];
 };
 
@@ -37,16 +39,31 @@ export const ERRORS = {
   ...domainEntries,
   invalid_json: [400, 'The request body is not valid JSON. Send a JSON object, e.g. {"content": "hi"}.'],
   unauthorized: [401, 'A valid API key is required: send it as X-API-Key: <key> or Authorization: Bearer <key>.'],
-  malformed_request: [400, 'The request is not valid HTTP/1.1 (request line, a header or the framing). Check the client or proxy that sent it.'],
+  malformed_request: [
+    400,
+    'The request is not valid HTTP/1.1 (request line, a header or the framing). Check the client or proxy that sent it.',
+  ],
   not_found: [404, 'No such route. See GET /openapi.json for the routes this server has.'],
-  request_timeout: [408, 'The request took too long to arrive (server.headers_timeout / server.request_timeout). Send it again in one go.'],
-  idempotency_key_reused: [409, 'This Idempotency-Key was used for a different request. Use a new key for a new request.'],
+  request_timeout: [
+    408,
+    'The request took too long to arrive (server.headers_timeout / server.request_timeout). Send it again in one go.',
+  ],
+  idempotency_key_reused: [
+    409,
+    'This Idempotency-Key was used for a different request. Use a new key for a new request.',
+  ],
   idempotency_key_in_use: [409, 'A request with this Idempotency-Key is still running. Retry after it has finished.'],
   payload_too_large: [413, 'The request body is larger than 100 kB.'],
   rate_limited: [429, 'Too many requests. Wait for Retry-After seconds, then retry.'],
-  headers_too_large: [431, 'The request headers are larger than the server accepts (16 kB in all). Send fewer or shorter headers.'],
+  headers_too_large: [
+    431,
+    'The request headers are larger than the server accepts (16 kB in all). Send fewer or shorter headers.',
+  ],
   internal_error: [500, 'Something went wrong on our side. It has been logged with the request id.'],
-  storage_unavailable: [503, 'The server cannot write to its storage right now (a full disk, or an unreachable database); nothing was changed. Retry after Retry-After seconds.'],
+  storage_unavailable: [
+    503,
+    'The server cannot write to its storage right now (a full disk, or an unreachable database); nothing was changed. Retry after Retry-After seconds.',
+  ],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;

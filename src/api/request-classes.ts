@@ -45,7 +45,8 @@ export function requestClasses(
   copyOwn(app.request, AppRequest.prototype);
   copyOwn(Object.getPrototypeOf(app.response) as object, AppResponse.prototype);
   copyOwn(app.response, AppResponse.prototype);
-  const router = (app as Express & { router: { handle(req: Request, res: Response, done: NextFunction): void } }).router;
+  const router = (app as Express & { router: { handle(req: Request, res: Response, done: NextFunction): void } })
+    .router;
   const listener: RequestListener = (req, res) => {
     if (!(req instanceof AppRequest) || !(res instanceof AppResponse)) return void app(req, res);
     // what app.handle does besides changing prototypes (x-powered-by is off)

@@ -36,13 +36,25 @@ export interface PipelineDeps {
  * One matched request through its route: `params` as matched (decoded), `path` the request's
  * path as sent (no query), which an idempotent write is keyed on.
  */
-export type RouteRun = (req: Request, res: Response, next: NextFunction, params: Record<string, string>, path: string) => void;
+export type RouteRun = (
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  params: Record<string, string>,
+  path: string,
+) => void;
 
 /**
  * Runs `steps` (express middleware) in order, then `last`; the first error goes to `next`.
  * Internal.
  */
-function inOrder(steps: readonly RequestHandler[], req: Request, res: Response, next: NextFunction, last: () => void): void {
+function inOrder(
+  steps: readonly RequestHandler[],
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  last: () => void,
+): void {
   let i = 0;
   const step = (err?: unknown): void => {
     if (err) return next(err);
@@ -79,6 +91,7 @@ function queryOf(req: Request): Record<string, unknown> {
  * and body, then the handler — a read answered after the store is durable, with `ETag` and 304
  * where the route has them; a write in one transaction, idempotent with `Idempotency-Key`.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   const { store, env, limiters, idempotency, counters, memo } = deps;
   const bind = <T>(s: T) => bindConfig(s, env.config);
@@ -90,7 +103,9 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   const buckets = (route.buckets ?? []).filter((b) => !when[b] && on(b)).map((b) => limiters[b]);
   const bodyBuckets = (route.buckets ?? []).flatMap((b) => {
     const holds = when[b];
-    return holds && on(b) ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())] : [];
+    return holds && on(b)
+      ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())]
+      : [];
   });
   const post = route.method === 'post';
   const steps = [...buckets, ...(post ? [jsonBody] : []), ...bodyBuckets];
@@ -98,7 +113,9 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   /** A 304 for a tag the client holds: given back to `general`, counted against `conditional`. */
   const unchanged = async (req: Request, res: Response, tag: string) => {
     limiters.refund(req, res);
-    await new Promise<void>((resolve, reject) => void limiters.conditional(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+    await new Promise<void>(
+      (resolve, reject) => void limiters.conditional(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+    );
     res.setHeader('ETag', tag);
     res.statusCode = 304;
     res.end();
@@ -126,7 +143,12 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
    * waiting to be durable (most reads) is answered without a promise; anything that waits
    * returns one. Throws (or rejects) for the error handler.
    */
-  const serve = (req: Request, res: Response, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
+  const serve = (
+    req: Request,
+    res: Response,
+    ctxParams: Record<string, string>,
+    path: string,
+  ): Promise<void> | void => {
     if (params) check(params, 'params', ctxParams);
     const ctxQuery = queryOf(req);
     check(query, 'query', ctxQuery);
@@ -162,13 +184,23 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     // keyed on the path as sent (ids are opaque: see opaquePath)
     const call = { target: `${req.method} ${opaquePath(path)}`, body: req.body, keyId: req.keyId };
     // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
-    const out = await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () => idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) => (route as WriteRoute).handler({ ...ctx, tx })));
+    const out = await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
+      idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) =>
+        (route as WriteRoute).handler({ ...ctx, tx }),
+      ),
+    );
     if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
     sendJson(res, out.status, out.body);
   };
 
   /** `serve`, its throw or rejection given to `next`. */
-  const guarded = (req: Request, res: Response, next: NextFunction, p: Record<string, string>, path: string): Promise<void> => {
+  const guarded = (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    p: Record<string, string>,
+    path: string,
+  ): Promise<void> => {
     try {
       const out = serve(req, res, p, path);
       return out ? out.catch(next) : DONE;
@@ -180,6 +212,9 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   // the route's label in the metrics (telemetry/http-metrics.ts): its pattern, never the path
   const cells = routeCells(`/api/v1${route.path}`);
   // a read with rate limits off has nothing before its handler
-  if (steps.length === 0) return (req, res, next, p, path) => void (markRoute(req, cells), guarded(req, res, next, p, path));
-  return (req, res, next, p, path) => (markRoute(req, cells), inOrder(steps, req, res, next, () => guarded(req, res, next, p, path)));
+  if (steps.length === 0)
+    return (req, res, next, p, path) => void (markRoute(req, cells), guarded(req, res, next, p, path));
+  return (req, res, next, p, path) => (
+    markRoute(req, cells), inOrder(steps, req, res, next, () => guarded(req, res, next, p, path))
+  );
 }

@@ -29,7 +29,10 @@ export class RouteTable<V> {
       }
       const key = `${method} ${parts.length}`;
       const list = this.shaped.get(key) ?? [];
-      list.push({ segments: parts.map((p) => (p.startsWith(':') ? { param: p.slice(1) } : p.toLowerCase())), value: r.value });
+      list.push({
+        segments: parts.map((p) => (p.startsWith(':') ? { param: p.slice(1) } : p.toLowerCase())),
+        value: r.value,
+      });
       this.shaped.set(key, list);
     }
   }

@@ -6,4 +6,10 @@ import type { RouteDef } from './route.js';
 import { walletRoutes } from './wallet/routes.js';
 
 /** Every /api/v1 route: the router, the OpenAPI document and the authorization tests use this table. */
-export const allRoutes: RouteDef[] = [...meRoutes, ...walletRoutes, ...messagingRoutes, ...introductionRoutes, ...contactRoutes];
+export const allRoutes: RouteDef[] = [
+  ...meRoutes,
+  ...walletRoutes,
+  ...messagingRoutes,
+  ...introductionRoutes,
+  ...contactRoutes,
+];

@@ -19,7 +19,11 @@ export const sharedSchemas = {
     // The money rules answer 400 invalid_amount (not validation_failed), so they stay in the
     // domain; the document states them. multipleOf 0.01: check with a decimal-safe validator
     // (0.07 / 0.01 is 7.000000000000001 in floating point).
-    'x-openapi': { exclusiveMinimum: 0, maximum: fromConfig('wallet.max_transfer', (c) => c.wallet.max_transfer), multipleOf: 0.01 },
+    'x-openapi': {
+      exclusiveMinimum: 0,
+      maximum: fromConfig('wallet.max_transfer', (c) => c.wallet.max_transfer),
+      multipleOf: 0.01,
+    },
   },
   Id: { $id: 'Id', type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z]+_[0-9a-z]+$' },
   User: {
@@ -44,7 +48,13 @@ export const sharedSchemas = {
             type: 'array',
             items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
           },
-          retry_after: { type: 'integer', format: 'int32', minimum: 1, maximum: 2_147_483_647, description: '429 only: seconds to wait (as Retry-After)' },
+          retry_after: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: 2_147_483_647,
+            description: '429 only: seconds to wait (as Retry-After)',
+          },
         },
       },
     },
@@ -59,7 +69,13 @@ export const sharedSchemas = {
       conversation_id: { type: 'string' },
       content: { type: 'string' },
       sender: { $ref: 'User' },
-      timestamp: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'ms since the Unix epoch; strictly increasing within a conversation' },
+      timestamp: {
+        type: 'integer',
+        format: 'int64',
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'ms since the Unix epoch; strictly increasing within a conversation',
+      },
       created_at: { type: 'string' },
     },
   },
@@ -77,8 +93,22 @@ export const idParams = {
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { type: 'string', description: "an opaque id; one that names nothing you can see (whatever its length or characters) is 404 with the resource's not-found code" } },
+  properties: {
+    id: {
+      type: 'string',
+      description:
+        "an opaque id; one that names nothing you can see (whatever its length or characters) is 404 with the resource's not-found code",
+    },
+  },
 } as const;
 
 /** Query of list endpoints: `limit` (1–200). */
-export const limitQuery = (dflt = 50) => ({ type: 'integer', format: 'int32', minimum: 1, maximum: 200, default: dflt, description: `page size: 1–200, default ${dflt}` }) as const;
+export const limitQuery = (dflt = 50) =>
+  ({
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 200,
+    default: dflt,
+    description: `page size: 1–200, default ${dflt}`,
+  }) as const;

@@ -25,7 +25,9 @@ const BUSY_WAIT_MS = 10_000;
  */
 export function commandConfig(opts: CommonOptions): Config {
   if (opts.configGiven && !existsSync(opts.config)) {
-    throw new AdminError(`config file ${opts.config} does not exist. Check the path, or leave out --config to use ./config.yaml (or the defaults).`);
+    throw new AdminError(
+      `config file ${opts.config} does not exist. Check the path, or leave out --config to use ./config.yaml (or the defaults).`,
+    );
   }
   return loadConfig(opts.config);
 }
@@ -36,7 +38,12 @@ export function commandConfig(opts: CommonOptions): Config {
  * postgres`, store commands go to the database directly. A directory held by a
  * process without a socket yet (a server starting, another CLI command) is waited for.
  */
-export async function runOnDataDir(opts: CommonOptions, cmd: string, args: AdminArgs, offline: { extra?: Record<string, AdminCommand> } = {}): Promise<unknown> {
+export async function runOnDataDir(
+  opts: CommonOptions,
+  cmd: string,
+  args: AdminArgs,
+  offline: { extra?: Record<string, AdminCommand> } = {},
+): Promise<unknown> {
   const dataDir = resolve(opts.data);
   const config = commandConfig(opts);
   if (storeIsShared(config) && !cmd.startsWith('clock.')) {
@@ -44,7 +51,11 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
     // change within moments). Clock commands move one server's virtual clock: its socket.
     // The stores and the commands are loaded only when this process runs the command itself
     // (a call to a running server's socket needs none of them).
-    const [{ openSharedStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+    const [{ openSharedStore }, { runAdminCommand }, { systemClock }] = await Promise.all([
+      import('../deployment/store-only.js'),
+      import('../admin/commands.js'),
+      import('../clock/clock.js'),
+    ]);
     const store = await openSharedStore(config, (m) => process.stderr.write(`warning: ${m}\n`));
     try {
       return await runAdminCommand({ store, env: { clock: systemClock, config }, extra: offline.extra }, cmd, args);
@@ -64,7 +75,11 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     } else if (holder === undefined) {
       try {
-        const [{ openFileStore }, { runAdminCommand }, { systemClock }] = await Promise.all([import('../deployment/store-only.js'), import('../admin/commands.js'), import('../clock/clock.js')]);
+        const [{ openFileStore }, { runAdminCommand }, { systemClock }] = await Promise.all([
+          import('../deployment/store-only.js'),
+          import('../admin/commands.js'),
+          import('../clock/clock.js'),
+        ]);
         const store = await openFileStore({ config, dataDir, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
         try {
           return await runAdminCommand({ store, env: { clock: systemClock, config }, extra: offline.extra }, cmd, args);
@@ -76,7 +91,9 @@ export async function runOnDataDir(opts: CommonOptions, cmd: string, args: Admin
       }
     }
     if (Date.now() > deadline) {
-      throw new AdminError(`process ${lockHolder(dataDir) ?? '?'} holds ${dataDir} but has no admin socket (${socketPath(dataDir)}) after ${BUSY_WAIT_MS / 1000} s; is it a pinbot serve? Stop it or wait for it to finish.`);
+      throw new AdminError(
+        `process ${lockHolder(dataDir) ?? '?'} holds ${dataDir} but has no admin socket (${socketPath(dataDir)}) after ${BUSY_WAIT_MS / 1000} s; is it a pinbot serve? Stop it or wait for it to finish.`,
+      );
     }
     await sleep(100);
   }

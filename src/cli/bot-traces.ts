@@ -34,7 +34,11 @@ export async function botTraces(name: string, o: TraceSource, limit: number): Pr
 /** The file of the configured bots folder whose `name:` is `name`. Internal. */
 export function botFileNamed(name: string, configFile: string): string {
   const dir = resolve(loadConfig(configFile).bots.dir);
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+    : [];
   for (const f of files) {
     try {
       if ((parse(readFileSync(join(dir, f), 'utf8')) as { name?: unknown } | null)?.name === name) return join(dir, f);
@@ -42,11 +46,17 @@ export function botFileNamed(name: string, configFile: string): string {
       // an invalid file is not the bot that ran
     }
   }
-  throw new AdminError(`no bot file named ${name} in ${dir} (the bots folder of ${configFile}): the scenario runs the bot's file`);
+  throw new AdminError(
+    `no bot file named ${name} in ${dir} (the bots folder of ${configFile}): the scenario runs the bot's file`,
+  );
 }
 
 /** `--scenario RUN [--out FILE]`: the scenario text, and the file it goes to (undefined: stdout). Internal. */
-export async function traceScenario(name: string, run: string, o: TraceSource & { out?: string }): Promise<{ text: string; out?: string }> {
+export async function traceScenario(
+  name: string,
+  run: string,
+  o: TraceSource & { out?: string },
+): Promise<{ text: string; out?: string }> {
   const { scenarioFromTrace, FromTraceError } = await import('../scenario/from-trace.js');
   const traces = await botTraces(name, o, 1000);
   const botFile = botFileNamed(name, o.config);

@@ -29,7 +29,9 @@ export function formatWhatIf(r: WhatIfReport, all = false): string {
 export function registerWhatIf(bots: Command): void {
   bots
     .command('what-if')
-    .description("replay the bot's recorded decisions against an edited file, acting on nothing: exit 0 when none changes, 1 when one does")
+    .description(
+      "replay the bot's recorded decisions against an edited file, acting on nothing: exit 0 when none changes, 1 when one does",
+    )
     .argument('<file>', 'the edited bot file')
     .option('--bot <name>', "whose traces to replay (default: the file's name:)")
     .option('--last <n>', 'how many recorded rule runs (traces) to replay', '100')
@@ -62,13 +64,20 @@ const EXIT_CANNOT = 2;
 /** The what-if itself. Internal. */
 async function run(file: string, opts: WhatIfOptions): Promise<void> {
   const last = Number(opts.last);
-  if (!Number.isInteger(last) || last < 1 || last > 10_000) throw new AdminError(`--last: expected a whole number from 1 to 10000, found ${JSON.stringify(opts.last)}`);
+  if (!Number.isInteger(last) || last < 1 || last > 10_000)
+    throw new AdminError(`--last: expected a whole number from 1 to 10000, found ${JSON.stringify(opts.last)}`);
   const config = loadConfig(opts.config);
   const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
-  const { bot, problems } = loadBotFile(resolve(file), { registry, envAllow: config.bots.env_allow, allowedServers: config.bots.allowed_servers });
+  const { bot, problems } = loadBotFile(resolve(file), {
+    registry,
+    envAllow: config.bots.env_allow,
+    allowedServers: config.bots.allowed_servers,
+  });
   if (!bot) {
     for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
-    throw new AdminError(`${file} is not a valid bot (${problems.length} problem${problems.length === 1 ? '' : 's'} above): fix it first — a what-if replays a bot that can run`);
+    throw new AdminError(
+      `${file} is not a valid bot (${problems.length} problem${problems.length === 1 ? '' : 's'} above): fix it first — a what-if replays a bot that can run`,
+    );
   }
   const traces = await botTraces(opts.bot ?? bot.name, opts, last);
   const report = await whatIf(bot, traces);

@@ -27,7 +27,12 @@ function botFileNamed(config: Config, name: string) {
   const dir = resolve(config.bots.dir);
   if (!existsSync(dir)) return undefined;
   for (const f of readdirSync(dir).filter((x) => /\.ya?ml$/.test(x))) {
-    const { bot } = loadBotFile(join(dir, f), { registry: createRegistry().freeze(), envAllow: config.bots.env_allow, allowedServers: config.bots.allowed_servers, env: {} });
+    const { bot } = loadBotFile(join(dir, f), {
+      registry: createRegistry().freeze(),
+      envAllow: config.bots.env_allow,
+      allowedServers: config.bots.allowed_servers,
+      env: {},
+    });
     if (bot?.name === name) return bot;
   }
   return undefined;
@@ -40,9 +45,17 @@ async function offline(name: string, args: Record<string, unknown>, opts: Memory
   const bot = botFileNamed(config, name);
   const { openBotStateStore } = await import('../deployment/store-only.js');
   const remote = bot !== undefined && bot.server !== 'embedded';
-  const store = await openBotStateStore({ config, dataDir, remote, warn: (m) => process.stderr.write(`warning: ${m}\n`) });
+  const store = await openBotStateStore({
+    config,
+    dataDir,
+    remote,
+    warn: (m) => process.stderr.write(`warning: ${m}\n`),
+  });
   try {
-    return await memoryCommand(offlineMemory(store, name, bot?.memory, () => systemClock.now()), { name, ...args });
+    return await memoryCommand(
+      offlineMemory(store, name, bot?.memory, () => systemClock.now()),
+      { name, ...args },
+    );
   } finally {
     await store.close();
   }
@@ -55,7 +68,9 @@ async function offline(name: string, args: Record<string, unknown>, opts: Memory
 export function addMemoryCommand(bots: Command): void {
   bots
     .command('memory')
-    .description('what a bot remembers of people and conversations; --forget erases (privacy: --person PIN --forget-all)')
+    .description(
+      'what a bot remembers of people and conversations; --forget erases (privacy: --person PIN --forget-all)',
+    )
     .argument('<name>')
     .option('--person <pin>', 'only this person (by PIN)')
     .option('--conversation <id>', 'only this conversation')
@@ -66,10 +81,19 @@ export function addMemoryCommand(bots: Command): void {
     .option('--config <file>', 'config file', './config.yaml')
     .action(async (name: string, opts: MemoryOpts) => {
       const dataDir = resolve(opts.data);
-      const args = { name, person: opts.person, conversation: opts.conversation, forget: opts.forget, forget_all: opts.forgetAll === true };
+      const args = {
+        name,
+        person: opts.person,
+        conversation: opts.conversation,
+        forget: opts.forget,
+        forget_all: opts.forgetAll === true,
+      };
       const running = lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
-      if (!running && lockHolder(dataDir) !== undefined) throw new AdminError(`another process holds ${dataDir}; try again when it is done`);
-      const view = running ? ((await callAdmin(dataDir, 'bots.memory', args)) as MemoryView) : await offline(name, args, opts);
+      if (!running && lockHolder(dataDir) !== undefined)
+        throw new AdminError(`another process holds ${dataDir}; try again when it is done`);
+      const view = running
+        ? ((await callAdmin(dataDir, 'bots.memory', args)) as MemoryView)
+        : await offline(name, args, opts);
       process.stdout.write((opts.json ? JSON.stringify(view) : formatMemory(view)) + '\n');
     });
 }

@@ -21,7 +21,8 @@ export function formatDialog(d: DialogView): string {
 export function registerDialogCommands(bots: Command): void {
   const running = (data: string) => {
     const dir = resolve(data);
-    if (lockHolder(dir) === undefined || !existsSync(socketPath(dir))) throw new AdminError(`no server runs on ${dir}; dialogs live with the bots of a running \`pinbot serve\``);
+    if (lockHolder(dir) === undefined || !existsSync(socketPath(dir)))
+      throw new AdminError(`no server runs on ${dir}; dialogs live with the bots of a running \`pinbot serve\``);
     return dir;
   };
   bots
@@ -38,14 +39,20 @@ export function registerDialogCommands(bots: Command): void {
     });
   bots
     .command('end-dialog')
-    .description("ends a person's waiting dialog with a bot (traced dialog_ended; their next message is an ordinary one)")
+    .description(
+      "ends a person's waiting dialog with a bot (traced dialog_ended; their next message is an ordinary one)",
+    )
     .argument('<name>')
     .requiredOption('--pin <pin>', 'the person (their PIN)')
     .option('--conversation <id>', 'only the dialog in this conversation')
     .option('--data <dir>', 'data directory', './data')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { pin: string; conversation?: string; data: string; json?: boolean }) => {
-      const r = (await callAdmin(running(opts.data), 'bots.end_dialog', { name, pin: opts.pin, conversation: opts.conversation })) as { ended: DialogView[] };
+      const r = (await callAdmin(running(opts.data), 'bots.end_dialog', {
+        name,
+        pin: opts.pin,
+        conversation: opts.conversation,
+      })) as { ended: DialogView[] };
       if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
       process.stdout.write(r.ended.map((d) => `ended: ${formatDialog(d)}`).join('\n') + '\n');
     });

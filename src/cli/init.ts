@@ -26,7 +26,10 @@ export function pinbotSpec(projectRoot: string, version: string, ownRoot = OWN_R
   if (basename(dirname(ownRoot)) !== 'node_modules') return fileSpec(ownRoot);
   const owner = dirname(dirname(ownRoot));
   try {
-    const pkg = JSON.parse(readFileSync(join(owner, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(owner, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
     const spec = pkg.dependencies?.pinbot ?? pkg.devDependencies?.pinbot;
     if (spec?.startsWith('file:')) return fileSpec(resolve(owner, spec.slice('file:'.length)));
   } catch {
@@ -59,7 +62,11 @@ export function packageName(dir: string): string {
 }
 
 /** Template paths name dot files `_gitignore`, `_github/`: npm pack drops or renames dot files. */
-const dotted = (path: string) => path.split('/').map((part) => (part.startsWith('_') ? `.${part.slice(1)}` : part)).join('/');
+const dotted = (path: string) =>
+  path
+    .split('/')
+    .map((part) => (part.startsWith('_') ? `.${part.slice(1)}` : part))
+    .join('/');
 
 function templateFiles(dir: string, at = ''): string[] {
   const out: string[] = [];
@@ -79,9 +86,14 @@ function templateFiles(dir: string, at = ''): string[] {
  * @example projectFiles('my-bots').map((f) => f.path) // ['.github/workflows/pinbot.yml', …, 'package.json', …]
  */
 export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
-  const dev = (JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { devDependencies?: Record<string, string> }).devDependencies ?? {};
+  const dev =
+    (JSON.parse(readFileSync(OWN_PACKAGE, 'utf8')) as { devDependencies?: Record<string, string> }).devDependencies ??
+    {};
   const fill = (text: string) => text.replaceAll('__NAME__', name).replaceAll('__PINBOT_VERSION__', PINBOT_VERSION);
-  const files: ProjectFile[] = templateFiles(PROJECT_TEMPLATE_DIR).map((path) => ({ path: dotted(path), text: fill(readFileSync(join(PROJECT_TEMPLATE_DIR, path), 'utf8')) }));
+  const files: ProjectFile[] = templateFiles(PROJECT_TEMPLATE_DIR).map((path) => ({
+    path: dotted(path),
+    text: fill(readFileSync(join(PROJECT_TEMPLATE_DIR, path), 'utf8')),
+  }));
   const pkg = {
     name,
     version: '0.1.0',
@@ -92,7 +104,8 @@ export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
       start: 'pinbot serve',
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
-      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
+      scenarios:
+        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
     },
     dependencies: { pinbot: pinbot ?? `^${PINBOT_VERSION}` },
     // the versions pinbot itself is tested with
@@ -124,7 +137,8 @@ export interface InitResult {
  */
 export function initProject({ dir, force = false, name }: { dir: string; force?: boolean; name?: string }): InitResult {
   const root = resolve(dir);
-  if (existsSync(root) && !statSync(root).isDirectory()) throw new AdminError(`${dir} is a file, not a folder: name a new or existing folder for the project`);
+  if (existsSync(root) && !statSync(root).isDirectory())
+    throw new AdminError(`${dir} is a file, not a folder: name a new or existing folder for the project`);
   const files = projectFiles(name ?? packageName(root), pinbotSpec(root, PINBOT_VERSION));
   const there = files.filter((f) => existsSync(join(root, ...f.path.split('/'))));
   if (there.length && !force) {
@@ -153,13 +167,20 @@ function shown(dir: string): string {
 
 /** What a kept package.json lacks for the project to work, as commands that add it. Internal. */
 function packageJsonGaps(root: string): string[] {
-  let pkg: { type?: string; scripts?: Record<string, string>; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  let pkg: {
+    type?: string;
+    scripts?: Record<string, string>;
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+  };
   try {
     pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   } catch (err) {
     return [`package.json cannot be read (${(err as Error).message}); fix it, then run pinbot init --force again`];
   }
-  const fresh = JSON.parse(projectFiles('x').find((f) => f.path === 'package.json')!.text) as { scripts: Record<string, string> };
+  const fresh = JSON.parse(projectFiles('x').find((f) => f.path === 'package.json')!.text) as {
+    scripts: Record<string, string>;
+  };
   const gaps: string[] = [];
   if (pkg.type !== 'module') gaps.push('npm pkg set type=module        # plugins/*.ts are ES modules');
   for (const [script, command] of Object.entries(fresh.scripts)) {
@@ -169,7 +190,8 @@ function packageJsonGaps(root: string): string[] {
     const spec = pinbotSpec(root, PINBOT_VERSION);
     gaps.push(`npm install ${spec.startsWith('^') ? 'pinbot' : spec}`);
   }
-  if (!pkg.dependencies?.vitest && !pkg.devDependencies?.vitest) gaps.push('npm install -D vitest typescript @types/node');
+  if (!pkg.dependencies?.vitest && !pkg.devDependencies?.vitest)
+    gaps.push('npm install -D vitest typescript @types/node');
   return gaps;
 }
 
@@ -188,11 +210,19 @@ export function registerInitCommand(program: Command): void {
       for (const f of r.kept) out.push(`kept    ${f} (exists)`);
       if (r.kept.includes('package.json')) {
         const gaps = packageJsonGaps(r.dir);
-        if (gaps.length) out.push('', 'Your package.json lacks what the project needs; add it with:', ...gaps.map((g) => `  ${g}`));
+        if (gaps.length)
+          out.push('', 'Your package.json lacks what the project needs; add it with:', ...gaps.map((g) => `  ${g}`));
       }
       if (!r.created.length) out.push('', 'nothing to add: every file of a new project is there');
       const where = relative('.', r.dir);
-      out.push('', 'Next:', ...(where ? [`  cd ${where.includes(' ') ? JSON.stringify(where) : where}`] : []), '  npm install', '  npm test        # the plugin test, then the scenario', '  npm start       # serves http://127.0.0.1:3000 and runs bots/welcome.yaml');
+      out.push(
+        '',
+        'Next:',
+        ...(where ? [`  cd ${where.includes(' ') ? JSON.stringify(where) : where}`] : []),
+        '  npm install',
+        '  npm test        # the plugin test, then the scenario',
+        '  npm start       # serves http://127.0.0.1:3000 and runs bots/welcome.yaml',
+      );
       process.stdout.write(out.join('\n') + '\n');
     });
 }

@@ -32,7 +32,8 @@ const program = new Command('pinbot')
   .showHelpAfterError('(run with --help for usage)')
   .hook('preAction', (_program, action) => {
     // An explicit --config must exist; the default ./config.yaml may be missing (all defaults).
-    if (action.getOptionValue('config') !== undefined) action.setOptionValue('configGiven', action.getOptionValueSource('config') === 'cli');
+    if (action.getOptionValue('config') !== undefined)
+      action.setOptionValue('configGiven', action.getOptionValueSource('config') === 'cli');
   });
 
 /** Errors an operator can act on from their message alone: printed as one line, no stack. */
@@ -54,7 +55,11 @@ try {
   const name = process.argv.slice(2).find((a) => !a.startsWith('-'));
   const only = name !== undefined ? GROUPS[name] : undefined;
   // --version needs no command at all; --help and unknown names need them all (help, suggestions)
-  const wanted = only ? [only] : process.argv.slice(2).some((a) => a === '-V' || a === '--version') && name === undefined ? [] : [...new Set(Object.values(GROUPS))];
+  const wanted = only
+    ? [only]
+    : process.argv.slice(2).some((a) => a === '-V' || a === '--version') && name === undefined
+      ? []
+      : [...new Set(Object.values(GROUPS))];
   for (const register of await Promise.all(wanted.map((load) => load()))) register(program);
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -8,5 +8,7 @@ export function print(result: unknown, json: boolean, human?: (r: any) => string
 
 /** Adds --data and --config to a command. Internal. */
 export function common(cmd: Command): Command {
-  return cmd.option('--data <dir>', 'data directory', './data').option('--config <file>', 'config file', './config.yaml');
+  return cmd
+    .option('--data <dir>', 'data directory', './data')
+    .option('--config <file>', 'config file', './config.yaml');
 }

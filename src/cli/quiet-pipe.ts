@@ -9,7 +9,10 @@
  *
  * @example exitQuietlyOnClosedPipe(); // first thing in the CLI
  */
-export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.stdout, exit: (code: number) => void = (c) => process.exit(c)): void {
+export function exitQuietlyOnClosedPipe(
+  stream: NodeJS.WriteStream = process.stdout,
+  exit: (code: number) => void = (c) => process.exit(c),
+): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') return exit(0);
     // not ours to swallow: rethrown as the unhandled error it would have been

@@ -16,7 +16,11 @@ import { buildRegistry } from '../services/registry.js';
  *
  * @example await writeSchemas({ config: loadConfig('config.yaml'), log });
  */
-export async function writeSchemas(o: { config: Config; log: Logger; dir?: string }): Promise<Array<{ file: string; changed: boolean }> | { invalid: PluginReport[] }> {
+export async function writeSchemas(o: {
+  config: Config;
+  log: Logger;
+  dir?: string;
+}): Promise<Array<{ file: string; changed: boolean }> | { invalid: PluginReport[] }> {
   const registry = await buildRegistry({ config: o.config, log: o.log });
   // a plugin that did not load would be missing from the schema: nothing is written
   const invalid = registry.plugins?.status().filter((p) => p.status === 'invalid') ?? [];

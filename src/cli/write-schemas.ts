@@ -6,8 +6,11 @@ import { writeSchemas } from './schemas.js';
 
 const config = loadConfig(process.env.PINBOT_CONFIG ?? 'config.yaml');
 const written = await writeSchemas({ config, log: createLogger({ level: 'warn' }) });
-if (Array.isArray(written)) for (const w of written) process.stdout.write(`${w.changed ? 'wrote' : 'up to date:'} ${w.file}\n`);
+if (Array.isArray(written))
+  for (const w of written) process.stdout.write(`${w.changed ? 'wrote' : 'up to date:'} ${w.file}\n`);
 else {
-  process.stderr.write(`nothing written: plugins did not load: ${written.invalid.map((p) => `${p.source}: ${p.message}`).join('; ')}\n`);
+  process.stderr.write(
+    `nothing written: plugins did not load: ${written.invalid.map((p) => `${p.source}: ${p.message}`).join('; ')}\n`,
+  );
   process.exitCode = 1;
 }

@@ -58,6 +58,7 @@ export class TransientError extends Error {
  */
 export function isTransient(err: unknown): boolean {
   if (err instanceof TransientError) return true;
-  if (err instanceof ApiRequestError) return err.status >= 500 || err.status === 429 || err.code === 'idempotency_key_in_use';
+  if (err instanceof ApiRequestError)
+    return err.status >= 500 || err.status === 429 || err.code === 'idempotency_key_in_use';
   return false;
 }

@@ -95,6 +95,7 @@ export class Http {
     return Math.round(d / 2 + (Math.random() * d) / 2);
   }
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
   async request<T>(method: 'GET' | 'POST' | 'DELETE', template: string, o: RequestOptions = {}): Promise<T> {
     const path = template.replace(/:(\w+)/g, (_, name: string) => {
       const v = o.params?.[name];
@@ -108,7 +109,11 @@ export class Http {
     const url = `${this.base}${path}${qs ? `?${qs}` : ''}`;
     const route = `${method} ${template}`;
     const kind = o.kind ?? (method === 'GET' ? 'poll' : 'action');
-    const headers: Record<string, string> = { 'X-API-Key': this.opts.apiKey, Accept: 'application/json', 'User-Agent': 'pinbot-client' };
+    const headers: Record<string, string> = {
+      'X-API-Key': this.opts.apiKey,
+      Accept: 'application/json',
+      'User-Agent': 'pinbot-client',
+    };
     let payload: string | undefined;
     // a conditional read when the server gave an ETag for this URL: 304 costs no body
     const cached = method === 'GET' ? this.tagged.get(url) : undefined;
@@ -126,11 +131,14 @@ export class Http {
       const buckets = ['general', ...(this.learned.get(route) ?? ROUTE_BUCKETS[route] ?? [])];
       let res: RawResponse;
       try {
-        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () => this.send(url, method, headers, payload, o.signal, parent && { parent, route }));
+        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () =>
+          this.send(url, method, headers, payload, o.signal, parent && { parent, route }),
+        );
       } catch (err) {
         if (err instanceof AbortedError || o.signal?.aborted) throw err;
         failures++;
-        if (failures > this.retry.attempts) throw new TransientError(`${route}: ${(err as Error).message} (gave up after ${failures} tries)`, err);
+        if (failures > this.retry.attempts)
+          throw new TransientError(`${route}: ${(err as Error).message} (gave up after ${failures} tries)`, err);
         await this.pause(method, path, failures, this.backoff(failures), (err as Error).message, o.signal);
         continue;
       }
@@ -155,7 +163,8 @@ export class Http {
       }
       const requestId = res.headers.get('x-request-id') ?? undefined;
       const retryAfterHeader = Number(res.headers.get('retry-after'));
-      const retryAfter = Number.isFinite(retryAfterHeader) && retryAfterHeader > 0 ? retryAfterHeader : body?.error?.retry_after;
+      const retryAfter =
+        Number.isFinite(retryAfterHeader) && retryAfterHeader > 0 ? retryAfterHeader : body?.error?.retry_after;
       if (res.status === 401) throw new UnauthorizedError(401, body, method, path, requestId);
       if (res.status === 429) {
         const waitMs = Math.max(1, retryAfter ?? 1) * 1000;
@@ -171,7 +180,14 @@ export class Http {
       const transient = res.status >= 500 || body?.error?.code === 'idempotency_key_in_use';
       if (transient && failures < this.retry.attempts) {
         failures++;
-        await this.pause(method, path, failures, this.backoff(failures), `${res.status} ${body?.error?.code ?? ''}`.trim(), o.signal);
+        await this.pause(
+          method,
+          path,
+          failures,
+          this.backoff(failures),
+          `${res.status} ${body?.error?.code ?? ''}`.trim(),
+          o.signal,
+        );
         continue;
       }
       throw new ApiRequestError(res.status, body, method, path, requestId, retryAfter);
@@ -185,22 +201,45 @@ export class Http {
     if (this.tagged.size > MAX_TAGGED) this.tagged.delete(this.tagged.keys().next().value!);
   }
 
-  private async pause(method: string, path: string, attempt: number, waitMs: number, reason: string, signal?: AbortSignal) {
+  private async pause(
+    method: string,
+    path: string,
+    attempt: number,
+    waitMs: number,
+    reason: string,
+    signal?: AbortSignal,
+  ) {
     this.opts.onRetry?.({ method, path, attempt, waitMs, reason });
     await this.sleep(waitMs, signal);
   }
 
   /** One try; with tracing on, in a client span whose `traceparent` the request carries. */
-  private send(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal, traced?: { parent: Context; route: string }): Promise<RawResponse> {
+  private send(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal?: AbortSignal,
+    traced?: { parent: Context; route: string },
+  ): Promise<RawResponse> {
     const timeoutMs = this.opts.timeoutMs ?? 30_000;
     if (!traced) return this.transport({ url, method, headers, body, signal, timeoutMs });
-    const attributes = { 'http.request.method': method, 'url.template': traced.route.slice(method.length + 1), 'server.address': new URL(url).host };
-    return inSpan(traced.route, attributes, async (span) => {
-      const h = { ...headers };
-      injectTraceHeaders(h);
-      const res = await this.transport({ url, method, headers: h, body, signal, timeoutMs });
-      span?.setAttribute('http.response.status_code', res.status);
-      return res;
-    }, { kind: SpanKind.CLIENT, parent: traced.parent });
+    const attributes = {
+      'http.request.method': method,
+      'url.template': traced.route.slice(method.length + 1),
+      'server.address': new URL(url).host,
+    };
+    return inSpan(
+      traced.route,
+      attributes,
+      async (span) => {
+        const h = { ...headers };
+        injectTraceHeaders(h);
+        const res = await this.transport({ url, method, headers: h, body, signal, timeoutMs });
+        span?.setAttribute('http.response.status_code', res.status);
+        return res;
+      },
+      { kind: SpanKind.CLIENT, parent: traced.parent },
+    );
   }
 }

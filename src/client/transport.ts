@@ -76,7 +76,12 @@ export const nodeTransport: Transport = (r) => {
 export function fetchTransport(fetchFn: typeof fetch): Transport {
   return async (r) => {
     const timeout = AbortSignal.timeout(r.timeoutMs);
-    const res = await fetchFn(r.url, { method: r.method, headers: r.headers, body: r.body, signal: r.signal ? AbortSignal.any([r.signal, timeout]) : timeout });
+    const res = await fetchFn(r.url, {
+      method: r.method,
+      headers: r.headers,
+      body: r.body,
+      signal: r.signal ? AbortSignal.any([r.signal, timeout]) : timeout,
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   };
 }

@@ -53,7 +53,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const noop = () => undefined;
 
 /** Waits on a clock's timer with an AbortSignal. Internal (shared by both clocks). */
-export function sleepOn(clock: Clock, at: number, signal: AbortSignal | undefined, opts: TimerOptions | undefined): Promise<void> {
+export function sleepOn(
+  clock: Clock,
+  at: number,
+  signal: AbortSignal | undefined,
+  opts: TimerOptions | undefined,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortedError());
     const onAbort = () => {

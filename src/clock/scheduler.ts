@@ -69,7 +69,10 @@ export function createScheduler(clock: Clock): Scheduler {
   const cancels = new Set<() => void>();
   return {
     add(name, expression, fn, opts = {}) {
-      const matcher = createTask(expression, () => undefined, { timezone: opts.timezone ?? 'UTC', name: `${name}-matcher` });
+      const matcher = createTask(expression, () => undefined, {
+        timezone: opts.timezone ?? 'UTC',
+        name: `${name}-matcher`,
+      });
       void matcher.stop();
       let stopped = false;
       let cancelTimer: (() => void) | undefined;

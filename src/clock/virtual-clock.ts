@@ -22,7 +22,9 @@ export interface VirtualClockOptions {
 /** Thrown by `advance` when held work does not finish within `stallMs` of real time. */
 export class ClockStalledError extends Error {
   constructor(labels: string[], ms: number) {
-    super(`the virtual clock waited ${Math.round(ms / 1000)} s of real time for work that did not finish: ${labels.slice(0, 5).join(', ') || 'unknown'}${labels.length > 5 ? ` and ${labels.length - 5} more` : ''}`);
+    super(
+      `the virtual clock waited ${Math.round(ms / 1000)} s of real time for work that did not finish: ${labels.slice(0, 5).join(', ') || 'unknown'}${labels.length > 5 ? ` and ${labels.length - 5} more` : ''}`,
+    );
     this.name = 'ClockStalledError';
   }
 }
@@ -61,7 +63,14 @@ export class VirtualClock implements Clock {
   }
 
   setTimer(at: number, fn: () => void, opts: TimerOptions = {}): () => void {
-    const t: Timer = { at, seq: this.seq++, fn, heartbeat: opts.heartbeat === true, parked: opts.parked === true, epoch: this.epoch };
+    const t: Timer = {
+      at,
+      seq: this.seq++,
+      fn,
+      heartbeat: opts.heartbeat === true,
+      parked: opts.parked === true,
+      epoch: this.epoch,
+    };
     // sorted by (at, seq): a binary search for the insertion point
     let lo = 0;
     let hi = this.timers.length;

@@ -30,7 +30,11 @@ export const BOT_ENV_PATHS: readonly string[] = BOT_ENV_RULES.map((r) => r.path)
  * @example
  * botEnvRefusal(['key'], 'DB_PASSWORD', []) // { message: '${env:DB_PASSWORD} is not allowed in key: …', hint: … }
  */
-export function botEnvRefusal(path: ReadonlyArray<string | number>, name: string, envAllow: readonly string[]): { message: string; hint: string } | undefined {
+export function botEnvRefusal(
+  path: ReadonlyArray<string | number>,
+  name: string,
+  envAllow: readonly string[],
+): { message: string; hint: string } | undefined {
   if (envAllow.includes(name)) return undefined;
   const rule = BOT_ENV_RULES.find((r) => pathAllowed(path, [r.path]));
   if (rule && name.startsWith(rule.prefix)) return undefined;

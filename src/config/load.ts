@@ -1,5 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { ajvProblems, formatProblem, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
+import {
+  ajvProblems,
+  formatProblem,
+  locate,
+  locateText,
+  parseYaml,
+  type FileProblem,
+  type LocatedYaml,
+} from '../util/yaml-errors.js';
 import { interpolateEnv } from './env-refs.js';
 import { configSchema, type Config } from './schema.js';
 import { validate as validateCron } from 'node-cron';
@@ -24,10 +32,18 @@ function crossChecks(config: Config): Array<[string[], string, string]> {
   const out: Array<[string[], string, string]> = [];
   const s = config.server;
   if (parseDuration(s.headers_timeout)! > parseDuration(s.request_timeout)!) {
-    out.push([['server', 'headers_timeout'], `is longer than server.request_timeout (${s.request_timeout})`, 'the headers are part of the request: make it at most request_timeout']);
+    out.push([
+      ['server', 'headers_timeout'],
+      `is longer than server.request_timeout (${s.request_timeout})`,
+      'the headers are part of the request: make it at most request_timeout',
+    ]);
   }
   if (config.store.driver === 'postgres' && !config.store.url) {
-    out.push([['store', 'driver'], 'is postgres but store.url is not set', 'add store.url: ${env:DATABASE_URL} (a postgres:// URL), or use driver: file']);
+    out.push([
+      ['store', 'driver'],
+      'is postgres but store.url is not set',
+      'add store.url: ${env:DATABASE_URL} (a postgres:// URL), or use driver: file',
+    ]);
   }
   return out;
 }
@@ -65,7 +81,13 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   const data = interpolateEnv(value ?? {}, env, {
     onMissing: (path, name, ref) => {
       const pos = locateText(located, path, ref);
-      missing.push({ file, ...pos, path: path.join('.'), message: `environment variable ${name} is not set`, hint: `export ${name}=… or remove the reference` });
+      missing.push({
+        file,
+        ...pos,
+        path: path.join('.'),
+        message: `environment variable ${name} is not set`,
+        hint: `export ${name}=… or remove the reference`,
+      });
     },
   });
   if (missing.length) throw new ConfigError(missing);
@@ -77,9 +99,20 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   sources.set(config, located);
   if (!validateCron(config.ubi.schedule)) {
     const pos = locate(located, ['ubi', 'schedule']);
-    throw new ConfigError([{ file, ...pos, path: 'ubi.schedule', message: 'expected a cron expression', hint: 'e.g. "0 0 * * *" (midnight UTC)' }]);
+    throw new ConfigError([
+      {
+        file,
+        ...pos,
+        path: 'ubi.schedule',
+        message: 'expected a cron expression',
+        hint: 'e.g. "0 0 * * *" (midnight UTC)',
+      },
+    ]);
   }
   const crossed = crossChecks(config);
-  if (crossed.length) throw new ConfigError(crossed.map(([path, message, hint]) => ({ file, ...locate(located, path), path: path.join('.'), message, hint })));
+  if (crossed.length)
+    throw new ConfigError(
+      crossed.map(([path, message, hint]) => ({ file, ...locate(located, path), path: path.join('.'), message, hint })),
+    );
   return config;
 }

@@ -26,14 +26,24 @@ export const configSchema = {
       properties: {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 3000 },
-        headers_timeout: { ...duration('15s'), description: 'longest wait for a request\'s headers (slow clients are answered 408)' },
+        headers_timeout: {
+          ...duration('15s'),
+          description: "longest wait for a request's headers (slow clients are answered 408)",
+        },
         request_timeout: { ...duration('30s'), description: 'longest wait for a whole request, headers and body' },
         keep_alive_timeout: { ...duration('5s'), description: 'how long an idle keep-alive connection stays open' },
-        max_connections: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1000, description: 'open connections beyond this are closed at once' },
+        max_connections: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1_000_000,
+          default: 1000,
+          description: 'open connections beyond this are closed at once',
+        },
         trust_proxy: {
           anyOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }, { type: 'string', minLength: 1 }],
           default: false,
-          description: 'express "trust proxy": behind a reverse proxy, which X-Forwarded-For hops give the client address',
+          description:
+            'express "trust proxy": behind a reverse proxy, which X-Forwarded-For hops give the client address',
         },
       },
     },
@@ -50,7 +60,8 @@ export const configSchema = {
         users: {
           type: 'object',
           default: {},
-          description: 'limits of their own for some users, by PIN or display name (e.g. the users bots act as): { "FAQ Bot": { general: 1000, messages: 300 } }, per the same windows',
+          description:
+            'limits of their own for some users, by PIN or display name (e.g. the users bots act as): { "FAQ Bot": { general: 1000, messages: 300 } }, per the same windows',
           additionalProperties: {
             type: 'object',
             additionalProperties: false,
@@ -66,7 +77,11 @@ export const configSchema = {
         },
         groups: bucket(10, '1h'),
         anonymous: bucket(30, '1m'),
-        conditional: { ...bucket(600, '1m'), description: 'conditional reads answered 304 Not Modified, per user: they cost this bucket instead of general (If-None-Match: * costs general)' },
+        conditional: {
+          ...bucket(600, '1m'),
+          description:
+            'conditional reads answered 304 Not Modified, per user: they cost this bucket instead of general (If-None-Match: * costs general)',
+        },
       },
     },
     wallet: {
@@ -96,9 +111,25 @@ export const configSchema = {
       default: {},
       description: 'what one user may keep in the store (docs/reliability.md "Round 4")',
       properties: {
-        messages_per_conversation: { type: 'integer', minimum: 100, default: 10_000, description: 'messages kept per conversation: past it, the oldest leave the store' },
-        groups_per_user: { type: 'integer', minimum: 1, default: 1000, description: 'group conversations one user may create' },
-        bytes_per_user: { type: 'integer', minimum: 65_536, default: 10_485_760, description: 'bytes (UTF-8) of the messages kept, transfer notes, introduction messages and group names of one user' },
+        messages_per_conversation: {
+          type: 'integer',
+          minimum: 100,
+          default: 10_000,
+          description: 'messages kept per conversation: past it, the oldest leave the store',
+        },
+        groups_per_user: {
+          type: 'integer',
+          minimum: 1,
+          default: 1000,
+          description: 'group conversations one user may create',
+        },
+        bytes_per_user: {
+          type: 'integer',
+          minimum: 65_536,
+          default: 10_485_760,
+          description:
+            'bytes (UTF-8) of the messages kept, transfer notes, introduction messages and group names of one user',
+        },
       },
     },
     messaging: {
@@ -121,21 +152,24 @@ export const configSchema = {
           type: 'string',
           pattern: DURATION_PATTERN,
           default: '15s',
-          description: 'driver postgres: a process that has not renewed its bot leases for this long is taken for dead and its bots move to the others (renewed every third of it)',
+          description:
+            'driver postgres: a process that has not renewed its bot leases for this long is taken for dead and its bots move to the others (renewed every third of it)',
         },
         env_allow: {
           type: 'array',
           items: { type: 'string', pattern: ENV_NAME_PATTERN },
           uniqueItems: true,
           default: [],
-          description: 'environment variables bot files may read with ${env:NAME} anywhere (by default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
+          description:
+            'environment variables bot files may read with ${env:NAME} anywhere (by default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
         },
         allowed_servers: {
           type: 'array',
           items: { type: 'string', pattern: '^https?://[^/?#]+/?$' },
           uniqueItems: true,
           default: [],
-          description: 'remote servers bot files may name in server: (scheme, host and port, e.g. https://api.example.com); any other is refused, since a bot sends its key to its server',
+          description:
+            'remote servers bot files may name in server: (scheme, host and port, e.g. https://api.example.com); any other is refused, since a bot sends its key to its server',
         },
       },
     },
@@ -144,21 +178,38 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        dir: { type: 'string', default: 'plugins', description: 'folder of plugin modules (*.ts, *.js), loaded without a build step' },
-        packages: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'npm packages to load as plugins (installed in this project)' },
+        dir: {
+          type: 'string',
+          default: 'plugins',
+          description: 'folder of plugin modules (*.ts, *.js), loaded without a build step',
+        },
+        packages: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
+          description: 'npm packages to load as plugins (installed in this project)',
+        },
         config: {
           type: 'object',
           default: {},
           propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
-          description: "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
+          description:
+            "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
         },
-        quarantine_after: { type: 'integer', minimum: 0, default: 5, description: 'consecutive failures after which a plugin is quarantined (0: never; failures of HTTP routes never count)' },
+        quarantine_after: {
+          type: 'integer',
+          minimum: 0,
+          default: 5,
+          description:
+            'consecutive failures after which a plugin is quarantined (0: never; failures of HTTP routes never count)',
+        },
         max_body_bytes: {
           type: 'integer',
           minimum: 1,
           maximum: 104_857_600,
           default: 1_048_576,
-          description: 'largest request body a plugin HTTP route takes (bytes); a larger one is answered 413 before it is read',
+          description:
+            'largest request body a plugin HTTP route takes (bytes); a larger one is answered 413 before it is read',
         },
         state: {
           type: 'object',
@@ -167,7 +218,12 @@ export const configSchema = {
           description: 'the bound of ctx.state per plugin and bot (and of the state a plugin shares between bots)',
           properties: {
             max_keys: { type: 'integer', minimum: 1, default: 10_000, description: 'keys a plugin may keep per bot' },
-            max_bytes: { type: 'integer', minimum: 1024, default: 16_777_216, description: 'bytes (JSON of keys and values) a plugin may keep per bot' },
+            max_bytes: {
+              type: 'integer',
+              minimum: 1024,
+              default: 16_777_216,
+              description: 'bytes (JSON of keys and values) a plugin may keep per bot',
+            },
           },
         },
       },
@@ -177,8 +233,20 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        step_timeout: { type: 'string', pattern: DURATION_PATTERN, default: '10s', description: 'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)' },
-        safety_poll: { type: 'string', pattern: DURATION_PATTERN, default: '10m', description: 'embedded bots are woken by the changes that concern them; they still poll this often, as a safety net' },
+        step_timeout: {
+          type: 'string',
+          pattern: DURATION_PATTERN,
+          default: '10s',
+          description:
+            'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)',
+        },
+        safety_poll: {
+          type: 'string',
+          pattern: DURATION_PATTERN,
+          default: '10m',
+          description:
+            'embedded bots are woken by the changes that concern them; they still poll this often, as a safety net',
+        },
       },
     },
     store: {
@@ -186,16 +254,42 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        compact_bytes: { type: 'integer', minimum: 1024, default: 67_108_864, description: 'journal size that triggers a snapshot' },
-        driver: { enum: ['file', 'postgres'], default: 'file', description: 'file: the journaled data directory (one process); postgres: PostgreSQL, shared by several processes (docs/scaling.md)' },
+        compact_bytes: {
+          type: 'integer',
+          minimum: 1024,
+          default: 67_108_864,
+          description: 'journal size that triggers a snapshot',
+        },
+        driver: {
+          enum: ['file', 'postgres'],
+          default: 'file',
+          description:
+            'file: the journaled data directory (one process); postgres: PostgreSQL, shared by several processes (docs/scaling.md)',
+        },
         url: {
           type: 'string',
           pattern: '^postgres(ql)?://',
-          description: 'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} (postgres://user:password@host:5432/pinbot)',
+          description:
+            'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} (postgres://user:password@host:5432/pinbot)',
         },
-        schema: { type: 'string', pattern: '^[a-z_][a-z0-9_]{0,47}$', default: 'pinbot', description: 'the PostgreSQL schema holding the tables' },
-        pool_size: { type: 'integer', minimum: 2, maximum: 1000, default: 10, description: 'PostgreSQL connections per process' },
-        read_wait: { ...duration('5s'), description: 'driver postgres: longest a read waits for the database (a commit in flight, a catch-up) before it is answered 503 storage_unavailable' },
+        schema: {
+          type: 'string',
+          pattern: '^[a-z_][a-z0-9_]{0,47}$',
+          default: 'pinbot',
+          description: 'the PostgreSQL schema holding the tables',
+        },
+        pool_size: {
+          type: 'integer',
+          minimum: 2,
+          maximum: 1000,
+          default: 10,
+          description: 'PostgreSQL connections per process',
+        },
+        read_wait: {
+          ...duration('5s'),
+          description:
+            'driver postgres: longest a read waits for the database (a commit in flight, a catch-up) before it is answered 503 storage_unavailable',
+        },
       },
     },
     log: {
@@ -220,10 +314,17 @@ export const configSchema = {
       properties: {
         enabled: {
           type: 'boolean',
-          description: 'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
+          description:
+            'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
         },
-        link_ttl: { ...duration('10m'), description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)' },
-        session_idle: { ...duration('30m'), description: 'how long a console session may go unused before it ends (sign in again with `pinbot console`)' },
+        link_ttl: {
+          ...duration('10m'),
+          description: 'how long a sign-in link of `pinbot console` stays usable (it is single-use)',
+        },
+        session_idle: {
+          ...duration('30m'),
+          description: 'how long a console session may go unused before it ends (sign in again with `pinbot console`)',
+        },
       },
     },
     metrics: {
@@ -233,14 +334,16 @@ export const configSchema = {
       properties: {
         enabled: {
           type: 'boolean',
-          description: 'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: not served, and requests not counted (bot, store and job counters still feed the console); true: the same as unset, but a start on another address without `token` is an error',
+          description:
+            'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: not served, and requests not counted (bot, store and job counters still feed the console); true: the same as unset, but a start on another address without `token` is an error',
         },
         token: {
           type: 'string',
           minLength: 16,
           maxLength: 512,
           pattern: '^[\\x21-\\x7e]+$',
-          description: 'the bearer token a scraper sends (Authorization: Bearer …), e.g. ${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once set it is asked on every address',
+          description:
+            'the bearer token a scraper sends (Authorization: Bearer …), e.g. ${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once set it is asked on every address',
         },
       },
     },
@@ -270,7 +373,10 @@ export interface Config {
     contacts: BucketConfig;
     intros: BucketConfig;
     /** Limits of their own, by PIN or display name. */
-    users: Record<string, Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional', number>>>;
+    users: Record<
+      string,
+      Partial<Record<'general' | 'messages' | 'contacts' | 'intros' | 'groups' | 'conditional', number>>
+    >;
     groups: BucketConfig;
     anonymous: BucketConfig;
     conditional: BucketConfig;
@@ -281,9 +387,23 @@ export interface Config {
   messaging: { max_length: number; max_group_size: number };
   quotas: { messages_per_conversation: number; groups_per_user: number; bytes_per_user: number };
   bots: { dir: string; enabled: boolean; lease_ttl: string; env_allow: string[]; allowed_servers: string[] };
-  plugins: { dir: string; packages: string[]; config: Record<string, unknown>; quarantine_after: number; max_body_bytes: number; state: { max_keys: number; max_bytes: number } };
+  plugins: {
+    dir: string;
+    packages: string[];
+    config: Record<string, unknown>;
+    quarantine_after: number;
+    max_body_bytes: number;
+    state: { max_keys: number; max_bytes: number };
+  };
   runtime: { step_timeout: string; safety_poll: string };
-  store: { compact_bytes: number; driver: 'file' | 'postgres'; url?: string; schema: string; pool_size: number; read_wait: string };
+  store: {
+    compact_bytes: number;
+    driver: 'file' | 'postgres';
+    url?: string;
+    schema: string;
+    pool_size: number;
+    read_wait: string;
+  };
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'; buffer_bytes: number };
   /** The web console (docs/console.md); `enabled` unset: on only on a loopback address. */
   console: { enabled?: boolean; link_ttl: string; session_idle: string };

@@ -30,7 +30,11 @@ export class ActAs {
 
   /** Sends one request as `user`; answers the status and the parsed body (never throws on 4xx/5xx). */
   async request(user: User, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-    const { apiKey } = await this.identity.keyFor({ bot: `console-${user.id.toLowerCase()}`, as: user.pin_code, createUser: false });
+    const { apiKey } = await this.identity.keyFor({
+      bot: `console-${user.id.toLowerCase()}`,
+      as: user.pin_code,
+      createUser: false,
+    });
     const res = await fetch(`${this.o.url}/api/v1${path}`, {
       method,
       headers: { 'X-API-Key': apiKey, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },

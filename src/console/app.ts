@@ -22,14 +22,16 @@ import { loadUserView } from './user-view.js';
 import { BOT_NAME } from '../util/bot-name.js';
 
 const ASSETS = join(dirname(fileURLToPath(import.meta.url)), 'assets');
-const ASSET_TYPES: Record<string, string> = { 'console.js': 'text/javascript; charset=utf-8', 'console.css': 'text/css; charset=utf-8' };
+const ASSET_TYPES: Record<string, string> = {
+  'console.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+};
 /** An id of the API in a console path (nothing else reaches an /api/v1 path). */
 const API_ID = /^[a-z]{3,5}_[0-9a-z]{4,40}$/;
 /** Steps a recording holds at most (a scenario longer than this is better written in parts). */
 const MAX_RECORDED = 1000;
 
 export type { ConsoleState } from './console-state.js';
-
 
 /** The session of a request (set by the sign-in check). Internal. */
 const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
@@ -38,6 +40,7 @@ const sessionOf = (res: Response) => res.locals.session as ConsoleSession;
  * The console's routes under /console: sign-in, the pages, their forms (each checked for its
  * CSRF token), the live feed and the two static files.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export function consoleApp(st: ConsoleState): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -49,7 +52,11 @@ export function consoleApp(st: ConsoleState): express.Express {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
     const host = hostOf(req.headers.host).toLowerCase();
-    if (st.loopbackOnly && !isLoopback(host) && host !== st.access.host) return void res.status(421).type('text/plain').send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
+    if (st.loopbackOnly && !isLoopback(host) && host !== st.access.host)
+      return void res
+        .status(421)
+        .type('text/plain')
+        .send('the console answers only to a loopback host name (127.0.0.1, localhost, [::1])');
     next();
   });
   app.get('/console/assets/:file', (req, res) => {
@@ -61,12 +68,28 @@ export function consoleApp(st: ConsoleState): express.Express {
     // the session's cookie is for the link's own host name: signed in elsewhere, it would go to
     // every other listener of that name (the link is not used up)
     if (st.access.host && hostOf(req.headers.host).toLowerCase() !== st.access.host) {
-      res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>Open the sign-in link exactly as it was printed</h1><p>It names a host of its own (<code>….localhost</code>, which the browser finds on this computer); the console signs in only there. Copy the whole link that <code>pinbot console</code> printed.</p>` }));
+      res
+        .status(403)
+        .type('html')
+        .send(
+          page({
+            title: 'Sign-in refused',
+            body: html`<h1>Open the sign-in link exactly as it was printed</h1><p>It names a host of its own (<code>….localhost</code>, which the browser finds on this computer); the console signs in only there. Copy the whole link that <code>pinbot console</code> printed.</p>`,
+          }),
+        );
       return;
     }
     const s = st.access.redeem(String(req.query.token ?? ''));
     if (!s) {
-      res.status(403).type('html').send(page({ title: 'Sign-in refused', body: html`<h1>This sign-in link does not work</h1><p>It was already used, it expired, or it was mistyped. Get a new one with <code>pinbot console</code> (in the project folder, while the server runs).</p>` }));
+      res
+        .status(403)
+        .type('html')
+        .send(
+          page({
+            title: 'Sign-in refused',
+            body: html`<h1>This sign-in link does not work</h1><p>It was already used, it expired, or it was mistyped. Get a new one with <code>pinbot console</code> (in the project folder, while the server runs).</p>`,
+          }),
+        );
       return;
     }
     setSessionCookie(res, s.id, req.secure);
@@ -76,9 +99,21 @@ export function consoleApp(st: ConsoleState): express.Express {
   // parsed); a change also its CSRF token, from this site only
   app.use((req, res, next) => {
     // a live refresh does not keep a session alive: only what the operator does
-    const s = st.access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), req.get('x-console-live') !== undefined);
+    const s = st.access.session(
+      cookieOf(req, COOKIE),
+      hostOf(req.headers.host),
+      req.get('x-console-live') !== undefined,
+    );
     if (!s) {
-      res.status(401).type('html').send(page({ title: 'Sign in', body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>` }));
+      res
+        .status(401)
+        .type('html')
+        .send(
+          page({
+            title: 'Sign in',
+            body: html`<h1>Sign in</h1><p>Run <code>pinbot console</code> in the project folder (while <code>pinbot serve</code> runs) and open the one-time link it prints.</p>`,
+          }),
+        );
       return;
     }
     res.locals.session = s;
@@ -90,7 +125,12 @@ export function consoleApp(st: ConsoleState): express.Express {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const token = req.get('x-csrf-token') ?? (req.body as Record<string, unknown> | undefined)?._csrf;
       if (crossSite(req) || !st.access.csrfOk(s, token)) {
-        res.status(403).type('text/plain').send('refused: this change carries no valid CSRF token (or comes from another site). Reload the console page and try again.');
+        res
+          .status(403)
+          .type('text/plain')
+          .send(
+            'refused: this change carries no valid CSRF token (or comes from another site). Reload the console page and try again.',
+          );
         return;
       }
     }
@@ -103,7 +143,15 @@ export function consoleApp(st: ConsoleState): express.Express {
   const wrap = (fn: Handler) => (req: Request, res: Response, next: NextFunction) => {
     Promise.resolve(fn(req, res, sessionOf(res))).catch(next);
   };
-  const send = (req: Request, res: Response, s: ConsoleSession, title: string, section: string, body: ReturnType<typeof html>, liveUser?: string) => {
+  const send = (
+    req: Request,
+    res: Response,
+    s: ConsoleSession,
+    title: string,
+    section: string,
+    body: ReturnType<typeof html>,
+    liveUser?: string,
+  ) => {
     // a live refresh does not use up the one-time note
     const keep = req.get('x-console-live') ? s.flash : undefined;
     res.type('html').send(page({ title, section, session: s, body, seq: res.locals.seq as number, liveUser }));
@@ -120,9 +168,13 @@ export function consoleApp(st: ConsoleState): express.Express {
    */
   const settleSoon = () => {
     const clock = st.ctx.clock;
-    if (clock instanceof VirtualClock) void clock.settle().catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
+    if (clock instanceof VirtualClock)
+      void clock
+        .settle()
+        .catch((err: unknown) => st.ctx.log.warn({ err }, 'console: settling the virtual clock failed'));
   };
-  const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> => st.ctx.command!(name, args) as Promise<T>;
+  const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> =>
+    st.ctx.command!(name, args) as Promise<T>;
 
   get('/console', (_req, res) => res.redirect(303, '/console/bots'));
   get('/console/events', (req, res) => {
@@ -134,7 +186,14 @@ export function consoleApp(st: ConsoleState): express.Express {
   // bots
   get('/console/bots', async (req, res, s) => {
     const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
-    send(req, res, s, 'Bots', 'bots', botsBody(bots, s, { health: st.history.health(), series: (bot, w) => st.history.botSeries(bot, w) }));
+    send(
+      req,
+      res,
+      s,
+      'Bots',
+      'bots',
+      botsBody(bots, s, { health: st.history.health(), series: (bot, w) => st.history.botSeries(bot, w) }),
+    );
   });
   post('/console/bots/reload', async (_req, res, s) => {
     const { bots } = await command<{ bots: BotStatus[] }>('bots.reload');
@@ -148,7 +207,13 @@ export function consoleApp(st: ConsoleState): express.Express {
       try {
         await command(`bots.${verb}`, { name });
         settleSoon();
-        back(res, s, `/console/bots/${encodeURIComponent(name)}`, true, `${name} ${verb === 'pause' ? 'paused' : 'resumed'}`);
+        back(
+          res,
+          s,
+          `/console/bots/${encodeURIComponent(name)}`,
+          true,
+          `${name} ${verb === 'pause' ? 'paused' : 'resumed'}`,
+        );
       } catch (err) {
         back(res, s, `/console/bots/${encodeURIComponent(name)}`, false, (err as Error).message);
       }
@@ -158,12 +223,33 @@ export function consoleApp(st: ConsoleState): express.Express {
     const name = String(req.params.name);
     if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
     const { bots } = await command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
-    const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then((r) => r.traces, () => [] as Trace[]);
-    send(req, res, s, `Bot ${name}`, 'bots', botBody({ name, status: bots.find((b) => b.name === name), traces, onlyNotRun: req.query.why === '1', latency: latencyBuckets(name), reasons: notRunReasons(name) }, s));
+    const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then(
+      (r) => r.traces,
+      () => [] as Trace[],
+    );
+    send(
+      req,
+      res,
+      s,
+      `Bot ${name}`,
+      'bots',
+      botBody(
+        {
+          name,
+          status: bots.find((b) => b.name === name),
+          traces,
+          onlyNotRun: req.query.why === '1',
+          latency: latencyBuckets(name),
+          reasons: notRunReasons(name),
+        },
+        s,
+      ),
+    );
   });
 
   // users
-  const users = () => [...st.ctx.store.read.col(Users).all()].sort((a, b) => a.display_name.localeCompare(b.display_name));
+  const users = () =>
+    [...st.ctx.store.read.col(Users).all()].sort((a, b) => a.display_name.localeCompare(b.display_name));
   const userOr404 = (req: Request, res: Response): User | undefined => {
     const id = String(req.params.id);
     const u = API_ID.test(id) ? st.ctx.store.read.col(Users).get(id) : undefined;
@@ -175,8 +261,17 @@ export function consoleApp(st: ConsoleState): express.Express {
     const b = req.body as Record<string, string>;
     const balance = (b.balance ?? '').trim();
     try {
-      const made = await command<{ id: string; display_name: string; pin_code: string }>('users.add', { name: b.name ?? '', ...(balance && balance !== '0' ? { balance } : {}) });
-      back(res, s, `/console/users/${made.id}`, true, `created ${made.display_name} (${made.pin_code})${balance && balance !== '0' ? ` with ${balance}` : ''}`);
+      const made = await command<{ id: string; display_name: string; pin_code: string }>('users.add', {
+        name: b.name ?? '',
+        ...(balance && balance !== '0' ? { balance } : {}),
+      });
+      back(
+        res,
+        s,
+        `/console/users/${made.id}`,
+        true,
+        `created ${made.display_name} (${made.pin_code})${balance && balance !== '0' ? ` with ${balance}` : ''}`,
+      );
     } catch (err) {
       back(res, s, '/console/users', false, (err as Error).message.replace(/^--/, ''));
     }
@@ -184,44 +279,107 @@ export function consoleApp(st: ConsoleState): express.Express {
   get('/console/users/:id', async (req, res, s) => {
     const u = userOr404(req, res);
     if (!u) return;
-    send(req, res, s, u.display_name, 'users', userBody(u, loadUserView(st.ctx.store.read, st.ctx.env, u), s, users()), u.id);
+    send(
+      req,
+      res,
+      s,
+      u.display_name,
+      'users',
+      userBody(u, loadUserView(st.ctx.store.read, st.ctx.env, u), s, users()),
+      u.id,
+    );
   });
   /** A form that becomes one request as the user; its answer is the note on the next page. */
-  const act = (path: string, build: (b: Record<string, string>, p: Record<string, string>) => { method: string; path: string; body?: unknown } | string) =>
+  const act = (
+    path: string,
+    build: (
+      b: Record<string, string>,
+      p: Record<string, string>,
+    ) => { method: string; path: string; body?: unknown } | string,
+  ) =>
     post(`/console/users/:id${path}`, async (req, res, s) => {
       const u = userOr404(req, res);
       if (!u) return;
       const params = req.params as Record<string, string>;
-      for (const [k, v] of Object.entries(params)) if (k !== 'id' && !API_ID.test(v)) return void back(res, s, `/console/users/${u.id}`, false, `${k}: not an id`);
+      for (const [k, v] of Object.entries(params))
+        if (k !== 'id' && !API_ID.test(v)) return void back(res, s, `/console/users/${u.id}`, false, `${k}: not an id`);
       const r = build(req.body as Record<string, string>, params);
       if (typeof r === 'string') return void back(res, s, `/console/users/${u.id}`, false, r);
       const balanceBefore = st.recording.on ? await balanceIfFirst(st, u) : undefined;
       const answer = await st.act.request(u, r.method, r.path, r.body);
       if (st.recording.on && st.recording.steps.length < MAX_RECORDED) {
-        const req: ActedRequest = { user: { id: u.id, display_name: u.display_name, pin_code: u.pin_code }, method: r.method, path: r.path, body: r.body, status: answer.status, answer: answer.body };
+        const req: ActedRequest = {
+          user: { id: u.id, display_name: u.display_name, pin_code: u.pin_code },
+          method: r.method,
+          path: r.path,
+          body: r.body,
+          status: answer.status,
+          answer: answer.body,
+        };
         st.recording.steps.push({ kind: 'request', req, balanceBefore });
       }
       settleSoon();
       const err = (answer.body as { error?: { code?: string; message?: string } } | null)?.error;
-      const balance = r.path === '/wallet/balance' ? ` (balance ${(answer.body as { balance?: number } | null)?.balance})` : '';
-      back(res, s, `/console/users/${u.id}`, answer.status < 400, `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : balance}`);
+      const balance =
+        r.path === '/wallet/balance' ? ` (balance ${(answer.body as { balance?: number } | null)?.balance})` : '';
+      back(
+        res,
+        s,
+        `/console/users/${u.id}`,
+        answer.status < 400,
+        `${u.display_name}: ${r.method} ${r.path} → ${answer.status}${err ? ` ${err.code}: ${err.message}` : balance}`,
+      );
     });
   const pin = (v: string | undefined) => (v ?? '').trim().toUpperCase();
   const amount = (v: string | undefined) => (/^\d+(\.\d{1,2})?$/.test((v ?? '').trim()) ? Number(v) : (v ?? '').trim());
   act('/check-balance', () => ({ method: 'GET', path: '/wallet/balance' }));
-  act('/send-message', (b) => ({ method: 'POST', path: '/messages/send', body: { recipient_pin: pin(b.to), content: b.content ?? '' } }));
-  act('/send-money', (b) => ({ method: 'POST', path: '/wallet/send', body: { recipient_pin: pin(b.to), amount: amount(b.amount), ...(b.note ? { note: b.note } : {}) } }));
+  act('/send-message', (b) => ({
+    method: 'POST',
+    path: '/messages/send',
+    body: { recipient_pin: pin(b.to), content: b.content ?? '' },
+  }));
+  act('/send-money', (b) => ({
+    method: 'POST',
+    path: '/wallet/send',
+    body: { recipient_pin: pin(b.to), amount: amount(b.amount), ...(b.note ? { note: b.note } : {}) },
+  }));
   act('/request-contact', (b) => ({ method: 'POST', path: '/contacts/request', body: { pin_code: pin(b.to) } }));
-  act('/introduce', (b) => ({ method: 'POST', path: '/introductions', body: { participant_pins: (b.pins ?? '').split(',').map(pin).filter(Boolean), ...(b.message ? { message: b.message } : {}) } }));
-  act('/conversations/:cid/messages', (b, p) => ({ method: 'POST', path: `/conversations/${p.cid}/messages`, body: { content: b.content ?? '' } }));
+  act('/introduce', (b) => ({
+    method: 'POST',
+    path: '/introductions',
+    body: {
+      participant_pins: (b.pins ?? '').split(',').map(pin).filter(Boolean),
+      ...(b.message ? { message: b.message } : {}),
+    },
+  }));
+  act('/conversations/:cid/messages', (b, p) => ({
+    method: 'POST',
+    path: `/conversations/${p.cid}/messages`,
+    body: { content: b.content ?? '' },
+  }));
   for (const answer of ['accept', 'decline']) {
-    act(`/transactions/:tid/${answer}`, (_b, p) => ({ method: 'POST', path: `/wallet/transactions/${p.tid}/${answer}` }));
-    act(`/contact-requests/:rid/${answer}`, (_b, p) => ({ method: 'POST', path: `/contacts/requests/${p.rid}/${answer}` }));
+    act(`/transactions/:tid/${answer}`, (_b, p) => ({
+      method: 'POST',
+      path: `/wallet/transactions/${p.tid}/${answer}`,
+    }));
+    act(`/contact-requests/:rid/${answer}`, (_b, p) => ({
+      method: 'POST',
+      path: `/contacts/requests/${p.rid}/${answer}`,
+    }));
     act(`/introductions/:iid/${answer}`, (_b, p) => ({ method: 'POST', path: `/introductions/${p.iid}/${answer}` }));
   }
 
   // the clock
-  get('/console/clock', (req, res, s) => send(req, res, s, 'Clock', 'clock', clockBody({ now: iso(st.ctx.clock.now()), virtual: st.ctx.clock.virtual, jobs: st.jobs }, s)));
+  get('/console/clock', (req, res, s) =>
+    send(
+      req,
+      res,
+      s,
+      'Clock',
+      'clock',
+      clockBody({ now: iso(st.ctx.clock.now()), virtual: st.ctx.clock.virtual, jobs: st.jobs }, s),
+    ),
+  );
   const moveClock = (name: 'clock.advance' | 'clock.set', field: 'duration' | 'iso') =>
     post(`/console/clock/${name.slice(6)}`, async (req, res, s) => {
       const value = String((req.body as Record<string, string>)[field] ?? '').trim();
@@ -230,15 +388,32 @@ export function consoleApp(st: ConsoleState): express.Express {
       // day already paid would be crossed again): `pinbot clock set` is the operator's tool to go back
       const to = Date.parse(value);
       if (name === 'clock.set' && Number.isFinite(to) && to < before) {
-        return void back(res, s, '/console/clock', false, `the clock moves forward only: ${iso(to)} is before now (${iso(before)}); give a later time`);
+        return void back(
+          res,
+          s,
+          '/console/clock',
+          false,
+          `the clock moves forward only: ${iso(to)} is before now (${iso(before)}); give a later time`,
+        );
       }
       try {
         const r = await command<{ now: string }>(name, { [field]: value });
-        if (st.recording.on && st.recording.steps.length < MAX_RECORDED) st.recording.steps.push(name === 'clock.advance' ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before } : { kind: 'clock', setIso: r.now });
+        if (st.recording.on && st.recording.steps.length < MAX_RECORDED)
+          st.recording.steps.push(
+            name === 'clock.advance'
+              ? { kind: 'clock', advanceMs: st.ctx.clock.now() - before }
+              : { kind: 'clock', setIso: r.now },
+          );
         st.live.changed('clock');
         back(res, s, '/console/clock', true, `now ${r.now}`);
       } catch (err) {
-        back(res, s, '/console/clock', false, (err as Error).message.replace(/^DURATION/, 'the duration').replace(/^ISO/, 'the time'));
+        back(
+          res,
+          s,
+          '/console/clock',
+          false,
+          (err as Error).message.replace(/^DURATION/, 'the duration').replace(/^ISO/, 'the time'),
+        );
       }
     });
   moveClock('clock.advance', 'duration');
@@ -248,7 +423,10 @@ export function consoleApp(st: ConsoleState): express.Express {
 
   // plugins
   get('/console/plugins', async (req, res, s) => {
-    const r = await command<{ plugins: PluginReport[]; problems: string[] }>('plugins.status').catch(() => ({ plugins: [], problems: [] }));
+    const r = await command<{ plugins: PluginReport[]; problems: string[] }>('plugins.status').catch(() => ({
+      plugins: [],
+      problems: [],
+    }));
     send(req, res, s, 'Plugins', 'plugins', pluginsBody(r));
   });
 

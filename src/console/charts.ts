@@ -13,7 +13,12 @@ const H = 28;
  *
  * @example columns({ label: 'runs, last hour', total: [0, 2, 1], part: [0, 1, 0], kind: 'runs-hour' })
  */
-export function columns(o: { label: string; total: readonly number[]; part: readonly number[]; kind: string }): SafeHtml {
+export function columns(o: {
+  label: string;
+  total: readonly number[];
+  part: readonly number[];
+  kind: string;
+}): SafeHtml {
   const max = Math.max(1, ...o.total);
   const bw = W / o.total.length;
   const sum = o.total.reduce((a, b) => a + b, 0);
@@ -31,7 +36,12 @@ export function columns(o: { label: string; total: readonly number[]; part: read
  * Horizontal bars, one per labelled count (not-run reasons, latency buckets), longest first
  * as given.
  */
-export function bars(o: { label: string; items: ReadonlyArray<{ name: string; count: number }>; kind: string; unit?: string }): SafeHtml {
+export function bars(o: {
+  label: string;
+  items: ReadonlyArray<{ name: string; count: number }>;
+  kind: string;
+  unit?: string;
+}): SafeHtml {
   const max = Math.max(1, ...o.items.map((i) => i.count));
   const rowH = 16;
   const labelW = 130;
@@ -39,6 +49,7 @@ export function bars(o: { label: string; items: ReadonlyArray<{ name: string; co
   const h = rowH * o.items.length;
   const text = `${o.label}: ${o.items.map((i) => `${i.name} ${i.count}`).join(', ') || 'none'}`;
   return html`<svg class="chart bars" data-chart="${o.kind}" data-values="${o.items.map((i) => `${i.name}=${i.count}`).join(',')}" viewBox="0 0 ${labelW + barW + 40} ${Math.max(h, rowH)}" width="${labelW + barW + 40}" height="${Math.max(h, rowH)}" role="img" aria-label="${text}"><title>${text}</title>${o.items.map(
-    (it, i) => html`<text class="label" x="0" y="${i * rowH + 12}">${it.name}</text><rect class="bar${o.kind === 'not-run' ? ' bar-notrun' : ''}" x="${labelW}" y="${i * rowH + 3}" width="${Math.max(it.count ? 1 : 0, Math.round((it.count / max) * barW))}" height="${rowH - 6}"></rect><text class="count" x="${labelW + Math.round((it.count / max) * barW) + 4}" y="${i * rowH + 12}">${it.count}${o.unit ?? ''}</text>`,
+    (it, i) =>
+      html`<text class="label" x="0" y="${i * rowH + 12}">${it.name}</text><rect class="bar${o.kind === 'not-run' ? ' bar-notrun' : ''}" x="${labelW}" y="${i * rowH + 3}" width="${Math.max(it.count ? 1 : 0, Math.round((it.count / max) * barW))}" height="${rowH - 6}"></rect><text class="count" x="${labelW + Math.round((it.count / max) * barW) + 4}" y="${i * rowH + 12}">${it.count}${o.unit ?? ''}</text>`,
   )}</svg>`;
 }

@@ -17,7 +17,14 @@ export const csrfField = (s: ConsoleSession) => html`<input type="hidden" name="
  * A whole console page: the navigation, the session's one-time note, the content. The CSRF token
  * is in a meta tag for the script; no inline script or style (the CSP forbids both).
  */
-export function page(o: { title: string; section?: string; session?: ConsoleSession; body: SafeHtml; seq?: number; liveUser?: string }): string {
+export function page(o: {
+  title: string;
+  section?: string;
+  session?: ConsoleSession;
+  body: SafeHtml;
+  seq?: number;
+  liveUser?: string;
+}): string {
   const flash = o.session?.flash;
   if (o.session) o.session.flash = undefined;
   return html`<!doctype html>

@@ -43,7 +43,11 @@ export class LiveFeed {
 
   /** Keeps `res` open as an event stream until the client goes or the feed closes. */
   attach(res: ServerResponse, scope: { user?: string } = {}): void {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+    });
     // a page may have missed changes between being rendered and connecting: it compares seq
     res.write(`retry: 2000\nevent: hello\ndata: {"seq":${this.seq}}\n\n`);
     const client: Client = { res, user: scope.user, due: new Set(), lastSent: -Infinity };

@@ -143,8 +143,11 @@ export class MetricHistory {
 /** A bot's not-run reasons since the server started, most first. */
 export function notRunReasons(bot: string): Array<{ reason: string; count: number }> {
   const by = new Map<string, number>();
-  for (const c of metrics.botNotRun.all()) if (c.labels[0] === bot) by.set(c.labels[2]!, (by.get(c.labels[2]!) ?? 0) + c.value);
-  return [...by].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+  for (const c of metrics.botNotRun.all())
+    if (c.labels[0] === bot) by.set(c.labels[2]!, (by.get(c.labels[2]!) ?? 0) + c.value);
+  return [...by]
+    .map(([reason, count]) => ({ reason, count }))
+    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
 }
 
 /** A bot's event-to-action times since the server started: the count per histogram bucket. */
@@ -152,7 +155,10 @@ export function latencyBuckets(bot: string): Array<{ le: string; count: number }
   const f = metrics.botEventToAction;
   const counts = new Array<number>(f.buckets.length + 1).fill(0);
   for (const c of f.all()) if (c.labels[0] === bot) c.counts.forEach((n, i) => (counts[i]! += n));
-  return counts.map((count, i) => ({ le: i < f.buckets.length ? `≤ ${seconds(f.buckets[i]!)}` : `> ${seconds(f.buckets.at(-1)!)}`, count }));
+  return counts.map((count, i) => ({
+    le: i < f.buckets.length ? `≤ ${seconds(f.buckets[i]!)}` : `> ${seconds(f.buckets.at(-1)!)}`,
+    count,
+  }));
 }
 
 /** 0.25 → "250 ms", 120 → "2 min". Internal. */

@@ -21,7 +21,12 @@ const STATE_WORDS: Record<BotStatus['status'], string> = {
 /** Pause (a running bot) or Resume (a paused one). Internal. */
 function pauseForm(b: BotStatus, s: ConsoleSession): SafeHtml | '' {
   if (!b.name) return '';
-  const verb = b.status === 'paused' ? 'resume' : ['running', 'starting', 'waiting', 'failed'].includes(b.status) ? 'pause' : undefined;
+  const verb =
+    b.status === 'paused'
+      ? 'resume'
+      : ['running', 'starting', 'waiting', 'failed'].includes(b.status)
+        ? 'pause'
+        : undefined;
   if (!verb) return '';
   return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${verb}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb === 'pause' ? 'Pause' : 'Resume'} ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
 }
@@ -35,7 +40,11 @@ function healthLine(h: Health): SafeHtml {
 }
 
 /** The bots page: the server's health, every bot file with its state and why, last poll and last run, and its runs charted. */
-export function botsBody(bots: readonly BotStatus[], s: ConsoleSession, charts: { health: Health; series: (bot: string, w: 'hour' | 'day') => BotSeries }): SafeHtml {
+export function botsBody(
+  bots: readonly BotStatus[],
+  s: ConsoleSession,
+  charts: { health: Health; series: (bot: string, w: 'hour' | 'day') => BotSeries },
+): SafeHtml {
   const chart = (b: BotStatus, w: 'hour' | 'day') => {
     if (!b.name) return '';
     const x = charts.series(b.name, w);
@@ -90,7 +99,11 @@ ${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="
 }
 
 /** A bot's charts: event-to-action times and not-run reasons since the server started. Internal. */
-function botCharts(o: { name: string; latency: ReadonlyArray<{ le: string; count: number }>; reasons: ReadonlyArray<{ reason: string; count: number }> }): SafeHtml {
+function botCharts(o: {
+  name: string;
+  latency: ReadonlyArray<{ le: string; count: number }>;
+  reasons: ReadonlyArray<{ reason: string; count: number }>;
+}): SafeHtml {
   const answered = o.latency.reduce((a, b) => a + b.count, 0);
   return html`<section data-live="charts" aria-label="Charts" class="charts">
 <figure><figcaption>From event to answer (${answered} answered)</figcaption>${bars({ label: `${o.name}: time from event to answer`, items: o.latency.map((l) => ({ name: l.le, count: l.count })), kind: 'latency' })}</figure>
@@ -99,7 +112,17 @@ function botCharts(o: { name: string; latency: ReadonlyArray<{ le: string; count
 }
 
 /** A bot's page: its state, its charts and the timeline of its runs, newest first, optionally only NOT RUN. */
-export function botBody(o: { name: string; status?: BotStatus; traces: readonly Trace[]; onlyNotRun: boolean; latency: ReadonlyArray<{ le: string; count: number }>; reasons: ReadonlyArray<{ reason: string; count: number }> }, s: ConsoleSession): SafeHtml {
+export function botBody(
+  o: {
+    name: string;
+    status?: BotStatus;
+    traces: readonly Trace[];
+    onlyNotRun: boolean;
+    latency: ReadonlyArray<{ le: string; count: number }>;
+    reasons: ReadonlyArray<{ reason: string; count: number }>;
+  },
+  s: ConsoleSession,
+): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
 <section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>

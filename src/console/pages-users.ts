@@ -96,8 +96,20 @@ ${v.intros.length ? html`<h2>Introductions</h2><ul>${v.intros.map((i) => html`<l
 <h2>Conversations</h2>
 ${v.conversations.length === 0 ? html`<p>None yet.</p>` : ''}
 ${v.conversations.map(
-  (c) => html`<article class="conversation" aria-label="Conversation ${c.name ?? c.participants.filter((p) => p.pin_code !== u.pin_code).map((p) => p.display_name).join(', ')}">
-<h3>${c.name ?? c.participants.filter((p) => p.pin_code !== u.pin_code).map(who).join(', ')}</h3>
+  (c) => html`<article class="conversation" aria-label="Conversation ${
+    c.name ??
+    c.participants
+      .filter((p) => p.pin_code !== u.pin_code)
+      .map((p) => p.display_name)
+      .join(', ')
+  }">
+<h3>${
+    c.name ??
+    c.participants
+      .filter((p) => p.pin_code !== u.pin_code)
+      .map(who)
+      .join(', ')
+  }</h3>
 <ol class="messages">${c.messages.map((m) => html`<li class="message${m.sender.pin_code === u.pin_code ? ' mine' : ''}"><span class="from">${m.sender.display_name}</span>: <span class="content">${m.content}</span> <time>${m.created_at}</time></li>`)}</ol>
 <form method="post" action="${base}/conversations/${c.id}/messages" class="inline">${csrfField(s)}<label>Reply <input name="content" required></label><button type="submit">Reply</button></form>
 </article>`,

@@ -2,14 +2,40 @@ import { stringify } from 'yaml';
 import type { ActedRequest } from './act-as.js';
 
 /** What a recording holds: requests as users and clock moves, in order. */
-export type RecordedStep = { kind: 'request'; req: ActedRequest; balanceBefore?: number } | { kind: 'clock'; advanceMs?: number; setIso?: string };
+export type RecordedStep =
+  | { kind: 'request'; req: ActedRequest; balanceBefore?: number }
+  | { kind: 'clock'; advanceMs?: number; setIso?: string };
 
 /** An id of the API (`txn_…`, `msg_…`, `cnv_…`): turned into a capture when used later. Internal. */
 const ID = /^[a-z]{3,5}_[0-9a-z]{8,}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 /** Fields whose value changes from run to run (or with the clock): never expected. */
-const VOLATILE = new Set(['id', 'created_at', 'updated_at', 'timestamp', 'pin_code', 'sender_pin', 'recipient_pin', 'api_key', 'next_before', 'subscription_days', 'next_shmita', 'start_date', 'end_date', 'conversation_id', 'last_message']);
-const CAPTURE_PREFIX: Record<string, string> = { txn: 'tx', msg: 'message', cnv: 'conversation', int: 'introduction', creq: 'request', con: 'contact', usr: 'user' };
+const VOLATILE = new Set([
+  'id',
+  'created_at',
+  'updated_at',
+  'timestamp',
+  'pin_code',
+  'sender_pin',
+  'recipient_pin',
+  'api_key',
+  'next_before',
+  'subscription_days',
+  'next_shmita',
+  'start_date',
+  'end_date',
+  'conversation_id',
+  'last_message',
+]);
+const CAPTURE_PREFIX: Record<string, string> = {
+  txn: 'tx',
+  msg: 'message',
+  cnv: 'conversation',
+  int: 'introduction',
+  creq: 'request',
+  con: 'contact',
+  usr: 'user',
+};
 
 /** The part of an answer a replay can expect: stable fields only, no ids, times or lists. Internal. */
 function stableSubset(v: unknown, depth = 0): unknown {
@@ -47,7 +73,11 @@ function userKey(name: string, taken: Set<string>): string {
     taken.add(name);
     return name;
   }
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'user';
+  const base =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'user';
   let k = /^[a-z]/.test(base) ? base : `u_${base}`;
   for (let i = 2; taken.has(k); i++) k = `${base}_${i}`;
   taken.add(k);
@@ -78,11 +108,13 @@ function substitute(v: unknown, table: Map<string, string>): unknown {
     if (whole) return `{{ ${whole} }}`;
     // ids and PINs hold no braces: what is typed is made literal first, then they are replaced
     let s = literalText(v);
-    for (const [value, name] of table) if (value.length >= 6 && s.includes(value)) s = s.split(value).join(`{{ ${name} }}`);
+    for (const [value, name] of table)
+      if (value.length >= 6 && s.includes(value)) s = s.split(value).join(`{{ ${name} }}`);
     return s;
   }
   if (Array.isArray(v)) return v.map((x) => substitute(x, table));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, table)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, table)]));
   return v;
 }
 
@@ -95,7 +127,12 @@ function substitute(v: unknown, table: Map<string, string>): unknown {
  *
  * @example writeScenarioYaml({ name: 'tip', steps, pins: (pin) => store user by pin, startIso })
  */
-export function writeScenarioYaml(o: { name: string; steps: readonly RecordedStep[]; userByPin: (pin: string) => { display_name: string } | undefined; startIso?: string }): string {
+export function writeScenarioYaml(o: {
+  name: string;
+  steps: readonly RecordedStep[];
+  userByPin: (pin: string) => { display_name: string } | undefined;
+  startIso?: string;
+}): string {
   const taken = new Set<string>();
   const users = new Map<string, { key: string; balance?: number }>(); // by PIN
   const table = new Map<string, string>(); // value → template variable
@@ -108,7 +145,8 @@ export function writeScenarioYaml(o: { name: string; steps: readonly RecordedSte
     return u;
   };
   // users acted as, then the ones named by PIN in bodies
-  for (const s of o.steps) if (s.kind === 'request') userOf(s.req.user.pin_code, s.req.user.display_name, s.balanceBefore);
+  for (const s of o.steps)
+    if (s.kind === 'request') userOf(s.req.user.pin_code, s.req.user.display_name, s.balanceBefore);
   for (const s of o.steps) {
     if (s.kind !== 'request') continue;
     for (const value of Object.values((s.req.body ?? {}) as Record<string, unknown>).flat()) {
@@ -137,11 +175,23 @@ export function writeScenarioYaml(o: { name: string; steps: readonly RecordedSte
     }
   });
   const steps = o.steps.map((s, i) => {
-    if (s.kind === 'clock') return s.advanceMs !== undefined ? { clock: { advance: humanMs(s.advanceMs) } } : { clock: { set: s.setIso } };
+    if (s.kind === 'clock')
+      return s.advanceMs !== undefined ? { clock: { advance: humanMs(s.advanceMs) } } : { clock: { set: s.setIso } };
     const r = s.req;
-    const step: Record<string, unknown> = { as: users.get(r.user.pin_code)!.key, request: `${r.method} ${substitute(r.path, table) as string}` };
+    const step: Record<string, unknown> = {
+      as: users.get(r.user.pin_code)!.key,
+      request: `${r.method} ${substitute(r.path, table) as string}`,
+    };
     if (r.body !== undefined) step.body = substitute(r.body, table);
-    const body = literal(r.status < 400 ? stableSubset(r.answer) : stableSubset((r.answer as { error?: unknown })?.error !== undefined ? { error: { code: (r.answer as { error: { code: unknown } }).error.code } } : undefined));
+    const body = literal(
+      r.status < 400
+        ? stableSubset(r.answer)
+        : stableSubset(
+            (r.answer as { error?: unknown })?.error !== undefined
+              ? { error: { code: (r.answer as { error: { code: unknown } }).error.code } }
+              : undefined,
+          ),
+    );
     step.expect = body ? { status: r.status, body } : { status: r.status };
     const save = saves.get(i);
     if (save) step.save = save;
@@ -156,6 +206,12 @@ export function writeScenarioYaml(o: { name: string; steps: readonly RecordedSte
 
 /** A duration in the scenario's words (1d, 2h, 90s). Internal. */
 function humanMs(ms: number): string {
-  for (const [unit, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms % n === 0) return `${ms / n}${unit}`;
+  for (const [unit, n] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % n === 0) return `${ms / n}${unit}`;
   return `${ms}ms`;
 }

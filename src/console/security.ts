@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * sign-in link never leaks), no MIME sniffing.
  */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
@@ -36,7 +37,10 @@ export function cookieOf(req: IncomingMessage, name: string): string | undefined
 
 /** Sets the session cookie: HttpOnly (no script reads it), SameSite=Strict, console paths only. */
 export function setSessionCookie(res: ServerResponse, id: string, secure: boolean): void {
-  res.setHeader('Set-Cookie', `${COOKIE}=${encodeURIComponent(id)}; Path=/console; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+  res.setHeader(
+    'Set-Cookie',
+    `${COOKIE}=${encodeURIComponent(id)}; Path=/console; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
+  );
 }
 
 /** Whether the request comes from another site (a browser says so): refused for every change. */

@@ -45,7 +45,10 @@ function decide(ctx: ServerContext): { on: true } | { on: false; why: string } {
   const host = new URL(ctx.url).hostname;
   if (enabled === false) return { on: false, why: 'console.enabled is false in config.yaml' };
   if (enabled === true || isLoopback(host)) return { on: true };
-  return { on: false, why: `the server listens on ${host}, not on a loopback address; set console.enabled: true in config.yaml to serve the console there (docs/console.md)` };
+  return {
+    on: false,
+    why: `the server listens on ${host}, not on a loopback address; set console.enabled: true in config.yaml to serve the console there (docs/console.md)`,
+  };
 }
 
 /**
@@ -93,13 +96,22 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       const host = loopbackOnly ? runHostName() : undefined;
       base = host ? `http://${host}:${new URL(ctx.url).port}` : ctx.url;
       const cfg = ctx.env.config.console;
-      access = new ConsoleAccess(options.linkClock ?? systemClock, { ttlMs: parseDuration(cfg.link_ttl) ?? 600_000, idleMs: parseDuration(cfg.session_idle) ?? 1_800_000, host });
+      access = new ConsoleAccess(options.linkClock ?? systemClock, {
+        ttlMs: parseDuration(cfg.link_ttl) ?? 600_000,
+        idleMs: parseDuration(cfg.session_idle) ?? 1_800_000,
+        host,
+      });
       live = new LiveFeed(options.liveClock ?? systemClock);
       const st: ConsoleState = {
         ctx,
         access,
         live,
-        act: new ActAs({ store: ctx.store, env: ctx.env, url: ctx.url, keysDir: join(ctx.dataDir, DATA_DIR.consoleKeys) }),
+        act: new ActAs({
+          store: ctx.store,
+          env: ctx.env,
+          url: ctx.url,
+          keysDir: join(ctx.dataDir, DATA_DIR.consoleKeys),
+        }),
         jobs: [],
         recording: { on: false, steps: [] },
         scenariosDir: resolve(options.scenariosDir ?? 'scenarios'),
@@ -116,7 +128,9 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
         for (const w of writes) usersTouched(w, read, (id) => users.add(id));
         return users;
       };
-      unsubscribe.push(ctx.deployment.commits.subscribe((writes, read) => feed.changed('commit', touching(writes, read))));
+      unsubscribe.push(
+        ctx.deployment.commits.subscribe((writes, read) => feed.changed('commit', touching(writes, read))),
+      );
       if (ctx.signals) {
         unsubscribe.push(ctx.signals.on('trace', () => feed.changed('trace')));
         unsubscribe.push(
@@ -134,7 +148,10 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
       ctx.mount('/console', app, (req) => {
         if (!access) return false;
         if (access.session(cookieOf(req, COOKIE), hostOf(req.headers.host), true)) return true;
-        return (req.url ?? '').startsWith('/console/signin?') && access.linkValid(new URLSearchParams(req.url!.slice(req.url!.indexOf('?'))).get('token'));
+        return (
+          (req.url ?? '').startsWith('/console/signin?') &&
+          access.linkValid(new URLSearchParams(req.url!.slice(req.url!.indexOf('?'))).get('token'))
+        );
       });
       ctx.log.info(`console: ${ctx.url}/console — sign in with a one-time link: \`npx pinbot console\` prints one`);
     },

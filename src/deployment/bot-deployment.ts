@@ -46,7 +46,11 @@ interface Embedding {
  */
 export function fileHostDeps(o: Embedding): EmbeddedHostDeps {
   return {
-    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir) }), changes: userChanges(o.commits) },
+    embedded: {
+      url: o.url,
+      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir) }),
+      changes: userChanges(o.commits),
+    },
     storage: fileBotStorage({ embedded: o.store, stateDir: o.stateDir }),
   };
 }
@@ -57,14 +61,31 @@ export function fileHostDeps(o: Embedding): EmbeddedHostDeps {
  * `<schema>.bot_traces`, so a bot keeps all of it whichever process runs it, and hears of the
  * pushes other processes queue for it.
  */
-export function sharedHostDeps(o: Embedding & { db: { pool: pg.Pool; schema: string }; lease?: LeaseSettings }): EmbeddedHostDeps {
+export function sharedHostDeps(
+  o: Embedding & { db: { pool: pg.Pool; schema: string }; lease?: LeaseSettings },
+): EmbeddedHostDeps {
   if (!o.lease) throw new Error('bots on a shared database need lease settings (log, ttl)');
   // process liveness is wall time, whatever the bots' clock (docs/scaling.md)
-  const placement = new BotLeasing({ store: o.store, clock: systemClock, log: o.lease.log, ttlMs: o.lease.ttlMs, label: `${hostname()}:${process.pid}` });
+  const placement = new BotLeasing({
+    store: o.store,
+    clock: systemClock,
+    log: o.lease.log,
+    ttlMs: o.lease.ttlMs,
+    label: `${hostname()}:${process.pid}`,
+  });
   const vault = storeKeyVault(o.store);
   return {
-    embedded: { url: o.url, identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir), vault }), changes: userChanges(o.commits) },
-    storage: sharedBotStorage({ store: o.store, commits: o.commits, placement, archive: (bot) => pgTraceArchive(o.db.pool, o.db.schema, bot) }),
+    embedded: {
+      url: o.url,
+      identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir), vault }),
+      changes: userChanges(o.commits),
+    },
+    storage: sharedBotStorage({
+      store: o.store,
+      commits: o.commits,
+      placement,
+      archive: (bot) => pgTraceArchive(o.db.pool, o.db.schema, bot),
+    }),
     placement,
   };
 }

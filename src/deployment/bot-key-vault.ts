@@ -69,7 +69,9 @@ export function fileKeyVault(dir: string): KeyVault {
         made.add(dir);
       }
       const file = join(dir, `${bot}.json`);
-      await writeFile(`${file}.tmp`, JSON.stringify({ user_id: k.user_id, key_id: k.key_id, api_key: k.api_key }), { mode: 0o600 });
+      await writeFile(`${file}.tmp`, JSON.stringify({ user_id: k.user_id, key_id: k.key_id, api_key: k.api_key }), {
+        mode: 0o600,
+      });
       await rename(`${file}.tmp`, file);
       await chmod(file, 0o600);
     },
@@ -85,7 +87,8 @@ export function fileKeyVault(dir: string): KeyVault {
  * @example const vault = storeKeyVault(store);
  */
 export function storeKeyVault(store: Store): KeyVault {
-  const plain = (k: BotKey | undefined): SavedKey | undefined => k && { user_id: k.user_id, key_id: k.key_id, api_key: k.api_key };
+  const plain = (k: BotKey | undefined): SavedKey | undefined =>
+    k && { user_id: k.user_id, key_id: k.key_id, api_key: k.api_key };
   return {
     async get(bot) {
       await store.durable();
@@ -93,7 +96,8 @@ export function storeKeyVault(store: Store): KeyVault {
     },
     inTx: {
       get: (tx, bot) => plain(tx.col(BotKeys).get(bot)),
-      put: (tx, bot, k) => void tx.col(BotKeys).put({ id: bot, user_id: k.user_id, key_id: k.key_id, api_key: k.api_key }),
+      put: (tx, bot, k) =>
+        void tx.col(BotKeys).put({ id: bot, user_id: k.user_id, key_id: k.key_id, api_key: k.api_key }),
     },
     isBotUser: (userId) => store.read.col(BotKeys).ids('user', userId).length > 0,
   };
@@ -113,7 +117,8 @@ export async function keyFilesAsRecords(dir: string, db: ReadView): Promise<BotK
     const bot = f.endsWith('.json') && isBotName(f.slice(0, -5)) ? f.slice(0, -5) : undefined;
     const k = bot ? await vault.get(bot) : undefined;
     const found = k && typeof k.api_key === 'string' ? authenticate(db, k.api_key) : undefined;
-    if (bot && k && found && found.key.id === k.key_id && found.user.id === k.user_id) out.push({ id: bot, user_id: k.user_id, key_id: k.key_id, api_key: k.api_key });
+    if (bot && k && found && found.key.id === k.key_id && found.user.id === k.user_id)
+      out.push({ id: bot, user_id: k.user_id, key_id: k.key_id, api_key: k.api_key });
   }
   return out;
 }

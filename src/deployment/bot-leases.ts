@@ -91,7 +91,9 @@ export class BotLeasing implements BotPlacement {
   async attach(bots: PlacedBots): Promise<void> {
     this.bots = bots;
     await this.join();
-    await this.round().catch((err) => this.o.log.error({ err }, 'bot lease round failed; retrying at the next renewal'));
+    await this.round().catch((err) =>
+      this.o.log.error({ err }, 'bot lease round failed; retrying at the next renewal'),
+    );
     this.schedule();
   }
 
@@ -128,7 +130,9 @@ export class BotLeasing implements BotPlacement {
         for (const n of names) if (tx.col(BotLeases).get(n)?.owner === this.id) tx.col(BotLeases).delete(n);
         tx.col(BotWorkers).delete(this.id);
       })
-      .catch((err) => this.o.log.warn({ err }, 'could not hand the bot leases back: other processes take them over after the ttl'));
+      .catch((err) =>
+        this.o.log.warn({ err }, 'could not hand the bot leases back: other processes take them over after the ttl'),
+      );
   }
 
   /** Registers this process under a new worker id. Internal. */
@@ -168,7 +172,10 @@ export class BotLeasing implements BotPlacement {
     });
     if (alive) return;
     // taken for dead (this process stalled past the ttl): its bots run elsewhere by now
-    this.o.log.warn({ bots: this.mine.size }, 'this process was taken for dead by the others (it did not renew its bot leases in time): its bots are stopped here and it joins again');
+    this.o.log.warn(
+      { bots: this.mine.size },
+      'this process was taken for dead by the others (it did not renew its bot leases in time): its bots are stopped here and it joins again',
+    );
     const lost = [...this.mine];
     this.mine.clear();
     await Promise.all(lost.map((n) => this.bots?.halt(n)));
@@ -201,7 +208,10 @@ export class BotLeasing implements BotPlacement {
     });
     for (const b of buried) {
       this.seen.delete(b.id);
-      this.o.log.warn({ worker: b.label, bots: b.bots }, `process ${b.label} stopped renewing its bot leases for ${this.o.ttlMs} ms: taken for dead, its ${b.bots} bots are free again`);
+      this.o.log.warn(
+        { worker: b.label, bots: b.bots },
+        `process ${b.label} stopped renewing its bot leases for ${this.o.ttlMs} ms: taken for dead, its ${b.bots} bots are free again`,
+      );
     }
   }
 
@@ -221,7 +231,10 @@ export class BotLeasing implements BotPlacement {
     const share = Math.ceil(known.size / live);
     // hand back: bots no longer offered here, then what is above the fair share
     const unoffered = [...this.mine].filter((n) => !this.offered.has(n));
-    const above = [...this.mine].filter((n) => this.offered.has(n) && !this.sticky.has(n)).sort().slice(Math.max(0, share - this.sticky.size));
+    const above = [...this.mine]
+      .filter((n) => this.offered.has(n) && !this.sticky.has(n))
+      .sort()
+      .slice(Math.max(0, share - this.sticky.size));
     const others = [...read.col(BotWorkers).all()].some((w) => w.id !== this.id);
     await this.handBack([...unoffered, ...(others ? above : [])]);
     // claim: free bots up to the share; those already free a round ago, whatever the share
@@ -230,7 +243,10 @@ export class BotLeasing implements BotPlacement {
     const waiting = (n: string) => now - (this.handedBack.get(n) ?? -Infinity) < this.o.ttlMs;
     const free = [...this.offered].filter((n) => !this.mine.has(n) && !read.col(BotLeases).get(n)).sort();
     const leftOver = free.filter((n) => this.freeBefore.has(n) && !waiting(n));
-    const want = new Set([...free.filter((n) => !waiting(n)).slice(0, Math.max(0, share - this.mine.size)), ...leftOver]);
+    const want = new Set([
+      ...free.filter((n) => !waiting(n)).slice(0, Math.max(0, share - this.mine.size)),
+      ...leftOver,
+    ]);
     this.freeBefore = new Set(free);
     if (want.size) await this.claim([...want], new Set(leftOver));
   }

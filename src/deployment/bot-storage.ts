@@ -1,5 +1,15 @@
 import { join } from 'node:path';
-import { BotCursors, BotInbox, BotMemories, BotMetas, fencedStore, PluginStates, type BotPlacement, type BotStorage, type TraceArchive } from '../runtime/index.js';
+import {
+  BotCursors,
+  BotInbox,
+  BotMemories,
+  BotMetas,
+  fencedStore,
+  PluginStates,
+  type BotPlacement,
+  type BotStorage,
+  type TraceArchive,
+} from '../runtime/index.js';
 import { FileStore } from '../store/file/file-store.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
@@ -14,13 +24,19 @@ import { botTraceFile } from '../util/data-dir.js';
  */
 export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; stateDir: string }): BotStorage {
   let remote: Promise<FileStore> | undefined;
-  const openRemote = () => (remote ??= FileStore.open(join(stateDir, 'remote'), { integrity: { collections: [BotMetas, BotCursors, BotInbox, PluginStates, BotMemories].map((c) => c.name) } }));
+  const openRemote = () =>
+    (remote ??= FileStore.open(join(stateDir, 'remote'), {
+      integrity: { collections: [BotMetas, BotCursors, BotInbox, PluginStates, BotMemories].map((c) => c.name) },
+    }));
   const openEmbedded = async () => {
     if (!embedded) throw new Error('no embedded store: embedded bots run only inside `pinbot serve`');
     return embedded;
   };
   return {
-    forBot: (name, o) => ({ open: o.remote ? openRemote : openEmbedded, traces: { file: botTraceFile(stateDir, name, o.remote) } }),
+    forBot: (name, o) => ({
+      open: o.remote ? openRemote : openEmbedded,
+      traces: { file: botTraceFile(stateDir, name, o.remote) },
+    }),
     async close() {
       if (remote) await (await remote).close();
       remote = undefined;
@@ -35,10 +51,24 @@ export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; state
  * its history follows it); it hears of the pushes other processes queue in its inbox; and pushes
  * for bots that run elsewhere are queued in the shared store.
  */
-export function sharedBotStorage({ store, commits, placement, archive }: { store: Store; commits: CommitFeed; placement: BotPlacement; archive: (bot: string) => TraceArchive }): BotStorage {
+export function sharedBotStorage({
+  store,
+  commits,
+  placement,
+  archive,
+}: {
+  store: Store;
+  commits: CommitFeed;
+  placement: BotPlacement;
+  archive: (bot: string) => TraceArchive;
+}): BotStorage {
   const inbox = inboxFeed(commits);
   return {
-    forBot: (name) => ({ open: async () => fencedStore(store, placement.fence(name)), traces: { archive: archive(name) }, inbox }),
+    forBot: (name) => ({
+      open: async () => fencedStore(store, placement.fence(name)),
+      traces: { archive: archive(name) },
+      inbox,
+    }),
     shared: async () => store,
     close: async () => undefined,
   };

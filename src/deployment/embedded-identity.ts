@@ -8,7 +8,8 @@ import { IdentityPending, type IdentityProvider } from '../runtime/index.js';
 import { fileKeyVault, type KeyVault } from './bot-key-vault.js';
 
 /** Whether `as:` names this user: its PIN, or its display name (trimmed, any case). Internal. */
-const names = (u: User, as: string) => u.pin_code === normalizePin(as) || u.display_name.trim().toLowerCase() === as.trim().toLowerCase();
+const names = (u: User, as: string) =>
+  u.pin_code === normalizePin(as) || u.display_name.trim().toLowerCase() === as.trim().toLowerCase();
 
 /**
  * The API key of an embedded bot acting `as:` a user. Each bot keeps one dedicated key: the
@@ -21,7 +22,14 @@ const names = (u: User, as: string) => u.pin_code === normalizePin(as) || u.disp
  *
  * @example const { user, apiKey } = await embeddedKey({ store, env, vault, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
  */
-async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; bot: string; as: string; createUser: boolean }): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
+async function embeddedKey(o: {
+  store: Store;
+  env: DomainEnv;
+  vault: KeyVault;
+  bot: string;
+  as: string;
+  createUser: boolean;
+}): Promise<{ user: User; apiKey: string; keyId: string; created: boolean }> {
   const saved = await o.vault.get(o.bot);
   const find = (db: ReadView) => {
     // the user this bot resolved before keeps it, by id, while its as: still names it — even
@@ -36,7 +44,9 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; b
   };
   const user = find(o.store.read);
   if (!user && !o.createUser) {
-    throw new IdentityPending(`no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`);
+    throw new IdentityPending(
+      `no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`,
+    );
   }
   if (user && saved) {
     const found = authenticate(o.store.read, saved.api_key);
@@ -48,7 +58,8 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; b
     const u = find(tx) ?? createUser(tx, o.env, { name: o.as });
     const now = o.vault.inTx?.get(tx, o.bot) ?? saved;
     const usable = now && authenticate(tx, now.api_key);
-    if (now && usable && usable.user.id === u.id) return { u, key: { id: usable.key.id, api_key: now.api_key }, created: false };
+    if (now && usable && usable.user.id === u.id)
+      return { u, key: { id: usable.key.id, api_key: now.api_key }, created: false };
     // the old key of this bot is no longer used by anyone: revoke it
     if (now && tx.col(Keys).get(now.key_id)) revokeKey(tx, o.env, now.key_id);
     const key = createKey(tx, o.env, u.id);
@@ -65,13 +76,20 @@ async function embeddedKey(o: { store: Store; env: DomainEnv; vault: KeyVault; b
  * the key files of `keysDir`). Bots acting as the same user resolve it one at a time, so a
  * missing user is created once.
  */
-export function embeddedIdentity(o: { store: Store; env: DomainEnv; keysDir: string; vault?: KeyVault }): IdentityProvider {
+export function embeddedIdentity(o: {
+  store: Store;
+  env: DomainEnv;
+  keysDir: string;
+  vault?: KeyVault;
+}): IdentityProvider {
   const locks = new Map<string, Promise<unknown>>();
   const vault = o.vault ?? fileKeyVault(o.keysDir);
   return {
     async keyFor({ bot, as, createUser }) {
       const lockKey = as.trim().toLowerCase();
-      const task = (locks.get(lockKey) ?? Promise.resolve()).then(() => embeddedKey({ store: o.store, env: o.env, vault, bot, as, createUser }));
+      const task = (locks.get(lockKey) ?? Promise.resolve()).then(() =>
+        embeddedKey({ store: o.store, env: o.env, vault, bot, as, createUser }),
+      );
       const settled = task.catch(() => undefined);
       locks.set(lockKey, settled);
       void settled.then(() => locks.get(lockKey) === settled && locks.delete(lockKey));

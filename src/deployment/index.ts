@@ -31,10 +31,18 @@ export async function openDeployment(o: DeploymentOptions): Promise<Deployment> 
  * when several processes share one (whichever ran the bot), else from the data directory's
  * history files; with where they were looked for, for the message when there are none.
  */
-export async function offlineTraces(o: { config: Config; dataDir: string; name: string; limit: number }): Promise<{ traces?: Trace[]; where: string }> {
+export async function offlineTraces(o: {
+  config: Config;
+  dataDir: string;
+  name: string;
+  limit: number;
+}): Promise<{ traces?: Trace[]; where: string }> {
   if (o.config.store.driver === 'postgres') {
     const { tracesFromDatabase } = await import('./postgres.js');
-    return { traces: await tracesFromDatabase(o.config, o.name, o.limit), where: `the database (schema ${o.config.store.schema})` };
+    return {
+      traces: await tracesFromDatabase(o.config, o.name, o.limit),
+      where: `the database (schema ${o.config.store.schema})`,
+    };
   }
   const stateDir = join(o.dataDir, DATA_DIR.bots);
   return { traces: tracesFromFiles(stateDir, o.name, o.limit), where: stateDir };

@@ -7,7 +7,11 @@ const KEEP_MS = 30 * 86_400_000;
 
 /** Creates the claims table of `schema` when missing (several processes may start at once). */
 export async function prepareJobClaims(pool: pg.Pool, schema: string): Promise<void> {
-  await createSharedTable(pool, schema, `CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, due))`);
+  await createSharedTable(
+    pool,
+    schema,
+    `CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, due))`,
+  );
 }
 
 /**
@@ -18,7 +22,10 @@ export async function prepareJobClaims(pool: pg.Pool, schema: string): Promise<v
 export function claimJob(pool: pg.Pool, schema: string, name: string, due: number, by: string): Promise<boolean> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-job:${schema}:${name}`]);
-    const r = await client.query(`INSERT INTO "${schema}"."_job_runs" (name, due, claimed_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [name, due, by]);
+    const r = await client.query(
+      `INSERT INTO "${schema}"."_job_runs" (name, due, claimed_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [name, due, by],
+    );
     await client.query(`DELETE FROM "${schema}"."_job_runs" WHERE name = $1 AND due < $2`, [name, due - KEEP_MS]);
     return r.rowCount === 1;
   });
@@ -32,7 +39,13 @@ export function claimJob(pool: pg.Pool, schema: string, name: string, due: numbe
  *
  * @example const scheduler = claimingScheduler(createScheduler(clock), pool, 'pinbot', 'host:1234');
  */
-export function claimingScheduler(inner: Scheduler, pool: pg.Pool, schema: string, by: string, onSkip?: (name: string, at: Date) => void): Scheduler {
+export function claimingScheduler(
+  inner: Scheduler,
+  pool: pg.Pool,
+  schema: string,
+  by: string,
+  onSkip?: (name: string, at: Date) => void,
+): Scheduler {
   return {
     add(name, expression, fn, opts) {
       return inner.add(

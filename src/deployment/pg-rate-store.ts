@@ -8,7 +8,11 @@ const SWEEP_EVERY = 1000;
 
 /** Creates the (unlogged: counts need not survive a database crash) hits table when missing. */
 export async function prepareRateTable(pool: pg.Pool, schema: string): Promise<void> {
-  await createSharedTable(pool, schema, `CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY KEY, hits int NOT NULL, reset_at bigint NOT NULL)`);
+  await createSharedTable(
+    pool,
+    schema,
+    `CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY KEY, hits int NOT NULL, reset_at bigint NOT NULL)`,
+  );
 }
 
 /**
@@ -43,7 +47,10 @@ export class PgRateStore implements Store {
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const r = await this.pool.query(`SELECT hits, reset_at FROM ${this.table} WHERE key = $1 AND reset_at > $2`, [this.prefix + key, this.clock.now()]);
+    const r = await this.pool.query(`SELECT hits, reset_at FROM ${this.table} WHERE key = $1 AND reset_at > $2`, [
+      this.prefix + key,
+      this.clock.now(),
+    ]);
     const row = r.rows[0];
     return row ? { totalHits: row.hits, resetTime: new Date(Number(row.reset_at)) } : undefined;
   }
@@ -58,12 +65,16 @@ export class PgRateStore implements Store {
        RETURNING hits, reset_at`,
       [this.prefix + key, now, this.windowMs],
     );
-    if (++this.count % SWEEP_EVERY === 0) void this.pool.query(`DELETE FROM ${this.table} WHERE reset_at <= $1`, [now]).catch(() => undefined);
+    if (++this.count % SWEEP_EVERY === 0)
+      void this.pool.query(`DELETE FROM ${this.table} WHERE reset_at <= $1`, [now]).catch(() => undefined);
     return { totalHits: r.rows[0].hits, resetTime: new Date(Number(r.rows[0].reset_at)) };
   }
 
   async decrement(key: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.table} SET hits = greatest(hits - 1, 0) WHERE key = $1 AND reset_at > $2`, [this.prefix + key, this.clock.now()]);
+    await this.pool.query(`UPDATE ${this.table} SET hits = greatest(hits - 1, 0) WHERE key = $1 AND reset_at > $2`, [
+      this.prefix + key,
+      this.clock.now(),
+    ]);
   }
 
   async resetKey(key: string): Promise<void> {

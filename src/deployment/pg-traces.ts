@@ -36,7 +36,12 @@ export async function readPgTraces(pool: pg.Pool, schema: string, bot: string, l
 }
 
 /** The newest `limit` traces of a bot, oldest first, and how many rows it has: one query. Internal. */
-async function newest(pool: pg.Pool, schema: string, bot: string, limit: number): Promise<{ traces: Trace[]; rows: number }> {
+async function newest(
+  pool: pg.Pool,
+  schema: string,
+  bot: string,
+  limit: number,
+): Promise<{ traces: Trace[]; rows: number }> {
   const r = await pool.query(
     `SELECT x.t, (SELECT count(*) FROM ${table(schema)} WHERE bot = $1) AS n
        FROM (SELECT seq, trace::text AS t FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC LIMIT $2) x

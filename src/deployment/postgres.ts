@@ -72,7 +72,8 @@ export async function postgresDeployment(o: DeploymentOptions): Promise<Deployme
   }
   const clock = typeof o.clock === 'function' ? o.clock(opened) : o.clock;
   const by = `${hostname()}:${process.pid}`;
-  const onSkip = (name: string, at: Date) => o.log.debug({ job: name, at: at.toISOString() }, 'job run by another process');
+  const onSkip = (name: string, at: Date) =>
+    o.log.debug({ job: name, at: at.toISOString() }, 'job run by another process');
   return {
     driver: 'postgres',
     shared: true,
@@ -81,7 +82,16 @@ export async function postgresDeployment(o: DeploymentOptions): Promise<Deployme
     clock,
     scheduler: claimingScheduler(createScheduler(clock), pool, schema, by, onSkip),
     rateStore: (bucket) => new PgRateStore(pool, schema, clock, bucket),
-    botHostDeps: (b) => sharedHostDeps({ store, commits, env: b.env, url: b.url, stateDir: b.stateDir, db: { pool, schema }, lease: b.lease }),
+    botHostDeps: (b) =>
+      sharedHostDeps({
+        store,
+        commits,
+        env: b.env,
+        url: b.url,
+        stateDir: b.stateDir,
+        db: { pool, schema },
+        lease: b.lease,
+      }),
     storedTraces: async (name, limit) => {
       if (!isBotName(name)) return undefined;
       const traces = await readPgTraces(pool, schema, name, limit);

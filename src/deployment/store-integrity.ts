@@ -22,9 +22,29 @@ import type { CollectionDef, StoredRecord } from '../store/core/types.js';
 
 /** The definitions of every collection a data directory's store holds. */
 export const COLLECTION_DEFS: readonly CollectionDef<StoredRecord>[] = [
-  Users, Keys, Accounts, Transactions, Subscriptions, Contacts, ContactRequests, Introductions,
-  Conversations, ConversationActivity, Messages, IdempotencyRecords, BotMetas, BotCursors, BotInbox, BotDialogs, PluginStates, ClockState,
-  BotWorkers, BotLeases, BotKeys, Usage, BotMemories,
+  Users,
+  Keys,
+  Accounts,
+  Transactions,
+  Subscriptions,
+  Contacts,
+  ContactRequests,
+  Introductions,
+  Conversations,
+  ConversationActivity,
+  Messages,
+  IdempotencyRecords,
+  BotMetas,
+  BotCursors,
+  BotInbox,
+  BotDialogs,
+  PluginStates,
+  ClockState,
+  BotWorkers,
+  BotLeases,
+  BotKeys,
+  Usage,
+  BotMemories,
 ] as unknown as CollectionDef<StoredRecord>[];
 
 /** Every collection a data directory's store holds. */

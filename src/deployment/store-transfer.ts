@@ -24,7 +24,9 @@ export interface TransferReport {
 /** Thrown when the copy does not match its source; nothing is said to be done. */
 export class TransferMismatchError extends OperatorError {
   constructor(what: string) {
-    super(`the copy does not match its source: ${what}. Nothing was switched over; keep using the source, and report this`);
+    super(
+      `the copy does not match its source: ${what}. Nothing was switched over; keep using the source, and report this`,
+    );
     this.name = 'TransferMismatchError';
   }
 }
@@ -38,10 +40,12 @@ function compare(a: Record<string, StoredRecord[]>, b: Record<string, StoredReco
   for (const name of [...names].sort()) {
     const left = a[name] ?? [];
     const right = new Map((b[name] ?? []).map((r) => [r.id, r]));
-    if (left.length !== right.size) throw new TransferMismatchError(`${name} has ${left.length} records in the source and ${right.size} in the copy`);
+    if (left.length !== right.size)
+      throw new TransferMismatchError(`${name} has ${left.length} records in the source and ${right.size} in the copy`);
     for (const r of left) {
       const other = right.get(r.id);
-      if (!other || JSON.stringify(other) !== JSON.stringify(r)) throw new TransferMismatchError(`${name} ${r.id} differs`);
+      if (!other || JSON.stringify(other) !== JSON.stringify(r))
+        throw new TransferMismatchError(`${name} ${r.id} differs`);
     }
     if (left.length > 0) counts[name] = left.length;
   }
@@ -56,8 +60,12 @@ const totals = (state: Record<string, StoredRecord[]>) => moneyTotals((name) => 
 function sameMoney(a: Record<string, StoredRecord[]>, b: Record<string, StoredRecord[]>): TransferReport['money'] {
   const m = totals(a);
   const n = totals(b);
-  if (JSON.stringify(m) !== JSON.stringify(n)) throw new TransferMismatchError(`money differs: ${JSON.stringify(m)} in the source, ${JSON.stringify(n)} in the copy`);
-  if (m.balances + m.pending !== m.credits) throw new TransferMismatchError(`money does not add up: ${JSON.stringify(m)}`);
+  if (JSON.stringify(m) !== JSON.stringify(n))
+    throw new TransferMismatchError(
+      `money differs: ${JSON.stringify(m)} in the source, ${JSON.stringify(n)} in the copy`,
+    );
+  if (m.balances + m.pending !== m.credits)
+    throw new TransferMismatchError(`money does not add up: ${JSON.stringify(m)}`);
   return m;
 }
 
@@ -76,11 +84,15 @@ export async function importDataDir(dir: string, pg: Omit<PgStoreOptions, 'integ
     const source = file.dump();
     // the embedded bots' key files go along (collection bot_keys), so the bots keep their keys
     const held = new Set((source[BotKeys.name] ?? []).map((r) => r.id));
-    const keys = (await keyFilesAsRecords(botKeysDir(join(dir, DATA_DIR.bots)), file.read)).filter((k) => !held.has(k.id));
+    const keys = (await keyFilesAsRecords(botKeysDir(join(dir, DATA_DIR.bots)), file.read)).filter(
+      (k) => !held.has(k.id),
+    );
     if (keys.length) source[BotKeys.name] = [...(source[BotKeys.name] ?? []), ...keys];
     const pool = new Pool({ connectionString: pg.url, max: 2 });
     try {
-      await importIntoPostgres(pool, checkSchemaName(pg.schema ?? 'pinbot'), source, file.seq, (name, r) => file.keysOf(name, r));
+      await importIntoPostgres(pool, checkSchemaName(pg.schema ?? 'pinbot'), source, file.seq, (name, r) =>
+        file.keysOf(name, r),
+      );
     } finally {
       await pool.end();
     }

@@ -7,7 +7,8 @@
  */
 export const DOMAIN_ERRORS = {
   validation_failed: 'The request does not match the schema of this endpoint; see details for each field.',
-  invalid_amount: 'amount must be a number greater than 0 with at most 2 decimal places, and no more than the maximum transfer.',
+  invalid_amount:
+    'amount must be a number greater than 0 with at most 2 decimal places, and no more than the maximum transfer.',
   insufficient_funds: 'Your balance is lower than the amount. Check GET /api/v1/wallet/balance.',
   cannot_target_self: 'You cannot target your own PIN here. Use the PIN of another user.',
   forbidden: 'You are a party to this resource but may not perform this action on it.',

@@ -1,7 +1,13 @@
 import { Introductions, type IntroductionRecord } from './introductions/introductions.js';
 import { ContactRequests, type ContactRequestRecord } from './contacts/contact-requests.js';
 import { Contacts, type ContactRecord } from './contacts/contacts.js';
-import { ConversationActivity, Conversations, Messages, type ConversationRecord, type MessageRecord } from './messaging/collections.js';
+import {
+  ConversationActivity,
+  Conversations,
+  Messages,
+  type ConversationRecord,
+  type MessageRecord,
+} from './messaging/collections.js';
 import { Accounts } from './wallet/accounts.js';
 import { Transactions, type TransactionRecord } from './wallet/transactions.js';
 import type { CommittedWrite } from '../store/core/commit-signal.js';
@@ -23,7 +29,12 @@ export type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
  *
  * @example usersTouched(write, store.read, (id, topic) => wake(id, topic))
  */
-export function usersTouched(w: CommittedWrite, read: ReadView, add: (userId: string, topic: Topic) => void, r: StoredRecord | null = w.after ?? w.before): boolean {
+export function usersTouched(
+  w: CommittedWrite,
+  read: ReadView,
+  add: (userId: string, topic: Topic) => void,
+  r: StoredRecord | null = w.after ?? w.before,
+): boolean {
   if (!r) return false;
   switch (w.collection) {
     case ConversationActivity.name: {

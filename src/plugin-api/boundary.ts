@@ -71,14 +71,21 @@ export function ownFrame(err: unknown, roots: readonly string[]): string | undef
         continue;
       }
     }
-    if (roots.some((r) => file === r || file.startsWith(r.endsWith(sep) ? r : r + sep))) return `${shortPath(file)}:${m[2]}:${m[3]}`;
+    if (roots.some((r) => file === r || file.startsWith(r.endsWith(sep) ? r : r + sep)))
+      return `${shortPath(file)}:${m[2]}:${m[3]}`;
   }
   return undefined;
 }
 
 /** Errors that are not the plugin's fault: the API's answers, guardrails, the bot stopping. */
 function passesThrough(err: unknown): boolean {
-  return err instanceof ApiRequestError || err instanceof UnauthorizedError || err instanceof LimitError || err instanceof AbortedError || isTransient(err);
+  return (
+    err instanceof ApiRequestError ||
+    err instanceof UnauthorizedError ||
+    err instanceof LimitError ||
+    err instanceof AbortedError ||
+    isTransient(err)
+  );
 }
 
 /** What a call through the boundary needs to know about its plugin. Internal. */
@@ -117,7 +124,12 @@ export interface CallOptions {
  *
  * @example const out = await callPlugin(target, 'action karma.give', (signal) => spec.run(ctx, args), { signal });
  */
-export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal: AbortSignal) => T | Promise<T>, o: CallOptions = {}): Promise<T> {
+export async function callPlugin<T>(
+  t: BoundaryTarget,
+  what: string,
+  fn: (signal: AbortSignal) => T | Promise<T>,
+  o: CallOptions = {},
+): Promise<T> {
   const why = t.unavailable();
   if (why) throw new PluginError('plugin_unavailable', t.name, `plugin ${t.name}: ${what} was not called: ${why}`);
   let timedOut = false;
@@ -133,7 +145,10 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
   const onAbort = () => seam?.reason instanceof StepTimeoutError && markTimeout(seam.reason);
   seam?.addEventListener('abort', onAbort, { once: true });
   try {
-    const out = o.timeoutMs !== undefined ? await withStepTimeout(`plugin ${t.name}: ${what}`, o.timeoutMs, run, seam) : await run(seam ?? new AbortController().signal);
+    const out =
+      o.timeoutMs !== undefined
+        ? await withStepTimeout(`plugin ${t.name}: ${what}`, o.timeoutMs, run, seam)
+        : await run(seam ?? new AbortController().signal);
     if (!o.outside) t.succeeded();
     return out;
   } catch (err) {
@@ -143,7 +158,12 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
     }
     if (passesThrough(err)) throw err;
     const frame = ownFrame(err, t.roots);
-    const failure = new PluginError('plugin_failed', t.name, `plugin ${t.name}: ${what} failed: ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`, frame);
+    const failure = new PluginError(
+      'plugin_failed',
+      t.name,
+      `plugin ${t.name}: ${what} failed: ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`,
+      frame,
+    );
     t.failed(failure, o.outside);
     throw failure;
   } finally {
@@ -157,7 +177,8 @@ export async function callPlugin<T>(t: BoundaryTarget, what: string, fn: (signal
  */
 export function asJson(value: unknown, what: string, maxBytes = 65_536): unknown {
   if (value === undefined) return undefined;
-  if (typeof value === 'function' || typeof value === 'symbol') throw new Error(`${what} returned a ${typeof value}; return JSON data (or nothing)`);
+  if (typeof value === 'function' || typeof value === 'symbol')
+    throw new Error(`${what} returned a ${typeof value}; return JSON data (or nothing)`);
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -165,6 +186,9 @@ export function asJson(value: unknown, what: string, maxBytes = 65_536): unknown
     throw new Error(`${what} returned something that is not JSON data (${describeThrown(err)})`);
   }
   if (text === undefined) return undefined;
-  if (text.length > maxBytes) throw new Error(`${what} returned ${Math.round(text.length / 1024)} KB of data; at most ${Math.round(maxBytes / 1024)} KB`);
+  if (text.length > maxBytes)
+    throw new Error(
+      `${what} returned ${Math.round(text.length / 1024)} KB of data; at most ${Math.round(maxBytes / 1024)} KB`,
+    );
   return JSON.parse(text);
 }

@@ -50,7 +50,8 @@ export interface Collected {
   tried: Array<{ name?: string; version?: string; origin: PluginOrigin; problem?: string }>;
 }
 
-const where = (o: PluginOrigin, line?: number, col?: number) => `${o.file && o.kind === 'file' ? shortPath(o.file) : o.label}${line ? `:${line}${col ? `:${col}` : ''}` : ''}`;
+const where = (o: PluginOrigin, line?: number, col?: number) =>
+  `${o.file && o.kind === 'file' ? shortPath(o.file) : o.label}${line ? `:${line}${col ? `:${col}` : ''}` : ''}`;
 
 /** ajv's message, or for `format: regex` what the linear-time engine cannot run and what to do. Internal. */
 function formatMessage(e: ErrorObject): string | undefined {
@@ -60,19 +61,39 @@ function formatMessage(e: ErrorObject): string | undefined {
 }
 
 /** The plugin's settings checked against its configSchema, defaults filled in. Internal. */
-function configOf(p: CheckedPlugin, origin: PluginOrigin, o: CollectOptions): { config?: unknown; problems: PluginProblem[] } {
+function configOf(
+  p: CheckedPlugin,
+  origin: PluginOrigin,
+  o: CollectOptions,
+): { config?: unknown; problems: PluginProblem[] } {
   const given = o.configs[p.name];
   const config = structuredClone(given ?? {});
   if (!p.configValidator || p.configValidator(config)) return { config, problems: [] };
   const base = ['plugins', 'config', p.name];
-  const errors = (p.configValidator.errors ?? []).map((e) => ({ ...e, instancePath: `/${base.join('/')}${e.instancePath}`, message: formatMessage(e) }));
+  const errors = (p.configValidator.errors ?? []).map((e) => ({
+    ...e,
+    instancePath: `/${base.join('/')}${e.instancePath}`,
+    message: formatMessage(e),
+  }));
   const about = `the settings of plugin ${p.name} (${where(origin)})`;
   if (o.configYaml) {
     return {
-      problems: ajvProblems(o.configYaml, errors).map((fp) => ({ where: `${shortPath(fp.file)}:${fp.line}:${fp.col}`, plugin: p.name, message: `${fp.path}: ${fp.message}`, hint: fp.hint ? `${fp.hint}; ${about}` : `fix ${about}` })),
+      problems: ajvProblems(o.configYaml, errors).map((fp) => ({
+        where: `${shortPath(fp.file)}:${fp.line}:${fp.col}`,
+        plugin: p.name,
+        message: `${fp.path}: ${fp.message}`,
+        hint: fp.hint ? `${fp.hint}; ${about}` : `fix ${about}`,
+      })),
     };
   }
-  return { problems: errors.map((e) => ({ where: 'config', plugin: p.name, message: `${e.instancePath.slice(1).replace(/\//g, '.')}: ${e.message ?? 'is invalid'}`, hint: `fix ${about}` })) };
+  return {
+    problems: errors.map((e) => ({
+      where: 'config',
+      plugin: p.name,
+      message: `${e.instancePath.slice(1).replace(/\//g, '.')}: ${e.message ?? 'is invalid'}`,
+      hint: `fix ${about}`,
+    })),
+  };
 }
 
 /**
@@ -87,7 +108,10 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
   for (const name of o.packages ?? []) imported.push(await importPackage(name, o.projectDir));
   (o.definitions ?? []).forEach((value, i) => {
     const name = (value as { name?: unknown } | null)?.name;
-    imported.push({ origin: { kind: 'inline', label: `plugin object ${typeof name === 'string' ? name : `#${i + 1}`}`, roots: [] }, value });
+    imported.push({
+      origin: { kind: 'inline', label: `plugin object ${typeof name === 'string' ? name : `#${i + 1}`}`, roots: [] },
+      value,
+    });
   });
   const out: Collected = { instances: [], problems: [], tried: [] };
   const taken = new Map<string, PluginOrigin>();
@@ -104,28 +128,57 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
     if (!p) {
       // a plugin whose name is fine and only its entries are not is listed by that name, not `?`
       const named = declaredName(im.value);
-      fail(`not a valid plugin: ${problems.join('; ')}`, 'see docs/plugins.md for the shape definePlugin takes', undefined, named?.name, named?.version);
+      fail(
+        `not a valid plugin: ${problems.join('; ')}`,
+        'see docs/plugins.md for the shape definePlugin takes',
+        undefined,
+        named?.name,
+        named?.version,
+      );
       continue;
     }
     if (!semverLib().satisfies(o.hostVersion, p.range, { includePrerelease: true })) {
-      fail(`${p.name} ${p.version} needs pinbot ${p.range}, and this is pinbot ${o.hostVersion}`, `use a version of ${p.name} made for pinbot ${o.hostVersion}, or a pinbot that ${p.range} accepts`, undefined, p.name, p.version);
+      fail(
+        `${p.name} ${p.version} needs pinbot ${p.range}, and this is pinbot ${o.hostVersion}`,
+        `use a version of ${p.name} made for pinbot ${o.hostVersion}, or a pinbot that ${p.range} accepts`,
+        undefined,
+        p.name,
+        p.version,
+      );
       continue;
     }
     const reserved = o.reserved.get(p.name);
     if (reserved) {
-      fail(`the name ${p.name} is taken by ${reserved}`, 'rename the plugin (its entries are named <plugin>.<entry>)', undefined, p.name, p.version);
+      fail(
+        `the name ${p.name} is taken by ${reserved}`,
+        'rename the plugin (its entries are named <plugin>.<entry>)',
+        undefined,
+        p.name,
+        p.version,
+      );
       continue;
     }
     const other = taken.get(p.name);
     if (other) {
-      fail(`the name ${p.name} is already taken by the plugin of ${where(other)}`, 'two plugins may not have the same name: rename one, or remove one', undefined, p.name, p.version);
+      fail(
+        `the name ${p.name} is already taken by the plugin of ${where(other)}`,
+        'two plugins may not have the same name: rename one, or remove one',
+        undefined,
+        p.name,
+        p.version,
+      );
       continue;
     }
     taken.set(p.name, im.origin);
     const cfg = configOf(p, im.origin, o);
     if (cfg.problems.length) {
       out.problems.push(...cfg.problems);
-      out.tried.push({ name: p.name, version: p.version, origin: im.origin, problem: `invalid settings: ${cfg.problems.map((x) => x.message).join('; ')}` });
+      out.tried.push({
+        name: p.name,
+        version: p.version,
+        origin: im.origin,
+        problem: `invalid settings: ${cfg.problems.map((x) => x.message).join('; ')}`,
+      });
       continue;
     }
     out.instances.push(new PluginInstance(p, im.origin, cfg.config, o.supervision));
@@ -134,7 +187,12 @@ export async function collectPlugins(o: CollectOptions): Promise<Collected> {
   for (const name of Object.keys(o.configs)) {
     if (out.tried.some((t) => t.name === name)) continue;
     const pos = o.configYaml ? locate(o.configYaml, ['plugins', 'config', name], true) : undefined;
-    out.problems.push({ where: o.configYaml && pos ? `${shortPath(o.configYaml.file)}:${pos.line}:${pos.col}` : 'config', message: `plugins.config.${name}: no plugin named ${name} is loaded`, hint: 'check the name, or remove these settings', warning: true });
+    out.problems.push({
+      where: o.configYaml && pos ? `${shortPath(o.configYaml.file)}:${pos.line}:${pos.col}` : 'config',
+      message: `plugins.config.${name}: no plugin named ${name} is loaded`,
+      hint: 'check the name, or remove these settings',
+      warning: true,
+    });
   }
   return out;
 }

@@ -1,14 +1,28 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
-import type { ActionRunContext as RunAction, ConditionRunContext as RunCondition, SourceContext as RunSource } from '../runtime/index.js';
+import type {
+  ActionRunContext as RunAction,
+  ConditionRunContext as RunCondition,
+  SourceContext as RunSource,
+} from '../runtime/index.js';
 import { waitingOffTheClock } from '../util/step-timeout.js';
 import type { PluginInstance } from './instance.js';
 import { pluginState, SHARED } from './state.js';
 import { pluginMemory } from './memory.js';
-import type { ActionContext, ConditionContext, Memory, EventData, PollContext, PushEvent, RouteHandler, SetupContext } from './types.js';
+import type {
+  ActionContext,
+  ConditionContext,
+  Memory,
+  EventData,
+  PollContext,
+  PushEvent,
+  RouteHandler,
+  SetupContext,
+} from './types.js';
 
 /** A wait on the clock that does not count against the call's timeout (held work parks). Internal. */
-const parkedSleep = (clock: Clock, signal: AbortSignal) => (ms: number) => waitingOffTheClock(() => clock.sleep(Math.max(0, Number(ms) || 0), signal, { parked: true }));
+const parkedSleep = (clock: Clock, signal: AbortSignal) => (ms: number) =>
+  waitingOffTheClock(() => clock.sleep(Math.max(0, Number(ms) || 0), signal, { parked: true }));
 
 const noStore = (plugin: string) => {
   throw new Error(`plugin ${plugin}: state is not available here`);
@@ -51,7 +65,8 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
     async reply(text) {
       const target = rt.trigger.replyTo?.(rt.scope.event, rt.scope.me);
       if (!target) throw new Error(`${rt.trigger.name} events have no one to reply to; use ctx.send(pin, text)`);
-      if ('conversation_id' in target) return rt.api.conversations.send(target.conversation_id, { content: String(text) }, o());
+      if ('conversation_id' in target)
+        return rt.api.conversations.send(target.conversation_id, { content: String(text) }, o());
       return rt.api.messages.send({ recipient_pin: target.pin, content: String(text) }, o());
     },
     send: (pin, text) => rt.api.messages.send({ recipient_pin: String(pin), content: String(text) }, o()),
@@ -65,7 +80,11 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
 }
 
 /** The context of a condition call, from the rule's runtime context. */
-export function conditionContext(inst: PluginInstance, rt: RunCondition, signal: AbortSignal): ConditionContext<unknown> {
+export function conditionContext(
+  inst: PluginInstance,
+  rt: RunCondition,
+  signal: AbortSignal,
+): ConditionContext<unknown> {
   const bot = rt.scope.bot.name;
   const clock = rt.clock;
   let log: Logger | undefined;
@@ -85,7 +104,9 @@ export function conditionContext(inst: PluginInstance, rt: RunCondition, signal:
     me: rt.scope.me,
     // looked up on use: a call that never touches state must not fail where there is no store
     get state() {
-      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state) : noStore(inst.name));
+      return (state ??= rt.store
+        ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state)
+        : noStore(inst.name));
     },
     event: rt.scope.event as EventData,
     get vars() {
@@ -113,7 +134,9 @@ export function pollContext(inst: PluginInstance, rt: RunSource): PollContext<un
     api: rt.api,
     me: rt.me,
     get state() {
-      return (state ??= rt.store ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state) : noStore(inst.name));
+      return (state ??= rt.store
+        ? pluginState(rt.store, inst.name, bot, undefined, inst.supervision.state)
+        : noStore(inst.name));
     },
   };
 }
@@ -137,7 +160,9 @@ export function setupContext(inst: PluginInstance, hooks: SetupHooks, signal: Ab
     sleep: parkedSleep(deps.clock, signal),
     schedule: (cron, fn, opts) => inst.schedule(SHARED, cron, fn, opts),
     get state() {
-      return deps.store ? pluginState(deps.store, inst.name, SHARED, undefined, inst.supervision.state) : noStore(inst.name);
+      return deps.store
+        ? pluginState(deps.store, inst.name, SHARED, undefined, inst.supervision.state)
+        : noStore(inst.name);
     },
     emit: (source, event) => hooks.emit(inst, source, event),
     listeners: (source) => hooks.listeners(inst, source),

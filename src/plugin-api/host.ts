@@ -36,7 +36,11 @@ interface Listener {
  * processes on one database): the bots service gives one. Returns the bots it queued for.
  */
 export interface PushRelay {
-  push(trigger: string, event: { key: string; type: string; payload: Record<string, unknown> }, onlyBot?: string): Promise<string[]>;
+  push(
+    trigger: string,
+    event: { key: string; type: string; payload: Record<string, unknown> },
+    onlyBot?: string,
+  ): Promise<string[]>;
   /** The bots listening to `trigger` in other processes. */
   listeners(trigger: string): string[];
 }
@@ -72,7 +76,12 @@ export class PluginHost {
       const name = t.name ?? nameFromOrigin(t.origin);
       if (!t.name) registry.markUnnamedFailure(`${t.origin.label}: ${t.problem}`);
       if (!name || this.instances.some((i) => i.name === name) || registry.unavailable.has(name)) continue;
-      registry.markUnavailable(name, t.name ? `the plugin ${name} (${t.origin.label}) did not load: ${t.problem}` : `the plugin in ${t.origin.label} (${name}, by its ${t.origin.kind === 'package' ? 'package' : 'file'} name) did not load: ${t.problem}`);
+      registry.markUnavailable(
+        name,
+        t.name
+          ? `the plugin ${name} (${t.origin.label}) did not load: ${t.problem}`
+          : `the plugin in ${t.origin.label} (${name}, by its ${t.origin.kind === 'package' ? 'package' : 'file'} name) did not load: ${t.problem}`,
+      );
     }
   }
 
@@ -90,11 +99,15 @@ export class PluginHost {
       if (!inst.checked.def.setup) continue;
       const release = deps.clock.hold(`plugin ${inst.name}: setup`);
       try {
-        await callPlugin(inst, 'setup', () => inst.checked.def.setup!(setupContext(inst, this.hooks, inst.signal)), { timeoutMs: inst.supervision.timeoutMs });
+        await callPlugin(inst, 'setup', () => inst.checked.def.setup!(setupContext(inst, this.hooks, inst.signal)), {
+          timeoutMs: inst.supervision.timeoutMs,
+        });
       } catch (err) {
         const why = describeThrown(err);
         inst.stop('disabled', `setup failed: ${why}`);
-        inst.log.error(`plugin ${inst.name} (${inst.origin.label}) is disabled: ${why}. Its actions and conditions fail until it is fixed and pinbot restarts; the other plugins and every bot run.`);
+        inst.log.error(
+          `plugin ${inst.name} (${inst.origin.label}) is disabled: ${why}. Its actions and conditions fail until it is fixed and pinbot restarts; the other plugins and every bot run.`,
+        );
       } finally {
         release();
       }
@@ -108,7 +121,12 @@ export class PluginHost {
     for (const inst of [...this.instances].reverse()) {
       const running = inst.status === 'running';
       if (running && inst.checked.def.teardown && inst.deps) {
-        await callPlugin(inst, 'teardown', () => inst.checked.def.teardown!(setupContext(inst, this.hooks, inst.signal)), { timeoutMs: inst.supervision.timeoutMs }).catch(() => undefined);
+        await callPlugin(
+          inst,
+          'teardown',
+          () => inst.checked.def.teardown!(setupContext(inst, this.hooks, inst.signal)),
+          { timeoutMs: inst.supervision.timeoutMs },
+        ).catch(() => undefined);
       }
       if (running) inst.stop('loaded', 'stopped');
     }
@@ -121,14 +139,23 @@ export class PluginHost {
       const source = t.origin.kind === 'file' && t.origin.file ? shortPath(t.origin.file) : t.origin.label;
       if (!inst) return { name: t.name, version: t.version, source, status: 'invalid', message: t.problem };
       const p = inst.checked;
-      const message = inst.status === 'running' ? (inst.failures ? `${inst.failures} failure(s) in a row; last: ${inst.lastError}` : undefined) : inst.message || undefined;
+      const message =
+        inst.status === 'running'
+          ? inst.failures
+            ? `${inst.failures} failure(s) in a row; last: ${inst.lastError}`
+            : undefined
+          : inst.message || undefined;
       return {
         name: p.name,
         version: p.version,
         source,
         status: inst.status,
         message,
-        registers: { actions: p.actions.map((a) => `${p.name}.${a.name}`), conditions: p.conditions.map((c) => `${p.name}.${c.name}`), triggers: p.sources.map((s) => `${p.name}.${s.name}`) },
+        registers: {
+          actions: p.actions.map((a) => `${p.name}.${a.name}`),
+          conditions: p.conditions.map((c) => `${p.name}.${c.name}`),
+          triggers: p.sources.map((s) => `${p.name}.${s.name}`),
+        },
         failures: inst.failuresTotal,
       };
     });
@@ -162,8 +189,14 @@ export class PluginHost {
   /** `<plugin>.<source>` of a push source of the plugin; throws for anything else. Internal. */
   private pushTrigger(inst: PluginInstance, source: string): string {
     const s = inst.checked.sources.find((x) => x.name === source);
-    if (!s) throw new Error(`plugin ${inst.name} has no source named ${JSON.stringify(source)}; its sources: ${inst.checked.sources.map((x) => x.name).join(', ') || 'none'}`);
-    if (s.spec.poll) throw new Error(`plugin ${inst.name}: ${source} is a poll source; only push sources (no poll function) take emit`);
+    if (!s)
+      throw new Error(
+        `plugin ${inst.name} has no source named ${JSON.stringify(source)}; its sources: ${inst.checked.sources.map((x) => x.name).join(', ') || 'none'}`,
+      );
+    if (s.spec.poll)
+      throw new Error(
+        `plugin ${inst.name}: ${source} is a poll source; only push sources (no poll function) take emit`,
+      );
     return `${inst.name}.${source}`;
   }
 
@@ -191,12 +224,16 @@ export class PluginHost {
     const key = event.key === undefined ? randomUUID() : eventKey(event.key, what);
     const payload = eventPayload(event.payload, what);
     if (event.bot !== undefined && typeof event.bot !== 'string') throw new Error(`${what}: bot is the name of a bot`);
-    const targets = [...(this.listeners.get(trigger) ?? new Map<string, Listener>())].filter(([bot]) => event.bot === undefined || bot === event.bot);
+    const targets = [...(this.listeners.get(trigger) ?? new Map<string, Listener>())].filter(
+      ([bot]) => event.bot === undefined || bot === event.bot,
+    );
     const release = inst.deps?.clock.hold(`plugin ${inst.name}: ${what}`);
     try {
       // the bots' runs are not the plugin's code: they leave its scope
       const pushed = { key: `${trigger}:${key}`, type: trigger, payload };
-      const queued = await pluginScope.exit(() => Promise.all(targets.map(async ([bot, l]) => ((await l.push(pushed)) ? bot : undefined))));
+      const queued = await pluginScope.exit(() =>
+        Promise.all(targets.map(async ([bot, l]) => ((await l.push(pushed)) ? bot : undefined))),
+      );
       const here = queued.filter((b): b is string => b !== undefined);
       // the bots listening in other processes get it through their inbox in the database
       const elsewhere = this.relay ? await pluginScope.exit(() => this.relay!.push(trigger, pushed, event.bot)) : [];
@@ -213,7 +250,8 @@ function nameFromOrigin(o: PluginOrigin): string | undefined {
   if (o.kind === 'file' && o.file) {
     base = basename(o.file).replace(/\.[cm]?[jt]s$/, '');
     if (base === 'index') base = basename(dirname(o.file));
-  } else if (o.kind === 'package' && o.package) base = o.package.replace(/^@[^/]+\//, '').replace(/^pinbot-plugin-/, '');
+  } else if (o.kind === 'package' && o.package)
+    base = o.package.replace(/^@[^/]+\//, '').replace(/^pinbot-plugin-/, '');
   const name = base?.replace(/-/g, '_');
   return name && PLUGIN_NAME.test(name) ? name : undefined;
 }

@@ -96,7 +96,9 @@ export class PluginInstance implements BoundaryTarget {
     const n = this.supervision.quarantineAfter;
     if (n > 0 && this.failures >= n && this.status !== 'quarantined' && this.status !== 'disabled') {
       this.stop('quarantined', `${this.failures} consecutive failures; the last: ${err.message}`);
-      this.log.error(`plugin ${this.name} quarantined after ${this.failures} consecutive failures (plugins.quarantine_after: ${n}); its actions, conditions and sources fail at once until pinbot restarts. Last failure: ${err.message}`);
+      this.log.error(
+        `plugin ${this.name} quarantined after ${this.failures} consecutive failures (plugins.quarantine_after: ${n}); its actions, conditions and sources fail at once until pinbot restarts. Last failure: ${err.message}`,
+      );
     }
   }
 
@@ -106,7 +108,12 @@ export class PluginInstance implements BoundaryTarget {
 
   /** Something the plugin runs that is not a call (a stray error from its timer): counts as a failure. */
   strayError(err: unknown, frame?: string): void {
-    const e = Object.assign(new Error(`plugin ${this.name}: uncaught error from its own code (a timer, event or promise it started): ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`), { frame });
+    const e = Object.assign(
+      new Error(
+        `plugin ${this.name}: uncaught error from its own code (a timer, event or promise it started): ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`,
+      ),
+      { frame },
+    );
     this.failed(e as unknown as PluginError);
   }
 
@@ -142,18 +149,30 @@ export class PluginInstance implements BoundaryTarget {
    */
   schedule(owner: string, cron: string, fn: (at: Date) => unknown, opts: ScheduleOptions = {}): () => void {
     const deps = this.deps;
-    if (!deps) throw new Error(`plugin ${this.name}: schedule works once the plugin has started (call it from setup, or from an action)`);
-    if (typeof cron !== 'string' || !validateCron(cron)) throw new Error(`plugin ${this.name}: schedule: "${String(cron)}" is not a cron expression (minute hour day month weekday, e.g. "0 9 * * 1")`);
-    if (opts.timezone !== undefined && !validTimeZone(opts.timezone)) throw new Error(`plugin ${this.name}: schedule: unknown time zone "${opts.timezone}"`);
+    if (!deps)
+      throw new Error(
+        `plugin ${this.name}: schedule works once the plugin has started (call it from setup, or from an action)`,
+      );
+    if (typeof cron !== 'string' || !validateCron(cron))
+      throw new Error(
+        `plugin ${this.name}: schedule: "${String(cron)}" is not a cron expression (minute hour day month weekday, e.g. "0 9 * * 1")`,
+      );
+    if (opts.timezone !== undefined && !validTimeZone(opts.timezone))
+      throw new Error(`plugin ${this.name}: schedule: unknown time zone "${opts.timezone}"`);
     if (typeof fn !== 'function') throw new Error(`plugin ${this.name}: schedule needs a function to run`);
     if (this.unavailable()) return () => undefined;
     const id = `${owner}\u0000${opts.name ?? cron}`;
     this.jobs.get(id)?.();
     const what = `scheduled job ${opts.name ?? cron}${owner ? ` of bot ${owner}` : ''}`;
-    const cancelJob = deps.scheduler.add(`plugin:${this.name}:${owner}:${opts.name ?? cron}`, cron, (at) => callPlugin(this, what, () => fn(at), { timeoutMs: this.supervision.timeoutMs }).then(() => undefined), {
-      timezone: opts.timezone,
-      onError: () => undefined, // counted and logged by the boundary
-    });
+    const cancelJob = deps.scheduler.add(
+      `plugin:${this.name}:${owner}:${opts.name ?? cron}`,
+      cron,
+      (at) => callPlugin(this, what, () => fn(at), { timeoutMs: this.supervision.timeoutMs }).then(() => undefined),
+      {
+        timezone: opts.timezone,
+        onError: () => undefined, // counted and logged by the boundary
+      },
+    );
     const cancel = () => {
       cancelJob();
       if (this.jobs.get(id) === cancel) this.jobs.delete(id);

@@ -25,7 +25,14 @@ export interface Imported {
 export function pluginFiles(dir: string): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   return readdirSync(dir)
-    .filter((f) => /\.(m?ts|m?js)$/.test(f) && !/\.(test|spec)\.[mc]?[jt]s$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('_') && !f.startsWith('.'))
+    .filter(
+      (f) =>
+        /\.(m?ts|m?js)$/.test(f) &&
+        !/\.(test|spec)\.[mc]?[jt]s$/.test(f) &&
+        !f.endsWith('.d.ts') &&
+        !f.startsWith('_') &&
+        !f.startsWith('.'),
+    )
     .sort()
     .map((f) => resolve(dir, f));
 }
@@ -33,7 +40,10 @@ export function pluginFiles(dir: string): string[] {
 /** The line and column of a load error in `file`, from its message or stack (tsx, node, vite). Internal. */
 function position(err: unknown, file: string): { line?: number; col?: number } {
   // esbuild (tsx) and vite give the position as data; columns there count from 0
-  const e = err as { loc?: { line?: number; column?: number }; errors?: Array<{ location?: { line?: number; column?: number } | null }> } | null;
+  const e = err as {
+    loc?: { line?: number; column?: number };
+    errors?: Array<{ location?: { line?: number; column?: number } | null }>;
+  } | null;
   const loc = e?.errors?.[0]?.location ?? e?.loc;
   if (loc?.line) return { line: loc.line, col: (loc.column ?? 0) + 1 };
   let text = '';
@@ -47,7 +57,9 @@ function position(err: unknown, file: string): { line?: number; col?: number } {
   // esbuild's message (tsx: a TransformError) counts columns from 0
   const from0 = (err as Error)?.name === 'TransformError' ? 1 : 0;
   // eslint-disable-next-line no-control-regex
-  for (const m of text.replace(/\u001b\[[0-9;]*m/g, '').matchAll(new RegExp(`([^\\s()[\\]]*${esc}):(\\d+)(?::(\\d+))?`, 'g'))) {
+  for (const m of text
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .matchAll(new RegExp(`([^\\s()[\\]]*${esc}):(\\d+)(?::(\\d+))?`, 'g'))) {
     let path = m[1]!;
     if (path.startsWith('file://')) path = path.slice(7);
     if (path.startsWith('/@fs/')) path = path.slice(4); // vite's name for a file outside its root
@@ -129,7 +141,9 @@ function moduleTypeHint(err: unknown, file: string): string | undefined {
   const text = describeThrown(err);
   const esmAsCjs =
     /^ERR_REQUIRE_(ESM|ASYNC_MODULE|CYCLE_MODULE)$/.test(code) ||
-    /Cannot use import statement outside a module|Unexpected token 'export'|require\(\) (of )?ES Module|exports is not defined in ES module scope|require is not defined in ES module scope|not supported with the "cjs" output format/.test(text);
+    /Cannot use import statement outside a module|Unexpected token 'export'|require\(\) (of )?ES Module|exports is not defined in ES module scope|require is not defined in ES module scope|not supported with the "cjs" output format/.test(
+      text,
+    );
   if (!esmAsCjs || /\.m[jt]s$/.test(file)) return undefined;
   const scope = moduleScope(file);
   const where = scope.packageJson ? shortPath(scope.packageJson) : 'the package.json of your project';
@@ -144,11 +158,20 @@ export async function importFile(file: string, origin?: PluginOrigin): Promise<I
   try {
     const mod = await importModule(file);
     if (!('default' in mod) || mod.default === undefined) {
-      return { origin: o, problem: { message: 'the module has no default export', hint: 'end it with `export default definePlugin({ name, version, pinbot, … })` (import { definePlugin } from "pinbot/plugin")' } };
+      return {
+        origin: o,
+        problem: {
+          message: 'the module has no default export',
+          hint: 'end it with `export default definePlugin({ name, version, pinbot, … })` (import { definePlugin } from "pinbot/plugin")',
+        },
+      };
     }
     return { origin: o, value: mod.default };
   } catch (err) {
-    const syntax = err instanceof SyntaxError || (err as Error)?.name === 'TransformError' || /Transform failed|Parse fail|PARSE_ERROR/.test(describeThrown(err));
+    const syntax =
+      err instanceof SyntaxError ||
+      (err as Error)?.name === 'TransformError' ||
+      /Transform failed|Parse fail|PARSE_ERROR/.test(describeThrown(err));
     let pos = position(err, file);
     if (syntax && pos.line === undefined) pos = await checkSyntax(file);
     const missing = (err as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND';
@@ -159,7 +182,11 @@ export async function importFile(file: string, origin?: PluginOrigin): Promise<I
         message: `${syntax ? 'syntax error' : 'loading it threw'}: ${loadMessage(err)}`,
         hint:
           moduleType ??
-          (syntax ? 'fix the code; the other plugins and every bot run meanwhile' : missing ? 'install what it imports (npm install …) or fix the import path' : 'its top-level code must not throw; move work into setup()'),
+          (syntax
+            ? 'fix the code; the other plugins and every bot run meanwhile'
+            : missing
+              ? 'install what it imports (npm install …) or fix the import path'
+              : 'its top-level code must not throw; move work into setup()'),
         ...pos,
       },
     };
@@ -184,7 +211,11 @@ function entryOf(dir: string): string | undefined {
     }
     return undefined;
   };
-  const rel = pick(pkg.exports) ?? (typeof pkg.module === 'string' ? pkg.module : undefined) ?? (typeof pkg.main === 'string' ? pkg.main : undefined) ?? 'index.js';
+  const rel =
+    pick(pkg.exports) ??
+    (typeof pkg.module === 'string' ? pkg.module : undefined) ??
+    (typeof pkg.main === 'string' ? pkg.main : undefined) ??
+    'index.js';
   const file = resolve(dir, rel);
   return existsSync(file) ? file : undefined;
 }
@@ -196,20 +227,36 @@ function entryOf(dir: string): string | undefined {
 export async function importPackage(name: string, projectDir: string): Promise<Imported> {
   const label = `npm ${name}`;
   if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(name)) {
-    return { origin: { kind: 'package', label, package: name, roots: [] }, problem: { message: `"${name}" is not an npm package name`, hint: 'list package names in plugins.packages, e.g. pinbot-plugin-karma or @acme/pinbot-karma' } };
+    return {
+      origin: { kind: 'package', label, package: name, roots: [] },
+      problem: {
+        message: `"${name}" is not an npm package name`,
+        hint: 'list package names in plugins.packages, e.g. pinbot-plugin-karma or @acme/pinbot-karma',
+      },
+    };
   }
   for (let dir = resolve(projectDir); ; dir = dirname(dir)) {
     const pkgDir = join(dir, 'node_modules', name);
     if (existsSync(join(pkgDir, 'package.json'))) {
       const entry = entryOf(pkgDir);
       const origin: PluginOrigin = { kind: 'package', label, package: name, file: entry, roots: [pkgDir] };
-      if (!entry) return { origin, problem: { message: `the package ${name} (${shortPath(pkgDir)}) has no entry file`, hint: 'its package.json needs "exports" or "main" naming a module' } };
+      if (!entry)
+        return {
+          origin,
+          problem: {
+            message: `the package ${name} (${shortPath(pkgDir)}) has no entry file`,
+            hint: 'its package.json needs "exports" or "main" naming a module',
+          },
+        };
       return importFile(entry, origin);
     }
     if (dirname(dir) === dir) break;
   }
   return {
     origin: { kind: 'package', label, package: name, roots: [] },
-    problem: { message: `the npm package ${name} is not installed in ${shortPath(resolve(projectDir))}`, hint: `run \`npm install ${name}\`, or remove it from plugins.packages in config.yaml` },
+    problem: {
+      message: `the npm package ${name} is not installed in ${shortPath(resolve(projectDir))}`,
+      hint: `run \`npm install ${name}\`, or remove it from plugins.packages in config.yaml`,
+    },
   };
 }

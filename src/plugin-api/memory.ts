@@ -14,11 +14,13 @@ export function pluginMemory(plugin: string, rt: ActionRunContext, whose: Memory
   const subject = whose === 'person' ? m?.person : m?.conversation;
   const need = () => {
     if (!m || !subject) {
-      throw new Error(whose === 'person'
-        ? `plugin ${plugin}: ${rt.trigger.name} events are about no person, so ctx.memory has nothing to read ` +
-          'or write (check ctx.memory.subject)'
-        : `plugin ${plugin}: ${rt.trigger.name} events are in no conversation, so ctx.conversationMemory has ` +
-          'nothing to read or write (check ctx.conversationMemory.subject)');
+      throw new Error(
+        whose === 'person'
+          ? `plugin ${plugin}: ${rt.trigger.name} events are about no person, so ctx.memory has nothing to read ` +
+              'or write (check ctx.memory.subject)'
+          : `plugin ${plugin}: ${rt.trigger.name} events are in no conversation, so ctx.conversationMemory has ` +
+              'nothing to read or write (check ctx.conversationMemory.subject)',
+      );
     }
     return m;
   };

@@ -32,16 +32,32 @@ const split = (path: string) => path.split('/').filter(Boolean);
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  const raw = Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body) : body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
-  const type = Buffer.isBuffer(body) ? 'application/octet-stream' : typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+  const raw = Buffer.isBuffer(body)
+    ? body
+    : typeof body === 'string'
+      ? Buffer.from(body)
+      : body === undefined
+        ? Buffer.alloc(0)
+        : Buffer.from(JSON.stringify(body));
+  const type = Buffer.isBuffer(body)
+    ? 'application/octet-stream'
+    : typeof body === 'string'
+      ? 'text/plain; charset=utf-8'
+      : 'application/json';
   res.writeHead(status, { 'Content-Type': type, 'Content-Length': String(raw.length), ...headers });
   res.end(raw);
 }
 
-const error = (res: ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) => send(res, status, { error: { code, message } }, headers);
+const error = (res: ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
+  send(res, status, { error: { code, message } }, headers);
 
 /** Internal. */
-const tooLarge = (limit: number) => new Answer(413, 'payload_too_large', `a plugin route takes a body of at most ${limit} bytes (plugins.max_body_bytes)`);
+const tooLarge = (limit: number) =>
+  new Answer(
+    413,
+    'payload_too_large',
+    `a plugin route takes a body of at most ${limit} bytes (plugins.max_body_bytes)`,
+  );
 
 /**
  * The body, at most `limit` bytes. A declared Content-Length over it is refused before a byte
@@ -73,11 +89,14 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** The plugin's answer, checked (a wrong shape is the plugin's failure). Internal. */
 function checkAnswer(out: unknown, what: string): RouteResponse {
   const o = (out ?? {}) as RouteResponse;
-  if (typeof o !== 'object' || Array.isArray(o)) throw new Error(`${what} must answer { status, body, headers }, not ${describeThrown(out)}`);
+  if (typeof o !== 'object' || Array.isArray(o))
+    throw new Error(`${what} must answer { status, body, headers }, not ${describeThrown(out)}`);
   const status = o.status ?? 200;
-  if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`${what} answered status ${describeThrown(o.status)}; a status is a whole number 100-599`);
+  if (!Number.isInteger(status) || status < 100 || status > 599)
+    throw new Error(`${what} answered status ${describeThrown(o.status)}; a status is a whole number 100-599`);
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string' && /^[\w-]+$/.test(k) && !/[\r\n]/.test(v)) headers[k] = v;
+  for (const [k, v] of Object.entries(o.headers ?? {}))
+    if (typeof v === 'string' && /^[\w-]+$/.test(k) && !/[\r\n]/.test(v)) headers[k] = v;
   const body = Buffer.isBuffer(o.body) || typeof o.body === 'string' ? o.body : asJson(o.body, what);
   return { status, headers, body };
 }
@@ -92,7 +111,8 @@ function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
 }
 
 /** A new object without a prototype: a key sent from outside (`constructor`, `__proto__`) finds nothing inherited. Internal. */
-const bare = <T>(entries: Iterable<readonly [string, T]> = []): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, Object.fromEntries(entries));
+const bare = <T>(entries: Iterable<readonly [string, T]> = []): Record<string, T> =>
+  Object.assign(Object.create(null) as Record<string, T>, Object.fromEntries(entries));
 
 /**
  * The HTTP routes plugins mount under `/plugins/<name>/…` on the pinbot server. They are served
@@ -110,9 +130,12 @@ export class PluginRoutes {
 
   add(inst: PluginInstance, method: string, path: string, handler: RouteHandler): void {
     const m = String(method).toUpperCase();
-    if (!METHODS.includes(m)) throw new Error(`plugin ${inst.name}: route method ${JSON.stringify(method)}; use one of ${METHODS.join(', ')}`);
-    if (typeof path !== 'string' || !path.startsWith('/')) throw new Error(`plugin ${inst.name}: a route path starts with /, e.g. "/:bot"`);
-    if (typeof handler !== 'function') throw new Error(`plugin ${inst.name}: route ${m} ${path} needs a handler function`);
+    if (!METHODS.includes(m))
+      throw new Error(`plugin ${inst.name}: route method ${JSON.stringify(method)}; use one of ${METHODS.join(', ')}`);
+    if (typeof path !== 'string' || !path.startsWith('/'))
+      throw new Error(`plugin ${inst.name}: a route path starts with /, e.g. "/:bot"`);
+    if (typeof handler !== 'function')
+      throw new Error(`plugin ${inst.name}: route ${m} ${path} needs a handler function`);
     const route = { inst, method: m, parts: split(path), handler };
     this.routes.push(route);
     inst.whenStopped(() => this.routes.splice(this.routes.indexOf(route) >>> 0, 1));
@@ -125,16 +148,27 @@ export class PluginRoutes {
     void this.serve(req, res).catch((err) => {
       const id = requestIdOf(req, res);
       this.log?.error({ reqId: id, err: describeThrown(err) }, 'plugin route: internal error');
-      send(res, 500, { error: { code: 'internal_error', message: 'The server could not answer. Its log has the detail under this request id.', request_id: id } });
+      send(res, 500, {
+        error: {
+          code: 'internal_error',
+          message: 'The server could not answer. Its log has the detail under this request id.',
+          request_id: id,
+        },
+      });
     });
   }
 
-  private match(inst: PluginInstance, parts: string[], method: string): { route?: Route; params: Record<string, string>; methods: string[] } {
+  private match(
+    inst: PluginInstance,
+    parts: string[],
+    method: string,
+  ): { route?: Route; params: Record<string, string>; methods: string[] } {
     const methods: string[] = [];
     for (const r of this.routes) {
       if (r.inst !== inst || r.parts.length !== parts.length) continue;
       const params = bare<string>();
-      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = parts[i]!), true) : p === parts[i]))) continue;
+      if (!r.parts.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = parts[i]!), true) : p === parts[i])))
+        continue;
       methods.push(r.method);
       if (r.method === method) return { route: r, params, methods };
     }
@@ -156,12 +190,26 @@ export class PluginRoutes {
     const generic = (status: number, code: string, what: string, detail: string, frame?: string) => {
       const id = requestIdOf(req, res);
       inst.log.error({ reqId: id, status, frame }, `${req.method} ${url.pathname}: ${detail}`);
-      return send(res, status, { error: { code, message: `${what} The server log has the detail under this request id.`, request_id: id } }, { 'X-Request-Id': id });
+      return send(
+        res,
+        status,
+        { error: { code, message: `${what} The server log has the detail under this request id.`, request_id: id } },
+        { 'X-Request-Id': id },
+      );
     };
     const why = inst.unavailable();
-    if (why) return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, `plugin ${name}: ${why}`);
+    if (why)
+      return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, `plugin ${name}: ${why}`);
     const { route, params, methods } = this.match(inst, rest, (req.method ?? 'GET').toUpperCase());
-    if (!route) return methods.length ? send(res, 405, { error: { code: 'method_not_allowed', message: `use ${methods.join(', ')}` } }, { Allow: methods.join(', ') }) : error(res, 404, 'not_found', `plugin ${name} has no route ${url.pathname}`);
+    if (!route)
+      return methods.length
+        ? send(
+            res,
+            405,
+            { error: { code: 'method_not_allowed', message: `use ${methods.join(', ')}` } },
+            { Allow: methods.join(', ') },
+          )
+        : error(res, 404, 'not_found', `plugin ${name} has no route ${url.pathname}`);
     const limit = inst.supervision.maxBodyBytes ?? MAX_BODY_BYTES;
     const release = inst.deps?.clock.hold(`plugin ${name}: ${route.method} ${url.pathname}`);
     try {
@@ -191,7 +239,8 @@ export class PluginRoutes {
           try {
             return checkAnswer(await route.handler(request), what);
           } catch (err) {
-            if (err instanceof Answer) return { status: err.status, body: { error: { code: err.code, message: err.message } } };
+            if (err instanceof Answer)
+              return { status: err.status, body: { error: { code: err.code, message: err.message } } };
             throw err;
           }
         },
@@ -199,10 +248,13 @@ export class PluginRoutes {
       );
       send(res, out.status ?? 200, out.body, out.headers);
     } catch (err) {
-      if (err instanceof Answer) return error(res, err.status, err.code, err.message, err.status === 413 ? { Connection: 'close' } : undefined);
-      if (err instanceof StepTimeoutError) return generic(504, 'plugin_timeout', `Plugin ${name} did not answer in time.`, err.message);
+      if (err instanceof Answer)
+        return error(res, err.status, err.code, err.message, err.status === 413 ? { Connection: 'close' } : undefined);
+      if (err instanceof StepTimeoutError)
+        return generic(504, 'plugin_timeout', `Plugin ${name} did not answer in time.`, err.message);
       if (err instanceof PluginError) {
-        if (err.traceReason === 'plugin_unavailable') return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, err.message);
+        if (err.traceReason === 'plugin_unavailable')
+          return generic(503, 'plugin_unavailable', `Plugin ${name} is not available now.`, err.message);
         return generic(500, 'plugin_failed', `Plugin ${name} could not handle the request.`, err.message, err.frame);
       }
       throw err;

@@ -31,14 +31,24 @@ export type Schema = SchemaObject | boolean;
 type Flat<T> = { [K in keyof T]: T[K] } & {};
 
 type Present<S> = S extends { properties: infer P }
-  ? (S extends { required: readonly (infer R)[] } ? R : never) | { [K in keyof P]: P[K] extends { default: unknown } ? K : never }[keyof P]
+  ?
+      | (S extends { required: readonly (infer R)[] } ? R : never)
+      | { [K in keyof P]: P[K] extends { default: unknown } ? K : never }[keyof P]
   : never;
 
 type ObjectOf<S, D extends number[]> = Flat<
   (S extends { properties: infer P }
-    ? { -readonly [K in keyof P as K extends Present<S> ? K : never]: TypeOf<P[K], D> } & { -readonly [K in keyof P as K extends Present<S> ? never : K]?: TypeOf<P[K], D> }
+    ? { -readonly [K in keyof P as K extends Present<S> ? K : never]: TypeOf<P[K], D> } & {
+        -readonly [K in keyof P as K extends Present<S> ? never : K]?: TypeOf<P[K], D>;
+      }
     : {}) &
-    (S extends { additionalProperties: false } ? {} : S extends { additionalProperties: infer A } ? { [key: string]: A extends true ? unknown : TypeOf<A, D> } : S extends { properties: object } ? {} : { [key: string]: unknown })
+    (S extends { additionalProperties: false }
+      ? {}
+      : S extends { additionalProperties: infer A }
+        ? { [key: string]: A extends true ? unknown : TypeOf<A, D> }
+        : S extends { properties: object }
+          ? {}
+          : { [key: string]: unknown })
 >;
 
 type OfType<T, S, D extends number[]> = T extends 'string'
@@ -50,7 +60,9 @@ type OfType<T, S, D extends number[]> = T extends 'string'
       : T extends 'null'
         ? null
         : T extends 'array'
-          ? S extends { items: infer I } ? Array<TypeOf<I, D>> : unknown[]
+          ? S extends { items: infer I }
+            ? Array<TypeOf<I, D>>
+            : unknown[]
           : T extends 'object'
             ? ObjectOf<S, D>
             : unknown;

@@ -35,7 +35,8 @@ export const SHARED = '';
 
 /** Internal. */
 function checkKey(key: unknown): string {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 200) throw new Error(`a state key is a string of 1 to 200 characters, not ${JSON.stringify(key)}`);
+  if (typeof key !== 'string' || key.length === 0 || key.length > 200)
+    throw new Error(`a state key is a string of 1 to 200 characters, not ${JSON.stringify(key)}`);
   return key;
 }
 
@@ -47,13 +48,18 @@ function jsonValue(value: unknown, key: string): { value: unknown; bytes: number
   } catch (err) {
     throw new Error(`state ${key}: the value is not JSON data (${(err as Error).message})`);
   }
-  if (text === undefined) throw new Error(`state ${key}: the value is not JSON data (${typeof value}); use delete to remove a key`);
-  if (text.length > MAX_STATE_BYTES) throw new Error(`state ${key}: the value is ${Math.round(text.length / 1024)} KB; at most ${MAX_STATE_BYTES / 1024} KB per key`);
+  if (text === undefined)
+    throw new Error(`state ${key}: the value is not JSON data (${typeof value}); use delete to remove a key`);
+  if (text.length > MAX_STATE_BYTES)
+    throw new Error(
+      `state ${key}: the value is ${Math.round(text.length / 1024)} KB; at most ${MAX_STATE_BYTES / 1024} KB per key`,
+    );
   return { value: JSON.parse(text), bytes: Buffer.byteLength(key) + Buffer.byteLength(text) };
 }
 
 /** What a record counts against max_bytes (records written before the bound carry no size). Internal. */
-const sizeOf = (r: PluginStateRecord) => r.bytes ?? Buffer.byteLength(r.key) + Buffer.byteLength(JSON.stringify(r.value) ?? '');
+const sizeOf = (r: PluginStateRecord) =>
+  r.bytes ?? Buffer.byteLength(r.key) + Buffer.byteLength(JSON.stringify(r.value) ?? '');
 
 const idOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot}\u0000${key}`;
 
@@ -66,25 +72,44 @@ const idOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot
  *
  * @example const state = pluginState(store, 'karma', 'thanks-bot'); await state.set('ABC123', 3);
  */
-export function pluginState(store: Store, plugin: string, bot: string, stepKey?: string, limits: StateLimits = { maxKeys: STATE_MAX_KEYS, maxBytes: STATE_MAX_TOTAL_BYTES }): PluginState {
+export function pluginState(
+  store: Store,
+  plugin: string,
+  bot: string,
+  stepKey?: string,
+  limits: StateLimits = { maxKeys: STATE_MAX_KEYS, maxBytes: STATE_MAX_TOTAL_BYTES },
+): PluginState {
   let writes = 0;
   const mark = () => (stepKey ? `${stepKey}#${++writes}` : undefined);
   const whose = bot === SHARED ? `plugin ${plugin} (shared by every bot)` : `plugin ${plugin} for bot ${bot}`;
   /** Refuses a write that would pass the bound; a write that does not grow the state always passes. Internal. */
-  const checkRoom = (col: { ids(index: string, key: string): readonly string[]; get(id: string): PluginStateRecord | undefined }, key: string, cur: PluginStateRecord | undefined, bytes: number) => {
+  const checkRoom = (
+    col: { ids(index: string, key: string): readonly string[]; get(id: string): PluginStateRecord | undefined },
+    key: string,
+    cur: PluginStateRecord | undefined,
+    bytes: number,
+  ) => {
     const ids = col.ids('scope', `${plugin}\u0000${bot}`);
     if (!cur && ids.length >= limits.maxKeys) {
-      throw new StateFullError(`state ${key}: the state of ${whose} is full: ${ids.length} keys, at most ${limits.maxKeys} (plugins.state.max_keys); nothing was written — delete keys it no longer needs, or raise plugins.state.max_keys in config.yaml`);
+      throw new StateFullError(
+        `state ${key}: the state of ${whose} is full: ${ids.length} keys, at most ${limits.maxKeys} (plugins.state.max_keys); nothing was written — delete keys it no longer needs, or raise plugins.state.max_keys in config.yaml`,
+      );
     }
     const before = cur ? sizeOf(cur) : 0;
     if (bytes <= before) return;
     let total = 0;
     for (const id of ids) total += sizeOf(col.get(id)!);
     if (total - before + bytes > limits.maxBytes) {
-      throw new StateFullError(`state ${key}: the state of ${whose} is full: ${total} bytes, and this write needs ${bytes - before} more; at most ${limits.maxBytes} (plugins.state.max_bytes); nothing was written — delete keys it no longer needs, or raise plugins.state.max_bytes in config.yaml`);
+      throw new StateFullError(
+        `state ${key}: the state of ${whose} is full: ${total} bytes, and this write needs ${bytes - before} more; at most ${limits.maxBytes} (plugins.state.max_bytes); nothing was written — delete keys it no longer needs, or raise plugins.state.max_bytes in config.yaml`,
+      );
     }
   };
-  const write = <T>(key: string, next: (cur: PluginStateRecord | undefined) => { value: unknown; bytes: number; out: T } | undefined, replay: (cur: PluginStateRecord) => T) => {
+  const write = <T>(
+    key: string,
+    next: (cur: PluginStateRecord | undefined) => { value: unknown; bytes: number; out: T } | undefined,
+    replay: (cur: PluginStateRecord) => T,
+  ) => {
     const m = mark();
     return store.transaction((tx) => {
       const col = tx.col(PluginStates);
@@ -102,11 +127,17 @@ export function pluginState(store: Store, plugin: string, bot: string, stepKey?:
   return {
     async get<T>(key: string) {
       // the store freezes what it keeps: the caller gets a copy it may change
-      return structuredClone(store.read.col(PluginStates).get(idOf(plugin, bot, checkKey(key)))?.value) as T | undefined;
+      return structuredClone(store.read.col(PluginStates).get(idOf(plugin, bot, checkKey(key)))?.value) as
+        | T
+        | undefined;
     },
     async set(key, value) {
       const v = jsonValue(value, checkKey(key));
-      await write(key, () => ({ ...v, out: undefined }), () => undefined);
+      await write(
+        key,
+        () => ({ ...v, out: undefined }),
+        () => undefined,
+      );
     },
     async update<T>(key: string, fn: (current: T | undefined) => T): Promise<T> {
       checkKey(key);
@@ -114,7 +145,8 @@ export function pluginState(store: Store, plugin: string, bot: string, stepKey?:
         key,
         (cur) => {
           const next = fn(structuredClone(cur?.value) as T | undefined);
-          if (next && typeof (next as { then?: unknown }).then === 'function') throw new Error(`state ${key}: update takes a synchronous function (it runs inside a store transaction)`);
+          if (next && typeof (next as { then?: unknown }).then === 'function')
+            throw new Error(`state ${key}: update takes a synchronous function (it runs inside a store transaction)`);
           const v = jsonValue(next, key);
           return { ...v, out: structuredClone(v.value) as T };
         },

@@ -34,10 +34,24 @@ export { coerceRendered } from './define/templatable-schema.js';
 export { botSchemaText } from './define/write-schema.js';
 
 // liquid/: the grammar of boolean expressions, shared with scenarios
-export { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from './liquid/expression-check.js';
+export {
+  expressionProblem,
+  tagExpressionProblems,
+  type ExpressionProblem,
+  type ExpressionWhere,
+} from './liquid/expression-check.js';
 
 // state/: what survives a restart, traces included
-export { BotCursors, BotDialogs, BotInbox, BotMetas, PluginStates, type DialogRecord, type InboxEntry, type PluginStateRecord } from './state/bot-state.js';
+export {
+  BotCursors,
+  BotDialogs,
+  BotInbox,
+  BotMetas,
+  PluginStates,
+  type DialogRecord,
+  type InboxEntry,
+  type PluginStateRecord,
+} from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
 export { whatIf, type ReplayedEvent, type ReplayedRule, type WhatIfReport } from './run/what-if.js';
 export { fencedStore } from './state/fenced-store.js';
@@ -55,4 +69,13 @@ export { watchBots } from './host/watcher.js';
 export { TRACE_REASONS, isTraceReason, type TraceReason } from './contract/trace-reasons.js';
 
 // ports.ts: what the embedder supplies
-export type { BotPlacement, ChangeFeed, EmbeddedKey, IdentityProvider, InboxFeed, PlacedBots, BotStorage, BotStore } from './ports.js';
+export type {
+  BotPlacement,
+  ChangeFeed,
+  EmbeddedKey,
+  IdentityProvider,
+  InboxFeed,
+  PlacedBots,
+  BotStorage,
+  BotStore,
+} from './ports.js';

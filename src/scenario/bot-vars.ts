@@ -11,7 +11,10 @@ import type { TargetUser } from './types.js';
 export const USER_REF = /\{\{\s*users\.([A-Za-z][A-Za-z0-9_.-]*?)\.(pin_code|id|display_name|name)\s*\}\}/g;
 
 /** The users named in a value's `{{ users.NAME.FIELD }}` references (with where, for problems). */
-export function userRefs(value: unknown, path: Array<string | number> = []): Array<{ user: string; path: Array<string | number> }> {
+export function userRefs(
+  value: unknown,
+  path: Array<string | number> = [],
+): Array<{ user: string; path: Array<string | number> }> {
   if (typeof value === 'string') return [...value.matchAll(USER_REF)].map((m) => ({ user: m[1]!, path }));
   if (Array.isArray(value)) return value.flatMap((v, i) => userRefs(v, [...path, i]));
   if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => userRefs(v, [...path, k]));
@@ -39,7 +42,8 @@ export function fillUserRefs(text: string, users: Record<string, TargetUser>): s
       });
       changed = true;
     } else if (node && typeof node === 'object' && 'items' in node) {
-      for (const it of (node as { items: unknown[] }).items) fill(isScalar(it) || !(it && typeof it === 'object' && 'value' in it) ? it : (it as { value: unknown }).value);
+      for (const it of (node as { items: unknown[] }).items)
+        fill(isScalar(it) || !(it && typeof it === 'object' && 'value' in it) ? it : (it as { value: unknown }).value);
     }
   };
   fill(vars);

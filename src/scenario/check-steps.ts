@@ -6,7 +6,13 @@ import { hintFor, suggest } from '../util/suggest.js';
 import { ajvProblems, locate, parseYaml, type FileProblem, type LocatedYaml } from '../util/yaml-errors.js';
 import { MODIFIERS, type StepRegistry } from './step-registry.js';
 import { topLevelSchema } from './schema.js';
-import { conditionProblem, conditionVariables, isTemplate, templateConditionProblems, templateVariables } from './templates.js';
+import {
+  conditionProblem,
+  conditionVariables,
+  isTemplate,
+  templateConditionProblems,
+  templateVariables,
+} from './templates.js';
 import type { CheckContext, Path, StepNode } from './types.js';
 
 /** Variables every template may use, besides users, vars and captures. */
@@ -58,7 +64,8 @@ export interface Checker {
 
 /** Adds a problem once (a fragment used twice reports its own problems once). Internal. */
 function push(ch: Checker, p: FileProblem): void {
-  if (!ch.problems.some((q) => q.file === p.file && q.line === p.line && q.col === p.col && q.message === p.message)) ch.problems.push(p);
+  if (!ch.problems.some((q) => q.file === p.file && q.line === p.line && q.col === p.col && q.message === p.message))
+    ch.problems.push(p);
 }
 
 function at(ch: Checker, y: LocatedYaml, path: Path, message: string, hint?: string, onKey = false): void {
@@ -75,26 +82,48 @@ export function checkSteps(ch: Checker, y: LocatedYaml, steps: unknown[], base: 
   const nodes: StepNode[] = [];
   steps.forEach((raw, i) => {
     const path = [...base, i];
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return at(ch, y, path, `expected a step (a mapping with one of ${ch.registry.names().join(', ')})`);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+      return at(ch, y, path, `expected a step (a mapping with one of ${ch.registry.names().join(', ')})`);
     const step = raw as Record<string, any>;
     const kinds = ch.registry.kindsOf(step);
     if (kinds.length === 0) return noKind(ch, y, step, path);
-    if (kinds.length > 1) return at(ch, y, path, `a step has one kind; this one has ${kinds.map((k) => k.name).join(' and ')}`, 'split it into two steps');
+    if (kinds.length > 1)
+      return at(
+        ch,
+        y,
+        path,
+        `a step has one kind; this one has ${kinds.map((k) => k.name).join(' and ')}`,
+        'split it into two steps',
+      );
     const kind = kinds[0]!;
     const validate = validatorFor(ch.registry, kind.name);
     if (!validate(step)) {
       for (const p of ajvProblems(y, prefixErrors(validate.errors, path)).map(plainDuration)) {
         const key = p.message.match(/^unknown key "(.+)"$/)?.[1];
-        push(ch, key ? { ...p, hint: hintFor(key, Object.keys(ch.registry.stepSchema(kind).properties as object), `keys of a ${kind.name} step`) } : p);
+        push(
+          ch,
+          key
+            ? {
+                ...p,
+                hint: hintFor(
+                  key,
+                  Object.keys(ch.registry.stepSchema(kind).properties as object),
+                  `keys of a ${kind.name} step`,
+                ),
+              }
+            : p,
+        );
       }
       return;
     }
     const node: StepNode = { raw: step, kind, located: y, path };
-    const inner: Scope = step.repeat !== undefined || step.for_each !== undefined ? { ...scope, loopDepth: scope.loopDepth + 1 } : scope;
+    const inner: Scope =
+      step.repeat !== undefined || step.for_each !== undefined ? { ...scope, loopDepth: scope.loopDepth + 1 } : scope;
     const c = context(ch, y, path, inner, node);
     if (typeof step.if === 'string') c.condition(step.if, ['if']);
     if (step.for_each !== undefined) c.templates(step.for_each, ['for_each']);
-    if (scope.remote && kind.embeddedOnly && step.if === undefined) c.problem([kind.name], `step ${i + 1} (${safeLabel(kind, step)}): ${kind.embeddedOnly}`, undefined, true);
+    if (scope.remote && kind.embeddedOnly && step.if === undefined)
+      c.problem([kind.name], `step ${i + 1} (${safeLabel(kind, step)}): ${kind.embeddedOnly}`, undefined, true);
     kind.check?.(step, c);
     nodes.push(node);
   });
@@ -111,19 +140,35 @@ function noKind(ch: Checker, y: LocatedYaml, step: Record<string, unknown>, path
   const unknown = Object.keys(step).filter((k) => !(k in MODIFIERS) && owners(k).length === 0);
   const typo = unknown.map((k) => ({ k, s: suggest(k, names) })).find((g) => g.s);
   if (typo) return at(ch, y, [...path, typo.k], `unknown key "${typo.k}"`, `did you mean "${typo.s}"?`, true);
-  if (unknown.length) return at(ch, y, [...path, unknown[0]!], `unknown key "${unknown[0]}"`, `a step needs one of: ${names.join(', ')}`, true);
+  if (unknown.length)
+    return at(
+      ch,
+      y,
+      [...path, unknown[0]!],
+      `unknown key "${unknown[0]}"`,
+      `a step needs one of: ${names.join(', ')}`,
+      true,
+    );
   const theirs = [...new Set(Object.keys(step).flatMap(owners))];
   if (theirs.length) {
     const keys = Object.keys(step).filter((k) => !(k in MODIFIERS));
     const are = keys.length === 1 ? 'is a key' : 'are keys';
-    return at(ch, y, path, `this step has no kind: ${keys.map((k) => `"${k}"`).join(', ')} ${are} of ${theirs.map((t) => `a ${t}`).join(' or ')} step`, `add "${theirs[0]}:" to it`);
+    return at(
+      ch,
+      y,
+      path,
+      `this step has no kind: ${keys.map((k) => `"${k}"`).join(', ')} ${are} of ${theirs.map((t) => `a ${t}`).join(' or ')} step`,
+      `add "${theirs[0]}:" to it`,
+    );
   }
   return at(ch, y, path, 'a step needs a kind', `one of: ${names.join(', ')}`);
 }
 
 /** A duration pattern said in words. Internal. */
 export function plainDuration(p: FileProblem): FileProblem {
-  return p.message.includes('(ms|s|m|h|d|w)') ? { ...p, message: 'expected a duration like 500ms, 90s, 15m, 2h, 3d, 1w' } : p;
+  return p.message.includes('(ms|s|m|h|d|w)')
+    ? { ...p, message: 'expected a duration like 500ms, 90s, 15m, 2h, 3d, 1w' }
+    : p;
 }
 
 function safeLabel(kind: StepNode['kind'], step: Record<string, any>): string {
@@ -135,18 +180,32 @@ function safeLabel(kind: StepNode['kind'], step: Record<string, any>): string {
 }
 
 /** The CheckContext of one step. Internal. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node: StepNode): CheckContext {
   const known = () => [...scope.known, ...BUILTIN_VARS, ...(scope.loopDepth ? LOOP_VARS : [])];
   const checkVars = (vars: Array<Array<string | number>>, path: Path, text: string) => {
     for (const v of vars) {
       const root = String(v[0]);
       if (root === 'users') {
-        if (v.length > 1 && v[1] !== '*' && !scope.users.has(String(v[1]))) at(ch, y, path, `unknown user "${v[1]}" in ${JSON.stringify(text)}`, hintFor(String(v[1]), [...scope.users], 'users'));
+        if (v.length > 1 && v[1] !== '*' && !scope.users.has(String(v[1])))
+          at(
+            ch,
+            y,
+            path,
+            `unknown user "${v[1]}" in ${JSON.stringify(text)}`,
+            hintFor(String(v[1]), [...scope.users], 'users'),
+          );
         continue;
       }
       if (!known().includes(root)) {
         const hint = hintFor(root, known(), 'variables');
-        at(ch, y, path, `unknown variable "${root}" in ${JSON.stringify(text)}: no capture, var or parameter has that name`, `${hint}; a capture exists from the step that saves it on`);
+        at(
+          ch,
+          y,
+          path,
+          `unknown variable "${root}" in ${JSON.stringify(text)}: no capture, var or parameter has that name`,
+          `${hint}; a capture exists from the step that saves it on`,
+        );
       }
     }
   };
@@ -161,9 +220,15 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
           try {
             vars = templateVariables(v);
           } catch (err) {
-            return at(ch, y, [...stepPath, ...p], `invalid template ${JSON.stringify(v)}: ${(err as Error).message.split('\n')[0]}`);
+            return at(
+              ch,
+              y,
+              [...stepPath, ...p],
+              `invalid template ${JSON.stringify(v)}: ${(err as Error).message.split('\n')[0]}`,
+            );
           }
-          for (const bad of templateConditionProblems(v)) at(ch, y, [...stepPath, ...p], `invalid condition ${bad.tag}: ${bad.message}`, bad.hint);
+          for (const bad of templateConditionProblems(v))
+            at(ch, y, [...stepPath, ...p], `invalid condition ${bad.tag}: ${bad.message}`, bad.hint);
           checkVars(vars, [...stepPath, ...p], v);
         } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...p, i]));
         else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
@@ -174,10 +239,22 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
       try {
         const vars = conditionVariables(expr);
         const bad = conditionProblem(expr);
-        if (bad) return at(ch, y, [...stepPath, ...path], `invalid condition ${JSON.stringify(expr)}: ${bad.message}`, bad.hint);
+        if (bad)
+          return at(
+            ch,
+            y,
+            [...stepPath, ...path],
+            `invalid condition ${JSON.stringify(expr)}: ${bad.message}`,
+            bad.hint,
+          );
         checkVars(vars, [...stepPath, ...path], expr);
       } catch (err) {
-        at(ch, y, [...stepPath, ...path], `invalid condition ${JSON.stringify(expr)}: ${(err as Error).message.split('\n')[0]}`);
+        at(
+          ch,
+          y,
+          [...stepPath, ...path],
+          `invalid condition ${JSON.stringify(expr)}: ${(err as Error).message.split('\n')[0]}`,
+        );
       }
     },
     user(name, path) {
@@ -189,7 +266,14 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
         literal = whole ? scope.literal[whole[1]!] : undefined;
         if (typeof literal !== 'string' || isTemplate(literal)) return;
       }
-      if (!scope.users.has(literal as string)) at(ch, y, [...stepPath, ...path], `unknown user "${literal}"`, `${hintFor(literal as string, [...scope.users], 'users')}; declare users under users:`);
+      if (!scope.users.has(literal as string))
+        at(
+          ch,
+          y,
+          [...stepPath, ...path],
+          `unknown user "${literal}"`,
+          `${hintFor(literal as string, [...scope.users], 'users')}; declare users under users:`,
+        );
     },
     declare: (name) => void scope.known.add(name),
     fragment: (file, withValues, path) => {
@@ -215,7 +299,10 @@ function parseFragment(ch: Checker, file: string) {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    f = { problems: [], error: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message } as never;
+    f = {
+      problems: [],
+      error: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message,
+    } as never;
     ch.fragments.set(file, f!);
     return f!;
   }
@@ -226,23 +313,73 @@ function parseFragment(ch: Checker, file: string) {
 }
 
 /** Checks `use:` of one fragment with its `with:` values; returns its steps and parameters. Internal. */
-function checkFragment(ch: Checker, y: LocatedYaml, usePath: Path, file: string, withValues: Record<string, unknown>, scope: Scope): { children: StepNode[]; params: StepNode['params'] } | undefined {
+function checkFragment(
+  ch: Checker,
+  y: LocatedYaml,
+  usePath: Path,
+  file: string,
+  withValues: Record<string, unknown>,
+  scope: Scope,
+): { children: StepNode[]; params: StepNode['params'] } | undefined {
   const why = ch.refused?.(file);
   if (why) return void at(ch, y, usePath, `the fragment ${shown(file)} is not read: ${why}`, OUTSIDE_HINT);
   const f = parseFragment(ch, file) as ReturnType<typeof parseFragment> & { error?: string };
-  if (f.error) return void at(ch, y, usePath, `cannot read the fragment ${shown(file)}: ${f.error}`, 'the path is relative to this file');
-  if (scope.stack.includes(file)) return void at(ch, y, usePath, `fragment ${shown(file)} uses itself (${[...scope.stack, file].map(shown).join(' → ')})`, 'remove the cycle');
+  if (f.error)
+    return void at(
+      ch,
+      y,
+      usePath,
+      `cannot read the fragment ${shown(file)}: ${f.error}`,
+      'the path is relative to this file',
+    );
+  if (scope.stack.includes(file))
+    return void at(
+      ch,
+      y,
+      usePath,
+      `fragment ${shown(file)} uses itself (${[...scope.stack, file].map(shown).join(' → ')})`,
+      'remove the cycle',
+    );
   f.problems.forEach((p) => push(ch, p));
   if (f.problems.length || !f.located) return;
   const v = f.value;
-  if (!v || typeof v !== 'object' || Array.isArray(v) || !Array.isArray(v.steps)) return void at(ch, f.located, [], 'a fragment is a mapping with steps (and params)', 'see scenarios/fragments/ for an example');
-  for (const k of Object.keys(v)) if (!FRAGMENT_KEYS.includes(k)) at(ch, f.located, [k], `a fragment has only ${FRAGMENT_KEYS.join(', ')}; "${k}" belongs to a scenario`, 'move it to the scenario that uses this fragment', true);
+  if (!v || typeof v !== 'object' || Array.isArray(v) || !Array.isArray(v.steps))
+    return void at(
+      ch,
+      f.located,
+      [],
+      'a fragment is a mapping with steps (and params)',
+      'see scenarios/fragments/ for an example',
+    );
+  for (const k of Object.keys(v))
+    if (!FRAGMENT_KEYS.includes(k))
+      at(
+        ch,
+        f.located,
+        [k],
+        `a fragment has only ${FRAGMENT_KEYS.join(', ')}; "${k}" belongs to a scenario`,
+        'move it to the scenario that uses this fragment',
+        true,
+      );
   if (!validateTopLevel(v)) return void ajvProblems(f.located, validateTopLevel.errors).forEach((p) => push(ch, p));
   const params: NonNullable<StepNode['params']> = {};
   if (Array.isArray(v.params)) for (const n of v.params) params[n] = { required: true };
-  else for (const [n, spec] of Object.entries((v.params ?? {}) as Record<string, { default?: unknown } | null>)) params[n] = spec && 'default' in spec ? { default: spec.default, required: false } : { required: true };
-  for (const [n, p] of Object.entries(params)) if (p.required && !(n in withValues)) at(ch, y, usePath, `fragment ${shown(file)} needs the parameter "${n}"`, `add it: with: { ${n}: … }`);
-  for (const n of Object.keys(withValues)) if (!(n in params)) at(ch, y, [...usePath.slice(0, -1), 'with', n], `fragment ${shown(file)} has no parameter "${n}"`, hintFor(n, Object.keys(params), 'parameters'), true);
+  else
+    for (const [n, spec] of Object.entries((v.params ?? {}) as Record<string, { default?: unknown } | null>))
+      params[n] = spec && 'default' in spec ? { default: spec.default, required: false } : { required: true };
+  for (const [n, p] of Object.entries(params))
+    if (p.required && !(n in withValues))
+      at(ch, y, usePath, `fragment ${shown(file)} needs the parameter "${n}"`, `add it: with: { ${n}: … }`);
+  for (const n of Object.keys(withValues))
+    if (!(n in params))
+      at(
+        ch,
+        y,
+        [...usePath.slice(0, -1), 'with', n],
+        `fragment ${shown(file)} has no parameter "${n}"`,
+        hintFor(n, Object.keys(params), 'parameters'),
+        true,
+      );
   const known = new Set([...scope.known, ...Object.keys(params)]);
   const literal: Record<string, unknown> = {};
   for (const n of Object.keys(params)) literal[n] = n in withValues ? withValues[n] : params[n]!.default;

@@ -18,7 +18,18 @@ export function scenarioPort(dir: string): ScenarioPort {
     async run(file, onStep) {
       const { scenarios, problems } = await loadAll([resolve(base, file)]);
       if (problems.length || !scenarios[0]) return { status: 'invalid', problems: problems.map(formatProblem) };
-      const view = (s: StepResult): ScenarioStepView => ({ id: s.id, label: s.label, status: s.status, ms: s.ms, clock: s.clock, where: s.where, error: s.error, diff: s.diff, detail: s.detail, logs: s.logs });
+      const view = (s: StepResult): ScenarioStepView => ({
+        id: s.id,
+        label: s.label,
+        status: s.status,
+        ms: s.ms,
+        clock: s.clock,
+        where: s.where,
+        error: s.error,
+        diff: s.diff,
+        detail: s.detail,
+        logs: s.logs,
+      });
       // a fragment's steps are shown as the terminal report shows them: each under its use: step
       const each = (s: StepResult): void => {
         onStep(view(s));

@@ -42,7 +42,11 @@ export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean
   const users = nullProto<TargetUser>([]);
   const names = new Map<string, string>();
   for (const [name, u] of Object.entries(world.users)) {
-    Object.defineProperty(users, name, { value: { name, id: u.id, pin_code: u.pin_code, display_name: u.display_name, api_key: u.api_key }, enumerable: true, configurable: true });
+    Object.defineProperty(users, name, {
+      value: { name, id: u.id, pin_code: u.pin_code, display_name: u.display_name, api_key: u.api_key },
+      enumerable: true,
+      configurable: true,
+    });
     names.set(u.id, name);
   }
   try {
@@ -98,13 +102,19 @@ export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean
       const keys = join(dirname(world.dataDir), 'keys.sh');
       const lines = Object.values(users).map((u) => `export ${keyVariable(u.name)}='${u.api_key}'`);
       writeFileSync(keys, `${lines.join('\n')}\n`, { mode: 0o600 });
-      return { url: world.url, dataDir: world.dataDir, keys, bots: world.host.status().flatMap((b) => (b.name ? [b.name] : [])) };
+      return {
+        url: world.url,
+        dataDir: world.dataDir,
+        keys,
+        bots: world.host.status().flatMap((b) => (b.name ? [b.name] : [])),
+      };
     },
     botRuns(since) {
       const notes: BotRunNote[] = [];
       for (const { name } of world.host.status()) {
         for (const t of name ? world.traces(name) : []) {
-          if (t.outcome !== 'done' && t.outcome !== 'dry_run' && Date.parse(t.at) >= since) notes.push(runNote(name!, t));
+          if (t.outcome !== 'done' && t.outcome !== 'dry_run' && Date.parse(t.at) >= since)
+            notes.push(runNote(name!, t));
         }
       }
       return notes;
@@ -121,16 +131,20 @@ export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean
  */
 function nullProto<T>(entries: ReadonlyArray<readonly [string, T]>): Record<string, T> {
   const out = Object.create(null) as Record<string, T>;
-  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
+  for (const [k, v] of entries)
+    Object.defineProperty(out, k, { value: v, enumerable: true, configurable: true, writable: true });
   return out;
 }
 
 /** A failed or not-run trace as one line: the rule, the event, the reason, and the failed step. Internal. */
 function runNote(bot: string, t: Trace): BotRunNote {
   const step = t.steps.find((st) => st.status === 'failed');
-  const why = [t.reason ?? t.outcome, t.message ?? (step ? `${step.action}: ${step.error}` : undefined)].filter(Boolean).join(' — ');
+  const why = [t.reason ?? t.outcome, t.message ?? (step ? `${step.action}: ${step.error}` : undefined)]
+    .filter(Boolean)
+    .join(' — ');
   const what = t.outcome === 'not_run' ? 'did not run' : t.outcome === 'failed' ? 'failed' : `stopped (${t.outcome})`;
-  const failedStep = step && t.message && !t.message.includes(step.error ?? '') ? ` (step ${step.action}: ${step.error})` : '';
+  const failedStep =
+    step && t.message && !t.message.includes(step.error ?? '') ? ` (step ${step.action}: ${step.error})` : '';
   const line = `  bot ${bot} › ${t.rule} ${what} for ${t.event.summary}: ${why}${failedStep}`;
   return { bot, reason: t.reason ?? t.outcome, line };
 }

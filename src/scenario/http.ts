@@ -30,7 +30,12 @@ export async function send(req: SentRequest): Promise<Answer> {
     // with tracing on, the step's span is the parent of the server's (traceparent)
     const headers = tracingOn() ? { ...req.headers } : req.headers;
     injectTraceHeaders(headers);
-    res = await fetch(req.url, { method: req.method, headers, body: req.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    res = await fetch(req.url, {
+      method: req.method,
+      headers,
+      body: req.body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
     throw new Error(`${req.method} ${req.url} did not answer: ${cause}`);
@@ -73,7 +78,8 @@ export function keyVariable(user: string): string {
  */
 export function curlLine(req: SentRequest, keys: Record<string, string>): string {
   const envName = keyVariable;
-  const maskAll = (s: string, as = (user: string) => `$${envName(user)}`) => Object.entries(keys).reduce((acc, [user, key]) => (key ? acc.split(key).join(as(user)) : acc), s);
+  const maskAll = (s: string, as = (user: string) => `$${envName(user)}`) =>
+    Object.entries(keys).reduce((acc, [user, key]) => (key ? acc.split(key).join(as(user)) : acc), s);
   const hidden = (s: string) => maskAll(s, () => '***');
   const parts = ['curl', '-sS', '-X', req.method, quote(hidden(req.url))];
   for (const [k, v] of Object.entries(req.headers)) {

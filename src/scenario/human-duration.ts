@@ -7,7 +7,12 @@ export function humanDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   const parts: string[] = [];
   let rest = Math.round(ms / 1000);
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

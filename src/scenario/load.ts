@@ -69,15 +69,26 @@ function seedOf(file: string): number {
  *
  * @example const { scenario, problems } = await loadScenario('scenarios/tips.yaml', { steps: builtinSteps() });
  */
-export async function loadScenario(file: string, o: LoadOptions): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
+export async function loadScenario(
+  file: string,
+  o: LoadOptions,
+): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
   // the file itself too: a link in the project to a file outside it is not read (as use: is not)
   const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));
-  if (escapes) return { problems: [{ file, line: 1, col: 1, path: '', message: `the scenario file is not read: ${escapes}`, hint: OUTSIDE_HINT }] };
+  if (escapes)
+    return {
+      problems: [
+        { file, line: 1, col: 1, path: '', message: `the scenario file is not read: ${escapes}`, hint: OUTSIDE_HINT },
+      ],
+    };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    return { problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }] };
+    return {
+      problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }],
+    };
   }
   const parsed = parseYaml(file, text);
   if (parsed.problems.length) return { problems: parsed.problems };
@@ -88,31 +99,67 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
     const pos = locate(y, path, onKey);
     problems.push({ file, line: pos.line, col: pos.col, path: path.map(String).join('.'), message, hint });
   };
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return { problems: [{ file, line: 1, col: 1, path: '', message: 'expected a scenario: a mapping with name, users and steps', hint: 'see scenarios/ for examples' }] };
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    return {
+      problems: [
+        {
+          file,
+          line: 1,
+          col: 1,
+          path: '',
+          message: 'expected a scenario: a mapping with name, users and steps',
+          hint: 'see scenarios/ for examples',
+        },
+      ],
+    };
   if (!validateTopLevel(v)) {
     const ps = ajvProblems(y, validateTopLevel.errors);
     for (const p of ps) {
       const key = p.path.split('.').length === 1 ? /^unknown key "(.+)"$/.exec(p.message)?.[1] : undefined;
-      problems.push(key ? { ...p, hint: hintFor(key, Object.keys((validateTopLevel.schema as { properties: object }).properties), 'top-level keys') } : p);
+      problems.push(
+        key
+          ? {
+              ...p,
+              hint: hintFor(
+                key,
+                Object.keys((validateTopLevel.schema as { properties: object }).properties),
+                'top-level keys',
+              ),
+            }
+          : p,
+      );
     }
     return { problems };
   }
-  if (v.params !== undefined) at(['params'], 'params belong to fragments (files used with use:), not to scenarios', 'remove params, or move the file under a fragments/ folder', true);
+  if (v.params !== undefined)
+    at(
+      ['params'],
+      'params belong to fragments (files used with use:), not to scenarios',
+      'remove params, or move the file under a fragments/ folder',
+      true,
+    );
   const dir = dirname(resolve(file));
   // the files a scenario may read: inside its project, unless the caller trusts it
   const root = projectRoot(file);
   const refused = (abs: string) => (o.allowOutsideRoot ? undefined : outsideRoot(abs, root));
   const config = (v.config ?? {}) as Record<string, unknown>;
-  if (!validateConfig(structuredClone(config))) problems.push(...ajvProblems(y, prefixErrors(validateConfig.errors, ['config'])));
+  if (!validateConfig(structuredClone(config)))
+    problems.push(...ajvProblems(y, prefixErrors(validateConfig.errors, ['config'])));
   const start = v.clock?.start === undefined ? Date.parse(DEFAULT_START) : Date.parse(String(v.clock.start));
-  if (!Number.isFinite(start)) at(['clock', 'start'], `expected a time in ISO 8601 like 2026-03-01T09:00:00Z, found ${JSON.stringify(v.clock.start)}`);
+  if (!Number.isFinite(start))
+    at(
+      ['clock', 'start'],
+      `expected a time in ISO 8601 like 2026-03-01T09:00:00Z, found ${JSON.stringify(v.clock.start)}`,
+    );
 
   // no prototype: a user named `constructor` or `toString` is a user, not Object's member
   const users = Object.create(null) as Record<string, UserDecl>;
-  for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>)) users[name] = spec ?? {};
+  for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>))
+    users[name] = spec ?? {};
   for (const [name, spec] of Object.entries(users)) {
     (spec.contacts ?? []).forEach((c, i) => {
-      if (!(c in users)) at(['users', name, 'contacts', i], `unknown user "${c}"`, hintFor(c, Object.keys(users), 'users'));
+      if (!(c in users))
+        at(['users', name, 'contacts', i], `unknown user "${c}"`, hintFor(c, Object.keys(users), 'users'));
     });
   }
   let outside = false;
@@ -122,7 +169,8 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
     if (why) {
       outside = true;
       at(['plugins', i], `plugin file ${p} is not read: ${why}`, OUTSIDE_HINT);
-    } else if (!existsSync(abs)) at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
+    } else if (!existsSync(abs))
+      at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
     return abs;
   });
   let registry;
@@ -137,7 +185,14 @@ export async function loadScenario(file: string, o: LoadOptions): Promise<{ scen
   if (o.remote) remoteProblems(v, users, bots.length > 0, o.remote.users, at);
   const ch: Checker = { registry: o.steps, problems, fragments: new Map(), refused };
   const known = new Set(Object.keys(v.vars ?? {}));
-  const steps = checkSteps(ch, y, v.steps, ['steps'], { users: new Set(Object.keys(users)), known, literal: {}, loopDepth: 0, stack: [resolve(file)], remote: !!o.remote });
+  const steps = checkSteps(ch, y, v.steps, ['steps'], {
+    users: new Set(Object.keys(users)),
+    known,
+    literal: {},
+    loopDepth: 0,
+    stack: [resolve(file)],
+    remote: !!o.remote,
+  });
   if (problems.length) return { problems: sortProblems(problems) };
   return {
     problems: [],
@@ -163,16 +218,34 @@ function sortProblems(ps: FileProblem[]): FileProblem[] {
 }
 
 /** Reads each bot (file, `{ file, as }`, or inline), checks it, and adds the users bots act as. Internal. */
-function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record<string, UserDecl>, registry: Awaited<ReturnType<typeof registryFor>>, problems: FileProblem[], refused: (abs: string) => string | undefined): LoadedScenario['bots'] {
+function loadBots(
+  entries: unknown[],
+  y: LocatedYaml,
+  dir: string,
+  users: Record<string, UserDecl>,
+  registry: Awaited<ReturnType<typeof registryFor>>,
+  problems: FileProblem[],
+  refused: (abs: string) => string | undefined,
+): LoadedScenario['bots'] {
   const out: LoadedScenario['bots'] = [];
   entries.forEach((entry, i) => {
     const here = locate(y, ['bots', i]);
-    const problemHere = (message: string, hint?: string) => problems.push({ file: y.file, ...here, path: `bots.${i}`, message, hint });
+    const problemHere = (message: string, hint?: string) =>
+      problems.push({ file: y.file, ...here, path: `bots.${i}`, message, hint });
     let text: string;
     let label: string;
     let botFile: string;
-    if (typeof entry === 'string' || (entry && typeof entry === 'object' && 'file' in entry && Object.keys(entry).every((k) => k === 'file' || k === 'as' || k === 'vars'))) {
-      const ref = typeof entry === 'string' ? { file: entry } : (entry as { file: string; as?: string; vars?: Record<string, unknown> });
+    if (
+      typeof entry === 'string' ||
+      (entry &&
+        typeof entry === 'object' &&
+        'file' in entry &&
+        Object.keys(entry).every((k) => k === 'file' || k === 'as' || k === 'vars'))
+    ) {
+      const ref =
+        typeof entry === 'string'
+          ? { file: entry }
+          : (entry as { file: string; as?: string; vars?: Record<string, unknown> });
       botFile = resolve(dir, ref.file);
       label = ref.file;
       const why = refused(botFile);
@@ -180,7 +253,10 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
       try {
         text = readFileSync(botFile, 'utf8');
       } catch {
-        return problemHere(`no bot file ${ref.file} (looked at ${botFile})`, 'bot paths are relative to the scenario file');
+        return problemHere(
+          `no bot file ${ref.file} (looked at ${botFile})`,
+          'bot paths are relative to the scenario file',
+        );
       }
       if (ref.as !== undefined || ref.vars !== undefined) {
         const doc = parseDocument(text, { logLevel: 'error' });
@@ -201,14 +277,37 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
     const r = loadBot(botFile, text, { registry: registry! });
     if (r.problems.length) {
       if (typeof entry === 'string' || 'file' in (entry as object)) problems.push(...r.problems);
-      else for (const p of r.problems) problems.push({ file: y.file, ...locate(y, ['bots', i, ...p.path.split('.').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s))]), path: `bots.${i}.${p.path}`, message: p.message, hint: p.hint });
+      else
+        for (const p of r.problems)
+          problems.push({
+            file: y.file,
+            ...locate(y, [
+              'bots',
+              i,
+              ...p.path
+                .split('.')
+                .filter(Boolean)
+                .map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
+            ]),
+            path: `bots.${i}.${p.path}`,
+            message: p.message,
+            hint: p.hint,
+          });
       return;
     }
     for (const ref of userRefs(r.bot?.spec.vars, ['vars'])) {
-      if (!(ref.user in users)) problemHere(`${label}: ${ref.path.join('.')} names user "${ref.user}", who is not a user of this scenario`, hintFor(ref.user, Object.keys(users), 'users'));
+      if (!(ref.user in users))
+        problemHere(
+          `${label}: ${ref.path.join('.')} names user "${ref.user}", who is not a user of this scenario`,
+          hintFor(ref.user, Object.keys(users), 'users'),
+        );
     }
     const as = r.bot?.identity && 'as' in r.bot.identity ? String((r.bot.identity as { as: string }).as) : undefined;
-    if (as === undefined) return problemHere(`bot ${r.bot?.name} has no as: — in a scenario a bot acts as one of its users`, 'add as: NAME (a user of the scenario), or { file, as } for a bot file');
+    if (as === undefined)
+      return problemHere(
+        `bot ${r.bot?.name} has no as: — in a scenario a bot acts as one of its users`,
+        'add as: NAME (a user of the scenario), or { file, as } for a bot file',
+      );
     users[as] ??= {};
     const inline = !(typeof entry === 'string' || 'file' in (entry as object));
     out.push({ text, label, name: r.bot!.name, source: inline ? y.file : botFile, at: inline ? ['bots', i] : [] });
@@ -217,12 +316,44 @@ function loadBots(entries: unknown[], y: LocatedYaml, dir: string, users: Record
 }
 
 /** What a remote server cannot do: set users up, run bots, move its clock. Internal. */
-function remoteProblems(v: Record<string, any>, users: Record<string, UserDecl>, hasBots: boolean, keyed: string[], at: (path: Array<string | number>, message: string, hint?: string, onKey?: boolean) => void): void {
+function remoteProblems(
+  v: Record<string, any>,
+  users: Record<string, UserDecl>,
+  hasBots: boolean,
+  keyed: string[],
+  at: (path: Array<string | number>, message: string, hint?: string, onKey?: boolean) => void,
+): void {
   for (const [name, spec] of Object.entries(users)) {
-    if (!keyed.includes(name)) at(v.users?.[name] !== undefined ? ['users', name] : ['bots'], `no API key for user "${name}" in the keys file`, `add "${name}: pinbot_…" to the file given with --keys`, true);
-    for (const k of ['balance', 'subscribed_days', 'contacts'] as const) if (spec[k] !== undefined) at(['users', name, k], `users.${name}.${k} needs the embedded server (a remote server's users are set up by its operator)`, 'remove it, or run without --server', true);
+    if (!keyed.includes(name))
+      at(
+        v.users?.[name] !== undefined ? ['users', name] : ['bots'],
+        `no API key for user "${name}" in the keys file`,
+        `add "${name}: pinbot_…" to the file given with --keys`,
+        true,
+      );
+    for (const k of ['balance', 'subscribed_days', 'contacts'] as const)
+      if (spec[k] !== undefined)
+        at(
+          ['users', name, k],
+          `users.${name}.${k} needs the embedded server (a remote server's users are set up by its operator)`,
+          'remove it, or run without --server',
+          true,
+        );
   }
-  if (hasBots) at(['bots'], 'bots in a scenario need the embedded server (run them on the remote server with `pinbot bots run --server`)', 'remove bots:, or run without --server', true);
-  if (v.config !== undefined) at(['config'], 'config overrides need the embedded server', 'remove config:, or run without --server', true);
-  if (v.clock !== undefined) at(['clock'], 'clock control needs the embedded server (a remote server runs on real time)', 'remove clock:, or run without --server', true);
+  if (hasBots)
+    at(
+      ['bots'],
+      'bots in a scenario need the embedded server (run them on the remote server with `pinbot bots run --server`)',
+      'remove bots:, or run without --server',
+      true,
+    );
+  if (v.config !== undefined)
+    at(['config'], 'config overrides need the embedded server', 'remove config:, or run without --server', true);
+  if (v.clock !== undefined)
+    at(
+      ['clock'],
+      'clock control needs the embedded server (a remote server runs on real time)',
+      'remove clock:, or run without --server',
+      true,
+    );
 }

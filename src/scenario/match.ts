@@ -18,7 +18,22 @@ export type SchemaCheck = (schema: unknown, value: unknown) => string[];
  * (`{ $matches: "^T" }`) for a body whose own field has that name; `$type`, `$absent` and
  * `$schema` only with the `$`, since `type` is a field of transactions and conversations.
  */
-export const MATCHER_KEYS = ['equals', 'in', 'matches', 'flags', 'min', 'max', 'gt', 'lt', 'approx', 'tolerance', 'contains', 'length', 'each', 'not'] as const;
+export const MATCHER_KEYS = [
+  'equals',
+  'in',
+  'matches',
+  'flags',
+  'min',
+  'max',
+  'gt',
+  'lt',
+  'approx',
+  'tolerance',
+  'contains',
+  'length',
+  'each',
+  'not',
+] as const;
 const DOLLAR_ONLY = ['$type', '$absent', '$schema'];
 const ALL_KEYS = new Set<string>([...MATCHER_KEYS, ...MATCHER_KEYS.map((k) => `$${k}`), ...DOLLAR_ONLY]);
 const TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'];
@@ -54,7 +69,13 @@ function typeOf(v: unknown): string {
  * const out: Mismatch[] = [];
  * matchValue({ status: 'accepted', amount: { min: 1 } }, body.transaction, 'body.transaction', out);
  */
-export function matchValue(expected: unknown, actual: unknown, path: string, out: Mismatch[], opts: { strict?: boolean; schema?: SchemaCheck } = {}): void {
+export function matchValue(
+  expected: unknown,
+  actual: unknown,
+  path: string,
+  out: Mismatch[],
+  opts: { strict?: boolean; schema?: SchemaCheck } = {},
+): void {
   if (expected === '$any') {
     if (actual === undefined) out.push({ path, expected: 'present (any value)', actual });
     return;
@@ -66,22 +87,33 @@ export function matchValue(expected: unknown, actual: unknown, path: string, out
   if (isMatcher(expected)) return matchMatcher(expected, actual, path, out, opts);
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return void out.push({ path, expected: `an array of ${expected.length}`, actual });
-    if (actual.length !== expected.length) out.push({ path: `${path}.length`, expected: String(expected.length), actual: actual.length });
+    if (actual.length !== expected.length)
+      out.push({ path: `${path}.length`, expected: String(expected.length), actual: actual.length });
     expected.forEach((e, i) => matchValue(e, actual[i], `${path}[${i}]`, out, opts));
     return;
   }
   if (expected && typeof expected === 'object') {
-    if (!actual || typeof actual !== 'object' || Array.isArray(actual)) return void out.push({ path, expected: 'an object', actual });
+    if (!actual || typeof actual !== 'object' || Array.isArray(actual))
+      return void out.push({ path, expected: 'an object', actual });
     const a = actual as Record<string, unknown>;
     for (const [k, e] of Object.entries(expected)) matchValue(e, a[k], path ? `${path}.${k}` : k, out, opts);
-    if (opts.strict) for (const k of Object.keys(a)) if (!(k in (expected as object))) out.push({ path: path ? `${path}.${k}` : k, expected: 'absent (strict)', actual: a[k] });
+    if (opts.strict)
+      for (const k of Object.keys(a))
+        if (!(k in (expected as object)))
+          out.push({ path: path ? `${path}.${k}` : k, expected: 'absent (strict)', actual: a[k] });
     return;
   }
   if (!isDeepStrictEqual(expected, actual)) out.push({ path, expected: show(expected), actual });
 }
 
 /** Internal. */
-function matchMatcher(m: Record<string, unknown>, v: unknown, path: string, out: Mismatch[], opts: { strict?: boolean; schema?: SchemaCheck }): void {
+function matchMatcher(
+  m: Record<string, unknown>,
+  v: unknown,
+  path: string,
+  out: Mismatch[],
+  opts: { strict?: boolean; schema?: SchemaCheck },
+): void {
   const fail = (expected: string) => out.push({ path, expected, actual: v });
   if (has(m, 'absent')) {
     const want = kw(m, 'absent') !== false;
@@ -89,7 +121,8 @@ function matchMatcher(m: Record<string, unknown>, v: unknown, path: string, out:
     if (want) return;
   }
   if (has(m, 'equals') && !isDeepStrictEqual(kw(m, 'equals'), v)) fail(`equals ${show(kw(m, 'equals'))}`);
-  if (has(m, 'in') && !(kw(m, 'in') as unknown[]).some((x) => isDeepStrictEqual(x, v))) fail(`one of ${show(kw(m, 'in'))}`);
+  if (has(m, 'in') && !(kw(m, 'in') as unknown[]).some((x) => isDeepStrictEqual(x, v)))
+    fail(`one of ${show(kw(m, 'in'))}`);
   if (has(m, 'type')) {
     const t = kw(m, 'type') as string;
     const ok = t === 'integer' ? Number.isInteger(v) : typeOf(v) === t;
@@ -97,7 +130,8 @@ function matchMatcher(m: Record<string, unknown>, v: unknown, path: string, out:
   }
   if (has(m, 'matches')) {
     const re = new RegExp(String(kw(m, 'matches')), String(kw(m, 'flags') ?? ''));
-    if (v === undefined || v === null || !re.test(typeof v === 'string' ? v : JSON.stringify(v))) fail(`matching /${kw(m, 'matches')}/${kw(m, 'flags') ?? ''}`);
+    if (v === undefined || v === null || !re.test(typeof v === 'string' ? v : JSON.stringify(v)))
+      fail(`matching /${kw(m, 'matches')}/${kw(m, 'flags') ?? ''}`);
   }
   const num = (k: string, test: (x: number, n: number) => boolean, words: string) => {
     if (!has(m, k)) return;
@@ -133,19 +167,27 @@ function matchMatcher(m: Record<string, unknown>, v: unknown, path: string, out:
   if (has(m, 'not') && probe(kw(m, 'not'), v, opts)) fail(`not ${show(kw(m, 'not'))}`);
   if ('$schema' in m) {
     if (!opts.schema) throw new Error('$schema needs a schema checker');
-    for (const line of opts.schema(m.$schema, v)) out.push({ path, expected: `valid against the schema: ${line}`, actual: v });
+    for (const line of opts.schema(m.$schema, v))
+      out.push({ path, expected: `valid against the schema: ${line}`, actual: v });
   }
 }
 
 /** True when `actual` matches `expected` (no mismatch). */
-export function probe(expected: unknown, actual: unknown, opts: { strict?: boolean; schema?: SchemaCheck } = {}): boolean {
+export function probe(
+  expected: unknown,
+  actual: unknown,
+  opts: { strict?: boolean; schema?: SchemaCheck } = {},
+): boolean {
   const out: Mismatch[] = [];
   matchValue(expected, actual, '', out, opts);
   return out.length === 0;
 }
 
 /** Checks a matcher's own shape before anything runs: bad regex, bad type name. Returns problems as [path, message]. */
-export function checkMatchers(expected: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; message: string }> {
+export function checkMatchers(
+  expected: unknown,
+  path: Array<string | number> = [],
+): Array<{ path: Array<string | number>; message: string }> {
   const out: Array<{ path: Array<string | number>; message: string }> = [];
   const walk = (v: unknown, p: Array<string | number>) => {
     if (Array.isArray(v)) return v.forEach((x, i) => walk(x, [...p, i]));
@@ -159,11 +201,19 @@ export function checkMatchers(expected: unknown, path: Array<string | number> = 
           out.push({ path: [...p, 'matches'], message: `invalid regular expression: ${(err as Error).message}` });
         }
       }
-      if (has(m, 'flags') && !has(m, 'matches')) out.push({ path: [...p, 'flags'], message: 'flags only apply to matches' });
-      if (has(m, 'tolerance') && !has(m, 'approx')) out.push({ path: [...p, 'tolerance'], message: 'tolerance only applies to approx' });
-      if (has(m, 'type') && !TYPES.includes(String(kw(m, 'type')))) out.push({ path: [...p, '$type'], message: `unknown type ${show(kw(m, 'type'))}: expected one of ${TYPES.join(', ')}` });
+      if (has(m, 'flags') && !has(m, 'matches'))
+        out.push({ path: [...p, 'flags'], message: 'flags only apply to matches' });
+      if (has(m, 'tolerance') && !has(m, 'approx'))
+        out.push({ path: [...p, 'tolerance'], message: 'tolerance only applies to approx' });
+      if (has(m, 'type') && !TYPES.includes(String(kw(m, 'type'))))
+        out.push({
+          path: [...p, '$type'],
+          message: `unknown type ${show(kw(m, 'type'))}: expected one of ${TYPES.join(', ')}`,
+        });
       if (has(m, 'in') && !Array.isArray(kw(m, 'in'))) out.push({ path: [...p, 'in'], message: 'expected a list' });
-      for (const k of ['min', 'max', 'gt', 'lt', 'approx', 'tolerance']) if (has(m, k) && typeof kw(m, k) !== 'number' && !(typeof kw(m, k) === 'string')) out.push({ path: [...p, k], message: 'expected a number' });
+      for (const k of ['min', 'max', 'gt', 'lt', 'approx', 'tolerance'])
+        if (has(m, k) && typeof kw(m, k) !== 'number' && !(typeof kw(m, k) === 'string'))
+          out.push({ path: [...p, k], message: 'expected a number' });
       for (const k of ['contains', 'each', 'not', 'length']) if (has(m, k)) walk(kw(m, k), [...p, k]);
       return;
     }

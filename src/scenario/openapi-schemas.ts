@@ -53,35 +53,58 @@ function pointer(ref: string): unknown {
 /** `POST /wallet/send` or `POST /wallet/send 201` → the pointer to its response schema, or a problem. */
 function responsePointer(spec: string): { ref?: string; problem?: string } {
   const m = /^\s*(GET|POST|DELETE|PUT|PATCH)\s+(\/\S*)(?:\s+(\d{3}))?\s*$/i.exec(spec);
-  if (!m) return { problem: `expected "METHOD /path" or "METHOD /path STATUS" (like "GET /wallet/balance"), found ${JSON.stringify(spec)}` };
+  if (!m)
+    return {
+      problem: `expected "METHOD /path" or "METHOD /path STATUS" (like "GET /wallet/balance"), found ${JSON.stringify(spec)}`,
+    };
   const method = m[1]!.toLowerCase();
   const raw = m[2]!.replace(/^\/api\/v1/, '');
   const paths = openapi().doc.paths as Record<string, Record<string, any>>;
   // `/wallet/transactions/:id/accept` and `/wallet/transactions/{id}/accept` both name the template
   const want = `/api/v1${raw.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
-  const path = Object.keys(paths).find((p) => p === want) ?? Object.keys(paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(want));
-  if (!path || !paths[path]![method]) return { problem: `no operation ${method.toUpperCase()} ${raw} in the OpenAPI document — ${hintFor(`${method.toUpperCase()} ${raw}`, Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((o) => `${o.toUpperCase()} ${p.replace('/api/v1', '')}`)), 'operations')}` };
+  const path =
+    Object.keys(paths).find((p) => p === want) ??
+    Object.keys(paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(want));
+  if (!path || !paths[path]![method])
+    return {
+      problem: `no operation ${method.toUpperCase()} ${raw} in the OpenAPI document — ${hintFor(
+        `${method.toUpperCase()} ${raw}`,
+        Object.entries(paths).flatMap(([p, ops]) =>
+          Object.keys(ops).map((o) => `${o.toUpperCase()} ${p.replace('/api/v1', '')}`),
+        ),
+        'operations',
+      )}`,
+    };
   const responses = paths[path]![method].responses as Record<string, unknown>;
   const status = m[3] ?? Object.keys(responses).find((s) => s.startsWith('2'));
-  if (!status || !responses[status]) return { problem: `${method.toUpperCase()} ${raw} documents no ${m[3] ?? 'success'} response; it documents ${Object.keys(responses).join(', ')}` };
+  if (!status || !responses[status])
+    return {
+      problem: `${method.toUpperCase()} ${raw} documents no ${m[3] ?? 'success'} response; it documents ${Object.keys(responses).join(', ')}`,
+    };
   const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
   return { ref: `#/paths/${esc(path)}/${method}/responses/${status}/content/${esc('application/json')}/schema` };
 }
 
 /** Every `$ref` and `response` of a schema, with its path inside the schema. Internal. */
-function refsOf(schema: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; key: '$ref' | 'response'; value: string }> {
+function refsOf(
+  schema: unknown,
+  path: Array<string | number> = [],
+): Array<{ path: Array<string | number>; key: '$ref' | 'response'; value: string }> {
   if (Array.isArray(schema)) return schema.flatMap((s, i) => refsOf(s, [...path, i]));
   if (!schema || typeof schema !== 'object') return [];
   const out: Array<{ path: Array<string | number>; key: '$ref' | 'response'; value: string }> = [];
   for (const [k, v] of Object.entries(schema)) {
-    if ((k === '$ref' || (k === 'response' && path.length === 0)) && typeof v === 'string') out.push({ path: [...path, k], key: k, value: v });
+    if ((k === '$ref' || (k === 'response' && path.length === 0)) && typeof v === 'string')
+      out.push({ path: [...path, k], key: k, value: v });
     else out.push(...refsOf(v, [...path, k]));
   }
   return out;
 }
 
 /** Problems with a schema's references, before anything runs: each names where and what exists. */
-export function checkSchemaRefs(schema: unknown): Array<{ path: Array<string | number>; message: string; hint?: string }> {
+export function checkSchemaRefs(
+  schema: unknown,
+): Array<{ path: Array<string | number>; message: string; hint?: string }> {
   const out: Array<{ path: Array<string | number>; message: string; hint?: string }> = [];
   for (const r of refsOf(schema)) {
     if (r.key === 'response') {
@@ -90,7 +113,11 @@ export function checkSchemaRefs(schema: unknown): Array<{ path: Array<string | n
       continue;
     }
     if (!r.value.startsWith('#')) {
-      out.push({ path: r.path, message: `a $ref points into the API's OpenAPI document and starts with "#/", found ${JSON.stringify(r.value)}`, hint: 'e.g. "#/components/schemas/User"' });
+      out.push({
+        path: r.path,
+        message: `a $ref points into the API's OpenAPI document and starts with "#/", found ${JSON.stringify(r.value)}`,
+        hint: 'e.g. "#/components/schemas/User"',
+      });
       continue;
     }
     if (pointer(r.value) === undefined) {
@@ -137,5 +164,10 @@ export function checkSchema(schema: unknown, value: unknown, config: Record<stri
     d.compiled.set(key, validate);
   }
   if (validate(value)) return [];
-  return (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`);
+  return (validate.errors ?? [])
+    .slice(0, 10)
+    .map(
+      (e) =>
+        `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`,
+    );
 }

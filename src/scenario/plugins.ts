@@ -36,7 +36,12 @@ async function build(files: readonly string[], config: Record<string, unknown>):
   } catch {
     cfg = configFrom({}); // config problems are reported on their own, with positions
   }
-  const registry = await buildRegistry({ config: cfg, log: pino({ level: 'silent' }), pluginsDir: false, plugins: [...files] });
+  const registry = await buildRegistry({
+    config: cfg,
+    log: pino({ level: 'silent' }),
+    pluginsDir: false,
+    plugins: [...files],
+  });
   const failed = registry.plugins?.problems.filter((p) => !p.warning) ?? [];
   if (failed.length) throw new Error(`a plugin did not load: ${failed.map(formatPluginProblem).join('; ')}`);
   return registry;

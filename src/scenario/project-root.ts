@@ -46,8 +46,11 @@ export function outsideRoot(file: string, root: string): string | undefined {
   const target = real(file);
   const base = real(root);
   if (inside(target, base)) return undefined;
-  return inside(resolve(file), resolve(root)) ? `it leads outside the project root ${base} (to ${target}, through a symbolic link)` : `it is outside the project root ${base}`;
+  return inside(resolve(file), resolve(root))
+    ? `it leads outside the project root ${base} (to ${target}, through a symbolic link)`
+    : `it is outside the project root ${base}`;
 }
 
 /** The hint of a refused path: what to do. */
-export const OUTSIDE_HINT = 'scenarios read files only inside their project (the folder of config.yaml or package.json above them): move the file into it, or run with --allow-outside-root if you trust this scenario';
+export const OUTSIDE_HINT =
+  'scenarios read files only inside their project (the folder of config.yaml or package.json above them): move the file into it, or run with --allow-outside-root if you trust this scenario';

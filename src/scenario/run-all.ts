@@ -43,19 +43,33 @@ export function readKeysFile(file: string): Record<string, string> {
   } catch (err) {
     throw new Error(`--keys ${file}: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (!data || typeof data !== 'object' || Array.isArray(data) || !Object.values(data).every((v) => typeof v === 'string' && v.length > 0)) {
-    throw new Error(`--keys ${file}: expected a mapping of user name → API key, like\n  alice: pinbot_…\n  jar: pinbot_…`);
+  if (
+    !data ||
+    typeof data !== 'object' ||
+    Array.isArray(data) ||
+    !Object.values(data).every((v) => typeof v === 'string' && v.length > 0)
+  ) {
+    throw new Error(
+      `--keys ${file}: expected a mapping of user name → API key, like\n  alice: pinbot_…\n  jar: pinbot_…`,
+    );
   }
   return data as Record<string, string>;
 }
 
 /** Loads every file; the problems of all of them, or the scenarios when there are none. */
-export async function loadAll(files: string[], o: { steps?: StepRegistry; remoteUsers?: string[]; allowOutsideRoot?: boolean } = {}): Promise<{ scenarios: LoadedScenario[]; problems: FileProblem[] }> {
+export async function loadAll(
+  files: string[],
+  o: { steps?: StepRegistry; remoteUsers?: string[]; allowOutsideRoot?: boolean } = {},
+): Promise<{ scenarios: LoadedScenario[]; problems: FileProblem[] }> {
   const steps = o.steps ?? builtinSteps();
   const scenarios: LoadedScenario[] = [];
   const problems: FileProblem[] = [];
   for (const f of files) {
-    const r = await loadScenario(f, { steps, remote: o.remoteUsers ? { users: o.remoteUsers } : undefined, allowOutsideRoot: o.allowOutsideRoot });
+    const r = await loadScenario(f, {
+      steps,
+      remote: o.remoteUsers ? { users: o.remoteUsers } : undefined,
+      allowOutsideRoot: o.allowOutsideRoot,
+    });
     problems.push(...r.problems);
     if (r.scenario) scenarios.push(r.scenario);
   }
@@ -87,7 +101,9 @@ export interface RunAllOptions {
 
 /** Which scenarios a run selects (--grep, --tag). */
 export function selectScenarios(all: LoadedScenario[], o: Pick<RunAllOptions, 'grep' | 'tags'>): LoadedScenario[] {
-  return all.filter((s) => (!o.grep || o.grep.test(s.name)) && (!o.tags?.length || s.tags.some((t) => o.tags!.includes(t))));
+  return all.filter(
+    (s) => (!o.grep || o.grep.test(s.name)) && (!o.tags?.length || s.tags.some((t) => o.tags!.includes(t))),
+  );
 }
 
 /**
@@ -95,7 +111,10 @@ export function selectScenarios(all: LoadedScenario[], o: Pick<RunAllOptions, 'g
  * process, or with `threads` in as many worker processes; tells the reporters as it goes and gives
  * them the results (in the scenarios' order) at the end.
  */
-export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {}): Promise<{ results: ScenarioResult[]; summary: Summary }> {
+export async function runAll(
+  scenarios: LoadedScenario[],
+  o: RunAllOptions = {},
+): Promise<{ results: ScenarioResult[]; summary: Summary }> {
   const parallel = Math.max(1, o.parallel ?? availableParallelism());
   const reporters = o.reporters ?? [];
   const listener: RunListener = {
@@ -108,7 +127,15 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
   let done: ScenarioResult[];
   // a kept server must live in this process: --keep runs here
   if (o.threads && !o.keep && parallel > 1 && scenarios.length > 1) {
-    done = await runInWorkers(scenarios, { threads: parallel, bail: o.bail, remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, coverage: o.coverage, listener });
+    done = await runInWorkers(scenarios, {
+      threads: parallel,
+      bail: o.bail,
+      remote: o.remote,
+      allowOutsideRoot: o.allowOutsideRoot,
+      seed: o.seed,
+      coverage: o.coverage,
+      listener,
+    });
   } else {
     const results: ScenarioResult[] = new Array(scenarios.length);
     const stop = { stopped: false };
@@ -116,14 +143,26 @@ export async function runAll(scenarios: LoadedScenario[], o: RunAllOptions = {})
     const worker = async () => {
       while (next < scenarios.length && !stop.stopped) {
         const i = next++;
-        results[i] = await runScenario(scenarios[i]!, { remote: o.remote, listener, stop, keep: o.keep, coverage: o.coverage });
+        results[i] = await runScenario(scenarios[i]!, {
+          remote: o.remote,
+          listener,
+          stop,
+          keep: o.keep,
+          coverage: o.coverage,
+        });
         if (o.bail && results[i]!.status === 'failed') stop.stopped = true;
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, scenarios.length) }, worker));
     done = results.filter(Boolean);
   }
-  const summary: Summary = { total: done.length, passed: done.filter((r) => r.status === 'passed').length, failed: done.filter((r) => r.status === 'failed').length, ms: Math.round(performance.now() - t0), parallel: Math.max(1, Math.min(parallel, scenarios.length)) };
+  const summary: Summary = {
+    total: done.length,
+    passed: done.filter((r) => r.status === 'passed').length,
+    failed: done.filter((r) => r.status === 'failed').length,
+    ms: Math.round(performance.now() - t0),
+    parallel: Math.max(1, Math.min(parallel, scenarios.length)),
+  };
   for (const r of reporters) await r.finish(done, summary);
   return { results: done, summary };
 }

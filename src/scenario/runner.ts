@@ -8,7 +8,15 @@ import { embeddedTarget } from './embedded-target.js';
 import type { LoadedScenario } from './load.js';
 import { remoteTarget } from './remote-target.js';
 import { evalCondition, render } from './templates.js';
-import { StepFailure, type EventKind, type EventWindow, type KeptServer, type StepContext, type StepNode, type Target } from './types.js';
+import {
+  StepFailure,
+  type EventKind,
+  type EventWindow,
+  type KeptServer,
+  type StepContext,
+  type StepNode,
+  type Target,
+} from './types.js';
 import { inSpan, rootContext, SpanStatusCode, tracingOn } from '../telemetry/tracing.js';
 
 /**
@@ -80,12 +88,17 @@ const elapsed = (t0: number) => Math.round(performance.now() - t0);
  */
 export function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Promise<ScenarioResult> {
   if (!tracingOn()) return runSeeded(sc, o);
-  return inSpan('pinbot.scenario', { 'pinbot.scenario': sc.name, 'pinbot.scenario.file': sc.file }, async (span) => {
-    const r = await runSeeded(sc, o);
-    span?.setAttribute('pinbot.scenario.status', r.status);
-    if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
-    return r;
-  }, { parent: rootContext() });
+  return inSpan(
+    'pinbot.scenario',
+    { 'pinbot.scenario': sc.name, 'pinbot.scenario.file': sc.file },
+    async (span) => {
+      const r = await runSeeded(sc, o);
+      span?.setAttribute('pinbot.scenario.status', r.status);
+      if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
+      return r;
+    },
+    { parent: rootContext() },
+  );
 }
 
 /** `runScenario` without its span: embedded, the scenario's PINs, ids and keys come from its seed, so a run repeats them. Internal. */
@@ -98,24 +111,51 @@ function runSeeded(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioR
 }
 
 /** runScenario's work, in the seeded context of an embedded run. Internal. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
   const mode = o.remote ? 'remote' : 'embedded';
-  const base = { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode, started: new Date(systemClock.now()).toISOString() } as const;
+  const base = {
+    file: sc.file,
+    name: sc.name,
+    tags: sc.tags,
+    seed: sc.seed,
+    mode,
+    started: new Date(systemClock.now()).toISOString(),
+  } as const;
   let target: Target;
   try {
-    target = o.remote ? await remoteTarget(sc, o.remote.url, o.remote.keys) : await embeddedTarget(sc, { coverage: o.coverage });
+    target = o.remote
+      ? await remoteTarget(sc, o.remote.url, o.remote.keys)
+      : await embeddedTarget(sc, { coverage: o.coverage });
   } catch (err) {
-    const r: ScenarioResult = { ...base, status: 'failed', ms: elapsed(t0), clock: iso(sc.start), steps: skipAll(sc.steps, ''), error: `setting up: ${(err as Error).message}` };
+    const r: ScenarioResult = {
+      ...base,
+      status: 'failed',
+      ms: elapsed(t0),
+      clock: iso(sc.start),
+      steps: skipAll(sc.steps, ''),
+      error: `setting up: ${(err as Error).message}`,
+    };
     o.listener?.scenarioEnd?.(r);
     return r;
   }
-  const keys = Object.values(target.users).map((u) => u.api_key).filter(Boolean);
+  const keys = Object.values(target.users)
+    .map((u) => u.api_key)
+    .filter(Boolean);
   const mask = (s: string) => keys.reduce((acc, k) => acc.split(k).join(`${k.slice(0, 7)}***`), s);
   const runId = o.remote ? `${sc.seed.toString(36)}-${systemClock.now().toString(36)}` : sc.seed.toString(36);
-  const root: Record<string, unknown> = { ...structuredClone(sc.vars), users: structuredClone(target.users), mode, seed: sc.seed, run_id: runId, scenario: { name: sc.name, file: sc.file } };
-  const live = (scope: Record<string, unknown>) => Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
+  const root: Record<string, unknown> = {
+    ...structuredClone(sc.vars),
+    users: structuredClone(target.users),
+    mode,
+    seed: sc.seed,
+    run_id: runId,
+    scenario: { name: sc.name, file: sc.file },
+  };
+  const live = (scope: Record<string, unknown>) =>
+    Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
   const scopes: Array<Record<string, unknown>> = [root];
   const claimed = new Set<string>();
   // the window of each step that looks back to the start of the last step that acted (expect_none)
@@ -127,7 +167,11 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
   const openWindows = async (opener: StepNode | 'start', id: string): Promise<void> => {
     const watchers = openers.get(opener);
     if (!watchers) return;
-    const win = await snapshot(target, watchers.flatMap((w) => w.kind.windowKinds!(w.raw)), id);
+    const win = await snapshot(
+      target,
+      watchers.flatMap((w) => w.kind.windowKinds!(w.raw)),
+      id,
+    );
     for (const w of watchers) windows.set(w, win);
   };
 
@@ -164,13 +208,21 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
     const label = shownLabel(raw.name ?? node.kind.label(raw), scope);
     const t = performance.now();
     const pos = locate(node.located, node.path);
-    const result: StepResult = { id, label, status: 'passed', ms: 0, clock: '', where: `${node.located.file}:${pos.line}:${pos.col}` };
+    const result: StepResult = {
+      id,
+      label,
+      status: 'passed',
+      ms: 0,
+      clock: '',
+      where: `${node.located.file}:${pos.line}:${pos.col}`,
+    };
     try {
       if (raw.if !== undefined && !evalCondition(raw.if, live(scope))) {
         result.status = 'skipped';
         result.detail = `if ${JSON.stringify(raw.if)} is false`;
       } else {
-        if (node.kind.embeddedOnly && target.mode === 'remote') throw new StepFailure(`step ${id} (${label}): ${node.kind.embeddedOnly}`);
+        if (node.kind.embeddedOnly && target.mode === 'remote')
+          throw new StepFailure(`step ${id} (${label}): ${node.kind.embeddedOnly}`);
         const items: Array<{ item?: unknown; index?: number }> = [];
         if (raw.repeat !== undefined) for (let k = 0; k < raw.repeat; k++) items.push({ index: k });
         else if (raw.for_each !== undefined) {
@@ -184,7 +236,8 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
           try {
             await once(node, inner, result);
           } catch (err) {
-            if (items.length > 1 && err instanceof Error) err.message = `iteration ${k + 1} of ${items.length}: ${err.message}`;
+            if (items.length > 1 && err instanceof Error)
+              err.message = `iteration ${k + 1} of ${items.length}: ${err.message}`;
             throw err;
           } finally {
             if (inner !== scope) scopes.pop();
@@ -195,7 +248,12 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
     } catch (err) {
       result.status = 'failed';
       result.error = mask((err as Error).message);
-      if (err instanceof StepFailure) Object.assign(result, err.extra.diff ? { diff: err.extra.diff } : {}, err.extra.curl ? { curl: err.extra.curl } : {});
+      if (err instanceof StepFailure)
+        Object.assign(
+          result,
+          err.extra.diff ? { diff: err.extra.diff } : {},
+          err.extra.curl ? { curl: err.extra.curl } : {},
+        );
     }
     result.ms = elapsed(t);
     result.clock = iso(target.now());
@@ -243,7 +301,8 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
         return;
       } catch (err) {
         if (!(err instanceof StepFailure) || target.now() >= deadline) {
-          if (err instanceof Error) err.message = `${err.message} (eventually: ${attempt} tr${attempt > 1 ? 'ies' : 'y'} within ${ev.within})`;
+          if (err instanceof Error)
+            err.message = `${err.message} (eventually: ${attempt} tr${attempt > 1 ? 'ies' : 'y'} within ${ev.within})`;
           throw err;
         }
         await target.wait(Math.min(every, deadline - target.now()));
@@ -264,7 +323,15 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
       o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
     } else await target.close().catch(() => undefined);
   }
-  const r: ScenarioResult = { ...base, status: failed ? 'failed' : 'passed', ms: elapsed(t0), clock: end, steps, ...(kept ? { kept } : {}), ...(target.coverage ? { coverage: target.coverage() } : {}) };
+  const r: ScenarioResult = {
+    ...base,
+    status: failed ? 'failed' : 'passed',
+    ms: elapsed(t0),
+    clock: end,
+    steps,
+    ...(kept ? { kept } : {}),
+    ...(target.coverage ? { coverage: target.coverage() } : {}),
+  };
   o.listener?.scenarioEnd?.(r);
   return r;
 }
@@ -311,6 +378,13 @@ function shownLabel(label: string, scope: Record<string, unknown>): string {
 function skipAll(nodes: StepNode[], prefix: string, from = 0): StepResult[] {
   return nodes.map((n, i) => {
     const pos = locate(n.located, n.path);
-    return { id: `${prefix}${from + i + 1}`, label: n.raw.name ?? n.kind.label(n.raw), status: 'skipped', ms: 0, clock: '', where: `${n.located.file}:${pos.line}:${pos.col}` };
+    return {
+      id: `${prefix}${from + i + 1}`,
+      label: n.raw.name ?? n.kind.label(n.raw),
+      status: 'skipped',
+      ms: 0,
+      clock: '',
+      where: `${n.located.file}:${pos.line}:${pos.col}`,
+    };
   });
 }

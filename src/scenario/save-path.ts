@@ -10,12 +10,16 @@ export function checkSavePath(path: string): string | undefined {
   if (path === '$' || path === '$body' || path === '$status') return undefined;
   const rest = path.startsWith('$headers.') ? path.slice(9) : path.replace(/^\$\.?/, '').replace(/^\$body\.?/, '');
   if (path.startsWith('$headers.')) return rest ? undefined : 'expected $headers.NAME';
-  if (!rest || !rest.split('.').every((s) => SEG.test(s) && s !== '')) return `expected a path like transaction.id or transactions[0].id, found ${JSON.stringify(path)}`;
+  if (!rest || !rest.split('.').every((s) => SEG.test(s) && s !== ''))
+    return `expected a path like transaction.id or transactions[0].id, found ${JSON.stringify(path)}`;
   return undefined;
 }
 
 /** Reads a save path from an answer (`{ status, headers, body }`) or any object (`{ body: event }`). */
-export function readPath(from: { status?: number; headers?: Record<string, string>; body: unknown }, path: string): unknown {
+export function readPath(
+  from: { status?: number; headers?: Record<string, string>; body: unknown },
+  path: string,
+): unknown {
   if (path === '$status') return from.status;
   if (path === '$' || path === '$body') return from.body;
   if (path.startsWith('$headers.')) return from.headers?.[path.slice(9).toLowerCase()];

@@ -7,6 +7,7 @@ export const USER_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9 _.-]{0,63}$';
 const VAR_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
 /** The top-level keys of a scenario file (steps and bots as loose items: they are checked one by one). */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSchema {
   const step = loose ? { type: 'object' } : { $ref: '#/definitions/step' };
   return {
@@ -17,47 +18,102 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
       name: { type: 'string', minLength: 1, description: 'what reports call the scenario (default: the file name)' },
       description: { type: 'string' },
       tags: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'for --tag' },
-      seed: { type: 'integer', minimum: 0, maximum: 4294967295, description: 'seed of the PINs, ids and API keys of the embedded server and of {{ run_id }} (default: from the file name; --seed overrides); shown with every failure' },
-      config: { type: 'object', description: 'config.yaml overrides for the embedded server (rate_limits, ubi, wallet, subscription, messaging…)' },
+      seed: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 4294967295,
+        description:
+          'seed of the PINs, ids and API keys of the embedded server and of {{ run_id }} (default: from the file name; --seed overrides); shown with every failure',
+      },
+      config: {
+        type: 'object',
+        description:
+          'config.yaml overrides for the embedded server (rate_limits, ubi, wallet, subscription, messaging…)',
+      },
       clock: {
         type: 'object',
         additionalProperties: false,
-        properties: { start: { type: 'string', description: 'where the virtual clock starts (ISO 8601; default 2026-01-01T09:00:00Z)' } },
+        properties: {
+          start: {
+            type: 'string',
+            description: 'where the virtual clock starts (ISO 8601; default 2026-01-01T09:00:00Z)',
+          },
+        },
       },
       users: {
         type: 'object',
-        description: 'users created fresh for the scenario, by name; templates see users.NAME.pin_code, .id, .api_key, .display_name',
+        description:
+          'users created fresh for the scenario, by name; templates see users.NAME.pin_code, .id, .api_key, .display_name',
         propertyNames: { pattern: USER_NAME_PATTERN },
         additionalProperties: {
           type: ['object', 'null'],
           additionalProperties: false,
           properties: {
             balance: { type: 'number', minimum: 0, description: 'starting balance (an operator grant)' },
-            subscribed_days: { type: 'integer', minimum: 0, description: 'days of subscription from the start (0: none; default: the trial)' },
-            contacts: { type: 'array', items: { type: 'string' }, description: 'users of the scenario this one is already in contact with' },
+            subscribed_days: {
+              type: 'integer',
+              minimum: 0,
+              description: 'days of subscription from the start (0: none; default: the trial)',
+            },
+            contacts: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'users of the scenario this one is already in contact with',
+            },
           },
         },
       },
       bots: {
         type: 'array',
-        description: 'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
+        description:
+          'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
         items: loose
           ? {}
           : {
               anyOf: [
                 { type: 'string', minLength: 1 },
-                { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', minLength: 1 }, as: { type: 'string', minLength: 1 }, vars: { type: 'object', description: "overrides keys of the bot file's vars: (values may name users: \"{{ users.alice.pin_code }}\")" } } },
+                {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['file'],
+                  properties: {
+                    file: { type: 'string', minLength: 1 },
+                    as: { type: 'string', minLength: 1 },
+                    vars: {
+                      type: 'object',
+                      description:
+                        'overrides keys of the bot file\'s vars: (values may name users: "{{ users.alice.pin_code }}")',
+                    },
+                  },
+                },
                 { type: 'object', required: ['name', 'rules'], description: 'an inline bot (see bot.schema.json)' },
               ],
             },
       },
-      plugins: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'plugin files (relative to this file) whose actions, conditions and triggers the bots may use' },
-      vars: { type: 'object', propertyNames: { pattern: VAR_NAME }, description: 'variables for templates: name → value' },
+      plugins: {
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
+        description: 'plugin files (relative to this file) whose actions, conditions and triggers the bots may use',
+      },
+      vars: {
+        type: 'object',
+        propertyNames: { pattern: VAR_NAME },
+        description: 'variables for templates: name → value',
+      },
       params: {
-        description: 'fragments only: the parameters `use:` passes with `with:` (a list of names, or name → { default, description })',
+        description:
+          'fragments only: the parameters `use:` passes with `with:` (a list of names, or name → { default, description })',
         anyOf: [
           { type: 'array', items: { type: 'string', pattern: VAR_NAME } },
-          { type: 'object', propertyNames: { pattern: VAR_NAME }, additionalProperties: { type: ['object', 'null'], additionalProperties: false, properties: { default: {}, description: { type: 'string' } } } },
+          {
+            type: 'object',
+            propertyNames: { pattern: VAR_NAME },
+            additionalProperties: {
+              type: ['object', 'null'],
+              additionalProperties: false,
+              properties: { default: {}, description: { type: 'string' } },
+            },
+          },
         ],
       },
       steps: { type: 'array', items: step, description: 'the steps, in order' },

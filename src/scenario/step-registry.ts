@@ -6,19 +6,35 @@ import type { JsonSchema, StepKind } from './types.js';
  */
 export const MODIFIERS: Record<string, JsonSchema> = {
   name: { type: 'string', minLength: 1, description: 'what the report calls this step' },
-  if: { type: ['string', 'boolean'], description: 'run the step only when this holds (a Liquid expression: tip > 5 and mode == "embedded")' },
+  if: {
+    type: ['string', 'boolean'],
+    description: 'run the step only when this holds (a Liquid expression: tip > 5 and mode == "embedded")',
+  },
   eventually: {
     type: 'object',
     additionalProperties: false,
     required: ['within'],
     description: 're-run the step until it passes, within a duration of scenario time',
     properties: {
-      within: { type: 'string', pattern: '^(\\d+(ms|s|m|h|d|w))+$', description: 'give up after this long (scenario time)' },
+      within: {
+        type: 'string',
+        pattern: '^(\\d+(ms|s|m|h|d|w))+$',
+        description: 'give up after this long (scenario time)',
+      },
       every: { type: 'string', pattern: '^(\\d+(ms|s|m|h|d|w))+$', description: 'time between tries (default 1s)' },
     },
   },
-  repeat: { type: 'integer', minimum: 1, maximum: 10000, description: 'run the step this many times ({{ index }} counts from 0)' },
-  for_each: { type: ['array', 'string'], description: 'run the step once per item ({{ item }}, {{ index }}): a list, or a template giving one ("{{ names }}")' },
+  repeat: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 10000,
+    description: 'run the step this many times ({{ index }} counts from 0)',
+  },
+  for_each: {
+    type: ['array', 'string'],
+    description:
+      'run the step once per item ({{ item }}, {{ index }}): a list, or a template giving one ("{{ names }}")',
+  },
 };
 
 /**
@@ -33,8 +49,10 @@ export class StepRegistry {
 
   add(kind: StepKind<any>): this {
     if (this.frozen) throw new Error(`cannot add the step kind ${kind.name}: the step registry is frozen`);
-    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(kind.name)) throw new Error(`step kind name ${JSON.stringify(kind.name)} must be lower-case words`);
-    if (this.kinds.has(kind.name) || kind.name in MODIFIERS) throw new Error(`a step kind or key named ${kind.name} already exists`);
+    if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(kind.name))
+      throw new Error(`step kind name ${JSON.stringify(kind.name)} must be lower-case words`);
+    if (this.kinds.has(kind.name) || kind.name in MODIFIERS)
+      throw new Error(`a step kind or key named ${kind.name} already exists`);
     this.kinds.set(kind.name, kind as StepKind);
     return this;
   }

@@ -1,5 +1,10 @@
 import { Liquid } from 'liquidjs';
-import { expressionProblem, tagExpressionProblems, type ExpressionProblem, type ExpressionWhere } from '../runtime/index.js';
+import {
+  expressionProblem,
+  tagExpressionProblems,
+  type ExpressionProblem,
+  type ExpressionWhere,
+} from '../runtime/index.js';
 
 /**
  * Templates in scenario values: `"{{ users.alice.pin_code }}"`, `"tip {{ tx }}"`, with Liquid
@@ -58,7 +63,8 @@ export function evalCondition(expr: string | boolean, scope: Record<string, unkn
 
 /** How scenario files compute a value before comparing it, or split a condition. */
 const SCENARIO_EXPRESSIONS: ExpressionWhere = {
-  computeFirst: 'compute the value first in a set: step (set: { limit: "{{ limit | default: 20 }}" }), then compare the variable: amount < limit',
+  computeFirst:
+    'compute the value first in a set: step (set: { limit: "{{ limit | default: 20 }}" }), then compare the variable: amount < limit',
   split: 'split it into two assert steps, or compute a part first in a set: step',
 };
 
@@ -89,5 +95,7 @@ export function conditionVariables(expr: string): Array<Array<string | number>> 
 }
 
 function firstLine(err: unknown): string {
-  return String((err as Error)?.message ?? err).split('\n')[0]!.replace(/, line:\d+, col:\d+/, '');
+  return String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .replace(/, line:\d+, col:\d+/, '');
 }

@@ -179,7 +179,11 @@ export interface CheckContext {
   /** True when the scenario will run against a remote server. */
   readonly remote: boolean;
   /** Loads, checks and returns a fragment's steps for `use:` (problems are reported). */
-  fragment(file: string, withValues: Record<string, unknown>, path: Path): { children: StepNode[]; params: StepNode['params'] } | undefined;
+  fragment(
+    file: string,
+    withValues: Record<string, unknown>,
+    path: Path,
+  ): { children: StepNode[]; params: StepNode['params'] } | undefined;
 }
 
 /**

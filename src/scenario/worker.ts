@@ -25,7 +25,11 @@ async function run(index: number, file: string): Promise<void> {
   try {
     let sc = loaded.get(file);
     if (!sc) {
-      const r = await loadScenario(file, { steps, remote: setup.remote ? { users: Object.keys(setup.remote.keys) } : undefined, allowOutsideRoot: setup.allowOutsideRoot });
+      const r = await loadScenario(file, {
+        steps,
+        remote: setup.remote ? { users: Object.keys(setup.remote.keys) } : undefined,
+        allowOutsideRoot: setup.allowOutsideRoot,
+      });
       if (!r.scenario) throw new Error(`${file} became invalid: ${r.problems[0]?.message ?? 'unknown problem'}`);
       if (setup.seed !== undefined) r.scenario.seed = setup.seed;
       loaded.set(file, (sc = r.scenario));

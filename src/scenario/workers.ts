@@ -8,7 +8,9 @@ import type { RunListener, ScenarioResult, StepResult } from './runner.js';
  * What a worker process runs: compiled, worker.js itself (no loader to start); from the sources
  * (tests, a checkout run with PINBOT_FROM_SOURCE=1), worker-entry.js, which registers tsx first.
  */
-const WORKER_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.js' : './worker.js', import.meta.url));
+const WORKER_ENTRY = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './worker-entry.js' : './worker.js', import.meta.url),
+);
 
 /** What a worker is started with (in its environment). Internal. */
 export interface WorkerSetup {
@@ -35,7 +37,18 @@ export type ToMain =
  * Each worker loads the scenario files itself; reports are told in this process, as for an
  * in-process run.
  */
-export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: number; bail?: boolean; remote?: WorkerSetup['remote']; allowOutsideRoot?: boolean; seed?: number; coverage?: boolean; listener: RunListener }): Promise<ScenarioResult[]> {
+export async function runInWorkers(
+  scenarios: LoadedScenario[],
+  o: {
+    threads: number;
+    bail?: boolean;
+    remote?: WorkerSetup['remote'];
+    allowOutsideRoot?: boolean;
+    seed?: number;
+    coverage?: boolean;
+    listener: RunListener;
+  },
+): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = new Array(scenarios.length);
   let next = 0;
   let stopped = false;
@@ -45,7 +58,19 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
   const started = new Map<number, string>();
   const failed = (index: number, error: string): ScenarioResult => {
     const sc = scenarios[index]!;
-    return { file: sc.file, name: sc.name, tags: sc.tags, seed: sc.seed, mode: o.remote ? 'remote' : 'embedded', status: 'failed', started: started.get(index) ?? new Date(systemClock.now()).toISOString(), ms: 0, clock: '', steps: [], error };
+    return {
+      file: sc.file,
+      name: sc.name,
+      tags: sc.tags,
+      seed: sc.seed,
+      mode: o.remote ? 'remote' : 'embedded',
+      status: 'failed',
+      started: started.get(index) ?? new Date(systemClock.now()).toISOString(),
+      ms: 0,
+      clock: '',
+      steps: [],
+      error,
+    };
   };
   await new Promise<void>((resolve) => {
     const finishIfDone = () => {
@@ -71,7 +96,15 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
     };
     for (let i = 0; i < Math.min(o.threads, scenarios.length); i++) {
       const w = fork(WORKER_ENTRY, [], {
-        env: { ...process.env, PINBOT_SCENARIO_WORKER: JSON.stringify({ remote: o.remote, allowOutsideRoot: o.allowOutsideRoot, seed: o.seed, coverage: o.coverage } satisfies WorkerSetup) },
+        env: {
+          ...process.env,
+          PINBOT_SCENARIO_WORKER: JSON.stringify({
+            remote: o.remote,
+            allowOutsideRoot: o.allowOutsideRoot,
+            seed: o.seed,
+            coverage: o.coverage,
+          } satisfies WorkerSetup),
+        },
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: [],
       });
@@ -86,11 +119,18 @@ export async function runInWorkers(scenarios: LoadedScenario[], o: { threads: nu
       });
       // a worker that dies fails the scenario it was running; the others go on
       w.on('exit', (code, signal) => {
-        if (current.has(w)) end(w, failed(current.get(w)!, `the scenario worker stopped (${signal ?? `exit ${code}`}) while running it`));
+        if (current.has(w))
+          end(w, failed(current.get(w)!, `the scenario worker stopped (${signal ?? `exit ${code}`}) while running it`));
         finishIfDone();
       });
     }
   });
-  await Promise.all(workers.map((w) => (w.exitCode !== null || w.signalCode !== null ? undefined : new Promise((r) => (w.once('exit', r), w.send({ type: 'exit' } satisfies ToWorker))))));
+  await Promise.all(
+    workers.map((w) =>
+      w.exitCode !== null || w.signalCode !== null
+        ? undefined
+        : new Promise((r) => (w.once('exit', r), w.send({ type: 'exit' } satisfies ToWorker))),
+    ),
+  );
   return results.filter(Boolean);
 }

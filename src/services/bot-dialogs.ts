@@ -52,12 +52,22 @@ export function dialogCommands(host: () => BotHost | undefined): Record<string, 
     },
     'bots.end_dialog': async (_ctx, args) => {
       const { name, runner } = runnerOf(args);
-      const pin = String(args.pin ?? '').trim().toUpperCase();
-      if (!/^[A-Z0-9]{6}$/.test(pin)) throw new AdminError(`--pin: "${String(args.pin ?? '')}" is not a PIN (6 letters or digits); \`pinbot bots dialogs ${name}\` lists who is in a dialog`);
+      const pin = String(args.pin ?? '')
+        .trim()
+        .toUpperCase();
+      if (!/^[A-Z0-9]{6}$/.test(pin))
+        throw new AdminError(
+          `--pin: "${String(args.pin ?? '')}" is not a PIN (6 letters or digits); \`pinbot bots dialogs ${name}\` lists who is in a dialog`,
+        );
       const had = runner.dialogs().filter((d) => d.person.pin_code === pin);
-      if (had.length === 0) throw new AdminError(`${pin} is in no dialog with ${name}; \`pinbot bots dialogs ${name}\` lists who is`);
-      const ended = await runner.endDialogs(pin, args.conversation === undefined ? undefined : String(args.conversation));
-      if (ended.length === 0) throw new AdminError(`${pin}'s dialog with ${name} is handling an answer right now; try again in a moment`);
+      if (had.length === 0)
+        throw new AdminError(`${pin} is in no dialog with ${name}; \`pinbot bots dialogs ${name}\` lists who is`);
+      const ended = await runner.endDialogs(
+        pin,
+        args.conversation === undefined ? undefined : String(args.conversation),
+      );
+      if (ended.length === 0)
+        throw new AdminError(`${pin}'s dialog with ${name} is handling an answer right now; try again in a moment`);
       return { bot: name, ended: ended.map(dialogView) };
     },
   };

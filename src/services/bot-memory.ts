@@ -26,7 +26,15 @@ export interface MemoryView {
   forgot?: string[] | 'all';
 }
 
-const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+const list = (v: unknown): string[] =>
+  Array.isArray(v)
+    ? v.map(String)
+    : typeof v === 'string' && v
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
 
 /**
  * Shows a bot's memory, of one person or conversation or of everyone; with `forget` (keys, or
@@ -36,14 +44,22 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeo
  */
 export async function memoryCommand(memory: BotMemory, args: AdminArgs): Promise<MemoryView> {
   const person = typeof args.person === 'string' && args.person.trim() ? normalizePin(args.person) : undefined;
-  const conversation = typeof args.conversation === 'string' && args.conversation.trim() ? args.conversation.trim() : undefined;
+  const conversation =
+    typeof args.conversation === 'string' && args.conversation.trim() ? args.conversation.trim() : undefined;
   if (person && conversation) throw new AdminError('give --person or --conversation, not both');
   const keys = list(args.forget);
   const all = args.forget_all === true;
-  const subject = person ? { scope: 'person' as const, subject: person } : conversation ? { scope: 'conversation' as const, subject: conversation } : undefined;
+  const subject = person
+    ? { scope: 'person' as const, subject: person }
+    : conversation
+      ? { scope: 'conversation' as const, subject: conversation }
+      : undefined;
   let forgot: MemoryView['forgot'];
   if (keys.length || all) {
-    if (!subject) throw new AdminError('--forget and --forget-all need --person PIN (or --conversation ID): whose memory to forget');
+    if (!subject)
+      throw new AdminError(
+        '--forget and --forget-all need --person PIN (or --conversation ID): whose memory to forget',
+      );
     await memory.apply([{ ...subject, forget: all ? 'all' : keys }]);
     forgot = all ? 'all' : keys;
   }
@@ -61,13 +77,23 @@ export async function memoryCommand(memory: BotMemory, args: AdminArgs): Promise
 }
 
 /** A bot's memory in a store opened by the CLI (no server runs the bot): its file's options, when known. */
-export function offlineMemory(store: Store, bot: string, options: MemoryOptions | undefined, now: () => number): BotMemory {
+export function offlineMemory(
+  store: Store,
+  bot: string,
+  options: MemoryOptions | undefined,
+  now: () => number,
+): BotMemory {
   return new BotMemory(store, bot, options ?? DEFAULT_MEMORY, now);
 }
 
 /** 90d, 2h, 15m, 30s. Internal. */
 function duration(ms: number): string {
-  for (const [unit, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) if (ms >= n) return `${Math.round(ms / n)}${unit}`;
+  for (const [unit, n] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const)
+    if (ms >= n) return `${Math.round(ms / n)}${unit}`;
   return `${Math.round(ms / 1000)}s`;
 }
 
@@ -81,7 +107,8 @@ export function formatMemory(v: MemoryView): string {
   if (!v.subjects.length) lines.push('  (nothing remembered)');
   for (const s of v.subjects) {
     lines.push(`  ${s.scope} ${s.subject}`);
-    for (const [k, e] of Object.entries(s.entries)) lines.push(`    ${k} = ${JSON.stringify(e.value)}   (written ${e.written_at})`);
+    for (const [k, e] of Object.entries(s.entries))
+      lines.push(`    ${k} = ${JSON.stringify(e.value)}   (written ${e.written_at})`);
   }
   return lines.join('\n');
 }

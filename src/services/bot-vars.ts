@@ -28,10 +28,15 @@ export const botVarsCommand: AdminCommand = async (ctx, args) => {
     const metas = tx.col(BotMetas);
     const m = metas.get(name);
     if (!m) {
-      const like = suggest(name, [...metas.all()].map((b) => b.id));
+      const like = suggest(
+        name,
+        [...metas.all()].map((b) => b.id),
+      );
       const meant = like ? `; did you mean "${like}"?` : '';
       const why = 'a bot has them once it has started (a bot of a remote server keeps them under DATA/bots/remote)';
-      throw new AdminError(`no bot named ${name} has variables in this store${meant}: ${why}; see \`pinbot bots list\``);
+      throw new AdminError(
+        `no bot named ${name} has variables in this store${meant}: ${why}; see \`pinbot bots list\``,
+      );
     }
     if (!reset) return { bot: name, vars: m.vars, ...(m.file_vars ? { file_vars: m.file_vars } : {}) };
     const vars = structuredClone(m.file_vars ?? {});

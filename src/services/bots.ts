@@ -21,14 +21,19 @@ const limitOf = (args: Record<string, unknown>) => {
  * and `bots.resume`. `serve` adds them with its bots; a scenario's server (kept up by
  * `scenario run --keep`) with the host of its world, so `pinbot bots trace --data DIR` works there too.
  */
-export function botAdminCommands(host: () => BotHost | undefined, ctx: () => ServerContext | undefined): Record<string, AdminCommand> {
+export function botAdminCommands(
+  host: () => BotHost | undefined,
+  ctx: () => ServerContext | undefined,
+): Record<string, AdminCommand> {
   return {
     'bots.status': async () => ({ bots: host()?.status() ?? [] }),
     'bots.reload': async () => ({ bots: (await host()?.reload()) ?? [] }),
     'bots.pause': async (_ctx, args) => {
       const name = String(args.name ?? '');
-      if (ctx()?.deployment.shared) throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
-      if (!(await host()?.pause(name))) throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
+      if (ctx()?.deployment.shared)
+        throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
+      if (!(await host()?.pause(name)))
+        throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
       return { bot: name, status: 'paused' };
     },
     'bots.resume': async (_ctx, args) => {
@@ -44,8 +49,13 @@ export function botAdminCommands(host: () => BotHost | undefined, ctx: () => Ser
       const traces = here ?? (await ctx()?.deployment.storedTraces(name, limit));
       if (!traces) {
         // `tip_jar` for `tip-jar`: name the bot that was meant
-        const like = suggest(name, (host()?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])));
-        throw new AdminError(`no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``);
+        const like = suggest(
+          name,
+          (host()?.status() ?? []).flatMap((b) => (b.name ? [b.name] : [])),
+        );
+        throw new AdminError(
+          `no bot named ${name} has traces; ${like ? `did you mean "${like}"? ` : ''}see \`pinbot bots list\``,
+        );
       }
       // `serve --virtual-clock`: a change held until the clock moves is not a run yet: say so
       const waiting = host()?.waitingForClock(name);
@@ -92,7 +102,12 @@ export function createBotsService(): ServerService {
       const dir = resolve(config.bots.dir);
       const stateDir = join(ctx.dataDir, DATA_DIR.bots);
       // the deployment (file store, or several processes on one database) is decided there, once
-      const deps = ctx.deployment.botHostDeps({ env: ctx.env, url: ctx.url, stateDir, lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 } });
+      const deps = ctx.deployment.botHostDeps({
+        env: ctx.env,
+        url: ctx.url,
+        stateDir,
+        lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 },
+      });
       host = new BotHost({
         registry: ctx.registry,
         log,
@@ -111,12 +126,18 @@ export function createBotsService(): ServerService {
       // pushes (plugins' push sources) for bots placed in other processes go through the shared store
       const plugins = deps.placement ? ctx.registry.plugins : undefined;
       const running = host;
-      plugins?.relayTo({ push: (trigger, event, only) => running.pushElsewhere(trigger, event, only), listeners: (trigger) => running.listenersElsewhere(trigger) });
+      plugins?.relayTo({
+        push: (trigger, event, only) => running.pushElsewhere(trigger, event, only),
+        listeners: (trigger) => running.listenersElsewhere(trigger),
+      });
       unrelay = () => plugins?.relayTo(undefined);
       const report = await host.start();
       const invalid = report.filter((b) => b.status === 'invalid');
       const elsewhere = report.filter((b) => b.status === 'elsewhere').length;
-      log.info({ dir, bots: report.length, invalid: invalid.length, elsewhere }, `bots: ${report.length - invalid.length - elsewhere} of ${report.length} started from ${dir}${elsewhere ? `; ${elsewhere} run in other processes on the database` : ''}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`);
+      log.info(
+        { dir, bots: report.length, invalid: invalid.length, elsewhere },
+        `bots: ${report.length - invalid.length - elsewhere} of ${report.length} started from ${dir}${elsewhere ? `; ${elsewhere} run in other processes on the database` : ''}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`,
+      );
       unwatch = watchBots(dir, () => void host?.reload().catch((err) => log.error({ err }, 'bots reload failed')));
     },
     async stop() {

@@ -13,5 +13,7 @@ export type { ServerContext, ServerService } from './types.js';
  * area adds its service here.
  */
 export function defaultServices({ bots = true }: { bots?: boolean } = {}): ServerService[] {
-  return bots ? [ubiService(), pluginsService(), createBotsService(), metricsService()] : [ubiService(), pluginsService(), metricsService()];
+  return bots
+    ? [ubiService(), pluginsService(), createBotsService(), metricsService()]
+    : [ubiService(), pluginsService(), metricsService()];
 }

@@ -26,7 +26,10 @@ export function metricsAccess(m: Config['metrics'], host: string): MetricsAccess
   if (m.token !== undefined) return { serve: 'token', token: m.token };
   if (isLoopback(host)) return { serve: 'open' };
   const why = `the server listens on ${host}, not on a loopback address, and metrics.token is not set`;
-  if (m.enabled === true) throw new Error(`config.yaml: metrics.enabled is true but ${why}: /metrics would be open to anyone. Set metrics.token: \${env:PINBOT_METRICS_TOKEN} (16+ characters) and send it as Authorization: Bearer …`);
+  if (m.enabled === true)
+    throw new Error(
+      `config.yaml: metrics.enabled is true but ${why}: /metrics would be open to anyone. Set metrics.token: \${env:PINBOT_METRICS_TOKEN} (16+ characters) and send it as Authorization: Bearer …`,
+    );
   return { serve: false, why };
 }
 
@@ -40,31 +43,61 @@ function bearerMatches(req: IncomingMessage, wanted: Buffer): boolean {
 }
 
 /** A JSON error in the API's shape. Internal. */
-function refuse(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+function refuse(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ error: { code, message } });
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    ...headers,
+  });
   res.end(body);
 }
 
 /** The handler of /metrics under `access` (served: open or token). */
-export function metricsHandler(access: Exclude<MetricsAccess, { serve: false }>): (req: IncomingMessage, res: ServerResponse) => void {
+export function metricsHandler(
+  access: Exclude<MetricsAccess, { serve: false }>,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const wanted = access.serve === 'token' ? digest(access.token) : undefined;
   return (req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics') return refuse(res, 404, 'not_found', 'no such path; the metrics are at /metrics');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'method_not_allowed', 'use GET /metrics', { Allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return refuse(res, 405, 'method_not_allowed', 'use GET /metrics', { Allow: 'GET, HEAD' });
     if (wanted) {
-      if (!bearerMatches(req, wanted)) return refuse(res, 401, 'unauthorized', 'send the metrics token of config.yaml (metrics.token) as Authorization: Bearer <token>', { 'WWW-Authenticate': 'Bearer realm="pinbot metrics"' });
+      if (!bearerMatches(req, wanted))
+        return refuse(
+          res,
+          401,
+          'unauthorized',
+          'send the metrics token of config.yaml (metrics.token) as Authorization: Bearer <token>',
+          { 'WWW-Authenticate': 'Bearer realm="pinbot metrics"' },
+        );
     } else if (!isLoopback(hostOf(req.headers.host))) {
       // a page of another site whose name points at 127.0.0.1 (DNS rebinding) names its own host
-      return refuse(res, 421, 'misdirected_request', '/metrics answers only to a loopback host name (127.0.0.1, localhost, [::1]) unless metrics.token is set');
+      return refuse(
+        res,
+        421,
+        'misdirected_request',
+        '/metrics answers only to a loopback host name (127.0.0.1, localhost, [::1]) unless metrics.token is set',
+      );
     }
     metricsText().then(
       ({ text, contentType }) => {
-        res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+        res.writeHead(200, {
+          'Content-Type': contentType,
+          'Content-Length': Buffer.byteLength(text),
+          'Cache-Control': 'no-store',
+        });
         res.end(req.method === 'HEAD' ? undefined : text);
       },
-      (err: unknown) => refuse(res, 500, 'internal_error', `the metrics could not be collected: ${(err as Error).message}`),
+      (err: unknown) =>
+        refuse(res, 500, 'internal_error', `the metrics could not be collected: ${(err as Error).message}`),
     );
   };
 }

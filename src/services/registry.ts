@@ -33,14 +33,34 @@ export interface BuildRegistryOptions {
 export type ProjectRegistry = Registry & { readonly plugins?: PluginHost };
 
 /** Words templates and conditions already give a meaning to. Internal. */
-const SCOPE_WORDS = ['event', 'bot', 'me', 'vars', 'steps', 'now', 'wallet', 'type', 'event_id', 'plugins', 'pinbot', 'config'];
+const SCOPE_WORDS = [
+  'event',
+  'bot',
+  'me',
+  'vars',
+  'steps',
+  'now',
+  'wallet',
+  'type',
+  'event_id',
+  'plugins',
+  'pinbot',
+  'config',
+];
 
 /** Names a plugin may not take: built-in entries and their first words, event fields. Internal. */
 function reservedNames(registry: Registry): Map<string, string> {
   const out = new Map<string, string>();
   for (const w of SCOPE_WORDS) out.set(w, `a word of templates and conditions (${w})`);
-  for (const t of registry.triggers.values()) for (const f of knownFields(t.example)) out.set(f.split('.')[0]!, `the field ${f.split('.')[0]} of ${t.name} events (conditions name fields)`);
-  for (const [kind, map] of [['trigger', registry.triggers], ['condition', registry.conditions], ['action', registry.actions], ['source', registry.sources]] as const) {
+  for (const t of registry.triggers.values())
+    for (const f of knownFields(t.example))
+      out.set(f.split('.')[0]!, `the field ${f.split('.')[0]} of ${t.name} events (conditions name fields)`);
+  for (const [kind, map] of [
+    ['trigger', registry.triggers],
+    ['condition', registry.conditions],
+    ['action', registry.actions],
+    ['source', registry.sources],
+  ] as const) {
     for (const name of map.keys()) out.set(name.split('.')[0]!, `the built-in ${kind} ${name}`);
   }
   return out;
@@ -59,11 +79,16 @@ function reservedNames(registry: Registry): Map<string, string> {
 export async function buildRegistry(o: BuildRegistryOptions): Promise<ProjectRegistry> {
   const registry = createRegistry();
   if (o.safe) {
-    o.log.warn('safe mode: no plugins are loaded (bots that use plugin entries are invalid until pinbot starts without --safe)');
+    o.log.warn(
+      'safe mode: no plugins are loaded (bots that use plugin entries are invalid until pinbot starts without --safe)',
+    );
     return registry.markPluginsOff('safe mode (serve --safe) loads no plugins: start pinbot without --safe').freeze();
   }
   const projectDir = resolve(o.projectDir ?? '.');
-  const dir = o.pluginsDir === false ? undefined : resolve(projectDir, typeof o.pluginsDir === 'string' ? o.pluginsDir : o.config.plugins.dir);
+  const dir =
+    o.pluginsDir === false
+      ? undefined
+      : resolve(projectDir, typeof o.pluginsDir === 'string' ? o.pluginsDir : o.config.plugins.dir);
   const given = o.plugins ?? [];
   const collected = await collectPlugins({
     dir,
@@ -79,13 +104,20 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<ProjectReg
       timeoutMs: parseDuration(o.config.runtime.step_timeout) ?? 10_000,
       quarantineAfter: o.config.plugins.quarantine_after ?? 5,
       maxBodyBytes: o.config.plugins.max_body_bytes ?? MAX_BODY_BYTES,
-      state: { maxKeys: o.config.plugins.state?.max_keys ?? STATE_MAX_KEYS, maxBytes: o.config.plugins.state?.max_bytes ?? STATE_MAX_TOTAL_BYTES },
+      state: {
+        maxKeys: o.config.plugins.state?.max_keys ?? STATE_MAX_KEYS,
+        maxBytes: o.config.plugins.state?.max_bytes ?? STATE_MAX_TOTAL_BYTES,
+      },
       log: o.log,
     },
   });
   const host = new PluginHost(collected);
   host.register(registry);
-  for (const p of collected.problems) o.log[p.warning ? 'warn' : 'error'](`plugin problem: ${p.where}: ${p.message}${p.hint ? ` — ${p.hint}` : ''}`);
-  if (collected.instances.length) o.log.debug(`plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`);
+  for (const p of collected.problems)
+    o.log[p.warning ? 'warn' : 'error'](`plugin problem: ${p.where}: ${p.message}${p.hint ? ` — ${p.hint}` : ''}`);
+  if (collected.instances.length)
+    o.log.debug(
+      `plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`,
+    );
   return Object.assign(registry.freeze(), { plugins: host });
 }

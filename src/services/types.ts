@@ -30,7 +30,11 @@ export interface ServerContext {
    * `authenticated` vouches for (checked before the handler; a valid session, say). Absent where
    * there is no HTTP server.
    */
-  mount?(prefix: string, handler: (req: IncomingMessage, res: ServerResponse) => void, authenticated?: (req: IncomingMessage) => boolean): void;
+  mount?(
+    prefix: string,
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    authenticated?: (req: IncomingMessage) => boolean,
+  ): void;
   /**
    * Where the data lives (file or PostgreSQL shared by several processes), decided once by
    * `openDeployment`: the bots' storage and placement, stored traces (docs/scaling.md).

@@ -56,7 +56,11 @@ export function routeOf(req: { originalUrl?: string; url?: string }): string {
  * Counts a finished request: `pinbot_http_requests_total{route,method,status}` and
  * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now.
  */
-export function recordRequest(req: { method?: string; originalUrl?: string; url?: string }, status: number, ms: number): void {
+export function recordRequest(
+  req: { method?: string; originalUrl?: string; url?: string },
+  status: number,
+  ms: number,
+): void {
   const r = (req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '');
   const method = req.method !== undefined && METHODS.has(req.method) ? req.method : 'other';
   let m = r.byMethod.get(method);

@@ -16,7 +16,11 @@ export function traceRequests(listener: RequestListener): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
     const parent = extractTraceContext(req.headers);
     const method = req.method ?? 'GET';
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+      parent,
+    );
     res.once('close', () => {
       const route = routeOf(req);
       span.updateName(`${method} ${route}`);

@@ -13,7 +13,8 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 
 /** Starts the SDK; returns its shutdown (flushes the spans not yet exported). */
 export async function startSdk(env: NodeJS.ProcessEnv, warn: (msg: string) => void): Promise<() => Promise<void>> {
-  const say = (...args: unknown[]) => warn(args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+  const say = (...args: unknown[]) =>
+    warn(args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
   const quiet = () => undefined;
   diag.setLogger({ error: say, warn: say, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
   const sdk = new NodeSDK({

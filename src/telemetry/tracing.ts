@@ -10,7 +10,17 @@
  * → the bot's own API request (client span, `traceparent` sent, so a remote pinbot's server span
  * joins the trace).
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 
 let on = false;
 let stopSdk: (() => Promise<void>) | undefined;
@@ -27,7 +37,9 @@ export function tracingOn(): boolean {
  */
 export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((s) => s.trim()).filter(Boolean);
+  const exporters = env.OTEL_TRACES_EXPORTER?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (exporters?.length) return !exporters.every((e) => e === 'none');
   return !!(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
@@ -39,7 +51,10 @@ export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
  *
  * @example if (await startTracing()) log.info('traces: exported (OTEL_*)');
  */
-export async function startTracing(env: NodeJS.ProcessEnv = process.env, warn: (msg: string) => void = () => undefined): Promise<boolean> {
+export async function startTracing(
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (msg: string) => void = () => undefined,
+): Promise<boolean> {
   if (on || !tracingWanted(env)) return on;
   const { startSdk } = await import('./otel-sdk.js');
   stopSdk = await startSdk(env, warn);
@@ -63,9 +78,18 @@ const tracer = () => trace.getTracer('pinbot');
  * settles: an error sets the span's status and is rethrown; `fn` may set attributes on it. With
  * tracing off it is `fn()` itself.
  */
-export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span | undefined) => T, o: { kind?: SpanKind; parent?: Context } = {}): T {
+export function inSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span | undefined) => T,
+  o: { kind?: SpanKind; parent?: Context } = {},
+): T {
   if (!on) return fn(undefined);
-  const span = tracer().startSpan(name, { kind: o.kind ?? SpanKind.INTERNAL, attributes }, o.parent ?? context.active());
+  const span = tracer().startSpan(
+    name,
+    { kind: o.kind ?? SpanKind.INTERNAL, attributes },
+    o.parent ?? context.active(),
+  );
   const end = (err?: unknown) => {
     if (err !== undefined) {
       span.recordException(err as Error);

@@ -9,7 +9,14 @@
  * await world.advance('5s');
  * expect(await world.inbox('alice')).toHaveLength(1);
  */
-export { createTestWorld, type Actor, type TestWorld, type TestWorldOptions, type UserSpec, type WorldUser } from './world.js';
+export {
+  createTestWorld,
+  type Actor,
+  type TestWorld,
+  type TestWorldOptions,
+  type UserSpec,
+  type WorldUser,
+} from './world.js';
 export type { PluginReport } from '../plugin-api/host.js';
 export type { BotStatus, Trace, TraceStep } from '../runtime/index.js';
 export type { Message, Transaction } from '../client/types.js';

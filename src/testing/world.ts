@@ -10,7 +10,14 @@ import { createKey } from '../domain/users/keys.js';
 import { createUser } from '../domain/users/users.js';
 import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
-import { BotHost, type BotStatus, type HostOptions, PluginStates, type Registry, type Trace } from '../runtime/index.js';
+import {
+  BotHost,
+  type BotStatus,
+  type HostOptions,
+  PluginStates,
+  type Registry,
+  type Trace,
+} from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
 import { botAdminCommands } from '../services/bots.js';
 import type { ServerContext, ServerService } from '../services/types.js';
@@ -156,6 +163,7 @@ function toMs(at: string | number, what: string): number {
 }
 
 /** Starts a test world. Close it when done (it removes its temp directory). */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWorld> {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-world-'));
   const dataDir = join(dir, 'data');
@@ -165,7 +173,8 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const log = o.log ?? pino({ level: 'silent' });
   const config = configFrom(o.config ?? {});
   const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
-  const registry = o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
+  const registry =
+    o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
   const pluginHost = registry.plugins;
   const failed = pluginHost?.problems.filter((p) => !p.warning) ?? [];
   if (failed.length) {
@@ -176,8 +185,16 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   // the world's own bot host answers the admin socket's bots commands, as a serve's does
   // (`pinbot bots trace --data DIR` on a scenario's server kept up by --keep)
   let serverCtx: ServerContext | undefined;
-  const botCommands: ServerService = { name: 'bots', start: (ctx) => void (serverCtx = ctx), commands: botAdminCommands(() => host, () => serverCtx) };
-  const services = o.services === false ? [botCommands] : [ubiService(), pluginsService({ processGuard: false }), botCommands];
+  const botCommands: ServerService = {
+    name: 'bots',
+    start: (ctx) => void (serverCtx = ctx),
+    commands: botAdminCommands(
+      () => host,
+      () => serverCtx,
+    ),
+  };
+  const services =
+    o.services === false ? [botCommands] : [ubiService(), pluginsService({ processGuard: false }), botCommands];
   const serve = () => startServer({ dataDir, config, clock, registry, host: '127.0.0.1', port: 0, log, services });
   let server: RunningServer;
   try {
@@ -209,13 +226,22 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
 
   const userOf = (name: string): WorldUser => {
     const u = byName.get(name);
-    if (!u) throw new Error(`no user "${name}" in this world; the users are: ${[...byName.keys()].join(', ') || 'none'}`);
+    if (!u)
+      throw new Error(`no user "${name}" in this world; the users are: ${[...byName.keys()].join(', ') || 'none'}`);
     return u;
   };
   const pinOf = (to: string) => byName.get(to)?.pin_code ?? to;
   const memoryOf = async (bot: string, whose: string | { conversation: string }) => {
     const memory = await host.memory(bot);
-    if (!memory) throw new Error(`no bot named ${bot} in this world; the bots are: ${host.status().map((s) => s.name).join(', ') || 'none'}`);
+    if (!memory)
+      throw new Error(
+        `no bot named ${bot} in this world; the bots are: ${
+          host
+            .status()
+            .map((s) => s.name)
+            .join(', ') || 'none'
+        }`,
+      );
     return typeof whose === 'string'
       ? { memory, scope: 'person' as const, subject: pinOf(whose).trim().toUpperCase() }
       : { memory, scope: 'conversation' as const, subject: whose.conversation };
@@ -253,7 +279,14 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
         for (const other of spec.contacts ?? []) addContact(tx, server.env, u.id, userOf(other).id);
         return { u, key: createKey(tx, server.env, u.id).api_key };
       });
-      const user: WorldUser = { name, id: made.u.id, pin_code: made.u.pin_code, display_name: made.u.display_name, api_key: made.key, api: createClient({ baseUrl: server.url, apiKey: made.key }) };
+      const user: WorldUser = {
+        name,
+        id: made.u.id,
+        pin_code: made.u.pin_code,
+        display_name: made.u.display_name,
+        api_key: made.key,
+        api: createClient({ baseUrl: server.url, apiKey: made.key }),
+      };
       byName.set(name, user);
       Object.defineProperty(users, name, { value: user, enumerable: true, configurable: true });
       return user;
@@ -263,7 +296,9 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       return {
         user,
         send: (to, content) => user.api.messages.send({ recipient_pin: pinOf(to), content }),
-        pay: async (to, amount, note) => (await user.api.wallet.send({ recipient_pin: pinOf(to), amount, ...(note === undefined ? {} : { note }) })).transaction,
+        pay: async (to, amount, note) =>
+          (await user.api.wallet.send({ recipient_pin: pinOf(to), amount, ...(note === undefined ? {} : { note }) }))
+            .transaction,
       };
     },
     async addBot(bot) {
@@ -297,7 +332,9 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     plugins: () => pluginHost?.status() ?? [],
     async state(plugin, bot = '') {
       const col = server.store.read.col(PluginStates);
-      return Object.fromEntries(col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]));
+      return Object.fromEntries(
+        col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]),
+      );
     },
     async memory(bot, whose) {
       const { memory, scope, subject } = await memoryOf(bot, whose);
@@ -312,7 +349,8 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       const user = userOf(name);
       const out: Message[] = [];
       for (const c of (await user.api.conversations.list()).conversations) {
-        for (const m of (await user.api.conversations.messages(c.id, { limit: 200 })).messages) if (m.sender.id !== user.id) out.push(m);
+        for (const m of (await user.api.conversations.messages(c.id, { limit: 200 })).messages)
+          if (m.sender.id !== user.id) out.push(m);
       }
       return out.sort((a, b) => a.timestamp - b.timestamp);
     },
@@ -330,7 +368,14 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     for (const [name, spec] of Object.entries(o.users ?? {})) {
       const contacts = (spec.contacts ?? []).filter((c) => c !== name);
       // listed on either side or both: one contact each pair
-      if (contacts.length) await server.store.transaction((tx) => contacts.forEach((c) => contactBetween(tx, userOf(name).id, userOf(c).id) ?? addContact(tx, server.env, userOf(name).id, userOf(c).id)));
+      if (contacts.length)
+        await server.store.transaction((tx) =>
+          contacts.forEach(
+            (c) =>
+              contactBetween(tx, userOf(name).id, userOf(c).id) ??
+              addContact(tx, server.env, userOf(name).id, userOf(c).id),
+          ),
+        );
     }
     for (const bot of o.bots ?? []) await world.addBot(bot);
   } catch (err) {

@@ -6,7 +6,9 @@ export class StepTimeoutError extends Error {
     readonly what: string,
     readonly ms: number,
   ) {
-    super(`${what} took longer than ${ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`} (runtime.step_timeout) and was abandoned`);
+    super(
+      `${what} took longer than ${ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`} (runtime.step_timeout) and was abandoned`,
+    );
     this.name = 'StepTimeoutError';
   }
 }
@@ -60,7 +62,12 @@ const current = new AsyncLocalStorage<Watchdog>();
  *
  * @example await withStepTimeout('action send_money', 10_000, (signal) => run(signal), botSignal);
  */
-export function withStepTimeout<T>(what: string, ms: number, fn: (signal: AbortSignal) => Promise<T> | T, parent?: AbortSignal): Promise<T> {
+export function withStepTimeout<T>(
+  what: string,
+  ms: number,
+  fn: (signal: AbortSignal) => Promise<T> | T,
+  parent?: AbortSignal,
+): Promise<T> {
   const ac = new AbortController();
   const onParent = () => ac.abort(parent!.reason);
   if (parent?.aborted) ac.abort(parent.reason);

@@ -36,11 +36,15 @@ function opening(text: string, open: string): { line: number; col: number } | un
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     // a value that starts with the opening character: after `key:`, `- `, or at the start
-    const re = open === '"' || open === "'" ? new RegExp(`(^\\s*|:\\s+|-\\s+|[\\[{,]\\s*)${open}`, 'g') : new RegExp(`(:\\s+|-\\s+|^\\s*)\\${open}`, 'g');
+    const re =
+      open === '"' || open === "'"
+        ? new RegExp(`(^\\s*|:\\s+|-\\s+|[\\[{,]\\s*)${open}`, 'g')
+        : new RegExp(`(:\\s+|-\\s+|^\\s*)\\${open}`, 'g');
     for (const m of line.matchAll(re)) {
       const at = m.index! + m[0].length - 1;
       const rest = line.slice(at + 1);
-      const closed = open === '"' ? /(^|[^\\])"/.test(rest) : open === "'" ? /'/.test(rest) : balanced(line.slice(at), open);
+      const closed =
+        open === '"' ? /(^|[^\\])"/.test(rest) : open === "'" ? /'/.test(rest) : balanced(line.slice(at), open);
       if (!closed) return { line: i + 1, col: at + 1 };
     }
   }
@@ -89,28 +93,54 @@ function bracketInPlainValue(text: string, at: number): string | undefined {
 }
 
 /** A syntax error at its cause, with a fix in words. Internal. */
-function syntaxProblem(file: string, text: string, lines: LineCounter, e: { code: string; pos: [number, number]; message: string }): FileProblem {
+function syntaxProblem(
+  file: string,
+  text: string,
+  lines: LineCounter,
+  e: { code: string; pos: [number, number]; message: string },
+): FileProblem {
   const pos = lines.linePos(e.pos[0]);
   const message = e.message.split('\n')[0]!;
   const base = { file, line: pos.line, col: pos.col, path: '', message, hint: 'fix the YAML syntax' };
   const value = bracketInPlainValue(text, e.pos[0]);
   if (value) {
     const what = /\[\d+\]|\w\.\w/.test(value) ? 'path' : 'value';
-    return { ...base, message: `the "${text[e.pos[0]]}" in ${value} is read as YAML syntax: inside { … } a value with brackets must be quoted`, hint: `quote the ${what}: "${value}"` };
+    return {
+      ...base,
+      message: `the "${text[e.pos[0]]}" in ${value} is read as YAML syntax: inside { … } a value with brackets must be quoted`,
+      hint: `quote the ${what}: "${value}"`,
+    };
   }
   const quote = /Missing closing (["'])quote/.exec(message)?.[1];
   if (quote) {
     const at = opening(text, quote);
-    return at ? { ...base, ...at, message: `this ${quote === '"' ? 'double' : 'single'}-quoted text is never closed`, hint: `add the closing ${quote} at the end of the text` } : base;
+    return at
+      ? {
+          ...base,
+          ...at,
+          message: `this ${quote === '"' ? 'double' : 'single'}-quoted text is never closed`,
+          hint: `add the closing ${quote} at the end of the text`,
+        }
+      : base;
   }
   const flow = /^Flow (map|sequence)/.exec(message)?.[1];
   if (flow) {
     const open = flow === 'map' ? '{' : '[';
     const at = opening(text, open);
-    return at ? { ...base, ...at, message: `this ${open} is never closed`, hint: `add ${open === '{' ? '}' : ']'} where the ${flow === 'map' ? 'mapping' : 'list'} ends` } : base;
+    return at
+      ? {
+          ...base,
+          ...at,
+          message: `this ${open} is never closed`,
+          hint: `add ${open === '{' ? '}' : ']'} where the ${flow === 'map' ? 'mapping' : 'list'} ends`,
+        }
+      : base;
   }
   if (e.code === 'BLOCK_AS_IMPLICIT_KEY' || e.code === 'MULTILINE_IMPLICIT_KEY') {
-    return { ...base, hint: 'a ": " inside a value starts a mapping: quote the value (e.g. reply: "Note: open at 9"), or check the indentation of this line' };
+    return {
+      ...base,
+      hint: 'a ": " inside a value starts a mapping: quote the value (e.g. reply: "Note: open at 9"), or check the indentation of this line',
+    };
   }
   if (e.code === 'TAB_AS_INDENT') return { ...base, hint: 'indent with spaces, not tabs' };
   return base;
@@ -124,7 +154,10 @@ export const MAX_ALIAS_COUNT = 100;
  * error is reported: the parser's later ones are, nearly always, the same mistake seen again.
  * A file whose aliases expand too much is refused at its first alias.
  */
-export function parseYaml(file: string, text: string): { located: LocatedYaml; value: unknown; problems: FileProblem[] } {
+export function parseYaml(
+  file: string,
+  text: string,
+): { located: LocatedYaml; value: unknown; problems: FileProblem[] } {
   const lines = new LineCounter();
   // logLevel error: what yaml would warn about on stderr (an unquoted {{ … }} is a key that is a
   // mapping) is reported by the checks at file:line:col, not leaked as a Node warning
@@ -134,7 +167,8 @@ export function parseYaml(file: string, text: string): { located: LocatedYaml; v
     const first = syntaxProblem(file, text, lines, doc.errors[0]!);
     const more = doc.errors.length - 1;
     // a cause recognised above explains the parser's cascade; an unknown one says it follows
-    if (more && first.hint === 'fix the YAML syntax') first.hint = `${first.hint} (the parser reported ${more} more error${more === 1 ? '' : 's'} after this one; most follow from it)`;
+    if (more && first.hint === 'fix the YAML syntax')
+      first.hint = `${first.hint} (the parser reported ${more} more error${more === 1 ? '' : 's'} after this one; most follow from it)`;
     return { located, value: undefined, problems: [first] };
   }
   try {
@@ -148,7 +182,16 @@ export function parseYaml(file: string, text: string): { located: LocatedYaml; v
     return {
       located,
       value: undefined,
-      problems: [{ file, line: pos.line, col: pos.col, path: '', message: `the aliases (*name) of this file expand to more than ${MAX_ALIAS_COUNT} copies: refused (a few lines made huge is an alias bomb)`, hint: 'write the values out, or use fewer aliases' }],
+      problems: [
+        {
+          file,
+          line: pos.line,
+          col: pos.col,
+          path: '',
+          message: `the aliases (*name) of this file expand to more than ${MAX_ALIAS_COUNT} copies: refused (a few lines made huge is an alias bomb)`,
+          hint: 'write the values out, or use fewer aliases',
+        },
+      ],
     };
   }
 }
@@ -164,7 +207,11 @@ export function pathSegments(instancePath: string): Array<string | number> {
 }
 
 /** The `line:col` of the node at `path` (or of its nearest existing parent; a key if `key`). */
-export function locate(y: LocatedYaml, path: ReadonlyArray<string | number>, key = false): { line: number; col: number } {
+export function locate(
+  y: LocatedYaml,
+  path: ReadonlyArray<string | number>,
+  key = false,
+): { line: number; col: number } {
   let p = [...path];
   while (p.length >= 0) {
     const node = p.length ? y.doc.getIn(p, true) : y.doc.contents;
@@ -191,7 +238,11 @@ export function locate(y: LocatedYaml, path: ReadonlyArray<string | number>, key
  * `${env:NAME}` reference in a string), or of the scalar itself when `text` is not written
  * verbatim in it (escapes).
  */
-export function locateText(y: LocatedYaml, path: ReadonlyArray<string | number>, text: string): { line: number; col: number } {
+export function locateText(
+  y: LocatedYaml,
+  path: ReadonlyArray<string | number>,
+  text: string,
+): { line: number; col: number } {
   const node = path.length ? y.doc.getIn(path, true) : y.doc.contents;
   if (text && isNode(node) && node.range) {
     const at = y.source.slice(node.range[0], node.range[1]).indexOf(text);
@@ -230,7 +281,7 @@ export function ajvProblems(y: LocatedYaml, errors: ErrorObject[] | null | undef
         break;
       }
       case 'enum':
-        message = `expected one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
+        message = `expected one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
         break;
       case 'required':
         message = `missing required key "${(e.params as { missingProperty: string }).missingProperty}"`;

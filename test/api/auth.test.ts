@@ -35,12 +35,17 @@ describe('authentication', () => {
     ['Basic instead of Bearer', () => ({ Authorization: `Basic ${alice.key}` })],
     ['Bearer without a key', { Authorization: 'Bearer ' }],
     ['a valid key with a suffix', () => ({ 'X-API-Key': `${alice.key}x` })],
-  ] as Array<[string, Record<string, string> | (() => Record<string, string>)]>)('%s → 401 with WWW-Authenticate: Bearer', async (_name, h) => {
-    const res = await me().set(typeof h === 'function' ? h() : h).expect(401);
-    expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(res.body).toEqual(UNAUTHORIZED);
-  });
+  ] as Array<[string, Record<string, string> | (() => Record<string, string>)]>)(
+    '%s → 401 with WWW-Authenticate: Bearer',
+    async (_name, h) => {
+      const res = await me()
+        .set(typeof h === 'function' ? h() : h)
+        .expect(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer\b/);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.body).toEqual(UNAUTHORIZED);
+    },
+  );
 
   it.each([
     ['X-API-Key', () => ({ 'X-API-Key': alice.key })],
@@ -95,7 +100,9 @@ describe('API keys and users', () => {
 
   it('PINs are 6 characters A-Z 0-9 and unique', async () => {
     const api = await testApi({ memory: true });
-    const pins = await api.store.transaction((tx) => Array.from({ length: 1000 }, (_, i) => createUser(tx, api.env, { name: `u${i}` }).pin_code));
+    const pins = await api.store.transaction((tx) =>
+      Array.from({ length: 1000 }, (_, i) => createUser(tx, api.env, { name: `u${i}` }).pin_code),
+    );
     for (const p of pins) expect(p).toMatch(/^[A-Z0-9]{6}$/);
     expect(new Set(pins).size).toBe(pins.length);
     expect(api.store.read.col(Users).one('pin', pins[7]!)?.display_name).toBe('u7');
@@ -116,7 +123,9 @@ describe('API keys and users', () => {
       }
       expect(journal()).toBe(before);
       expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBeNull();
-      expect(listKeys(api.store.read, user.id, api.keyUsage)[0]!.last_used_at).toBe(new Date(api.clock.now()).toISOString());
+      expect(listKeys(api.store.read, user.id, api.keyUsage)[0]!.last_used_at).toBe(
+        new Date(api.clock.now()).toISOString(),
+      );
       await api.keyUsage.flush(api.store);
       expect(journal()).toBe(before + 1);
       expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBe(api.clock.now());

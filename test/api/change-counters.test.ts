@@ -14,7 +14,9 @@ import { MemoryStore } from '../../src/store/core/memory-store.js';
 async function setup() {
   const { store, commits } = observeCommits(new MemoryStore());
   const env: DomainEnv = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({}) };
-  const [alice, bob, carol] = await store.transaction((tx) => ['Alice', 'Bob', 'Carol'].map((name) => createUser(tx, env, { name })));
+  const [alice, bob, carol] = await store.transaction((tx) =>
+    ['Alice', 'Bob', 'Carol'].map((name) => createUser(tx, env, { name })),
+  );
   const direct = await store.transaction((tx) => directConversation(tx, env, alice!.id, bob!.id).conversation);
   const counters = ChangeCounters.of(commits);
   const versions = () => [alice!, bob!, carol!].map((u) => counters.version(u.id));
@@ -63,12 +65,23 @@ describe('ChangeCounters, commits touching many users', () => {
   it('a commit touching more users than its reused list keeps still moves each of them once, and the next commit is counted right', async () => {
     const { store, commits } = observeCommits(new MemoryStore());
     const env: DomainEnv = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({}) };
-    const users = await store.transaction((tx) => Array.from({ length: 1200 }, (_, i) => createUser(tx, env, { name: `u${i}` })));
-    const group = await store.transaction((tx) => createGroup(tx, env, users.map((u) => u.id), 'everyone'));
+    const users = await store.transaction((tx) =>
+      Array.from({ length: 1200 }, (_, i) => createUser(tx, env, { name: `u${i}` })),
+    );
+    const group = await store.transaction((tx) =>
+      createGroup(
+        tx,
+        env,
+        users.map((u) => u.id),
+        'everyone',
+      ),
+    );
     const counters = ChangeCounters.of(commits);
     await store.transaction((tx) => postMessage(tx, env, group, users[0]!.id, 'hello all'));
     expect(new Set(users.map((u) => counters.version(u.id)))).toEqual(new Set(['0.1']));
-    const direct = await store.transaction((tx) => directConversation(tx, env, users[1]!.id, users[2]!.id).conversation);
+    const direct = await store.transaction(
+      (tx) => directConversation(tx, env, users[1]!.id, users[2]!.id).conversation,
+    );
     await store.transaction((tx) => postMessage(tx, env, direct, users[1]!.id, 'psst'));
     expect([0, 1, 2, 3].map((i) => counters.version(users[i]!.id))).toEqual(['1.1', '1.2', '1.2', '1.1']);
   });

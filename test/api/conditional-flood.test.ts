@@ -25,13 +25,22 @@ afterEach(async () => {
 async function world(limits: { general: number; conditional: number }) {
   const builds = { conversations: 0 };
   const routes: RouteDef[] = allRoutes.map((r) =>
-    r.method === 'get' && r.path === '/conversations' && !r.write ? { ...r, handler: (ctx) => (builds.conversations++, r.handler(ctx)) } : r,
+    r.method === 'get' && r.path === '/conversations' && !r.write
+      ? { ...r, handler: (ctx) => (builds.conversations++, r.handler(ctx)) }
+      : r,
   );
   const tmp = tempDir('pinbot-cond-');
   cleanup = tmp.cleanup;
   server = await startServer({
     dataDir: tmp.dir,
-    config: configFrom({ rate_limits: { enabled: true, general: { limit: limits.general, window: '1h' }, messages: { limit: 1000, window: '1h' }, conditional: { limit: limits.conditional, window: '1h' } } }),
+    config: configFrom({
+      rate_limits: {
+        enabled: true,
+        general: { limit: limits.general, window: '1h' },
+        messages: { limit: 1000, window: '1h' },
+        conditional: { limit: limits.conditional, window: '1h' },
+      },
+    }),
     host: '127.0.0.1',
     port: 0,
     virtualClock: Date.parse('2026-11-21T12:00:00Z'),
@@ -45,7 +54,11 @@ async function world(limits: { general: number; conditional: number }) {
       return { pin: u.pin_code, key: createKey(tx, s.env, u.id).api_key };
     });
     const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
-      fetch(`${s.url}/api/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${s.url}/api/v1${path}`, {
+        method,
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     return { pin, key, call };
   };
   return { builds, user };
@@ -69,7 +82,10 @@ describe('conditional reads are cheap, not free', () => {
     const w = await world({ general: 100, conditional: 50 });
     const alice = await w.user('Alice');
     const bob = await w.user('Bob');
-    for (let i = 0; i < 3; i++) expect((await bob.call('POST', '/messages/send', {}, { recipient_pin: alice.pin, content: `hello ${i}` })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await bob.call('POST', '/messages/send', {}, { recipient_pin: alice.pin, content: `hello ${i}` })).status,
+      ).toBe(201);
     const first = await alice.call('GET', '/conversations');
     const tag = first.headers.get('etag')!;
     expect(first.status).toBe(200);
@@ -99,10 +115,17 @@ describe('conditional reads are cheap, not free', () => {
 
   it('the validator moves with what the user sees, not with writes that do not concern her', async () => {
     const w = await world({ general: 1000, conditional: 1000 });
-    const [alice, bob, carol, dan] = [await w.user('Alice'), await w.user('Bob'), await w.user('Carol'), await w.user('Dan')];
+    const [alice, bob, carol, dan] = [
+      await w.user('Alice'),
+      await w.user('Bob'),
+      await w.user('Carol'),
+      await w.user('Dan'),
+    ];
     await bob.call('POST', '/messages/send', {}, { recipient_pin: alice.pin, content: 'hi' });
     await carol.call('POST', '/messages/send', {}, { recipient_pin: dan.pin, content: 'first' });
-    const group = (await (await alice.call('POST', '/conversations', {}, { participant_pins: [bob.pin, carol.pin], name: 'trio' })).json()) as { id: string };
+    const group = (await (
+      await alice.call('POST', '/conversations', {}, { participant_pins: [bob.pin, carol.pin], name: 'trio' })
+    ).json()) as { id: string };
     const held = async () => (await alice.call('GET', '/conversations')).headers.get('etag')!;
     let tag = await held();
     const builds = w.builds.conversations;
@@ -120,7 +143,9 @@ describe('conditional reads are cheap, not free', () => {
     expect((await carol.call('POST', `/conversations/${group.id}/leave`, {}, {})).status).toBe(200);
     const after = await carol.call('GET', '/conversations', { 'If-None-Match': carolTag });
     expect(after.status).toBe(200);
-    expect(((await after.json()) as { conversations: Array<{ id: string }> }).conversations.map((c) => c.id)).not.toContain(group.id);
+    expect(
+      ((await after.json()) as { conversations: Array<{ id: string }> }).conversations.map((c) => c.id),
+    ).not.toContain(group.id);
     // Alice's list shows the group's members: it changed too
     expect((await alice.call('GET', '/conversations', { 'If-None-Match': tag })).status).toBe(200);
   });

@@ -21,7 +21,10 @@ class SlowDiskStore extends MemoryStore {
     return r;
   }
   // the server's commit feed writes through this one: held at the same gate
-  override async transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+  override async transactionNoted<R>(
+    fn: (tx: Tx) => R,
+    onCommit: (writes: readonly CommittedWrite[]) => void,
+  ): Promise<R> {
     let writes: readonly CommittedWrite[] = [];
     const r = await super.transactionNoted(fn, (w) => (writes = w));
     await this.gate;
@@ -42,9 +45,16 @@ describe('responses never show state that is not durable yet', () => {
       const alice = await api.user('Alice');
       store.hold();
       const answered: string[] = [];
-      const write = api.http.post('/api/v1/test/notes').set(alice.headers).send({ text: 'pending' }).then((r) => (answered.push('write'), r));
+      const write = api.http
+        .post('/api/v1/test/notes')
+        .set(alice.headers)
+        .send({ text: 'pending' })
+        .then((r) => (answered.push('write'), r));
       while (store.read.col(Notes).count() === 0) await new Promise((r) => setImmediate(r));
-      const read = api.http.get('/api/v1/test/notes').set(alice.headers).then((r) => (answered.push('read'), r));
+      const read = api.http
+        .get('/api/v1/test/notes')
+        .set(alice.headers)
+        .then((r) => (answered.push('read'), r));
       while (store.durableCalls === 0) await new Promise((r) => setImmediate(r));
       // Both requests have reached the store and wait for the disk; give a wrong answer every
       // chance to arrive before checking that none did.
@@ -68,7 +78,14 @@ describe('responses never show state that is not durable yet', () => {
     let syncing = 0;
     const openAppend: OpenAppend = async (path) => {
       const f = await openAppendFile(path);
-      return { ...f, append: (d) => f.append(d), truncate: (n) => f.truncate(n), size: () => f.size(), close: () => f.close(), sync: async () => (syncing++, await gate, f.sync()) };
+      return {
+        ...f,
+        append: (d) => f.append(d),
+        truncate: (n) => f.truncate(n),
+        size: () => f.size(),
+        close: () => f.close(),
+        sync: async () => (syncing++, await gate, f.sync()),
+      };
     };
     const tmp = tempDir('pinbot-durable-');
     const store = await FileStore.open(tmp.dir, { openAppend, warn: () => undefined });
@@ -79,10 +96,17 @@ describe('responses never show state that is not durable yet', () => {
       expect((await api.http.get('/api/v1/test/notes').set(alice.headers).expect(200)).body).toEqual({ total: 0 });
       gate = new Promise((resolve) => (release = resolve));
       const answered: string[] = [];
-      const write = api.http.post('/api/v1/test/notes').set(alice.headers).send({ text: 'pending' }).then((r) => (answered.push('write'), r));
+      const write = api.http
+        .post('/api/v1/test/notes')
+        .set(alice.headers)
+        .send({ text: 'pending' })
+        .then((r) => (answered.push('write'), r));
       while (store.read.col(Notes).count() === 0 || syncing === 0) await new Promise((r) => setImmediate(r));
       expect(store.isDurable()).toBe(false);
-      const read = api.http.get('/api/v1/test/notes').set(alice.headers).then((r) => (answered.push('read'), r));
+      const read = api.http
+        .get('/api/v1/test/notes')
+        .set(alice.headers)
+        .then((r) => (answered.push('read'), r));
       await new Promise((r) => setTimeout(r, 100));
       expect(answered).toEqual([]);
       release();

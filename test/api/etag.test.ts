@@ -26,15 +26,25 @@ describe('ETag and If-None-Match', () => {
     expect(tag).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(first.headers.ratelimit).toMatch(/"general"; r=49;/);
     for (let i = 0; i < 3; i++) {
-      const again = await api.http.get('/api/v1/conversations').set({ ...alice.headers, 'If-None-Match': tag }).expect(304);
+      const again = await api.http
+        .get('/api/v1/conversations')
+        .set({ ...alice.headers, 'If-None-Match': tag })
+        .expect(304);
       expect(again.text).toBe('');
       expect(again.headers.etag).toBe(tag);
       expect(again.headers.ratelimit).toMatch(/"general"; r=49;/); // given back
     }
-    expect((await api.http.get('/api/v1/conversations').set({ ...alice.headers, 'If-None-Match': `W/"x", ${tag}` })).status).toBe(304);
+    expect(
+      (await api.http.get('/api/v1/conversations').set({ ...alice.headers, 'If-None-Match': `W/"x", ${tag}` })).status,
+    ).toBe(304);
     // a change: a new body, a new tag
-    await api.store.transaction((tx) => sendDirect(tx, api!.env, bob.user, { recipient_pin: alice.user.pin_code, content: 'hi' }));
-    const changed = await api.http.get('/api/v1/conversations').set({ ...alice.headers, 'If-None-Match': tag }).expect(200);
+    await api.store.transaction((tx) =>
+      sendDirect(tx, api!.env, bob.user, { recipient_pin: alice.user.pin_code, content: 'hi' }),
+    );
+    const changed = await api.http
+      .get('/api/v1/conversations')
+      .set({ ...alice.headers, 'If-None-Match': tag })
+      .expect(200);
     expect(changed.headers.etag).not.toBe(tag);
     expect(changed.body.conversations).toHaveLength(1);
     expect(changed.headers.ratelimit).toMatch(/"general"; r=48;/);
@@ -43,12 +53,24 @@ describe('ETag and If-None-Match', () => {
   it('every list a bot polls answers ETags, and /openapi.json declares If-None-Match and 304 on them', async () => {
     api = await testApi();
     const alice = await api.user('Alice');
-    const lists = ['/conversations', '/wallet/transactions', '/wallet/pending', '/wallet/balance', '/introductions', '/introductions/pending', '/contacts', '/contacts/requests/pending'];
+    const lists = [
+      '/conversations',
+      '/wallet/transactions',
+      '/wallet/pending',
+      '/wallet/balance',
+      '/introductions',
+      '/introductions/pending',
+      '/contacts',
+      '/contacts/requests/pending',
+    ];
     for (const path of lists) {
       const res = await api.http.get(`/api/v1${path}`).set(alice.headers).expect(200);
       expect(res.headers.etag, path).toBeDefined();
       const doc = (await api.http.get('/openapi.json')).body.paths[`/api/v1${path}`].get;
-      expect(doc.parameters.map((p: { name: string }) => p.name), path).toContain('If-None-Match');
+      expect(
+        doc.parameters.map((p: { name: string }) => p.name),
+        path,
+      ).toContain('If-None-Match');
       expect(doc.responses['304'], path).toBeDefined();
       expect(doc.responses['200'].headers.ETag, path).toBeDefined();
     }

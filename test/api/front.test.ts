@@ -23,7 +23,12 @@ describe('the front of every request (api/app.ts)', () => {
   let close: () => Promise<void>;
   beforeAll(async () => {
     api = await testApi();
-    const { listener, classes } = createApp({ store: api.store, commits: api.commits, env: api.env, log: pino({ level: 'silent' }) });
+    const { listener, classes } = createApp({
+      store: api.store,
+      commits: api.commits,
+      env: api.env,
+      log: pino({ level: 'silent' }),
+    });
     const server = createHttpServer(listener, api.config.server, classes);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     port = (server.address() as AddressInfo).port;
@@ -36,10 +41,16 @@ describe('the front of every request (api/app.ts)', () => {
 
   it('a request target in absolute form is routed as its path (HTTP/1.1 servers must take it)', async () => {
     const alice = await api.user('Alice');
-    const res = await rawRequest(port, `GET http://127.0.0.1:${port}/api/v1/me?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`);
+    const res = await rawRequest(
+      port,
+      `GET http://127.0.0.1:${port}/api/v1/me?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`,
+    );
     expect(res).toMatch(/^HTTP\/1\.1 400 /); // the query names no field /me takes: the route itself answered
     expect(res).toContain('"query.x"');
-    const ok = await rawRequest(port, `GET http://127.0.0.1:${port}/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`);
+    const ok = await rawRequest(
+      port,
+      `GET http://127.0.0.1:${port}/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`,
+    );
     expect(ok).toMatch(/^HTTP\/1\.1 200 /);
     expect(ok).toContain(`"id":"${alice.user.id}"`);
   });
@@ -60,7 +71,10 @@ describe('a malformed absolute-form target (round 4)', () => {
   const lines: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
     api = await testApi({ config: { rate_limits: { enabled: true } } });
-    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const log = pino(
+      { level: 'info' },
+      { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+    );
     const { listener, classes } = createApp({ store: api.store, commits: api.commits, env: api.env, log });
     const server = createHttpServer(listener, api.config.server, classes);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -73,7 +87,10 @@ describe('a malformed absolute-form target (round 4)', () => {
   });
 
   it('is 400 malformed_request through the normal edge: a request id, a log line, the anonymous limit', async () => {
-    const res = await rawRequest(port, `GET http://[::1/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    const res = await rawRequest(
+      port,
+      `GET http://[::1/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+    );
     expect(res).toMatch(/^HTTP\/1\.1 400 /);
     expect(res).toContain('"code":"malformed_request"');
     const id = /X-Request-Id: (\S+)/i.exec(res)?.[1];
@@ -84,7 +101,12 @@ describe('a malformed absolute-form target (round 4)', () => {
     // the anonymous limit counts them: the 30 of the minute, then 429
     const limit = api.config.rate_limits.anonymous.limit;
     const answers: string[] = [];
-    for (let i = 1; i < limit + 1; i++) answers.push((await rawRequest(port, `GET http://[::1/x${i} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)).slice(0, 12));
+    for (let i = 1; i < limit + 1; i++)
+      answers.push(
+        (
+          await rawRequest(port, `GET http://[::1/x${i} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+        ).slice(0, 12),
+      );
     expect(answers.slice(0, limit - 1).every((a) => a === 'HTTP/1.1 400')).toBe(true);
     expect(answers[limit - 1]).toBe('HTTP/1.1 429');
   });

@@ -6,7 +6,13 @@ import type { CommittedWrite } from '../../src/store/core/commit-signal.js';
 import { tempDir, testApi, type TestApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
-const post = (api: TestApi, headers: Record<string, string>, key: string | undefined, body: unknown, path = '/api/v1/test/notes') => {
+const post = (
+  api: TestApi,
+  headers: Record<string, string>,
+  key: string | undefined,
+  body: unknown,
+  path = '/api/v1/test/notes',
+) => {
   const req = api.http.post(path).set(headers).set('Content-Type', 'application/json');
   if (key !== undefined) req.set('Idempotency-Key', key);
   return req.send(typeof body === 'string' ? body : JSON.stringify(body));
@@ -83,7 +89,9 @@ describe('Idempotency-Key', () => {
 
   it('a key must be 1 to 255 characters', async () => {
     const res = await post(api, alice.headers, 'x'.repeat(256), { text: 'long' }).expect(400);
-    expect(res.body.error.details).toEqual([{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
+    expect(res.body.error.details).toEqual([
+      { path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' },
+    ]);
     await post(api, alice.headers, 'y'.repeat(255), { text: 'long' }).expect(201);
   });
 
@@ -97,7 +105,9 @@ describe('Idempotency-Key', () => {
     // The old key is free again; the new one still replays.
     const old = await post(api, alice.headers, 'k-old', { text: 'old, reused' }).expect(201);
     expect(old.headers['idempotent-replayed']).toBeUndefined();
-    expect((await post(api, alice.headers, 'k-new', { text: 'new' }).expect(201)).headers['idempotent-replayed']).toBe('true');
+    expect((await post(api, alice.headers, 'k-new', { text: 'new' }).expect(201)).headers['idempotent-replayed']).toBe(
+      'true',
+    );
   });
 });
 
@@ -114,7 +124,10 @@ class GatedStore extends MemoryStore implements Store {
     return result;
   }
   // the server's commit feed writes through this one: held at the same gate
-  override async transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+  override async transactionNoted<R>(
+    fn: (tx: Tx) => R,
+    onCommit: (writes: readonly CommittedWrite[]) => void,
+  ): Promise<R> {
     let writes: readonly CommittedWrite[] = [];
     const result = await super.transactionNoted(fn, (w) => (writes = w));
     await this.gate;

@@ -16,7 +16,8 @@ const params = (r: RouteDef) => [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) =
 const idRoutes = allRoutes.filter((r) => params(r).includes('id'));
 
 /** The resource's not-found code a route declares (`conversation_not_found`, …). */
-const notFoundCode = (r: RouteDef) => (r.errors ?? []).filter((c) => c.endsWith('_not_found') && c !== 'user_not_found');
+const notFoundCode = (r: RouteDef) =>
+  (r.errors ?? []).filter((c) => c.endsWith('_not_found') && c !== 'user_not_found');
 
 /** A minimal valid body for a route's body schema (required strings get text). */
 function validBody(schema: JsonSchema | undefined): Record<string, unknown> | undefined {
@@ -53,17 +54,29 @@ describe('every :id route answers 404 with its not-found code for any id the cal
 
   it('the route table has :id routes, each declaring exactly one not-found code, and no unknown kind of parameter', () => {
     expect(idRoutes.length).toBeGreaterThanOrEqual(9);
-    for (const r of idRoutes) expect(notFoundCode(r), `${r.method} ${r.path}: list its *_not_found code in errors`).toHaveLength(1);
-    const unknown = allRoutes.flatMap((r) => params(r).filter((p) => !(p in PARAM_KINDS)).map((p) => `${r.method} ${r.path} :${p}`));
-    expect(unknown, 'a new kind of path parameter: decide how it answers a malformed value and add it here').toEqual([]);
+    for (const r of idRoutes)
+      expect(notFoundCode(r), `${r.method} ${r.path}: list its *_not_found code in errors`).toHaveLength(1);
+    const unknown = allRoutes.flatMap((r) =>
+      params(r)
+        .filter((p) => !(p in PARAM_KINDS))
+        .map((p) => `${r.method} ${r.path} :${p}`),
+    );
+    expect(unknown, 'a new kind of path parameter: decide how it answers a malformed value and add it here').toEqual(
+      [],
+    );
   });
 
-  const cases = idRoutes.flatMap((r) => [...MALFORMED, ['a real id of another type (the caller\'s user id)', 'SELF']].map(([what, id]) => [`${r.method.toUpperCase()} ${r.path}`, what!, id!, r] as const));
+  const cases = idRoutes.flatMap((r) =>
+    [...MALFORMED, ["a real id of another type (the caller's user id)", 'SELF']].map(
+      ([what, id]) => [`${r.method.toUpperCase()} ${r.path}`, what!, id!, r] as const,
+    ),
+  );
 
   it.each(cases)('%s with %s', async (_route, _what, raw, r) => {
     const id = raw === 'SELF' ? alice.user.id : raw;
     const path = `/api/v1${r.path.replace(':id', id)}`;
-    const req = r.method === 'get' ? api.http.get(path) : r.method === 'delete' ? api.http.delete(path) : api.http.post(path);
+    const req =
+      r.method === 'get' ? api.http.get(path) : r.method === 'delete' ? api.http.delete(path) : api.http.post(path);
     const body = validBody(r.schemas.body);
     const res = await (body ? req.set(alice.headers).send(body) : req.set(alice.headers));
     const code = notFoundCode(r)[0]!;

@@ -5,7 +5,9 @@ import { testApi, type TestApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
 // Windows of an hour: the counts below cannot be reset by the wall clock during the test.
-const config = { rate_limits: { enabled: true, general: { limit: 5, window: '1h' }, messages: { limit: 2, window: '1h' } } };
+const config = {
+  rate_limits: { enabled: true, general: { limit: 5, window: '1h' }, messages: { limit: 2, window: '1h' } },
+};
 
 describe('rate limits', () => {
   let api: TestApi;
@@ -65,9 +67,17 @@ describe('rate limits', () => {
   it('a route with its own bucket reports both buckets; a request it rejects changes nothing', async () => {
     const dave = await api.user('Dave');
     for (let i = 1; i <= 2; i++) {
-      const res = await api.http.post('/api/v1/test/messages').set(dave.headers).send({ text: `m${i}` }).expect(201);
-      expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600; pk=:[^:]+:, "messages"; q=2; w=3600; pk=:[^:]+:$/);
-      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"general"; r=${5 - i}; t=\\d+, "messages"; r=${2 - i}; t=\\d+$`));
+      const res = await api.http
+        .post('/api/v1/test/messages')
+        .set(dave.headers)
+        .send({ text: `m${i}` })
+        .expect(201);
+      expect(res.headers['ratelimit-policy']).toMatch(
+        /^"general"; q=5; w=3600; pk=:[^:]+:, "messages"; q=2; w=3600; pk=:[^:]+:$/,
+      );
+      expect(res.headers['ratelimit']).toMatch(
+        new RegExp(`^"general"; r=${5 - i}; t=\\d+, "messages"; r=${2 - i}; t=\\d+$`),
+      );
     }
     const res = await api.http.post('/api/v1/test/messages').set(dave.headers).send({ text: 'm3' }).expect(429);
     expect(res.body.error.code).toBe('rate_limited');
@@ -102,7 +112,10 @@ describe('rate limits switched off', () => {
 describe('the anonymous bucket: requests without a valid key, per client address', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await testApi({ config: { rate_limits: { enabled: true, anonymous: { limit: 3, window: '1h' } } }, routes: meRoutes });
+    api = await testApi({
+      config: { rate_limits: { enabled: true, anonymous: { limit: 3, window: '1h' } } },
+      routes: meRoutes,
+    });
   });
   afterAll(() => api.close());
 
@@ -117,7 +130,11 @@ describe('the anonymous bucket: requests without a valid key, per client address
     const retryAfter = Number(res.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(0);
     expect(res.body).toEqual({
-      error: { code: 'rate_limited', message: `Rate limit of requests without a valid API key from your address (3 per 1h) reached. Retry after ${retryAfter} s.`, retry_after: retryAfter },
+      error: {
+        code: 'rate_limited',
+        message: `Rate limit of requests without a valid API key from your address (3 per 1h) reached. Retry after ${retryAfter} s.`,
+        retry_after: retryAfter,
+      },
     });
     await api.http.get('/no-such-page').expect(429);
   });

@@ -14,14 +14,22 @@ import { observeCommits } from '../../src/store/core/commit-signal.js';
 /** An app with rate limits on and a mounted probe that answers what its request is made of. */
 async function appWithProbe() {
   const { store, commits } = observeCommits(new MemoryStore());
-  const config = configFrom({ rate_limits: { enabled: true, general: { limit: 100, window: '1m' }, anonymous: { limit: 3, window: '1m' } } });
+  const config = configFrom({
+    rate_limits: { enabled: true, general: { limit: 100, window: '1m' }, anonymous: { limit: 3, window: '1m' } },
+  });
   const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config };
   const key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
   const api = createApp({ store, commits, env, log: pino({ level: 'silent' }) });
   api.mount('/probe', (req: IncomingMessage, res: ServerResponse) => {
     const r = req as IncomingMessage & { ip?: string; get?: unknown };
     res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ born: Object.getPrototypeOf(req) === api.classes.IncomingMessage.prototype, ip: r.ip, get: typeof r.get }));
+    res.end(
+      JSON.stringify({
+        born: Object.getPrototypeOf(req) === api.classes.IncomingMessage.prototype,
+        ip: r.ip,
+        get: typeof r.get,
+      }),
+    );
   });
   return { api, key, config };
 }

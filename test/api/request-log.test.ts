@@ -31,7 +31,12 @@ describe('request ids and request log lines', () => {
   it('logs a 4xx at info with id, method, url and status, never the key', async () => {
     await http.get('/api/v1/nope').set('X-Request-Id', 'r-404').set('X-API-Key', key).expect(404);
     const line = await lineFor('r-404');
-    expect(line).toMatchObject({ level: 30, msg: 'request completed', req: { id: 'r-404', method: 'GET', url: '/api/v1/nope' }, res: { statusCode: 404 } });
+    expect(line).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { id: 'r-404', method: 'GET', url: '/api/v1/nope' },
+      res: { statusCode: 404 },
+    });
     expect(typeof line!.responseTime).toBe('number');
     expect(line!.user_id).toMatch(/^usr_/);
     expect(line!.req.headers['x-api-key']).toBe('[redacted]');

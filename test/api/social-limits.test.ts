@@ -15,7 +15,15 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
     // One-hour windows: the test never straddles a window boundary, whatever the wall clock does.
     api = await testApi({
       memory: true,
-      config: { rate_limits: { enabled: true, general: { limit: 1000, window: '1h' }, messages: { limit: 3, window: '1h' }, contacts: { limit: 2, window: '1h' }, intros: { limit: 1, window: '1h' } } },
+      config: {
+        rate_limits: {
+          enabled: true,
+          general: { limit: 1000, window: '1h' },
+          messages: { limit: 3, window: '1h' },
+          contacts: { limit: 2, window: '1h' },
+          intros: { limit: 1, window: '1h' },
+        },
+      },
     });
     call = caller(api);
   });
@@ -33,22 +41,44 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
     const alice = await api.user('Alice');
     const bob = await api.user('Bob');
     const secondKey = await api.store.transaction((tx) => createKey(tx, api.env, alice.user.id).api_key);
-    const first = await call(alice, 'post', '/messages/send', { body: { recipient_pin: bob.user.pin_code, content: '1' } });
+    const first = await call(alice, 'post', '/messages/send', {
+      body: { recipient_pin: bob.user.pin_code, content: '1' },
+    });
     expect(first.status).toBe(201);
     expect(first.headers['ratelimit-policy']).toContain('"messages"');
     const id = first.body.conversation_id;
-    expect((await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '2' } })).status).toBe(201);
-    expect((await call({ headers: { 'X-API-Key': secondKey } }, 'post', '/messages/send', { body: { recipient_pin: bob.user.pin_code, content: '3' } })).status).toBe(201);
+    expect(
+      (await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '2' } })).status,
+    ).toBe(201);
+    expect(
+      (
+        await call({ headers: { 'X-API-Key': secondKey } }, 'post', '/messages/send', {
+          body: { recipient_pin: bob.user.pin_code, content: '3' },
+        })
+      ).status,
+    ).toBe(201);
     const before = socialState(api.store);
-    await expect429(await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '4' } }), 'messages');
-    await expect429(await call({ headers: { Authorization: `Bearer ${secondKey}` } }, 'post', '/messages/send', { body: { recipient_pin: bob.user.pin_code, content: '4' } }), 'messages');
+    await expect429(
+      await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '4' } }),
+      'messages',
+    );
+    await expect429(
+      await call({ headers: { Authorization: `Bearer ${secondKey}` } }, 'post', '/messages/send', {
+        body: { recipient_pin: bob.user.pin_code, content: '4' },
+      }),
+      'messages',
+    );
     expect(socialState(api.store)).toBe(before);
     // Reading and opening conversations are not in the messages bucket; Bob has his own budget.
     const page = await call(alice, 'get', '/conversations/:id/messages', { params: { id } });
     expect(page.status).toBe(200);
     expect(page.headers['ratelimit-policy']).not.toContain('"messages"');
-    expect((await call(alice, 'post', '/conversations', { body: { participant_pin: bob.user.pin_code } })).status).toBe(200);
-    expect((await call(bob, 'post', '/conversations/:id/messages', { params: { id }, body: { content: 'mine' } })).status).toBe(201);
+    expect((await call(alice, 'post', '/conversations', { body: { participant_pin: bob.user.pin_code } })).status).toBe(
+      200,
+    );
+    expect(
+      (await call(bob, 'post', '/conversations/:id/messages', { params: { id }, body: { content: 'mine' } })).status,
+    ).toBe(201);
   });
 
   it('contacts: POST /contacts/request is 20/hour (here 2)', async () => {
@@ -75,7 +105,11 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
   });
 
   it('the buckets sit on exactly the routes API.md names', () => {
-    const buckets = Object.fromEntries([...messagingRoutes, ...introductionRoutes, ...contactRoutes].filter((r) => r.buckets?.length).map((r) => [`${r.method} ${r.path}`, r.buckets]));
+    const buckets = Object.fromEntries(
+      [...messagingRoutes, ...introductionRoutes, ...contactRoutes]
+        .filter((r) => r.buckets?.length)
+        .map((r) => [`${r.method} ${r.path}`, r.buckets]),
+    );
     expect(buckets).toEqual({
       'post /messages/send': ['messages'],
       'post /conversations': ['groups'],
@@ -105,8 +139,12 @@ describe('Idempotency-Key on every POST of these areas', () => {
   const three = async () => [await api.user(`P${++n}`), await api.user(`Q${n}`), await api.user(`R${n}`)] as const;
   const intro = async () => {
     const [a, b, c] = await three();
-    const id = (await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })).body.id;
-    const id2 = (await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })).body.id;
+    const id = (
+      await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })
+    ).body.id;
+    const id2 = (
+      await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })
+    ).body.id;
     return { b, id, id2 };
   };
   const request = async () => {
@@ -118,16 +156,28 @@ describe('Idempotency-Key on every POST of these areas', () => {
   const cases: Record<string, () => Promise<Case>> = {
     'post /messages/send': async () => {
       const [a, b] = await three();
-      return { as: a, opts: { body: { recipient_pin: b.user.pin_code, content: 'once' } }, other: { body: { recipient_pin: b.user.pin_code, content: 'twice' } } };
+      return {
+        as: a,
+        opts: { body: { recipient_pin: b.user.pin_code, content: 'once' } },
+        other: { body: { recipient_pin: b.user.pin_code, content: 'twice' } },
+      };
     },
     'post /conversations': async () => {
       const [a, b, c] = await three();
-      return { as: a, opts: { body: { participant_pins: [b.user.pin_code, c.user.pin_code], name: 'g' } }, other: { body: { participant_pin: b.user.pin_code } } };
+      return {
+        as: a,
+        opts: { body: { participant_pins: [b.user.pin_code, c.user.pin_code], name: 'g' } },
+        other: { body: { participant_pin: b.user.pin_code } },
+      };
     },
     'post /conversations/:id/messages': async () => {
       const [a, b] = await three();
       const id = (await call(a, 'post', '/conversations', { body: { participant_pin: b.user.pin_code } })).body.id;
-      return { as: b, opts: { params: { id }, body: { content: 'once' } }, other: { params: { id }, body: { content: 'other' } } };
+      return {
+        as: b,
+        opts: { params: { id }, body: { content: 'once' } },
+        other: { params: { id }, body: { content: 'other' } },
+      };
     },
     'post /conversations/:id/leave': async () => {
       const [a, b, c] = await three();
@@ -138,7 +188,11 @@ describe('Idempotency-Key on every POST of these areas', () => {
     },
     'post /introductions': async () => {
       const [a, b, c] = await three();
-      return { as: a, opts: { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } }, other: { body: { participant_pins: [c.user.pin_code, b.user.pin_code] } } };
+      return {
+        as: a,
+        opts: { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } },
+        other: { body: { participant_pins: [c.user.pin_code, b.user.pin_code] } },
+      };
     },
     'post /introductions/:id/accept': async () => {
       const { b, id, id2 } = await intro();
@@ -163,34 +217,41 @@ describe('Idempotency-Key on every POST of these areas', () => {
   };
 
   it('has a case for every POST route', () => {
-    const posts = [...messagingRoutes, ...introductionRoutes, ...contactRoutes].filter((r) => r.method === 'post').map((r) => `${r.method} ${r.path}`);
+    const posts = [...messagingRoutes, ...introductionRoutes, ...contactRoutes]
+      .filter((r) => r.method === 'post')
+      .map((r) => `${r.method} ${r.path}`);
     expect(new Set(Object.keys(cases))).toEqual(new Set(posts));
   });
 
-  it.each(Object.keys(cases))('%s: a retry replays the first answer byte for byte and changes nothing; another request with the key is 409', async (name) => {
-    const path = name.slice(name.indexOf(' ') + 1);
-    const c = await cases[name]!();
-    const key = { 'Idempotency-Key': `key-${name}` };
-    const first = await call(c.as, 'post', path, { ...c.opts, headers: key });
-    expect(first.status).toBeLessThan(300);
-    const after = socialState(api.store);
-    const retry = await call(c.as, 'post', path, { ...c.opts, headers: key });
-    expect(retry.status).toBe(first.status);
-    expect(retry.text).toBe(first.text);
-    expect(retry.headers['idempotent-replayed']).toBe('true');
-    expect(socialState(api.store)).toBe(after);
-    const reused = await call(c.as, 'post', path, { ...c.other, headers: key });
-    expect(reused.status).toBe(409);
-    expect(reused.body.error.code).toBe('idempotency_key_reused');
-    expect(socialState(api.store)).toBe(after);
-    // Without the key the same request is a new operation (here: refused or repeated, never replayed).
-    const fresh = await call(c.as, 'post', path, c.opts);
-    expect(fresh.headers['idempotent-replayed']).toBeUndefined();
-  });
+  it.each(Object.keys(cases))(
+    '%s: a retry replays the first answer byte for byte and changes nothing; another request with the key is 409',
+    async (name) => {
+      const path = name.slice(name.indexOf(' ') + 1);
+      const c = await cases[name]!();
+      const key = { 'Idempotency-Key': `key-${name}` };
+      const first = await call(c.as, 'post', path, { ...c.opts, headers: key });
+      expect(first.status).toBeLessThan(300);
+      const after = socialState(api.store);
+      const retry = await call(c.as, 'post', path, { ...c.opts, headers: key });
+      expect(retry.status).toBe(first.status);
+      expect(retry.text).toBe(first.text);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(socialState(api.store)).toBe(after);
+      const reused = await call(c.as, 'post', path, { ...c.other, headers: key });
+      expect(reused.status).toBe(409);
+      expect(reused.body.error.code).toBe('idempotency_key_reused');
+      expect(socialState(api.store)).toBe(after);
+      // Without the key the same request is a new operation (here: refused or repeated, never replayed).
+      const fresh = await call(c.as, 'post', path, c.opts);
+      expect(fresh.headers['idempotent-replayed']).toBeUndefined();
+    },
+  );
 
   it('a business refusal is stored and replayed too (403 for the introducer)', async () => {
     const [a, b, c] = await three();
-    const id = (await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })).body.id;
+    const id = (
+      await call(a, 'post', '/introductions', { body: { participant_pins: [b.user.pin_code, c.user.pin_code] } })
+    ).body.id;
     const headers = { 'Idempotency-Key': 'refusal' };
     const first = await call(a, 'post', '/introductions/:id/accept', { params: { id }, headers });
     expect(first.status).toBe(403);

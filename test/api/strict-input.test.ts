@@ -13,7 +13,11 @@ describe('since / limit: decimal integers only', () => {
     api = await testApi();
     alice = await api.user('Alice');
     const bob = await api.user('Bob');
-    const sent = await api.http.post('/api/v1/messages/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, content: 'hi' }).expect(201);
+    const sent = await api.http
+      .post('/api/v1/messages/send')
+      .set(alice.headers)
+      .send({ recipient_pin: bob.user.pin_code, content: 'hi' })
+      .expect(201);
     conv = sent.body.conversation_id;
   });
   afterAll(() => api.close());
@@ -42,7 +46,9 @@ describe('since / limit: decimal integers only', () => {
 
   it('GET /wallet/transactions?limit=0x10 is 400 too', async () => {
     const r = await get('/api/v1/wallet/transactions?limit=0x10').expect(400);
-    expect(r.body.error.details).toEqual([{ path: 'query.limit', message: 'must be a whole number in decimal digits, e.g. 50' }]);
+    expect(r.body.error.details).toEqual([
+      { path: 'query.limit', message: 'must be a whole number in decimal digits, e.g. 50' },
+    ]);
   });
 
   it('plain decimals are read as numbers (leading zeros are still decimal)', async () => {
@@ -61,7 +67,13 @@ describe('Idempotency-Key fingerprints compare the parsed body canonically', () 
   });
   afterAll(() => api.close());
 
-  const post = (key: string, raw: string) => api.http.post('/api/v1/test/notes').set(alice.headers).set('Idempotency-Key', key).set('Content-Type', 'application/json').send(raw);
+  const post = (key: string, raw: string) =>
+    api.http
+      .post('/api/v1/test/notes')
+      .set(alice.headers)
+      .set('Idempotency-Key', key)
+      .set('Content-Type', 'application/json')
+      .send(raw);
   const count = () => api.store.read.col(Notes).ids('user', alice.user.id).length;
 
   it('the same fields in another key order are the same request: replayed, not run again', async () => {

@@ -90,12 +90,79 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   'http-server': ['api', 'config', 'util', 'telemetry'],
   'plugin-api': ['runtime', 'client', 'store', 'clock', 'util', 'telemetry'],
   deployment: ['runtime', 'api', 'domain', 'store', 'clock', 'config', 'util'],
-  services: ['deployment', 'plugin-api', 'runtime', 'admin', 'api', 'domain', 'store', 'clock', 'config', 'util', 'telemetry'],
-  server: ['deployment', 'services', 'plugin-api', 'runtime', 'admin', 'api', 'http-server', 'domain', 'store', 'clock', 'config', 'log', 'server-errors', 'util'],
+  services: [
+    'deployment',
+    'plugin-api',
+    'runtime',
+    'admin',
+    'api',
+    'domain',
+    'store',
+    'clock',
+    'config',
+    'util',
+    'telemetry',
+  ],
+  server: [
+    'deployment',
+    'services',
+    'plugin-api',
+    'runtime',
+    'admin',
+    'api',
+    'http-server',
+    'domain',
+    'store',
+    'clock',
+    'config',
+    'log',
+    'server-errors',
+    'util',
+  ],
   testing: ['server', 'deployment', 'services', 'plugin-api', 'runtime', 'domain', 'client', 'clock', 'config', 'util'],
-  console: ['deployment', 'services', 'plugin-api', 'runtime', 'admin', 'domain', 'store', 'clock', 'util', 'telemetry'],
-  scenario: ['testing', 'console', 'services', 'plugin-api', 'runtime', 'api', 'domain', 'store', 'clock', 'config', 'util', 'telemetry'],
-  cli: ['scenario', 'console', 'server', 'deployment', 'services', 'plugin-api', 'runtime', 'admin', 'store', 'config', 'log', 'clock', 'util', 'server-errors', 'telemetry'],
+  console: [
+    'deployment',
+    'services',
+    'plugin-api',
+    'runtime',
+    'admin',
+    'domain',
+    'store',
+    'clock',
+    'util',
+    'telemetry',
+  ],
+  scenario: [
+    'testing',
+    'console',
+    'services',
+    'plugin-api',
+    'runtime',
+    'api',
+    'domain',
+    'store',
+    'clock',
+    'config',
+    'util',
+    'telemetry',
+  ],
+  cli: [
+    'scenario',
+    'console',
+    'server',
+    'deployment',
+    'services',
+    'plugin-api',
+    'runtime',
+    'admin',
+    'store',
+    'config',
+    'log',
+    'clock',
+    'util',
+    'server-errors',
+    'telemetry',
+  ],
   index: ['client'],
 };
 
@@ -114,7 +181,18 @@ export const ONLY_THROUGH: Record<string, (from: string, dep: string) => boolean
  * The runtime's stages are its pipeline; the store's drivers stand on core/ and not on each other.
  */
 export const STAGES: Record<string, ReadonlyArray<readonly string[]>> = {
-  runtime: [['contract'], ['liquid'], ['builtins'], ['define'], ['state'], ['ports'], ['run'], ['bot'], ['host'], ['index']],
+  runtime: [
+    ['contract'],
+    ['liquid'],
+    ['builtins'],
+    ['define'],
+    ['state'],
+    ['ports'],
+    ['run'],
+    ['bot'],
+    ['host'],
+    ['index'],
+  ],
   store: [['core'], ['file', 'postgres'], ['transfer']],
 };
 
@@ -140,7 +218,8 @@ export function violations(graph: Map<string, string[]>): string[] {
       }
       if (!order) continue;
       const [rf, rd] = [rank(file), rank(d)];
-      if (rf >= 0 && (rd > rf || (rd === rf && stage(file) !== stage(d)))) out.add(`${file} → ${d} (${stage(d)}/ comes after ${stage(file)}/)`);
+      if (rf >= 0 && (rd > rf || (rd === rf && stage(file) !== stage(d))))
+        out.add(`${file} → ${d} (${stage(d)}/ comes after ${stage(file)}/)`);
     }
   }
   return [...out].sort();

@@ -24,8 +24,13 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     const areas = new Set([...graph.keys()].map(area));
     expect([...areas].filter((a) => !MAY_IMPORT[a])).toEqual([]);
     for (const [a, order] of Object.entries(STAGES)) {
-      const folders = new Set([...graph.keys()].filter((f) => area(f) === a).map((f) => f.split('/')[1]!.replace(/\.ts$/, '')));
-      expect([...folders].filter((f) => !order.flat().includes(f)), a).toEqual([]);
+      const folders = new Set(
+        [...graph.keys()].filter((f) => area(f) === a).map((f) => f.split('/')[1]!.replace(/\.ts$/, '')),
+      );
+      expect(
+        [...folders].filter((f) => !order.flat().includes(f)),
+        a,
+      ).toEqual([]);
     }
   });
 
@@ -33,7 +38,16 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     const bad = new Map<string, string[]>([
       ['domain/a.ts', ['api/errors.ts']],
       ['api/errors.ts', ['domain/a.ts']],
-      ['runtime/run/x.ts', ['store/file/file-store.ts', 'store/core/types.ts', 'domain/users/users.ts', 'runtime/bot/bot-runner.ts', 'runtime/state/traces.ts']],
+      [
+        'runtime/run/x.ts',
+        [
+          'store/file/file-store.ts',
+          'store/core/types.ts',
+          'domain/users/users.ts',
+          'runtime/bot/bot-runner.ts',
+          'runtime/state/traces.ts',
+        ],
+      ],
       ['runtime/contract/types.ts', ['runtime/define/bot.ts']],
       ['runtime/extra/y.ts', []],
       ['store/file/file-store.ts', ['runtime/run/x.ts', 'store/postgres/pg-schema.ts', 'store/core/engine.ts']],
@@ -41,7 +55,9 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
       ['cli/c.ts', ['runtime/index.ts', 'runtime/host/bot-host.ts']],
       ['newarea/z.ts', ['util/ids.ts']],
     ]);
-    expect(circles(bad).map((c) => c.join(' '))).toEqual(expect.arrayContaining(['api/errors.ts domain/a.ts', 'runtime/run/x.ts store/file/file-store.ts']));
+    expect(circles(bad).map((c) => c.join(' '))).toEqual(
+      expect.arrayContaining(['api/errors.ts domain/a.ts', 'runtime/run/x.ts store/file/file-store.ts']),
+    );
     expect(violations(bad)).toEqual([
       'cli/c.ts → runtime/host/bot-host.ts (not through its public files)',
       'domain/a.ts → api/errors.ts',
@@ -59,9 +75,17 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
 
   it('docs/architecture.md has the rules the test keeps: the table of areas and the order of the stages', () => {
     const rows = new Map<string, string[]>();
-    for (const m of DOC.matchAll(/^\| `([a-z-]+)` \| ([^|]*) \|/gm)) rows.set(m[1]!, m[2]!.trim() === '—' ? [] : m[2]!.split(',').map((s) => s.trim().replace(/`/g, '')));
-    expect(Object.fromEntries([...rows].sort())).toEqual(Object.fromEntries(Object.entries(MAY_IMPORT).map(([a, d]) => [a, [...d]]).sort()));
-    for (const [a, order] of Object.entries(STAGES)) expect(DOC, a).toContain(`${a}/ stage order: ${order.map((g) => g.join(' | ')).join(' → ')}`);
+    for (const m of DOC.matchAll(/^\| `([a-z-]+)` \| ([^|]*) \|/gm))
+      rows.set(m[1]!, m[2]!.trim() === '—' ? [] : m[2]!.split(',').map((s) => s.trim().replace(/`/g, '')));
+    expect(Object.fromEntries([...rows].sort())).toEqual(
+      Object.fromEntries(
+        Object.entries(MAY_IMPORT)
+          .map(([a, d]) => [a, [...d]])
+          .sort(),
+      ),
+    );
+    for (const [a, order] of Object.entries(STAGES))
+      expect(DOC, a).toContain(`${a}/ stage order: ${order.map((g) => g.join(' | ')).join(' → ')}`);
   });
 });
 
@@ -78,21 +102,39 @@ describe('one place assembles a deployment', () => {
   const codeLines = (text: string) => text.split('\n').filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l));
 
   it('no branch on the store driver outside deployment/ and config/', () => {
-    const found = sources.filter((s) => !/^(deployment|config)\//.test(s.file)).flatMap((s) => codeLines(s.text).filter((l) => DRIVER_BRANCH.test(l)).map((l) => `${s.file}: ${l.trim()}`));
+    const found = sources
+      .filter((s) => !/^(deployment|config)\//.test(s.file))
+      .flatMap((s) =>
+        codeLines(s.text)
+          .filter((l) => DRIVER_BRANCH.test(l))
+          .map((l) => `${s.file}: ${l.trim()}`),
+      );
     expect(found).toEqual([]);
   });
 
   it('the driver check can fail: it finds the branches it is for', () => {
-    const planted = ["if (config.store.driver === 'postgres') {", "const pool = ctx.postgres ? ctx.postgres.pool : undefined;", "  postgres?: { pool: pg.Pool };"];
+    const planted = [
+      "if (config.store.driver === 'postgres') {",
+      'const pool = ctx.postgres ? ctx.postgres.pool : undefined;',
+      '  postgres?: { pool: pg.Pool };',
+    ];
     expect(planted.filter((l) => DRIVER_BRANCH.test(l))).toEqual(planted);
-    expect(DRIVER_BRANCH.test("if (!/^postgres(ql)?:\\/\\//.test(url)) throw new AdminError('--url must be a postgres:// URL');")).toBe(false);
+    expect(
+      DRIVER_BRANCH.test(
+        "if (!/^postgres(ql)?:\\/\\//.test(url)) throw new AdminError('--url must be a postgres:// URL');",
+      ),
+    ).toBe(false);
   });
 
   it('no part of the composition (a commit feed, the plugins, a deployment) carried in a WeakMap beside what it belongs to', () => {
     // a cache keyed by an object (the bot validator of a registry) is not composition
     const HIDDEN = /new WeakMap<[^>]*\b(CommitFeed|PluginHost|Deployment|Scheduler|ChangeFeed|InboxFeed)\b/;
     expect(HIDDEN.test('const feeds = new WeakMap<Store, CommitFeed>();')).toBe(true);
-    const found = sources.flatMap((s) => codeLines(s.text).filter((l) => HIDDEN.test(l)).map((l) => `${s.file}: ${l.trim()}`));
+    const found = sources.flatMap((s) =>
+      codeLines(s.text)
+        .filter((l) => HIDDEN.test(l))
+        .map((l) => `${s.file}: ${l.trim()}`),
+    );
     expect(found).toEqual([]);
   });
 });

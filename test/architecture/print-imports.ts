@@ -4,7 +4,10 @@ import { area, circles, importGraph, violations } from './import-graph.js';
 const graph = importGraph();
 const edges = [...graph.values()].reduce((n, d) => n + d.length, 0);
 const byArea = new Map<string, number>();
-for (const [file, deps] of graph) for (const d of deps) if (area(d) !== area(file)) byArea.set(`${area(file)} → ${area(d)}`, (byArea.get(`${area(file)} → ${area(d)}`) ?? 0) + 1);
+for (const [file, deps] of graph)
+  for (const d of deps)
+    if (area(d) !== area(file))
+      byArea.set(`${area(file)} → ${area(d)}`, (byArea.get(`${area(file)} → ${area(d)}`) ?? 0) + 1);
 process.stdout.write(`${graph.size} files, ${edges} imports\n\nbetween areas:\n`);
 for (const [k, n] of [...byArea].sort()) process.stdout.write(`  ${k}  ${n}\n`);
 const c = circles(graph);

@@ -3,7 +3,17 @@ import { figureLine, median } from '../../bench/harness/figure.js';
 import type { LoadResult } from '../../bench/harness/load-spec.js';
 import { throughputFigure } from '../../bench/harness/rounds.js';
 
-const run = (rps: number, extra: Partial<LoadResult> = {}): LoadResult => ({ rps, p50: 10, p99: 50, total: rps * 4, non2xx: 0, errors: 0, timeouts: 0, statusCodes: { '200': rps * 4 }, ...extra });
+const run = (rps: number, extra: Partial<LoadResult> = {}): LoadResult => ({
+  rps,
+  p50: 10,
+  p99: 50,
+  total: rps * 4,
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  statusCodes: { '200': rps * 4 },
+  ...extra,
+});
 
 describe('bench figures', () => {
   it('takes medians of odd and even lists', () => {

@@ -18,7 +18,10 @@ const replies = async (name: string) => (await world!.inbox(name)).map((m) => m.
 
 describe('delivery', () => {
   it('a source that is slow to answer does not delay the events of the others', async () => {
-    const registry = testRegistry({ sources: [slowSource('slowpoke', 30_000)], triggers: [{ name: 'slowpoke.thing', description: 'never happens', source: 'slowpoke', example: {} }] });
+    const registry = testRegistry({
+      sources: [slowSource('slowpoke', 30_000)],
+      triggers: [{ name: 'slowpoke.thing', description: 'never happens', source: 'slowpoke', example: {} }],
+    });
     world = await createTestWorld({ registry, users: { alice: {}, desk: {} } });
     await world.addBot(`name: desk
 as: desk
@@ -56,7 +59,9 @@ rules:
     });
     world = await createTestWorld({ registry, users: { alice: {}, desk: {} } });
     await world.as('alice').send('desk', 'before the bot');
-    await world.addBot(`name: desk\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: "got {{ event.content }}" }]\n`);
+    await world.addBot(
+      `name: desk\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: "got {{ event.content }}" }]\n`,
+    );
     await world.advance('1s');
     await world.as('alice').send('desk', 'after the start');
     await world.advance('10s');
@@ -84,12 +89,17 @@ rules:
     await world.advance('1s');
     await world.as('carol').send('counter', 'third');
     await world.host.runner('counter')!.pollNow();
-    expect([...(await replies('alice')), ...(await replies('bob')), ...(await replies('carol'))]).toEqual(['first is number 1', 'second is number 2', 'third is number 3']);
+    expect([...(await replies('alice')), ...(await replies('bob')), ...(await replies('carol'))]).toEqual([
+      'first is number 1',
+      'second is number 2',
+      'third is number 3',
+    ]);
   });
 
   it('two bots acting as one user share one rate budget (the server counts the user, not the key)', async () => {
     world = await createTestWorld({ users: { desk: {} } });
-    const bot = (name: string) => `name: ${name}\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: "${name}" }]\n`;
+    const bot = (name: string) =>
+      `name: ${name}\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: "${name}" }]\n`;
     await world.addBot(bot('one'));
     await world.addBot(bot('two'));
     const budget = (name: string) => world!.host.runner(name)?.client?.http.budget;

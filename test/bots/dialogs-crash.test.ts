@@ -51,15 +51,22 @@ function setup() {
   mkdirSync(bots);
   writeFileSync(join(bots, 'shop.yaml'), SHOP);
   const config = join(tmp.dir, 'config.yaml');
-  writeFileSync(config, `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`);
+  writeFileSync(
+    config,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+  );
   return { data, args: ['--data', data, '--config', config] };
 }
 
 async function shopPin(data: string): Promise<string> {
-  const bot = await eventually(async () => {
-    const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-    return bots.find((b) => b.name === 'shop' && b.status === 'running' && b.last_poll);
-  }, 40_000, 'the shop bot to run');
+  const bot = await eventually(
+    async () => {
+      const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
+      return bots.find((b) => b.name === 'shop' && b.status === 'running' && b.last_poll);
+    },
+    40_000,
+    'the shop bot to run',
+  );
   return /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
 }
 
@@ -67,13 +74,22 @@ async function shopPin(data: string): Promise<string> {
 async function heard(api: Client): Promise<string[]> {
   const [conv] = (await api.conversations.list()).conversations;
   if (!conv) return [];
-  return (await api.conversations.messages(conv.id)).messages.filter((m) => m.sender.display_name === 'Shop').map((m) => m.content);
+  return (await api.conversations.messages(conv.id)).messages
+    .filter((m) => m.sender.display_name === 'Shop')
+    .map((m) => m.content);
 }
 
-const said = (api: Client, n: number) => eventually(async () => ((await heard(api)).length >= n ? heard(api) : undefined), 40_000, `${n} messages from the shop`);
+const said = (api: Client, n: number) =>
+  eventually(
+    async () => ((await heard(api)).length >= n ? heard(api) : undefined),
+    40_000,
+    `${n} messages from the shop`,
+  );
 
 describe('dialogs across kill -9', () => {
-  it('killed right after the second question went out (before it was recorded): the answer continues with the earlier answer, nothing twice', { timeout: 150_000 }, async () => {
+  it('killed right after the second question went out (before it was recorded): the answer continues with the earlier answer, nothing twice', {
+    timeout: 150_000,
+  }, async () => {
     const s = setup();
     const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:shop:order:1', PINBOT_FROM_SOURCE: '1' });
     children.push(first);
@@ -90,7 +106,9 @@ describe('dialogs across kill -9', () => {
     api = createClient({ baseUrl: second.url, apiKey: alice.api_key });
     await shopPin(s.data);
     expect(await heard(api)).toEqual(['What size?', 'How many?']);
-    const { dialogs } = (await callAdmin(s.data, 'bots.dialogs', { name: 'shop' })) as { dialogs: Array<{ person: string; rule: string; step: number }> };
+    const { dialogs } = (await callAdmin(s.data, 'bots.dialogs', { name: 'shop' })) as {
+      dialogs: Array<{ person: string; rule: string; step: number }>;
+    };
     expect(dialogs).toMatchObject([{ person: expect.stringContaining('Alice'), rule: 'order', step: 1 }]);
     await api.messages.send({ recipient_pin: pin, content: '3' });
     await said(api, 3);

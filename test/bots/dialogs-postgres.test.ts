@@ -44,12 +44,21 @@ rules:
 async function heard(api: Client): Promise<string[]> {
   const [conv] = (await api.conversations.list()).conversations;
   if (!conv) return [];
-  return (await api.conversations.messages(conv.id)).messages.filter((m) => m.sender.display_name === 'Shop').map((m) => m.content);
+  return (await api.conversations.messages(conv.id)).messages
+    .filter((m) => m.sender.display_name === 'Shop')
+    .map((m) => m.content);
 }
-const said = (api: Client, n: number) => eventually(async () => ((await heard(api)).length >= n ? heard(api) : undefined), 40_000, `${n} messages from the shop`);
+const said = (api: Client, n: number) =>
+  eventually(
+    async () => ((await heard(api)).length >= n ? heard(api) : undefined),
+    40_000,
+    `${n} messages from the shop`,
+  );
 
 describe('dialogs on PostgreSQL', () => {
-  it('kill -9 of the process running the bot mid-dialog: the next one continues it with its answers; a timeout fires by itself', { timeout: 150_000 }, async () => {
+  it('kill -9 of the process running the bot mid-dialog: the next one continues it with its answers; a timeout fires by itself', {
+    timeout: 150_000,
+  }, async () => {
     const url = await testDatabase();
     const tmp = tempDir('pinbot-dialog-pg-');
     temps.push(tmp.cleanup);
@@ -57,21 +66,41 @@ describe('dialogs on PostgreSQL', () => {
     mkdirSync(bots);
     writeFileSync(join(bots, 'shop.yaml'), BOT);
     const config = join(tmp.dir, 'config.yaml');
-    writeFileSync(config, `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`);
+    writeFileSync(
+      config,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+    );
     const start = async (i: number) => {
       const c = await spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url });
       children.push(c);
       return { c, data: join(tmp.dir, `data${i}`) };
     };
-    const running = (data: string) => eventually(async () => ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find((b) => b.status === 'running' && b.last_poll), 40_000, 'the bot to run');
+    const running = (data: string) =>
+      eventually(
+        async () =>
+          ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find(
+            (b) => b.status === 'running' && b.last_poll,
+          ),
+        40_000,
+        'the bot to run',
+      );
     const p1 = await start(1);
     const bot = await running(p1.data);
     const pin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
-    const keys = await Promise.all(['Alice', 'Bob'].map(async (name) => ((await callAdmin(p1.data, 'users.add', { name })) as { api_key: string }).api_key));
+    const keys = await Promise.all(
+      ['Alice', 'Bob'].map(
+        async (name) => ((await callAdmin(p1.data, 'users.add', { name })) as { api_key: string }).api_key,
+      ),
+    );
     const alice = createClient({ baseUrl: p1.c.url, apiKey: keys[0]! });
     await alice.messages.send({ recipient_pin: pin, content: 'order' });
     await said(alice, 1).catch((e) => {
-      console.log(p1.c.lines.filter((l) => /error|warn|shop|fail/i.test(l)).join('\n').slice(0, 6000));
+      console.log(
+        p1.c.lines
+          .filter((l) => /error|warn|shop|fail/i.test(l))
+          .join('\n')
+          .slice(0, 6000),
+      );
       throw e;
     });
     await alice.messages.send({ recipient_pin: pin, content: 'large' });
@@ -83,7 +112,9 @@ describe('dialogs on PostgreSQL', () => {
     const p2 = await start(2);
     await running(p2.data);
     const alice2 = createClient({ baseUrl: p2.c.url, apiKey: keys[0]! });
-    const { dialogs } = (await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as { dialogs: Array<{ pin: string; rule: string; step: number }> };
+    const { dialogs } = (await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as {
+      dialogs: Array<{ pin: string; rule: string; step: number }>;
+    };
     expect(dialogs).toMatchObject([{ rule: 'order', step: 1 }]);
     await alice2.messages.send({ recipient_pin: pin, content: '2' });
     expect(await said(alice2, 3)).toEqual(['What size?', 'How many?', 'Ordered 2 large']);
@@ -92,6 +123,8 @@ describe('dialogs on PostgreSQL', () => {
     const bob = createClient({ baseUrl: p2.c.url, apiKey: keys[1]! });
     await bob.messages.send({ recipient_pin: pin, content: 'quick' });
     expect(await said(bob, 2)).toEqual(['Quick?', 'too slow']);
-    expect(((await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as { dialogs: unknown[] }).dialogs).toEqual([]);
+    expect(((await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as { dialogs: unknown[] }).dialogs).toEqual(
+      [],
+    );
   });
 });

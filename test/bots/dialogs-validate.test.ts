@@ -12,14 +12,46 @@ const head = 'name: t\nas: alice\nrules:\n';
 
 describe('ask at validation: file:line:col', () => {
   it.each([
-    ['ask on a schedule (nobody to ask)', `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - ask: { question: "How are you?" }\n`, /^bot\.yaml:6:14: rules\.0\.do\.0\.ask: ask needs an event with someone to ask, and schedule has none — .*schedule or startup has nobody to answer/],
-    ['ask on startup', `${head}  - on: startup\n    do:\n      - ask: { question: "Hi?" }\n`, /^bot\.yaml:6:14: .*ask needs an event with someone to ask, and startup has none/],
-    ['answers.X no earlier ask saves, with did you mean', `${head}  - on: message.received\n    do:\n      - ask: { question: "Size?", save: size }\n      - reply: "You said {{ answers.sise }}"\n`, /^bot\.yaml:7:29: rules\.0\.do\.1\.reply: answers\.sise: no ask before this step saves "sise" — did you mean "size"\?/],
-    ['answers.X read before the ask that saves it', `${head}  - on: message.received\n    do:\n      - reply: "{{ answers.size }}"\n      - ask: { question: "Size?", save: size }\n`, /^bot\.yaml:6:\d+: rules\.0\.do\.0\.reply: answers\.size: no ask before this step saves "size" — add save: NAME to an ask before this step/],
-    ['answers.X in a liquid: condition of choose', `${head}  - on: message.received\n    do:\n      - ask: { question: "OK?", save: ok, expect: yes_no }\n      - choose:\n          - if: { liquid: "answers.okay" }\n            do: [ { reply: yes } ]\n`, /rules\.0\.do\.1\.choose\.0\.if\.liquid: answers\.okay: no ask before this step saves "okay" — did you mean "ok"\?/],
-    ['a pattern the linear-time engine cannot run', `${head}  - on: message.received\n    do:\n      - ask: { question: "Code?", expect: { matches: "(a)\\\\1" } }\n`, /rules\.0\.do\.0\.ask\.expect\.matches: the pattern uses a backreference/],
-    ['an unknown expect kind', `${head}  - on: message.received\n    do:\n      - ask: { question: "Code?", expect: colour }\n`, /rules\.0\.do\.0\.ask\.expect/],
-    ['min above max', `${head}  - on: message.received\n    do:\n      - ask: { question: "N?", expect: { number: { min: 5, max: 1 } } }\n`, /number: min 5 is more than max 1/],
+    [
+      'ask on a schedule (nobody to ask)',
+      `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - ask: { question: "How are you?" }\n`,
+      /^bot\.yaml:6:14: rules\.0\.do\.0\.ask: ask needs an event with someone to ask, and schedule has none — .*schedule or startup has nobody to answer/,
+    ],
+    [
+      'ask on startup',
+      `${head}  - on: startup\n    do:\n      - ask: { question: "Hi?" }\n`,
+      /^bot\.yaml:6:14: .*ask needs an event with someone to ask, and startup has none/,
+    ],
+    [
+      'answers.X no earlier ask saves, with did you mean',
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "Size?", save: size }\n      - reply: "You said {{ answers.sise }}"\n`,
+      /^bot\.yaml:7:29: rules\.0\.do\.1\.reply: answers\.sise: no ask before this step saves "sise" — did you mean "size"\?/,
+    ],
+    [
+      'answers.X read before the ask that saves it',
+      `${head}  - on: message.received\n    do:\n      - reply: "{{ answers.size }}"\n      - ask: { question: "Size?", save: size }\n`,
+      /^bot\.yaml:6:\d+: rules\.0\.do\.0\.reply: answers\.size: no ask before this step saves "size" — add save: NAME to an ask before this step/,
+    ],
+    [
+      'answers.X in a liquid: condition of choose',
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "OK?", save: ok, expect: yes_no }\n      - choose:\n          - if: { liquid: "answers.okay" }\n            do: [ { reply: yes } ]\n`,
+      /rules\.0\.do\.1\.choose\.0\.if\.liquid: answers\.okay: no ask before this step saves "okay" — did you mean "ok"\?/,
+    ],
+    [
+      'a pattern the linear-time engine cannot run',
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "Code?", expect: { matches: "(a)\\\\1" } }\n`,
+      /rules\.0\.do\.0\.ask\.expect\.matches: the pattern uses a backreference/,
+    ],
+    [
+      'an unknown expect kind',
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "Code?", expect: colour }\n`,
+      /rules\.0\.do\.0\.ask\.expect/,
+    ],
+    [
+      'min above max',
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "N?", expect: { number: { min: 5, max: 1 } } }\n`,
+      /number: min 5 is more than max 1/,
+    ],
   ])('%s', (_what, text, re) => {
     expect(problems(text).join('\n')).toMatch(re);
   });
@@ -46,7 +78,11 @@ describe('readAnswer: the expect kinds', () => {
     ['yes_no', 'maybe', { ok: false }],
     ['pin', ' abc123 ', { ok: true, value: 'ABC123' }],
     ['pin', 'abc12', { ok: false }],
-    [{ matches: '^(?<qty>\\d+) (?<item>\\w+)$' }, '2 pizzas', { ok: true, value: '2 pizzas', groups: { qty: '2', item: 'pizzas' } }],
+    [
+      { matches: '^(?<qty>\\d+) (?<item>\\w+)$' },
+      '2 pizzas',
+      { ok: true, value: '2 pizzas', groups: { qty: '2', item: 'pizzas' } },
+    ],
   ] as const)('%j reads %j', (e, text, want) => {
     expect(readAnswer(e as never, text)).toMatchObject(want);
   });

@@ -43,7 +43,8 @@ rules:
 `;
 
 const said = async (name: string) => (await world!.inbox(name)).map((m) => m.content);
-const reasons = (bot: string) => world!.traces(bot).map((t) => `${t.rule}: ${t.outcome}${t.reason ? ` ${t.reason}` : ''}`);
+const reasons = (bot: string) =>
+  world!.traces(bot).map((t) => `${t.rule}: ${t.outcome}${t.reason ? ` ${t.reason}` : ''}`);
 
 async function pizza(users: string[] = ['alice']) {
   world = await createTestWorld({ users: Object.fromEntries([...users, 'pizza'].map((u) => [u, {}])) });
@@ -72,7 +73,12 @@ describe('ask: a dialog of three questions', () => {
     await say('alice', 'LARGE');
     await say('alice', '2');
     await say('alice', 'yes');
-    expect(await said('alice')).toEqual(['What size? small, medium or large', 'How many?', 'Confirm 2 large? yes or no', 'Ordered 2 large']);
+    expect(await said('alice')).toEqual([
+      'What size? small, medium or large',
+      'How many?',
+      'Confirm 2 large? yes or no',
+      'Ordered 2 large',
+    ]);
     const answered = world!.traces('pizza').filter((t) => t.reason === 'answered_dialog');
     expect(answered).toHaveLength(3);
     expect(reasons('pizza')).not.toContain('echo: done');
@@ -85,7 +91,11 @@ describe('ask: a dialog of three questions', () => {
     await say('alice', 'order');
     await say('alice', 'huge');
     await say('alice', '3');
-    expect(await said('alice')).toEqual(['What size? small, medium or large', 'Please answer small, medium or large', 'How many?']);
+    expect(await said('alice')).toEqual([
+      'What size? small, medium or large',
+      'Please answer small, medium or large',
+      'How many?',
+    ]);
   });
 
   it('attempts exhausted: the run fails with invalid_answer and on_error runs', async () => {
@@ -143,7 +153,12 @@ describe('ask: a dialog of three questions', () => {
     await say('alice', '4');
     await world!.restart();
     await say('alice', 'y');
-    expect(await said('alice')).toEqual(['What size? small, medium or large', 'How many?', 'Confirm 4 medium? yes or no', 'Ordered 4 medium']);
+    expect(await said('alice')).toEqual([
+      'What size? small, medium or large',
+      'How many?',
+      'Confirm 4 medium? yes or no',
+      'Ordered 4 medium',
+    ]);
   });
 
   it('an answer sent twice: the step after it runs once; the second message is an ordinary one', async () => {
@@ -196,7 +211,11 @@ describe('dialogs and modes, ending, reloads', () => {
     await world.settle();
     await world.as('alice').send('tips', 'tea');
     await world.settle();
-    expect(await said('alice')).toEqual(['Thanks for 2! What is it for?', 'Thanks for 3! What is it for?', 'Noted: 3 for tea']);
+    expect(await said('alice')).toEqual([
+      'Thanks for 2! What is it for?',
+      'Thanks for 3! What is it for?',
+      'Noted: 3 for tea',
+    ]);
     expect(reasons('tips')).toContain('thanks: failed restarted');
   });
 
@@ -216,7 +235,9 @@ describe('dialogs and modes, ending, reloads', () => {
   it('a reload that removes the rule of a waiting dialog ends it (dialog_ended); one that keeps the ask keeps the dialog', async () => {
     await pizza();
     await say('alice', 'order');
-    await reload(PIZZA.replace('"Ordered {{ answers.count }} {{ answers.size }}"', '"OK: {{ answers.count }} {{ answers.size }}"'));
+    await reload(
+      PIZZA.replace('"Ordered {{ answers.count }} {{ answers.size }}"', '"OK: {{ answers.count }} {{ answers.size }}"'),
+    );
     await say('alice', 'small');
     await say('alice', '2');
     await say('alice', 'yes');

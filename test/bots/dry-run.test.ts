@@ -68,18 +68,26 @@ describe('dry run', () => {
 
   it('a dry-run tip jar leaves transfers pending and balances as they were', async () => {
     const { readFileSync } = await import('node:fs');
-    w = await botWorld({ bots: { 'tip-jar.yaml': readFileSync(join(import.meta.dirname, '../../bots/tip-jar.yaml'), 'utf8') }, host: { dryRun: true } });
+    w = await botWorld({
+      bots: { 'tip-jar.yaml': readFileSync(join(import.meta.dirname, '../../bots/tip-jar.yaml'), 'utf8') },
+      host: { dryRun: true },
+    });
     await w.host.start();
     await w.host.runner('tip-jar')!.started;
     const bob = await w.user('Bob', 20);
     const sent = await bob.api.wallet.send({ recipient_pin: w.botUser('tip-jar').pin_code, amount: 5 });
     await w.poll('tip-jar');
     await w.poll('tip-jar');
-    expect((await bob.api.wallet.transactions()).transactions.find((t) => t.id === sent.transaction.id)!.status).toBe('pending');
+    expect((await bob.api.wallet.transactions()).transactions.find((t) => t.id === sent.transaction.id)!.status).toBe(
+      'pending',
+    );
     expect((await bob.api.wallet.balance()).balance).toBe(15);
     expect((await bob.api.conversations.list()).conversations).toEqual([]);
     const traces = w.host.traces('tip-jar')!;
-    expect(traces.map((t) => `${t.rule} ${t.outcome}`).sort()).toEqual(['refuse-large-tips not_run', 'thank-small-tips dry_run']);
+    expect(traces.map((t) => `${t.rule} ${t.outcome}`).sort()).toEqual([
+      'refuse-large-tips not_run',
+      'thank-small-tips dry_run',
+    ]);
     expect(traces.find((t) => t.rule === 'thank-small-tips')!.steps.map((x) => [x.action, x.status, x.args])).toEqual([
       ['accept', 'dry_run', null],
       ['reply', 'dry_run', 'Thank you Bob for the tip of 5!'],
@@ -117,11 +125,18 @@ describe('dry run', () => {
       const r = (await callAdmin(data, 'bots.trace', { name: 'chatty' })) as { traces: Trace[] };
       return r.traces.length ? r : undefined;
     })) as { traces: Trace[] };
-    expect(traces[0]).toMatchObject({ outcome: 'dry_run', steps: [{ status: 'done' }, { status: 'dry_run' }, { status: 'dry_run' }] });
+    expect(traces[0]).toMatchObject({
+      outcome: 'dry_run',
+      steps: [{ status: 'done' }, { status: 'dry_run' }, { status: 'dry_run' }],
+    });
     const [conv] = (await alice.conversations.list()).conversations;
     expect((await alice.conversations.messages(conv!.id)).messages).toHaveLength(1);
-    await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow('no bot named nobody has traces; see `pinbot bots list`');
+    await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow(
+      'no bot named nobody has traces; see `pinbot bots list`',
+    );
     // a near miss names the bot that was meant
-    await expect(callAdmin(data, 'bots.trace', { name: 'chaty' })).rejects.toThrow('no bot named chaty has traces; did you mean "chatty"? see `pinbot bots list`');
+    await expect(callAdmin(data, 'bots.trace', { name: 'chaty' })).rejects.toThrow(
+      'no bot named chaty has traces; did you mean "chatty"? see `pinbot bots list`',
+    );
   });
 });

@@ -21,7 +21,9 @@ async function setup(rules: string, extra = '') {
 async function transcript(api: Client): Promise<string[]> {
   const { conversations } = await api.conversations.list();
   const out: string[] = [];
-  for (const c of conversations.reverse()) for (const m of (await api.conversations.messages(c.id)).messages) out.push(`${m.sender.display_name}: ${m.content}`);
+  for (const c of conversations.reverse())
+    for (const m of (await api.conversations.messages(c.id)).messages)
+      out.push(`${m.sender.display_name}: ${m.content}`);
   return out;
 }
 
@@ -31,7 +33,9 @@ const byRule = (list: string[][]) => [...list].sort((a, b) => (a[0]! < b[0]! ? -
 
 describe('rules', () => {
   it('cooldown: a rule that ran is skipped until the cooldown has passed (bot clock)', async () => {
-    const { alice, pin } = await setup(`  - id: hello\n    on: message.received\n    cooldown: 1h\n    do:\n      - reply: "hello {{ event.content }}"\n`);
+    const { alice, pin } = await setup(
+      `  - id: hello\n    on: message.received\n    cooldown: 1h\n    do:\n      - reply: "hello {{ event.content }}"\n`,
+    );
     await alice.api.messages.send({ recipient_pin: pin, content: 'a' });
     await alice.api.messages.send({ recipient_pin: pin, content: 'b' });
     await w.poll('b');
@@ -83,9 +87,18 @@ describe('rules', () => {
     await w.poll('b');
     expect(await transcript(alice.api)).toEqual(['Alice: go', 'Desk: lenient']);
     const [strict, lenient] = w.host.traces('b')!;
-    expect(strict).toMatchObject({ rule: 'strict', outcome: 'failed', reason: 'api', steps: [{ action: 'send_message', status: 'failed' }] });
+    expect(strict).toMatchObject({
+      rule: 'strict',
+      outcome: 'failed',
+      reason: 'api',
+      steps: [{ action: 'send_message', status: 'failed' }],
+    });
     expect(strict!.steps[0]!.error).toContain('user_not_found');
-    expect(lenient).toMatchObject({ rule: 'lenient', outcome: 'done', steps: [{ status: 'failed' }, { status: 'done' }] });
+    expect(lenient).toMatchObject({
+      rule: 'lenient',
+      outcome: 'done',
+      steps: [{ status: 'failed' }, { status: 'done' }],
+    });
   });
 
   it('set keeps variables across events and restarts; templates see vars, steps and me', async () => {
@@ -100,7 +113,12 @@ describe('rules', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'y' });
     await again.runner('b')!.pollNow();
     await again.stop();
-    expect(await transcript(alice.api)).toEqual(['Alice: x', 'Desk: Desk counted 11 (set 11)', 'Alice: y', 'Desk: Desk counted 12 (set 12)']);
+    expect(await transcript(alice.api)).toEqual([
+      'Alice: x',
+      'Desk: Desk counted 11 (set 11)',
+      'Alice: y',
+      'Desk: Desk counted 12 (set 12)',
+    ]);
   });
 
   it('from: a PIN list or contacts; liquid expressions; disabled rules are traced', async () => {
@@ -116,7 +134,9 @@ describe('rules', () => {
       ['long', 'not_run', 'condition_false'],
       ['off', 'not_run', 'disabled'],
     ]);
-    expect(w.host.traces('b')!.find((t) => t.rule === 'contacts-only')!.conditions!.detail).toBe(`${alice.user.pin_code} (Alice) is not a contact and not listed`);
+    expect(w.host.traces('b')!.find((t) => t.rule === 'contacts-only')!.conditions!.detail).toBe(
+      `${alice.user.pin_code} (Alice) is not a contact and not listed`,
+    );
     // become contacts: Alice asks, the bot's user accepts (through a key of its own)
     const req = await alice.api.contacts.request({ pin_code: pin });
     const { createKey } = await import('../../src/domain/users/keys.js');
@@ -137,7 +157,12 @@ describe('rules', () => {
       w = await botWorld();
       return w.user('Alice');
     })();
-    w.writeBot('b.yaml', bot(`  - on: startup\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "up #{{ event.boot }}" }\n`));
+    w.writeBot(
+      'b.yaml',
+      bot(
+        `  - on: startup\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "up #{{ event.boot }}" }\n`,
+      ),
+    );
     await w.host.start();
     await w.host.runner('b')!.idle();
     expect(await transcript(alice.api)).toEqual(['Desk: up #1']);

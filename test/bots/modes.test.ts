@@ -10,7 +10,10 @@ afterEach(async () => {
 });
 
 const replies = async (name: string) => (await world!.inbox(name)).map((m) => m.content);
-const outcomes = (bot: string) => world!.traces(bot).map((t) => `${t.event.summary.match(/"(.*)"/)?.[1]}: ${t.outcome}${t.reason ? ` ${t.reason}` : ''}`);
+const outcomes = (bot: string) =>
+  world!
+    .traces(bot)
+    .map((t) => `${t.event.summary.match(/"(.*)"/)?.[1]}: ${t.outcome}${t.reason ? ` ${t.reason}` : ''}`);
 
 describe('mode single', () => {
   it('an event its conditions reject does not count as a run going on', async () => {
@@ -33,7 +36,11 @@ rules:
     await world.host.runner('desk')!.pollNow();
     await world.advance('2m');
     expect(await replies('alice')).toEqual(['done slow c']);
-    expect(outcomes('desk').sort()).toEqual(['slow c: done', 'slow d: not_run single_running', 'unrelated: not_run condition_false']);
+    expect(outcomes('desk').sort()).toEqual([
+      'slow c: done',
+      'slow d: not_run single_running',
+      'unrelated: not_run condition_false',
+    ]);
   });
 });
 
@@ -56,7 +63,9 @@ rules:
     await world.settle();
     expect(await replies('alice')).toEqual(['a human will call you']);
     expect(await replies('bob')).toEqual(['a human will call you']);
-    expect(world.traces('desk').find((t) => t.reason === 'cooldown')!.message).toMatch(/^cooldown for [A-Z0-9]{6}: 3600 s left$/);
+    expect(world.traces('desk').find((t) => t.reason === 'cooldown')!.message).toMatch(
+      /^cooldown for [A-Z0-9]{6}: 3600 s left$/,
+    );
     await world.advance('61m');
     await world.as('alice').send('desk', 'human again');
     await world.settle();
@@ -65,7 +74,9 @@ rules:
 
   it('throttle: at most max_runs runs within a time, per sender', async () => {
     world = await createTestWorld({ users: { alice: {}, bob: {}, desk: {} } });
-    await world.addBot(`name: desk\nas: desk\nrules:\n  - id: answer\n    on: message.received\n    throttle: { max_runs: 2, within: 1h, per: sender }\n    do: [{ reply: "ok {{ event.content }}" }]\n`);
+    await world.addBot(
+      `name: desk\nas: desk\nrules:\n  - id: answer\n    on: message.received\n    throttle: { max_runs: 2, within: 1h, per: sender }\n    do: [{ reply: "ok {{ event.content }}" }]\n`,
+    );
     for (const m of ['a1', 'a2', 'a3']) await world.as('alice').send('desk', m);
     await world.as('bob').send('desk', 'b1');
     await world.settle();
@@ -116,12 +127,21 @@ rules:
     await world.as('alice').send('desk', 'pay please');
     await world.settle();
     expect(await replies('alice')).toEqual(['sorry, that failed (send_money: user_not_found)']);
-    expect(world.traces('desk')[0]).toMatchObject({ outcome: 'failed', reason: 'api', steps: [{ action: 'send_money', status: 'failed' }, { action: 'reply', status: 'done' }] });
+    expect(world.traces('desk')[0]).toMatchObject({
+      outcome: 'failed',
+      reason: 'api',
+      steps: [
+        { action: 'send_money', status: 'failed' },
+        { action: 'reply', status: 'done' },
+      ],
+    });
   });
 
   it('mode restart: a new event stops the run going (in its wait) and starts over', async () => {
     world = await createTestWorld({ users: { alice: {}, desk: {} } });
-    await world.addBot(`name: desk\nas: desk\nrules:\n  - id: later\n    mode: restart\n    on: message.received\n    do:\n      - wait: 1m\n      - reply: "done {{ event.content }}"\n`);
+    await world.addBot(
+      `name: desk\nas: desk\nrules:\n  - id: later\n    mode: restart\n    on: message.received\n    do:\n      - wait: 1m\n      - reply: "done {{ event.content }}"\n`,
+    );
     await world.as('alice').send('desk', 'first');
     await world.advance('30s');
     await world.as('alice').send('desk', 'second');

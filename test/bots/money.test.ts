@@ -29,14 +29,18 @@ async function setup() {
   return { alice, bob, pin };
 }
 
-const outcomes = () => w.host.traces('payer')!.map((t) => `${t.outcome}${t.reason ? `:${t.reason}` : ''}${t.message ? ` ${t.message}` : ''}`);
+const outcomes = () =>
+  w.host
+    .traces('payer')!
+    .map((t) => `${t.outcome}${t.reason ? `:${t.reason}` : ''}${t.message ? ` ${t.message}` : ''}`);
 
 describe('money guardrails', () => {
   it('max_per_transfer, max_per_day (by UTC day of the bot clock) and the send_to allow-list', async () => {
     const { alice, bob, pin } = await setup();
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, w.botUser('payer').id, 10_000));
-    for (const text of ['pay 3', 'pay 6', 'pay 4', 'pay 2']) await alice.api.messages.send({ recipient_pin: pin, content: text });
+    for (const text of ['pay 3', 'pay 6', 'pay 4', 'pay 2'])
+      await alice.api.messages.send({ recipient_pin: pin, content: text });
     w.clock.set(T0 + 1000);
     await bob.api.messages.send({ recipient_pin: pin, content: 'pay 1' });
     await w.poll('payer');
@@ -61,7 +65,9 @@ describe('money guardrails', () => {
     const { alice, pin } = await setup();
     await alice.api.messages.send({ recipient_pin: pin, content: 'pay 5' });
     await w.poll('payer');
-    expect(outcomes()).toEqual([expect.stringMatching(/^failed:api step 1 \(send_money\) failed: POST \/wallet\/send → 400 insufficient_funds: /)]);
+    expect(outcomes()).toEqual([
+      expect.stringMatching(/^failed:api step 1 \(send_money\) failed: POST \/wallet\/send → 400 insufficient_funds: /),
+    ]);
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, w.botUser('payer').id, 1000));
     await alice.api.messages.send({ recipient_pin: pin, content: 'pay 5' });
@@ -101,8 +107,14 @@ describe('transfer.accepted, transfer.declined, balance.changed', () => {
     await w.poll('watcher');
     await w.poll('watcher');
     const [conv] = (await alice.api.conversations.list()).conversations;
-    expect((await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual(['transfer.accepted 1', 'transfer.declined 2']);
-    const logs = w.host.traces('watcher')!.filter((t) => t.event.type === 'balance.changed').map((t) => t.steps[0]!.result);
+    expect((await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual([
+      'transfer.accepted 1',
+      'transfer.declined 2',
+    ]);
+    const logs = w.host
+      .traces('watcher')!
+      .filter((t) => t.event.type === 'balance.changed')
+      .map((t) => t.steps[0]!.result);
     expect(logs).toEqual([{ message: 'balance 10 -> 7 (-3)' }, { message: 'balance 7 -> 9 (2)' }]);
   });
 });

@@ -22,12 +22,22 @@ const SECRET = 'inbound-secret-0123456789';
  * process that runs it handles it — once.
  */
 describe('push sources across processes on one database', () => {
-  it('a webhook sent to the process that does not run the bot is handled by the one that does, exactly once', { timeout: 30_000 }, async () => {
+  it('a webhook sent to the process that does not run the bot is handled by the one that does, exactly once', {
+    timeout: 30_000,
+  }, async () => {
     const url = await testDatabase();
     const tmp = tempDir('pinbot-push-');
     mkdirSync(join(tmp.dir, 'bots'));
-    writeFileSync(join(tmp.dir, 'bots', 'hooks.yaml'), 'name: hooks\nas: Hooks\ncreate_user: true\nrules:\n  - id: count\n    on: webhook_in.received\n    do:\n      - set:\n          hits: "{{ vars.hits | default: 0 | plus: 1 }}"\n          last: "{{ event.body.title }}"\n');
-    const config = configFrom({ store: { driver: 'postgres', url }, bots: { dir: join(tmp.dir, 'bots'), lease_ttl: '600ms' }, plugins: { config: { webhook_in: { secret: SECRET } } }, log: { level: 'silent' } });
+    writeFileSync(
+      join(tmp.dir, 'bots', 'hooks.yaml'),
+      'name: hooks\nas: Hooks\ncreate_user: true\nrules:\n  - id: count\n    on: webhook_in.received\n    do:\n      - set:\n          hits: "{{ vars.hits | default: 0 | plus: 1 }}"\n          last: "{{ event.body.title }}"\n',
+    );
+    const config = configFrom({
+      store: { driver: 'postgres', url },
+      bots: { dir: join(tmp.dir, 'bots'), lease_ttl: '600ms' },
+      plugins: { config: { webhook_in: { secret: SECRET } } },
+      log: { level: 'silent' },
+    });
     const log = pino({ level: 'silent' });
     const servers: RunningServer[] = [];
     try {
@@ -35,23 +45,42 @@ describe('push sources across processes on one database', () => {
         const registry = await buildRegistry({ config, log, pluginsDir: false, plugins: [webhookIn] });
         servers.push(await startServer({ dataDir: join(tmp.dir, d), config, registry, port: 0, log }));
       }
-      const status = async (i: number) => ((await callAdmin(join(tmp.dir, `d${i + 1}`), 'bots.status')) as { bots: BotStatus[] }).bots.find((b) => b.name === 'hooks')!.status;
+      const status = async (i: number) =>
+        ((await callAdmin(join(tmp.dir, `d${i + 1}`), 'bots.status')) as { bots: BotStatus[] }).bots.find(
+          (b) => b.name === 'hooks',
+        )!.status;
       // the process that does not run the bot
-      const other = await eventually(async () => {
-        const s = [await status(0), await status(1)];
-        return s.includes('running') && s.includes('elsewhere') ? s.indexOf('elsewhere') + 1 : undefined;
-      }, 20_000, 'the bot running in one of the two');
-      const post = (body: string) => fetch(`${servers[other - 1]!.url}/plugins/webhook_in/hooks`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(SECRET, body, servers[other - 1]!.clock.now()) }, body });
+      const other = await eventually(
+        async () => {
+          const s = [await status(0), await status(1)];
+          return s.includes('running') && s.includes('elsewhere') ? s.indexOf('elsewhere') + 1 : undefined;
+        },
+        20_000,
+        'the bot running in one of the two',
+      );
+      const post = (body: string) =>
+        fetch(`${servers[other - 1]!.url}/plugins/webhook_in/hooks`, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            'X-Pinbot-Signature': sign(SECRET, body, servers[other - 1]!.clock.now()),
+          },
+          body,
+        });
       const body = JSON.stringify({ title: 'deploy done' });
       const r = await post(body);
       expect(r.status).toBe(202);
       expect(await r.json()).toMatchObject({ queued: true });
       const store = servers[0]!.store;
-      const meta = await eventually(async () => {
-        await store.durable();
-        const m = store.read.col(BotMetas).get('hooks');
-        return m?.vars.hits === 1 && store.read.col(BotInbox).ids('bot', 'hooks').length === 0 ? m : undefined;
-      }, 15_000, 'the pushed event handled by the process running the bot');
+      const meta = await eventually(
+        async () => {
+          await store.durable();
+          const m = store.read.col(BotMetas).get('hooks');
+          return m?.vars.hits === 1 && store.read.col(BotInbox).ids('bot', 'hooks').length === 0 ? m : undefined;
+        },
+        15_000,
+        'the pushed event handled by the process running the bot',
+      );
       expect(meta.vars.last).toBe('deploy done');
       // the same webhook again (same body, same key): a duplicate, not a second run
       const again = await post(body);
@@ -63,7 +92,14 @@ describe('push sources across processes on one database', () => {
       // a bot that no process has is still unknown
       // (another body: the same signed request again, to any bot, is taken as a duplicate)
       const toNobody = JSON.stringify({ title: 'for nobody' });
-      const none = await fetch(`${servers[other - 1]!.url}/plugins/webhook_in/nobody`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Pinbot-Signature': sign(SECRET, toNobody, servers[other - 1]!.clock.now()) }, body: toNobody });
+      const none = await fetch(`${servers[other - 1]!.url}/plugins/webhook_in/nobody`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Pinbot-Signature': sign(SECRET, toNobody, servers[other - 1]!.clock.now()),
+        },
+        body: toNobody,
+      });
       expect(none.status).toBe(404);
     } finally {
       for (const s of servers.reverse()) await s.close();

@@ -18,19 +18,25 @@ afterEach(async () => {
 });
 
 describe('quick start: `npm start` with the shipped examples on a fresh data directory', () => {
-  it('a tip of 5 sent with curl is accepted and thanked, and `pinbot bots trace tip-jar` shows the run', { timeout: 120_000 }, async () => {
+  it('a tip of 5 sent with curl is accepted and thanked, and `pinbot bots trace tip-jar` shows the run', {
+    timeout: 120_000,
+  }, async () => {
     const tmp = tempDir('pinbot-quickstart-');
     cleanup = tmp.cleanup;
     const data = join(tmp.dir, 'data');
     child = await spawnServe(['--data', data]); // ./config.yaml and ./bots, as npm start
     // the shipped examples (a project's own bots beside them do not count)
     const examples = ['faq', 'greeter', 'refunder', 'reminder', 'tip-jar'];
-    const status = await eventually(async () => {
-      const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-      const mine = bots.filter((b) => examples.includes(b.name ?? ''));
-      // running: their users' changes wake them (a first poll of messages waits for one)
-      return mine.length === 5 && mine.every((b) => b.status === 'running') ? mine : undefined;
-    }, 60_000, 'the five example bots to run');
+    const status = await eventually(
+      async () => {
+        const { bots } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
+        const mine = bots.filter((b) => examples.includes(b.name ?? ''));
+        // running: their users' changes wake them (a first poll of messages waits for one)
+        return mine.length === 5 && mine.every((b) => b.status === 'running') ? mine : undefined;
+      },
+      60_000,
+      'the five example bots to run',
+    );
     expect(status.map((b) => [b.name, b.status]).sort()).toEqual([
       ['faq', 'running'],
       ['greeter', 'running'],
@@ -49,15 +55,25 @@ describe('quick start: `npm start` with the shipped examples on a fresh data dir
     expect(res.status).toBe(201);
     const { transaction } = (await res.json()) as { transaction: { id: string } };
     const api = createClient({ baseUrl: child.url, apiKey: bob.api_key });
-    const thanked = await eventually(async () => {
-      const [conv] = (await api.conversations.list()).conversations;
-      return conv?.last_message?.content;
-    }, 30_000, 'the thank-you');
+    const thanked = await eventually(
+      async () => {
+        const [conv] = (await api.conversations.list()).conversations;
+        return conv?.last_message?.content;
+      },
+      30_000,
+      'the thank-you',
+    );
     expect(thanked).toBe('Thank you Bob for the tip of 5!');
-    expect((await api.wallet.transactions()).transactions.find((t) => t.id === transaction.id)!.status).toBe('accepted');
-    const trace = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'trace', 'tip-jar', '--data', data], { encoding: 'utf8' });
+    expect((await api.wallet.transactions()).transactions.find((t) => t.id === transaction.id)!.status).toBe(
+      'accepted',
+    );
+    const trace = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'trace', 'tip-jar', '--data', data], {
+      encoding: 'utf8',
+    });
     expect(trace.status).toBe(0);
-    expect(trace.stdout).toMatch(/tip-jar › thank-small-tips {2}transfer\.received 5 from Bob \([A-Z0-9]{6}\) {2}→ done/);
+    expect(trace.stdout).toMatch(
+      /tip-jar › thank-small-tips {2}transfer\.received 5 from Bob \([A-Z0-9]{6}\) {2}→ done/,
+    );
     expect(trace.stdout).toContain('if ✓ amount max 10  (amount = 5)');
     expect(trace.stdout).toContain('do ✓ accept → accepted');
     expect(trace.stdout).toContain('do ✓ reply → "Thank you Bob for the tip of 5!"');

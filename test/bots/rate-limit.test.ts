@@ -10,7 +10,9 @@ describe('429 from a server with tiny limits', () => {
   it('the bot waits Retry-After and then replies, exactly once each', async () => {
     const retries: string[] = [];
     w = await botWorld({
-      config: { rate_limits: { enabled: true, general: { limit: 1000, window: '1m' }, messages: { limit: 2, window: '2s' } } },
+      config: {
+        rate_limits: { enabled: true, general: { limit: 1000, window: '1m' }, messages: { limit: 2, window: '2s' } },
+      },
       host: { client: { retry: { attempts: 2, baseMs: 5, capMs: 20 }, onRetry: (i) => retries.push(i.reason) } },
       bots: { 'echo.yaml': ECHO_BOT },
     });
@@ -31,7 +33,9 @@ describe('429 from a server with tiny limits', () => {
     expect(retries).toContain('429 rate_limited');
     // the bot waits Retry-After on the clock: the messages window (2 s) passes on the virtual clock
     await w.clock.advance(3_000);
-    const conv = (await alice.api.conversations.list()).conversations.find((c) => c.participants.some((p) => p.id === echo.id))!;
+    const conv = (await alice.api.conversations.list()).conversations.find((c) =>
+      c.participants.some((p) => p.id === echo.id),
+    )!;
     const got = (await alice.api.conversations.messages(conv.id)).messages.map((m) => m.content);
     expect(got.filter((c) => c.startsWith('echo')).sort()).toEqual(['echo a', 'echo b']);
     const traces = w.host.traces('echo')!;

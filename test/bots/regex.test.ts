@@ -22,7 +22,8 @@ const registry = createRegistry();
 const problems = (text: string) => loadBot('bot.yaml', text, { registry, env: {} }).problems.map(formatProblem);
 const matcherBot = (pattern: string, flags = '') =>
   `name: t\nas: alice\nrules:\n  - on: message.received\n    if: { content: { matches: ${JSON.stringify(pattern)}${flags ? `, flags: ${flags}` : ''} } }\n    do: [{ reply: hi }]\n`;
-const run = (fn: ConditionFn, content: string) => fn({ scope: { event: { content } } } as unknown as Parameters<ConditionFn>[0]);
+const run = (fn: ConditionFn, content: string) =>
+  fn({ scope: { event: { content } } } as unknown as Parameters<ConditionFn>[0]);
 /**
  * Runs `f` (whose matching is synchronous) under a watchdog that interrupts it: a backtracking
  * engine makes this throw "Script execution timed out" instead of hanging the test run. A
@@ -57,17 +58,32 @@ describe('matches: runs on a linear-time engine', () => {
 
 describe('bots validate flags what the linear-time engine cannot run, with file:line:col and a hint', () => {
   it.each([
-    ['a backreference', '(a)\\1', /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: the pattern uses a backreference \(\\1\), which the linear-time regular expression engine cannot run — rewrite the pattern without it \(e\.g\. match both spellings with an alternation\), or test the text with a liquid: condition$/],
+    [
+      'a backreference',
+      '(a)\\1',
+      /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: the pattern uses a backreference \(\\1\), which the linear-time regular expression engine cannot run — rewrite the pattern without it \(e\.g\. match both spellings with an alternation\), or test the text with a liquid: condition$/,
+    ],
     ['a named backreference', '(?<x>a)\\k<x>', /^bot\.yaml:5:31: .*uses a named backreference/],
     ['a lookahead', 'foo(?=bar)', /^bot\.yaml:5:31: .*uses a lookahead/],
     ['a negative lookahead', '^(?!spam)', /^bot\.yaml:5:31: .*uses a negative lookahead/],
     ['a lookbehind', '(?<=\\$)\\d+', /^bot\.yaml:5:31: .*uses a lookbehind/],
     ['a negative lookbehind', '(?<!no )thanks', /^bot\.yaml:5:31: .*uses a negative lookbehind/],
-    ['JavaScript-only syntax', '[^]', /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression: missing closing \].* — bots use RE2 syntax/],
-    ['a syntax error', '(', /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression: missing closing \)/],
+    [
+      'JavaScript-only syntax',
+      '[^]',
+      /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression: missing closing \].* — bots use RE2 syntax/,
+    ],
+    [
+      'a syntax error',
+      '(',
+      /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression: missing closing \)/,
+    ],
   ])('%s', (_what, pattern, expected) => {
     const got = problems(matcherBot(pattern));
-    expect(got.some((p) => expected.test(p)), got.join('\n')).toBe(true);
+    expect(
+      got.some((p) => expected.test(p)),
+      got.join('\n'),
+    ).toBe(true);
   });
 
   it('an escaped paren starts no lookahead', () => {
@@ -87,15 +103,26 @@ describe('a server with such a bot', { timeout: 90_000 }, () => {
     const data = join(tmp.dir, 'data');
     const bots = join(tmp.dir, 'bots');
     mkdirSync(bots, { recursive: true });
-    writeFileSync(join(tmp.dir, 'config.yaml'), `rate_limits: { enabled: false }\nmessaging: { max_length: 10000 }\nbots: { dir: ${JSON.stringify(bots)} }\n`);
-    writeFileSync(join(bots, 'words.yaml'), `name: words\nas: Words\ncreate_user: true\npoll: 1s\nrules:\n  - id: words-only\n    on: message.received\n    if: { content: { matches: ${JSON.stringify(EVIL)} } }\n    do: [{ reply: "only words" }]\n`);
+    writeFileSync(
+      join(tmp.dir, 'config.yaml'),
+      `rate_limits: { enabled: false }\nmessaging: { max_length: 10000 }\nbots: { dir: ${JSON.stringify(bots)} }\n`,
+    );
+    writeFileSync(
+      join(bots, 'words.yaml'),
+      `name: words\nas: Words\ncreate_user: true\npoll: 1s\nrules:\n  - id: words-only\n    on: message.received\n    if: { content: { matches: ${JSON.stringify(EVIL)} } }\n    do: [{ reply: "only words" }]\n`,
+    );
     let url: string;
     ({ child, url } = await serve(data, ['--config', join(tmp.dir, 'config.yaml')]));
     const alice = (await callAdmin(data, 'users.add', { name: 'Alice' })) as { api_key: string };
-    const status = async () => ((await callAdmin(data, 'bots.status')) as { bots: Array<{ name?: string; status?: string }> }).bots.find((b) => b.name === 'words');
+    const status = async () =>
+      ((await callAdmin(data, 'bots.status')) as { bots: Array<{ name?: string; status?: string }> }).bots.find(
+        (b) => b.name === 'words',
+      );
     // running: its baseline is taken (the message wakes its first poll)
     await eventually(async () => (await status())?.status === 'running', 30_000, 'the bot to run');
-    const { users } = (await callAdmin(data, 'users.list')) as { users: Array<{ display_name: string; pin_code: string }> };
+    const { users } = (await callAdmin(data, 'users.list')) as {
+      users: Array<{ display_name: string; pin_code: string }>;
+    };
     const pin = users.find((u) => u.display_name === 'Words')!.pin_code;
     const sent = await fetch(`${url}/api/v1/messages/send`, {
       method: 'POST',
@@ -111,7 +138,9 @@ describe('a server with such a bot', { timeout: 90_000 }, () => {
         const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(20_000) });
         expect(await health.json()).toEqual({ status: 'ok' });
         answered++;
-        const t = (await callAdmin(data, 'bots.trace', { name: 'words' }, 20_000)) as { traces: Array<{ reason?: string }> };
+        const t = (await callAdmin(data, 'bots.trace', { name: 'words' }, 20_000)) as {
+          traces: Array<{ reason?: string }>;
+        };
         return t.traces.length ? t.traces : undefined;
       },
       60_000,

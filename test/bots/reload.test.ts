@@ -7,7 +7,8 @@ import { eventually } from '../helpers/serve-child.js';
 let w: BotWorld;
 afterEach(() => w?.close());
 
-const version = (word: string) => `name: echo\nas: Echo\ncreate_user: true\nrules:\n  - id: say\n    on: message.received\n    do:\n      - reply: "${word} {{ event.content }}"\n`;
+const version = (word: string) =>
+  `name: echo\nas: Echo\ncreate_user: true\nrules:\n  - id: say\n    on: message.received\n    do:\n      - reply: "${word} {{ event.content }}"\n`;
 
 async function lastMessages(api: Client, n: number): Promise<string[]> {
   const [conv] = (await api.conversations.list()).conversations;
@@ -38,8 +39,14 @@ describe('hot reload', () => {
 
     w.writeBot('echo.yaml', version('v3').replace('reply:', 'replay:'));
     const [invalid] = await w.host.reload();
-    expect(invalid).toMatchObject({ name: 'echo', status: 'running', message: 'running the previous version; the file has problems' });
-    expect(invalid!.problems![0]).toMatch(/echo\.yaml:8:9: rules\.0\.do\.0\.replay: unknown action "replay" — did you mean "reply"\?/);
+    expect(invalid).toMatchObject({
+      name: 'echo',
+      status: 'running',
+      message: 'running the previous version; the file has problems',
+    });
+    expect(invalid!.problems![0]).toMatch(
+      /echo\.yaml:8:9: rules\.0\.do\.0\.replay: unknown action "replay" — did you mean "reply"\?/,
+    );
     await say('c');
     expect(await lastMessages(alice.api, 1)).toEqual(['v2 c']);
 

@@ -16,15 +16,29 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
     const alice = await w.user('Alice');
     const key = await w.server.store.transaction((tx) => createKey(tx, w.server.env, remoteUser.user.id));
     const file = join(w.dir, 'remote.yaml');
-    writeFileSync(file, 'name: remote\nkey: ${env:PINBOT_KEY_REMOTE}\nrules:\n  - on: message.received\n    do:\n      - reply: "remote got {{ event.content }}"\n');
+    writeFileSync(
+      file,
+      'name: remote\nkey: ${env:PINBOT_KEY_REMOTE}\nrules:\n  - on: message.received\n    do:\n      - reply: "remote got {{ event.content }}"\n',
+    );
     const local = join(w.dir, 'local.yaml');
     writeFileSync(local, 'name: local\nas: Alice\nrules:\n  - on: message.received\n    do:\n      - reply: x\n');
     const stateDir = join(w.dir, 'client-data', 'bots');
     const host = () =>
-      testHost({ clock: w.clock, scheduler: w.server.scheduler, stateDir, storage: fileBotStorage({ stateDir }), files: [file, local], server: w.server.url, env: { PINBOT_KEY_REMOTE: key.api_key } });
+      testHost({
+        clock: w.clock,
+        scheduler: w.server.scheduler,
+        stateDir,
+        storage: fileBotStorage({ stateDir }),
+        files: [file, local],
+        server: w.server.url,
+        env: { PINBOT_KEY_REMOTE: key.api_key },
+      });
     const h1 = host();
     const report = await h1.start();
-    expect(report.find((r) => r.name === 'local')).toMatchObject({ status: 'invalid', problems: [expect.stringContaining('as: works only with the embedded server')] });
+    expect(report.find((r) => r.name === 'local')).toMatchObject({
+      status: 'invalid',
+      problems: [expect.stringContaining('as: works only with the embedded server')],
+    });
     await h1.runner('remote')!.pollNow();
     await alice.api.messages.send({ recipient_pin: remoteUser.user.pin_code, content: 'one' });
     await h1.runner('remote')!.pollNow();
@@ -36,7 +50,12 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
     await h2.runner('remote')!.pollNow();
     await h2.stop();
     const [conv] = (await alice.api.conversations.list()).conversations;
-    expect((await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual(['one', 'remote got one', 'two', 'remote got two']);
+    expect((await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content)).toEqual([
+      'one',
+      'remote got one',
+      'two',
+      'remote got two',
+    ]);
     // offline `pinbot bots trace remote` reads the persisted history
     expect(tracesFromFiles(stateDir, 'remote', 10)!.map((t) => t.event.summary)).toEqual([
       `message.received "one" from Alice (${alice.user.pin_code})`,

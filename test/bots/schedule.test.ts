@@ -18,7 +18,10 @@ describe('schedule (driven by the virtual clock)', () => {
     await w.clock.advanceTo(Date.parse('2026-11-23T09:00:00Z'));
     const [conv] = (await alice.api.conversations.list()).conversations;
     const got = (await alice.api.conversations.messages(conv!.id)).messages.map((m) => m.content);
-    expect(got).toEqual(['tick 2026-11-22T08:00:00.000Z (clock 2026-11-22T08:00:00.000Z)', 'tick 2026-11-23T08:00:00.000Z (clock 2026-11-23T08:00:00.000Z)']);
+    expect(got).toEqual([
+      'tick 2026-11-22T08:00:00.000Z (clock 2026-11-22T08:00:00.000Z)',
+      'tick 2026-11-23T08:00:00.000Z (clock 2026-11-23T08:00:00.000Z)',
+    ]);
     expect(w.host.traces('daily')!.map((t) => [t.event.type, t.at])).toEqual([
       ['schedule', '2026-11-22T08:00:00.000Z'],
       ['schedule', '2026-11-23T08:00:00.000Z'],
@@ -28,7 +31,10 @@ describe('schedule (driven by the virtual clock)', () => {
   it('a weekday schedule: a message on weekday mornings only, in its time zone', async () => {
     w = await botWorld();
     const alice = await w.user('Alice');
-    w.writeBot('weekdays.yaml', `name: weekdays\nas: Weekdays\ncreate_user: true\nrules:\n  - on: { schedule: { cron: "0 9 * * 1-5", timezone: Europe/Paris } }\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "Good morning! This is your 09:00 reminder." }\n`);
+    w.writeBot(
+      'weekdays.yaml',
+      `name: weekdays\nas: Weekdays\ncreate_user: true\nrules:\n  - on: { schedule: { cron: "0 9 * * 1-5", timezone: Europe/Paris } }\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "Good morning! This is your 09:00 reminder." }\n`,
+    );
     await w.host.start();
     await w.host.runner('weekdays')!.started;
     // Monday 23 to Friday 27 at 08:00 UTC; Saturday 28 and Sunday 29 are skipped
@@ -70,7 +76,10 @@ rules:
   }
 
   it('missed: once (default) — one event for the latest missed fire, with how many were missed', async () => {
-    expect(await downFor3Days()).toEqual(['tick 2026-01-02T09:00:00.000Z missed=false (0)', 'tick 2026-01-05T09:00:00.000Z missed=true (3)']);
+    expect(await downFor3Days()).toEqual([
+      'tick 2026-01-02T09:00:00.000Z missed=false (0)',
+      'tick 2026-01-05T09:00:00.000Z missed=true (3)',
+    ]);
   });
 
   it('missed: all — one event per missed fire, in order; missed: skip — none', async () => {

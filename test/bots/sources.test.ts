@@ -18,7 +18,9 @@ function lister(items: () => Item[], size = 2) {
     calls: () => calls,
     page: async (_ctx: SourceContext, before: string | undefined) => {
       calls++;
-      const all = [...items()].sort((a, b) => (a.id < b.id ? 1 : -1)).filter((i) => before === undefined || i.id < before);
+      const all = [...items()]
+        .sort((a, b) => (a.id < b.id ? 1 : -1))
+        .filter((i) => before === undefined || i.id < before);
       return { items: all.slice(0, size), has_more: all.length > size };
     },
   };
@@ -47,7 +49,11 @@ describe('watch source (outgoing transfers, introductions)', () => {
     expect(r.events).toEqual([]);
     expect(r.cursor).toEqual({ newest: 'a4', open: ['a2'] });
     // a2 (old, open) gets accepted; a5 appears and is declined before the next poll; a6 is new and pending
-    items = [...items.map((i) => (i.id === 'a2' ? { ...i, status: 'accepted' as const } : i)), { id: 'a5', status: 'declined', mine: true }, { id: 'a6', status: 'pending', mine: true }];
+    items = [
+      ...items.map((i) => (i.id === 'a2' ? { ...i, status: 'accepted' as const } : i)),
+      { id: 'a5', status: 'declined', mine: true },
+      { id: 'a6', status: 'pending', mine: true },
+    ];
     r = await src.poll(ctx, r.cursor);
     expect(r.events.map((e) => e.key)).toEqual(['accepted:a2', 'declined:a5']);
     expect(r.cursor).toEqual({ newest: 'a6', open: ['a6'] });
@@ -56,9 +62,20 @@ describe('watch source (outgoing transfers, introductions)', () => {
   });
 
   it('stops paging once it is past the last newest id and has found every open item', async () => {
-    const items: Item[] = Array.from({ length: 20 }, (_, i) => ({ id: `b${String(i).padStart(2, '0')}`, status: 'accepted', mine: true }));
+    const items: Item[] = Array.from({ length: 20 }, (_, i) => ({
+      id: `b${String(i).padStart(2, '0')}`,
+      status: 'accepted',
+      mine: true,
+    }));
     const l = lister(() => items);
-    const src = watchSource<Item>({ name: 'w', description: '', page: l.page, relevant: () => true, isOpen: (i) => i.status === 'pending', event: () => undefined });
+    const src = watchSource<Item>({
+      name: 'w',
+      description: '',
+      page: l.page,
+      relevant: () => true,
+      isOpen: (i) => i.status === 'pending',
+      event: () => undefined,
+    });
     const r = await src.poll(ctx, { newest: 'b19', open: [] });
     expect(l.calls()).toBe(1);
     expect(r.cursor).toEqual({ newest: 'b19', open: [] });

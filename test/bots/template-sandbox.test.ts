@@ -13,13 +13,16 @@ import { tempDir } from '../helpers/api.js';
 // Issue 13 item 2: templates read files (another bot's key, config.yaml, the journal) and any
 // string read environment variables, so both could end up in a chat reply.
 const registry = createRegistry();
-const load = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) => loadBot('bot.yaml', text, { registry, env, envAllow, allowedServers: ['https://api.example.com'] });
-const problems = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) => load(text, env, envAllow).problems.map(formatProblem);
-const replyBot = (reply: string) => `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: ${reply}\n`;
+const load = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) =>
+  loadBot('bot.yaml', text, { registry, env, envAllow, allowedServers: ['https://api.example.com'] });
+const problems = (text: string, env: NodeJS.ProcessEnv = {}, envAllow: string[] = []) =>
+  load(text, env, envAllow).problems.map(formatProblem);
+const replyBot = (reply: string) =>
+  `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: ${reply}\n`;
 
 describe('templates have no file system', () => {
   it.each([
-    ['include', `"Your key: {% include 'data/bots/keys/greeter.json' %}"`, 27, "{% include %}"],
+    ['include', `"Your key: {% include 'data/bots/keys/greeter.json' %}"`, 27, '{% include %}'],
     ['render', `"{% render 'config.yaml' %}"`, 17, '{% render %}'],
     ['layout', `"{% layout 'data/journal.jsonl' %}"`, 17, '{% layout %}'],
     ['include with whitespace control', `"a {%- include 'x' -%}"`, 19, '{% include %}'],
@@ -34,12 +37,21 @@ describe('templates have no file system', () => {
   });
 
   it('a {% liquid %} block cannot include either', () => {
-    const got = problems(`name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: |\n          {% liquid\n            include 'config.yaml'\n          %}\n`);
-    expect(got.join('\n')).toMatch(/^bot\.yaml:8:13: rules\.0\.do\.0\.reply: Liquid template error: \{% include %\} is not available/);
+    const got = problems(
+      `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: |\n          {% liquid\n            include 'config.yaml'\n          %}\n`,
+    );
+    expect(got.join('\n')).toMatch(
+      /^bot\.yaml:8:13: rules\.0\.do\.0\.reply: Liquid template error: \{% include %\} is not available/,
+    );
   });
 
   it('at run time, even past validation, no template reads a file', async () => {
-    for (const t of ["{% include 'config.yaml' %}", "{% render 'package.json' %}", "{% layout 'config.yaml' %}x", "{% liquid\ninclude 'config.yaml'\n%}"]) {
+    for (const t of [
+      "{% include 'config.yaml' %}",
+      "{% render 'package.json' %}",
+      "{% layout 'config.yaml' %}x",
+      "{% liquid\ninclude 'config.yaml'\n%}",
+    ]) {
       await expect(render(t, {}), t).rejects.toThrow(/bot templates cannot read files/);
     }
     // the engine's file system beneath the tags has no files either
@@ -50,12 +62,15 @@ describe('templates have no file system', () => {
   });
 
   it('other tags and filters still work', async () => {
-    expect(await render('{% assign n = 2 %}{% for i in (1..n) %}{{ i }}{% endfor %} {{ "x" | upcase }}', {})).toBe('12 X');
+    expect(await render('{% assign n = 2 %}{% for i in (1..n) %}{{ i }}{% endfor %} {{ "x" | upcase }}', {})).toBe(
+      '12 X',
+    );
   });
 });
 
 describe('${env:…} only where a secret belongs', () => {
-  const remote = (extra: string) => `name: t\nkey: \${env:PINBOT_KEY_BOT}\nserver: https://\${env:PINBOT_SERVER_HOST}\n${extra}rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
+  const remote = (extra: string) =>
+    `name: t\nkey: \${env:PINBOT_KEY_BOT}\nserver: https://\${env:PINBOT_SERVER_HOST}\n${extra}rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
 
   it('key and server read the environment', () => {
     const r = load(remote(''), { PINBOT_KEY_BOT: 'pinbot_abc', PINBOT_SERVER_HOST: 'api.example.com' });
@@ -80,8 +95,11 @@ describe('${env:…} only where a secret belongs', () => {
   });
 
   it('a step argument: refused, unless the operator allow-lists the name', () => {
-    const text = 'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - send_message: { to: ABC123, content: "${env:GREETING}" }\n';
-    expect(problems(text, { GREETING: 'hello' })[0]).toMatch(/^bot\.yaml:6:47: rules\.0\.do\.0\.send_message\.content: \$\{env:GREETING\} is not allowed here/);
+    const text =
+      'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - send_message: { to: ABC123, content: "${env:GREETING}" }\n';
+    expect(problems(text, { GREETING: 'hello' })[0]).toMatch(
+      /^bot\.yaml:6:47: rules\.0\.do\.0\.send_message\.content: \$\{env:GREETING\} is not allowed here/,
+    );
     expect(problems(text, { GREETING: 'hello' }, ['GREETING'])).toEqual([]);
   });
 
@@ -105,14 +123,22 @@ describe('config.yaml bots.env_allow', () => {
       try {
         loadConfig(bad, {});
       } catch (err) {
-        expect((err as ConfigError).message).toMatch(new RegExp(`^${bad}:2:25: bots\\.env_allow\\.1: expected a value matching`));
+        expect((err as ConfigError).message).toMatch(
+          new RegExp(`^${bad}:2:25: bots\\.env_allow\\.1: expected a value matching`),
+        );
       }
       const config = join(tmp.dir, 'config.yaml');
       writeFileSync(config, 'bots:\n  env_allow: [GREETING]\n');
       expect(loadConfig(config, {}).bots.env_allow).toEqual(['GREETING']);
       const bot = join(tmp.dir, 'bot.yaml');
-      writeFileSync(bot, 'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:GREETING}, and ${env:OTHER}"\n');
-      const r = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', '--config', config, bot], { encoding: 'utf8', env: { ...process.env, GREETING: 'hi', OTHER: 'x' } });
+      writeFileSync(
+        bot,
+        'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:GREETING}, and ${env:OTHER}"\n',
+      );
+      const r = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', '--config', config, bot], {
+        encoding: 'utf8',
+        env: { ...process.env, GREETING: 'hi', OTHER: 'x' },
+      });
       expect(r.stdout).toContain(`${bot}:6:38: rules.0.do.0.reply: \${env:OTHER} is not allowed here`);
       expect(r.stdout).not.toContain('${env:GREETING} is not allowed');
       expect(r.status).toBe(1);

@@ -10,8 +10,14 @@ import { embeddedIdentity } from '../../src/deployment/embedded-identity.js';
 import { botWorld, testHost, type BotWorld } from '../helpers/bots.js';
 
 const trace = (i: number): Trace => ({
-  bot: 'b', version: '1', rule: 'r', event: { key: `k${i}`, type: 'message.received', summary: 'message.received' },
-  at: new Date(Date.UTC(2026, 10, 21, 12, 0, i)).toISOString(), outcome: 'done', steps: [], duration_ms: 1,
+  bot: 'b',
+  version: '1',
+  rule: 'r',
+  event: { key: `k${i}`, type: 'message.received', summary: 'message.received' },
+  at: new Date(Date.UTC(2026, 10, 21, 12, 0, i)).toISOString(),
+  outcome: 'done',
+  steps: [],
+  duration_ms: 1,
 });
 
 /** An archive in memory that records each append, and fails while `failing` is set. */
@@ -47,7 +53,10 @@ describe('a trace history over an archive', () => {
     await Promise.resolve();
     log.add(trace(5)); // while the first write is under way: the next batch
     await log.flush();
-    expect(archive.calls).toEqual([{ keys: ['k3', 'k4'], keep: 2 }, { keys: ['k5'], keep: 2 }]);
+    expect(archive.calls).toEqual([
+      { keys: ['k3', 'k4'], keep: 2 },
+      { keys: ['k5'], keep: 2 },
+    ]);
     // a failing archive: the bot goes on, its history in memory too; the failure is said once
     archive.failing = true;
     log.add(trace(6));
@@ -119,8 +128,14 @@ describe('the host and its dependencies', () => {
     const robot = await w.user('Robot'); // the user of a bot that runs in another process
     const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
     host = hostOf(w, 'echo.yaml', {
-      embedded: { ...deps.embedded, identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id } },
-      storage: archivedStorage(w, (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!)),
+      embedded: {
+        ...deps.embedded,
+        identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id },
+      },
+      storage: archivedStorage(
+        w,
+        (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!),
+      ),
     });
     await host.start();
     await host.runner('echo')!.started;
@@ -130,18 +145,30 @@ describe('the host and its dependencies', () => {
     await alice.api.messages.send({ recipient_pin: pin, content: 'hello from a person' });
     await host.runner('echo')!.pollNow();
     await host.runner('echo')!.pollNow();
-    const seen = host.traces('echo')!.map((t) => t.reason ?? t.outcome).sort();
+    const seen = host
+      .traces('echo')!
+      .map((t) => t.reason ?? t.outcome)
+      .sort();
     expect(seen).toEqual(['done', 'from_bot']);
     await host.stop();
     host = undefined;
-    expect(archives.get('echo')!.kept.map((t) => t.reason ?? t.outcome).sort()).toEqual(['done', 'from_bot']);
+    expect(
+      archives
+        .get('echo')!
+        .kept.map((t) => t.reason ?? t.outcome)
+        .sort(),
+    ).toEqual(['done', 'from_bot']);
     expect(existsSync(join(stateDir, 'traces'))).toBe(false);
   });
 });
 
 describe('a bot that leaves this process and comes back', () => {
   it('reads its history afresh from the archive at each start (it may have run elsewhere meanwhile)', async () => {
-    w = await botWorld({ bots: { 'up.yaml': 'name: up\nas: Up\ncreate_user: true\nrules:\n  - id: hi\n    on: startup\n    do: [{ log: hi }]\n' } });
+    w = await botWorld({
+      bots: {
+        'up.yaml': 'name: up\nas: Up\ncreate_user: true\nrules:\n  - id: hi\n    on: startup\n    do: [{ log: hi }]\n',
+      },
+    });
     const stateDir = join(w.dir, 'data', 'bots');
     const deps = w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir });
     const shared = memoryArchive();
@@ -161,10 +188,17 @@ describe('a bot that leaves this process and comes back', () => {
     expect(host.traces('up')!.map((t) => t.event.type)).toEqual(['startup']);
     await placed!.halt('up');
     // meanwhile another process ran it: its history grew in the shared archive
-    shared.kept.push({ ...host.traces('up')![0]!, event: { key: 'elsewhere', type: 'message.received', summary: 'message.received' } });
+    shared.kept.push({
+      ...host.traces('up')![0]!,
+      event: { key: 'elsewhere', type: 'message.received', summary: 'message.received' },
+    });
     placed!.run('up');
     await host.reload(); // serialised after the run
     await host.runner('up')!.idle();
-    expect(host.traces('up')!.map((t) => (t.event.key === 'elsewhere' ? 'elsewhere' : t.event.type))).toEqual(['startup', 'elsewhere', 'startup']);
+    expect(host.traces('up')!.map((t) => (t.event.key === 'elsewhere' ? 'elsewhere' : t.event.type))).toEqual([
+      'startup',
+      'elsewhere',
+      'startup',
+    ]);
   });
 });

@@ -12,8 +12,14 @@ afterEach(async () => {
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 const trace = (i: number): Trace => ({
-  bot: 'tip-jar', version: '1', rule: 'thanks', event: { key: `k${i}`, type: 'message.received', summary: 'message.received "a private message"' },
-  at: '2026-11-21T12:00:00.000Z', outcome: 'done', steps: [], duration_ms: 1,
+  bot: 'tip-jar',
+  version: '1',
+  rule: 'thanks',
+  event: { key: `k${i}`, type: 'message.received', summary: 'message.received "a private message"' },
+  at: '2026-11-21T12:00:00.000Z',
+  outcome: 'done',
+  steps: [],
+  duration_ms: 1,
 });
 
 describe('bot state on disk is private (issue 13, item 10)', () => {

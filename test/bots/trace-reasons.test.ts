@@ -13,13 +13,18 @@ function docProblems(doc: string, catalogue: Record<string, TraceReasonInfo>): s
   const rows = new Map<string, string[]>();
   for (const line of section.split('\n')) {
     const m = /^\| `([a-z_]+)` \|(.*)\|$/.exec(line);
-    if (m) rows.set(m[1]!, m[2]!.split(' | ').map((c) => c.trim()));
+    if (m)
+      rows.set(
+        m[1]!,
+        m[2]!.split(' | ').map((c) => c.trim()),
+      );
   }
   const problems: string[] = [];
   for (const [code, r] of Object.entries(catalogue)) {
     const row = rows.get(code);
     if (!row) problems.push(`${code}: missing`);
-    else if (row[0] !== r.outcome || row[1] !== r.meaning || row[2] !== r.todo) problems.push(`${code}: says ${JSON.stringify(row)}`);
+    else if (row[0] !== r.outcome || row[1] !== r.meaning || row[2] !== r.todo)
+      problems.push(`${code}: says ${JSON.stringify(row)}`);
   }
   for (const code of rows.keys()) if (!(code in catalogue)) problems.push(`${code}: not in the catalogue`);
   return problems;
@@ -35,7 +40,11 @@ describe('the catalogue of trace reasons', () => {
       .replace(/^\| `plugin_timeout` \|.*\n/m, '')
       .replace('the rule has `enabled: false` |', 'the rule is off |')
       .replace(/^(\| `stopping` \|.*\n)/m, '$1| `made_up` | failed | x | y |\n');
-    expect(docProblems(doc, TRACE_REASONS)).toEqual(['disabled: says ["not_run","the rule is off","remove `enabled: false` from the rule to run it"]', 'plugin_timeout: missing', 'made_up: not in the catalogue']);
+    expect(docProblems(doc, TRACE_REASONS)).toEqual([
+      'disabled: says ["not_run","the rule is off","remove `enabled: false` from the rule to run it"]',
+      'plugin_timeout: missing',
+      'made_up: not in the catalogue',
+    ]);
   });
 
   it('knows its codes (25) and nothing else', () => {

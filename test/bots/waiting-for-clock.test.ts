@@ -16,12 +16,20 @@ describe('a bot on a virtual clock (serve --virtual-clock)', () => {
     expect(w.host.status()[0]!.message).not.toMatch(/waiting for the clock/);
 
     await alice.api.messages.send({ recipient_pin: w.botUser('echo').pin_code, content: 'hi' });
-    const held = 'waiting for the clock: a change to poll (1 source) is held until the virtual clock moves — pinbot clock advance 1s';
+    const held =
+      'waiting for the clock: a change to poll (1 source) is held until the virtual clock moves — pinbot clock advance 1s';
     const [status] = w.host.status();
     expect(status).toMatchObject({ status: 'running', message: expect.stringContaining(held) });
     expect(formatBotLine(status!)).toContain(held);
-    const commands = botAdminCommands(() => w.host, () => undefined);
-    expect(await commands['bots.trace']!({} as never, { name: 'echo' })).toEqual({ bot: 'echo', traces: [], waiting: held });
+    const commands = botAdminCommands(
+      () => w.host,
+      () => undefined,
+    );
+    expect(await commands['bots.trace']!({} as never, { name: 'echo' })).toEqual({
+      bot: 'echo',
+      traces: [],
+      waiting: held,
+    });
 
     // the clock moves: the change is polled, the bot answers, nothing waits
     await w.clock.settle();
@@ -32,7 +40,14 @@ describe('a bot on a virtual clock (serve --virtual-clock)', () => {
   });
 
   it('bots list does not call a bot whose last runs failed just "running"', async () => {
-    w = await botWorld({ bots: { 'bad.yaml': ECHO_BOT.replace('name: echo', 'name: bad').replace('- reply: "echo {{ event.content }}"', '- send_message: { to: ZZZZZZ, content: x }') } });
+    w = await botWorld({
+      bots: {
+        'bad.yaml': ECHO_BOT.replace('name: echo', 'name: bad').replace(
+          '- reply: "echo {{ event.content }}"',
+          '- send_message: { to: ZZZZZZ, content: x }',
+        ),
+      },
+    });
     await w.host.start();
     await w.host.runner('bad')!.started;
     const alice = await w.user('Alice');
@@ -41,6 +56,8 @@ describe('a bot on a virtual clock (serve --virtual-clock)', () => {
       await w.clock.settle();
       await w.host.runner('bad')!.idle();
     }
-    expect(w.host.status()[0]!.message).toMatch(/^as Echo \(\w+\); its last 2 runs failed \(api\) — pinbot bots trace bad$/);
+    expect(w.host.status()[0]!.message).toMatch(
+      /^as Echo \(\w+\); its last 2 runs failed \(api\) — pinbot bots trace bad$/,
+    );
   });
 });

@@ -19,7 +19,9 @@ const echo = (name: string, poll = '1h') =>
 
 /** Counts the HTTP requests made with a bot's key. */
 function requestsOf(w: TestWorld, bot: string): { count: number } {
-  const { api_key } = JSON.parse(readFileSync(join(w.server.dataDir, 'bots', 'keys', `${bot}.json`), 'utf8')) as { api_key: string };
+  const { api_key } = JSON.parse(readFileSync(join(w.server.dataDir, 'bots', 'keys', `${bot}.json`), 'utf8')) as {
+    api_key: string;
+  };
   const seen = { count: 0 };
   w.server.http.on('request', (req) => {
     if (req.headers['x-api-key'] === api_key) seen.count++;

@@ -15,7 +15,10 @@ import { pinbot, ROOT } from '../helpers/spawn.js';
 const tmp = tempDir('pinbot-what-if-');
 afterAll(() => tmp.cleanup());
 const TIP_JAR = readFileSync(join(ROOT, 'bots/tip-jar.yaml'), 'utf8');
-const EDITED = TIP_JAR.replace('amount: { max: 10 }', 'amount: { max: 5 }').replace('amount: { min: 10.01 }', 'amount: { min: 5.01 }');
+const EDITED = TIP_JAR.replace('amount: { max: 10 }', 'amount: { max: 5 }').replace(
+  'amount: { min: 10.01 }',
+  'amount: { min: 5.01 }',
+);
 
 describe('bots what-if', () => {
   it('shows the exact decisions an edited cap changes, from the recorded traces, and acts on nothing', async () => {
@@ -38,7 +41,9 @@ describe('bots what-if', () => {
       await world.settle();
       expect(statSync(journal).size).toBe(size); // nothing was written: no request that changes anything
       expect(r.summary).toBe('this edit changes 1 of the last 3 decisions of tip-jar');
-      expect(r.events.map((e) => [e.event, e.status])).toEqual(tips.map((t, i) => [`transfer.received:${t.id}`, i === 1 ? 'changed' : 'same']));
+      expect(r.events.map((e) => [e.event, e.status])).toEqual(
+        tips.map((t, i) => [`transfer.received:${t.id}`, i === 1 ? 'changed' : 'same']),
+      );
       expect(r.events[1]!.changes).toEqual([
         'rule thank-small-tips no longer runs: condition_false — amount max 5 (amount = 7)',
         'rule refuse-large-tips now runs (amount min 5.01 (amount = 7)); before: condition_false — amount min 10.01 (amount = 7) → steps: decline, reply "That is very generous, alice, but this jar only takes tips up to 10. Your 7 is on its way back."',
@@ -60,10 +65,17 @@ describe('bots what-if', () => {
       const changed = await pinbot(['bots', 'what-if', join(project, 'edited.yaml'), ...args]);
       expect(changed.code).toBe(1);
       expect(changed.stdout).toContain(`≠ ${r.events[1]!.at}  transfer.received 7 from alice`);
-      expect(changed.stdout).toContain('    rule thank-small-tips no longer runs: condition_false — amount max 5 (amount = 7)\n');
+      expect(changed.stdout).toContain(
+        '    rule thank-small-tips no longer runs: condition_false — amount max 5 (amount = 7)\n',
+      );
       expect(changed.stdout.trim().split('\n').at(-1)).toBe('this edit changes 1 of the last 3 decisions of tip-jar');
       const json = await pinbot(['bots', 'what-if', join(project, 'edited.yaml'), '--json', '--last', '2', ...args]);
-      expect(JSON.parse(json.stdout)).toMatchObject({ bot: 'tip-jar', traces: 2, changed: 0, events: [{ status: 'same' }] });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        bot: 'tip-jar',
+        traces: 2,
+        changed: 0,
+        events: [{ status: 'same' }],
+      });
       const none = await pinbot(['bots', 'what-if', join(project, 'same.yaml'), ...args]);
       expect(none.code).toBe(0);
       const bad = await pinbot(['bots', 'what-if', join(project, 'config.yaml'), ...args]);
@@ -75,7 +87,8 @@ describe('bots what-if', () => {
   }, 120_000);
 
   it('reads contact checks as recorded, and a condition reading something live (the wallet) fails closed and says so', async () => {
-    const FRIENDS = 'name: friends\nas: jar\nrules:\n  - id: friends\n    on: message.received\n    if: { from: contacts }\n    do:\n      - reply: "hi friend"\n';
+    const FRIENDS =
+      'name: friends\nas: jar\nrules:\n  - id: friends\n    on: message.received\n    if: { from: contacts }\n    do:\n      - reply: "hi friend"\n';
     const world = await createTestWorld({ users: { alice: { contacts: ['jar'] }, jar: {} } });
     try {
       await world.addBot(FRIENDS);
@@ -83,12 +96,26 @@ describe('bots what-if', () => {
       await world.advance('10s');
       const traces = world.traces('friends');
       expect(traces[0]).toMatchObject({ outcome: 'done', seen: { contacts: { [world.users.alice!.pin_code]: true } } });
-      const edited = FRIENDS.replace('if: { from: contacts }', 'if: { not: { from: contacts } }') + '  - id: rich\n    on: message.received\n    if: { liquid: "wallet.balance > 5" }\n    do:\n      - reply: "rich"\n';
+      const edited =
+        FRIENDS.replace('if: { from: contacts }', 'if: { not: { from: contacts } }') +
+        '  - id: rich\n    on: message.received\n    if: { liquid: "wallet.balance > 5" }\n    do:\n      - reply: "rich"\n';
       const r = await whatIf(loadBot('friends.yaml', edited, { registry: createRegistry() }).bot!, traces);
       // alice was a contact when the bot decided: the edited rule reads that, and no longer runs
-      expect(r.events[0]!.after[0]).toMatchObject({ rule: 'friends', decision: 'condition_false', condition: expect.stringContaining('contacts') });
-      expect(r.events[0]!.changes).toEqual([`rule friends no longer runs: condition_false — ${r.events[0]!.after[0]!.condition}`]);
-      expect(r.events[0]!.after[1]).toEqual({ rule: 'rich', decision: 'condition_false', condition: 'liquid wallet.balance > 5 (could not be evaluated: reads wallet, which the trace did not record, line:1, col:1)', steps: [] });
+      expect(r.events[0]!.after[0]).toMatchObject({
+        rule: 'friends',
+        decision: 'condition_false',
+        condition: expect.stringContaining('contacts'),
+      });
+      expect(r.events[0]!.changes).toEqual([
+        `rule friends no longer runs: condition_false — ${r.events[0]!.after[0]!.condition}`,
+      ]);
+      expect(r.events[0]!.after[1]).toEqual({
+        rule: 'rich',
+        decision: 'condition_false',
+        condition:
+          'liquid wallet.balance > 5 (could not be evaluated: reads wallet, which the trace did not record, line:1, col:1)',
+        steps: [],
+      });
     } finally {
       await world.close();
     }

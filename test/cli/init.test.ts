@@ -18,12 +18,28 @@ let cleanup: () => void;
 let project: string;
 
 const run = (cwd: string, ...args: string[]) => {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), ...args], { cwd, input: '', encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), ...args], {
+    cwd,
+    input: '',
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, out: r.stdout + r.stderr };
 };
 const read = (path: string) => readFileSync(join(project, path), 'utf8');
 
-const FILES = ['.github/workflows/pinbot.yml', '.gitignore', 'bots/welcome.yaml', 'config.yaml', 'package.json', 'plugins/hello.test.ts', 'plugins/hello.ts', 'README.md', 'scenarios/welcome.yaml', 'tsconfig.json'];
+const FILES = [
+  '.github/workflows/pinbot.yml',
+  '.gitignore',
+  'bots/welcome.yaml',
+  'config.yaml',
+  'package.json',
+  'plugins/hello.test.ts',
+  'plugins/hello.ts',
+  'README.md',
+  'scenarios/welcome.yaml',
+  'tsconfig.json',
+];
 
 beforeAll(() => {
   ({ dir: root, cleanup } = tempDir('pinbot-init-'));
@@ -44,13 +60,19 @@ describe('pinbot init', () => {
     const pkg = JSON.parse(read('package.json'));
     const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     // run from this checkout: `npm install` in the project links it (from a tarball: the tarball)
-    expect(pkg).toMatchObject({ name: 'my-bots', type: 'module', private: true, dependencies: { pinbot: `file:${relative(project, ROOT).replace(/\/$/, '')}` } });
+    expect(pkg).toMatchObject({
+      name: 'my-bots',
+      type: 'module',
+      private: true,
+      dependencies: { pinbot: `file:${relative(project, ROOT).replace(/\/$/, '')}` },
+    });
     expect(own.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(pkg.scripts).toEqual({
       start: 'pinbot serve',
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
-      scenarios: 'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
+      scenarios:
+        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
     });
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.strict).toBe(true);
@@ -73,7 +95,7 @@ describe('pinbot init', () => {
     expect(read('bots/welcome.yaml')).not.toContain('${env:');
   });
 
-  it("editor schema lines point at the schemas the installed package holds", () => {
+  it('editor schema lines point at the schemas the installed package holds', () => {
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(ROOT, join(project, 'node_modules', 'pinbot'), 'dir');
     for (const f of ['bots/welcome.yaml', 'scenarios/welcome.yaml']) {
@@ -99,7 +121,9 @@ describe('pinbot init', () => {
     // `npm test -- FILE` would hand FILE to the scenario runner of this project's test script
     expect(r.out).toContain('(its test: npx vitest run plugins/dice.test.ts)');
     expect(r.out).toContain('# yaml-language-server: $schema=../node_modules/pinbot/schemas/bot.schema.json');
-    expect(r.out).toContain('Then: npx pinbot bots validate, and npm start (restart it if it is running: plugins load at start). See node_modules/pinbot/docs/plugins.md.');
+    expect(r.out).toContain(
+      'Then: npx pinbot bots validate, and npm start (restart it if it is running: plugins load at start). See node_modules/pinbot/docs/plugins.md.',
+    );
     expect(r.out).not.toContain('warning:');
     rmSync(join(project, 'plugins/dice.ts'));
     rmSync(join(project, 'plugins/dice.test.ts'));
@@ -109,7 +133,9 @@ describe('pinbot init', () => {
     writeFileSync(join(project, 'config.yaml'), 'log: { level: warn }\n');
     const r = run(root, 'init', 'my-bots');
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^pinbot: nothing written: \.github\/workflows\/pinbot\.yml, \.gitignore, bots\/welcome\.yaml, config\.yaml, .* exist already in \.\/my-bots\. Run again with --force to add only the missing files/);
+    expect(r.out).toMatch(
+      /^pinbot: nothing written: \.github\/workflows\/pinbot\.yml, \.gitignore, bots\/welcome\.yaml, config\.yaml, .* exist already in \.\/my-bots\. Run again with --force to add only the missing files/,
+    );
     expect(r.out.trim().split('\n')).toHaveLength(1);
     expect(read('config.yaml')).toBe('log: { level: warn }\n');
   });
@@ -130,7 +156,10 @@ describe('pinbot init', () => {
   it('--force in a folder made by npm init says what its package.json lacks', () => {
     const other = join(root, 'existing');
     mkdirSync(other);
-    writeFileSync(join(other, 'package.json'), JSON.stringify({ name: 'existing', type: 'commonjs', scripts: { test: 'echo no tests' } }));
+    writeFileSync(
+      join(other, 'package.json'),
+      JSON.stringify({ name: 'existing', type: 'commonjs', scripts: { test: 'echo no tests' } }),
+    );
     const r = run(other, 'init', '--force');
     expect(r.code).toBe(0);
     expect(r.out).toContain('kept    package.json (exists)');
@@ -145,8 +174,13 @@ describe('pinbot init', () => {
     // npx ./pinbot-0.1.0.tgz installs into a folder of its cache whose package.json names the tarball
     const npx = join(root, 'npx-cache', 'a1b2');
     mkdirSync(join(npx, 'node_modules', 'pinbot'), { recursive: true });
-    writeFileSync(join(npx, 'package.json'), JSON.stringify({ dependencies: { pinbot: 'file:../../downloads/pinbot-0.1.0.tgz' } }));
-    expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe('file:../downloads/pinbot-0.1.0.tgz');
+    writeFileSync(
+      join(npx, 'package.json'),
+      JSON.stringify({ dependencies: { pinbot: 'file:../../downloads/pinbot-0.1.0.tgz' } }),
+    );
+    expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe(
+      'file:../downloads/pinbot-0.1.0.tgz',
+    );
     // installed from the registry (or globally: no package.json above node_modules)
     writeFileSync(join(npx, 'package.json'), JSON.stringify({ dependencies: { pinbot: '^0.1.0' } }));
     expect(pinbotSpec(join(root, 'my-bots'), '0.1.0', join(npx, 'node_modules', 'pinbot'))).toBe('^0.1.0');

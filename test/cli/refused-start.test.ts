@@ -14,7 +14,9 @@ afterAll(async () => {
 });
 
 describe('pinbot serve refuses a data directory whose db.json is missing (issue 13, item 3)', () => {
-  it('prints one line saying what is wrong and what to do, exit code 1, and changes nothing', { timeout: 60_000 }, async () => {
+  it('prints one line saying what is wrong and what to do, exit code 1, and changes nothing', {
+    timeout: 60_000,
+  }, async () => {
     const live = tempDir('pinbot-refuse-live-');
     const image = tempDir('pinbot-refuse-');
     cleanups.push(live.cleanup, image.cleanup);
@@ -32,7 +34,13 @@ describe('pinbot serve refuses a data directory whose db.json is missing (issue 
     const child = spawnNode(['bin/pinbot.js', 'serve', '--port', '0', '--no-bots', '--data', image.dir]);
     cleanups.push(() => void child.proc.kill('SIGKILL'));
     // Serving would be the bug: stop there rather than wait for the test's time-out.
-    const first = await Promise.race([child.exited.then(() => 'exited'), child.waitFor(/listening on/).then(() => 'listening', () => 'exited')]);
+    const first = await Promise.race([
+      child.exited.then(() => 'exited'),
+      child.waitFor(/listening on/).then(
+        () => 'listening',
+        () => 'exited',
+      ),
+    ]);
     expect(first, 'it must refuse, not serve').toBe('exited');
     const { code } = await child.exited;
     expect(code).toBe(1);
@@ -41,6 +49,8 @@ describe('pinbot serve refuses a data directory whose db.json is missing (issue 
     expect(lines).toHaveLength(1);
     expect(readFileSync(join(image.dir, 'journal.jsonl'))).toEqual(journal);
     expect(existsSync(join(image.dir, 'db.json'))).toBe(false);
-    expect(lines[0]).toMatch(/^pinbot: .*journal\.jsonl:1: db\.json is missing, but the journal starts at transaction 2, not 1: .*Start-up refused .*Put db\.json back \(from a backup\)/);
+    expect(lines[0]).toMatch(
+      /^pinbot: .*journal\.jsonl:1: db\.json is missing, but the journal starts at transaction 2, not 1: .*Start-up refused .*Put db\.json back \(from a backup\)/,
+    );
   });
 });

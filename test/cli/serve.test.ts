@@ -37,7 +37,11 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     expect(add.stdout.endsWith('\n') && add.stdout.trim().split('\n')).toHaveLength(1);
     alice = JSON.parse(add.stdout);
     expect(Object.keys(alice)).toEqual(['id', 'display_name', 'pin_code', 'api_key']);
-    expect(alice).toMatchObject({ display_name: 'Alice', pin_code: expect.stringMatching(/^[A-Z0-9]{6}$/), api_key: expect.stringMatching(/^pinbot_/) });
+    expect(alice).toMatchObject({
+      display_name: 'Alice',
+      pin_code: expect.stringMatching(/^[A-Z0-9]{6}$/),
+      api_key: expect.stringMatching(/^pinbot_/),
+    });
     expect((await me(alice.api_key)).status).toBe(200);
   });
 
@@ -72,14 +76,18 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     expect(r.stderr).toBe('pinbot: no user has the PIN ZZZZZZ; see `pinbot users list`\n');
     const c = await cli('clock', 'advance', '1d');
     expect(c.code).toBe(1);
-    expect(c.stderr).toBe('pinbot: this server runs on the real clock; restart it with `pinbot serve --virtual-clock`\n');
+    expect(c.stderr).toBe(
+      'pinbot: this server runs on the real clock; restart it with `pinbot serve --virtual-clock`\n',
+    );
   });
 
   it.concurrent('a second serve on the same data directory fails in one line, exit 1', async () => {
     const r = await pinbot(['serve', '--data', data, '--port', '0']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`pinbot: data directory ${data} is in use by another pinbot process (pid ${server.proc.pid}). Stop that process, or pass --data DIR to use another directory.\n`);
+    expect(r.stderr).toBe(
+      `pinbot: data directory ${data} is in use by another pinbot process (pid ${server.proc.pid}). Stop that process, or pass --data DIR to use another directory.\n`,
+    );
   });
 
   it.concurrent('a serve on a port in use fails in one line, exit 1', async () => {
@@ -87,7 +95,9 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     const other = join(tmp.dir, 'other');
     const r = await pinbot(['serve', '--data', other, '--port', port]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`pinbot: port ${port} on 127.0.0.1 is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).\n`);
+    expect(r.stderr).toBe(
+      `pinbot: port ${port} on 127.0.0.1 is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).\n`,
+    );
     // It let go of its own data directory on the way out.
     expect(existsSync(join(other, 'pinbot.lock'))).toBe(false);
   });
@@ -98,10 +108,12 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     const snap = JSON.parse(readFileSync(join(data, 'db.json'), 'utf8'));
     expect(snap.schema_version).toBe(2);
-    expect(JSON.parse(readFileSync(join(data, "format"), "utf8"))).toEqual({ format: 2 });
+    expect(JSON.parse(readFileSync(join(data, 'format'), 'utf8'))).toEqual({ format: 2 });
     expect(snap.collections.users.map((u: { display_name: string }) => u.display_name)).toEqual(['Alice']);
     // last use of the keys was flushed at shutdown
-    expect(snap.collections.api_keys.filter((k: { last_used_at: number | null }) => k.last_used_at !== null)).toHaveLength(2);
+    expect(
+      snap.collections.api_keys.filter((k: { last_used_at: number | null }) => k.last_used_at !== null),
+    ).toHaveLength(2);
     expect(statSync(join(data, 'journal.jsonl')).size).toBe(0);
     expect(existsSync(join(data, 'pinbot.lock'))).toBe(false);
     expect(existsSync(join(data, 'pinbot.sock'))).toBe(false);
@@ -120,5 +132,4 @@ describe('pinbot serve and SIGINT', { timeout: 120_000 }, () => {
       tmp.cleanup();
     }
   });
-
 });

@@ -28,9 +28,17 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     const b = await api.user('Ben');
     const { runAdminCommand } = await import('../../src/admin/commands.js');
     await runAdminCommand({ store: api.store, env: api.env }, 'users.grant', { pin: a.user.pin_code, amount: '50' });
-    const sent = await api.http.post('/api/v1/wallet/send').set(a.headers).send({ recipient_pin: b.user.pin_code, amount: 12.5, note: 'nul \u0000 and é' }).expect(201);
+    const sent = await api.http
+      .post('/api/v1/wallet/send')
+      .set(a.headers)
+      .send({ recipient_pin: b.user.pin_code, amount: 12.5, note: 'nul \u0000 and é' })
+      .expect(201);
     await api.http.post(`/api/v1/wallet/transactions/${sent.body.transaction.id}/accept`).set(b.headers).expect(200);
-    await api.http.post('/api/v1/wallet/send').set(a.headers).send({ recipient_pin: b.user.pin_code, amount: 3 }).expect(201);
+    await api.http
+      .post('/api/v1/wallet/send')
+      .set(a.headers)
+      .send({ recipient_pin: b.user.pin_code, amount: 3 })
+      .expect(201);
     await api.store.close();
     const f = await FileStore.open(dataDir);
     original = contents(f.dump());
@@ -54,7 +62,9 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     // a second import into the same database is refused, and changes nothing
     const again = await pinbot(['store', 'import', '--data', dataDir, '--url', url]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/^pinbot: the PostgreSQL schema "pinbot" is not empty \(transaction \d+, \d+ records\): import only into an empty database/);
+    expect(again.stderr).toMatch(
+      /^pinbot: the PostgreSQL schema "pinbot" is not empty \(transaction \d+, \d+ records\): import only into an empty database/,
+    );
   });
 
   it('with store.driver postgres the admin CLI reads the imported users from the database directly', async () => {
@@ -62,7 +72,9 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     await importDataDir(dataDir, { url });
     const config = join(tmp.dir, 'pg.yaml');
     writeFileSync(config, 'store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
-    const list = await pinbot(['users', 'list', '--json', '--config', config, '--data', join(tmp.dir, 'unused')], { DATABASE_URL: url });
+    const list = await pinbot(['users', 'list', '--json', '--config', config, '--data', join(tmp.dir, 'unused')], {
+      DATABASE_URL: url,
+    });
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout).users.map((u: { display_name: string }) => u.display_name)).toEqual(['Ann', 'Ben']);
   });

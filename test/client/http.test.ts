@@ -25,11 +25,14 @@ async function scripted(handlers: Handler[]) {
   return { url, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, res) => {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
-const err = (status: number, code: string, headers: Record<string, string> = {}) => json(status, { error: { code, message: code } }, headers);
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
+  (_req, res) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+const err = (status: number, code: string, headers: Record<string, string> = {}) =>
+  json(status, { error: { code, message: code } }, headers);
 
 let closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -55,7 +58,11 @@ describe('client transport', () => {
     const s = await setup([json(201, { message: 'sent', transaction: { id: 'txn_1', status: 'pending' } })]);
     const r = await s.client.wallet.send({ recipient_pin: 'ABC123', amount: 5 }, { idempotencyKey: 'k-1' });
     expect(r.transaction.id).toBe('txn_1');
-    expect(s.seen[0]).toMatchObject({ method: 'POST', url: '/api/v1/wallet/send', body: '{"recipient_pin":"ABC123","amount":5}' });
+    expect(s.seen[0]).toMatchObject({
+      method: 'POST',
+      url: '/api/v1/wallet/send',
+      body: '{"recipient_pin":"ABC123","amount":5}',
+    });
     expect(s.seen[0]!.headers['x-api-key']).toBe('pinbot_test');
     expect(s.seen[0]!.headers['idempotency-key']).toBe('k-1');
   });
@@ -105,7 +112,10 @@ describe('client transport', () => {
   });
 
   it('waits Retry-After on 429 and retries', async () => {
-    const s = await setup([err(429, 'rate_limited', { 'Retry-After': '2', RateLimit: '"general"; r=0; t=2' }), json(200, { id: 'usr_1' })]);
+    const s = await setup([
+      err(429, 'rate_limited', { 'Retry-After': '2', RateLimit: '"general"; r=0; t=2' }),
+      json(200, { id: 'usr_1' }),
+    ]);
     const waits: number[] = [];
     let t = 1_000_000;
     const sleep = async (ms: number) => {
@@ -120,7 +130,12 @@ describe('client transport', () => {
   });
 
   it('gives up on network errors after the retries with a TransientError', async () => {
-    const client = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retry: { attempts: 2, baseMs: 1 }, sleep: async () => undefined });
+    const client = createClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      retry: { attempts: 2, baseMs: 1 },
+      sleep: async () => undefined,
+    });
     await expect(client.me()).rejects.toBeInstanceOf(TransientError);
   });
 });
@@ -138,9 +153,13 @@ describe('RateLimit headers', () => {
     ]);
   });
   it('reads draft 7 and draft 6', () => {
-    expect(parseRateLimitHeaders(new Headers({ RateLimit: 'limit=10, remaining=3, reset=5' }))).toEqual([{ name: 'default', limit: 10, remaining: 3, resetSec: 5 }]);
-    expect(parseRateLimitHeaders(new Headers({ 'RateLimit-Limit': '10', 'RateLimit-Remaining': '4', 'RateLimit-Reset': '7' }))).toEqual([
-      { name: 'default', limit: 10, remaining: 4, resetSec: 7 },
+    expect(parseRateLimitHeaders(new Headers({ RateLimit: 'limit=10, remaining=3, reset=5' }))).toEqual([
+      { name: 'default', limit: 10, remaining: 3, resetSec: 5 },
     ]);
+    expect(
+      parseRateLimitHeaders(
+        new Headers({ 'RateLimit-Limit': '10', 'RateLimit-Remaining': '4', 'RateLimit-Reset': '7' }),
+      ),
+    ).toEqual([{ name: 'default', limit: 10, remaining: 4, resetSec: 7 }]);
   });
 });

@@ -14,7 +14,10 @@ function fakeBudget(share = 0.5) {
     },
   });
   const headers = (remaining: number, reset: number, limit = 100) =>
-    new Headers({ RateLimit: `"general"; r=${remaining}; t=${reset}`, 'RateLimit-Policy': `"general"; q=${limit}; w=60` });
+    new Headers({
+      RateLimit: `"general"; r=${remaining}; t=${reset}`,
+      'RateLimit-Policy': `"general"; q=${limit}; w=60`,
+    });
   return { budget, waits, headers, now: () => t, advance: (ms: number) => (t += ms) };
 }
 
@@ -63,10 +66,15 @@ describe('rate budget shared by several bots of one user', () => {
   it('when polls wait for room, the bot that polled least goes first', async () => {
     const { VirtualClock } = await import('../../src/clock/virtual-clock.js');
     const clock = new VirtualClock(0);
-    const budget = createRateBudget({ share: 0.5, now: () => clock.now(), sleep: (ms, signal) => clock.sleep(ms, signal) });
+    const budget = createRateBudget({
+      share: 0.5,
+      now: () => clock.now(),
+      sleep: (ms, signal) => clock.sleep(ms, signal),
+    });
     budget.observe(new Headers({ RateLimit: '"general"; r=100; t=60', 'RateLimit-Policy': '"general"; q=100; w=60' }));
     const order: string[] = [];
-    const poll = (owner: string) => budget.run({ kind: 'poll', buckets: ['general'], owner }, async () => void order.push(owner));
+    const poll = (owner: string) =>
+      budget.run({ kind: 'poll', buckets: ['general'], owner }, async () => void order.push(owner));
     // a bot with many sources asks for 30 polls, then a bot with one source for 3
     const busy = Array.from({ length: 30 }, () => poll('busy'));
     const quiet = Array.from({ length: 3 }, () => poll('quiet'));
@@ -86,7 +94,10 @@ describe('rate budget with conditional polls and actions', () => {
     await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
     expect(f.waits).toEqual([]); // the polls' half is untouched
     // a server whose 304s cost nothing: polls go at once up to their share…
-    f.budget.observe(new Headers({ RateLimit: '"general"; r=59; t=59', 'RateLimit-Policy': '"general"; q=100; w=60' }), { notModified: true });
+    f.budget.observe(
+      new Headers({ RateLimit: '"general"; r=59; t=59', 'RateLimit-Policy': '"general"; q=100; w=60' }),
+      { notModified: true },
+    );
     for (let i = 0; i < 49; i++) await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => i);
     expect(f.waits).toEqual([]);
     // …and no further (50 polls counted beside the 40 actions: the rest is the actions')

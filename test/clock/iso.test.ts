@@ -13,7 +13,28 @@ function* times(n: number): Generator<number> {
 }
 
 describe('iso and utcDate write what Date writes', () => {
-  const edges = [0, -1, 1, 999, 1000, 59_999, 60_000, 3_599_999, 86_399_999, 86_400_000, -86_400_000, -86_400_001, 1795291200000, 1795291199999, 8.64e15, -8.64e15, 8.64e15 - 1, -62198755200000, 253402300799999, 253402300800000];
+  const edges = [
+    0,
+    -1,
+    1,
+    999,
+    1000,
+    59_999,
+    60_000,
+    3_599_999,
+    86_399_999,
+    86_400_000,
+    -86_400_000,
+    -86_400_001,
+    1795291200000,
+    1795291199999,
+    8.64e15,
+    -8.64e15,
+    8.64e15 - 1,
+    -62198755200000,
+    253402300799999,
+    253402300800000,
+  ];
 
   it.each(edges)('iso(%d)', (ms) => {
     expect(iso(ms)).toBe(new Date(ms).toISOString());
@@ -22,7 +43,9 @@ describe('iso and utcDate write what Date writes', () => {
 
   it('on 200,000 times near now and across the whole range, in an order that moves between days', () => {
     let mismatches = 0;
-    for (const ms of times(200_000)) if (iso(ms) !== new Date(ms).toISOString() || utcDate(ms) !== new Date(ms).toISOString().slice(0, 10)) mismatches++;
+    for (const ms of times(200_000))
+      if (iso(ms) !== new Date(ms).toISOString() || utcDate(ms) !== new Date(ms).toISOString().slice(0, 10))
+        mismatches++;
     expect(mismatches).toBe(0);
   });
 

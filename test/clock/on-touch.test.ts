@@ -16,7 +16,11 @@ describe('VirtualClock.onTouch', () => {
   });
 
   it('hears the commits of an embedded server (what a scenario counts)', async () => {
-    const world = await createTestWorld({ start: Date.parse('2026-11-21T12:00:00Z'), services: false, users: { alice: { balance: 10 }, bob: {} } });
+    const world = await createTestWorld({
+      start: Date.parse('2026-11-21T12:00:00Z'),
+      services: false,
+      users: { alice: { balance: 10 }, bob: {} },
+    });
     try {
       let commits = 0;
       world.clock.onTouch(() => commits++);

@@ -24,7 +24,11 @@ rules:
 `;
 
 async function thirtyDays(): Promise<void> {
-  const world = await createTestWorld({ start: '2026-01-01T09:00:00Z', config: { rate_limits: { enabled: false } }, users: { alice: {}, jar: {} } });
+  const world = await createTestWorld({
+    start: '2026-01-01T09:00:00Z',
+    config: { rate_limits: { enabled: false } },
+    users: { alice: {}, jar: {} },
+  });
   try {
     await world.addBot(bot.replace('rules:', `vars: { alice: "${world.users.alice!.pin_code}" }\nrules:`));
     await world.as('alice').send('jar', 'hi');

@@ -6,7 +6,16 @@ import { configFrom } from '../../src/config/load.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/api.js';
 
-const start = (dataDir: string) => startServer({ dataDir, config: configFrom({}), host: '127.0.0.1', port: 0, virtualClock: true, log: pino({ level: 'silent' }), services: [] });
+const start = (dataDir: string) =>
+  startServer({
+    dataDir,
+    config: configFrom({}),
+    host: '127.0.0.1',
+    port: 0,
+    virtualClock: true,
+    log: pino({ level: 'silent' }),
+    services: [],
+  });
 
 describe('serve --virtual-clock across restarts', () => {
   it('restarts at its last virtual time, not the real one', async () => {

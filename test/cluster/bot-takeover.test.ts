@@ -40,8 +40,15 @@ describe('bots across three processes on one database', () => {
       );
     }
     const config = join(tmp.dir, 'config.yaml');
-    writeFileSync(config, `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nlog:\n  level: info\n`);
-    servers = await Promise.all([1, 2, 3].map((i) => spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url })));
+    writeFileSync(
+      config,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nlog:\n  level: info\n`,
+    );
+    servers = await Promise.all(
+      [1, 2, 3].map((i) =>
+        spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url }),
+      ),
+    );
     observer = await PgStore.open({ url, integrity: dataDirIntegrity, warn: () => undefined });
   });
   afterAll(async () => {
@@ -56,26 +63,48 @@ describe('bots across three processes on one database', () => {
     const out = new Map<string, number>();
     for (const l of observer!.read.col(BotLeases).all()) {
       const label = observer!.read.col(BotWorkers).get(l.owner)?.label ?? '';
-      out.set(l.id, servers.findIndex((s) => label.endsWith(`:${s.proc.pid}`)));
+      out.set(
+        l.id,
+        servers.findIndex((s) => label.endsWith(`:${s.proc.pid}`)),
+      );
     }
     return out;
   };
 
-  it('kill -9 of one process mid-load: its bots are taken over, every message is answered exactly once', { timeout: 120_000 }, async () => {
-    onTestFailed(() => servers.forEach((s, i) => console.log(`--- server ${i} (pid ${s.proc.pid}), last lines:\n${s.lines.slice(-15).join('\n')}`)));
+  it('kill -9 of one process mid-load: its bots are taken over, every message is answered exactly once', {
+    timeout: 120_000,
+  }, async () => {
+    onTestFailed(() =>
+      servers.forEach((s, i) =>
+        console.log(`--- server ${i} (pid ${s.proc.pid}), last lines:\n${s.lines.slice(-15).join('\n')}`),
+      ),
+    );
     // the bots are shared out: every bot has an owner, and each process runs some
-    const spread = await eventually(async () => {
-      const o = await owners();
-      const per = [0, 1, 2].map((i) => [...o.values()].filter((x) => x === i).length);
-      return o.size === BOTS && per.every((n) => n >= 1) ? o : undefined;
-    }, 30_000, 'the bots spread over the three processes');
-    const bots = await eventually(async () => {
-      await observer!.durable();
-      const users = Array.from({ length: BOTS }, (_, i) => [...observer!.read.col(Users).all()].find((u) => u.display_name === `Relay ${i}`));
-      return users.every(Boolean) ? users.map((u) => u!) : undefined;
-    }, 30_000, 'the bots created their users');
+    const spread = await eventually(
+      async () => {
+        const o = await owners();
+        const per = [0, 1, 2].map((i) => [...o.values()].filter((x) => x === i).length);
+        return o.size === BOTS && per.every((n) => n >= 1) ? o : undefined;
+      },
+      30_000,
+      'the bots spread over the three processes',
+    );
+    const bots = await eventually(
+      async () => {
+        await observer!.durable();
+        const users = Array.from({ length: BOTS }, (_, i) =>
+          [...observer!.read.col(Users).all()].find((u) => u.display_name === `Relay ${i}`),
+        );
+        return users.every(Boolean) ? users.map((u) => u!) : undefined;
+      },
+      30_000,
+      'the bots created their users',
+    );
     const env = { clock: new VirtualClock(Date.now()), config: configFrom({}) };
-    const sender = (await runAdminCommand({ store: observer!, env }, 'users.add', { name: 'Sender' })) as { api_key: string; id: string };
+    const sender = (await runAdminCommand({ store: observer!, env }, 'users.add', { name: 'Sender' })) as {
+      api_key: string;
+      id: string;
+    };
     const victim = spread.get('relay-0')!;
     const clients = servers.map((s) => jsonClient(`${s.url}/api/v1`, 8));
     let sent = 0;
@@ -86,7 +115,12 @@ describe('bots across three processes on one database', () => {
         const target = k % 3;
         if (killedAt && target === victim) continue;
         try {
-          const r = await clients[target]!.call('POST', '/messages/send', { 'X-API-Key': sender.api_key, 'Idempotency-Key': content }, { recipient_pin: bots[bot]!.pin_code, content });
+          const r = await clients[target]!.call(
+            'POST',
+            '/messages/send',
+            { 'X-API-Key': sender.api_key, 'Idempotency-Key': content },
+            { recipient_pin: bots[bot]!.pin_code, content },
+          );
           expect(r.status, r.text).toBe(201);
           return;
         } catch (err) {
@@ -109,23 +143,36 @@ describe('bots across three processes on one database', () => {
     expect((await servers[victim]!.exited).signal).toBe('SIGKILL');
 
     // its bots now run in the two others
-    const after = await eventually(async () => {
-      const o = await owners();
-      return o.size === BOTS && [...o.values()].every((i) => i >= 0 && i !== victim) ? o : undefined;
-    }, 30_000, "the dead process's bots taken over");
+    const after = await eventually(
+      async () => {
+        const o = await owners();
+        return o.size === BOTS && [...o.values()].every((i) => i >= 0 && i !== victim) ? o : undefined;
+      },
+      30_000,
+      "the dead process's bots taken over",
+    );
     expect([...after.keys()].sort()).toEqual([...spread.keys()].sort());
 
     // every message answered, none twice
-    const expected = Array.from({ length: BOTS }, (_, b) => Array.from({ length: PER_BOT }, (_, n) => `ack m-${b}-${n}`)).flat();
-    const answers = await eventually(async () => {
-      await observer!.durable();
-      const counts = new Map<string, number>();
-      for (const m of observer!.read.col(Messages).all()) if (m.content.startsWith('ack ')) counts.set(m.content, (counts.get(m.content) ?? 0) + 1);
-      return expected.every((c) => counts.has(c)) ? counts : undefined;
-    }, 60_000, 'every message answered');
+    const expected = Array.from({ length: BOTS }, (_, b) =>
+      Array.from({ length: PER_BOT }, (_, n) => `ack m-${b}-${n}`),
+    ).flat();
+    const answers = await eventually(
+      async () => {
+        await observer!.durable();
+        const counts = new Map<string, number>();
+        for (const m of observer!.read.col(Messages).all())
+          if (m.content.startsWith('ack ')) counts.set(m.content, (counts.get(m.content) ?? 0) + 1);
+        return expected.every((c) => counts.has(c)) ? counts : undefined;
+      },
+      60_000,
+      'every message answered',
+    );
     const twice = [...answers].filter(([, n]) => n > 1);
     expect(twice).toEqual([]);
     expect(answers.size).toBe(expected.length);
-    console.log(`takeover: ${BOTS} bots, ${[...spread.values()].filter((i) => i === victim).length} on the killed process; all ${expected.length} messages answered once, ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    console.log(
+      `takeover: ${BOTS} bots, ${[...spread.values()].filter((i) => i === victim).length} on the killed process; all ${expected.length} messages answered once, ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+    );
   });
 });

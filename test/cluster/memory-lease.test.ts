@@ -43,14 +43,21 @@ describe('memory on PostgreSQL, across processes', () => {
     tmp.cleanup();
   });
 
-  it("the memory of a leased bot moves with the lease; any process shows and forgets it", { timeout: 120_000 }, async () => {
+  it('the memory of a leased bot moves with the lease; any process shows and forgets it', {
+    timeout: 120_000,
+  }, async () => {
     const url = await testDatabase();
     const bots = join(tmp.dir, 'bots');
     mkdirSync(bots);
     writeFileSync(join(bots, 'counter.yaml'), counter);
     const config = join(tmp.dir, 'config.yaml');
-    writeFileSync(config, `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`);
-    servers = await Promise.all([1, 2].map((i) => spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url })));
+    writeFileSync(
+      config,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+    );
+    servers = await Promise.all(
+      [1, 2].map((i) => spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url })),
+    );
     onTestFailed(() => servers.forEach((s, i) => console.log(`--- server ${i}:\n${s.lines.slice(-15).join('\n')}`)));
     observer = await PgStore.open({ url, integrity: dataDirIntegrity, warn: () => undefined });
     const dataOf = (i: number) => join(tmp.dir, `data${i + 1}`);
@@ -64,21 +71,38 @@ describe('memory on PostgreSQL, across processes', () => {
       return undefined;
     };
     const { i: first } = await eventually(owner, 30_000, 'a process to take the bot');
-    const botUser = await eventually(async () => {
-      const { users } = (await callAdmin(dataOf(first), 'users.list')) as { users: Array<{ display_name: string; pin_code: string }> };
-      return users.find((u) => u.display_name === 'Counter');
-    }, 30_000, 'the bot user');
+    const botUser = await eventually(
+      async () => {
+        const { users } = (await callAdmin(dataOf(first), 'users.list')) as {
+          users: Array<{ display_name: string; pin_code: string }>;
+        };
+        return users.find((u) => u.display_name === 'Counter');
+      },
+      30_000,
+      'the bot user',
+    );
     const env = { clock: new VirtualClock(Date.now()), config: configFrom({}) };
-    const alice = (await runAdminCommand({ store: observer, env }, 'users.add', { name: 'Alice' })) as { api_key: string; pin_code: string };
+    const alice = (await runAdminCommand({ store: observer, env }, 'users.add', { name: 'Alice' })) as {
+      api_key: string;
+      pin_code: string;
+    };
     const other = 1 - first;
     // alice writes through the process that does not run the bot
     const api = createClient({ baseUrl: servers[other]!.url, apiKey: alice.api_key });
     const replies = async (n: number) =>
-      eventually(async () => {
-        const [conv] = (await api.conversations.list()).conversations;
-        const m = conv ? (await api.conversations.messages(conv.id)).messages.filter((x) => x.sender.pin_code === botUser.pin_code).map((x) => x.content) : [];
-        return m.length >= n ? m : undefined;
-      }, 60_000, `${n} replies`);
+      eventually(
+        async () => {
+          const [conv] = (await api.conversations.list()).conversations;
+          const m = conv
+            ? (await api.conversations.messages(conv.id)).messages
+                .filter((x) => x.sender.pin_code === botUser.pin_code)
+                .map((x) => x.content)
+            : [];
+          return m.length >= n ? m : undefined;
+        },
+        60_000,
+        `${n} replies`,
+      );
     await api.messages.send({ recipient_pin: botUser.pin_code, content: 'hi' });
     expect(await replies(1)).toEqual(['seen you 1 times']);
     await api.messages.send({ recipient_pin: botUser.pin_code, content: 'hi' });
@@ -86,14 +110,19 @@ describe('memory on PostgreSQL, across processes', () => {
 
     servers[first]!.proc.kill('SIGKILL');
     await servers[first]!.exited;
-    expect(await eventually(async () => ((await owner())?.i === other ? true : undefined), 30_000, 'the takeover')).toBe(true);
+    expect(
+      await eventually(async () => ((await owner())?.i === other ? true : undefined), 30_000, 'the takeover'),
+    ).toBe(true);
     await api.messages.send({ recipient_pin: botUser.pin_code, content: 'hi' });
     expect(await replies(3)).toEqual(['seen you 1 times', 'seen you 2 times', 'seen you 3 times']);
 
     // the survivor's admin command shows it, and forgets it in the database
     const data = dataOf(other);
     const view = (await callAdmin(data, 'bots.memory', { name: 'counter', person: alice.pin_code })) as MemoryView;
-    expect(view).toMatchObject({ usage: { keys: 1, ttl_ms: 30 * 86_400_000 }, subjects: [{ subject: alice.pin_code, entries: { seen: { value: 3 } } }] });
+    expect(view).toMatchObject({
+      usage: { keys: 1, ttl_ms: 30 * 86_400_000 },
+      subjects: [{ subject: alice.pin_code, entries: { seen: { value: 3 } } }],
+    });
     await callAdmin(data, 'bots.memory', { name: 'counter', person: alice.pin_code, forget_all: true });
     // gone from the database's table itself
     const rows = await observer.pool.query(`SELECT count(*) AS n FROM "${observer.schema}".${BotMemories.name}`);

@@ -30,9 +30,18 @@ describe('three serve processes on one database', () => {
   beforeAll(async () => {
     const url = await testDatabase();
     const config = join(tmp.dir, 'config.yaml');
-    writeFileSync(config, 'store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nlog:\n  level: info\n');
+    writeFileSync(
+      config,
+      'store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nlog:\n  level: info\n',
+    );
     // store.url comes from DATABASE_URL, as an operator would set it
-    servers = await Promise.all([1, 2, 3].map((i) => spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config, '--no-bots', '--virtual-clock'], { DATABASE_URL: url })));
+    servers = await Promise.all(
+      [1, 2, 3].map((i) =>
+        spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config, '--no-bots', '--virtual-clock'], {
+          DATABASE_URL: url,
+        }),
+      ),
+    );
     urls = servers.map((s) => s.url);
     observer = await PgStore.open({ url, integrity: dataDirIntegrity, warn: () => undefined });
   });
@@ -43,26 +52,42 @@ describe('three serve processes on one database', () => {
   });
 
   it('the money simulator on one process with the PostgreSQL store: 0 violations', { timeout: 120_000 }, async () => {
-    const report = await simulate({ seed: 12, ops: 800, concurrency: 24, store: 'postgres', url: await testDatabase() });
+    const report = await simulate({
+      seed: 12,
+      ops: 800,
+      concurrency: 24,
+      store: 'postgres',
+      url: await testDatabase(),
+    });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
     expect(Object.keys(report.outcomes).some((k) => k.startsWith('race'))).toBe(true);
   });
 
-  it('the money simulator, requests spread over the three (sends, accept racing decline, idempotent retries): 0 violations', { timeout: 120_000 }, async () => {
+  it('the money simulator, requests spread over the three (sends, accept racing decline, idempotent retries): 0 violations', {
+    timeout: 120_000,
+  }, async () => {
     const report = await simulate({ seed: 11, ops: 1200, concurrency: 24, cluster: { urls, store: observer! } });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
-    const seen = (prefix: string) => Object.entries(report.outcomes).filter(([k]) => k.startsWith(prefix)).reduce((s, [, n]) => s + n, 0);
+    const seen = (prefix: string) =>
+      Object.entries(report.outcomes)
+        .filter(([k]) => k.startsWith(prefix))
+        .reduce((s, [, n]) => s + n, 0);
     expect(seen('send 201')).toBeGreaterThan(150);
     expect(seen('race accept 200') + seen('race decline 200')).toBeGreaterThan(10);
     expect(seen('retry')).toBeGreaterThan(10);
     expect(report.ledger.ubi).toBeGreaterThan(0);
   });
 
-  it('kill -9 of one process mid-load loses no acknowledged write; retries through the others take effect once', { timeout: 120_000 }, async () => {
+  it('kill -9 of one process mid-load loses no acknowledged write; retries through the others take effect once', {
+    timeout: 120_000,
+  }, async () => {
     const env = { clock: new VirtualClock(Date.now()), config: configFrom({}) };
     const people: Array<{ key: string; pin: string; id: string }> = [];
     for (let i = 0; i < 6; i++) {
-      const u = (await runAdminCommand({ store: observer!, env }, 'users.add', { name: `p${i}`, balance: '10000' })) as { api_key: string; pin_code: string; id: string };
+      const u = (await runAdminCommand({ store: observer!, env }, 'users.add', {
+        name: `p${i}`,
+        balance: '10000',
+      })) as { api_key: string; pin_code: string; id: string };
       people.push({ key: u.api_key, pin: u.pin_code, id: u.id });
     }
     const clients = urls.map((u) => jsonClient(`${u}/api/v1`, 16));
@@ -76,7 +101,12 @@ describe('three serve processes on one database', () => {
         const target = k % clients.length;
         if (dead.has(target)) continue;
         try {
-          const r = await clients[target]!.call('POST', '/wallet/send', { 'X-API-Key': people[from]!.key, 'Idempotency-Key': key }, { recipient_pin: people[to]!.pin, amount: cents / 100 });
+          const r = await clients[target]!.call(
+            'POST',
+            '/wallet/send',
+            { 'X-API-Key': people[from]!.key, 'Idempotency-Key': key },
+            { recipient_pin: people[to]!.pin, amount: cents / 100 },
+          );
           return r;
         } catch {
           // no answer: the process died (with this request in flight, or before it arrived)
@@ -112,7 +142,9 @@ describe('three serve processes on one database', () => {
     // Every acknowledged transfer is stored, once: one transfer per key, none twice.
     await observer!.durable();
     const ours = new Set(people.map((p) => p.id));
-    const transfers = [...observer!.read.col(Transactions).all()].filter((t) => t.type === 'transfer' && ours.has(t.sender_id!));
+    const transfers = [...observer!.read.col(Transactions).all()].filter(
+      (t) => t.type === 'transfer' && ours.has(t.sender_id!),
+    );
     expect(transfers.length).toBe(480);
     const byId = new Map(transfers.map((t) => [t.id, t]));
     for (const a of acked.values()) {

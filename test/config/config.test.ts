@@ -74,7 +74,9 @@ describe('config.yaml', () => {
     const f = file('rate_limits:\n  messages: { window: 1 minute }\nubi:\n  schedule: "every day"\n');
     expect(problems(f)[0]).toMatch(new RegExp(`^${f}:2:23: rate_limits.messages.window: expected a value matching`));
     const g = file('ubi:\n  schedule: "every day"\n');
-    expect(problems(g)).toEqual([`${g}:2:13: ubi.schedule: expected a cron expression — e.g. "0 0 * * *" (midnight UTC)`]);
+    expect(problems(g)).toEqual([
+      `${g}:2:13: ubi.schedule: expected a cron expression — e.g. "0 0 * * *" (midnight UTC)`,
+    ]);
   });
 
   it('a YAML syntax error is reported at its cause', () => {
@@ -91,12 +93,16 @@ describe('config.yaml', () => {
 
   it('an unset variable, or one of the wrong type, stops start-up at its line', () => {
     const f = file('server:\n  port: ${env:PB_PORT}\n');
-    expect(problems(f, {})).toEqual([`${f}:2:9: server.port: environment variable PB_PORT is not set — export PB_PORT=… or remove the reference`]);
+    expect(problems(f, {})).toEqual([
+      `${f}:2:9: server.port: environment variable PB_PORT is not set — export PB_PORT=… or remove the reference`,
+    ]);
     expect(problems(f, { PB_PORT: 'http' })).toEqual([`${f}:2:9: server.port: expected an integer — found "http"`]);
   });
   it('store.driver postgres needs store.url, a postgres:// URL (from the environment); the password is never echoed', () => {
     const f = file('store:\n  driver: postgres\n');
-    expect(problems(f)).toEqual([`${f}:2:11: store.driver: is postgres but store.url is not set — add store.url: \${env:DATABASE_URL} (a postgres:// URL), or use driver: file`]);
+    expect(problems(f)).toEqual([
+      `${f}:2:11: store.driver: is postgres but store.url is not set — add store.url: \${env:DATABASE_URL} (a postgres:// URL), or use driver: file`,
+    ]);
     const g = file('store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
     expect(loadConfig(g, { DATABASE_URL: 'postgres://pinbot:secret@db:5432/pinbot' }).store).toEqual({
       compact_bytes: 67_108_864,

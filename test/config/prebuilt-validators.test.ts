@@ -22,17 +22,26 @@ const dir = pathToFileURL(join(tmp.dir, 'validators') + '/');
 mkdirSync(dir, { recursive: true });
 
 const SCHEMAS = { bot: JSON.stringify(botSchema(createRegistry())), config: JSON.stringify(configSchema) } as const;
-for (const [name, text] of Object.entries(SCHEMAS)) writeFileSync(new URL(`${name}.cjs`, dir), standaloneModule(name as keyof typeof SCHEMAS, text));
+for (const [name, text] of Object.entries(SCHEMAS))
+  writeFileSync(new URL(`${name}.cjs`, dir), standaloneModule(name as keyof typeof SCHEMAS, text));
 
 /** What a validator says of `data` (run on a copy: the config validator fills defaults in). */
 function verdict(fn: ReturnType<typeof validatorFor>, data: unknown) {
   const copy = structuredClone(data);
   const ok = fn(copy);
-  const errors = (fn.errors ?? []).map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, params: e.params, message: e.message, schemaPath: e.schemaPath }));
+  const errors = (fn.errors ?? []).map((e) => ({
+    instancePath: e.instancePath,
+    keyword: e.keyword,
+    params: e.params,
+    message: e.message,
+    schemaPath: e.schemaPath,
+  }));
   return { ok, errors, filled: copy };
 }
 
-const bots = readdirSync(join(ROOT, 'bots')).filter((f) => f.endsWith('.yaml')).map((f) => parse(readFileSync(join(ROOT, 'bots', f), 'utf8')) as Record<string, unknown>);
+const bots = readdirSync(join(ROOT, 'bots'))
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => parse(readFileSync(join(ROOT, 'bots', f), 'utf8')) as Record<string, unknown>);
 const BOT_CASES: unknown[] = [
   ...bots,
   ...bots.map((b) => ({ ...b, nmae: 'typo' })),

@@ -21,16 +21,30 @@ afterEach(async () => {
   server = tmp = undefined;
 });
 
-async function serve(host: string, console: Record<string, unknown> = {}, linkClock?: VirtualClock): Promise<RunningServer> {
+async function serve(
+  host: string,
+  console: Record<string, unknown> = {},
+  linkClock?: VirtualClock,
+): Promise<RunningServer> {
   tmp = tempDir('pinbot-console-');
-  server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({ console }), host, port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService({ linkClock })] });
+  server = await startServer({
+    dataDir: join(tmp.dir, 'data'),
+    config: configFrom({ console }),
+    host,
+    port: 0,
+    virtualClock: Date.parse('2026-11-21T12:00:00Z'),
+    log: pino({ level: 'silent' }),
+    services: [consoleService({ linkClock })],
+  });
   return server;
 }
 
 /** A request to 127.0.0.1 (named so in its Host header). */
-const local = (s: RunningServer, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`http://127.0.0.1:${s.port}${path}`, init);
+const local = (s: RunningServer, path: string, init?: Parameters<typeof hostFetch>[1]) =>
+  hostFetch(`http://127.0.0.1:${s.port}${path}`, init);
 /** A request to the host a link names (the console's own name on loopback), as a browser sends it. */
-const to = (link: string, path: string, init?: Parameters<typeof hostFetch>[1]) => hostFetch(`${new URL(link).origin}${path}`, init);
+const to = (link: string, path: string, init?: Parameters<typeof hostFetch>[1]) =>
+  hostFetch(`${new URL(link).origin}${path}`, init);
 const signInPath = (link: string) => new URL(link).pathname + new URL(link).search;
 
 describe('console access', () => {
@@ -49,14 +63,26 @@ describe('console access', () => {
     expect((await to(url, '/console/users')).status).toBe(401);
     // another site's name resolved to 127.0.0.1 (DNS rebinding) is not served
     const rebound = await new Promise<number>((done, fail) =>
-      request({ host: '127.0.0.1', port: s.port, path: '/console/users', headers: { cookie: cookie.split(';')[0]!, host: `evil.example:${s.port}` } }, (r) => (r.resume(), done(r.statusCode!))).on('error', fail).end(),
+      request(
+        {
+          host: '127.0.0.1',
+          port: s.port,
+          path: '/console/users',
+          headers: { cookie: cookie.split(';')[0]!, host: `evil.example:${s.port}` },
+        },
+        (r) => (r.resume(), done(r.statusCode!)),
+      )
+        .on('error', fail)
+        .end(),
     );
     expect(rebound).toBe(421);
   });
 
   it('is off on another address unless console.enabled is true; false turns it off everywhere', async () => {
     let s = await serve('0.0.0.0');
-    await expect(s.command!('console.link')).rejects.toThrow('the web console is off: the server listens on 0.0.0.0, not on a loopback address; set console.enabled: true in config.yaml');
+    await expect(s.command!('console.link')).rejects.toThrow(
+      'the web console is off: the server listens on 0.0.0.0, not on a loopback address; set console.enabled: true in config.yaml',
+    );
     expect((await local(s, '/console/bots')).status).toBe(404);
     await s.close();
     tmp!.cleanup();
@@ -70,7 +96,11 @@ describe('console access', () => {
 
   it('`pinbot console` prints a one-time link through the admin socket', async () => {
     const s = await serve('127.0.0.1');
-    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'console', '--data', join(tmp!.dir, 'data'), '--json'], { cwd: tmp!.dir });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'bin/pinbot.js'), 'console', '--data', join(tmp!.dir, 'data'), '--json'],
+      { cwd: tmp!.dir },
+    );
     const { url } = JSON.parse(stdout) as { url: string };
     const res = await to(url, signInPath(url));
     expect(res.status).toBe(303);
@@ -83,9 +113,13 @@ describe('console access', () => {
     const res = await to(url, '/console/events', { headers: { cookie } });
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = res.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('retry: 2000\nevent: hello\ndata: {"seq":0}\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(
+      'retry: 2000\nevent: hello\ndata: {"seq":0}\n\n',
+    );
     await s.command!('users.add', { name: 'Dana' });
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: change\ndata: {"seq":1,"topics":["commit"]}\n\n');
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe(
+      'event: change\ndata: {"seq":1,"topics":["commit"]}\n\n',
+    );
     await reader.cancel();
   });
 });
@@ -95,7 +129,9 @@ describe('a session cookie that leaks to another port (round 4)', () => {
   async function signedIn(s: RunningServer) {
     const { url } = (await s.command!('console.link')) as { url: string };
     const cookie = (await to(url, signInPath(url))).headers.get('set-cookie')!.split(';')[0]!;
-    const csrf = /name="csrf-token" content="([^"]+)"/.exec(await (await to(url, '/console/users', { headers: { cookie } })).text())![1]!;
+    const csrf = /name="csrf-token" content="([^"]+)"/.exec(
+      await (await to(url, '/console/users', { headers: { cookie } })).text(),
+    )![1]!;
     return { url, cookie, csrf };
   }
 
@@ -108,7 +144,11 @@ describe('a session cookie that leaks to another port (round 4)', () => {
       const read = await local(s, '/console/users', { headers: { cookie, host } });
       expect([host, read.status]).toEqual([host, 401]);
       expect(await read.text()).not.toContain(csrf);
-      const made = await local(s, '/console/users', { method: 'POST', headers: { cookie, host, 'content-type': FORM, 'x-csrf-token': csrf }, body: new URLSearchParams({ name: 'Mallory', balance: '1000', _csrf: csrf }).toString() });
+      const made = await local(s, '/console/users', {
+        method: 'POST',
+        headers: { cookie, host, 'content-type': FORM, 'x-csrf-token': csrf },
+        body: new URLSearchParams({ name: 'Mallory', balance: '1000', _csrf: csrf }).toString(),
+      });
       expect([host, made.status]).toEqual([host, 401]);
     }
     expect(((await s.command!('users.list')) as { users: unknown[] }).users).toHaveLength(before);
@@ -159,15 +199,42 @@ describe('the recorder', () => {
   it('turns ids of earlier answers into captures and PINs into user references, and expects only stable fields', () => {
     const alice = { id: 'usr_aaaaaaaaaaaa', display_name: 'Alice', pin_code: 'AAAAAA' };
     const bob = { id: 'usr_bbbbbbbbbbbb', display_name: 'Bob Smith', pin_code: 'BBBBBB' };
-    const tx = { id: 'txn_1m7ze2k2j0000785p740u', type: 'transfer', amount: 5, status: 'pending', sender: alice, created_at: '2026-11-21T12:00:00.000Z' };
+    const tx = {
+      id: 'txn_1m7ze2k2j0000785p740u',
+      type: 'transfer',
+      amount: 5,
+      status: 'pending',
+      sender: alice,
+      created_at: '2026-11-21T12:00:00.000Z',
+    };
     const yaml = writeScenarioYaml({
       name: 'r',
       startIso: '2026-11-21T12:00:00.000Z',
       userByPin: (pin) => (pin === bob.pin_code ? bob : undefined),
       steps: [
-        { kind: 'request', balanceBefore: 20, req: { user: alice, method: 'POST', path: '/wallet/send', body: { recipient_pin: 'BBBBBB', amount: 5 }, status: 201, answer: { transaction: tx } } },
+        {
+          kind: 'request',
+          balanceBefore: 20,
+          req: {
+            user: alice,
+            method: 'POST',
+            path: '/wallet/send',
+            body: { recipient_pin: 'BBBBBB', amount: 5 },
+            status: 201,
+            answer: { transaction: tx },
+          },
+        },
         { kind: 'clock', advanceMs: 86_400_000 },
-        { kind: 'request', req: { user: bob, method: 'POST', path: `/wallet/transactions/${tx.id}/accept`, status: 409, answer: { error: { code: 'transaction_not_pending', message: 'x' } } } },
+        {
+          kind: 'request',
+          req: {
+            user: bob,
+            method: 'POST',
+            path: `/wallet/transactions/${tx.id}/accept`,
+            status: 409,
+            answer: { error: { code: 'transaction_not_pending', message: 'x' } },
+          },
+        },
       ],
     });
     expect(yaml).toBe(`# yaml-language-server: $schema=../schemas/scenario.schema.json

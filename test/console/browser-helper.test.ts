@@ -62,7 +62,9 @@ describe.skipIf(SKIP_BROWSER)('the tests’ browser (test/helpers/browser.ts)', 
       const page = await browser.newPage();
       await page.setContent('<p id="p">hello</p>');
       expect(await page.textContent('#p')).toBe('hello');
-      expect(await page.evaluate(() => document.getElementById('p')!.getBoundingClientRect().width)).toBeGreaterThan(10);
+      expect(await page.evaluate(() => document.getElementById('p')!.getBoundingClientRect().width)).toBeGreaterThan(
+        10,
+      );
     } finally {
       await browser.close();
     }
@@ -71,7 +73,8 @@ describe.skipIf(SKIP_BROWSER)('the tests’ browser (test/helpers/browser.ts)', 
   it.runIf(canIsolate())('runs where /usr/bin/chromium does not exist: a root with only Node and its libraries', () => {
     // the bare root: node (bound in), its libraries (copied), the repository at its own path, /dev, /proc, a /tmp
     const root = join(tmp.dir, 'root');
-    for (const d of ['usr/bin', 'dev', 'proc', 'tmp', 'etc', ROOT.slice(1)]) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ['usr/bin', 'dev', 'proc', 'tmp', 'etc', ROOT.slice(1)])
+      mkdirSync(join(root, d), { recursive: true });
     writeFileSync(join(root, 'usr/bin/node'), '');
     for (const lib of nodeLibraries()) {
       mkdirSync(join(root, dirname(lib)), { recursive: true });
@@ -88,7 +91,12 @@ describe.skipIf(SKIP_BROWSER)('the tests’ browser (test/helpers/browser.ts)', 
       `exec chroot "$1" /usr/bin/node "${ROOT}/bin/run-ts.js" "${ROOT}/test/helpers/browser-child.ts"`,
     ].join('\n');
     const env = { ...process.env, PINBOT_CHROMIUM: '', NODE_EXTRA_CA_CERTS: '' };
-    const run = spawnSync('unshare', ['--mount', '--map-root-user', 'sh', '-c', script, 'sh', root], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync('unshare', ['--mount', '--map-root-user', 'sh', '-c', script, 'sh', root], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(run.status, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
     const line = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(line).toMatchObject({ systemVisible: false, source: 'bundled', heading: 'pinbot console' });

@@ -68,12 +68,23 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     linkClock = new VirtualClock(T0);
     server = await startServer({
       dataDir: join(tmp.dir, 'data'),
-      config: configFrom({ bots: { dir: botsDir }, plugins: { dir: join(tmp.dir, 'plugins') }, rate_limits: { general: { limit: 10_000 } } }),
+      config: configFrom({
+        bots: { dir: botsDir },
+        plugins: { dir: join(tmp.dir, 'plugins') },
+        rate_limits: { general: { limit: 10_000 } },
+      }),
       host: '127.0.0.1',
       port: 0,
       virtualClock: T0,
       log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
-      services: [...defaultServices(), consoleService({ linkClock, scenariosDir: join(tmp.dir, 'scenarios'), scenarios: scenarioPort(join(tmp.dir, 'scenarios')) })],
+      services: [
+        ...defaultServices(),
+        consoleService({
+          linkClock,
+          scenariosDir: join(tmp.dir, 'scenarios'),
+          scenarios: scenarioPort(join(tmp.dir, 'scenarios')),
+        }),
+      ],
     });
     ({ browser } = await launchChromium());
     consoleOrigin = new URL(await link()).origin;
@@ -136,7 +147,12 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
       await open(page, '/console/bots');
       await page.getByRole('heading', { name: 'Bots' }).waitFor();
       expect((await context.cookies()).map((c) => c.name)).toContain('pinbot_console');
-      for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://127.0.0.1:${port}/console/bots`]) await page.goto(url);
+      for (const url of [
+        `http://127.0.0.1:${port}/`,
+        `http://localhost:${port}/`,
+        `http://127.0.0.1:${port}/console/bots`,
+      ])
+        await page.goto(url);
       expect(cookies).toHaveLength(3);
       expect(cookies.filter((c) => c.includes('pinbot_console'))).toEqual([]);
       await page.close();
@@ -145,7 +161,7 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     }
   });
 
-  it('tip jar: Bob (created with a grant) tips 5; the jar\'s run and Bob\'s thank-you appear without a reload, and the rule that did not fire says why', async () => {
+  it("tip jar: Bob (created with a grant) tips 5; the jar's run and Bob's thank-you appear without a reload, and the rule that did not fire says why", async () => {
     const bots = await context.newPage();
     watch(bots);
     await open(bots, '/console/bots');
@@ -180,8 +196,12 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await notRun.locator('.outcome', { hasText: 'NOT RUN' }).waitFor();
     // in the words of the trace-reason catalogue
     const words = TRACE_REASONS.condition_false;
-    expect(await notRun.locator('.reason').textContent()).toBe(`NOT RUN: condition_false — ${words.meaning.replace(/`/g, '')}. What to do: ${words.todo.replace(/`/g, '')}.`);
-    expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe('✗ amount min 10.01 (saw amount = 5)');
+    expect(await notRun.locator('.reason').textContent()).toBe(
+      `NOT RUN: condition_false — ${words.meaning.replace(/`/g, '')}. What to do: ${words.todo.replace(/`/g, '')}.`,
+    );
+    expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe(
+      '✗ amount min 10.01 (saw amount = 5)',
+    );
     // Bob's page shows the thank-you when it arrives
     await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 5!' }).waitFor();
     await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('15');
@@ -225,8 +245,10 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await bob.close();
   });
 
-  it('charts: each bot\'s runs over the last hour and day, its answer times and not-run reasons, and the server\'s health line', async () => {
-    const { traces } = (await server.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as { traces: Array<{ outcome: string; reason?: string; rule: string }> };
+  it("charts: each bot's runs over the last hour and day, its answer times and not-run reasons, and the server's health line", async () => {
+    const { traces } = (await server.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as {
+      traces: Array<{ outcome: string; reason?: string; rule: string }>;
+    };
     const ran = traces.filter((t) => t.outcome !== 'not_run').length;
     const notRun = traces.filter((t) => t.reason === 'condition_false').length;
     expect(ran).toBe(2); // the tips of 5 and 3
@@ -243,11 +265,18 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     expect(await hour.locator('rect.bar').count()).toBe(values.filter((v) => v > 0).length);
     expect(await hour.getAttribute('aria-label')).toBe(`tip-jar: runs, last hour: ${ran} runs, 0 failed`);
     const day = row.locator('svg[data-chart="runs-day"]');
-    expect((await day.getAttribute('data-values'))!.split(',').map(Number).reduce((a, b) => a + b, 0)).toBe(ran);
+    expect(
+      (await day.getAttribute('data-values'))!
+        .split(',')
+        .map(Number)
+        .reduce((a, b) => a + b, 0),
+    ).toBe(ran);
     const health = page.locator('[data-health]');
     expect(await health.getAttribute('data-errors')).toBe('0');
     expect(Number(await health.getAttribute('data-commit-ms'))).toBeGreaterThan(0);
-    expect(await health.textContent()).toMatch(/requests\/s[\s\S]*0 server errors \(5xx\) in the last hour[\s\S]*commit [\d.]+ ms/);
+    expect(await health.textContent()).toMatch(
+      /requests\/s[\s\S]*0 server errors \(5xx\) in the last hour[\s\S]*commit [\d.]+ ms/,
+    );
     await shot(page, 'bots');
 
     await page.getByRole('link', { name: 'tip-jar' }).click();
@@ -263,7 +292,7 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await page.close();
   });
 
-  it('the clock: advancing a virtual day fires UBI, listed as it happens, and Bob\'s balance moves live', async () => {
+  it("the clock: advancing a virtual day fires UBI, listed as it happens, and Bob's balance moves live", async () => {
     const bob = await context.newPage();
     watch(bob);
     await open(bob, `/console/users/${findUser(server.store.read, 'Bob')!.id}`);
@@ -312,9 +341,27 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
   it('a change without the CSRF token is refused, and changes nothing', async () => {
     const page = await context.newPage();
     await open(page, '/console/users');
-    const status = await page.evaluate(async () => (await fetch('/console/users', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=Eve&balance=5' })).status);
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch('/console/users', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: 'name=Eve&balance=5',
+          })
+        ).status,
+    );
     expect(status).toBe(403);
-    const wrong = await page.evaluate(async () => (await fetch('/console/users', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'name=Eve&_csrf=guess' })).status);
+    const wrong = await page.evaluate(
+      async () =>
+        (
+          await fetch('/console/users', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: 'name=Eve&_csrf=guess',
+          })
+        ).status,
+    );
     expect(wrong).toBe(403);
     expect(findUser(server.store.read, 'Eve')).toBeUndefined();
     await page.close();
@@ -372,7 +419,9 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     expect(yaml).toContain('save:');
     expect(yaml).toContain('{{ tx1 }}');
     expect(yaml).toContain('{{ users.Carol.pin_code }}');
-    expect(yaml).toMatch(/- clock:\n\s+advance: 1d\n\s+- as: Alice\n\s+request: GET \/wallet\/balance\n\s+expect:\n\s+status: 200\n\s+body:\n\s+balance: 23.5/);
+    expect(yaml).toMatch(
+      /- clock:\n\s+advance: 1d\n\s+- as: Alice\n\s+request: GET \/wallet\/balance\n\s+expect:\n\s+status: 200\n\s+body:\n\s+balance: 23.5/,
+    );
     await shot(page, 'record');
     await page.getByLabel('File name').fill('lunch-recorded');
     await page.getByRole('button', { name: 'Save scenario' }).click();
@@ -380,14 +429,21 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     const file = join(tmp.dir, 'scenarios', 'lunch-recorded.yaml');
     expect(readFileSync(file, 'utf8')).toBe(yaml);
 
-    const run = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'scenario', 'run', file, '--in-process'], { cwd: tmp.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    const run = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'scenario', 'run', file, '--in-process'], {
+      cwd: tmp.dir,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     expect(run.stdout + run.stderr).toContain('1 passed');
     expect(run.status).toBe(0);
     await page.close();
   });
 
   it('runs a scenario file of the project and shows its steps as they end; a failure shows its diff', async () => {
-    writeFileSync(join(tmp.dir, 'scenarios', 'broken.yaml'), 'name: broken\nusers: { alice: { balance: 5 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 6 } }\n');
+    writeFileSync(
+      join(tmp.dir, 'scenarios', 'broken.yaml'),
+      'name: broken\nusers: { alice: { balance: 5 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 6 } }\n',
+    );
     const page = await context.newPage();
     watch(page);
     await open(page, '/console/scenarios');
@@ -396,7 +452,10 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     expect(await page.locator('.scenario-steps li.step-passed').count()).toBe(6);
     // each step's result as the terminal report shows it: a request's status, then the time
     const infos = await page.locator('.scenario-steps li.step-passed small').allTextContents();
-    expect(infos.some((t) => /^20\d · \d+ ms$/.test(t)), infos.join(' | ')).toBe(true);
+    expect(
+      infos.some((t) => /^20\d · \d+ ms$/.test(t)),
+      infos.join(' | '),
+    ).toBe(true);
     await shot(page, 'scenarios');
     await page.getByRole('button', { name: /Run .*broken\.yaml/ }).click();
     await page.locator('.run-status', { hasText: 'failed' }).waitFor();
@@ -435,11 +494,15 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
 
   it('no API key appears in any page, URL, cookie or browser storage', async () => {
     const keysDir = join(tmp.dir, 'data', 'console', 'keys');
-    const keys = readdirSync(keysDir).map((f) => (JSON.parse(readFileSync(join(keysDir, f), 'utf8')) as { api_key: string }).api_key);
+    const keys = readdirSync(keysDir).map(
+      (f) => (JSON.parse(readFileSync(join(keysDir, f), 'utf8')) as { api_key: string }).api_key,
+    );
     expect(keys.length).toBeGreaterThanOrEqual(4); // Bob, Mallory, Alice, Carol
     const page = await context.newPage();
     await open(page, '/console/users');
-    const storage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+    const storage = await page.evaluate(() =>
+      JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }),
+    );
     const cookies = JSON.stringify(await context.cookies());
     const all = [...seen, storage, cookies].join('\n');
     expect(seen.length).toBeGreaterThan(20);

@@ -24,15 +24,31 @@ type Made = { id: string; pin_code: string; api_key: string };
 async function setUp() {
   tmp = tempDir('pinbot-console-live-');
   const liveClock = new VirtualClock(Date.parse('2026-11-21T12:00:00Z'));
-  server = await startServer({ dataDir: join(tmp.dir, 'data'), config: configFrom({}), host: '127.0.0.1', port: 0, virtualClock: Date.parse('2026-11-21T12:00:00Z'), log: pino({ level: 'silent' }), services: [consoleService({ liveClock })] });
+  server = await startServer({
+    dataDir: join(tmp.dir, 'data'),
+    config: configFrom({}),
+    host: '127.0.0.1',
+    port: 0,
+    virtualClock: Date.parse('2026-11-21T12:00:00Z'),
+    log: pino({ level: 'silent' }),
+    services: [consoleService({ liveClock })],
+  });
   const s = server;
   const { url } = (await s.command!('console.link')) as { url: string };
   const origin = new URL(url).origin;
-  const cookie = (await hostFetch(`${origin}${new URL(url).pathname}${new URL(url).search}`)).headers.get('set-cookie')!.split(';')[0]!;
-  const add = async (name: string, balance?: string) => (await s.command!('users.add', { name, ...(balance ? { balance } : {}) })) as Made;
+  const cookie = (await hostFetch(`${origin}${new URL(url).pathname}${new URL(url).search}`)).headers
+    .get('set-cookie')!
+    .split(';')[0]!;
+  const add = async (name: string, balance?: string) =>
+    (await s.command!('users.add', { name, ...(balance ? { balance } : {}) })) as Made;
   const api = (who: Made, method: string, path: string, body?: unknown) =>
-    fetch(`http://127.0.0.1:${s.port}/api/v1${path}`, { method, headers: { 'X-API-Key': who.api_key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const page = (path: string, headers: Record<string, string> = {}) => hostFetch(`${origin}${path}`, { headers: { cookie, ...headers } });
+    fetch(`http://127.0.0.1:${s.port}/api/v1${path}`, {
+      method,
+      headers: { 'X-API-Key': who.api_key, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const page = (path: string, headers: Record<string, string> = {}) =>
+    hostFetch(`${origin}${path}`, { headers: { cookie, ...headers } });
   return { s, liveClock, add, api, page };
 }
 
@@ -80,7 +96,10 @@ describe('a live page for a user (round 4)', () => {
     const jarPage = changes(await page(`/console/events?user=${jar.id}`));
     const botsPage = changes(await page('/console/events'));
     // Mallory's 20 messages to Bob, each its own commit
-    for (let i = 0; i < 20; i++) expect((await api(mallory, 'POST', '/messages/send', { recipient_pin: bob.pin_code, content: `spam ${i}` })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await api(mallory, 'POST', '/messages/send', { recipient_pin: bob.pin_code, content: `spam ${i}` })).status,
+      ).toBe(201);
     const afterFlood = await seqOf(await page('/console/bots'));
     expect(afterFlood).toBeGreaterThanOrEqual(20);
     // the bots page: the first change at once, the other 19 held until a second has passed, then one event

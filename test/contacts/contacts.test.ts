@@ -18,21 +18,33 @@ describe('contacts: state table', () => {
   let n = 0;
   /** Two fresh users, so each row starts from (none). */
   const pair = async () => [await api.user(`A${++n}`), await api.user(`B${n}`)] as const;
-  const request = (from: Who, to: Who) => call(from, 'post', '/contacts/request', { body: { pin_code: to.user.pin_code } });
+  const request = (from: Who, to: Who) =>
+    call(from, 'post', '/contacts/request', { body: { pin_code: to.user.pin_code } });
   const pending = async (who: Who) => (await call(who, 'get', '/contacts/requests/pending')).body.requests;
   const contacts = async (who: Who) => (await call(who, 'get', '/contacts')).body.contacts;
-  const check = async (who: Who, other: Who) => (await call(who, 'get', '/contacts/check/:pin', { params: { pin: other.user.pin_code } })).body;
-  const answer = (who: Who, id: string, what: 'accept' | 'decline') => call(who, 'post', `/contacts/requests/:id/${what}`, { params: { id } });
+  const check = async (who: Who, other: Who) =>
+    (await call(who, 'get', '/contacts/check/:pin', { params: { pin: other.user.pin_code } })).body;
+  const answer = (who: Who, id: string, what: 'accept' | 'decline') =>
+    call(who, 'post', `/contacts/requests/:id/${what}`, { params: { id } });
 
   it('(none) → POST /contacts/request with a PIN → awaiting the recipient; the recipient sees it in /contacts/requests/pending', async () => {
     const [a, b] = await pair();
     const r = await call(a, 'post', '/contacts/request', { body: { pin_code: ` ${b.user.pin_code.toLowerCase()}` } });
     expect(r.status).toBe(201);
-    expect(r.body).toEqual({ id: expect.stringMatching(/^creq_/), requester: u(a), recipient: u(b), status: 'pending', created_at: '2026-11-21T12:00:00.000Z' });
+    expect(r.body).toEqual({
+      id: expect.stringMatching(/^creq_/),
+      requester: u(a),
+      recipient: u(b),
+      status: 'pending',
+      created_at: '2026-11-21T12:00:00.000Z',
+    });
     expect(await pending(b)).toEqual([{ id: r.body.id, requester: u(a), created_at: r.body.created_at }]);
     expect(await pending(a)).toEqual([]); // outgoing requests are not listed as pending for the requester
     expect(await contacts(a)).toEqual([]);
-    expect(await check(a, b)).toEqual({ is_contact: false, user: { id: b.user.id, display_name: b.user.display_name } });
+    expect(await check(a, b)).toEqual({
+      is_contact: false,
+      user: { id: b.user.id, display_name: b.user.display_name },
+    });
   });
 
   it('awaiting → accept by the recipient → accepted; a mutual contact is created', async () => {
@@ -40,7 +52,10 @@ describe('contacts: state table', () => {
     const req = await request(a, b);
     const r = await answer(b, req.body.id, 'accept');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ message: expect.any(String), contact: { id: expect.stringMatching(/^con_/), contact: u(a), created_at: expect.any(String) } });
+    expect(r.body).toEqual({
+      message: expect.any(String),
+      contact: { id: expect.stringMatching(/^con_/), contact: u(a), created_at: expect.any(String) },
+    });
     expect(await contacts(b)).toEqual([r.body.contact]);
     expect(await contacts(a)).toEqual([{ ...r.body.contact, contact: u(b) }]); // the same entry id on both sides
     expect(await pending(b)).toEqual([]);
@@ -95,7 +110,10 @@ describe('contacts: state table', () => {
     const [a, b] = await pair();
     await answer(b, (await request(a, b)).body.id, 'accept');
     const before = socialState(api.store);
-    for (const [x, y] of [[a, b], [b, a]] as const) {
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const r = await request(x, y);
       expect(r.status).toBe(409);
       expect(r.body.error.code).toBe('already_contacts');
@@ -154,8 +172,12 @@ describe('contacts: state table', () => {
       others.push(o);
       await request(o, hub);
     }
-    expect((await pending(hub)).map((r: { requester: { id: string } }) => r.requester.id)).toEqual(others.map((o) => o.user.id).reverse());
+    expect((await pending(hub)).map((r: { requester: { id: string } }) => r.requester.id)).toEqual(
+      others.map((o) => o.user.id).reverse(),
+    );
     for (const r of [...(await pending(hub))].reverse()) await answer(hub, r.id, 'accept');
-    expect((await contacts(hub)).map((c: { contact: { id: string } }) => c.contact.id)).toEqual(others.map((o) => o.user.id).reverse());
+    expect((await contacts(hub)).map((c: { contact: { id: string } }) => c.contact.id)).toEqual(
+      others.map((o) => o.user.id).reverse(),
+    );
   });
 });

@@ -81,11 +81,25 @@ export async function testApi({
   const opened: Store = given ?? pgStore ?? (memory ? new MemoryStore() : await FileStore.open(tmp.dir));
   const clock = new VirtualClock(now);
   // the deployment `serve` makes of a store: the same commit feed, attributed the same way
-  const { store, commits } = await openDeployment({ config, dataDir: tmp.dir, log, store: opened, clock, cause: () => requestKey.current() });
+  const { store, commits } = await openDeployment({
+    config,
+    dataDir: tmp.dir,
+    log,
+    store: opened,
+    clock,
+    cause: () => requestKey.current(),
+  });
   const env: DomainEnv = { clock, config };
   if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
   const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
-  const { app, listener, classes, keyUsage, idempotency } = createApp({ store, commits, env, log, routes, shared: rateStore && { rateStore } });
+  const { app, listener, classes, keyUsage, idempotency } = createApp({
+    store,
+    commits,
+    env,
+    log,
+    routes,
+    shared: rateStore && { rateStore },
+  });
   // the HTTP server `serve` runs (its limits, and requests born with the app's methods), so
   // the tests go the way production requests go
   const http = supertest(createHttpServer(listener, config.server, classes));

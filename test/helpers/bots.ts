@@ -14,7 +14,8 @@ import { createTestWorld } from '../../src/testing/world.js';
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
 
 /** A bot file that answers every message with `echo <content>`, acting as a user it creates. */
-export const ECHO_BOT = 'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
+export const ECHO_BOT =
+  'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
 
 /** What a test gives a host: the defaults (built-in registry, silent log, no jitter) may be left out. */
 export type TestHostOptions = Omit<HostOptions, 'registry' | 'log'> & Partial<Pick<HostOptions, 'registry' | 'log'>>;
@@ -27,7 +28,14 @@ export function testHost(o: TestHostOptions): BotHost {
 /** A second host over a bot world's server and bots folder (a restart of the world's host). */
 export function hostOver(w: Pick<BotWorld, 'server' | 'botsDir'>, o: Partial<TestHostOptions> = {}): BotHost {
   const stateDir = join(w.server.dataDir, 'bots');
-  return testHost({ clock: w.server.clock, scheduler: w.server.scheduler, stateDir, dir: w.botsDir, ...w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir }), ...o });
+  return testHost({
+    clock: w.server.clock,
+    scheduler: w.server.scheduler,
+    stateDir,
+    dir: w.botsDir,
+    ...w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir }),
+    ...o,
+  });
 }
 
 export interface BotWorld {
@@ -52,7 +60,15 @@ export interface BotWorld {
  * host over a temp bots folder, with fast retries and no poll jitter: the test kit's world
  * (createTestWorld) with these settings; the bots start with `w.host.start()`.
  */
-export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: { config?: Record<string, unknown>; host?: Partial<HostOptions>; bots?: Record<string, string> } = {}): Promise<BotWorld> {
+export async function botWorld({
+  config = {},
+  host: hostOpts = {},
+  bots = {},
+}: {
+  config?: Record<string, unknown>;
+  host?: Partial<HostOptions>;
+  bots?: Record<string, string>;
+} = {}): Promise<BotWorld> {
   const world = await createTestWorld({
     start: T0,
     config: { rate_limits: { enabled: false }, ...config },
@@ -61,7 +77,12 @@ export async function botWorld({ config = {}, host: hostOpts = {}, bots = {} }: 
     services: false,
     botFiles: bots,
     // the host's own step timeout (the config's runtime.step_timeout reaches a host only through serve)
-    hostOptions: { stepTimeoutMs: undefined, client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } }, retryBaseMs: 20, ...hostOpts },
+    hostOptions: {
+      stepTimeoutMs: undefined,
+      client: { retry: { attempts: 2, baseMs: 5, capMs: 20 } },
+      retryBaseMs: 20,
+      ...hostOpts,
+    },
   });
   const { server, host, botsDir } = world;
   return {

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import {
-  createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -78,7 +85,9 @@ export async function findChromium(opts: { prefer?: 'bundled'; systemPaths?: str
 }
 
 /** Launches the chosen browser with the tests' flags. */
-export async function launchChromium(opts: { prefer?: 'bundled' } = {}): Promise<{ browser: Browser; choice: ChromiumChoice }> {
+export async function launchChromium(
+  opts: { prefer?: 'bundled' } = {},
+): Promise<{ browser: Browser; choice: ChromiumChoice }> {
   const choice = await findChromium(opts);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;

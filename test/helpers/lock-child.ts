@@ -23,7 +23,9 @@ for await (const line of createInterface({ input: process.stdin })) {
         held.push(acquireLock(dir));
         return 'won';
       } catch (err) {
-        return err instanceof DataDirLockedError ? `locked:${err.pid}` : `error:${(err as Error).message.replace(/\s/g, '_')}`;
+        return err instanceof DataDirLockedError
+          ? `locked:${err.pid}`
+          : `error:${(err as Error).message.replace(/\s/g, '_')}`;
       }
     });
     out(answers.join(' '));

@@ -13,8 +13,11 @@ let n = 0;
  */
 export async function testDatabase(key?: string): Promise<string> {
   const admin = inject('pgAdminUrl');
-  if (!admin) throw new Error('no PostgreSQL server for this test: run it in the postgres project (vitest --project postgres)');
-  const name = key ? `k_${createHash('sha256').update(key).digest('hex').slice(0, 24)}` : `t_${process.pid}_${++n}_${Date.now().toString(36)}`;
+  if (!admin)
+    throw new Error('no PostgreSQL server for this test: run it in the postgres project (vitest --project postgres)');
+  const name = key
+    ? `k_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`
+    : `t_${process.pid}_${++n}_${Date.now().toString(36)}`;
   const c = new pg.Client({ connectionString: admin });
   await c.connect();
   try {

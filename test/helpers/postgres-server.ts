@@ -66,7 +66,8 @@ async function findBinaries(): Promise<Binaries> {
     const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a));
     for (const v of versions) {
       const bin = join(base, v, 'bin');
-      if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb'))) return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres'), source: bin };
+      if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'initdb')))
+        return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres'), source: bin };
     }
   }
   throw new Error(
@@ -95,8 +96,13 @@ function serverUser(): { uid: number; gid: number } | undefined {
   const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   if (id('-u').status !== 0) {
     spawnSync('groupadd', ['--system', 'postgres']);
-    const made = spawnSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], { encoding: 'utf8' });
-    if (made.status !== 0) throw new Error(`PostgreSQL does not run as root and the user postgres could not be created: ${made.stderr}`);
+    const made = spawnSync(
+      'useradd',
+      ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'],
+      { encoding: 'utf8' },
+    );
+    if (made.status !== 0)
+      throw new Error(`PostgreSQL does not run as root and the user postgres could not be created: ${made.stderr}`);
   }
   return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) };
 }
@@ -117,7 +123,11 @@ function reachable(bins: Binaries, user: { uid: number; gid: number } | undefine
     spawnSync('chmod', ['-R', 'a+rX', `${copy}.tmp`]);
     spawnSync('mv', [`${copy}.tmp`, copy]);
   }
-  return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres'), source: `${bins.source} (copied to ${copy})` };
+  return {
+    initdb: join(copy, 'bin', 'initdb'),
+    postgres: join(copy, 'bin', 'postgres'),
+    source: `${bins.source} (copied to ${copy})`,
+  };
 }
 
 /** A free loopback port (the server may still lose it to a race: start retries). Internal. */
@@ -151,20 +161,42 @@ export async function startPostgres({ fsync = false }: { fsync?: boolean } = {})
   if (user) chownSync(dir, user.uid, user.gid);
   const asUser = user ? { uid: user.uid, gid: user.gid } : {};
   const env = { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C', LANG: 'C' };
-  const init = spawnSync(bins.initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { ...asUser, env, encoding: 'utf8' });
+  const init = spawnSync(
+    bins.initdb,
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    { ...asUser, env, encoding: 'utf8' },
+  );
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`initdb (${bins.source}) failed with ${init.status ?? init.signal}:\n${init.stdout}\n${init.stderr}${init.error ? `\n${init.error.message}` : ''}`);
+    throw new Error(
+      `initdb (${bins.source}) failed with ${init.status ?? init.signal}:\n${init.stdout}\n${init.stderr}${init.error ? `\n${init.error.message}` : ''}`,
+    );
   }
   let log = '';
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', `fsync=${fsync ? 'on' : 'off'}`];
+    const args = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      '-c',
+      `fsync=${fsync ? 'on' : 'off'}`,
+    ];
     if (!fsync) args.push('-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
     const proc = spawn(bins.postgres, args, { ...asUser, env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.set(proc, dir);
     const started = await new Promise<boolean>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`PostgreSQL (${bins.source}) did not start within 30 s:\n${log}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`PostgreSQL (${bins.source}) did not start within 30 s:\n${log}`)),
+        30_000,
+      );
       const onData = (chunk: Buffer) => {
         log += chunk.toString('utf8');
         if (log.includes('ready to accept connections')) {

@@ -7,7 +7,15 @@ import type { SourceDef, TriggerDef } from '../../src/runtime/contract/types.js'
  * triggers are added — for tests that need a slow or failing source. Frozen, as entry points
  * freeze theirs.
  */
-export function testRegistry({ swap = {}, sources = [], triggers = [] }: { swap?: Record<string, (s: SourceDef) => SourceDef>; sources?: SourceDef[]; triggers?: TriggerDef[] } = {}): Registry {
+export function testRegistry({
+  swap = {},
+  sources = [],
+  triggers = [],
+}: {
+  swap?: Record<string, (s: SourceDef) => SourceDef>;
+  sources?: SourceDef[];
+  triggers?: TriggerDef[];
+} = {}): Registry {
   const base = createRegistry();
   const r = new Registry();
   for (const s of base.sources.values()) r.addSource(swap[s.name] ? swap[s.name]!(s) : s);

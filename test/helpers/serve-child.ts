@@ -22,7 +22,9 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutM
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start:\n${lines.join('\n')}`)), timeoutMs);
     let buf = '';
@@ -50,7 +52,11 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutM
 }
 
 /** Polls `fn` until it returns a truthy value (every 50 ms, up to `ms`). */
-export async function eventually<T>(fn: () => Promise<T> | T, ms = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  fn: () => Promise<T> | T,
+  ms = 15_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {

@@ -24,7 +24,9 @@ const validators = new Map<string, ValidateFunction>();
  * body with the catalogue status, and nothing is ever 5xx.
  */
 export function conform(method: Method, template: string, res: Response): void {
-  expect(res.status, `${method.toUpperCase()} ${template} → ${res.status} ${JSON.stringify(res.body)}`).toBeLessThan(500);
+  expect(res.status, `${method.toUpperCase()} ${template} → ${res.status} ${JSON.stringify(res.body)}`).toBeLessThan(
+    500,
+  );
   if (res.status >= 400) {
     const code = res.body?.error?.code as keyof typeof ERRORS;
     expect(ERRORS[code], `unknown error code ${code}`).toBeDefined();
@@ -67,7 +69,14 @@ export function caller(api: TestApi) {
 /** Every record of the messaging, introduction and contact collections, for "nothing changed" checks. */
 export function socialState(store: Store): string {
   const out: Record<string, unknown[]> = {};
-  for (const def of [Conversations, ConversationActivity, Messages, Introductions, ContactRequests, Contacts] as unknown as CollectionDef<StoredRecord>[]) {
+  for (const def of [
+    Conversations,
+    ConversationActivity,
+    Messages,
+    Introductions,
+    ContactRequests,
+    Contacts,
+  ] as unknown as CollectionDef<StoredRecord>[]) {
     out[def.name] = [...store.read.col(def).all()].sort((a, b) => (a.id < b.id ? -1 : 1));
   }
   return JSON.stringify(out);

@@ -29,7 +29,10 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv = {}): Child {
   };
   proc.stdout.setEncoding('utf8').on('data', (c: string) => ((out += c), check()));
   proc.stderr.setEncoding('utf8').on('data', (c: string) => ((err += c), check()));
-  const exited = once(proc, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(proc, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   return {
     proc,
     stdout: () => out,
@@ -43,7 +46,9 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv = {}): Child {
           return m !== null;
         });
         check();
-        void exited.then(({ code, signal }) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}\nstdout: ${out}\nstderr: ${err}`)));
+        void exited.then(({ code, signal }) =>
+          reject(new Error(`child exited (${code ?? signal}) before printing ${re}\nstdout: ${out}\nstderr: ${err}`)),
+        );
       });
     },
     waitUntil(test) {
@@ -54,14 +59,23 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv = {}): Child {
           return ok;
         });
         check();
-        void exited.then(({ code, signal }) => reject(new Error(`child exited (${code ?? signal}) before the awaited output\nstdout: ${out.slice(-2000)}\nstderr: ${err}`)));
+        void exited.then(({ code, signal }) =>
+          reject(
+            new Error(
+              `child exited (${code ?? signal}) before the awaited output\nstdout: ${out.slice(-2000)}\nstderr: ${err}`,
+            ),
+          ),
+        );
       });
     },
   };
 }
 
 /** Runs `node bin/pinbot.js ARGS…` to completion. */
-export async function pinbot(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function pinbot(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnNode(['bin/pinbot.js', ...args], env);
   const { code } = await child.exited;
   return { code, stdout: child.stdout(), stderr: child.stderr() };

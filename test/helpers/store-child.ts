@@ -42,7 +42,10 @@ try {
     for (let i = 0; i < 200; i++) out(`acked ${await addItem(store, base + i)}`);
     out('compacting');
     // Writes keep arriving during the compaction: they land in the fresh journal.
-    const during = [store.compact(), ...Array.from({ length: 20 }, (_, i) => addItem(store, base + 200 + i).then((id) => out(`acked ${id}`)))];
+    const during = [
+      store.compact(),
+      ...Array.from({ length: 20 }, (_, i) => addItem(store, base + 200 + i).then((id) => out(`acked ${id}`))),
+    ];
     await Promise.all(during);
     out('compacted');
     await store.close();

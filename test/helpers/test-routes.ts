@@ -15,7 +15,10 @@ const noteBody = {
   type: 'object',
   additionalProperties: false,
   required: ['text'],
-  properties: { text: { type: 'string', minLength: 1, maxLength: 200_000 }, count: { type: 'integer', minimum: 1, default: 1 } },
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: 200_000 },
+    count: { type: 'integer', minimum: 1, default: 1 },
+  },
 } as const;
 
 /**
@@ -68,6 +71,9 @@ export const testRoutes: RouteDef[] = [
     buckets: ['messages'],
     write: true,
     schemas: { body: noteBody, responses: { 201: { type: 'object' } } },
-    handler: ({ tx, user, body }) => ({ status: 201, body: { note: tx.col(Notes).insert({ id: newId('note'), user_id: user.id, text: body.text }) } }),
+    handler: ({ tx, user, body }) => ({
+      status: 201,
+      body: { note: tx.col(Notes).insert({ id: newId('note'), user_id: user.id, text: body.text }) },
+    }),
   }),
 ];

@@ -12,18 +12,28 @@ describe('introductions: state table', () => {
   beforeAll(async () => {
     api = await testApi({ memory: true });
     call = caller(api);
-    [alice, bob, carol, dave, eve] = [await api.user('Alice'), await api.user('Bob'), await api.user('Carol'), await api.user('Dave'), await api.user('Eve')];
+    [alice, bob, carol, dave, eve] = [
+      await api.user('Alice'),
+      await api.user('Bob'),
+      await api.user('Carol'),
+      await api.user('Dave'),
+      await api.user('Eve'),
+    ];
   });
   afterAll(() => api.close());
 
   const u = (w: Who) => ({ id: w.user.id, display_name: w.user.display_name, pin_code: w.user.pin_code });
   const introduce = async (by: Who, people: Who[], message?: string) => {
-    const r = await call(by, 'post', '/introductions', { body: { participant_pins: people.map((p) => p.user.pin_code), ...(message !== undefined ? { message } : {}) } });
+    const r = await call(by, 'post', '/introductions', {
+      body: { participant_pins: people.map((p) => p.user.pin_code), ...(message !== undefined ? { message } : {}) },
+    });
     expect(r.status).toBe(201);
     return r.body;
   };
-  const pendingIds = async (who: Who) => (await call(who, 'get', '/introductions/pending')).body.introductions.map((i: { id: string }) => i.id);
-  const answer = (who: Who, id: string, what: 'accept' | 'decline') => call(who, 'post', `/introductions/:id/${what}`, { params: { id } });
+  const pendingIds = async (who: Who) =>
+    (await call(who, 'get', '/introductions/pending')).body.introductions.map((i: { id: string }) => i.id);
+  const answer = (who: Who, id: string, what: 'accept' | 'decline') =>
+    call(who, 'post', `/introductions/:id/${what}`, { params: { id } });
 
   it('(none) → POST /introductions with two or more PINs → awaiting responses; recipients see it in /introductions/pending', async () => {
     const intro = await introduce(alice, [bob, carol], 'You both like chess');
@@ -47,7 +57,9 @@ describe('introductions: state table', () => {
       const list = (await call(who, 'get', '/introductions')).body.introductions;
       expect(list.find((i: { id: string }) => i.id === intro.id)).toEqual(intro);
     }
-    expect((await call(dave, 'get', '/introductions')).body.introductions.map((i: { id: string }) => i.id)).not.toContain(intro.id);
+    expect(
+      (await call(dave, 'get', '/introductions')).body.introductions.map((i: { id: string }) => i.id),
+    ).not.toContain(intro.id);
     const noMessage = await introduce(alice, [bob, carol]);
     expect(noMessage.message).toBe('');
   });
@@ -57,7 +69,9 @@ describe('introductions: state table', () => {
     const r = await answer(bob, intro.id, 'accept');
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id: intro.id, status: 'pending' });
-    const seen = (await call(carol, 'get', '/introductions')).body.introductions.find((i: { id: string }) => i.id === intro.id);
+    const seen = (await call(carol, 'get', '/introductions')).body.introductions.find(
+      (i: { id: string }) => i.id === intro.id,
+    );
     expect(seen.status).toBe('pending');
     expect(seen.participants.map((p: { response: string }) => p.response)).toEqual(['accepted', 'pending', 'pending']);
     expect('conversation_id' in seen).toBe(false);
@@ -72,17 +86,25 @@ describe('introductions: state table', () => {
     expect(last.body).toEqual({ id: intro.id, status: 'accepted', conversation_id: expect.stringMatching(/^cnv_/) });
     const conv = await call(bob, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
     expect(conv.body).toMatchObject({ type: 'direct', name: null, participants: [u(bob), u(eve)], last_message: null });
-    expect((await call(alice, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } })).status).toBe(404); // the introducer is not in it
-    const listed = (await call(alice, 'get', '/introductions')).body.introductions.find((i: { id: string }) => i.id === intro.id);
+    expect((await call(alice, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } })).status).toBe(
+      404,
+    ); // the introducer is not in it
+    const listed = (await call(alice, 'get', '/introductions')).body.introductions.find(
+      (i: { id: string }) => i.id === intro.id,
+    );
     expect(listed).toMatchObject({ status: 'accepted', conversation_id: last.body.conversation_id });
     expect(listed.participants.map((p: { response: string }) => p.response)).toEqual(['accepted', 'accepted']);
     // The two can chat there, and a direct message between them lands in the same conversation.
-    const m = await call(eve, 'post', '/messages/send', { body: { recipient_pin: bob.user.pin_code, content: 'hi Bob' } });
+    const m = await call(eve, 'post', '/messages/send', {
+      body: { recipient_pin: bob.user.pin_code, content: 'hi Bob' },
+    });
     expect(m.body.conversation_id).toBe(last.body.conversation_id);
   });
 
   it('awaiting → accept, all have accepted, two people who already talk → their existing direct conversation is reused', async () => {
-    const dm = await call(carol, 'post', '/messages/send', { body: { recipient_pin: dave.user.pin_code, content: 'we met before' } });
+    const dm = await call(carol, 'post', '/messages/send', {
+      body: { recipient_pin: dave.user.pin_code, content: 'we met before' },
+    });
     const intro = await introduce(eve, [dave, carol]);
     await answer(dave, intro.id, 'accept');
     const last = await answer(carol, intro.id, 'accept');
@@ -96,10 +118,16 @@ describe('introductions: state table', () => {
     const last = await answer(bob, intro.id, 'accept');
     expect(last.body.status).toBe('accepted');
     const conv = await call(dave, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
-    expect(conv.body).toMatchObject({ type: 'group', name: 'Introduced by Alice', participants: [u(bob), u(carol), u(dave)] });
+    expect(conv.body).toMatchObject({
+      type: 'group',
+      name: 'Introduced by Alice',
+      participants: [u(bob), u(carol), u(dave)],
+    });
     const again = await introduce(alice, [bob, carol, dave]);
     for (const who of [bob, carol, dave]) await answer(who, again.id, 'accept');
-    const second = (await call(alice, 'get', '/introductions')).body.introductions.find((i: { id: string }) => i.id === again.id);
+    const second = (await call(alice, 'get', '/introductions')).body.introductions.find(
+      (i: { id: string }) => i.id === again.id,
+    );
     expect(second.conversation_id).not.toBe(last.body.conversation_id); // a group is never reused
   });
 
@@ -111,7 +139,9 @@ describe('introductions: state table', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id: intro.id, status: 'declined' });
     expect(socialState(api.store)).not.toBe(before);
-    const seen = (await call(dave, 'get', '/introductions')).body.introductions.find((i: { id: string }) => i.id === intro.id);
+    const seen = (await call(dave, 'get', '/introductions')).body.introductions.find(
+      (i: { id: string }) => i.id === intro.id,
+    );
     expect(seen.status).toBe('declined');
     expect(seen.participants.map((p: { response: string }) => p.response)).toEqual(['accepted', 'declined', 'pending']);
     expect('conversation_id' in seen).toBe(false);

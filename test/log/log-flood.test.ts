@@ -42,9 +42,15 @@ describe('the log destination is bounded: a slow stdout costs dropped lines, nev
     sink.drain();
     expect(dest.pending).toBe(0);
     dest.write(line);
-    const reports = sink.lines().filter((l) => l.includes('"dropped"')).map((l) => JSON.parse(l) as { dropped: number });
+    const reports = sink
+      .lines()
+      .filter((l) => l.includes('"dropped"'))
+      .map((l) => JSON.parse(l) as { dropped: number });
     expect(reports.reduce((n, r) => n + r.dropped, 0)).toBe(dest.dropped);
-    const [report, next] = sink.lines().slice(-2).map((l) => JSON.parse(l));
+    const [report, next] = sink
+      .lines()
+      .slice(-2)
+      .map((l) => JSON.parse(l));
     expect(report).toMatchObject({ level: 40 });
     expect(report.msg).toMatch(/^log lines dropped/);
     expect(next.msg).toBe('x'.repeat(1000));
@@ -67,7 +73,10 @@ describe('a keyless flood with 14 kB headers (issue 13, item 1), short version',
 
   async function serve(rateLimits: Record<string, unknown>) {
     const { store, commits } = observeCommits(new MemoryStore());
-    const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config: configFrom({ rate_limits: rateLimits }) };
+    const env = {
+      clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')),
+      config: configFrom({ rate_limits: rateLimits }),
+    };
     const key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
     const sink = new StalledSink();
     const log = createLogger({ level: 'info', pretty: false, bufferBytes: 64 * 1024, sink });
@@ -90,7 +99,8 @@ describe('a keyless flood with 14 kB headers (issue 13, item 1), short version',
   const flood = async (port: number, n: number) => {
     const statuses: number[] = [];
     const pad = 'p'.repeat(14 * 1024);
-    for (let i = 0; i < n; i += 8) statuses.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port, { 'x-pad': pad })))));
+    for (let i = 0; i < n; i += 8)
+      statuses.push(...(await Promise.all(Array.from({ length: 8 }, () => get(port, { 'x-pad': pad })))));
     return statuses;
   };
 

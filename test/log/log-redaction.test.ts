@@ -25,19 +25,26 @@ describe('key-shaped values are spotted in any encoding', () => {
     expect(containsKey(text)).toBe(true);
   });
 
-  it.each([['a request id', 'abc-123.x'], ['a UUID', '0b1e3c2a-6f0e-4d7e-9a55-3f1c0a9e2b11'], ['an id', 'cnv_1m7ze2pj10000k19rcufj'], ['long filler', 'a'.repeat(14_000)], ['a user agent', 'Mozilla/5.0 (X11; Linux x86_64)']])(
-    'not %s',
-    (_name, text) => {
-      expect(containsKey(text)).toBe(false);
-    },
-  );
+  it.each([
+    ['a request id', 'abc-123.x'],
+    ['a UUID', '0b1e3c2a-6f0e-4d7e-9a55-3f1c0a9e2b11'],
+    ['an id', 'cnv_1m7ze2pj10000k19rcufj'],
+    ['long filler', 'a'.repeat(14_000)],
+    ['a user agent', 'Mozilla/5.0 (X11; Linux x86_64)'],
+  ])('not %s', (_name, text) => {
+    expect(containsKey(text)).toBe(false);
+  });
 
   it('redacts the URL component by component, keeping the rest', () => {
     expect(redactUrl(`/api/v1/me?api_key=${KEY}&limit=2`)).toBe('/api/v1/me?api_key=[redacted]&limit=2');
-    expect(redactUrl(`/api/v1/conversations/${encodeURIComponent(KEY)}/messages?since=5`)).toBe('/api/v1/conversations/[redacted]/messages?since=5');
+    expect(redactUrl(`/api/v1/conversations/${encodeURIComponent(KEY)}/messages?since=5`)).toBe(
+      '/api/v1/conversations/[redacted]/messages?since=5',
+    );
     expect(redactUrl(`/api/v1/me?secret=${SECRET}`)).toBe('/api/v1/me?secret=[redacted]');
     expect(redactUrl(`/api/v1/me?${KEY}=1`)).toBe('/api/v1/me?[redacted]=1');
-    expect(redactUrl('/api/v1/wallet/transactions?before=txn_1m7ze2pj10000k19rcufj&limit=2')).toBe('/api/v1/wallet/transactions?before=txn_1m7ze2pj10000k19rcufj&limit=2');
+    expect(redactUrl('/api/v1/wallet/transactions?before=txn_1m7ze2pj10000k19rcufj&limit=2')).toBe(
+      '/api/v1/wallet/transactions?before=txn_1m7ze2pj10000k19rcufj&limit=2',
+    );
   });
 });
 
@@ -71,7 +78,12 @@ describe('the request log writes allow-listed headers, cut short, and never a ke
 
   it('a 14 kB header is not written; allow-listed values are cut to 200 characters', async () => {
     lines.length = 0;
-    await http.get('/api/v1/nope').set('X-Request-Id', 'big-1').set('X-Pad', 'p'.repeat(14_000)).set('User-Agent', 'u'.repeat(1_500)).expect(401);
+    await http
+      .get('/api/v1/nope')
+      .set('X-Request-Id', 'big-1')
+      .set('X-Pad', 'p'.repeat(14_000))
+      .set('User-Agent', 'u'.repeat(1_500))
+      .expect(401);
     await new Promise((r) => setTimeout(r, 20));
     const line = JSON.parse(lines.find((l) => l.includes('"big-1"'))!);
     expect(line.req.headers['user-agent']).toBe(`${'u'.repeat(200)}…[+1300]`);

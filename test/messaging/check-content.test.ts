@@ -7,7 +7,14 @@ import { checkContent } from '../../src/domain/messaging/messages.js';
 const env: DomainEnv = { clock: systemClock, config: configFrom({ messaging: { max_length: 5 } }) };
 const ok = (content: string) => expect(() => checkContent(env, content)).not.toThrow();
 const tooLong = (content: string, has: number) =>
-  expect(() => checkContent(env, content)).toThrow(expect.objectContaining({ code: 'validation_failed', details: [{ path: 'body.content', message: `must be at most 5 characters (messaging.max_length); it has ${has}` }] }));
+  expect(() => checkContent(env, content)).toThrow(
+    expect.objectContaining({
+      code: 'validation_failed',
+      details: [
+        { path: 'body.content', message: `must be at most 5 characters (messaging.max_length); it has ${has}` },
+      ],
+    }),
+  );
 
 /** Message content: at most messaging.max_length code points, counted only when it can be too long. */
 describe('checkContent', () => {

@@ -44,13 +44,19 @@ describe('GET /conversations is paged (extension): limit, before, has_more, next
     const seen: string[] = [];
     let before: string | undefined;
     for (let page = 0; ; page++) {
-      const res = await api.http.get('/api/v1/conversations').query({ limit: 7, ...(before ? { before } : {}) }).set(alice.headers).expect(200);
+      const res = await api.http
+        .get('/api/v1/conversations')
+        .query({ limit: 7, ...(before ? { before } : {}) })
+        .set(alice.headers)
+        .expect(200);
       seen.push(...res.body.conversations.map((c: { id: string }) => c.id));
       if (page === 1) {
         // An older conversation gets a message: it moves to the top, already read; the pages
         // after the cursor neither repeat nor skip anything else.
         api.clock.set(api.clock.now() + 1);
-        await api.store.transaction((tx) => postMessage(tx, api.env, tx.col(Conversations).get(made[3]!)!, bob.user.id, 'bump'));
+        await api.store.transaction((tx) =>
+          postMessage(tx, api.env, tx.col(Conversations).get(made[3]!)!, bob.user.id, 'bump'),
+        );
       }
       if (!res.body.has_more) {
         expect(res.body.next_before).toBeNull();
@@ -74,7 +80,10 @@ describe('GET /conversations is paged (extension): limit, before, has_more, next
     const server = createServer(api.app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const client = createClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: alice.key });
+      const client = createClient({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        apiKey: alice.key,
+      });
       const all = await client.conversations.list();
       expect(all.conversations).toHaveLength(60);
       const stopped = await client.conversations.list({ stopAfter: (c) => c.name === 'g55' });
@@ -94,22 +103,44 @@ describe('POST /conversations/:id/leave (extension)', () => {
 
   it('takes the caller out of a group, which goes on without them', async () => {
     const [alice, bob, carol] = [await api.user('Alice'), await api.user('Bob'), await api.user('Carol')];
-    const group = (await api.http.post('/api/v1/conversations').set(alice.headers).send({ participant_pins: [bob.user.pin_code, carol.user.pin_code], name: 'Spam' }).expect(201)).body;
+    const group = (
+      await api.http
+        .post('/api/v1/conversations')
+        .set(alice.headers)
+        .send({ participant_pins: [bob.user.pin_code, carol.user.pin_code], name: 'Spam' })
+        .expect(201)
+    ).body;
     const res = await api.http.post(`/api/v1/conversations/${group.id}/leave`).set(bob.headers).expect(200);
     expect(res.body).toEqual({ message: 'You left the group Spam.' });
     await api.http.get(`/api/v1/conversations/${group.id}`).set(bob.headers).expect(404);
-    await api.http.post(`/api/v1/conversations/${group.id}/messages`).set(bob.headers).send({ content: 'hi' }).expect(404);
+    await api.http
+      .post(`/api/v1/conversations/${group.id}/messages`)
+      .set(bob.headers)
+      .send({ content: 'hi' })
+      .expect(404);
     expect((await api.http.get('/api/v1/conversations').set(bob.headers)).body.conversations).toEqual([]);
     const left = (await api.http.get(`/api/v1/conversations/${group.id}`).set(alice.headers).expect(200)).body;
     expect(left.participants.map((p: { display_name: string }) => p.display_name)).toEqual(['Alice', 'Carol']);
-    await api.http.post(`/api/v1/conversations/${group.id}/messages`).set(carol.headers).send({ content: 'still here' }).expect(201);
+    await api.http
+      .post(`/api/v1/conversations/${group.id}/messages`)
+      .set(carol.headers)
+      .send({ content: 'still here' })
+      .expect(201);
     // A second leave: the group no longer exists for Bob.
-    expect((await api.http.post(`/api/v1/conversations/${group.id}/leave`).set(bob.headers).expect(404)).body.error.code).toBe('conversation_not_found');
+    expect(
+      (await api.http.post(`/api/v1/conversations/${group.id}/leave`).set(bob.headers).expect(404)).body.error.code,
+    ).toBe('conversation_not_found');
   });
 
   it('a direct conversation cannot be left', async () => {
     const [dan, eve] = [await api.user('Dan'), await api.user('Eve')];
-    const direct = (await api.http.post('/api/v1/conversations').set(dan.headers).send({ participant_pin: eve.user.pin_code }).expect(201)).body;
+    const direct = (
+      await api.http
+        .post('/api/v1/conversations')
+        .set(dan.headers)
+        .send({ participant_pin: eve.user.pin_code })
+        .expect(201)
+    ).body;
     const res = await api.http.post(`/api/v1/conversations/${direct.id}/leave`).set(dan.headers).expect(400);
     expect(res.body.error.code).toBe('cannot_leave_direct');
   });
@@ -118,7 +149,10 @@ describe('POST /conversations/:id/leave (extension)', () => {
 describe('creating groups has its own rate bucket (rate_limits.groups)', () => {
   let api: TestApi;
   beforeAll(async () => {
-    api = await testApi({ memory: true, config: { rate_limits: { enabled: true, groups: { limit: 2, window: '1h' } } } });
+    api = await testApi({
+      memory: true,
+      config: { rate_limits: { enabled: true, groups: { limit: 2, window: '1h' } } },
+    });
   });
   afterAll(() => api.close());
 
@@ -134,7 +168,11 @@ describe('creating groups has its own rate bucket (rate_limits.groups)', () => {
     expect(refused.body.error.message).toMatch(/groups bucket \(2 per 1h\)/);
     expect(refused.headers['retry-after']).toBeDefined();
     // Opening a direct conversation does not count.
-    const direct = await api.http.post('/api/v1/conversations').set(alice.headers).send({ participant_pin: bob.user.pin_code }).expect(201);
+    const direct = await api.http
+      .post('/api/v1/conversations')
+      .set(alice.headers)
+      .send({ participant_pin: bob.user.pin_code })
+      .expect(201);
     expect(direct.headers['ratelimit-policy']).not.toMatch(/groups/);
     expect((await api.http.get('/api/v1/conversations').set(bob.headers)).body.conversations).toHaveLength(3);
   });

@@ -76,7 +76,9 @@ describe('polling with since while messages are written concurrently (HTTP, file
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.timestamp).toBeGreaterThan(seen[i - 1]!.timestamp);
     // Each writer's own messages appear in the order it sent them.
     for (let w = 0; w < WRITERS; w++) {
-      expect(seen.filter((m) => m.content.startsWith(`w${w}-`)).map((m) => m.content)).toEqual(Array.from({ length: PER_WRITER }, (_, i) => `w${w}-${i}`));
+      expect(seen.filter((m) => m.content.startsWith(`w${w}-`)).map((m) => m.content)).toEqual(
+        Array.from({ length: PER_WRITER }, (_, i) => `w${w}-${i}`),
+      );
     }
     // And the reader's order is the server's own order.
     const all: string[] = [];
@@ -126,7 +128,8 @@ describe('since is a binary search over the conversation index (domain, property
           return page.has_more;
         };
         for (const o of ops) {
-          if (o.kind === 'write') written.push((await store.transaction((tx) => sendToConversation(tx, env, users[o.by]!, convId, 'x'))).id);
+          if (o.kind === 'write')
+            written.push((await store.transaction((tx) => sendToConversation(tx, env, users[o.by]!, convId, 'x'))).id);
           else if (o.kind === 'clock') clock.set(clock.now() + o.delta);
           else poll(o.limit);
         }
@@ -148,7 +151,9 @@ describe('since is a binary search over the conversation index (domain, property
       await store.close();
       store = await FileStore.open(tmp.dir);
       expect(listMessages(store.read, convId, { since: 0, limit: 200 })).toEqual(before);
-      expect(listMessages(store.read, convId, { since: before.messages[9]!.timestamp, limit: 3 }).messages).toEqual(before.messages.slice(10, 13));
+      expect(listMessages(store.read, convId, { since: before.messages[9]!.timestamp, limit: 3 }).messages).toEqual(
+        before.messages.slice(10, 13),
+      );
       clock.set(clock.now() - 60_000);
       const next = await store.transaction((tx) => sendToConversation(tx, env, a, convId, 'after restart'));
       expect(next.timestamp).toBe(before.timestamp + 1);

@@ -17,7 +17,10 @@ export interface Operation {
   description?: string;
   parameters: Array<{ name: string; in: string; description?: string; schema: Schema; example?: unknown }>;
   requestBody?: { content: Record<string, Media> };
-  responses: Record<string, { headers?: Record<string, { $ref: string }>; content: Record<string, Media>; 'x-error-codes'?: string[] }>;
+  responses: Record<
+    string,
+    { headers?: Record<string, { $ref: string }>; content: Record<string, Media>; 'x-error-codes'?: string[] }
+  >;
   'x-rate-limit-buckets'?: string[];
 }
 
@@ -25,7 +28,12 @@ export interface Operation {
 function localRefs(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(localRefs);
   if (schema && typeof schema === 'object') {
-    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '') : localRefs(v)]));
+    return Object.fromEntries(
+      Object.entries(schema).map(([k, v]) => [
+        k,
+        k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '') : localRefs(v),
+      ]),
+    );
   }
   return schema;
 }
@@ -38,13 +46,16 @@ function localRefs(schema: unknown): unknown {
 export function docValidator(doc: Doc): (schema: Schema) => ValidateFunction {
   const ajv = new Ajv({ strict: false, allErrors: true, multipleOfPrecision: 8 });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
-  for (const [name, s] of Object.entries(doc.components.schemas)) ajv.addSchema({ ...(localRefs(s) as object), $id: name });
+  for (const [name, s] of Object.entries(doc.components.schemas))
+    ajv.addSchema({ ...(localRefs(s) as object), $id: name });
   return (schema) => ajv.compile(localRefs(schema) as Schema);
 }
 
 /** Every operation of the document with its method and path. */
 export function eachOperation(doc: Doc): Array<{ method: string; path: string; op: Operation }> {
-  return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })));
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method, path, op })),
+  );
 }
 
 /** The example values of a media type object. */

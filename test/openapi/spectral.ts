@@ -28,7 +28,17 @@ const owasp = ((owaspRuleset as { default?: unknown }).default ?? owaspRuleset) 
  */
 export async function lintOpenApi(doc: unknown): Promise<LintFinding[]> {
   const spectral = new Spectral();
-  spectral.setRuleset({ extends: [[oas as never, 'recommended'], [owasp, 'recommended']] } as never);
+  spectral.setRuleset({
+    extends: [
+      [oas as never, 'recommended'],
+      [owasp, 'recommended'],
+    ],
+  } as never);
   const results = await spectral.run(new Document(JSON.stringify(doc, null, 2), Json, 'openapi.json'));
-  return results.map((r) => ({ rule: String(r.code), path: r.path.join('.'), message: r.message, severity: r.severity }));
+  return results.map((r) => ({
+    rule: String(r.code),
+    path: r.path.join('.'),
+    message: r.message,
+    severity: r.severity,
+  }));
 }

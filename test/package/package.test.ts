@@ -20,15 +20,27 @@ const PUBLIC_ENTRIES = ['dist/index', 'dist/plugin-api/index', 'dist/testing/ind
 
 /** The paths `npm pack` would put in the tarball of `dir`. */
 function packList(dir: string): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8', env: { ...process.env, npm_config_loglevel: 'silent' } });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_loglevel: 'silent' },
+  });
   return (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path).sort();
 }
 
 /** Runs the copy's CLI from its dist/ in `cwd`; `hook` logs each tsx module it resolves. */
 function pinbot(cwd: string, args: string[]) {
-  const hook = 'data:text/javascript,' + encodeURIComponent("export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/node_modules/tsx/')) console.error('tsx loaded: ' + r.url); return r; }");
+  const hook =
+    'data:text/javascript,' +
+    encodeURIComponent(
+      "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/node_modules/tsx/')) console.error('tsx loaded: ' + r.url); return r; }",
+    );
   const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hook)})`;
-  const r = spawnSync(process.execPath, ['--import', register, join(pkg, 'bin/pinbot.js'), ...args], { cwd, encoding: 'utf8', env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, ['--import', register, join(pkg, 'bin/pinbot.js'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -36,9 +48,17 @@ beforeAll(() => {
   tmp = tempDir('pinbot-package-');
   pkg = join(tmp.dir, 'pinbot');
   mkdirSync(pkg);
-  for (const f of ['package.json', 'README.md', 'bin', 'schemas', 'docs', 'templates', 'CHANGELOG.md', 'LICENSE']) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
+  for (const f of ['package.json', 'README.md', 'bin', 'schemas', 'docs', 'templates', 'CHANGELOG.md', 'LICENSE'])
+    if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(pkg, f), { recursive: true });
   // What must never ship, as a checkout may hold it: tests, benches, a test run's data with keys
-  for (const [f, text] of Object.entries({ 'test/a.test.ts': 'x', 'bench/run.ts': 'x', 'data/bots/keys.json': '{"api_key":"secret"}', 'keys/bot.key': 'secret', '.env': 'KEY=secret', 'src/index.ts': 'x' })) {
+  for (const [f, text] of Object.entries({
+    'test/a.test.ts': 'x',
+    'bench/run.ts': 'x',
+    'data/bots/keys.json': '{"api_key":"secret"}',
+    'keys/bot.key': 'secret',
+    '.env': 'KEY=secret',
+    'src/index.ts': 'x',
+  })) {
     mkdirSync(dirname(join(pkg, f)), { recursive: true });
     writeFileSync(join(pkg, f), text);
   }
@@ -55,18 +75,39 @@ describe('the tarball', () => {
     expect(files).toContain('bin/pinbot.js');
     expect(files).toContain('schemas/bot.schema.json');
     expect(files).toContain('templates/project/_gitignore'); // pinbot init's files
-    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(
+      files.filter(
+        (f) =>
+          !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(
+            f,
+          ),
+      ),
+    ).toEqual([]);
     expect(files.filter((f) => /^(test|bench|data|keys|src)\/|\.env$|\.key$|\.test\./.test(f))).toEqual([]);
   });
 
   it('of this checkout lists only allowed paths', () => {
     const files = packList(ROOT);
-    expect(files.filter((f) => !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(
+      files.filter(
+        (f) =>
+          !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(
+            f,
+          ),
+      ),
+    ).toEqual([]);
   });
 
-  it("exports types and code for pinbot, pinbot/plugin and pinbot/testing; the types need only its dependencies and augment nothing global", () => {
-    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }>; dependencies: Record<string, string> };
-    for (const [sub, entry] of [['.', 'dist/index'], ['./plugin', 'dist/plugin-api/index'], ['./testing', 'dist/testing/index']] as const) {
+  it('exports types and code for pinbot, pinbot/plugin and pinbot/testing; the types need only its dependencies and augment nothing global', () => {
+    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; import: string }>;
+      dependencies: Record<string, string>;
+    };
+    for (const [sub, entry] of [
+      ['.', 'dist/index'],
+      ['./plugin', 'dist/plugin-api/index'],
+      ['./testing', 'dist/testing/index'],
+    ] as const) {
       expect(manifest.exports[sub]).toMatchObject({ types: `./${entry}.d.ts`, import: `./${entry}.js` });
     }
     // Every module the public declarations reach, and every package they import from
@@ -79,8 +120,14 @@ describe('the tarball', () => {
       expect(text, file).not.toMatch(/declare global|declare module ['"]|\/\/\/ <reference types=/);
       for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"]([^'"]+)['"]/g)) {
         const spec = m[1]!;
-        if (!spec.startsWith('.')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
-        else walk(existsSync(resolve(dirname(file), spec.replace(/\.js$/, '.d.ts'))) ? resolve(dirname(file), spec.replace(/\.js$/, '.d.ts')) : resolve(dirname(file), spec, 'index.d.ts'));
+        if (!spec.startsWith('.'))
+          packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+        else
+          walk(
+            existsSync(resolve(dirname(file), spec.replace(/\.js$/, '.d.ts')))
+              ? resolve(dirname(file), spec.replace(/\.js$/, '.d.ts'))
+              : resolve(dirname(file), spec, 'index.d.ts'),
+          );
       }
     };
     for (const e of PUBLIC_ENTRIES) walk(join(pkg, `${e}.d.ts`));
@@ -88,8 +135,15 @@ describe('the tarball', () => {
     for (const p of packages) {
       if (p.startsWith('node:')) continue; // the user's @types/node
       // the package ships its types, or its @types package is a dependency (not a devDependency)
-      const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as { types?: string; typings?: string; exports?: unknown };
-      const typed = Boolean(own.types ?? own.typings) || JSON.stringify(own.exports ?? '').includes('"types"') || `@types/${p}` in manifest.dependencies;
+      const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as {
+        types?: string;
+        typings?: string;
+        exports?: unknown;
+      };
+      const typed =
+        Boolean(own.types ?? own.typings) ||
+        JSON.stringify(own.exports ?? '').includes('"types"') ||
+        `@types/${p}` in manifest.dependencies;
       expect({ p, dependency: p in manifest.dependencies, typed }).toEqual({ p, dependency: true, typed: true });
     }
   });
@@ -98,7 +152,10 @@ describe('the tarball', () => {
 describe('the compiled CLI', () => {
   it('prints its version without loading tsx', () => {
     const r = pinbot(tmp.dir, ['--version']);
-    expect(r).toMatchObject({ code: 0, out: `${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n` });
+    expect(r).toMatchObject({
+      code: 0,
+      out: `${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`,
+    });
     expect(r.err).not.toContain('tsx loaded');
   });
 
@@ -107,8 +164,14 @@ describe('the compiled CLI', () => {
     mkdirSync(join(project, 'node_modules'), { recursive: true });
     mkdirSync(join(project, 'plugins'));
     symlinkSync(pkg, join(project, 'node_modules', 'pinbot'), 'dir');
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-bots', version: '1.0.0', type: 'commonjs' }));
-    writeFileSync(join(project, 'plugins/plain.js'), "module.exports = { name: 'plain', version: '1.0.0', pinbot: '>=0.1.0', actions: {} };\n");
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'my-bots', version: '1.0.0', type: 'commonjs' }),
+    );
+    writeFileSync(
+      join(project, 'plugins/plain.js'),
+      "module.exports = { name: 'plain', version: '1.0.0', pinbot: '>=0.1.0', actions: {} };\n",
+    );
     const plain = pinbot(project, ['plugins', 'list']);
     expect(plain.out).toMatch(/^plain +1\.0\.0 +loaded +plugins\/plain\.js$/m);
     expect(plain.err).not.toContain('tsx loaded');
@@ -125,11 +188,21 @@ describe('the compiled CLI', () => {
 
   it('names the one-line fix when a plugin needs "type": "module"', () => {
     const project = join(tmp.dir, 'cjs-project');
-    writeFileSync(join(project, 'plugins/wait.ts'), "import { definePlugin } from 'pinbot/plugin';\nconst n = await Promise.resolve(1);\nexport default definePlugin({ name: 'wait', version: '0.1.0', pinbot: '>=0.1.0' });\n");
-    writeFileSync(join(project, 'plugins/esm.js'), "export default { name: 'esm', version: '0.1.0', pinbot: '>=0.1.0' };\n");
+    writeFileSync(
+      join(project, 'plugins/wait.ts'),
+      "import { definePlugin } from 'pinbot/plugin';\nconst n = await Promise.resolve(1);\nexport default definePlugin({ name: 'wait', version: '0.1.0', pinbot: '>=0.1.0' });\n",
+    );
+    writeFileSync(
+      join(project, 'plugins/esm.js'),
+      "export default { name: 'esm', version: '0.1.0', pinbot: '>=0.1.0' };\n",
+    );
     const r = pinbot(project, ['plugins', 'list']);
-    expect(r.out).toContain('plugins/wait.ts:2:11: syntax error: Top-level await is currently not supported with the "cjs" output format — add "type": "module" to package.json (it is "commonjs"), or name the file wait.mts');
-    expect(r.out).toMatch(/plugins\/esm\.js:1: syntax error: .+ — add "type": "module" to package\.json \(it is "commonjs"\), or name the file esm\.mjs/);
+    expect(r.out).toContain(
+      'plugins/wait.ts:2:11: syntax error: Top-level await is currently not supported with the "cjs" output format — add "type": "module" to package.json (it is "commonjs"), or name the file wait.mts',
+    );
+    expect(r.out).toMatch(
+      /plugins\/esm\.js:1: syntax error: .+ — add "type": "module" to package\.json \(it is "commonjs"\), or name the file esm\.mjs/,
+    );
     expect(r.out).toMatch(/^dice +0\.1\.0 +loaded/m);
   });
 });
@@ -144,8 +217,11 @@ describe('a project made by pinbot init on the built package', () => {
     // (the real install, from the tarball, is `npm run try-getting-started`: it needs npm's cache)
     mkdirSync(join(project, 'node_modules', '@types'), { recursive: true });
     symlinkSync(pkg, join(project, 'node_modules', 'pinbot'), 'dir');
-    for (const m of ['typescript', 'vitest', '@types/node']) symlinkSync(join(ROOT, 'node_modules', m), join(project, 'node_modules', m), 'dir');
-    const devDependencies = Object.keys(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).devDependencies);
+    for (const m of ['typescript', 'vitest', '@types/node'])
+      symlinkSync(join(ROOT, 'node_modules', m), join(project, 'node_modules', m), 'dir');
+    const devDependencies = Object.keys(
+      JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).devDependencies,
+    );
     expect(devDependencies.sort()).toEqual(['@types/node', 'typescript', 'vitest']);
 
     const validate = pinbot(project, ['bots', 'validate']);
@@ -156,16 +232,28 @@ describe('a project made by pinbot init on the built package', () => {
     expect(existsSync(join(project, 'reports/scenarios.xml'))).toBe(true);
 
     const env = { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1', CI: '1' };
-    const tsc = spawnSync(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), '--noEmit'], { cwd: project, encoding: 'utf8', env });
+    const tsc = spawnSync(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), '--noEmit'], {
+      cwd: project,
+      encoding: 'utf8',
+      env,
+    });
     expect({ status: tsc.status, out: tsc.stdout + tsc.stderr }).toEqual({ status: 0, out: '' });
-    const vitest = spawnSync(process.execPath, [join(project, 'node_modules/vitest/vitest.mjs'), 'run'], { cwd: project, encoding: 'utf8', env });
+    const vitest = spawnSync(process.execPath, [join(project, 'node_modules/vitest/vitest.mjs'), 'run'], {
+      cwd: project,
+      encoding: 'utf8',
+      env,
+    });
     expect(vitest.stdout + vitest.stderr).toMatch(/Tests +1 passed/);
     expect(vitest.status).toBe(0);
   }, 120_000);
 
   it('npm start serves and runs its bot (everything serve reads ships in dist/)', async () => {
     const project = join(tmp.dir, 'my-bots');
-    const server = spawn(process.execPath, [join(project, 'node_modules/pinbot/bin/pinbot.js'), 'serve', '--port', '0'], { cwd: project, env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' } });
+    const server = spawn(
+      process.execPath,
+      [join(project, 'node_modules/pinbot/bin/pinbot.js'), 'serve', '--port', '0'],
+      { cwd: project, env: { ...process.env, PINBOT_FROM_SOURCE: '', NO_COLOR: '1' } },
+    );
     let out = '';
     server.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     server.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));

@@ -12,7 +12,8 @@ import { MemoryStore } from '../../src/store/core/memory-store.js';
  */
 
 const NOTES = 'test/plugins/fixtures/notes.ts';
-const noteBot = (name: string) => `name: ${name}\nas: ${name}\nrules:\n  - id: add\n    on: message.received\n    if: { content: { matches: "^note " } }\n    do:\n      - notes.add: { text: "{{ event.content | remove_first: 'note ' }}" }\n  - id: remind\n    on: message.received\n    if: { content: remind }\n    do:\n      - notes.remind: {}\n`;
+const noteBot = (name: string) =>
+  `name: ${name}\nas: ${name}\nrules:\n  - id: add\n    on: message.received\n    if: { content: { matches: "^note " } }\n    do:\n      - notes.add: { text: "{{ event.content | remove_first: 'note ' }}" }\n  - id: remind\n    on: message.received\n    if: { content: remind }\n    do:\n      - notes.remind: {}\n`;
 
 let world: TestWorld | undefined;
 afterEach(async () => {
@@ -35,10 +36,19 @@ describe('the plugin context', () => {
     await world.as('alice').send('n1', 'note eggs');
     await world.as('alice').send('n2', 'note bread');
     await world.advance('5s');
-    expect((await world.inbox('alice')).map((m) => m.content).sort()).toEqual(['Note 1 kept by n1', 'Note 1 kept by n2', 'Note 2 kept by n1']);
+    expect((await world.inbox('alice')).map((m) => m.content).sort()).toEqual([
+      'Note 1 kept by n1',
+      'Note 1 kept by n2',
+      'Note 2 kept by n1',
+    ]);
     expect(await world.state('notes', 'n1')).toEqual({ notes: ['milk', 'eggs'] });
     expect(await world.state('notes', 'n2')).toEqual({ notes: ['bread'] });
-    expect(lines.find((l) => l.msg === 'note added' && l.bot === 'n2')).toMatchObject({ plugin: 'notes', bot: 'n2', rule: 'add', count: 1 });
+    expect(lines.find((l) => l.msg === 'note added' && l.bot === 'n2')).toMatchObject({
+      plugin: 'notes',
+      bot: 'n2',
+      rule: 'add',
+      count: 1,
+    });
 
     await world.restart();
     await world.as('alice').send('n1', 'note tea');
@@ -48,14 +58,22 @@ describe('the plugin context', () => {
   });
 
   it('schedule: a job from setup and one from an action fire at their virtual times; scheduling again replaces', async () => {
-    world = await createTestWorld({ start: '2026-01-01T09:00:00Z', users: { alice: {}, n1: {} }, plugins: [NOTES], bots: [noteBot('n1')], config: { rate_limits: { enabled: false } } });
+    world = await createTestWorld({
+      start: '2026-01-01T09:00:00Z',
+      users: { alice: {}, n1: {} },
+      plugins: [NOTES],
+      bots: [noteBot('n1')],
+      config: { rate_limits: { enabled: false } },
+    });
     await world.as('alice').send('n1', 'note one');
     await world.as('alice').send('n1', 'remind');
     await world.as('alice').send('n1', 'remind');
     await world.advance('5s');
     expect(await world.state('notes')).toEqual({});
     await world.advance('9h'); // 18:00:05: the reminder job of bot n1, once (the second replaced the first)
-    expect((await world.inbox('alice')).map((m) => m.content).filter((c) => c.startsWith('reminder'))).toEqual(['reminder: 1 notes']);
+    expect((await world.inbox('alice')).map((m) => m.content).filter((c) => c.startsWith('reminder'))).toEqual([
+      'reminder: 1 notes',
+    ]);
     await world.advanceTo('2026-01-03T09:30:00Z'); // the setup job: Jan 2 and Jan 3 at 09:00; a second reminder on Jan 2
     expect(await world.state('notes')).toEqual({ digests: 2 });
     expect((await world.inbox('alice')).filter((m) => m.content.startsWith('reminder'))).toHaveLength(2);
@@ -71,7 +89,9 @@ describe('plugin state', () => {
     const again = pluginState(store, 'karma', 'bot', 'pinbot:bot:rule:abc:0');
     expect(await again.update<number>('ABC123', (n = 0) => n + 1)).toBe(1);
     // another step (another event) counts
-    expect(await pluginState(store, 'karma', 'bot', 'pinbot:bot:rule:def:0').update<number>('ABC123', (n = 0) => n + 1)).toBe(2);
+    expect(
+      await pluginState(store, 'karma', 'bot', 'pinbot:bot:rule:def:0').update<number>('ABC123', (n = 0) => n + 1),
+    ).toBe(2);
     // per plugin and per bot
     expect(await pluginState(store, 'karma', 'other').get('ABC123')).toBeUndefined();
     expect(await pluginState(store, 'other', 'bot').get('ABC123')).toBeUndefined();
@@ -82,8 +102,12 @@ describe('plugin state', () => {
     const store = new MemoryStore();
     const s = pluginState(store, 'p', 'b');
     await expect(s.set('', 1)).rejects.toThrow('a state key is a string of 1 to 200 characters, not ""');
-    await expect(s.set('f', () => 1)).rejects.toThrow('state f: the value is not JSON data (function); use delete to remove a key');
-    await expect(s.set('big', 'x'.repeat(300_000))).rejects.toThrow('state big: the value is 293 KB; at most 256 KB per key');
+    await expect(s.set('f', () => 1)).rejects.toThrow(
+      'state f: the value is not JSON data (function); use delete to remove a key',
+    );
+    await expect(s.set('big', 'x'.repeat(300_000))).rejects.toThrow(
+      'state big: the value is 293 KB; at most 256 KB per key',
+    );
     await expect(s.update('n', async () => 1)).rejects.toThrow('update takes a synchronous function');
     expect(await s.entries()).toEqual([]);
     const got = await s.update<{ list: number[] }>('o', () => ({ list: [1] }));

@@ -27,10 +27,19 @@ beforeAll(async () => {
   dataDir = join(tmp.dir, 'data');
   const bots = join(tmp.dir, 'bots');
   mkdirSync(bots);
-  writeFileSync(join(bots, 'victim.yaml'), `name: victim\nas: Victim\ncreate_user: true\nrules:\n  - id: all\n    on: startup\n    do:\n${['throws', 'rejects', 'hangs', 'garbage', 'timer'].map(step).join('')}`);
-  writeFileSync(join(bots, 'other.yaml'), 'name: other\nas: Other\ncreate_user: true\nrules:\n  - on: startup\n    do:\n      - log: still here\n');
+  writeFileSync(
+    join(bots, 'victim.yaml'),
+    `name: victim\nas: Victim\ncreate_user: true\nrules:\n  - id: all\n    on: startup\n    do:\n${['throws', 'rejects', 'hangs', 'garbage', 'timer'].map(step).join('')}`,
+  );
+  writeFileSync(
+    join(bots, 'other.yaml'),
+    'name: other\nas: Other\ncreate_user: true\nrules:\n  - on: startup\n    do:\n      - log: still here\n',
+  );
   const config = join(tmp.dir, 'config.yaml');
-  writeFileSync(config, `plugins: { dir: ${JSON.stringify(FIXTURES)}, quarantine_after: 0 }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { step_timeout: 500ms }\nlog: { level: info }\n`);
+  writeFileSync(
+    config,
+    `plugins: { dir: ${JSON.stringify(FIXTURES)}, quarantine_after: 0 }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { step_timeout: 500ms }\nlog: { level: info }\n`,
+  );
   child = await spawnServe(['--data', dataDir, '--config', config]);
 }, 60_000);
 
@@ -43,10 +52,12 @@ afterAll(async () => {
 const logged = (re: RegExp) => child.lines.filter((l) => re.test(l));
 
 describe('pinbot serve with a hostile plugin', () => {
-  it('keeps running through stray errors from the plugin\'s timers, each attributed to the plugin', async () => {
+  it("keeps running through stray errors from the plugin's timers, each attributed to the plugin", async () => {
     await eventually(() => logged(/uncaught error from its own code/).length >= 3, 15_000, 'the three stray errors');
     const stray = logged(/uncaught error from its own code/).join('\n');
-    expect(stray).toMatch(/plugin stray: uncaught error from its own code \(a timer, event or promise it started\): setup timer threw \(at test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+\)/);
+    expect(stray).toMatch(
+      /plugin stray: uncaught error from its own code \(a timer, event or promise it started\): setup timer threw \(at test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+\)/,
+    );
     expect(stray).toContain('setup timer rejected');
     expect(stray).toContain('action timer threw');
     const health = await fetch(`${child.url}/api/v1/me`);
@@ -54,7 +65,11 @@ describe('pinbot serve with a hostile plugin', () => {
   });
 
   it('traces each failing step with its reason; the other bot ran', async () => {
-    const trace = await eventually(async () => ((await callAdmin(dataDir, 'bots.trace', { name: 'victim' })) as { traces: Trace[] }).traces[0], 15_000, 'the trace of victim');
+    const trace = await eventually(
+      async () => ((await callAdmin(dataDir, 'bots.trace', { name: 'victim' })) as { traces: Trace[] }).traces[0],
+      15_000,
+      'the trace of victim',
+    );
     expect(trace.steps.map((s) => [s.action, s.status])).toEqual([
       ['stray.throws', 'failed'],
       ['stray.rejects', 'failed'],
@@ -62,8 +77,13 @@ describe('pinbot serve with a hostile plugin', () => {
       ['stray.garbage', 'failed'],
       ['stray.timer', 'done'],
     ]);
-    expect(trace.steps[0]).toMatchObject({ plugin: 'stray', frame: expect.stringMatching(/^test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+$/) });
-    expect(trace.steps[2]!.error).toBe('plugin stray: step 3 (stray.hangs) of rule all took longer than 500 ms (runtime.step_timeout) and was abandoned');
+    expect(trace.steps[0]).toMatchObject({
+      plugin: 'stray',
+      frame: expect.stringMatching(/^test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+$/),
+    });
+    expect(trace.steps[2]!.error).toBe(
+      'plugin stray: step 3 (stray.hangs) of rule all took longer than 500 ms (runtime.step_timeout) and was abandoned',
+    );
     const other = ((await callAdmin(dataDir, 'bots.trace', { name: 'other' })) as { traces: Trace[] }).traces;
     expect(other[0]).toMatchObject({ outcome: 'done' });
   });
@@ -79,7 +99,9 @@ describe('pinbot serve with a hostile plugin', () => {
     expect(await get('/garbage')).toEqual([500, 'plugin_failed']);
     expect(await get('/nope')).toEqual([404, 'not_found']);
     const list = ((await callAdmin(dataDir, 'plugins.status')) as { plugins: PluginReport[] }).plugins;
-    expect(list).toEqual([expect.objectContaining({ name: 'stray', status: 'running', source: 'test/plugins/fixtures/crash/stray.ts' })]);
+    expect(list).toEqual([
+      expect.objectContaining({ name: 'stray', status: 'running', source: 'test/plugins/fixtures/crash/stray.ts' }),
+    ]);
     expect(list[0]!.failures).toBeGreaterThanOrEqual(10);
     expect(child.proc.exitCode).toBeNull();
   });

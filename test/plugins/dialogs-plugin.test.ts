@@ -19,7 +19,10 @@ const signup = definePlugin({
       schema: { type: 'object' },
       async run(ctx) {
         const { name, age } = ctx.answers as { name?: string; age?: number };
-        await ctx.state.set(String(ctx.event.sender && (ctx.event.sender as { pin_code: string }).pin_code), { name, age });
+        await ctx.state.set(String(ctx.event.sender && (ctx.event.sender as { pin_code: string }).pin_code), {
+          name,
+          age,
+        });
         await ctx.reply(`welcome ${name} (${age})`);
       },
     },
@@ -46,13 +49,27 @@ describe('dialogs and plugins', () => {
     await world.as('alice').send('desk', 'join');
     await world.as('bob').send('desk', 'join');
     await world.settle();
-    expect(world.dialogs('desk').map((d) => [d.name, d.rule, d.step]).sort()).toEqual([['alice', 'join', 0], ['bob', 'join', 0]]);
+    expect(
+      world
+        .dialogs('desk')
+        .map((d) => [d.name, d.rule, d.step])
+        .sort(),
+    ).toEqual([
+      ['alice', 'join', 0],
+      ['bob', 'join', 0],
+    ]);
     await world.as('alice').send('desk', 'Alice A.');
     await world.settle();
     await world.as('alice').send('desk', '42');
     await world.settle();
-    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['Your name?', 'Your age?', 'welcome Alice A. (42)']);
-    expect(await world.state('signup', 'desk')).toEqual({ [world.users.alice!.pin_code]: { name: 'Alice A.', age: 42 } });
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
+      'Your name?',
+      'Your age?',
+      'welcome Alice A. (42)',
+    ]);
+    expect(await world.state('signup', 'desk')).toEqual({
+      [world.users.alice!.pin_code]: { name: 'Alice A.', age: 42 },
+    });
     // bob never answers: the test kit moves the clock past his timeout
     expect(world.dialogs('desk').map((d) => d.name)).toEqual(['bob']);
     await world.advance('6m');

@@ -18,13 +18,26 @@ afterEach(async () => {
   world = undefined;
 });
 
-const caseRule = (action: string) => `  - id: ${action}\n    on: message.received\n    if: { content: ${action} }\n    do:\n      - hostile.${action}: {}\n`;
-const echo = 'name: echo\nas: other\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
-const run = (w: TestWorld, bot: string, rule: string) => w.traces(bot).find((t) => t.rule === rule && t.outcome !== 'not_run')!;
+const caseRule = (action: string) =>
+  `  - id: ${action}\n    on: message.received\n    if: { content: ${action} }\n    do:\n      - hostile.${action}: {}\n`;
+const echo =
+  'name: echo\nas: other\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
+const run = (w: TestWorld, bot: string, rule: string) =>
+  w.traces(bot).find((t) => t.rule === rule && t.outcome !== 'not_run')!;
 
 describe('a plugin that fails fails its step only', () => {
   it('throws, rejects, hangs and garbage answers are traced with the plugin and its frame; other bots run', async () => {
-    const cases = ['ok', 'throws', 'rejects', 'throws_string', 'hangs', 'cyclic', 'function', 'bigint', 'hostile_getter'];
+    const cases = [
+      'ok',
+      'throws',
+      'rejects',
+      'throws_string',
+      'hangs',
+      'cyclic',
+      'function',
+      'bigint',
+      'hostile_getter',
+    ];
     world = await createTestWorld({
       users: { alice: {}, victim: {}, other: {} },
       config: { rate_limits: { enabled: false }, plugins: { quarantine_after: 0 } },
@@ -36,18 +49,54 @@ describe('a plugin that fails fails its step only', () => {
     await world.as('alice').send('other', 'still there?');
     await world.advance('5s');
 
-    expect(run(world, 'victim', 'ok')).toMatchObject({ outcome: 'done', steps: [{ status: 'done', result: { fine: true } }] });
+    expect(run(world, 'victim', 'ok')).toMatchObject({
+      outcome: 'done',
+      steps: [{ status: 'done', result: { fine: true } }],
+    });
     const throws = run(world, 'victim', 'throws');
-    expect(throws).toMatchObject({ outcome: 'failed', reason: 'plugin_failed', plugin: 'hostile', frame: expect.stringMatching(FRAME) });
-    expect(throws.message).toMatch(/^step 1 \(hostile\.throws\) failed: plugin hostile: action hostile\.throws failed: thrown synchronously \(at test\/plugins\/fixtures\/hostile\.ts:\d+:\d+\)$/);
+    expect(throws).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_failed',
+      plugin: 'hostile',
+      frame: expect.stringMatching(FRAME),
+    });
+    expect(throws.message).toMatch(
+      /^step 1 \(hostile\.throws\) failed: plugin hostile: action hostile\.throws failed: thrown synchronously \(at test\/plugins\/fixtures\/hostile\.ts:\d+:\d+\)$/,
+    );
     expect(throws.steps[0]).toMatchObject({ status: 'failed', plugin: 'hostile', frame: throws.frame });
-    expect(run(world, 'victim', 'rejects')).toMatchObject({ reason: 'plugin_failed', plugin: 'hostile', frame: expect.stringMatching(FRAME), message: expect.stringContaining('failed: rejected later') });
-    expect(run(world, 'victim', 'throws_string')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('failed: a thrown string: just a string') });
-    expect(run(world, 'victim', 'hangs')).toMatchObject({ outcome: 'failed', reason: 'plugin_timeout', plugin: 'hostile', message: 'plugin hostile: step 1 (hostile.hangs) of rule hangs took longer than 300 ms (runtime.step_timeout) and was abandoned' });
-    expect(run(world, 'victim', 'cyclic')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('action hostile.cyclic returned something that is not JSON data') });
-    expect(run(world, 'victim', 'function')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('action hostile.function returned a function; return JSON data') });
-    expect(run(world, 'victim', 'bigint')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('returned something that is not JSON data') });
-    expect(run(world, 'victim', 'hostile_getter')).toMatchObject({ reason: 'plugin_failed', message: expect.stringContaining('(getter threw)') });
+    expect(run(world, 'victim', 'rejects')).toMatchObject({
+      reason: 'plugin_failed',
+      plugin: 'hostile',
+      frame: expect.stringMatching(FRAME),
+      message: expect.stringContaining('failed: rejected later'),
+    });
+    expect(run(world, 'victim', 'throws_string')).toMatchObject({
+      reason: 'plugin_failed',
+      message: expect.stringContaining('failed: a thrown string: just a string'),
+    });
+    expect(run(world, 'victim', 'hangs')).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_timeout',
+      plugin: 'hostile',
+      message:
+        'plugin hostile: step 1 (hostile.hangs) of rule hangs took longer than 300 ms (runtime.step_timeout) and was abandoned',
+    });
+    expect(run(world, 'victim', 'cyclic')).toMatchObject({
+      reason: 'plugin_failed',
+      message: expect.stringContaining('action hostile.cyclic returned something that is not JSON data'),
+    });
+    expect(run(world, 'victim', 'function')).toMatchObject({
+      reason: 'plugin_failed',
+      message: expect.stringContaining('action hostile.function returned a function; return JSON data'),
+    });
+    expect(run(world, 'victim', 'bigint')).toMatchObject({
+      reason: 'plugin_failed',
+      message: expect.stringContaining('returned something that is not JSON data'),
+    });
+    expect(run(world, 'victim', 'hostile_getter')).toMatchObject({
+      reason: 'plugin_failed',
+      message: expect.stringContaining('(getter threw)'),
+    });
 
     // the other bot, and the plugin's healthy action, are untouched
     expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['echo still there?']);
@@ -55,7 +104,8 @@ describe('a plugin that fails fails its step only', () => {
   });
 
   it('a condition that throws, hangs or answers garbage fails its rule with the plugin named', async () => {
-    const bot = (name: string, cond: string) => `name: ${name}\nas: ${name}\nrules:\n  - on: message.received\n    if: { hostile.${cond}: true }\n    do:\n      - reply: "never"\n`;
+    const bot = (name: string, cond: string) =>
+      `name: ${name}\nas: ${name}\nrules:\n  - on: message.received\n    if: { hostile.${cond}: true }\n    do:\n      - reply: "never"\n`;
     world = await createTestWorld({
       users: { alice: {}, c1: {}, c2: {}, c3: {} },
       config: { rate_limits: { enabled: false }, plugins: { quarantine_after: 0 } },
@@ -65,9 +115,25 @@ describe('a plugin that fails fails its step only', () => {
     });
     for (const u of ['c1', 'c2', 'c3']) await world.as('alice').send(u, 'hi');
     await world.advance('5s');
-    expect(world.traces('c1')[0]).toMatchObject({ outcome: 'failed', reason: 'plugin_failed', plugin: 'hostile', frame: expect.stringMatching(FRAME), message: expect.stringContaining('condition hostile.throws failed: condition threw') });
-    expect(world.traces('c2')[0]).toMatchObject({ outcome: 'failed', reason: 'plugin_failed', message: expect.stringContaining('must answer true, false or { ok, detail }, not a thrown string: yes') });
-    expect(world.traces('c3')[0]).toMatchObject({ outcome: 'failed', reason: 'plugin_timeout', plugin: 'hostile', message: 'plugin hostile: the conditions of rule rule-1 took longer than 300 ms (runtime.step_timeout) and was abandoned' });
+    expect(world.traces('c1')[0]).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_failed',
+      plugin: 'hostile',
+      frame: expect.stringMatching(FRAME),
+      message: expect.stringContaining('condition hostile.throws failed: condition threw'),
+    });
+    expect(world.traces('c2')[0]).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_failed',
+      message: expect.stringContaining('must answer true, false or { ok, detail }, not a thrown string: yes'),
+    });
+    expect(world.traces('c3')[0]).toMatchObject({
+      outcome: 'failed',
+      reason: 'plugin_timeout',
+      plugin: 'hostile',
+      message:
+        'plugin hostile: the conditions of rule rule-1 took longer than 300 ms (runtime.step_timeout) and was abandoned',
+    });
     expect(await world.inbox('alice')).toEqual([]);
   });
 
@@ -81,25 +147,44 @@ describe('a plugin that fails fails its step only', () => {
     await world.as('alice').send('victim', 'ok');
     await world.as('alice').send('victim', 'throws');
     await world.advance('5s');
-    expect(world.plugins()[0]).toMatchObject({ status: 'running', message: expect.stringContaining('1 failure(s) in a row') });
+    expect(world.plugins()[0]).toMatchObject({
+      status: 'running',
+      message: expect.stringContaining('1 failure(s) in a row'),
+    });
     await world.as('alice').send('victim', 'throws');
     await world.advance('5s');
-    expect(world.plugins()[0]).toMatchObject({ status: 'quarantined', message: expect.stringMatching(/^2 consecutive failures; the last: plugin hostile: action hostile\.throws failed: thrown synchronously/) });
+    expect(world.plugins()[0]).toMatchObject({
+      status: 'quarantined',
+      message: expect.stringMatching(
+        /^2 consecutive failures; the last: plugin hostile: action hostile\.throws failed: thrown synchronously/,
+      ),
+    });
     await world.as('alice').send('victim', 'ok');
     await world.advance('5s');
     const last = world.traces('victim').at(-1)!;
     expect(last).toMatchObject({ rule: 'ok', outcome: 'failed', reason: 'plugin_unavailable', plugin: 'hostile' });
-    expect(last.message).toContain('plugin hostile: action hostile.ok was not called: the plugin is quarantined (2 consecutive failures');
+    expect(last.message).toContain(
+      'plugin hostile: action hostile.ok was not called: the plugin is quarantined (2 consecutive failures',
+    );
   });
 
   it('a plugin whose setup throws is disabled with a clear message; the other plugins and bots run', async () => {
     world = await createTestWorld({
       users: { alice: {}, a: {}, b: {} },
       plugins: [BROKEN, HOSTILE],
-      bots: ['name: a\nas: a\nrules:\n  - on: message.received\n    do:\n      - broken.hi: {}\n', 'name: b\nas: b\nrules:\n  - on: message.received\n    do:\n      - hostile.ok: {}\n'],
+      bots: [
+        'name: a\nas: a\nrules:\n  - on: message.received\n    do:\n      - broken.hi: {}\n',
+        'name: b\nas: b\nrules:\n  - on: message.received\n    do:\n      - hostile.ok: {}\n',
+      ],
     });
     expect(world.plugins().map((p) => [p.name, p.status, p.message])).toEqual([
-      ['broken', 'disabled', expect.stringMatching(/^setup failed: plugin broken: setup failed: cannot reach the thing it needs \(at test\/plugins\/fixtures\/broken-setup\.ts:\d+:\d+\)$/)],
+      [
+        'broken',
+        'disabled',
+        expect.stringMatching(
+          /^setup failed: plugin broken: setup failed: cannot reach the thing it needs \(at test\/plugins\/fixtures\/broken-setup\.ts:\d+:\d+\)$/,
+        ),
+      ],
       ['hostile', 'running', undefined],
     ]);
     await world.as('alice').send('a', 'hi');

@@ -65,8 +65,13 @@ afterEach(async () => {
 });
 
 describe('ctx.memory', () => {
-  it('a plugin reads and writes the memory of the event\'s person, shared with the YAML rules; the test kit reads and seeds it', async () => {
-    world = await createTestWorld({ users: { alice: {}, bob: {}, door: {} }, config: { rate_limits: { enabled: false } }, plugins: [visits], bots: [BOT] });
+  it("a plugin reads and writes the memory of the event's person, shared with the YAML rules; the test kit reads and seeds it", async () => {
+    world = await createTestWorld({
+      users: { alice: {}, bob: {}, door: {} },
+      config: { rate_limits: { enabled: false } },
+      plugins: [visits],
+      bots: [BOT],
+    });
     await world.remember('door', 'bob', { visits: 41 });
     await world.as('alice').send('door', 'hi');
     await world.as('bob').send('door', 'hi');
@@ -74,19 +79,30 @@ describe('ctx.memory', () => {
     await world.advance('5s');
     await world.as('alice').send('door', 'show');
     await world.advance('5s');
-    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['visit 1', 'visit 2', `you came 2 times; last here ${world.users.alice!.pin_code}`]);
+    expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
+      'visit 1',
+      'visit 2',
+      `you came 2 times; last here ${world.users.alice!.pin_code}`,
+    ]);
     expect((await world.inbox('bob')).map((m) => m.content)).toEqual(['visit 42']);
     expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
     expect(await world.memory('door', world.users.bob!.pin_code)).toEqual({ visits: 42 });
     const [conv] = (await world.users.alice!.api.conversations.list()).conversations;
-    expect(await world.memory('door', { conversation: conv!.id })).toEqual({ last_visitor: world.users.alice!.pin_code });
+    expect(await world.memory('door', { conversation: conv!.id })).toEqual({
+      last_visitor: world.users.alice!.pin_code,
+    });
     // it survives a restart of the server and its bots
     await world.restart();
     expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
   });
 
-  it('past the bot\'s bound: the write is refused (reason limit, the plugin not blamed), what was written before stays', async () => {
-    world = await createTestWorld({ users: { alice: {}, door: {} }, config: { rate_limits: { enabled: false } }, plugins: [visits], bots: [BOT] });
+  it("past the bot's bound: the write is refused (reason limit, the plugin not blamed), what was written before stays", async () => {
+    world = await createTestWorld({
+      users: { alice: {}, door: {} },
+      config: { rate_limits: { enabled: false } },
+      plugins: [visits],
+      bots: [BOT],
+    });
     await world.as('alice').send('door', 'fill');
     await world.advance('5s');
     const t = world.traces('door').find((x) => x.rule === 'fill')!;
@@ -97,10 +113,18 @@ describe('ctx.memory', () => {
   });
 
   it('an event about no person: ctx.memory says so', async () => {
-    world = await createTestWorld({ start: '2026-01-01T02:59:00Z', users: { door: {} }, config: { rate_limits: { enabled: false } }, plugins: [visits], bots: [BOT] });
+    world = await createTestWorld({
+      start: '2026-01-01T02:59:00Z',
+      users: { door: {} },
+      config: { rate_limits: { enabled: false } },
+      plugins: [visits],
+      bots: [BOT],
+    });
     await world.advance('2m');
     const t = world.traces('door').find((x) => x.rule === 'nightly')!;
     expect(t).toMatchObject({ outcome: 'failed' });
-    expect(t.message).toMatch(/plugin visits: schedule events are about no person, so ctx\.memory has nothing to read or write/);
+    expect(t.message).toMatch(
+      /plugin visits: schedule events are about no person, so ctx\.memory has nothing to read or write/,
+    );
   });
 });

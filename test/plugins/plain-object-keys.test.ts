@@ -5,7 +5,13 @@ import { findPlainObjectLookups } from './plain-object-keys.js';
 
 /** Every module of plugins/ (the examples users copy), helpers included, tests left out. */
 function pluginSources(dir = 'plugins'): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? pluginSources(join(dir, e.name)) : /\.(?:ts|mts)$/.test(e.name) && !/\.test\.|\.d\.ts$/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? pluginSources(join(dir, e.name))
+      : /\.(?:ts|mts)$/.test(e.name) && !/\.test\.|\.d\.ts$/.test(e.name)
+        ? [join(dir, e.name)]
+        : [],
+  );
 }
 
 /** How webhook_in looked its per-bot key up before (issue 21, item 1): `secrets[bot]`, bot from the URL. */
@@ -33,11 +39,21 @@ describe('plugins/ look up keys from outside only in Maps or objects without a p
   const found = findPlainObjectLookups(files, { 'plugins/_old_webhook_in.ts': OLD_WEBHOOK_IN });
 
   it('no example plugin indexes a plain object with a key that may be any string', () => {
-    expect(files).toEqual(expect.arrayContaining(['plugins/webhook_in.ts', 'plugins/faq.ts', 'plugins/karma.ts', 'plugins/webhook.ts', 'plugins/lib/webhook-signature.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'plugins/webhook_in.ts',
+        'plugins/faq.ts',
+        'plugins/karma.ts',
+        'plugins/webhook.ts',
+        'plugins/lib/webhook-signature.ts',
+      ]),
+    );
     expect(found.filter((f) => !f.where.startsWith('plugins/_old_'))).toEqual([]);
   });
 
   it('the check finds the lookup that let anyone quarantine webhook_in, and passes the safe ones beside it', () => {
-    expect(found.filter((f) => f.where.startsWith('plugins/_old_'))).toEqual([{ where: 'plugins/_old_webhook_in.ts:8:22', text: 'ctx.config.secrets?.[bot]' }]);
+    expect(found.filter((f) => f.where.startsWith('plugins/_old_'))).toEqual([
+      { where: 'plugins/_old_webhook_in.ts:8:22', text: 'ctx.config.secrets?.[bot]' },
+    ]);
   });
 });

@@ -23,14 +23,26 @@ function bareObject(checker: ts.TypeChecker, e: ts.Expression): boolean {
 /** Whether every part of the key's type is a number or a string literal (a closed set). Internal. */
 function closedKey(checker: ts.TypeChecker, type: ts.Type): boolean {
   const parts = type.isUnion() ? type.types : [type];
-  return parts.every((t) => (t.flags & (ts.TypeFlags.NumberLike | ts.TypeFlags.StringLiteral | ts.TypeFlags.EnumLike | ts.TypeFlags.Undefined)) !== 0 || (t.flags & ts.TypeFlags.TypeParameter && closedKey(checker, checker.getBaseConstraintOfType(t) ?? t)));
+  return parts.every(
+    (t) =>
+      (t.flags &
+        (ts.TypeFlags.NumberLike | ts.TypeFlags.StringLiteral | ts.TypeFlags.EnumLike | ts.TypeFlags.Undefined)) !==
+        0 ||
+      (t.flags & ts.TypeFlags.TypeParameter && closedKey(checker, checker.getBaseConstraintOfType(t) ?? t)),
+  );
 }
 
 /** Whether lookups in `type` cannot reach an inherited member of Object.prototype: arrays, strings, typed arrays. Internal. */
 function indexedByPosition(checker: ts.TypeChecker, type: ts.Type): boolean {
   const t = checker.getNonNullableType(type);
   const parts = t.isUnion() ? t.types : [t];
-  return parts.every((p) => checker.isArrayType(p) || checker.isTupleType(p) || (p.flags & ts.TypeFlags.StringLike) !== 0 || /^(?:Uint8|Int8|Uint16|Int16|Uint32|Int32|Float32|Float64)Array|Buffer$/.test(checker.typeToString(p)));
+  return parts.every(
+    (p) =>
+      checker.isArrayType(p) ||
+      checker.isTupleType(p) ||
+      (p.flags & ts.TypeFlags.StringLike) !== 0 ||
+      /^(?:Uint8|Int8|Uint16|Int16|Uint32|Int32|Float32|Float64)Array|Buffer$/.test(checker.typeToString(p)),
+  );
 }
 
 /**
@@ -44,11 +56,22 @@ function indexedByPosition(checker: ts.TypeChecker, type: ts.Type): boolean {
  * @example findPlainObjectLookups(['plugins/faq.ts']) // [] when clean
  */
 export function findPlainObjectLookups(files: string[], extra: Record<string, string> = {}): PlainObjectLookup[] {
-  const options: ts.CompilerOptions = { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true, skipLibCheck: true, types: ['node'] };
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+  };
   const host = ts.createCompilerHost(options);
   const virtual = new Map(Object.entries(extra).map(([p, text]) => [resolve(p), text]));
   const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, lang, ...rest) => (virtual.has(resolve(name)) ? ts.createSourceFile(name, virtual.get(resolve(name))!, lang) : getSourceFile(name, lang, ...rest));
+  host.getSourceFile = (name, lang, ...rest) =>
+    virtual.has(resolve(name))
+      ? ts.createSourceFile(name, virtual.get(resolve(name))!, lang)
+      : getSourceFile(name, lang, ...rest);
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (name) => virtual.has(resolve(name)) || fileExists(name);
   const roots = [...files.map((f) => resolve(f)), ...virtual.keys()];
@@ -64,7 +87,10 @@ export function findPlainObjectLookups(files: string[], extra: Record<string, st
         const obj = checker.getTypeAtLocation(node.expression);
         if (!closedKey(checker, key) && !indexedByPosition(checker, obj) && !bareObject(checker, node.expression)) {
           const { line, character } = sf.getLineAndCharacterOfPosition(node.getStart(sf));
-          found.push({ where: `${ts.sys.resolvePath(sf.fileName).slice(process.cwd().length + 1)}:${line + 1}:${character + 1}`, text: node.getText(sf) });
+          found.push({
+            where: `${ts.sys.resolvePath(sf.fileName).slice(process.cwd().length + 1)}:${line + 1}:${character + 1}`,
+            text: node.getText(sf),
+          });
         }
       }
       ts.forEachChild(node, visit);

@@ -29,7 +29,13 @@ async function start(config: Record<string, unknown> = {}) {
       done();
     },
   });
-  world = await createTestWorld({ users: { alice: {}, pinger: {} }, plugins: [GATE], bots: [BOT], config, log: pino({ level: 'info' }, sink) });
+  world = await createTestWorld({
+    users: { alice: {}, pinger: {} },
+    plugins: [GATE],
+    bots: [BOT],
+    config,
+    log: pino({ level: 'info' }, sink),
+  });
   return { w: world, lines };
 }
 
@@ -56,14 +62,27 @@ describe('plugin routes', () => {
     const text = await r.text();
     expect([r.status, JSON.parse(text)]).toEqual([
       500,
-      { error: { code: 'plugin_failed', message: 'Plugin gate could not handle the request. The server log has the detail under this request id.', request_id: id } },
+      {
+        error: {
+          code: 'plugin_failed',
+          message: 'Plugin gate could not handle the request. The server log has the detail under this request id.',
+          request_id: id,
+        },
+      },
     ]);
     expect(text).not.toMatch(/hunter2|fixtures|gate\.ts|no row/); // on main: the error and plugins' file:line:col
     const detail = lines.find((l) => l.reqId === id && String(l.msg).includes('hunter2'));
-    expect(detail).toMatchObject({ plugin: 'gate', status: 500, frame: expect.stringMatching(/^test\/plugins\/fixtures\/gate\.ts:\d+:\d+$/) });
+    expect(detail).toMatchObject({
+      plugin: 'gate',
+      status: 500,
+      frame: expect.stringMatching(/^test\/plugins\/fixtures\/gate\.ts:\d+:\d+$/),
+    });
     // and the request's own line, as for the API
     await w.settle();
-    expect(lines.find((l) => l.msg === 'request completed' && (l.req as { id?: string })?.id === id)).toMatchObject({ res: { statusCode: 500 }, req: { method: 'POST', url: '/plugins/gate/lookup/mallory' } });
+    expect(lines.find((l) => l.msg === 'request completed' && (l.req as { id?: string })?.id === id)).toMatchObject({
+      res: { statusCode: 500 },
+      req: { method: 'POST', url: '/plugins/gate/lookup/mallory' },
+    });
   });
 
   it('requests without a key that fail count against the anonymous limit: 429 after the same 30 as /api/v1; answers under 400 are given back (item 7)', async () => {
@@ -83,9 +102,16 @@ describe('plugin routes', () => {
 
   it('a body over the limit (1 MiB) is answered 413 — before it is read when its length is declared, and without a reset when it is not (item 7)', async () => {
     const { w } = await start({ server: { headers_timeout: '2s', request_timeout: '5s' } });
-    const size = (body: BodyInit) => w.fetch('/plugins/gate/size', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    const size = (body: BodyInit) =>
+      w.fetch('/plugins/gate/size', { method: 'POST', body, duplex: 'half' } as RequestInit);
     const big = await size('x'.repeat(2 * 1024 * 1024)); // on main: the connection reset (ECONNRESET)
-    expect([big.status, (await big.json()).error]).toEqual([413, { code: 'payload_too_large', message: 'a plugin route takes a body of at most 1048576 bytes (plugins.max_body_bytes)' }]);
+    expect([big.status, (await big.json()).error]).toEqual([
+      413,
+      {
+        code: 'payload_too_large',
+        message: 'a plugin route takes a body of at most 1048576 bytes (plugins.max_body_bytes)',
+      },
+    ]);
     // chunked, no length: refused once it passes the limit, the rest drained
     const chunks = new ReadableStream({
       start(c) {
@@ -98,11 +124,20 @@ describe('plugin routes', () => {
     // 10 MB announced and 10 bytes sent: the 413 comes without waiting for the rest
     const early = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${w.url}/plugins/gate/size`);
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Length': String(10_000_000) } }, (res) => {
-        resolve(res.statusCode!);
-        res.resume();
-        req.destroy();
-      });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'Content-Length': String(10_000_000) },
+        },
+        (res) => {
+          resolve(res.statusCode!);
+          res.resume();
+          req.destroy();
+        },
+      );
       req.on('error', reject);
       req.write('z'.repeat(10));
     });

@@ -37,11 +37,17 @@ describe('plugin state bounds', () => {
     expect((err as Error).message).toBe(
       'state c: the state of plugin karma for bot thanks-bot is full: 2 keys, at most 2 (plugins.state.max_keys); nothing was written — delete keys it no longer needs, or raise plugins.state.max_keys in config.yaml',
     );
-    expect(await state.entries()).toEqual([['a', 1], ['b', 2]]);
+    expect(await state.entries()).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
     await state.update<number>('a', (n = 0) => n + 10);
     await state.delete('b');
     await state.set('c', 3);
-    expect(await state.entries()).toEqual([['a', 11], ['c', 3]]);
+    expect(await state.entries()).toEqual([
+      ['a', 11],
+      ['c', 3],
+    ]);
     // another bot, and the state shared by every bot, have bounds of their own
     await pluginState(s, 'karma', 'other-bot', undefined, { maxKeys: 2, maxBytes: 1_000_000 }).set('x', 1);
     await pluginState(s, 'karma', SHARED, undefined, { maxKeys: 2, maxBytes: 1_000_000 }).set('x', 1);
@@ -52,7 +58,9 @@ describe('plugin state bounds', () => {
     const limits = { maxKeys: 100, maxBytes: 2048 };
     const state = pluginState(s, 'notes', '', undefined, limits);
     await state.set('one', 'x'.repeat(1000));
-    await expect(state.set('two', 'y'.repeat(1100))).rejects.toThrow(/the state of plugin notes \(shared by every bot\) is full: 1005 bytes, and this write needs 1105 more; at most 2048 \(plugins\.state\.max_bytes\)/);
+    await expect(state.set('two', 'y'.repeat(1100))).rejects.toThrow(
+      /the state of plugin notes \(shared by every bot\) is full: 1005 bytes, and this write needs 1105 more; at most 2048 \(plugins\.state\.max_bytes\)/,
+    );
     await expect(state.update('one', () => 'x'.repeat(3000))).rejects.toThrow(StateFullError);
     expect(await state.get('one')).toBe('x'.repeat(1000));
     await state.set('one', 'short');
@@ -60,6 +68,8 @@ describe('plugin state bounds', () => {
     expect(s.read.col(PluginStates).count()).toBe(2);
     await s.close();
     store = await FileStore.open(dir);
-    await expect(pluginState(store, 'notes', '', undefined, limits).set('three', 'z'.repeat(1000))).rejects.toThrow(StateFullError);
+    await expect(pluginState(store, 'notes', '', undefined, limits).set('three', 'z'.repeat(1000))).rejects.toThrow(
+      StateFullError,
+    );
   });
 });

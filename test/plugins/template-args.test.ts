@@ -15,13 +15,19 @@ const DICE = definePlugin({
   actions: {
     roll: {
       effect: 'local',
-      schema: { type: 'object', additionalProperties: false, required: ['max'], properties: { max: { type: 'integer', minimum: 1, maximum: 100 }, loud: { type: 'boolean' } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['max'],
+        properties: { max: { type: 'integer', minimum: 1, maximum: 100 }, loud: { type: 'boolean' } },
+      },
       run: async (_ctx, args) => ({ max: args.max, kind: typeof args.max, loud: args.loud ?? false }),
     },
   },
 });
 
-const bot = (args: string) => `name: dicer\nas: dicer\nrules:\n  - id: roll\n    on: message.received\n    if: { content: { matches: "^roll (?<max>\\\\w+)" } }\n    do:\n      - dice.roll: ${args}\n      - reply: "rolled a d{{ steps[0].max }}"\n`;
+const bot = (args: string) =>
+  `name: dicer\nas: dicer\nrules:\n  - id: roll\n    on: message.received\n    if: { content: { matches: "^roll (?<max>\\\\w+)" } }\n    do:\n      - dice.roll: ${args}\n      - reply: "rolled a d{{ steps[0].max }}"\n`;
 
 let world: TestWorld | undefined;
 afterEach(async () => {
@@ -32,7 +38,9 @@ afterEach(async () => {
 describe('plugin arguments from templates', () => {
   it('an integer from a template loads, and runs with the rendered number', async () => {
     world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
-    await world.addBot(bot('{ max: "{{ match.max }}", loud: "{% if match.max == \'6\' %}true{% else %}false{% endif %}" }'));
+    await world.addBot(
+      bot('{ max: "{{ match.max }}", loud: "{% if match.max == \'6\' %}true{% else %}false{% endif %}" }'),
+    );
     await world.as('alice').send('dicer', 'roll 6');
     await world.settle();
     const [t] = world.traces('dicer');
@@ -48,13 +56,19 @@ describe('plugin arguments from templates', () => {
     await world.as('alice').send('dicer', 'roll 1000');
     await world.settle();
     const failed = world.traces('dicer').map((t) => t.message);
-    expect(failed).toContain('step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be integer, not "many"');
-    expect(failed).toContain('step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be <= 100');
+    expect(failed).toContain(
+      'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be integer, not "many"',
+    );
+    expect(failed).toContain(
+      'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be <= 100',
+    );
   });
 
   it('literals are still checked at load: a word is neither a number nor a template, 0 is below the minimum', async () => {
     world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
-    await expect(world.addBot(bot('{ max: six }'))).rejects.toThrow(/rules\.0\.do\.0\.dice\.roll\.max: expected an integer, not "six" — write the value, or a template such as "\{\{ match\.max \}\}"/);
+    await expect(world.addBot(bot('{ max: six }'))).rejects.toThrow(
+      /rules\.0\.do\.0\.dice\.roll\.max: expected an integer, not "six" — write the value, or a template such as "\{\{ match\.max \}\}"/,
+    );
     await expect(world.addBot(bot('{ max: 0 }'))).rejects.toThrow(/rules\.0\.do\.0\.dice\.roll\.max: must be >= 1/);
   });
 });

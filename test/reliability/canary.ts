@@ -15,15 +15,25 @@ import { World } from './world.js';
 /** Test-only routes that fail like a bug would: a read and a write that throw (→ 500). */
 export const boomRoutes: RouteDef[] = [
   defineRoute({
-    method: 'get', path: '/__test/boom', summary: 'Throws (test only)', tags: ['test'],
+    method: 'get',
+    path: '/__test/boom',
+    summary: 'Throws (test only)',
+    tags: ['test'],
     schemas: { responses: { 200: { type: 'object' } } },
     handler: () => {
       throw new Error('boom: a bug in a read handler');
     },
   }),
   defineRoute({
-    method: 'post', path: '/__test/boom', summary: 'Throws inside a write (test only)', tags: ['test'], write: true,
-    schemas: { body: { type: 'object', additionalProperties: false, properties: {} }, responses: { 200: { type: 'object' } } },
+    method: 'post',
+    path: '/__test/boom',
+    summary: 'Throws inside a write (test only)',
+    tags: ['test'],
+    write: true,
+    schemas: {
+      body: { type: 'object', additionalProperties: false, properties: {} },
+      responses: { 200: { type: 'object' } },
+    },
     handler: () => {
       throw new TypeError('boom: a bug in a write handler');
     },
@@ -55,7 +65,15 @@ export function misplacedKeyHeaders(key: string): Array<Record<string, string>> 
 /** Query strings (as sent) that carry `key`: percent-encoded, fully, twice, upper-case hex, its secret part alone, as a name. */
 export function misplacedKeyQueries(key: string): string[] {
   const full = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
-  return [`token=${key.replace('_', '%5F')}`, `token=${full}`, `token=${full.toUpperCase()}`, `t=${full.replace(/%/g, '%25')}`, `secret=${key.slice(key.indexOf('_') + 1)}`, `${key}=1`, `token=${key}`];
+  return [
+    `token=${key.replace('_', '%5F')}`,
+    `token=${full}`,
+    `token=${full.toUpperCase()}`,
+    `t=${full.replace(/%/g, '%25')}`,
+    `secret=${key.slice(key.indexOf('_') + 1)}`,
+    `${key}=1`,
+    `token=${key}`,
+  ];
 }
 
 export interface CanaryFigures {
@@ -80,7 +98,10 @@ export interface CanaryFigures {
  */
 export function revealing500(res: Pick<WireResponse, 'status' | 'text' | 'json'>): boolean {
   if (res.status !== 500 || res.text === '') return false;
-  return /boom|at .*\.ts:\d+/.test(res.text) || (res.json as { error?: { code?: string } } | undefined)?.error?.code !== 'internal_error';
+  return (
+    /boom|at .*\.ts:\d+/.test(res.text) ||
+    (res.json as { error?: { code?: string } } | undefined)?.error?.code !== 'internal_error'
+  );
 }
 
 /** Every table of the database at `url` (outside PostgreSQL's own schemas), each as the text of all its rows. Internal. */
@@ -88,7 +109,9 @@ async function tableTexts(url: string): Promise<Array<[string, string]>> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const tables = await c.query(`SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`);
+    const tables = await c.query(
+      `SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    );
     const out: Array<[string, string]> = [];
     for (const { s, t } of tables.rows as Array<{ s: string; t: string }>) {
       const name = `${c.escapeIdentifier(s)}.${c.escapeIdentifier(t)}`;
@@ -121,7 +144,15 @@ function filesUnder(dir: string): string[] {
  * @example
  * const c = await runCanary(); if (c.occurrences) console.log(c.where);
  */
-export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: number; perRoute?: number; database?: string } = {}): Promise<CanaryFigures> {
+export async function runCanary({
+  seed = 3,
+  perRoute = 12,
+  database,
+}: {
+  seed?: number;
+  perRoute?: number;
+  database?: string;
+} = {}): Promise<CanaryFigures> {
   const routes = [...allRoutes, ...boomRoutes];
   const h = await startHarness({ routes, logLevel: 'trace', database });
   try {
@@ -132,7 +163,17 @@ export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: 
     const callers = { actors: [canary], revokedKey: await h.revokedKey(canary.pin) };
     const ops = operations(h.doc, routes);
     const responses: WireResponse[] = [];
-    const f: CanaryFigures = { requests: 0, byStatus: {}, logLines: 0, files: 0, tables: 0, bodies: 0, occurrences: 0, revealing500s: 0, where: [] };
+    const f: CanaryFigures = {
+      requests: 0,
+      byStatus: {},
+      logLines: 0,
+      files: 0,
+      tables: 0,
+      bodies: 0,
+      occurrences: 0,
+      revealing500s: 0,
+      where: [],
+    };
     const runWire = async (url: string, wire: WireRequest): Promise<WireResponse | undefined> => {
       let res: WireResponse;
       try {
@@ -162,7 +203,8 @@ export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: 
     for (const [i, op] of ops.entries()) {
       const valid = fc.sample(validPlan(h.doc, op), { seed: seed + i, numRuns: perRoute / 2 });
       const broken = fc.sample(planArb(h.doc, [op]), { seed: seed + 1000 + i, numRuns: perRoute / 2 });
-      for (const [j, p] of [...valid, ...broken].entries()) await run(h.url, { ...p, actor: 0, auth: p.auth === 'key' && j % 2 ? ('bearer' as Auth) : p.auth });
+      for (const [j, p] of [...valid, ...broken].entries())
+        await run(h.url, { ...p, actor: 0, auth: p.auth === 'key' && j % 2 ? ('bearer' as Auth) : p.auth });
     }
     // The paths every route shares, made certain: unknown route, revoked key, too large, not JSON.
     const base = fc.sample(validPlan(h.doc, ops[0]!), { seed, numRuns: 1 })[0]!;
@@ -177,14 +219,29 @@ export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: 
     for (const [i, headers] of misplacedKeyHeaders(canary.key).entries()) {
       await run(h.url, { ...base, auth: i % 2 ? 'key' : 'none', headers });
     }
-    for (const q of misplacedKeyQueries(canary.key)) await runWire(h.url, { method: 'GET', path: `/api/v1/me?${q}`, headers: { 'x-api-key': canary.key } });
+    for (const q of misplacedKeyQueries(canary.key))
+      await runWire(h.url, { method: 'GET', path: `/api/v1/me?${q}`, headers: { 'x-api-key': canary.key } });
     const convOp = ops.find((o) => o.method === 'get' && o.path.endsWith('/conversations/{id}'));
-    if (convOp) await run(h.url, { ...fc.sample(validPlan(h.doc, convOp), { seed, numRuns: 1 })[0]!, actor: 0, params: { id: canary.key } });
+    if (convOp)
+      await run(h.url, {
+        ...fc.sample(validPlan(h.doc, convOp), { seed, numRuns: 1 })[0]!,
+        actor: 0,
+        params: { id: canary.key },
+      });
     // The same store behind an app with tight rate limits, until every route has answered 429.
-    const tight = configFrom({ rate_limits: { enabled: true, general: { limit: 3, window: '1h' }, messages: { limit: 1, window: '1h' }, contacts: { limit: 1, window: '1h' }, intros: { limit: 1, window: '1h' } } });
+    const tight = configFrom({
+      rate_limits: {
+        enabled: true,
+        general: { limit: 3, window: '1h' },
+        messages: { limit: 1, window: '1h' },
+        contacts: { limit: 1, window: '1h' },
+        intros: { limit: 1, window: '1h' },
+      },
+    });
     const limitedUrl = await h.serveApp(tight);
     for (const [i, op] of ops.entries()) {
-      for (const p of fc.sample(validPlan(h.doc, op), { seed: seed + 2000 + i, numRuns: 2 })) await run(limitedUrl, { ...p, actor: 0 });
+      for (const p of fc.sample(validPlan(h.doc, op), { seed: seed + 2000 + i, numRuns: 2 }))
+        await run(limitedUrl, { ...p, actor: 0 });
     }
     await h.close();
 
@@ -204,7 +261,7 @@ export async function runCanary({ seed = 3, perRoute = 12, database }: { seed?: 
       f.files++;
       count(readFileSync(file, 'latin1'), file.slice(h.dir.length + 1));
     }
-    if (database) for (const [table, text] of await tableTexts(database)) (f.tables++, count(text, `table ${table}`));
+    if (database) for (const [table, text] of await tableTexts(database)) f.tables++, count(text, `table ${table}`);
     for (const [i, res] of responses.entries()) {
       f.bodies++;
       if (revealing500(res)) {

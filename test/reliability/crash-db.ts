@@ -9,9 +9,16 @@ import { assertConserved } from '../sim/ledger.js';
  * store compacting at `compactBytes` (so kills land in compactions too), or with `database`
  * the PostgreSQL store on that database (`store.driver: postgres`, as an operator sets it).
  */
-export function writeCrashConfig(file: string, { compactBytes, database }: { compactBytes: number; database?: string }): void {
-  const store = database ? `store: { driver: postgres, url: ${JSON.stringify(database)} }` : `store: { compact_bytes: ${compactBytes} }`;
-  writeFileSync(file, `rate_limits: { enabled: false }\nbots: { enabled: false }\n${store}\nlog: { level: info }\n`, { mode: 0o600 });
+export function writeCrashConfig(
+  file: string,
+  { compactBytes, database }: { compactBytes: number; database?: string },
+): void {
+  const store = database
+    ? `store: { driver: postgres, url: ${JSON.stringify(database)} }`
+    : `store: { compact_bytes: ${compactBytes} }`;
+  writeFileSync(file, `rate_limits: { enabled: false }\nbots: { enabled: false }\n${store}\nlog: { level: info }\n`, {
+    mode: 0o600,
+  });
 }
 
 /** What a fresh load of the database found. */

@@ -9,7 +9,15 @@ import { runClient, type WorkloadState } from './crash-workload.js';
 import { send } from './http.js';
 import type { OpenApiDoc } from './openapi-ops.js';
 import { rng as prng } from '../sim/rng.js';
-import { killDuringStart, killServe, runCli, startServe, StartFailure, stopServe, type ServeProcess } from './supervisor.js';
+import {
+  killDuringStart,
+  killServe,
+  runCli,
+  startServe,
+  StartFailure,
+  stopServe,
+  type ServeProcess,
+} from './supervisor.js';
 
 export interface CrashFigures {
   seed: number;
@@ -102,7 +110,23 @@ export interface CrashOptions {
  * if (f.lost || f.unloadableStarts) console.log(f.samples);
  */
 export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
-  const { kills, seed = 1, burstMs = [50, 300], clients = 4, maxUsers = 10, compactBytes = 65_536, earlyKillShare = 0.1, cliEvery = 25, cleanStop = true, onProgress, stopWhen, sabotage, killAfterAcks = 0, database, processes = 1 } = opts;
+  const {
+    kills,
+    seed = 1,
+    burstMs = [50, 300],
+    clients = 4,
+    maxUsers = 10,
+    compactBytes = 65_536,
+    earlyKillShare = 0.1,
+    cliEvery = 25,
+    cleanStop = true,
+    onProgress,
+    stopWhen,
+    sabotage,
+    killAfterAcks = 0,
+    database,
+    processes = 1,
+  } = opts;
   if (processes > 1 && !database) throw new Error('several serve processes need the PostgreSQL store (database)');
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'pinbot-crash-'));
@@ -113,10 +137,38 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   writeCrashConfig(configFile, { compactBytes, database });
   const rnd = prng(seed);
   const model = new CrashModel();
-  const state: WorkloadState = { model, dataDir, has: new Set(), retries: [], seq: 0, maxUsers, serverErrors: [], requesting: new Set() };
+  const state: WorkloadState = {
+    model,
+    dataDir,
+    has: new Set(),
+    retries: [],
+    seq: 0,
+    maxUsers,
+    serverErrors: [],
+    requesting: new Set(),
+  };
   const f: CrashFigures = {
-    seed, kills: 0, killsDuringStart: 0, starts: 0, unloadableStarts: 0, damageRefused: 0, acknowledged: 0, byKind: {}, lost: 0, retried: 0, duplicates: 0,
-    invariantChecks: 0, invariantViolations: 0, keysInLogs: 0, serverErrors: 0, tornTails: 0, databaseChecks: 0, databaseProblems: 0, transactions: 0, samples: [], ms: 0,
+    seed,
+    kills: 0,
+    killsDuringStart: 0,
+    starts: 0,
+    unloadableStarts: 0,
+    damageRefused: 0,
+    acknowledged: 0,
+    byKind: {},
+    lost: 0,
+    retried: 0,
+    duplicates: 0,
+    invariantChecks: 0,
+    invariantViolations: 0,
+    keysInLogs: 0,
+    serverErrors: 0,
+    tornTails: 0,
+    databaseChecks: 0,
+    databaseProblems: 0,
+    transactions: 0,
+    samples: [],
+    ms: 0,
   };
   let logs: string[] = [];
   /** The servers now running (undefined: down), so an error anywhere still kills them. */
@@ -125,7 +177,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
   const scanLogs = () => {
     const keys = [...model.items.values()].filter((t) => t.kind === 'user').map((t) => t.meta.key!);
     for (const line of logs) {
-      for (const k of keys) if (line.includes(k)) (f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`));
+      for (const k of keys) if (line.includes(k)) f.keysInLogs++, sample(`key in server log: ${line.slice(0, 200)}`);
       if (line.includes('dropped a torn')) f.tornTails++;
     }
     logs = [];
@@ -175,12 +227,16 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     if (v.money) {
       f.invariantChecks++;
       f.transactions = v.money.transactions;
-      if (!v.money.holds) (f.invariantViolations++, sample(`after kill ${f.kills}: balances ${v.money.balances} + pending ${v.money.pending} ≠ credits ${v.money.credits} (cents)`));
+      if (!v.money.holds)
+        f.invariantViolations++,
+          sample(
+            `after kill ${f.kills}: balances ${v.money.balances} + pending ${v.money.pending} ≠ credits ${v.money.credits} (cents)`,
+          );
     }
     if (database) {
       const c = await checkDatabase(database);
       f.databaseChecks++;
-      if (c.problem) (f.databaseProblems++, sample(`after kill ${f.kills}: ${c.problem}`));
+      if (c.problem) f.databaseProblems++, sample(`after kill ${f.kills}: ${c.problem}`);
       else f.transactions = c.transactions;
     }
   };
@@ -189,8 +245,16 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     for (let cycle = 0; cycle < kills && !stopWhen?.(); cycle++) {
       if (cycle > 0 && rnd.chance(earlyKillShare)) {
         // Kill it while it replays the journal / compacts at open (or loads the database), maybe before it listens.
-        const slot = Math.max(0, servers.findIndex((s) => !s));
-        await killDuringStart({ dataDir: dirs[slot]!, configFile, onLine: (l) => logs.push(l), delayMs: rnd.int(30, 700) });
+        const slot = Math.max(
+          0,
+          servers.findIndex((s) => !s),
+        );
+        await killDuringStart({
+          dataDir: dirs[slot]!,
+          configFile,
+          onLine: (l) => logs.push(l),
+          delayMs: rnd.int(30, 700),
+        });
         f.starts++;
         f.kills++;
         f.killsDuringStart++;
@@ -200,28 +264,48 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       if (!server) break;
       if (state.has.size === 0) {
         const doc = (await send(server.url, { method: 'GET', path: '/openapi.json', headers: {} })).json as OpenApiDoc;
-        for (const [p, ms] of Object.entries(doc.paths)) for (const m of Object.keys(ms)) state.has.add(`${m} ${p.replace(/^\/api\/v1/, '')}`);
+        for (const [p, ms] of Object.entries(doc.paths))
+          for (const m of Object.keys(ms)) state.has.add(`${m} ${p.replace(/^\/api\/v1/, '')}`);
       }
       await check(server.url);
       if (cliEvery > 0 && cycle % cliEvery === 0) {
-        const cli = await runCli(['users', 'add', '--name', `cli user ${cycle}`, '--json', '--data', dataDir, '--config', configFile]);
+        const cli = await runCli([
+          'users',
+          'add',
+          '--name',
+          `cli user ${cycle}`,
+          '--json',
+          '--data',
+          dataDir,
+          '--config',
+          configFile,
+        ]);
         if (cli.code !== 0) throw new Error(`pinbot users add failed: ${cli.stderr}`);
         const u = JSON.parse(cli.stdout) as { id: string; pin_code: string; api_key: string };
         model.created('user', u.id, 'present', { key: u.api_key, pin: u.pin_code }, 'user (CLI)');
       }
       let stopped = false;
       // Client i talks to process i mod N (its API, and its admin socket).
-      const running = Array.from({ length: clients }, (_, i) => runClient(servers[i % processes]!.url, state, prng(seed * 1_000_003 + cycle * 101 + i), () => stopped, dirs[i % processes]));
+      const running = Array.from({ length: clients }, (_, i) =>
+        runClient(
+          servers[i % processes]!.url,
+          state,
+          prng(seed * 1_000_003 + cycle * 101 + i),
+          () => stopped,
+          dirs[i % processes],
+        ),
+      );
       const acksBefore = model.acks.total;
       await sleep(rnd.int(burstMs[0], burstMs[1]));
-      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < 30_000; waited += 20) await sleep(20);
+      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < 30_000; waited += 20)
+        await sleep(20);
       stopped = true;
       // One process dies; with several, the others keep serving the requests in flight.
       await kill(processes > 1 ? rnd.int(0, processes - 1) : 0);
       f.kills++;
       await Promise.all(running);
       await sabotage?.(dataDir, database);
-      for (const e of state.serverErrors.splice(0)) (f.serverErrors++, sample(e));
+      for (const e of state.serverErrors.splice(0)) f.serverErrors++, sample(e);
       scanLogs();
       f.acknowledged = model.acks.total;
       onProgress?.(f);
@@ -236,7 +320,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       for (const [slot, s] of servers.entries()) {
         const how = await stopServe(s!);
         servers[slot] = undefined;
-        if (how !== '0') (f.unloadableStarts++, sample(`clean stop exited with ${how}`));
+        if (how !== '0') f.unloadableStarts++, sample(`clean stop exited with ${how}`);
       }
       const again = await start(0);
       if (again) {

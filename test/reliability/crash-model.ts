@@ -53,7 +53,8 @@ export class CrashModel {
   free(kind: Kind, state: string, where?: (t: Tracked) => boolean): Tracked[] {
     const out: Tracked[] = [];
     for (const t of this.items.values()) {
-      if (t.kind === kind && !t.busy && t.allowed.size === 1 && t.allowed.has(state) && (!where || where(t))) out.push(t);
+      if (t.kind === kind && !t.busy && t.allowed.size === 1 && t.allowed.has(state) && (!where || where(t)))
+        out.push(t);
     }
     return out;
   }
@@ -63,7 +64,11 @@ export class CrashModel {
    * answered 2xx), `refused` (it answered 4xx: nothing changed) or `unknown` (no answer: it may
    * or may not have happened).
    */
-  begin(t: Tracked, target: string, what: string): (outcome: 'acked' | 'refused' | 'unknown', meta?: Record<string, string>) => void {
+  begin(
+    t: Tracked,
+    target: string,
+    what: string,
+  ): (outcome: 'acked' | 'refused' | 'unknown', meta?: Record<string, string>) => void {
     t.busy = true;
     const hadTarget = t.allowed.has(target);
     t.allowed.add(target);

@@ -30,7 +30,11 @@ async function allMessages(url: string, conv: string, key: string): Promise<Arra
   const out: Array<{ id: string; content: string }> = [];
   let since = 0;
   for (;;) {
-    const page = await getJson<{ messages: Array<{ id: string; content: string }>; timestamp: number; has_more: boolean }>(url, `/api/v1/conversations/${conv}/messages?since=${since}&limit=200`, key);
+    const page = await getJson<{
+      messages: Array<{ id: string; content: string }>;
+      timestamp: number;
+      has_more: boolean;
+    }>(url, `/api/v1/conversations/${conv}/messages?since=${since}&limit=200`, key);
     if (!page) return out;
     out.push(...page.messages);
     if (!page.has_more || page.messages.length === 0) return out;
@@ -47,7 +51,12 @@ async function allMessages(url: string, conv: string, key: string): Promise<Arra
  * @example
  * const v = await verifyAfterRestart(url, model, state.retries, has);
  */
-export async function verifyAfterRestart(url: string, model: CrashModel, retries: Retry[], has: Set<string>): Promise<VerifyResult> {
+export async function verifyAfterRestart(
+  url: string,
+  model: CrashModel,
+  retries: Retry[],
+  has: Set<string>,
+): Promise<VerifyResult> {
   const r: VerifyResult = { lost: [], retried: 0, duplicates: [] };
   const once: Array<{ retry: Retry; conv?: string }> = [];
   for (const retry of retries.splice(0)) {
@@ -56,10 +65,24 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
     if (res.status >= 500) throw new Error(`retry of ${retry.path} answered ${res.status}: ${res.text}`);
     if (res.status < 300 && retry.kind === 'send') {
       const id = (res.json as { transaction: { id: string } }).transaction.id;
-      model.created('txn', id, 'pending', { owner: retry.key, recipient: retry.recipient ?? '', note: retry.marker }, 'send (retried)');
+      model.created(
+        'txn',
+        id,
+        'pending',
+        { owner: retry.key, recipient: retry.recipient ?? '', note: retry.marker },
+        'send (retried)',
+      );
     }
-    const conv = retry.conv ?? (res.status < 300 ? (res.json as { conversation_id?: string }).conversation_id : undefined);
-    if (res.status < 300 && retry.kind === 'msg') model.created('msg', (res.json as { id: string }).id, 'present', { conv: conv!, key: retry.key }, 'message (retried)');
+    const conv =
+      retry.conv ?? (res.status < 300 ? (res.json as { conversation_id?: string }).conversation_id : undefined);
+    if (res.status < 300 && retry.kind === 'msg')
+      model.created(
+        'msg',
+        (res.json as { id: string }).id,
+        'present',
+        { conv: conv!, key: retry.key },
+        'message (retried)',
+      );
     once.push({ retry, conv });
   }
 
@@ -80,7 +103,10 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
   }
 
   if (has.has('get /wallet/transactions')) {
-    const snap = await walletSnapshot(url, live.map((u) => u.meta.key!));
+    const snap = await walletSnapshot(
+      url,
+      live.map((u) => u.meta.key!),
+    );
     if (!snap) throw new Error('a present user could not read the wallet');
     for (const t of byKind('txn')) check(t, snap.txns.get(t.id)?.status ?? 'missing');
     // With a user lost the sums cover a different set of people: the loss is already reported.
@@ -100,7 +126,10 @@ export async function verifyAfterRestart(url: string, model: CrashModel, retries
   const contents = new Map<string, string[]>();
   for (const [conv, { key, msgs }] of convs) {
     const list = await allMessages(url, conv, key);
-    contents.set(conv, list.map((m) => m.content));
+    contents.set(
+      conv,
+      list.map((m) => m.content),
+    );
     const ids = new Set(list.map((m) => m.id));
     for (const m of msgs) check(m, ids.has(m.id) ? 'present' : 'missing');
   }

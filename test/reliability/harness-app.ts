@@ -68,9 +68,16 @@ export interface HarnessOptions {
  * const alice = await h.addActor('Alice', 0);
  * await h.close();
  */
-export async function startHarness({ routes = allRoutes, config: overrides = {}, logLevel = 'silent', database }: HarnessOptions = {}) {
+export async function startHarness({
+  routes = allRoutes,
+  config: overrides = {},
+  logLevel = 'silent',
+  database,
+}: HarnessOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-rel-'));
-  const inner = database ? await PgStore.open({ url: database, integrity: dataDirIntegrity, warn: () => undefined }) : await FileStore.open(dir);
+  const inner = database
+    ? await PgStore.open({ url: database, integrity: dataDirIntegrity, warn: () => undefined })
+    : await FileStore.open(dir);
   const store = new RecordingStore(inner);
   // every write goes through the commit feed `serve` has (the API's change counters hear of it)
   const observed = observeCommits(store);
@@ -113,7 +120,11 @@ export async function startHarness({ routes = allRoutes, config: overrides = {},
     serveApp,
     /** Creates a user through the operator command, as `pinbot users add` does. */
     async addActor(name: string, group: number): Promise<Actor> {
-      const r = (await runAdminCommand(admin, 'users.add', { name })) as { id: string; pin_code: string; api_key: string };
+      const r = (await runAdminCommand(admin, 'users.add', { name })) as {
+        id: string;
+        pin_code: string;
+        api_key: string;
+      };
       return { name, id: r.id, pin: r.pin_code, key: r.api_key, group };
     },
     /** An operator grant; false when this build has no wallet. */

@@ -16,13 +16,27 @@ const Notes = defineCollection<{ id: string; text: string }>({ name: 'test_notes
 
 const brokenRoutes: RouteDef[] = [
   defineRoute({
-    method: 'get', path: '/__test/wrong-shape', summary: 'answers outside its schema', tags: ['test'],
-    schemas: { responses: { 200: { type: 'object', additionalProperties: false, required: ['ok'], properties: { ok: { type: 'boolean' } } } } },
+    method: 'get',
+    path: '/__test/wrong-shape',
+    summary: 'answers outside its schema',
+    tags: ['test'],
+    schemas: {
+      responses: {
+        200: { type: 'object', additionalProperties: false, required: ['ok'], properties: { ok: { type: 'boolean' } } },
+      },
+    },
     handler: () => ({ status: 200, body: { ok: 'yes', extra: 1 } }),
   }),
   defineRoute({
-    method: 'post', path: '/__test/write-then-refuse', summary: 'writes, then answers 400', tags: ['test'], write: true,
-    schemas: { body: { type: 'object', additionalProperties: false, properties: {} }, responses: { 200: { type: 'object' } } },
+    method: 'post',
+    path: '/__test/write-then-refuse',
+    summary: 'writes, then answers 400',
+    tags: ['test'],
+    write: true,
+    schemas: {
+      body: { type: 'object', additionalProperties: false, properties: {} },
+      responses: { 200: { type: 'object' } },
+    },
     errors: ['validation_failed'],
     handler: ({ tx }) => {
       tx.col(Notes).insert({ id: newId('note'), text: 'should not be here' });
@@ -32,8 +46,14 @@ const brokenRoutes: RouteDef[] = [
 ];
 
 const leakyRoute = defineRoute({
-  method: 'get', path: '/__test/anything/:id', summary: 'shows any id to anyone', tags: ['test'],
-  schemas: { params: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { $ref: 'Id' } } }, responses: { 200: { type: 'object' } } },
+  method: 'get',
+  path: '/__test/anything/:id',
+  summary: 'shows any id to anyone',
+  tags: ['test'],
+  schemas: {
+    params: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { $ref: 'Id' } } },
+    responses: { 200: { type: 'object' } },
+  },
   handler: ({ params }) => ({ status: 200, body: { id: params.id } }),
 });
 
@@ -56,7 +76,11 @@ describe('the reliability harness notices broken servers', () => {
   const sabotaged = { kills: 1, seed: 9, earlyKillShare: 0, cliEvery: 0, cleanStop: false, compactBytes: 1 << 30 };
 
   it('crash loop: counts acknowledged writes a journal emptied after the kill lost', async () => {
-    const f = await runCrashLoop({ ...sabotaged, killAfterAcks: 1, sabotage: (dir) => truncateSync(join(dir, 'journal.jsonl'), 0) });
+    const f = await runCrashLoop({
+      ...sabotaged,
+      killAfterAcks: 1,
+      sabotage: (dir) => truncateSync(join(dir, 'journal.jsonl'), 0),
+    });
     expect(f.lost).toBeGreaterThan(0);
     expect(f.samples.some((s) => s.includes('acknowledged as'))).toBe(true);
   }, 120_000);
@@ -70,6 +94,8 @@ describe('the reliability harness notices broken servers', () => {
     const f = await runCrashLoop({ ...sabotaged, killAfterAcks: 3, sabotage: dropLine });
     expect(f.damageRefused).toBe(1);
     expect(f.unloadableStarts).toBe(0);
-    expect(f.samples.join('\n')).toMatch(/refused start after sabotage: pinbot: .*journal\.jsonl:2: transaction 3 follows transaction 1/);
+    expect(f.samples.join('\n')).toMatch(
+      /refused start after sabotage: pinbot: .*journal\.jsonl:2: transaction 3 follows transaction 1/,
+    );
   }, 120_000);
 });

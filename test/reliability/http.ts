@@ -32,7 +32,8 @@ export async function send(baseUrl: string, req: WireRequest, timeoutMs = 30_000
   } catch (err) {
     // A kept-alive socket the server closed after its last answer (e.g. one whose body it did
     // not read): the request never reached it, so sending again is what every client does.
-    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return sendOnce(baseUrl, req, timeoutMs);
+    if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET')
+      return sendOnce(baseUrl, req, timeoutMs);
     throw err;
   }
 }
@@ -41,7 +42,15 @@ function sendOnce(baseUrl: string, req: WireRequest, timeoutMs: number): Promise
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const r = httpRequest(
-      { agent, host: url.hostname, port: url.port, method: req.method, path: req.path, headers: req.headers, timeout: timeoutMs },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -62,15 +71,22 @@ function sendOnce(baseUrl: string, req: WireRequest, timeoutMs: number): Promise
     r.on('error', (err) => reject(Object.assign(err, { reusedSocket: r.reusedSocket })));
     if (req.body !== undefined) {
       // node frames GET/DELETE bodies only with an explicit length (no chunking by default).
-      if (!r.hasHeader('content-length') && !r.hasHeader('transfer-encoding')) r.setHeader('content-length', Buffer.byteLength(req.body));
+      if (!r.hasHeader('content-length') && !r.hasHeader('transfer-encoding'))
+        r.setHeader('content-length', Buffer.byteLength(req.body));
       r.end(req.body);
-    }
-    else r.end();
+    } else r.end();
   });
 }
 
 /** JSON request helper for well-formed calls (workloads, verification). */
-export async function call(baseUrl: string, method: string, path: string, key: string | undefined, body?: unknown, extra: Record<string, string> = {}): Promise<WireResponse> {
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  key: string | undefined,
+  body?: unknown,
+  extra: Record<string, string> = {},
+): Promise<WireResponse> {
   const headers: Record<string, string> = { ...extra };
   if (key) headers['x-api-key'] = key;
   let payload: string | undefined;

@@ -31,7 +31,8 @@ function rssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : 0;
 }
 
-const percentile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : 0);
+const percentile = (xs: number[], p: number) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : 0;
 
 /**
  * The log-flood attack of issue 13 (item 1) against a real `pinbot serve`: `connections`
@@ -45,12 +46,33 @@ const percentile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b)
  * @example
  * const f = await runLogFlood({ seconds: 60 }); console.log(f.rssMaxMb);
  */
-export async function runLogFlood({ seconds = 60, root = '.', connections = 8, headerBytes = 14 * 1024, reader = 'stalled', limits = true, killAboveMb = 4096, onProgress }: { seconds?: number; root?: string; connections?: number; headerBytes?: number; reader?: 'stalled' | 'fast'; limits?: boolean; killAboveMb?: number; onProgress?: (s: string) => void } = {}): Promise<LogFloodFigures> {
+export async function runLogFlood({
+  seconds = 60,
+  root = '.',
+  connections = 8,
+  headerBytes = 14 * 1024,
+  reader = 'stalled',
+  limits = true,
+  killAboveMb = 4096,
+  onProgress,
+}: {
+  seconds?: number;
+  root?: string;
+  connections?: number;
+  headerBytes?: number;
+  reader?: 'stalled' | 'fast';
+  limits?: boolean;
+  killAboveMb?: number;
+  onProgress?: (s: string) => void;
+} = {}): Promise<LogFloodFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-flood-'));
   const bin = resolve(root, 'bin/pinbot.js');
   writeFileSync(join(dir, 'config.yaml'), `log:\n  level: info\n${limits ? '' : 'rate_limits:\n  enabled: false\n'}`);
   const cfg = ['--data', dir, '--config', join(dir, 'config.yaml')];
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-bots', ...cfg], { cwd: resolve(root), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-bots', ...cfg], {
+    cwd: resolve(root),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const port = await new Promise<number>((ok, fail) => {
       let text = '';
@@ -67,41 +89,66 @@ export async function runLogFlood({ seconds = 60, root = '.', connections = 8, h
       child.stdout!.on('data', onData);
       child.once('exit', (code) => fail(new Error(`serve exited with ${code} before listening`)));
     });
-    const user = JSON.parse(execFileSync(process.execPath, [bin, 'users', 'add', '--name', 'Bystander', '--json', ...cfg], { cwd: resolve(root) }).toString()) as { api_key: string };
-    const f: LogFloodFigures = { seconds, byStatus: {}, answered: 0, rssStartMb: rssMb(child.pid!), rssMaxMb: 0, rssEndMb: 0, rssSeries: [], userRequests: 0, userOk: 0, userP50: 0, userP99: 0, userMax: 0, killed: false };
+    const user = JSON.parse(
+      execFileSync(process.execPath, [bin, 'users', 'add', '--name', 'Bystander', '--json', ...cfg], {
+        cwd: resolve(root),
+      }).toString(),
+    ) as { api_key: string };
+    const f: LogFloodFigures = {
+      seconds,
+      byStatus: {},
+      answered: 0,
+      rssStartMb: rssMb(child.pid!),
+      rssMaxMb: 0,
+      rssEndMb: 0,
+      rssSeries: [],
+      userRequests: 0,
+      userOk: 0,
+      userP50: 0,
+      userP99: 0,
+      userMax: 0,
+      killed: false,
+    };
     const deadline = Date.now() + seconds * 1000;
     let stop = false;
     const request = `GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ${'p'.repeat(headerBytes)}\r\n\r\n`;
-    const attackers = Array.from({ length: connections }, () => new Promise<void>((done) => {
-      const s = connect(port, '127.0.0.1');
-      let carry = '';
-      s.on('data', (c: Buffer) => {
-        const text = carry + c.toString('latin1');
-        let end = 0;
-        for (const m of text.matchAll(/HTTP\/1\.1 (\d{3})/g)) {
-          f.byStatus[m[1]!] = (f.byStatus[m[1]!] ?? 0) + 1;
-          f.answered++;
-          end = m.index + m[0].length;
-        }
-        // Keep what could be the start of a status line cut by the chunk boundary.
-        carry = text.slice(Math.max(end, text.length - 11));
-      });
-      const pump = () => {
-        while (!stop && s.write(request));
-        if (!stop) s.once('drain', pump);
-        else s.end();
-      };
-      s.on('connect', pump);
-      s.on('error', () => done());
-      s.on('close', () => done());
-    }));
+    const attackers = Array.from(
+      { length: connections },
+      () =>
+        new Promise<void>((done) => {
+          const s = connect(port, '127.0.0.1');
+          let carry = '';
+          s.on('data', (c: Buffer) => {
+            const text = carry + c.toString('latin1');
+            let end = 0;
+            for (const m of text.matchAll(/HTTP\/1\.1 (\d{3})/g)) {
+              f.byStatus[m[1]!] = (f.byStatus[m[1]!] ?? 0) + 1;
+              f.answered++;
+              end = m.index + m[0].length;
+            }
+            // Keep what could be the start of a status line cut by the chunk boundary.
+            carry = text.slice(Math.max(end, text.length - 11));
+          });
+          const pump = () => {
+            while (!stop && s.write(request));
+            if (!stop) s.once('drain', pump);
+            else s.end();
+          };
+          s.on('connect', pump);
+          s.on('error', () => done());
+          s.on('close', () => done());
+        }),
+    );
     const latencies: number[] = [];
     const bystander = (async () => {
       while (!stop) {
         const t0 = performance.now();
         f.userRequests++;
         try {
-          const res = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { 'X-API-Key': user.api_key }, signal: AbortSignal.timeout(10_000) });
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/me`, {
+            headers: { 'X-API-Key': user.api_key },
+            signal: AbortSignal.timeout(10_000),
+          });
           await res.text();
           if (res.status === 200) f.userOk++;
         } catch {
@@ -131,7 +178,9 @@ export async function runLogFlood({ seconds = 60, root = '.', connections = 8, h
     return f;
   } finally {
     child.kill('SIGKILL');
-    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)));
+    await new Promise((r) =>
+      child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r),
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -27,7 +27,8 @@ function text(world: World, actor: Actor, n: number, min: number, max: number): 
   if (max < marker.length + 1) return 'a'.repeat(Math.max(1, Math.min(max, Math.max(min, 3))));
   const target = n % 10 === 0 ? max : Math.min(max, Math.max(min, marker.length + 1 + (n % 24)));
   const out = [marker, ' '];
-  for (let i = out.join('').length; i < target; i++) out.push(i === target - 1 ? 'z' : FILLER[(n + i) % FILLER.length]!);
+  for (let i = out.join('').length; i < target; i++)
+    out.push(i === target - 1 ? 'z' : FILLER[(n + i) % FILLER.length]!);
   return out.join('');
 }
 
@@ -62,10 +63,14 @@ export function materialize(plan: Plan, world: World, callers: Callers): Materia
       }
     }
     if (v instanceof RawJson) return v;
-    if (Array.isArray(v)) return v.flatMap((x) => (x instanceof Lazy && x.kind === 'pins' ? (fill(x, where) as unknown[]) : [fill(x, where)]));
+    if (Array.isArray(v))
+      return v.flatMap((x) =>
+        x instanceof Lazy && x.kind === 'pins' ? (fill(x, where) as unknown[]) : [fill(x, where)],
+      );
     if (v && typeof v === 'object') {
       const o = copyObject(v as Record<string, unknown>);
-      for (const k of Object.keys(o)) Object.defineProperty(o, k, { value: fill(o[k], where), enumerable: true, writable: true, configurable: true });
+      for (const k of Object.keys(o))
+        Object.defineProperty(o, k, { value: fill(o[k], where), enumerable: true, writable: true, configurable: true });
       return o;
     }
     return v;

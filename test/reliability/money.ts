@@ -11,10 +11,15 @@ const cents = (x: unknown) => Math.round(Number(x) * 100);
  * directly (no HTTP, no rate limit), or undefined when this build has no wallet. Used to check
  * that rejected requests move no money.
  */
-export function balanceReader(routes: readonly RouteDef[], db: ReadView, env: DomainEnv): ((user: User) => number) | undefined {
+export function balanceReader(
+  routes: readonly RouteDef[],
+  db: ReadView,
+  env: DomainEnv,
+): ((user: User) => number) | undefined {
   const route = routes.find((r) => r.method === 'get' && r.path === '/wallet/balance');
   if (!route || route.write) return undefined;
-  return (user) => cents((route.handler({ user, body: {}, query: {}, params: {}, env, db }).body as { balance: number }).balance);
+  return (user) =>
+    cents((route.handler({ user, body: {}, query: {}, params: {}, env, db }).body as { balance: number }).balance);
 }
 
 export interface MoneyFigures {
@@ -41,7 +46,10 @@ export interface ListedTxn {
  * the API: `GET /wallet/balance` and `GET /wallet/transactions` paged with `before`, 200 a page.
  * Undefined without a wallet, or when a key no longer works (that user's data is gone).
  */
-export async function walletSnapshot(baseUrl: string, keys: readonly string[]): Promise<{ balances: number; txns: Map<string, ListedTxn> } | undefined> {
+export async function walletSnapshot(
+  baseUrl: string,
+  keys: readonly string[],
+): Promise<{ balances: number; txns: Map<string, ListedTxn> } | undefined> {
   const txns = new Map<string, ListedTxn>();
   let balances = 0;
   for (const key of keys) {
@@ -51,7 +59,12 @@ export async function walletSnapshot(baseUrl: string, keys: readonly string[]): 
     balances += cents((bal.json as { balance: number }).balance);
     let before = '';
     for (;;) {
-      const page = await call(baseUrl, 'GET', `/api/v1/wallet/transactions?limit=200${before ? `&before=${before}` : ''}`, key);
+      const page = await call(
+        baseUrl,
+        'GET',
+        `/api/v1/wallet/transactions?limit=200${before ? `&before=${before}` : ''}`,
+        key,
+      );
       if (page.status !== 200) throw new Error(`GET /wallet/transactions answered ${page.status}: ${page.text}`);
       const body = page.json as { transactions: ListedTxn[]; has_more: boolean };
       for (const t of body.transactions) txns.set(t.id, t);
@@ -70,7 +83,14 @@ export function invariantOf(snap: { balances: number; txns: Map<string, ListedTx
     if (t.type === 'transfer' && t.status === 'pending') pending += cents(t.amount);
     if ((t.type === 'ubi' || t.type === 'grant') && t.status === 'accepted') credits += cents(t.amount);
   }
-  return { users, transactions: snap.txns.size, balances: snap.balances, pending, credits, holds: snap.balances + pending === credits };
+  return {
+    users,
+    transactions: snap.txns.size,
+    balances: snap.balances,
+    pending,
+    credits,
+    holds: snap.balances + pending === credits,
+  };
 }
 
 /**

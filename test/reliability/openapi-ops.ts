@@ -63,9 +63,11 @@ export function operations(doc: OpenApiDoc, routes: readonly RouteDef[]): Operat
       if (!route) throw new Error(`${method.toUpperCase()} ${path} is in /openapi.json but not in the route table`);
       byKey.delete(`${method} ${path}`);
       const params = op.parameters ?? [];
-      const pick = (where: string) => params.filter((p) => p.in === where).map((p) => ({ name: p.name, required: !!p.required, schema: p.schema }));
+      const pick = (where: string) =>
+        params.filter((p) => p.in === where).map((p) => ({ name: p.name, required: !!p.required, schema: p.schema }));
       const errorCodes = new Map<number, Set<string>>();
-      for (const [status, r] of Object.entries(op.responses)) if (r['x-error-codes']) errorCodes.set(Number(status), new Set(r['x-error-codes']));
+      for (const [status, r] of Object.entries(op.responses))
+        if (r['x-error-codes']) errorCodes.set(Number(status), new Set(r['x-error-codes']));
       out.push({
         id: op.operationId,
         method: method as Operation['method'],
@@ -128,10 +130,16 @@ export function errorBodyValidator(): ValidateFunction {
 export function matchOperation(ops: readonly Operation[], method: string, pathAndQuery: string): Operation | undefined {
   const path = pathAndQuery.split('?')[0]!.replace(/(.)\/$/, '$1');
   const m = method === 'HEAD' ? 'GET' : method;
-  return ops.find((o) => o.method.toUpperCase() === m && new RegExp(`^${o.path.replace(/\{[A-Za-z_]+\}/g, '[^/]+')}$`).test(path));
+  return ops.find(
+    (o) => o.method.toUpperCase() === m && new RegExp(`^${o.path.replace(/\{[A-Za-z_]+\}/g, '[^/]+')}$`).test(path),
+  );
 }
 
 /** Fills `{name}` segments of an OpenAPI path (values are URL-encoded). */
-export function fillPath(path: string, params: Record<string, string>, encode: (s: string) => string = encodeURIComponent): string {
+export function fillPath(
+  path: string,
+  params: Record<string, string>,
+  encode: (s: string) => string = encodeURIComponent,
+): string {
   return path.replace(/\{([A-Za-z_]+)\}/g, (_m, name: string) => encode(params[name] ?? ''));
 }

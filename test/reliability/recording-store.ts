@@ -1,4 +1,12 @@
-import type { CollectionDef, ReadView, Store, StoreHealth, StoredRecord, Tx, WriteCollection } from '../../src/store/core/types.js';
+import type {
+  CollectionDef,
+  ReadView,
+  Store,
+  StoreHealth,
+  StoredRecord,
+  Tx,
+  WriteCollection,
+} from '../../src/store/core/types.js';
 
 /** One committed write seen by a RecordingStore. */
 export interface RecordedWrite {

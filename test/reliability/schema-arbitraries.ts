@@ -48,10 +48,17 @@ const pinArb = fc
   .map(([n, variant]) => new Lazy('pin', n, { variant }));
 
 /** Amounts as a person types them: mostly small, 2 decimals at most. */
-const amountArb = fc.oneof({ weight: 9, arbitrary: fc.integer({ min: 1, max: 300 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 5000 }) }).map((c) => c / 100);
+const amountArb = fc
+  .oneof(
+    { weight: 9, arbitrary: fc.integer({ min: 1, max: 300 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: 5000 }) },
+  )
+  .map((c) => c / 100);
 
 function dateArb(): fc.Arbitrary<string> {
-  return fc.integer({ min: Date.parse('2020-01-01'), max: Date.parse('2035-12-31') }).map((ms) => new Date(ms).toISOString().slice(0, 10));
+  return fc
+    .integer({ min: Date.parse('2020-01-01'), max: Date.parse('2035-12-31') })
+    .map((ms) => new Date(ms).toISOString().slice(0, 10));
 }
 
 /**
@@ -64,12 +71,14 @@ function dateArb(): fc.Arbitrary<string> {
 export function validValue(doc: OpenApiDoc, schema: JsonSchema, name?: string, depth = 0): fc.Arbitrary<unknown> {
   if (isPin(schema, name)) return pinArb;
   if (isId(schema, name)) return fc.nat().map((n) => new Lazy('id', n));
-  if (refName(schema) === 'Amount' || (name === 'amount' && types(deref(doc, schema)).includes('number'))) return amountArb;
+  if (refName(schema) === 'Amount' || (name === 'amount' && types(deref(doc, schema)).includes('number')))
+    return amountArb;
   const s = deref(doc, schema);
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   const alts = (s.oneOf ?? s.anyOf) as JsonSchema[] | undefined;
-  if (alts) return fc.oneof(...alts.map((a) => validValue(doc, { ...stripAlts(s), ...deref(doc, a) }, name, depth + 1)));
+  if (alts)
+    return fc.oneof(...alts.map((a) => validValue(doc, { ...stripAlts(s), ...deref(doc, a) }, name, depth + 1)));
   const t = types(s);
   if (t.includes('object') || s.properties) return objectArb(doc, s, depth);
   if (t.includes('array')) return arrayArb(doc, s, name, depth);
@@ -88,7 +97,9 @@ export function validValue(doc: OpenApiDoc, schema: JsonSchema, name?: string, d
     if (s.format === 'date') return dateArb();
     if (typeof s.pattern === 'string') {
       const max = num(s.maxLength, 64);
-      return fc.stringMatching(new RegExp(s.pattern)).filter((v) => [...v].length <= max && [...v].length >= num(s.minLength, 0));
+      return fc
+        .stringMatching(new RegExp(s.pattern))
+        .filter((v) => [...v].length <= max && [...v].length >= num(s.minLength, 0));
     }
     return fc.nat().map((n) => new Lazy('text', n, { min: num(s.minLength, 0), max: num(s.maxLength, 200) }));
   }
@@ -135,7 +146,9 @@ function arrayArb(doc: OpenApiDoc, s: JsonSchema, name: string | undefined, dept
   const minItems = num(s.minItems, 0);
   const maxItems = Math.min(num(s.maxItems, 5), minItems + 3);
   if (isPin(items, name?.replace(/s$/, ''))) {
-    return fc.tuple(fc.nat(), fc.integer({ min: Math.max(minItems, 0), max: Math.max(minItems, maxItems) })).map(([n, count]) => new Lazy('pins', n, { count }));
+    return fc
+      .tuple(fc.nat(), fc.integer({ min: Math.max(minItems, 0), max: Math.max(minItems, maxItems) }))
+      .map(([n, count]) => new Lazy('pins', n, { count }));
   }
   const item = validValue(doc, items, undefined, depth + 1);
   const arr = fc.array(item, { minLength: minItems, maxLength: Math.max(minItems, maxItems) });

@@ -34,7 +34,12 @@ export class StartFailure extends Error {
  * const s = await startServe({ dataDir, configFile, onLine: (l) => logs.push(l) });
  * await killServe(s); // SIGKILL, then wait for the exit
  */
-export function startServe(opts: { dataDir: string; configFile: string; onLine: (line: string) => void; timeoutMs?: number }): Promise<ServeProcess> {
+export function startServe(opts: {
+  dataDir: string;
+  configFile: string;
+  onLine: (line: string) => void;
+  timeoutMs?: number;
+}): Promise<ServeProcess> {
   return spawnServe(opts).ready;
 }
 
@@ -42,7 +47,12 @@ export function startServe(opts: { dataDir: string; configFile: string; onLine: 
  * Starts `serve` and SIGKILLs it after `delayMs`, whether or not it listens by then: a kill
  * during start-up (journal replay, compaction at open). Resolves once the process is gone.
  */
-export async function killDuringStart(opts: { dataDir: string; configFile: string; onLine: (line: string) => void; delayMs: number }): Promise<void> {
+export async function killDuringStart(opts: {
+  dataDir: string;
+  configFile: string;
+  onLine: (line: string) => void;
+  delayMs: number;
+}): Promise<void> {
   const s = spawnServe({ ...opts, timeoutMs: 60_000 });
   s.ready.catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, opts.delayMs));
@@ -51,13 +61,29 @@ export async function killDuringStart(opts: { dataDir: string; configFile: strin
 }
 
 /** Spawns `serve`; `ready` resolves once it listens. Internal. */
-function spawnServe({ dataDir, configFile, onLine, timeoutMs = 30_000 }: { dataDir: string; configFile: string; onLine: (line: string) => void; timeoutMs?: number }) {
-  const child = spawn(process.execPath, [PINBOT, 'serve', '--data', dataDir, '--config', configFile, '--port', '0', '--no-bots'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+function spawnServe({
+  dataDir,
+  configFile,
+  onLine,
+  timeoutMs = 30_000,
+}: {
+  dataDir: string;
+  configFile: string;
+  onLine: (line: string) => void;
+  timeoutMs?: number;
+}) {
+  const child = spawn(
+    process.execPath,
+    [PINBOT, 'serve', '--data', dataDir, '--config', configFile, '--port', '0', '--no-bots'],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? String(code))),
+  );
   let output = '';
   const ready = new Promise<ServeProcess>((resolve, reject) => {
     let done = false;

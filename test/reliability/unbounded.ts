@@ -37,19 +37,24 @@ export function unboundedInputs(doc: OpenApiDoc): Unbounded[] {
       return;
     }
     for (const key of ['oneOf', 'anyOf', 'allOf'] as const) {
-      for (const [i, alt] of ((s[key] as JsonSchema[] | undefined) ?? []).entries()) walk(alt, `${where}(${key}[${i}])`, seen);
+      for (const [i, alt] of ((s[key] as JsonSchema[] | undefined) ?? []).entries())
+        walk(alt, `${where}(${key}[${i}])`, seen);
     }
     if (s.const !== undefined || Array.isArray(s.enum)) return;
     const types = typesOf(s);
-    if (types.includes('string') && typeof s.maxLength !== 'number') out.push({ where, problem: 'string without maxLength' });
-    if (types.includes('integer') && typeof s.maximum !== 'number' && typeof s.exclusiveMaximum !== 'number') out.push({ where, problem: 'integer without maximum' });
+    if (types.includes('string') && typeof s.maxLength !== 'number')
+      out.push({ where, problem: 'string without maxLength' });
+    if (types.includes('integer') && typeof s.maximum !== 'number' && typeof s.exclusiveMaximum !== 'number')
+      out.push({ where, problem: 'integer without maximum' });
     if (types.includes('array')) {
       if (typeof s.maxItems !== 'number') out.push({ where, problem: 'array without maxItems' });
       walk(s.items as JsonSchema | undefined, `${where}[]`, seen);
     }
     if (types.includes('object')) {
-      if (s.additionalProperties !== false && typeof s.maxProperties !== 'number') out.push({ where, problem: 'object that takes any key (no additionalProperties: false)' });
-      for (const [k, v] of Object.entries((s.properties ?? {}) as Record<string, JsonSchema>)) walk(v, `${where}.${k}`, seen);
+      if (s.additionalProperties !== false && typeof s.maxProperties !== 'number')
+        out.push({ where, problem: 'object that takes any key (no additionalProperties: false)' });
+      for (const [k, v] of Object.entries((s.properties ?? {}) as Record<string, JsonSchema>))
+        walk(v, `${where}.${k}`, seen);
     }
   };
   for (const [path, methods] of Object.entries(doc.paths)) {

@@ -18,10 +18,12 @@ async function runOwner(seed?: number): Promise<ScenarioResult> {
 }
 
 describe('scenarios test real bot files', () => {
-  it('{ file, as, vars } overrides the bot file\'s vars, and a var naming users.alice.pin_code is her PIN', async () => {
+  it("{ file, as, vars } overrides the bot file's vars, and a var naming users.alice.pin_code is her PIN", async () => {
     const r = await runOwner();
     // the bot thanks alice (its owner by the scenario's vars) and refuses bob; the 9 is above the overridden cap 8
-    expect(r.steps.map((s) => [s.id, s.status, s.error])).toEqual(Array.from({ length: 11 }, (_, i) => [String(i + 1), 'passed', undefined]));
+    expect(r.steps.map((s) => [s.id, s.status, s.error])).toEqual(
+      Array.from({ length: 11 }, (_, i) => [String(i + 1), 'passed', undefined]),
+    );
   }, 30_000);
 
   it('a seed repeats PINs, ids and keys across runs; another seed gives others', async () => {
@@ -39,11 +41,22 @@ describe('scenarios test real bot files', () => {
   it('a bot var naming a user the scenario does not have is a problem at the bot entry', async () => {
     const dir = mkdtempSync(join(FIXTURE, 'scenarios/tmp-'));
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, `users: { alice: {}, jar: {} }\nbots:\n  - { file: ../../bots/owner-jar.yaml, as: jar, vars: { owner: "{{ users.alcie.pin_code }}" } }\nsteps: [{ log: hi }]\n`);
+    writeFileSync(
+      file,
+      `users: { alice: {}, jar: {} }\nbots:\n  - { file: ../../bots/owner-jar.yaml, as: jar, vars: { owner: "{{ users.alcie.pin_code }}" } }\nsteps: [{ log: hi }]\n`,
+    );
     try {
       const { scenarios, problems } = await loadAll([file]);
       expect(scenarios).toEqual([]);
-      expect(problems).toMatchObject([{ file, line: 3, col: 5, message: expect.stringContaining('vars.owner names user "alcie", who is not a user of this scenario'), hint: expect.stringContaining('alice') }]);
+      expect(problems).toMatchObject([
+        {
+          file,
+          line: 3,
+          col: 5,
+          message: expect.stringContaining('vars.owner names user "alcie", who is not a user of this scenario'),
+          hint: expect.stringContaining('alice'),
+        },
+      ]);
     } finally {
       (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
     }

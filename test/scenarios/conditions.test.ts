@@ -31,17 +31,40 @@ const head = 'name: t\nusers: { alice: {} }\nsteps:\n  - set: { before: 5 }\n';
 
 describe('scenario conditions that Liquid would read otherwise than written', () => {
   it.each([
-    ['assert: with a filter after a comparison (the issue: passes for any value)', `${head}  - assert: "before == before | minus: 3"\n`, /^DIR\/s\.yaml:5:13: steps\.1\.assert: invalid condition "before == before \| minus: 3": a filter after a comparison \("\| minus: 3"\) applies to the result of the whole expression.* — a condition takes no filter after an operator: compute the value first in a set: step/],
-    ['if: with a filter after a comparison', `${head}  - log: x\n    if: "before < limit | default: 20"\n`, /^DIR\/s\.yaml:6:9: steps\.1\.if: invalid condition "before < limit \| default: 20": a filter after a comparison/],
-    ['and before or', `${head}  - assert: "before > 1 and before < 3 or before == 9"\n`, /"and" before "or": Liquid groups from the right/],
-    ['a {% if %} in a template', `${head}  - log: "{% if before > 1 | plus: 0 %}big{% endif %}"\n`, /^DIR\/s\.yaml:5:\d+: steps\.1\.log: invalid condition \{% if before > 1 \| plus: 0 %\}: a filter after a comparison/],
+    [
+      'assert: with a filter after a comparison (the issue: passes for any value)',
+      `${head}  - assert: "before == before | minus: 3"\n`,
+      /^DIR\/s\.yaml:5:13: steps\.1\.assert: invalid condition "before == before \| minus: 3": a filter after a comparison \("\| minus: 3"\) applies to the result of the whole expression.* — a condition takes no filter after an operator: compute the value first in a set: step/,
+    ],
+    [
+      'if: with a filter after a comparison',
+      `${head}  - log: x\n    if: "before < limit | default: 20"\n`,
+      /^DIR\/s\.yaml:6:9: steps\.1\.if: invalid condition "before < limit \| default: 20": a filter after a comparison/,
+    ],
+    [
+      'and before or',
+      `${head}  - assert: "before > 1 and before < 3 or before == 9"\n`,
+      /"and" before "or": Liquid groups from the right/,
+    ],
+    [
+      'a {% if %} in a template',
+      `${head}  - log: "{% if before > 1 | plus: 0 %}big{% endif %}"\n`,
+      /^DIR\/s\.yaml:5:\d+: steps\.1\.log: invalid condition \{% if before > 1 \| plus: 0 %\}: a filter after a comparison/,
+    ],
   ])('%s', async (_what, text, re) => {
     const got = await problems(text);
-    expect(got.some((p) => re.test(p)), got.join('\n')).toBe(true);
+    expect(
+      got.some((p) => re.test(p)),
+      got.join('\n'),
+    ).toBe(true);
   });
 
   it('accepts a filter on a lone value, and the way the hint says', async () => {
-    expect(await problems(`${head}  - set: { after: "{{ before | minus: 3 }}" }\n  - assert: "after == 2"\n  - assert: "before | plus: 1"\n`)).toEqual([]);
+    expect(
+      await problems(
+        `${head}  - set: { after: "{{ before | minus: 3 }}" }\n  - assert: "after == 2"\n  - assert: "before | plus: 1"\n`,
+      ),
+    ).toEqual([]);
   });
 
   it('evaluated anyway, the form fails instead of holding', () => {

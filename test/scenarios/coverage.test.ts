@@ -32,7 +32,13 @@ describe('scenario coverage', () => {
     const r = await report();
     const op = (name: string) => r.api.operations.find((o) => o.operation === name)!;
     expect(r.api.operations).toHaveLength(r.totals.operations.total);
-    expect(op('POST /wallet/send')).toMatchObject({ calls: 4, by_steps: 4, statuses: { 201: 3, 404: 1 }, codes: { user_not_found: 1 }, undocumented: [] });
+    expect(op('POST /wallet/send')).toMatchObject({
+      calls: 4,
+      by_steps: 4,
+      statuses: { 201: 3, 404: 1 },
+      codes: { user_not_found: 1 },
+      undocumented: [],
+    });
     expect(op('POST /wallet/send').never_produced).toEqual(['400', '401', '409', '413', '429', '500', '503']);
     expect(op('POST /messages/send')).toMatchObject({ by_steps: 1, statuses: { 201: expect.any(Number) } });
     // the jar accepted alice's tip and declined bob's: the bot's calls count too, not as steps
@@ -58,15 +64,31 @@ describe('scenario coverage', () => {
       { where: 'bots/owner-jar.yaml:43', text: '- reply: "you found it"' },
     ]);
     expect(bot.lines.total - bot.lines.covered).toBe(3);
-    expect(belowMinimum(r, parseCoverageMin(['rules=60', '20']))).toEqual(['bot rules that ran: 50% is below --coverage-min rules=60']);
-    expect(belowMinimum(r, parseCoverageMin(['50']))).toEqual(['API operations called: ' + r.totals.operations.percent + '% is below --coverage-min operations=50']);
-    expect(() => parseCoverageMin(['rulez=5'])).toThrow(/MEASURE one of api, operations, rules, branches, outcomes, lines/);
+    expect(belowMinimum(r, parseCoverageMin(['rules=60', '20']))).toEqual([
+      'bot rules that ran: 50% is below --coverage-min rules=60',
+    ]);
+    expect(belowMinimum(r, parseCoverageMin(['50']))).toEqual([
+      'API operations called: ' + r.totals.operations.percent + '% is below --coverage-min operations=50',
+    ]);
+    expect(() => parseCoverageMin(['rulez=5'])).toThrow(
+      /MEASURE one of api, operations, rules, branches, outcomes, lines/,
+    );
   }, 60_000);
 
   it('the CLI writes the summary, the JSON and one HTML page; --coverage-min below the numbers exits 1; a browser shows the page', async () => {
     const html = join(tmp.dir, 'reports/coverage.html');
     const json = join(tmp.dir, 'reports/coverage.json');
-    const r = await pinbot(['scenario', 'run', join(FIXTURE, 'scenarios/owner.yaml'), '--coverage', html, '--coverage', json, '--coverage-min', 'rules=60']);
+    const r = await pinbot([
+      'scenario',
+      'run',
+      join(FIXTURE, 'scenarios/owner.yaml'),
+      '--coverage',
+      html,
+      '--coverage',
+      json,
+      '--coverage-min',
+      'rules=60',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('✓ passed 11 steps');
     expect(r.stdout).toMatch(/bot rules that ran +2 of 4 \(50%\)/);
@@ -76,13 +98,23 @@ describe('scenario coverage', () => {
     expect(JSON.parse(readFileSync(json, 'utf8')).totals.rules).toEqual({ covered: 2, total: 4, percent: 50 });
     const page = readFileSync(html, 'utf8');
     expect(page).not.toMatch(/<(script|link)\b|src=|url\(/i); // one file: no scripts, no external assets
-    const bad = await pinbot(['scenario', 'run', join(FIXTURE, 'scenarios/owner.yaml'), '--coverage', join(tmp.dir, 'x.txt')]);
+    const bad = await pinbot([
+      'scenario',
+      'run',
+      join(FIXTURE, 'scenarios/owner.yaml'),
+      '--coverage',
+      join(tmp.dir, 'x.txt'),
+    ]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('expected a file ending .html (the page) or .json (the data)');
 
     if (process.env.PINBOT_SKIP_BROWSER === '1') return;
-    if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium, or set PINBOT_SKIP_BROWSER=1`);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    if (!existsSync(CHROMIUM))
+      throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium, or set PINBOT_SKIP_BROWSER=1`);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     try {
       const p = await browser.newPage();
       const requests: string[] = [];
@@ -91,9 +123,13 @@ describe('scenario coverage', () => {
       expect(await p.locator('#total-rules').innerText()).toMatch(/bot rules that ran\s+50% · 2 of 4/);
       expect(await p.locator('#total-outcomes').innerText()).toMatch(/50% · 1 of 2/);
       const row = p.locator('#operations tr', { hasText: 'POST /wallet/send' });
-      expect(await row.innerText()).toMatch(/POST \/wallet\/send\s+4\s+4\s+201 ×3, 404 ×1\s+user_not_found ×1\s+400 401 409 413 429 500 503/);
+      expect(await row.innerText()).toMatch(
+        /POST \/wallet\/send\s+4\s+4\s+201 ×3, 404 ×1\s+user_not_found ×1\s+400 401 409 413 429 500 503/,
+      );
       expect(await p.locator('#operations tr.miss', { hasText: 'GET /me' }).count()).toBe(1);
-      expect((await p.locator('ul.missed li').allInnerTexts()).map((t) => t.split(' ')[0])).toEqual([21, 36, 43].map((l) => `test/fixtures/confidence/bots/owner-jar.yaml:${l}`));
+      expect((await p.locator('ul.missed li').allInnerTexts()).map((t) => t.split(' ')[0])).toEqual(
+        [21, 36, 43].map((l) => `test/fixtures/confidence/bots/owner-jar.yaml:${l}`),
+      );
       expect(requests).toEqual([`file://${html}`]);
     } finally {
       await browser.close();

@@ -6,7 +6,16 @@ import { ROOT } from '../helpers/spawn.js';
 
 /** What must be the same on every run: each step's outcome, what it saw, and the virtual time. */
 function fingerprint(r: ScenarioResult): unknown {
-  const step = (s: StepResult): unknown => ({ id: s.id, label: s.label, status: s.status, clock: s.clock, detail: s.detail, logs: s.logs?.map((l) => l.replace(/run \w+/, 'run')), error: s.error, children: s.children?.map(step) });
+  const step = (s: StepResult): unknown => ({
+    id: s.id,
+    label: s.label,
+    status: s.status,
+    clock: s.clock,
+    detail: s.detail,
+    logs: s.logs?.map((l) => l.replace(/run \w+/, 'run')),
+    error: s.error,
+    children: s.children?.map(step),
+  });
   return { status: r.status, clock: r.clock, steps: r.steps.map(step) };
 }
 

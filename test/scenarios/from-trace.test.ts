@@ -37,16 +37,32 @@ describe('a run turned into a scenario', () => {
       const tx = await world.as('Alice').pay('jar', 4, 'coffee');
       await world.advance('10s');
       const traces = world.traces('tip-jar');
-      expect(traces.map((t) => [t.rule, t.outcome])).toEqual(expect.arrayContaining([['thank-small-tips', 'done'], ['refuse-large-tips', 'not_run']]));
+      expect(traces.map((t) => [t.rule, t.outcome])).toEqual(
+        expect.arrayContaining([
+          ['thank-small-tips', 'done'],
+          ['refuse-large-tips', 'not_run'],
+        ]),
+      );
 
       const text = scenarioFromTrace({ traces, run: tx.id, botFile: '../bots/tip-jar.yaml' });
       const doc = parse(text);
       expect(doc.users).toEqual({ Alice: { balance: 4 }, jar: {} });
       expect(doc.bots).toEqual([{ file: '../bots/tip-jar.yaml', as: 'jar' }]);
       expect(doc.steps).toEqual([
-        { name: 'Alice sends the transfer the bot received', as: 'Alice', request: 'POST /wallet/send', body: { recipient_pin: '{{ users.jar.pin_code }}', amount: 4, note: 'coffee' }, expect: { status: 201 } },
+        {
+          name: 'Alice sends the transfer the bot received',
+          as: 'Alice',
+          request: 'POST /wallet/send',
+          body: { recipient_pin: '{{ users.jar.pin_code }}', amount: 4, note: 'coffee' },
+          expect: { status: 201 },
+        },
         { expect_event: { transfer: { from: 'Alice', to: 'jar', status: 'accepted' }, within: '1m' } },
-        { expect_event: { message: { from: 'jar', to: 'Alice', content: 'Thank you Alice for the tip of 4!' }, within: '1m' } },
+        {
+          expect_event: {
+            message: { from: 'jar', to: 'Alice', content: 'Thank you Alice for the tip of 4!' },
+            within: '1m',
+          },
+        },
       ]);
       expect(doc.description).toContain('rule refuse-large-tips did not run: condition_false');
       expect(doc.description).toContain('rule thank-small-tips step 2 (set) is not checked');
@@ -55,7 +71,10 @@ describe('a run turned into a scenario', () => {
       writeFileSync(file, text);
       expect((await runScenarioFile(file)).status).toBe('passed');
       // broken: the cap is lowered, so the 4 is refused
-      writeFileSync(join(project, 'bots/tip-jar.yaml'), TIP_JAR.replace('max: 10 }', 'max: 3 }').replace('min: 10.01 }', 'min: 3.01 }'));
+      writeFileSync(
+        join(project, 'bots/tip-jar.yaml'),
+        TIP_JAR.replace('max: 10 }', 'max: 3 }').replace('min: 10.01 }', 'min: 3.01 }'),
+      );
       const broken = await runScenarioFile(file);
       expect(broken.status).toBe('failed');
       expect(broken.steps.find((s) => s.status === 'failed')?.label).toMatch(/expect_event transfer/);
@@ -65,13 +84,37 @@ describe('a run turned into a scenario', () => {
       await world.host.stop();
       const data = join(project, 'data');
       cpSync(join(world.dataDir, DATA_DIR.bots), join(data, DATA_DIR.bots), { recursive: true });
-      const cli = await pinbot(['bots', 'trace', 'tip-jar', '--scenario', 'last', '--data', data, '--config', join(project, 'config.yaml'), '--out', join(project, 'scenarios/cli.yaml')]);
+      const cli = await pinbot([
+        'bots',
+        'trace',
+        'tip-jar',
+        '--scenario',
+        'last',
+        '--data',
+        data,
+        '--config',
+        join(project, 'config.yaml'),
+        '--out',
+        join(project, 'scenarios/cli.yaml'),
+      ]);
       expect(cli.stderr).toContain('wrote ');
       expect(cli.code).toBe(0);
       expect(parse(readFileSync(join(project, 'scenarios/cli.yaml'), 'utf8')).steps).toEqual(doc.steps);
-      const unknown = await pinbot(['bots', 'trace', 'tip-jar', '--scenario', 'txn_nope', '--data', data, '--config', join(project, 'config.yaml')]);
+      const unknown = await pinbot([
+        'bots',
+        'trace',
+        'tip-jar',
+        '--scenario',
+        'txn_nope',
+        '--data',
+        data,
+        '--config',
+        join(project, 'config.yaml'),
+      ]);
       expect(unknown.code).not.toBe(0);
-      expect(unknown.stderr).toContain(`no run of this bot for "txn_nope" in its recorded traces; the latest are:\n  transfer.received:${tx.id}`);
+      expect(unknown.stderr).toContain(
+        `no run of this bot for "txn_nope" in its recorded traces; the latest are:\n  transfer.received:${tx.id}`,
+      );
     } finally {
       await world.close();
     }

@@ -4,7 +4,19 @@ import { checkSchema } from '../../src/scenario/openapi-schemas.js';
 import { curlLine } from '../../src/scenario/http.js';
 import { render } from '../../src/scenario/templates.js';
 
-const tx = { id: 'txn_1', type: 'transfer', amount: 2.5, status: 'pending', note: '', sender: null, tags: ['a', 'b'], items: [{ id: 1, ok: true }, { id: 2, ok: false }] };
+const tx = {
+  id: 'txn_1',
+  type: 'transfer',
+  amount: 2.5,
+  status: 'pending',
+  note: '',
+  sender: null,
+  tags: ['a', 'b'],
+  items: [
+    { id: 1, ok: true },
+    { id: 2, ok: false },
+  ],
+};
 
 describe('matchers', () => {
   it.each([
@@ -47,27 +59,46 @@ describe('matchers', () => {
 
   it('says where, what was expected and what was there', () => {
     const out: Mismatch[] = [];
-    matchValue({ transaction: { status: 'accepted', amount: { min: 5 } } }, { transaction: { status: 'pending', amount: 2.5 } }, 'body', out);
+    matchValue(
+      { transaction: { status: 'accepted', amount: { min: 5 } } },
+      { transaction: { status: 'pending', amount: 2.5 } },
+      'body',
+      out,
+    );
     expect(formatMismatches(out)).toBe(
       '  body.transaction.status\n    - expected "accepted"\n    + actual   "pending"\n  body.transaction.amount\n    - expected a number ≥ 5\n    + actual   2.5',
     );
   });
 
   it('checks matchers before running: regex, type names, stray flags', () => {
-    expect(checkMatchers({ a: { matches: '(' }, b: { $type: 'text' }, c: { flags: 'i' } }).map((p) => p.path.join('.'))).toEqual(['a.matches', 'b.$type', 'c.flags']);
+    expect(
+      checkMatchers({ a: { matches: '(' }, b: { $type: 'text' }, c: { flags: 'i' } }).map((p) => p.path.join('.')),
+    ).toEqual(['a.matches', 'b.$type', 'c.flags']);
   });
 
   it('$schema inside a body checks a part against a schema of the OpenAPI document', () => {
     const user = { id: 'usr_1', display_name: 'a', pin_code: 'ABC123' };
-    expect(probe({ sender: { $schema: { $ref: '#/components/schemas/User' } } }, { sender: user }, { schema: checkSchema })).toBe(true);
-    expect(probe({ sender: { $schema: { $ref: '#/components/schemas/User' } } }, { sender: { id: 1 } }, { schema: checkSchema })).toBe(false);
-    expect(checkSchema({ response: 'GET /me' }, { ...user, extra: 1 })).toEqual(['(root) must NOT have additional properties (extra)']);
+    expect(
+      probe({ sender: { $schema: { $ref: '#/components/schemas/User' } } }, { sender: user }, { schema: checkSchema }),
+    ).toBe(true);
+    expect(
+      probe(
+        { sender: { $schema: { $ref: '#/components/schemas/User' } } },
+        { sender: { id: 1 } },
+        { schema: checkSchema },
+      ),
+    ).toBe(false);
+    expect(checkSchema({ response: 'GET /me' }, { ...user, extra: 1 })).toEqual([
+      '(root) must NOT have additional properties (extra)',
+    ]);
   });
 });
 
 describe('templates', () => {
   it('a whole template keeps its type; text is interpolated; filters work', () => {
-    expect(render({ n: '{{ x }}', s: 'x={{ x }}', f: '{{ x | times: 2 }}', o: '{{ o }}' }, { x: 5, o: { a: [1] } })).toEqual({ n: 5, s: 'x=5', f: 10, o: { a: [1] } });
+    expect(
+      render({ n: '{{ x }}', s: 'x={{ x }}', f: '{{ x | times: 2 }}', o: '{{ o }}' }, { x: 5, o: { a: [1] } }),
+    ).toEqual({ n: 5, s: 'x=5', f: 10, o: { a: [1] } });
   });
   it('an unknown variable fails with the template named', () => {
     expect(() => render('{{ nope }}', {})).toThrow('template "{{ nope }}": undefined variable: nope');
@@ -77,8 +108,18 @@ describe('templates', () => {
 describe('the curl reproducer', () => {
   it('reads keys from variables and masks them everywhere else', () => {
     const key = 'pinbot_secretsecretsecret';
-    const line = curlLine({ method: 'POST', url: `http://h/api/v1/x?k=${key}`, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: `{"note":"it's ${key}"}` }, { 'Tip Jar': key });
-    expect(line).toBe(`curl -sS -X POST 'http://h/api/v1/x?k=***' -H "X-API-Key: $PINBOT_KEY_TIP_JAR" -H 'Content-Type: application/json' --data-raw '{"note":"it'\\''s ***"}'`);
+    const line = curlLine(
+      {
+        method: 'POST',
+        url: `http://h/api/v1/x?k=${key}`,
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        body: `{"note":"it's ${key}"}`,
+      },
+      { 'Tip Jar': key },
+    );
+    expect(line).toBe(
+      `curl -sS -X POST 'http://h/api/v1/x?k=***' -H "X-API-Key: $PINBOT_KEY_TIP_JAR" -H 'Content-Type: application/json' --data-raw '{"note":"it'\\''s ***"}'`,
+    );
     expect(line).not.toContain('secret');
   });
 });

@@ -18,11 +18,20 @@ describe('a request followed by a half-close is answered', () => {
   let alice: { user: User; key: string };
   let bob: User;
   beforeAll(async () => {
-    server = await startServer({ dataDir: tmp.dir, config: configFrom({ rate_limits: { enabled: false } }), port: 0, log: pino({ level: 'silent' }), services: [] });
+    server = await startServer({
+      dataDir: tmp.dir,
+      config: configFrom({ rate_limits: { enabled: false } }),
+      port: 0,
+      log: pino({ level: 'silent' }),
+      services: [],
+    });
     ({ alice, bob } = await server.store.transaction((tx) => {
       const a = createUser(tx, server.env, { name: 'Alice' });
       grantMoney(tx, server.env, a.id, 1000);
-      return { alice: { user: a, key: createKey(tx, server.env, a.id).api_key }, bob: createUser(tx, server.env, { name: 'Bob' }) };
+      return {
+        alice: { user: a, key: createKey(tx, server.env, a.id).api_key },
+        bob: createUser(tx, server.env, { name: 'Bob' }),
+      };
     }));
   });
   afterAll(async () => {
@@ -46,7 +55,11 @@ describe('a request followed by a half-close is answered', () => {
   });
 
   it('a GET then end() is answered too', async () => {
-    const answer = await raw(server.port, `GET /api/v1/wallet/balance HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\n\r\n`, { end: true });
+    const answer = await raw(
+      server.port,
+      `GET /api/v1/wallet/balance HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\n\r\n`,
+      { end: true },
+    );
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
   });
 });

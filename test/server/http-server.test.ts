@@ -9,18 +9,25 @@ import { tempDir } from '../helpers/api.js';
 import { raw } from '../helpers/raw-http.js';
 
 /** Status line and parsed JSON body of a raw HTTP answer. */
-function parse(answer: string): { status: number; headers: string; body: { error: { code: string; message: string } } } {
+function parse(answer: string): {
+  status: number;
+  headers: string;
+  body: { error: { code: string; message: string } };
+} {
   const [head, body] = answer.split('\r\n\r\n');
   return { status: Number(head!.split(' ')[1]), headers: head!, body: JSON.parse(body!) };
 }
 
-describe('server limits from config.server (timeouts, connections) and node\'s own errors as JSON', () => {
+describe("server limits from config.server (timeouts, connections) and node's own errors as JSON", () => {
   const tmp = tempDir('pinbot-http-');
   let server: RunningServer;
   beforeAll(async () => {
     server = await startServer({
       dataDir: tmp.dir,
-      config: configFrom({ rate_limits: { enabled: false }, server: { headers_timeout: '300ms', request_timeout: '2s', keep_alive_timeout: '1500ms', max_connections: 3 } }),
+      config: configFrom({
+        rate_limits: { enabled: false },
+        server: { headers_timeout: '300ms', request_timeout: '2s', keep_alive_timeout: '1500ms', max_connections: 3 },
+      }),
       port: 0,
       log: pino({ level: 'silent' }),
       services: [],
@@ -40,7 +47,13 @@ describe('server limits from config.server (timeouts, connections) and node\'s o
 
   it('defaults are finite and documented', () => {
     const s = configFrom({}).server;
-    expect(s).toMatchObject({ headers_timeout: '15s', request_timeout: '30s', keep_alive_timeout: '5s', max_connections: 1000, trust_proxy: false });
+    expect(s).toMatchObject({
+      headers_timeout: '15s',
+      request_timeout: '30s',
+      keep_alive_timeout: '5s',
+      max_connections: 1000,
+      trust_proxy: false,
+    });
   });
 
   it('a malformed request line is 400 malformed_request with the JSON error body', async () => {
@@ -52,7 +65,9 @@ describe('server limits from config.server (timeouts, connections) and node\'s o
   });
 
   it('headers over 16 kB are 431 headers_too_large with the JSON error body', async () => {
-    const res = parse(await raw(server.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`));
+    const res = parse(
+      await raw(server.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`),
+    );
     expect(res.status).toBe(431);
     expect(res.body.error.code).toBe('headers_too_large');
   });
@@ -90,7 +105,9 @@ describe('config.server timeouts', () => {
       const f = join(t.dir, 'config.yaml');
       writeFileSync(f, 'server:\n  headers_timeout: 1m\n  request_timeout: 30s\n');
       expect(() => loadConfig(f)).toThrow(ConfigError);
-      expect(() => loadConfig(f)).toThrow(`${f}:2:20: server.headers_timeout: is longer than server.request_timeout (30s)`);
+      expect(() => loadConfig(f)).toThrow(
+        `${f}:2:20: server.headers_timeout: is longer than server.request_timeout (30s)`,
+      );
       expect(() => configFrom({ server: { headers_timeout: '1m' } })).toThrow(/headers_timeout/);
     } finally {
       t.cleanup();

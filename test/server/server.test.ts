@@ -24,18 +24,27 @@ describe('startServer / close', () => {
         routes: [...meRoutes, ...testRoutes],
         services: [],
       });
-      const key = await server.store.transaction((tx) => createKey(tx, server.env, createUser(tx, server.env, { name: 'Alice' }).id).api_key);
+      const key = await server.store.transaction(
+        (tx) => createKey(tx, server.env, createUser(tx, server.env, { name: 'Alice' }).id).api_key,
+      );
       const body = JSON.stringify({ text: 'sent while stopping' });
       // A request whose body is still arriving when the stop begins.
-      const req = request({ port: server.port, method: 'POST', path: '/api/v1/test/notes', headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } });
-      const response = new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
-        req.on('response', (res) => {
-          let text = '';
-          res.setEncoding('utf8').on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, text }));
-        });
-        req.on('error', reject);
+      const req = request({
+        port: server.port,
+        method: 'POST',
+        path: '/api/v1/test/notes',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
       });
+      const response = new Promise<{ status: number; connection: string | undefined; text: string }>(
+        (resolve, reject) => {
+          req.on('response', (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (c) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, text }));
+          });
+          req.on('error', reject);
+        },
+      );
       const arrived = new Promise((resolve) => server.http.once('request', resolve));
       req.write(body.slice(0, 10));
       await arrived;

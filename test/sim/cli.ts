@@ -51,8 +51,14 @@ if (values['database-url'] !== undefined && values.store !== 'postgres') {
   process.exit(2);
 }
 
-const all = values.seed !== undefined ? [int('seed', 0)] : Array.from({ length: int('seeds', 1) }, (_, i) => int('start', 0) + i);
-const opts = { ops: int('ops', 1), concurrency: int('concurrency', 1), users: int('users', 3), store: values.store as StoreKind };
+const all =
+  values.seed !== undefined ? [int('seed', 0)] : Array.from({ length: int('seeds', 1) }, (_, i) => int('start', 0) + i);
+const opts = {
+  ops: int('ops', 1),
+  concurrency: int('concurrency', 1),
+  users: int('users', 3),
+  store: values.store as StoreKind,
+};
 const started = performance.now();
 const RESULT = 'SIM-RESULT ';
 
@@ -90,7 +96,10 @@ async function runHere(seeds: number[], progress: boolean): Promise<{ failed: nu
       const kept = url && databaseUrl && !values['throwaway-server'];
       console.error(`FAIL ${(err as Error).message}${kept ? `\n  (its database is kept: ${redactUrl(url)})` : ''}`);
     }
-    if (progress && (n + 1) % 50 === 0) console.log(`${n + 1}/${seeds.length} seeds, ${failed.length} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    if (progress && (n + 1) % 50 === 0)
+      console.log(
+        `${n + 1}/${seeds.length} seeds, ${failed.length} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
   }
   return { failed, requests };
 }
@@ -98,29 +107,57 @@ async function runHere(seeds: number[], progress: boolean): Promise<{ failed: nu
 /** Runs `seeds` in `jobs` child processes (seeds dealt round-robin) and adds up their results. */
 async function runSharded(jobs: number): Promise<{ failed: number[]; requests: number }> {
   const self = fileURLToPath(import.meta.url);
-  const passthrough = ['--ops', String(opts.ops), '--concurrency', String(opts.concurrency), '--users', String(opts.users), '--store', opts.store, ...(databases ? ['--database-url', databases.adminUrl, ...(databaseUrl && !values['throwaway-server'] ? [] : ['--throwaway-server'])] : []), '--seeds', String(all.length), '--start', String(all[0])];
+  const passthrough = [
+    '--ops',
+    String(opts.ops),
+    '--concurrency',
+    String(opts.concurrency),
+    '--users',
+    String(opts.users),
+    '--store',
+    opts.store,
+    ...(databases
+      ? [
+          '--database-url',
+          databases.adminUrl,
+          ...(databaseUrl && !values['throwaway-server'] ? [] : ['--throwaway-server']),
+        ]
+      : []),
+    '--seeds',
+    String(all.length),
+    '--start',
+    String(all[0]),
+  ];
   let doneSeeds = 0;
   const results = await Promise.all(
-    Array.from({ length: jobs }, (_, k) =>
-      new Promise<{ failed: number[]; requests: number }>((resolve, reject) => {
-        const child = spawn(process.execPath, [process.argv[1]!, self, ...passthrough, '--shard', `${k}/${jobs}`], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.setEncoding('utf8');
-        child.stdout.on('data', (chunk: string) => {
-          out += chunk;
-          for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
-            const line = out.slice(0, nl);
-            out = out.slice(nl + 1);
-            if (line.startsWith(RESULT)) resolve(JSON.parse(line.slice(RESULT.length)));
-            else if (line === 'SEED-DONE' && ++doneSeeds % 50 === 0) console.log(`${doneSeeds}/${all.length} seeds, ${((performance.now() - started) / 1000).toFixed(1)} s`);
-            else if (line !== 'SEED-DONE') console.log(line);
-          }
-        });
-        child.on('exit', (code) => reject(new Error(`simulator shard ${k} exited with ${code} before reporting`)));
-      }),
+    Array.from(
+      { length: jobs },
+      (_, k) =>
+        new Promise<{ failed: number[]; requests: number }>((resolve, reject) => {
+          const child = spawn(process.execPath, [process.argv[1]!, self, ...passthrough, '--shard', `${k}/${jobs}`], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let out = '';
+          child.stdout.setEncoding('utf8');
+          child.stdout.on('data', (chunk: string) => {
+            out += chunk;
+            for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
+              const line = out.slice(0, nl);
+              out = out.slice(nl + 1);
+              if (line.startsWith(RESULT)) resolve(JSON.parse(line.slice(RESULT.length)));
+              else if (line === 'SEED-DONE' && ++doneSeeds % 50 === 0)
+                console.log(`${doneSeeds}/${all.length} seeds, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+              else if (line !== 'SEED-DONE') console.log(line);
+            }
+          });
+          child.on('exit', (code) => reject(new Error(`simulator shard ${k} exited with ${code} before reporting`)));
+        }),
     ),
   );
-  return { failed: results.flatMap((r) => r.failed).sort((a, b) => a - b), requests: results.reduce((s, r) => s + r.requests, 0) };
+  return {
+    failed: results.flatMap((r) => r.failed).sort((a, b) => a - b),
+    requests: results.reduce((s, r) => s + r.requests, 0),
+  };
 }
 
 if (values.shard !== undefined) {
@@ -143,7 +180,9 @@ const jobs = Math.max(1, Math.min(int('jobs', 1), all.length));
 const { failed, requests } = jobs > 1 ? await runSharded(jobs) : await runHere(all, !values.verbose);
 const secs = (performance.now() - started) / 1000;
 const where = databases ? ` on ${databases.where}` : '';
-console.log(`${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ${opts.store} store${where}, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} requests in ${secs.toFixed(1)} s`);
+console.log(
+  `${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ${opts.store} store${where}, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} requests in ${secs.toFixed(1)} s`,
+);
 if (failed.length) console.log(`failing seeds: ${failed.join(' ')}  (replay one: npm run sim -- --seed N --verbose)`);
 console.log(`${all.length - failed.length} passed, ${failed.length} failed`);
 await exit(failed.length ? 1 : 0);

@@ -14,7 +14,12 @@ export interface Reply {
 export function jsonClient(base: string, maxSockets = 64) {
   const url = new URL(base);
   const agent = new Agent({ keepAlive: true, maxSockets, scheduling: 'lifo' });
-  const call = (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> =>
+  const call = (
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<Reply> =>
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
@@ -24,7 +29,14 @@ export function jsonClient(base: string, maxSockets = 64) {
           path: url.pathname + path,
           method,
           agent,
-          headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) },
+          headers:
+            payload === undefined
+              ? headers
+              : {
+                  ...headers,
+                  'Content-Type': 'application/json',
+                  'Content-Length': String(Buffer.byteLength(payload)),
+                },
         },
         (res) => {
           let text = '';
@@ -32,9 +44,18 @@ export function jsonClient(base: string, maxSockets = 64) {
           res.on('data', (chunk: string) => (text += chunk));
           res.on('end', () => {
             try {
-              resolve({ status: res.statusCode ?? 0, text, body: JSON.parse(text), replayed: res.headers['idempotent-replayed'] === 'true' });
+              resolve({
+                status: res.statusCode ?? 0,
+                text,
+                body: JSON.parse(text),
+                replayed: res.headers['idempotent-replayed'] === 'true',
+              });
             } catch (err) {
-              reject(new Error(`${method} ${path} answered ${res.statusCode} with non-JSON: ${text.slice(0, 200)}`, { cause: err }));
+              reject(
+                new Error(`${method} ${path} answered ${res.statusCode} with non-JSON: ${text.slice(0, 200)}`, {
+                  cause: err,
+                }),
+              );
             }
           });
           res.on('error', reject);

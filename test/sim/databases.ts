@@ -46,7 +46,8 @@ export function urlProblem(url: string): string | undefined {
   } catch {
     return `${JSON.stringify(url.slice(0, 80))} is not a URL; expected postgres://user[:password]@host[:port]/database`;
   }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') return `${redactUrl(url)} is not a postgres:// URL; expected postgres://user[:password]@host[:port]/database`;
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
+    return `${redactUrl(url)} is not a postgres:// URL; expected postgres://user[:password]@host[:port]/database`;
   if (!u.hostname) return `${redactUrl(url)} names no host; expected postgres://user[:password]@host[:port]/database`;
   return undefined;
 }
@@ -60,7 +61,8 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-const NO_CREATEDB = ' The role needs CREATEDB (ALTER ROLE … CREATEDB), or leave out --database-url / DATABASE_URL to start a throw-away server.';
+const NO_CREATEDB =
+  ' The role needs CREATEDB (ALTER ROLE … CREATEDB), or leave out --database-url / DATABASE_URL to start a throw-away server.';
 
 /** Runs `sql` on a short-lived connection to `url`; errors name the server and what to do. Internal. */
 async function adminQuery(url: string, sql: string): Promise<pg.QueryResult> {
@@ -69,7 +71,10 @@ async function adminQuery(url: string, sql: string): Promise<pg.QueryResult> {
     await c.connect();
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new Error(`cannot reach PostgreSQL at ${redactUrl(url)}: ${e.code ?? ''} ${e.message}`.trim() + '. Is the server running, and are the host, port, user and database of --database-url / DATABASE_URL right? (Leave both out to start a throw-away server.)');
+    throw new Error(
+      `cannot reach PostgreSQL at ${redactUrl(url)}: ${e.code ?? ''} ${e.message}`.trim() +
+        '. Is the server running, and are the host, port, user and database of --database-url / DATABASE_URL right? (Leave both out to start a throw-away server.)',
+    );
   }
   try {
     return await c.query(sql);
@@ -91,8 +96,14 @@ export async function databaseSource({ url }: { url?: string }): Promise<Databas
   if (url !== undefined) {
     const problem = urlProblem(url);
     if (problem) throw new Error(`--database-url / DATABASE_URL: ${problem}`);
-    const role = await adminQuery(url, 'SELECT current_user AS name, rolcreatedb OR rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
-    if (!role.rows[0]?.ok) throw new Error(`the role ${JSON.stringify(role.rows[0]?.name)} of ${redactUrl(url)} cannot create databases (each run part gets a fresh one).${NO_CREATEDB}`);
+    const role = await adminQuery(
+      url,
+      'SELECT current_user AS name, rolcreatedb OR rolsuper AS ok FROM pg_roles WHERE rolname = current_user',
+    );
+    if (!role.rows[0]?.ok)
+      throw new Error(
+        `the role ${JSON.stringify(role.rows[0]?.name)} of ${redactUrl(url)} cannot create databases (each run part gets a fresh one).${NO_CREATEDB}`,
+      );
   } else {
     server = await startPostgres();
   }

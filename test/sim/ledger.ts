@@ -17,7 +17,8 @@ export interface Ledger {
 export function ledger(db: ReadView): Ledger {
   const out: Ledger = { balances: 0, pending: 0, ubi: 0, grants: 0 };
   for (const a of db.col(Accounts).all()) {
-    if (!Number.isSafeInteger(a.balance_cents) || a.balance_cents < 0) throw new Error(`account ${a.id} has balance ${a.balance_cents}`);
+    if (!Number.isSafeInteger(a.balance_cents) || a.balance_cents < 0)
+      throw new Error(`account ${a.id} has balance ${a.balance_cents}`);
     out.balances += a.balance_cents;
   }
   for (const t of db.col(Transactions).all()) {
@@ -32,7 +33,9 @@ export function ledger(db: ReadView): Ledger {
 export function assertConserved(db: ReadView, context = ''): Ledger {
   const l = ledger(db);
   if (l.balances + l.pending !== l.ubi + l.grants) {
-    throw new Error(`conservation broken${context ? ` (${context})` : ''}: balances ${l.balances} + pending ${l.pending} ≠ ubi ${l.ubi} + grants ${l.grants} (cents)`);
+    throw new Error(
+      `conservation broken${context ? ` (${context})` : ''}: balances ${l.balances} + pending ${l.pending} ≠ ubi ${l.ubi} + grants ${l.grants} (cents)`,
+    );
   }
   return l;
 }

@@ -43,25 +43,42 @@ export function makePlan(r: Rng, { ops, users }: { ops: number; users: number })
   };
   const anySend = () => r.pick(sends);
   // Mostly recent sends, so answers often meet a transfer still pending (and race each other).
-  const recentSend = () => sends[Math.max(0, sends.length - 1 - Math.floor(r.next() ** 2 * Math.min(sends.length, 200)))]!;
+  const recentSend = () =>
+    sends[Math.max(0, sends.length - 1 - Math.floor(r.next() ** 2 * Math.min(sends.length, 200)))]!;
   for (let i = 0; i < ops; i++) {
     const roll = r.next();
     let op: Op;
     if (sends.length === 0 || roll < 0.3) {
       const cents = r.chance(0.4) ? r.int(1, 15) * 100 : r.int(1, 1000);
-      op = { kind: 'send', ...pair(), cents, note: r.chance(0.3) ? `op ${i}` : '', ...(r.chance(0.25) ? { key: `send-${i}` } : {}) };
+      op = {
+        kind: 'send',
+        ...pair(),
+        cents,
+        note: r.chance(0.3) ? `op ${i}` : '',
+        ...(r.chance(0.25) ? { key: `send-${i}` } : {}),
+      };
       sends.push(i);
     } else if (roll < 0.34) op = { kind: 'overdraw', ...pair() };
     else if (roll < 0.37) {
       const [amount, code] = r.pick(BAD_AMOUNTS);
       op = { kind: 'bad_amount', ...pair(), amount, code };
-    } else if (roll < 0.6) op = { kind: 'answer', send: recentSend(), action: 'accept', ...(r.chance(0.3) ? { key: `acc-${i}` } : {}) };
-    else if (roll < 0.74) op = { kind: 'answer', send: recentSend(), action: 'decline', ...(r.chance(0.3) ? { key: `dec-${i}` } : {}) };
+    } else if (roll < 0.6)
+      op = { kind: 'answer', send: recentSend(), action: 'accept', ...(r.chance(0.3) ? { key: `acc-${i}` } : {}) };
+    else if (roll < 0.74)
+      op = { kind: 'answer', send: recentSend(), action: 'decline', ...(r.chance(0.3) ? { key: `dec-${i}` } : {}) };
     else if (roll < 0.82) op = { kind: 'race', send: recentSend(), acceptFirst: r.chance(0.5) };
-    else if (roll < 0.85) op = { kind: 'wrong_party', send: anySend(), who: r.chance(0.5) ? 'sender' : 'stranger', action: r.chance(0.5) ? 'accept' : 'decline' };
+    else if (roll < 0.85)
+      op = {
+        kind: 'wrong_party',
+        send: anySend(),
+        who: r.chance(0.5) ? 'sender' : 'stranger',
+        action: r.chance(0.5) ? 'accept' : 'decline',
+      };
     else if (roll < 0.9 && keyed.length > 0) op = { kind: 'retry', of: r.pick(keyed) };
-    else if (roll < 0.92) op = { kind: 'duplicate', send: recentSend(), action: r.chance(0.5) ? 'accept' : 'decline', key: `dup-${i}` };
-    else if (roll < 0.995) op = { kind: 'read', user: r.int(0, users - 1), what: r.pick(['balance', 'pending', 'transactions'] as const) };
+    else if (roll < 0.92)
+      op = { kind: 'duplicate', send: recentSend(), action: r.chance(0.5) ? 'accept' : 'decline', key: `dup-${i}` };
+    else if (roll < 0.995)
+      op = { kind: 'read', user: r.int(0, users - 1), what: r.pick(['balance', 'pending', 'transactions'] as const) };
     else op = { kind: 'ubi_day' };
     if ((op.kind === 'send' || op.kind === 'answer') && op.key) keyed.push(i);
     plan.push(op);

@@ -72,12 +72,27 @@ const DAY = 86_400_000;
  *
  * @example await simulate({ seed: 7 }) // throws SimFailure on any violation
  */
-export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, store: kind = 'memory', url, cluster }: SimOptions): Promise<SimReport> {
+export async function simulate({
+  seed,
+  ops = 2000,
+  concurrency = 32,
+  users = 8,
+  store: kind = 'memory',
+  url,
+  cluster,
+}: SimOptions): Promise<SimReport> {
   const r = rng(seed);
   const plan = makePlan(r, { ops, users });
   const tmp = kind === 'file' && !cluster ? tempDir('pinbot-sim-') : undefined;
   // the commit feed `serve` has: every write of the simulation goes through it
-  const { store, commits } = observeCommits(cluster?.store ?? (tmp ? await FileStore.open(tmp.dir) : kind === 'postgres' ? await PgStore.open({ url: url! }) : new MemoryStore()));
+  const { store, commits } = observeCommits(
+    cluster?.store ??
+      (tmp
+        ? await FileStore.open(tmp.dir)
+        : kind === 'postgres'
+          ? await PgStore.open({ url: url! })
+          : new MemoryStore()),
+  );
   const clock = new VirtualClock(T0);
   const env = { clock, config: configFrom({ rate_limits: { enabled: false }, log: { level: 'silent' } }) };
   let http: ReturnType<typeof createServer> | undefined;
@@ -94,7 +109,10 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
   }
   const clients = urls.map((u) => jsonClient(`${u}/api/v1`));
   let turn = 0;
-  const client = { call: (...args: Parameters<(typeof clients)[0]['call']>) => clients[turn++ % clients.length]!.call(...args), close: () => clients.forEach((c) => c.close()) };
+  const client = {
+    call: (...args: Parameters<(typeof clients)[0]['call']>) => clients[turn++ % clients.length]!.call(...args),
+    close: () => clients.forEach((c) => c.close()),
+  };
   const fail = (msg: string): never => {
     throw new SimFailure(seed, msg);
   };
@@ -105,7 +123,10 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
     const people: Array<{ key: string; pin: string }> = [];
     for (let i = 0; i < users; i++) {
       const cents = r.int(50, 500) * 100;
-      const u = (await runAdminCommand({ store, env }, 'users.add', { name: `user${i}`, balance: String(cents / 100) })) as { api_key: string; pin_code: string };
+      const u = (await runAdminCommand({ store, env }, 'users.add', {
+        name: `user${i}`,
+        balance: String(cents / 100),
+      })) as { api_key: string; pin_code: string };
       people.push({ key: u.api_key, pin: u.pin_code });
       model.grant(i, cents);
     }
@@ -120,13 +141,16 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
     const keyed = new Map<number, { user: number; path: string; body: unknown; key: string; first: Promise<Reply> }>();
     const seen = (i: number, what: string, res: Reply, allowed: Array<[number, string?]>) => {
       const code = res.body?.error?.code as string | undefined;
-      outcomes[`${what} ${res.status}${code ? ` ${code}` : ''}`] = (outcomes[`${what} ${res.status}${code ? ` ${code}` : ''}`] ?? 0) + 1;
-      if (!allowed.some(([s, c]) => s === res.status && (c === undefined || c === code))) fail(`op ${i} (${what}) answered ${res.status} ${res.text.slice(0, 300)}`);
+      outcomes[`${what} ${res.status}${code ? ` ${code}` : ''}`] =
+        (outcomes[`${what} ${res.status}${code ? ` ${code}` : ''}`] ?? 0) + 1;
+      if (!allowed.some(([s, c]) => s === res.status && (c === undefined || c === code)))
+        fail(`op ${i} (${what}) answered ${res.status} ${res.text.slice(0, 300)}`);
     };
     const answerPath = (id: string, action: string) => `/wallet/transactions/${id}/${action}`;
     const answered = (i: number, what: string, res: Reply, t: Sent, action: 'accept' | 'decline') => {
       seen(i, what, res, [[200], [409, 'transaction_not_pending'], [409, 'idempotency_key_in_use']]);
-      if (res.status === 200 && !res.replayed) model.answer(t, action === 'accept' ? 'accepted' : 'declined', `op ${i}`);
+      if (res.status === 200 && !res.replayed)
+        model.answer(t, action === 'accept' ? 'accepted' : 'declined', `op ${i}`);
     };
 
     const runOp = async (i: number, op: Op): Promise<void> => {
@@ -140,14 +164,25 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
           seen(i, 'send', res, [[201], [400, 'insufficient_funds']]);
           if (res.status !== 201) return;
           const t = res.body.transaction;
-          if (t.status !== 'pending' || t.amount !== op.cents / 100 || t.direction !== 'sent') fail(`op ${i}: send answered ${res.text}`);
+          if (t.status !== 'pending' || t.amount !== op.cents / 100 || t.direction !== 'sent')
+            fail(`op ${i}: send answered ${res.text}`);
           model.send(i, { id: t.id, from: op.from, to: op.to, cents: op.cents });
           return;
         }
         case 'overdraw':
-          return seen(i, 'overdraw', await call(op.from, 'POST', '/wallet/send', { recipient_pin: people[op.to]!.pin, amount: 1_000_000 }), [[400, 'insufficient_funds']]);
+          return seen(
+            i,
+            'overdraw',
+            await call(op.from, 'POST', '/wallet/send', { recipient_pin: people[op.to]!.pin, amount: 1_000_000 }),
+            [[400, 'insufficient_funds']],
+          );
         case 'bad_amount':
-          return seen(i, 'bad_amount', await call(op.from, 'POST', '/wallet/send', { recipient_pin: people[op.to]!.pin, amount: op.amount }), [[400, op.code]]);
+          return seen(
+            i,
+            'bad_amount',
+            await call(op.from, 'POST', '/wallet/send', { recipient_pin: people[op.to]!.pin, amount: op.amount }),
+            [[400, op.code]],
+          );
         case 'answer': {
           const t = await sent[op.send];
           if (!t) return;
@@ -174,7 +209,12 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
           if (!t) return;
           const who = op.who === 'sender' ? t.from : [...Array(users).keys()].find((u) => u !== t.from && u !== t.to)!;
           const res = await call(who, 'POST', answerPath(t.id, op.action), {});
-          return seen(i, `${op.who}`, res, op.who === 'sender' ? [[403, 'forbidden']] : [[404, 'transaction_not_found']]);
+          return seen(
+            i,
+            `${op.who}`,
+            res,
+            op.who === 'sender' ? [[403, 'forbidden']] : [[404, 'transaction_not_found']],
+          );
         }
         case 'retry': {
           const orig = keyed.get(op.of);
@@ -193,16 +233,22 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
           const both = await Promise.all([call(t.to, 'POST', path, {}, op.key), call(t.to, 'POST', path, {}, op.key)]);
           const done = both.filter((res) => res.body?.error?.code !== 'idempotency_key_in_use');
           if (done.length === 0) fail(`op ${i}: both duplicates were "in use"`);
-          if (done.length === 2 && done[0]!.text !== done[1]!.text) fail(`op ${i}: duplicates answered differently: ${done[0]!.text} / ${done[1]!.text}`);
+          if (done.length === 2 && done[0]!.text !== done[1]!.text)
+            fail(`op ${i}: duplicates answered differently: ${done[0]!.text} / ${done[1]!.text}`);
           for (const res of both) answered(i, 'duplicate', res, t, op.action);
           return;
         }
         case 'read': {
-          const path = { balance: '/wallet/balance', pending: '/wallet/pending', transactions: '/wallet/transactions?limit=20' }[op.what];
+          const path = {
+            balance: '/wallet/balance',
+            pending: '/wallet/pending',
+            transactions: '/wallet/transactions?limit=20',
+          }[op.what];
           const res = await call(op.user, 'GET', path);
           seen(i, `read ${op.what}`, res, [[200]]);
           if (op.what === 'balance' && !(res.body.balance >= 0)) fail(`op ${i}: balance ${res.text}`);
-          if (op.what === 'pending' && res.body.pending_transactions.some((p: { amount: number }) => !(p.amount > 0))) fail(`op ${i}: pending ${res.text}`);
+          if (op.what === 'pending' && res.body.pending_transactions.some((p: { amount: number }) => !(p.amount > 0)))
+            fail(`op ${i}: pending ${res.text}`);
           return;
         }
         case 'ubi_day': {
@@ -221,21 +267,30 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
       const done = queue.add(async () => {
         if (failure) return;
         await runOp(i, op).catch((err: unknown) => {
-          throw err instanceof SimFailure ? err : new SimFailure(seed, `op ${i} (${op.kind}): ${(err as Error).stack ?? String(err)}`);
+          throw err instanceof SimFailure
+            ? err
+            : new SimFailure(seed, `op ${i} (${op.kind}): ${(err as Error).stack ?? String(err)}`);
         });
         // The books balance at every instant, not just at the end.
         if (cluster) await store.durable();
         assertConserved(store.read, `after op ${i} (${op.kind})`);
       });
       const result = done.then(() => undefined);
-      sent[i] = op.kind === 'send' ? done.then(() => model.sentAt(i), () => undefined) : Promise.resolve(undefined);
+      sent[i] =
+        op.kind === 'send'
+          ? done.then(
+              () => model.sentAt(i),
+              () => undefined,
+            )
+          : Promise.resolve(undefined);
       result.catch((err) => {
         failure ??= err;
         queue.clear();
       });
     });
     await queue.onIdle();
-    if (failure) throw failure instanceof SimFailure ? failure : new SimFailure(seed, (failure as Error).stack ?? String(failure));
+    if (failure)
+      throw failure instanceof SimFailure ? failure : new SimFailure(seed, (failure as Error).stack ?? String(failure));
 
     // Every balance and every transfer as the responses said.
     let apiTotal = 0;
@@ -244,16 +299,21 @@ export async function simulate({ seed, ops = 2000, concurrency = 32, users = 8, 
       const pend = await call(u, 'GET', '/wallet/pending');
       const cents = Math.round(bal.body.balance * 100);
       if (cents !== model.balance(u)) fail(`user${u} has ${cents} cents, the model says ${model.balance(u)}`);
-      apiTotal += cents + pend.body.pending_transactions.reduce((s: number, p: { amount: number }) => s + Math.round(p.amount * 100), 0);
+      apiTotal +=
+        cents +
+        pend.body.pending_transactions.reduce((s: number, p: { amount: number }) => s + Math.round(p.amount * 100), 0);
     }
     await store.durable();
     for (const t of model.transfers()) {
       const stored = store.read.col(Transactions).get(t.id)?.status;
-      if (stored !== (t.state ?? 'pending')) fail(`transfer ${t.id} is ${stored}, the responses said ${t.state ?? 'pending'}`);
+      if (stored !== (t.state ?? 'pending'))
+        fail(`transfer ${t.id} is ${stored}, the responses said ${t.state ?? 'pending'}`);
     }
     const ledger = assertConserved(store.read, 'at the end');
-    if (ledger.grants !== model.grants || ledger.ubi !== model.ubiTotal) fail(`grants ${ledger.grants}/${model.grants}, ubi ${ledger.ubi}/${model.ubiTotal}`);
-    if (apiTotal !== model.grants + model.ubiTotal) fail(`through the API, balances + pending = ${apiTotal}, grants + UBI = ${model.grants + model.ubiTotal}`);
+    if (ledger.grants !== model.grants || ledger.ubi !== model.ubiTotal)
+      fail(`grants ${ledger.grants}/${model.grants}, ubi ${ledger.ubi}/${model.ubiTotal}`);
+    if (apiTotal !== model.grants + model.ubiTotal)
+      fail(`through the API, balances + pending = ${apiTotal}, grants + UBI = ${model.grants + model.ubiTotal}`);
     return { seed, ops, requests, outcomes, ledger };
   } finally {
     client.close();

@@ -21,7 +21,12 @@ afterEach(async () => {
 
 /** A store that only has the Store interface: observeCommits wraps its views to note writes. */
 function plain(inner: Store): Store {
-  return { read: inner.read, transaction: (fn) => inner.transaction(fn), durable: () => inner.durable(), close: () => inner.close() };
+  return {
+    read: inner.read,
+    transaction: (fn) => inner.transaction(fn),
+    durable: () => inner.durable(),
+    close: () => inner.close(),
+  };
 }
 
 async function fileStore(failAppends?: { on: boolean }): Promise<FileStore> {
@@ -29,7 +34,13 @@ async function fileStore(failAppends?: { on: boolean }): Promise<FileStore> {
   const store = await FileStore.open(t.dir, {
     openAppend: async (path) => {
       const real = await openAppendFile(path);
-      return { ...real, append: (data) => (failAppends?.on ? Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' })) : real.append(data)) };
+      return {
+        ...real,
+        append: (data) =>
+          failAppends?.on
+            ? Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }))
+            : real.append(data),
+      };
     },
     retry: { firstMs: 60_000, maxMs: 60_000 },
     warn: () => undefined,
@@ -54,14 +65,24 @@ describe.each(stores)('commit feed: %s', (_name, make) => {
     await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
     cause = 'key_b';
     await store.transaction((tx) => tx.col(Notes).update('n1', { text: 'two' }));
-    await expect(store.transaction((tx) => {
-      tx.col(Notes).insert({ id: 'n2', text: 'x' });
-      throw new Error('no');
-    })).rejects.toThrow('no');
+    await expect(
+      store.transaction((tx) => {
+        tx.col(Notes).insert({ id: 'n2', text: 'x' });
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
     await store.transaction((tx) => void tx.col(Notes).get('n1')); // nothing written: nothing heard
     expect(heard).toEqual([
-      { writes: [{ collection: 'feed_notes', id: 'n1', before: null, after: { id: 'n1', text: 'one' } }], cause: 'key_a' },
-      { writes: [{ collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } }], cause: 'key_b' },
+      {
+        writes: [{ collection: 'feed_notes', id: 'n1', before: null, after: { id: 'n1', text: 'one' } }],
+        cause: 'key_a',
+      },
+      {
+        writes: [
+          { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } },
+        ],
+        cause: 'key_b',
+      },
     ]);
     expect(store.read.col(Notes).get('n2')).toBeUndefined();
   });

@@ -119,7 +119,9 @@ describe.concurrent('file store under crashes (child processes)', { timeout: 120
     const before = readFileSync(join(d, 'db.json'), 'utf8');
     let n = 100_000;
     while (statSync(join(d, 'journal.jsonl')).size < snapshotBytes / 2) {
-      await Promise.all(Array.from({ length: 100 }, () => s2.transaction((tx) => tx.col(Items).insert({ id: `item_${n}`, n: n++ }))));
+      await Promise.all(
+        Array.from({ length: 100 }, () => s2.transaction((tx) => tx.col(Items).insert({ id: `item_${n}`, n: n++ }))),
+      );
     }
     // The journal is far past compact_bytes but smaller than the snapshot: no compaction yet.
     expect(readFileSync(join(d, 'db.json'), 'utf8')).toBe(before);

@@ -34,7 +34,9 @@ function formatOneDir(): string {
 
 /** Every record of a format-1 directory, read from its files without the store (the oracle). */
 function recordsOf(dir: string): Record<string, StoredRecord[]> {
-  const snap = JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8')) as { collections: Record<string, StoredRecord[]> };
+  const snap = JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8')) as {
+    collections: Record<string, StoredRecord[]>;
+  };
   const all = new Map<string, Map<string, StoredRecord>>();
   for (const [name, records] of Object.entries(snap.collections)) all.set(name, new Map(records.map((r) => [r.id, r])));
   for (const line of readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean)) {
@@ -45,7 +47,9 @@ function recordsOf(dir: string): Record<string, StoredRecord[]> {
     }
   }
   const sortById = (a: StoredRecord, b: StoredRecord) => a.id.localeCompare(b.id);
-  return Object.fromEntries([...all].filter(([, m]) => m.size > 0).map(([name, m]) => [name, [...m.values()].sort(sortById)]));
+  return Object.fromEntries(
+    [...all].filter(([, m]) => m.size > 0).map(([name, m]) => [name, [...m.values()].sort(sortById)]),
+  );
 }
 
 function dumpOf(store: FileStore): Record<string, StoredRecord[]> {
@@ -56,26 +60,48 @@ function dumpOf(store: FileStore): Record<string, StoredRecord[]> {
   );
 }
 
-const open = (dir: string, warnings: string[] = []) => FileStore.open(dir, { integrity: dataDirIntegrity, warn: (m) => warnings.push(m), now: () => Date.parse('2026-11-26T04:00:00Z') });
+const open = (dir: string, warnings: string[] = []) =>
+  FileStore.open(dir, {
+    integrity: dataDirIntegrity,
+    warn: (m) => warnings.push(m),
+    now: () => Date.parse('2026-11-26T04:00:00Z'),
+  });
 
 describe('data directory formats', () => {
   it('a directory written by the previous format opens with every record, after a whole copy is kept', async () => {
     const dir = formatOneDir();
     const expected = recordsOf(FIXTURE);
-    expect(Object.keys(expected)).toEqual(expect.arrayContaining(['users', 'api_keys', 'wallet_accounts', 'wallet_transactions', 'messages', 'conversations']));
+    expect(Object.keys(expected)).toEqual(
+      expect.arrayContaining([
+        'users',
+        'api_keys',
+        'wallet_accounts',
+        'wallet_transactions',
+        'messages',
+        'conversations',
+      ]),
+    );
     const warnings: string[] = [];
     const store = await open(dir, warnings);
     expect(dumpOf(store)).toEqual(expected);
     const users = store.dump().users!.map((u) => (u as StoredRecord & { display_name: string }).display_name);
     expect(users.sort()).toEqual(['Alice', 'Bob']);
-    expect(store.dump().messages!.map((m) => (m as StoredRecord & { content: string }).content).sort()).toEqual(['hello from format 1', 'hi Alice']);
+    expect(
+      store
+        .dump()
+        .messages!.map((m) => (m as StoredRecord & { content: string }).content)
+        .sort(),
+    ).toEqual(['hello from format 1', 'hi Alice']);
     await store.close();
 
     const backup = join(dir, 'backup-format-1-20261126T040000000Z');
-    expect(warnings).toEqual([`upgraded the data directory ${dir} from format 1 to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`]);
+    expect(warnings).toEqual([
+      `upgraded the data directory ${dir} from format 1 to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`,
+    ]);
     // the copy is the directory byte for byte as the previous pinbot left it
     expect(readdirSync(backup).sort()).toEqual(['db.json', 'journal.jsonl']);
-    for (const f of ['db.json', 'journal.jsonl']) expect(readFileSync(join(backup, f), 'utf8'), f).toBe(readFileSync(join(FIXTURE, f), 'utf8'));
+    for (const f of ['db.json', 'journal.jsonl'])
+      expect(readFileSync(join(backup, f), 'utf8'), f).toBe(readFileSync(join(FIXTURE, f), 'utf8'));
     // the directory now records its format, in the file and in the snapshot
     expect(JSON.parse(readFileSync(join(dir, 'format'), 'utf8'))).toEqual({ format: DATA_FORMAT });
     expect(JSON.parse(readFileSync(join(dir, 'db.json'), 'utf8')).schema_version).toBe(DATA_FORMAT);
@@ -107,10 +133,14 @@ describe('data directory formats', () => {
       `${dir} holds data format 3, written by a newer pinbot; this one reads formats up to ${DATA_FORMAT}. Install the newer pinbot again (npm install pinbot@latest), or start this one on a backup taken before the upgrade (data/backup-format-${DATA_FORMAT}-*)`,
     );
     expect(readdirSync(dir).sort()).toEqual(before);
-    for (const f of ['db.json', 'journal.jsonl']) expect(readFileSync(join(dir, f), 'utf8')).toBe(readFileSync(join(FIXTURE, f), 'utf8'));
+    for (const f of ['db.json', 'journal.jsonl'])
+      expect(readFileSync(join(dir, f), 'utf8')).toBe(readFileSync(join(FIXTURE, f), 'utf8'));
 
     // the CLI prints it as one line and exits 1
-    const r = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'users', 'list', '--data', dir], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/pinbot.js'), 'users', 'list', '--data', dir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 1, stderr: `pinbot: ${err.message}\n` });
   });
 
@@ -137,6 +167,8 @@ describe('data directory formats', () => {
   it('a format file that is not one is refused, naming it', async () => {
     const dir = formatOneDir();
     appendFileSync(join(dir, 'format'), 'two');
-    await expect(open(dir)).rejects.toThrow(new RegExp(`^${join(dir, 'format').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not a data format record`));
+    await expect(open(dir)).rejects.toThrow(
+      new RegExp(`^${join(dir, 'format').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not a data format record`),
+    );
   });
 });

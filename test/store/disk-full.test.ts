@@ -27,7 +27,11 @@ function fillableDisk() {
         if (!disk.full) return real.append(data);
         disk.refused++;
         if (data.length > 1) await real.append(data.subarray(0, data.length >> 1));
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write', errno: -28 });
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+          code: 'ENOSPC',
+          syscall: 'write',
+          errno: -28,
+        });
       },
     };
   };
@@ -35,7 +39,11 @@ function fillableDisk() {
 }
 
 async function open(d: string, disk: ReturnType<typeof fillableDisk>, warnings: string[] = []): Promise<FileStore> {
-  const opts: FileStoreOptions = { openAppend: disk.openAppend, retry: { firstMs: 10, maxMs: 40 }, warn: (m) => warnings.push(m) };
+  const opts: FileStoreOptions = {
+    openAppend: disk.openAppend,
+    retry: { firstMs: 10, maxMs: 40 },
+    warn: (m) => warnings.push(m),
+  };
   const store = await FileStore.open(d, opts);
   cleanups.push(() => store.close());
   return store;
@@ -67,7 +75,9 @@ describe('a disk that refuses writes (issue 13, item 5)', () => {
     expect(statSync(join(t.dir, 'journal.jsonl')).size).toBe(journalBytes); // the half-written batch is cut off
     const health = store.health();
     expect(health).toMatchObject({ writable: false, reason: 'ENOSPC (write)' });
-    expect(warnings.some((w) => w.includes('the journal cannot be written (ENOSPC: no space left on device, write)'))).toBe(true);
+    expect(
+      warnings.some((w) => w.includes('the journal cannot be written (ENOSPC: no space left on device, write)')),
+    ).toBe(true);
 
     // While it is down: writes are refused at once (nothing runs), reads go on.
     const refusedBefore = disk.refused;
@@ -98,12 +108,15 @@ describe('a disk that refuses writes (issue 13, item 5)', () => {
     const api = await testApi({ store });
     const alice = await api.user('Alice');
     const bob = await api.user('Bob');
-    const send = (content: string) => api.http.post('/api/v1/messages/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, content });
+    const send = (content: string) =>
+      api.http.post('/api/v1/messages/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, content });
     await send('before').expect(201);
 
     disk.full = true;
     const refused = await send('while full').expect(503);
-    expect(refused.body).toEqual({ error: { code: 'storage_unavailable', message: expect.stringContaining('nothing was changed') } });
+    expect(refused.body).toEqual({
+      error: { code: 'storage_unavailable', message: expect.stringContaining('nothing was changed') },
+    });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     await send('again').expect(503);
     await api.http.get('/api/v1/me').set(alice.headers).expect(200);

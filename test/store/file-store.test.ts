@@ -1,4 +1,13 @@
-import { appendFileSync, copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, SCHEMA_VERSION } from '../../src/store/file/file-store.js';
@@ -28,7 +37,11 @@ async function addItems(store: FileStore, from: number, count: number): Promise<
   await Promise.all(
     Array.from({ length: count }, (_, i) =>
       store.transaction((tx) => {
-        tx.col(Items).insert({ id: `item_${String(from + i).padStart(8, '0')}`, n: from + i, owner: `o${(from + i) % 3}` });
+        tx.col(Items).insert({
+          id: `item_${String(from + i).padStart(8, '0')}`,
+          n: from + i,
+          owner: `o${(from + i) % 3}`,
+        });
         tx.col(Counters).put({ id: 'count', value: (tx.col(Counters).get('count')?.value ?? 0) + 1 });
       }),
     ),
@@ -110,14 +123,22 @@ describe('file store', () => {
     const live = await open(d);
     await addItems(live, 0, 3);
     const image = crashImage(d);
-    appendFileSync(join(image, 'journal.jsonl'), JSON.stringify({ s: 4, c: [['items', 'item_late', { id: 'item_late', n: 77 }]] }));
+    appendFileSync(
+      join(image, 'journal.jsonl'),
+      JSON.stringify({ s: 4, c: [['items', 'item_late', { id: 'item_late', n: 77 }]] }),
+    );
     const warnings: string[] = [];
     const store = await FileStore.open(image, { warn: (m) => warnings.push(m) });
     cleanups.push(() => store.close());
     expect(warnings).toHaveLength(1);
     expect(store.read.col(Items).get('item_late')).toBeUndefined();
     await addItems(store, 3, 1); // must start on a fresh line
-    expect(readFileSync(join(image, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).every((l) => JSON.parse(l))).toBe(true);
+    expect(
+      readFileSync(join(image, 'journal.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .every((l) => JSON.parse(l)),
+    ).toBe(true);
   });
 
   it('drops a tail of zeros (a crash after the size grew but before the data landed)', async () => {
@@ -141,7 +162,9 @@ describe('file store', () => {
     writeFileSync(journal, lines.join('\n'));
     const err = await FileStore.open(image).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JournalCorruptError);
-    expect((err as Error).message).toMatch(/journal\.jsonl:3: unreadable line, and later lines are intact.*Start-up refused .*Restore the data directory from a backup/);
+    expect((err as Error).message).toMatch(
+      /journal\.jsonl:3: unreadable line, and later lines are intact.*Start-up refused .*Restore the data directory from a backup/,
+    );
   });
 
   it('a second open of the same directory fails with a clear message until the first closes', async () => {
@@ -158,7 +181,9 @@ describe('file store', () => {
   it('refuses a snapshot of another schema version', async () => {
     const d = dir();
     writeFileSync(join(d, 'db.json'), JSON.stringify({ schema_version: 99, seq: 0, collections: {} }));
-    await expect(FileStore.open(d)).rejects.toThrow(/db\.json holds data format 99, written by a newer pinbot; this one reads formats up to 2\. Install the newer pinbot again/);
+    await expect(FileStore.open(d)).rejects.toThrow(
+      /db\.json holds data format 99, written by a newer pinbot; this one reads formats up to 2\. Install the newer pinbot again/,
+    );
     expect(existsSync(join(d, 'pinbot.lock'))).toBe(false);
   });
 
@@ -177,7 +202,9 @@ describe('file store', () => {
     const d = dir();
     const store = await open(d);
     const events: string[] = [];
-    const write = store.transaction((tx) => tx.col(Items).insert({ id: 'item_1', n: 1 })).then(() => events.push('write acked'));
+    const write = store
+      .transaction((tx) => tx.col(Items).insert({ id: 'item_1', n: 1 }))
+      .then(() => events.push('write acked'));
     await store.durable().then(() => events.push('durable'));
     await write;
     expect(events).toEqual(['write acked', 'durable']);
@@ -218,7 +245,8 @@ describe('file store', () => {
       const restored = await open(copy);
       const items = restored.read.col(Items);
       expect(restored.read.col(Counters).get('count')?.value ?? 0).toBe(items.count());
-      for (let i = 0; i < items.count(); i++) expect(items.one('n', String(i)), `round ${round}, item ${i}`).toBeDefined();
+      for (let i = 0; i < items.count(); i++)
+        expect(items.one('n', String(i)), `round ${round}, item ${i}`).toBeDefined();
       await restored.close();
     }
     expect(retried).toBeGreaterThan(0); // the check had something to catch
@@ -241,7 +269,11 @@ describe('isDurable: whether a read has anything to wait for', () => {
   it('a transaction that throws leaves nothing to wait for', async () => {
     const store = await open(dir());
     // a transaction whose function throws never reaches the journal
-    await expect(store.transaction(() => { throw new Error('no'); })).rejects.toThrow('no');
+    await expect(
+      store.transaction(() => {
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
     expect(store.isDurable()).toBe(true);
   });
 });

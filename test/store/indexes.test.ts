@@ -13,7 +13,11 @@ interface Item {
   owner: string;
   tags: string[];
 }
-const Items = defineCollection<Item>({ name: 'items', unique: { code: (i) => i.code }, multi: { owner: (i) => i.owner, tag: (i) => i.tags } });
+const Items = defineCollection<Item>({
+  name: 'items',
+  unique: { code: (i) => i.code },
+  multi: { owner: (i) => i.owner, tag: (i) => i.tags },
+});
 
 const state = (db: Store['read']) => ({
   codeA: db.col(Items).one('code', 'A')?.id,
@@ -33,7 +37,14 @@ describe('store indexes follow inserts, updates, deletes and rollbacks', () => {
       c.insert({ id: 'i1', owner: 'ann', tags: ['red', 'blue'] });
       c.insert({ id: 'i2', owner: 'bob', tags: [] });
     });
-    expect(state(store.read)).toEqual({ codeA: 'i3', codeB: undefined, ann: ['i1', 'i3'], bob: ['i2'], red: ['i1', 'i3'], blue: ['i1'] });
+    expect(state(store.read)).toEqual({
+      codeA: 'i3',
+      codeB: undefined,
+      ann: ['i1', 'i3'],
+      bob: ['i2'],
+      red: ['i1', 'i3'],
+      blue: ['i1'],
+    });
     // Same keys (a new but equal tags array): nothing moves.
     await store.transaction((tx) => tx.col(Items).update('i1', { tags: ['red', 'blue'] }));
     expect(state(store.read)).toMatchObject({ ann: ['i1', 'i3'], red: ['i1', 'i3'], blue: ['i1'] });
@@ -42,9 +53,23 @@ describe('store indexes follow inserts, updates, deletes and rollbacks', () => {
       tx.col(Items).update('i3', { code: 'B', owner: 'bob', tags: ['blue'] });
       tx.col(Items).update('i1', { tags: ['blue'] });
     });
-    expect(state(store.read)).toEqual({ codeA: undefined, codeB: 'i3', ann: ['i1'], bob: ['i2', 'i3'], red: [], blue: ['i1', 'i3'] });
+    expect(state(store.read)).toEqual({
+      codeA: undefined,
+      codeB: 'i3',
+      ann: ['i1'],
+      bob: ['i2', 'i3'],
+      red: [],
+      blue: ['i1', 'i3'],
+    });
     await store.transaction((tx) => tx.col(Items).delete('i3'));
-    expect(state(store.read)).toEqual({ codeA: undefined, codeB: undefined, ann: ['i1'], bob: ['i2'], red: [], blue: ['i1'] });
+    expect(state(store.read)).toEqual({
+      codeA: undefined,
+      codeB: undefined,
+      ann: ['i1'],
+      bob: ['i2'],
+      red: [],
+      blue: ['i1'],
+    });
   });
 
   it('restores every index when a transaction throws', async () => {
@@ -64,8 +89,12 @@ describe('store indexes follow inserts, updates, deletes and rollbacks', () => {
   it('refuses a unique key held by another record', async () => {
     const store = new MemoryStore();
     await store.transaction((tx) => tx.col(Items).insert({ id: 'i1', code: 'A', owner: 'ann', tags: [] }));
-    await expect(store.transaction((tx) => tx.col(Items).insert({ id: 'i2', code: 'A', owner: 'bob', tags: [] }))).rejects.toThrow(/code "A" is taken/);
-    await expect(store.transaction((tx) => tx.col(Items).update('i1', { code: 'A', owner: 'bob' }))).resolves.toBeDefined();
+    await expect(
+      store.transaction((tx) => tx.col(Items).insert({ id: 'i2', code: 'A', owner: 'bob', tags: [] })),
+    ).rejects.toThrow(/code "A" is taken/);
+    await expect(
+      store.transaction((tx) => tx.col(Items).update('i1', { code: 'A', owner: 'bob' })),
+    ).resolves.toBeDefined();
   });
 });
 
@@ -85,7 +114,14 @@ describe('a reopened file store rebuilds its indexes from snapshot and journal',
     store = await FileStore.open(dir);
     await store.transaction((tx) => tx.col(Items).update('i2', { owner: 'bob' }));
     const expected = state(store.read);
-    expect(expected).toEqual({ codeA: 'i2', codeB: undefined, ann: ['i1'], bob: ['i2'], red: ['i1', 'i2'], blue: ['i1'] });
+    expect(expected).toEqual({
+      codeA: 'i2',
+      codeB: undefined,
+      ann: ['i1'],
+      bob: ['i2'],
+      red: ['i1', 'i2'],
+      blue: ['i1'],
+    });
     // A copy of the live directory is what a crash leaves: no snapshot of the update, only the journal.
     const image = mkdtempSync(join(tmpdir(), 'pinbot-idx-crash-'));
     dirs.push(image);

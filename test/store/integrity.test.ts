@@ -1,4 +1,13 @@
-import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, type FileStoreOptions } from '../../src/store/file/file-store.js';
@@ -71,7 +80,8 @@ const copies = (d: string) => readdirSync(d).filter((f) => f.startsWith('journal
 describe('journal integrity (issue 13, item 4)', () => {
   it('writes a checksum on every line, and still plain JSON', async () => {
     const d = await crashedWith(3);
-    for (const l of lines(d)) expect(JSON.parse(l)).toMatchObject({ k: expect.stringMatching(/^[0-9a-f]{8}$/), s: expect.any(Number) });
+    for (const l of lines(d))
+      expect(JSON.parse(l)).toMatchObject({ k: expect.stringMatching(/^[0-9a-f]{8}$/), s: expect.any(Number) });
   });
 
   it('refuses a line changed after it was written (still valid JSON), naming file:line, keeping a copy of the journal', async () => {
@@ -110,8 +120,13 @@ describe('journal integrity (issue 13, item 4)', () => {
 
   it('refuses a deleted line (the sequence numbers jump)', async () => {
     const d = await crashedWith(5);
-    writeLines(d, lines(d).filter((_, i) => i !== 2));
-    expect((await refusal(d)).message).toContain(`${journalOf(d)}:3: transaction 4 follows transaction 2 (a line was deleted, repeated or moved)`);
+    writeLines(
+      d,
+      lines(d).filter((_, i) => i !== 2),
+    );
+    expect((await refusal(d)).message).toContain(
+      `${journalOf(d)}:3: transaction 4 follows transaction 2 (a line was deleted, repeated or moved)`,
+    );
   });
 
   it('refuses a repeated line', async () => {
@@ -122,10 +137,26 @@ describe('journal integrity (issue 13, item 4)', () => {
   });
 
   it.each([
-    ['a phantom collection', (e: JournalEntry) => e.c.push(['phantom', 'x_1', { id: 'x_1' }]), 'unknown collection "phantom"'],
-    ['a change that is not a triple', (e: JournalEntry) => (e.c[0] = ['items'] as never), 'a change is not [collection, id, record]'],
-    ['a record under another id', (e: JournalEntry) => (e.c[0]![2] = { id: 'item_other' }), 'the record\'s id is "item_other"'],
-    ['a record that is not an object', (e: JournalEntry) => (e.c[0]![2] = 'boo' as never), 'the record is not an object'],
+    [
+      'a phantom collection',
+      (e: JournalEntry) => e.c.push(['phantom', 'x_1', { id: 'x_1' }]),
+      'unknown collection "phantom"',
+    ],
+    [
+      'a change that is not a triple',
+      (e: JournalEntry) => (e.c[0] = ['items'] as never),
+      'a change is not [collection, id, record]',
+    ],
+    [
+      'a record under another id',
+      (e: JournalEntry) => (e.c[0]![2] = { id: 'item_other' }),
+      'the record\'s id is "item_other"',
+    ],
+    [
+      'a record that is not an object',
+      (e: JournalEntry) => (e.c[0]![2] = 'boo' as never),
+      'the record is not an object',
+    ],
   ])('refuses %s, even with a matching checksum', async (_, change, message) => {
     const d = await crashedWith(3);
     forge(d, 1, change);
@@ -158,7 +189,9 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     const { image } = await compactedThen(4, 3);
     rmSync(join(image, 'db.json'));
     const err = await refusal(image);
-    expect(err.message).toContain(`${journalOf(image)}:1: db.json is missing, but the journal starts at transaction 5, not 1`);
+    expect(err.message).toContain(
+      `${journalOf(image)}:1: db.json is missing, but the journal starts at transaction 5, not 1`,
+    );
     expect(err.message).toMatch(/Put db.json back \(from a backup\)/);
   });
 
@@ -180,7 +213,9 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     cpSync(live.dir, image, { recursive: true });
     writeFileSync(join(image, 'db.json'), old);
     const err = await refusal(image);
-    expect(err.message).toContain(`${journalOf(image)}:1: the journal starts at transaction 6, but db.json ends at 2: transactions 3–5 are missing`);
+    expect(err.message).toContain(
+      `${journalOf(image)}:1: the journal starts at transaction 6, but db.json ends at 2: transactions 3–5 are missing`,
+    );
   });
 
   it('refuses a db.json ahead of the journal instead of skipping the journal silently', async () => {
@@ -188,7 +223,9 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     const db = readFileSync(join(image, 'db.json'), 'utf8');
     writeFileSync(join(image, 'db.json'), db.replace('"seq":3,', '"seq":999,'));
     const err = await refusal(image);
-    expect(err.message).toContain(`${journalOf(image)}:1: db.json (transaction 999) is ahead of the journal (transaction 4)`);
+    expect(err.message).toContain(
+      `${journalOf(image)}:1: db.json (transaction 999) is ahead of the journal (transaction 4)`,
+    );
   });
 
   it('the journal after a compaction starts exactly after the snapshot, writes in flight included', async () => {
@@ -208,7 +245,10 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     let fail = true;
     let atRotation: string[] = [];
     const d = dir();
-    const journals = () => readdirSync(d).filter((f) => f.startsWith('journal.')).sort();
+    const journals = () =>
+      readdirSync(d)
+        .filter((f) => f.startsWith('journal.'))
+        .sort();
     const compaction = (step: string) => {
       if (step !== 'rotated') return;
       if (fail) throw new Error('disk full');
@@ -220,7 +260,10 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     await addItems(store, 3, 2);
     const crashed = dir();
     cpSync(store.dir, crashed, { recursive: true });
-    expect(readdirSync(crashed).filter((f) => f.startsWith('journal.'))).toEqual(['journal.jsonl', 'journal.old.jsonl']);
+    expect(readdirSync(crashed).filter((f) => f.startsWith('journal.'))).toEqual([
+      'journal.jsonl',
+      'journal.old.jsonl',
+    ]);
     expect((await open(crashed)).read.col(Items).count()).toBe(5); // replayed, then compacted at open
     fail = false;
     await store.compact();
@@ -257,7 +300,9 @@ describe('only the last line can be torn (issue 21 item 10)', () => {
     appendFileSync(journalOf(d), '{"k":"00000000","s":6,"c":[["items","item_t'); // then a crash mid-append
     const before = readFileSync(journalOf(d));
     const err = await refusal(d);
-    expect(err.message).toContain(`${journalOf(d)}:5: unreadable line, and it is not the last line (a torn line 6 follows it), so it is not a write cut short by a crash`);
+    expect(err.message).toContain(
+      `${journalOf(d)}:5: unreadable line, and it is not the last line (a torn line 6 follows it), so it is not a write cut short by a crash`,
+    );
     expect(err.message).toContain('Restore the data directory from a backup');
     expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
   });
@@ -268,7 +313,9 @@ describe('only the last line can be torn (issue 21 item 10)', () => {
     ls[2] = '\0\0\0\0\0\0';
     ls[3] = ls[3]!.slice(0, 20);
     writeLines(d, ls);
-    expect((await refusal(d)).message).toContain(`${journalOf(d)}:3: unreadable line, and it is not the last line (line 4 follows it)`);
+    expect((await refusal(d)).message).toContain(
+      `${journalOf(d)}:3: unreadable line, and it is not the last line (line 4 follows it)`,
+    );
   });
 
   it('an unreadable last line, alone, is still a torn tail: cut, the rest kept', async () => {
@@ -291,7 +338,9 @@ describe('the collections a data directory may hold', () => {
       for (const e of readdirSync(d, { withFileTypes: true })) {
         const p = join(d, e.name);
         if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/defineCollection(?:<[^>]*>)?\(\{\s*name:\s*'([^']+)'/g)) declared.add(m[1]!);
+        else if (p.endsWith('.ts'))
+          for (const m of readFileSync(p, 'utf8').matchAll(/defineCollection(?:<[^>]*>)?\(\{\s*name:\s*'([^']+)'/g))
+            declared.add(m[1]!);
       }
     };
     walk(join(import.meta.dirname, '../../src'));

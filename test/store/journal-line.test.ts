@@ -5,9 +5,18 @@ import type { Change } from '../../src/store/core/types.js';
 /** The journal line as bytes (what the file store appends) is the line of the format, byte for byte. */
 describe('encodeEntryBytes', () => {
   const cases: Array<[string, Change[]]> = [
-    ['a message and its activity', [['messages', 'msg_1', { id: 'msg_1', content: 'hello', timestamp: 1795677963254 } as never], ['conversation_activity', 'cnv_1', { id: 'cnv_1', last_message_id: 'msg_1' } as never]]],
+    [
+      'a message and its activity',
+      [
+        ['messages', 'msg_1', { id: 'msg_1', content: 'hello', timestamp: 1795677963254 } as never],
+        ['conversation_activity', 'cnv_1', { id: 'cnv_1', last_message_id: 'msg_1' } as never],
+      ],
+    ],
     ['a delete', [['notes', 'n1', null]]],
-    ['text beyond ASCII: accents, CJK, emoji, a lone surrogate, controls and quotes', [['notes', 'n2', { id: 'n2', text: 'é 中文 🎉 \ud800 \u0000\n"\\ שלום' } as never]]],
+    [
+      'text beyond ASCII: accents, CJK, emoji, a lone surrogate, controls and quotes',
+      [['notes', 'n2', { id: 'n2', text: 'é 中文 🎉 \ud800 \u0000\n"\\ שלום' } as never]],
+    ],
     ['nothing', []],
   ];
   it.each(cases)('%s: the same bytes as the string form, read back by decodeEntry', (_name, changes) => {

@@ -21,7 +21,9 @@ async function nextLine(c: Child, seen: number): Promise<string> {
 }
 
 describe('stale-lock takeover (issue 13, item 9)', () => {
-  it(`${RACERS} processes racing for stale locks: exactly one wins each, ${ROUNDS * DIRS} races`, { timeout: 60_000 }, async () => {
+  it(`${RACERS} processes racing for stale locks: exactly one wins each, ${ROUNDS * DIRS} races`, {
+    timeout: 60_000,
+  }, async () => {
     const t = tempDir('pinbot-lock-race-');
     cleanups.push(t.cleanup);
     const dirs = Array.from({ length: DIRS }, (_, i) => join(t.dir, `data${i}`));
@@ -38,9 +40,12 @@ describe('stale-lock takeover (issue 13, item 9)', () => {
     const outcomes: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       // Locks left by a crashed process: the old format (pid only) and the current one.
-      for (const d of dirs) writeFileSync(join(d, 'pinbot.lock'), round % 2 ? `${dead.proc.pid}\n` : `${dead.proc.pid} 0123456789abcdef\n`);
+      for (const d of dirs)
+        writeFileSync(join(d, 'pinbot.lock'), round % 2 ? `${dead.proc.pid}\n` : `${dead.proc.pid} 0123456789abcdef\n`);
       const at = Date.now() + 300;
-      const answers = (await Promise.all(racers.map((_, r) => ask(r, `take ${at} ${dirs.join(' ')}`)))).map((a) => a.split(' '));
+      const answers = (await Promise.all(racers.map((_, r) => ask(r, `take ${at} ${dirs.join(' ')}`)))).map((a) =>
+        a.split(' '),
+      );
       dirs.forEach((d, i) => {
         const winners = answers.flatMap((a, r) => (a[i] === 'won' ? [r] : []));
         outcomes.push(`round ${round}, ${d}: ${answers.map((a) => a[i]).join(', ')}`);

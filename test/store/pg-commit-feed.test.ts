@@ -32,7 +32,9 @@ describe('commit feed on PostgreSQL', () => {
     expect(w).toMatchObject({ collection: 'feed_notes', after: { text: 'from elsewhere' } });
   });
 
-  it('commits of others applied by a commit of this process (the head had moved) are reported too', { timeout: 60_000 }, async () => {
+  it('commits of others applied by a commit of this process (the head had moved) are reported too', {
+    timeout: 60_000,
+  }, async () => {
     const url = await testDatabase();
     const mine = await PgStore.open({ url, warn: () => undefined });
     const other = await PgStore.open({ url, warn: () => undefined });

@@ -21,7 +21,12 @@ async function throughRelay(readWaitMs?: number): Promise<{ api: TestApi; relay:
   const url = new URL(await testDatabase());
   relay = await tcpRelay(Number(url.port));
   url.port = String(relay.port);
-  const store = await PgStore.open({ url: url.toString(), retry: { firstMs: 50, maxMs: 200 }, warn: () => undefined, ...(readWaitMs === undefined ? {} : { readWaitMs }) });
+  const store = await PgStore.open({
+    url: url.toString(),
+    retry: { firstMs: 50, maxMs: 200 },
+    warn: () => undefined,
+    ...(readWaitMs === undefined ? {} : { readWaitMs }),
+  });
   api = await testApi({ store });
   return { api, relay };
 }
@@ -29,7 +34,11 @@ async function throughRelay(readWaitMs?: number): Promise<{ api: TestApi; relay:
 /** Starts a message from `from` to `to` and returns once its commit is on its way to the database (held by the relay). */
 async function writeInFlight(a: TestApi, r: TcpRelay, from: { headers: Record<string, string> }, toPin: string) {
   r.hold();
-  const writing = a.http.post('/api/v1/messages/send').set(from.headers).send({ recipient_pin: toPin, content: 'in flight' }).then((res) => res);
+  const writing = a.http
+    .post('/api/v1/messages/send')
+    .set(from.headers)
+    .send({ recipient_pin: toPin, content: 'in flight' })
+    .then((res) => res);
   for (let i = 0; i < 500 && r.heldBytes() === 0; i++) await new Promise((res) => setTimeout(res, 10));
   expect(r.heldBytes()).toBeGreaterThan(0);
   return { writing }; // not the promise itself: an async function's caller would wait for it
@@ -51,7 +60,8 @@ describe('PostgreSQL gone with a write in flight (round 4)', () => {
     }
     r.restore();
     // the write in flight is answered: refused (it never reached the database), or written
-    const w = await writing; expect([201, 503]).toContain(w.status);
+    const w = await writing;
+    expect([201, 503]).toContain(w.status);
     let status = 0;
     for (let i = 0; i < 200 && status !== 200; i++) {
       status = (await a.http.get('/api/v1/wallet/balance').set(bob.headers)).status;

@@ -17,7 +17,11 @@ interface Counter {
   tag?: string;
   note?: string;
 }
-const Counters = defineCollection<Counter>({ name: 'pg_counters', unique: { tag: (r) => r.tag }, multi: { parity: (r) => (r.n % 2 ? 'odd' : 'even') } });
+const Counters = defineCollection<Counter>({
+  name: 'pg_counters',
+  unique: { tag: (r) => r.tag },
+  multi: { parity: (r) => (r.n % 2 ? 'odd' : 'even') },
+});
 
 describe('PgStore: the store on PostgreSQL', () => {
   const open: PgStore[] = [];
@@ -44,7 +48,8 @@ describe('PgStore: the store on PostgreSQL', () => {
     const a = await store(url);
     const b = await store(url);
     await a.transaction((tx) => tx.col(Counters).insert({ id: 'c', n: 0 }));
-    const inc = (s: PgStore) => s.transaction((tx) => tx.col(Counters).update('c', { n: tx.col(Counters).get('c')!.n + 1 }).n);
+    const inc = (s: PgStore) =>
+      s.transaction((tx) => tx.col(Counters).update('c', { n: tx.col(Counters).get('c')!.n + 1 }).n);
     const results = await Promise.all(Array.from({ length: 300 }, (_, i) => inc(i % 2 ? a : b)));
     // every increment saw the one before it: the results are 1..300, each once
     expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
@@ -117,7 +122,11 @@ describe('PgStore: the store on PostgreSQL', () => {
     expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/cannot be stored/);
     await b.durable();
     for (const s of [a, b]) expect([...s.read.col(Counters).all()].map((r) => r.id).sort()).toEqual(['u1', 'u2', 'u6']);
-    expect((await sql(url, 'SELECT id FROM pinbot.pg_counters ORDER BY id')).map((r) => r.id)).toEqual(['u1', 'u2', 'u6']);
+    expect((await sql(url, 'SELECT id FROM pinbot.pg_counters ORDER BY id')).map((r) => r.id)).toEqual([
+      'u1',
+      'u2',
+      'u6',
+    ]);
   });
 
   it('a process the trimmed log no longer reaches reloads the tables (deletes included)', async () => {
@@ -132,7 +141,11 @@ describe('PgStore: the store on PostgreSQL', () => {
     await a.transaction((tx) => tx.col(Counters).insert({ id: 'd4', n: 2 }));
     await sql(url, 'DELETE FROM pinbot._log');
     await b.durable();
-    expect([...b.read.col(Counters).all()].map((r) => [r.id, r.n]).sort()).toEqual([['d1', 1], ['d3', 7], ['d4', 2]]);
+    expect([...b.read.col(Counters).all()].map((r) => [r.id, r.n]).sort()).toEqual([
+      ['d1', 1],
+      ['d3', 7],
+      ['d4', 2],
+    ]);
     expect(b.read.col(Counters).ids('parity', 'even')).toEqual(['d4']);
     expect(b.seq).toBe(a.seq);
   });
@@ -159,9 +172,15 @@ describe('PgStore: the store on PostgreSQL', () => {
       return u;
     });
     await a.close();
-    await sql(url, `UPDATE pinbot.${Accounts.name} SET record = json_build_object('id', id, 'balance_cents', 900, 'ubi_through', null) WHERE id = $1`, [user.id]);
+    await sql(
+      url,
+      `UPDATE pinbot.${Accounts.name} SET record = json_build_object('id', id, 'balance_cents', 900, 'ubi_through', null) WHERE id = $1`,
+      [user.id],
+    );
     await expect(PgStore.open({ url, integrity: dataDirIntegrity })).rejects.toThrow(StoreDamagedError);
-    await expect(PgStore.open({ url, integrity: dataDirIntegrity })).rejects.toThrow(/money does not add up: balances 900/);
+    await expect(PgStore.open({ url, integrity: dataDirIntegrity })).rejects.toThrow(
+      /money does not add up: balances 900/,
+    );
   });
 
   it('a connection cut while checked out is a warning, not an uncaught error', async () => {
@@ -170,8 +189,12 @@ describe('PgStore: the store on PostgreSQL', () => {
     const a = await store(url, { warn: (m) => void warnings.push(m) });
     // a transaction holds its client between queries: that is when a cut reaches the client, not the pool
     const held = await (a as unknown as { pool: pg.Pool }).pool.connect();
-    await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
-    for (let t = 0; t < 200 && !warnings.some((w) => /connection failed/.test(w)); t++) await new Promise((r) => setTimeout(r, 25));
+    await sql(
+      url,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    for (let t = 0; t < 200 && !warnings.some((w) => /connection failed/.test(w)); t++)
+      await new Promise((r) => setTimeout(r, 25));
     held.release(true);
     expect(warnings.some((w) => /a PostgreSQL connection failed/.test(w))).toBe(true);
   });
@@ -185,15 +208,21 @@ describe('PgStore: the store on PostgreSQL', () => {
     for (let i = 0; i < 400; i++) {
       const id = `w${i}`;
       writes.push(
-        a.transaction((tx) => void tx.col(Counters).insert({ id, n: i })).then(
-          () => void acked.add(id),
-          (err) => {
-            expect(err).toBeInstanceOf(StorageUnavailableError);
-            refused.add(id);
-          },
-        ),
+        a
+          .transaction((tx) => void tx.col(Counters).insert({ id, n: i }))
+          .then(
+            () => void acked.add(id),
+            (err) => {
+              expect(err).toBeInstanceOf(StorageUnavailableError);
+              refused.add(id);
+            },
+          ),
       );
-      if (i === 150) await sql(url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      if (i === 150)
+        await sql(
+          url,
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
       if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
     }
     await Promise.all(writes);
@@ -205,7 +234,12 @@ describe('PgStore: the store on PostgreSQL', () => {
     // the store takes writes again by itself, and its memory is the database's
     let ok = false;
     for (let t = 0; t < 100 && !ok; t++) {
-      ok = await a.transaction((tx) => void tx.col(Counters).put({ id: 'after', n: 1 })).then(() => true, async () => (await new Promise((r) => setTimeout(r, 50)), false));
+      ok = await a
+        .transaction((tx) => void tx.col(Counters).put({ id: 'after', n: 1 }))
+        .then(
+          () => true,
+          async () => (await new Promise((r) => setTimeout(r, 50)), false),
+        );
     }
     expect(ok).toBe(true);
     await a.durable();

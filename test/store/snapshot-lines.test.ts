@@ -15,7 +15,10 @@ describe('snapshot file read back line by line', () => {
     schema_version: 1,
     seq: 7,
     collections: {
-      notes: Array.from({ length: 6000 }, (_, i) => ({ id: `note_${i}`, text: `${'é🙂ü'.repeat(i % 97)} ${i} ${'x'.repeat(i % 400)}` })),
+      notes: Array.from({ length: 6000 }, (_, i) => ({
+        id: `note_${i}`,
+        text: `${'é🙂ü'.repeat(i % 97)} ${i} ${'x'.repeat(i % 400)}`,
+      })),
       empty: [],
       users,
     },

@@ -52,7 +52,8 @@ describe('store transactions (memory store)', () => {
   it('multi indexes stay in ascending id order whatever the insertion order', async () => {
     const store = new MemoryStore();
     await store.transaction((tx) => {
-      for (const id of ['item_c', 'item_a', 'item_d', 'item_b']) tx.col(Items).insert({ id, n: id.charCodeAt(5), owner: 'o' });
+      for (const id of ['item_c', 'item_a', 'item_d', 'item_b'])
+        tx.col(Items).insert({ id, n: id.charCodeAt(5), owner: 'o' });
     });
     expect(store.read.col(Items).ids('owner', 'o')).toEqual(['item_a', 'item_b', 'item_c', 'item_d']);
     expect([...store.read.col(Items).keys('owner')]).toEqual(['o']);

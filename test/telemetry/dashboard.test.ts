@@ -21,7 +21,11 @@ function metricsIn(expr: string): string[] {
 const familyOf = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
 
 describe('docs/grafana-dashboard.json', () => {
-  const dash = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { title: string; panels: Panel[]; templating: { list: Array<{ name: string }> } };
+  const dash = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+    title: string;
+    panels: Panel[];
+    templating: { list: Array<{ name: string }> };
+  };
   const table = new Map(METRIC_TABLE.map((r) => [r.name, r]));
 
   it('is a dashboard with a data source and instance variables, every panel with queries', () => {
@@ -38,8 +42,12 @@ describe('docs/grafana-dashboard.json', () => {
           if (!name.startsWith('pinbot_')) continue;
           const row = table.get(familyOf(name)) ?? table.get(name);
           expect(row, `${p.title}: ${name}`).toBeDefined();
-          if (row!.type === 'histogram') expect(name, `${p.title}: a histogram is read through its buckets`).toMatch(/_bucket$/);
-          if (row!.type === 'counter') expect(t.expr, `${p.title}: a counter is read as a rate`).toMatch(new RegExp(`(rate|increase)\\(${name}\\b`));
+          if (row!.type === 'histogram')
+            expect(name, `${p.title}: a histogram is read through its buckets`).toMatch(/_bucket$/);
+          if (row!.type === 'counter')
+            expect(t.expr, `${p.title}: a counter is read as a rate`).toMatch(
+              new RegExp(`(rate|increase)\\(${name}\\b`),
+            );
           used.add(row!.name);
         }
       }

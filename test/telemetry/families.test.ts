@@ -27,7 +27,10 @@ describe('metric families', () => {
     for (let i = 0; i < MAX_CELLS + 50; i++) c.inc([`bot${i}`, 'r']);
     const values = c.get().values;
     expect(values).toHaveLength(MAX_CELLS + 1);
-    expect(values.find((v) => v.labels.bot === '_overflow')).toEqual({ labels: { bot: '_overflow', rule: '_overflow' }, value: 50 });
+    expect(values.find((v) => v.labels.bot === '_overflow')).toEqual({
+      labels: { bot: '_overflow', rule: '_overflow' },
+      value: 50,
+    });
   });
 
   it('a label value is escaped in the exposition (a quote or newline in a bot name cannot forge a line)', async () => {
@@ -55,12 +58,17 @@ describe('counters that move', () => {
     const clock = new VirtualClock(T0);
     const scheduler = createScheduler(clock);
     let n = 0;
-    scheduler.add('every-minute', '* * * * *', async () => {
-      n++;
-      if (n === 2) throw new Error('the second run fails');
-      // the third run takes three minutes: the two due times it overlaps are missed
-      if (n === 3) await clock.sleep(150_000, undefined, { parked: true });
-    }, { onError: () => undefined });
+    scheduler.add(
+      'every-minute',
+      '* * * * *',
+      async () => {
+        n++;
+        if (n === 2) throw new Error('the second run fails');
+        // the third run takes three minutes: the two due times it overlaps are missed
+        if (n === 3) await clock.sleep(150_000, undefined, { parked: true });
+      },
+      { onError: () => undefined },
+    );
     const count = (outcome: string) => metrics.jobsRun.sum({ job: 'every-minute', outcome });
     await clock.advance(3 * 60_000); // 12:01 ok, 12:02 failed, 12:03 still going
     expect([count('ok'), count('failed')]).toEqual([1, 1]);

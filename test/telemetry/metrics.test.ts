@@ -50,7 +50,14 @@ async function serveWithBots(metrics: Record<string, unknown> = {}, host = '127.
   const config = configFrom({ rate_limits: { enabled: false }, bots: { dir: botsDir }, metrics });
   const dataDir = join(tmp.dir, 'data');
   mkdirSync(dataDir);
-  server = await startServer({ dataDir, config, host, port: 0, log: pino({ level: 'silent' }), services: [createBotsService(), metricsService()] });
+  server = await startServer({
+    dataDir,
+    config,
+    host,
+    port: 0,
+    log: pino({ level: 'silent' }),
+    services: [createBotsService(), metricsService()],
+  });
   return server;
 }
 
@@ -99,7 +106,8 @@ describe('GET /metrics', () => {
   it('the table in docs/operations.md lists every family of the code, with its type and labels', () => {
     const docs = docsTable();
     expect([...docs.keys()].sort()).toEqual(METRIC_TABLE.map((r) => r.name).sort());
-    for (const row of METRIC_TABLE) expect(docs.get(row.name), row.name).toEqual({ type: row.type, labels: [...row.labels] });
+    for (const row of METRIC_TABLE)
+      expect(docs.get(row.name), row.name).toEqual({ type: row.type, labels: [...row.labels] });
     // the gauge kept for dialogs is named in the docs, not served
     expect(readFileSync(DOCS, 'utf8')).toContain(PLANNED_DIALOGS_GAUGE);
     expect(METRIC_TABLE.map((r) => r.name)).not.toContain(PLANNED_DIALOGS_GAUGE);
@@ -110,30 +118,63 @@ describe('GET /metrics', () => {
     const alice = await userOf(s, 'Alice Quuxington');
     const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
     // once running, the bot has its baseline: a message sent before it would not be new
-    await eventually(async () => ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running', 10_000, 'the bot running');
+    await eventually(
+      async () =>
+        ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running',
+      10_000,
+      'the bot running',
+    );
     const before = await scrape(s);
-    const runs = (outcome: string, text: string) => sample(text, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'pong', outcome });
-    const notRun = (text: string) => sample(text, 'pinbot_bot_not_run_total', { bot: 'pinger', rule: 'never', reason: 'condition_false' });
+    const runs = (outcome: string, text: string) =>
+      sample(text, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'pong', outcome });
+    const notRun = (text: string) =>
+      sample(text, 'pinbot_bot_not_run_total', { bot: 'pinger', rule: 'never', reason: 'condition_false' });
     await alice.api.messages.send({ recipient_pin: bot.pin_code, content: 'ping secret-words-42' });
-    await eventually(async () => {
-      const conv = (await alice.api.conversations.list()).conversations[0];
-      return conv && (await alice.api.conversations.messages(conv.id)).messages.some((m) => m.content === 'pong');
-    }, 10_000, 'the reply');
-    const after = await eventually(async () => {
-      const t = await scrape(s);
-      return runs('done', t) > runs('done', before) && notRun(t) > notRun(before) ? t : undefined;
-    }, 10_000, 'the counters');
+    await eventually(
+      async () => {
+        const conv = (await alice.api.conversations.list()).conversations[0];
+        return conv && (await alice.api.conversations.messages(conv.id)).messages.some((m) => m.content === 'pong');
+      },
+      10_000,
+      'the reply',
+    );
+    const after = await eventually(
+      async () => {
+        const t = await scrape(s);
+        return runs('done', t) > runs('done', before) && notRun(t) > notRun(before) ? t : undefined;
+      },
+      10_000,
+      'the counters',
+    );
     expect(runs('done', after) - runs('done', before)).toBe(1);
     expect(notRun(after) - notRun(before)).toBe(1);
-    expect(sample(after, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'never', outcome: 'not_run' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(after, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'never', outcome: 'not_run' }),
+    ).toBeGreaterThanOrEqual(1);
 
     const types = new Map([...after.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     for (const row of METRIC_TABLE) expect(types.get(row.name), row.name).toBe(row.type);
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) expect(types.has(name), name).toBe(true);
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ])
+      expect(types.has(name), name).toBe(true);
     // the route is the pattern, never the path with its id
-    expect(sample(after, 'pinbot_http_requests_total', { route: '/api/v1/conversations/:id/messages', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'pinbot_http_requests_total', { route: '/api/v1/messages/send', method: 'POST', status: '201' })).toBeGreaterThanOrEqual(1);
-    expect(after).toMatch(/^pinbot_http_request_duration_seconds_bucket\{route="\/api\/v1\/messages\/send",method="POST",le="\+Inf"\} [1-9]/m);
+    expect(
+      sample(after, 'pinbot_http_requests_total', {
+        route: '/api/v1/conversations/:id/messages',
+        method: 'GET',
+        status: '200',
+      }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(after, 'pinbot_http_requests_total', { route: '/api/v1/messages/send', method: 'POST', status: '201' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(after).toMatch(
+      /^pinbot_http_request_duration_seconds_bucket\{route="\/api\/v1\/messages\/send",method="POST",le="\+Inf"\} [1-9]/m,
+    );
     expect(sample(after, 'pinbot_store_commit_duration_seconds_count', { driver: 'file' })).toBeGreaterThan(0);
     expect(after).toMatch(/^pinbot_store_journal_bytes [1-9]\d*$/m);
     expect(sample(after, 'pinbot_bot_event_to_action_seconds_count', { bot: 'pinger' })).toBeGreaterThanOrEqual(1);
@@ -144,23 +185,53 @@ describe('GET /metrics', () => {
     const alice = await userOf(s, 'Zebulon Quuxington');
     const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
     // once running, the bot has its baseline: a message sent before it would not be new
-    await eventually(async () => ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running', 10_000, 'the bot running');
+    await eventually(
+      async () =>
+        ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running',
+      10_000,
+      'the bot running',
+    );
     await alice.api.messages.send({ recipient_pin: bot.pin_code, content: 'ping the-private-words-77' });
-    const conv = await eventually(async () => (await alice.api.conversations.list()).conversations[0], 10_000, 'a conversation');
+    const conv = await eventually(
+      async () => (await alice.api.conversations.list()).conversations[0],
+      10_000,
+      'a conversation',
+    );
     await alice.api.conversations.messages(conv.id);
     // unknown and refused paths with secrets in them
     await fetch(`${s.url}/api/v1/users/${bot.pin_code}?key=${alice.key}`, { headers: { 'X-API-Key': alice.key } });
     await fetch(`${s.url}/${alice.pin}/${encodeURIComponent('Zebulon Quuxington')}`);
     await fetch(`${s.url}/api/v1/me`, { headers: { 'X-API-Key': 'pk_not_a_real_key_0123456789' } });
-    const text = await eventually(async () => {
-      const t = await scrape(s);
-      return sample(t, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'pong', outcome: 'done' }) >= 1 ? t : undefined;
-    }, 10_000, 'the run');
-    for (const secret of [alice.key, alice.key.slice(0, 12), alice.pin, bot.pin_code, 'Zebulon', 'Quuxington', 'Pinger Bot', 'the-private-words-77', conv.id, 'pk_not_a_real']) {
+    const text = await eventually(
+      async () => {
+        const t = await scrape(s);
+        return sample(t, 'pinbot_bot_runs_total', { bot: 'pinger', rule: 'pong', outcome: 'done' }) >= 1
+          ? t
+          : undefined;
+      },
+      10_000,
+      'the run',
+    );
+    for (const secret of [
+      alice.key,
+      alice.key.slice(0, 12),
+      alice.pin,
+      bot.pin_code,
+      'Zebulon',
+      'Quuxington',
+      'Pinger Bot',
+      'the-private-words-77',
+      conv.id,
+      'pk_not_a_real',
+    ]) {
       expect(text.includes(secret), secret).toBe(false);
     }
-    expect(sample(text, 'pinbot_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'pinbot_http_requests_total', { route: '/api/v1/*', method: 'GET', status: '401' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'pinbot_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'pinbot_http_requests_total', { route: '/api/v1/*', method: 'GET', status: '401' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('on loopback answers only to a loopback Host name; with a token, only to the bearer', async () => {
@@ -187,14 +258,21 @@ describe('GET /metrics', () => {
     const no = await fetch(`${t.url}/metrics`);
     expect(no.status).toBe(401);
     expect(no.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect((await no.json()) as unknown).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('metrics.token') } });
+    expect((await no.json()) as unknown).toEqual({
+      error: { code: 'unauthorized', message: expect.stringContaining('metrics.token') },
+    });
     expect((await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
     expect(await scrape(t, { authorization: `Bearer ${token}` })).toContain('pinbot_http_requests_total');
   });
 
   it('off the loopback address: not served without a token; `enabled: true` there without one is refused at start', async () => {
-    expect(metricsAccess({}, '0.0.0.0')).toEqual({ serve: false, why: expect.stringContaining('metrics.token is not set') });
-    expect(() => metricsAccess({ enabled: true }, '0.0.0.0')).toThrow(/metrics\.enabled is true but the server listens on 0\.0\.0\.0.*metrics\.token/);
+    expect(metricsAccess({}, '0.0.0.0')).toEqual({
+      serve: false,
+      why: expect.stringContaining('metrics.token is not set'),
+    });
+    expect(() => metricsAccess({ enabled: true }, '0.0.0.0')).toThrow(
+      /metrics\.enabled is true but the server listens on 0\.0\.0\.0.*metrics\.token/,
+    );
     expect(metricsAccess({ token: 'x'.repeat(16) }, '0.0.0.0')).toEqual({ serve: 'token', token: 'x'.repeat(16) });
     expect(metricsAccess({ enabled: false, token: 'x'.repeat(16) }, '127.0.0.1')).toMatchObject({ serve: false });
     expect(metricsAccess({}, '::1')).toEqual({ serve: 'open' });
@@ -204,8 +282,12 @@ describe('GET /metrics', () => {
   });
 
   it('config.yaml: a short token or an unknown key is refused, naming the field', () => {
-    expect(() => configFrom({ metrics: { token: 'short' } })).toThrow(/metrics\/token must NOT have fewer than 16 characters/);
-    expect(() => configFrom({ metrics: { token: 'has a space in it!!' } })).toThrow(/metrics\/token must match pattern/);
+    expect(() => configFrom({ metrics: { token: 'short' } })).toThrow(
+      /metrics\/token must NOT have fewer than 16 characters/,
+    );
+    expect(() => configFrom({ metrics: { token: 'has a space in it!!' } })).toThrow(
+      /metrics\/token must match pattern/,
+    );
     expect(() => configFrom({ metrics: { port: 9100 } })).toThrow(/metrics must NOT have additional properties/);
   });
 });

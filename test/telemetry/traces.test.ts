@@ -27,7 +27,12 @@ interface OtlpSpan {
 }
 
 /** An OTLP/HTTP receiver taking JSON (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), in process. */
-async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; requests: Array<{ path: string; type: string }>; close: () => Promise<void> }> {
+async function otlpReceiver(): Promise<{
+  url: string;
+  spans: OtlpSpan[];
+  requests: Array<{ path: string; type: string }>;
+  close: () => Promise<void>;
+}> {
   const spans: OtlpSpan[] = [];
   const requests: Array<{ path: string; type: string }> = [];
   const server: Server = createServer((req, res) => {
@@ -35,14 +40,21 @@ async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; request
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       requests.push({ path: req.url ?? '', type: req.headers['content-type'] ?? '' });
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ resource: unknown; scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: Array<{ resource: unknown; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+      };
       for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, requests, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    requests,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 const attr = (s: OtlpSpan, key: string) => {
@@ -66,7 +78,13 @@ rules:
       - reply: "impossible"
 `;
 
-const ENV = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SERVICE_NAME', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_TRACES_SAMPLER'] as const;
+const ENV = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_SERVICE_NAME',
+  'OTEL_BSP_SCHEDULE_DELAY',
+  'OTEL_TRACES_SAMPLER',
+] as const;
 const saved = Object.fromEntries(ENV.map((k) => [k, process.env[k]]));
 let receiver: Awaited<ReturnType<typeof otlpReceiver>>;
 let server: RunningServer | undefined;
@@ -74,15 +92,22 @@ let cleanup: (() => void) | undefined;
 
 beforeAll(async () => {
   receiver = await otlpReceiver();
-  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'pinbot-under-test', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'always_on' });
+  Object.assign(process.env, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_SERVICE_NAME: 'pinbot-under-test',
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    OTEL_TRACES_SAMPLER: 'always_on',
+  });
 });
 afterAll(async () => {
   await server?.close();
   await stopTracing();
   await receiver.close();
   cleanup?.();
-  for (const k of ENV) if (saved[k] === undefined) delete process.env[k];
-  else process.env[k] = saved[k];
+  for (const k of ENV)
+    if (saved[k] === undefined) delete process.env[k];
+    else process.env[k] = saved[k];
 });
 
 describe('OpenTelemetry traces', () => {
@@ -91,8 +116,12 @@ describe('OpenTelemetry traces', () => {
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
     expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
-    expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
-    expect(tracingWanted({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(
+      false,
+    );
+    expect(tracingWanted({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(
+      false,
+    );
   });
 
   it('one trace follows a message: request → commit → bot woken → poll → rule run → step → the bot’s own request', async () => {
@@ -106,28 +135,66 @@ describe('OpenTelemetry traces', () => {
     writeFileSync(join(botsDir, 'pinger.yaml'), PINGER);
     mkdirSync(join(tmp.dir, 'data'));
     const config = configFrom({ rate_limits: { enabled: false }, bots: { dir: botsDir } });
-    const s = (server = await startServer({ dataDir: join(tmp.dir, 'data'), config, host: '127.0.0.1', port: 0, log: pino({ level: process.env.TEST_LOG ?? 'silent' }), services: [createBotsService()] }));
-    const key = await s.store.transaction((tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id).api_key);
+    const s = (server = await startServer({
+      dataDir: join(tmp.dir, 'data'),
+      config,
+      host: '127.0.0.1',
+      port: 0,
+      log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
+      services: [createBotsService()],
+    }));
+    const key = await s.store.transaction(
+      (tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id).api_key,
+    );
     const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
     // once running, the bot has its baseline: a message sent before it would not be new
-    await eventually(async () => ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running', 10_000, 'the bot running');
+    await eventually(
+      async () =>
+        ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running',
+      10_000,
+      'the bot running',
+    );
 
-    const sent = await fetch(`${s.url}/api/v1/messages/send`, { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ recipient_pin: bot.pin_code, content: 'ping' }) });
+    const sent = await fetch(`${s.url}/api/v1/messages/send`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ recipient_pin: bot.pin_code, content: 'ping' }),
+    });
     expect(sent.status).toBe(201);
-    const root = await eventually(() => receiver.spans.find((x) => x.name === 'POST /api/v1/messages/send' && !x.parentSpanId && attr(x, 'http.request.method') === 'POST'), 10_000, 'the send span');
+    const root = await eventually(
+      () =>
+        receiver.spans.find(
+          (x) =>
+            x.name === 'POST /api/v1/messages/send' && !x.parentSpanId && attr(x, 'http.request.method') === 'POST',
+        ),
+      10_000,
+      'the send span',
+    );
     const inTrace = () => receiver.spans.filter((x) => x.traceId === root.traceId);
     const byId = () => new Map(inTrace().map((x) => [x.spanId, x]));
     // the reply's own server span, in the same trace
-    const replyServer = await eventually(() => inTrace().find((x) => x.kind === 2 && x.spanId !== root.spanId && attr(x, 'http.request.method') === 'POST'), 15_000, 'the reply request in the trace').catch((e) => {
-      throw new Error(`${(e as Error).message}: ${JSON.stringify(receiver.spans.map((x) => [x.name, x.traceId.slice(0, 6), x.spanId.slice(0, 6), x.parentSpanId?.slice(0, 6)]))} ${warnings.join('; ')}`);
+    const replyServer = await eventually(
+      () =>
+        inTrace().find((x) => x.kind === 2 && x.spanId !== root.spanId && attr(x, 'http.request.method') === 'POST'),
+      15_000,
+      'the reply request in the trace',
+    ).catch((e) => {
+      throw new Error(
+        `${(e as Error).message}: ${JSON.stringify(receiver.spans.map((x) => [x.name, x.traceId.slice(0, 6), x.spanId.slice(0, 6), x.parentSpanId?.slice(0, 6)]))} ${warnings.join('; ')}`,
+      );
     });
     // spans are exported as they end: a parent (the rule run) ends after its children
     const chainOf = (leaf: OtlpSpan) => {
       const names: string[] = [];
-      for (let x: OtlpSpan | undefined = leaf; x; x = x.parentSpanId ? byId().get(x.parentSpanId) : undefined) names.unshift(x.name);
+      for (let x: OtlpSpan | undefined = leaf; x; x = x.parentSpanId ? byId().get(x.parentSpanId) : undefined)
+        names.unshift(x.name);
       return names;
     };
-    const chain = await eventually(() => (chainOf(replyServer)[0] === root.name ? chainOf(replyServer) : undefined), 10_000, 'the whole chain');
+    const chain = await eventually(
+      () => (chainOf(replyServer)[0] === root.name ? chainOf(replyServer) : undefined),
+      10_000,
+      'the whole chain',
+    );
     expect(chain).toEqual([
       'POST /api/v1/messages/send',
       'pinbot.store.commit',
@@ -139,10 +206,21 @@ describe('OpenTelemetry traces', () => {
       expect.stringMatching(/^POST \/api\/v1\/(conversations\/:id\/messages|messages\/send)$/),
     ]);
     const run = inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'pong')!;
-    expect({ bot: attr(run, 'pinbot.bot'), outcome: attr(run, 'pinbot.outcome'), type: attr(run, 'pinbot.event.type') }).toEqual({ bot: 'pinger', outcome: 'done', type: 'message.received' });
+    expect({
+      bot: attr(run, 'pinbot.bot'),
+      outcome: attr(run, 'pinbot.outcome'),
+      type: attr(run, 'pinbot.event.type'),
+    }).toEqual({ bot: 'pinger', outcome: 'done', type: 'message.received' });
     // the rule that did not run is traced too, with its reason
-    const never = await eventually(() => inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'never'), 10_000, 'the not-run span');
-    expect({ outcome: attr(never, 'pinbot.outcome'), reason: attr(never, 'pinbot.reason') }).toEqual({ outcome: 'not_run', reason: 'condition_false' });
+    const never = await eventually(
+      () => inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'never'),
+      10_000,
+      'the not-run span',
+    );
+    expect({ outcome: attr(never, 'pinbot.outcome'), reason: attr(never, 'pinbot.reason') }).toEqual({
+      outcome: 'not_run',
+      reason: 'condition_false',
+    });
     // the client span's traceparent made the reply's server span its child
     const client = byId().get(replyServer.parentSpanId!)!;
     expect(client.kind).toBe(3);
@@ -156,7 +234,9 @@ describe('OpenTelemetry traces', () => {
     expect(tracingOn()).toBe(true);
     const tmp = tempDir();
     const file = join(tmp.dir, 'traced.scenario.yaml');
-    writeFileSync(file, `name: traced
+    writeFileSync(
+      file,
+      `name: traced
 users: { alice: {}, bob: {} }
 steps:
   - as: alice
@@ -166,21 +246,34 @@ steps:
   - as: bob
     request: GET /conversations
     expect: { status: 200 }
-`);
+`,
+    );
     try {
       const loaded = await loadScenario(file, { steps: builtinSteps(), allowOutsideRoot: true });
       expect(loaded.problems).toEqual([]);
       expect((await runScenario(loaded.scenario!)).status).toBe('passed');
-      const top = await eventually(() => receiver.spans.find((x) => x.name === 'pinbot.scenario' && attr(x, 'pinbot.scenario') === 'traced'), 10_000, 'the scenario span');
+      const top = await eventually(
+        () => receiver.spans.find((x) => x.name === 'pinbot.scenario' && attr(x, 'pinbot.scenario') === 'traced'),
+        10_000,
+        'the scenario span',
+      );
       expect(top.parentSpanId ?? '').toBe('');
       expect(attr(top, 'pinbot.scenario.status')).toBe('passed');
-      const steps = await eventually(() => {
-        const found = receiver.spans.filter((x) => x.traceId === top.traceId && x.name === 'pinbot.scenario.step');
-        return found.length === 2 ? found : undefined;
-      }, 10_000, 'the step spans');
+      const steps = await eventually(
+        () => {
+          const found = receiver.spans.filter((x) => x.traceId === top.traceId && x.name === 'pinbot.scenario.step');
+          return found.length === 2 ? found : undefined;
+        },
+        10_000,
+        'the step spans',
+      );
       expect(steps.every((x) => x.parentSpanId === top.spanId)).toBe(true);
       const first = steps.find((x) => attr(x, 'pinbot.step.id') === '1')!;
-      const send = await eventually(() => receiver.spans.find((x) => x.traceId === top.traceId && x.name === 'POST /api/v1/messages/send'), 10_000, 'the server span');
+      const send = await eventually(
+        () => receiver.spans.find((x) => x.traceId === top.traceId && x.name === 'POST /api/v1/messages/send'),
+        10_000,
+        'the server span',
+      );
       expect(send.parentSpanId).toBe(first.spanId);
     } finally {
       tmp.cleanup();

@@ -29,7 +29,10 @@ describe('the test kit reference (docs/plugins.md)', () => {
         const isPromise = answer instanceof Promise;
         await answer;
         expect(table, `world.${name}`).toContain(`world.${name}(`);
-        expect(table.includes(`await world.${name}(`), `world.${name} ${isPromise ? 'returns a promise' : 'is synchronous'}`).toBe(isPromise);
+        expect(
+          table.includes(`await world.${name}(`),
+          `world.${name} ${isPromise ? 'returns a promise' : 'is synchronous'}`,
+        ).toBe(isPromise);
       }
     } finally {
       await world.close();

@@ -28,8 +28,13 @@ describe('users add: one display name, one user unless --allow-duplicate', { tim
       `a user named "Alice" already exists (PIN ${first.pin_code}): a second one makes the name ambiguous, and bots or scripts that name it (as: alice) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
     );
     expect(((await callAdmin(t.dir, 'users.list', {}, 5_000)) as { users: unknown[] }).users).toHaveLength(1); // nothing was created
-    const second = (await callAdmin(t.dir, 'users.add', { name: 'Alice', allow_duplicate: true }, 5_000)) as { pin_code: string; warning: string };
-    expect(second.warning).toBe(`2 users are now named "Alice" (${first.pin_code}, ${second.pin_code}): name them by PIN`);
+    const second = (await callAdmin(t.dir, 'users.add', { name: 'Alice', allow_duplicate: true }, 5_000)) as {
+      pin_code: string;
+      warning: string;
+    };
+    expect(second.warning).toBe(
+      `2 users are now named "Alice" (${first.pin_code}, ${second.pin_code}): name them by PIN`,
+    );
   });
 
   it('on the data directory directly (no server), from the command line', async () => {
@@ -40,9 +45,13 @@ describe('users add: one display name, one user unless --allow-duplicate', { tim
     expect(first.code).toBe(0);
     const again = await pinbot(['users', 'add', '--name', 'Alice', '--data', data]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/^pinbot: a user named "Alice" already exists \(PIN [A-Z0-9]{6}\): .* add --allow-duplicate to create it anyway\n$/);
+    expect(again.stderr).toMatch(
+      /^pinbot: a user named "Alice" already exists \(PIN [A-Z0-9]{6}\): .* add --allow-duplicate to create it anyway\n$/,
+    );
     const forced = await pinbot(['users', 'add', '--name', 'Alice', '--allow-duplicate', '--data', data]);
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toMatch(/\nwarning: 2 users are now named "Alice" \([A-Z0-9]{6}, [A-Z0-9]{6}\): name them by PIN\n$/);
+    expect(forced.stdout).toMatch(
+      /\nwarning: 2 users are now named "Alice" \([A-Z0-9]{6}, [A-Z0-9]{6}\): name them by PIN\n$/,
+    );
   });
 });

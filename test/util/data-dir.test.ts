@@ -14,9 +14,14 @@ describe('the data-directory layout (src/util/data-dir.ts)', () => {
   it('lists every entry of the layout in docs/operations.md, and nothing the layout does not name', () => {
     const names = documented();
     expect(names.length).toBeGreaterThan(5);
-    for (const e of DOCUMENTED_ENTRIES) expect(names, `docs/operations.md "The data directory" lacks ${e}`).toContain(e);
+    for (const e of DOCUMENTED_ENTRIES)
+      expect(names, `docs/operations.md "The data directory" lacks ${e}`).toContain(e);
     // the other way: a row the code no longer makes is stale
-    for (const n of names) if (!n.endsWith('…')) expect(DOCUMENTED_ENTRIES, `docs/operations.md lists ${n}, which src/util/data-dir.ts does not name`).toContain(n);
+    for (const n of names)
+      if (!n.endsWith('…'))
+        expect(DOCUMENTED_ENTRIES, `docs/operations.md lists ${n}, which src/util/data-dir.ts does not name`).toContain(
+          n,
+        );
   });
 
   it('every name of DATA_DIR is among the documented entries', () => {

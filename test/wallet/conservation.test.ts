@@ -14,7 +14,10 @@ describe('conservation: balances + pending = UBI + grants under a random concurr
     const report = await simulate({ seed, ops: 2000, concurrency: 32 });
     expect(report.ledger.balances + report.ledger.pending).toBe(report.ledger.ubi + report.ledger.grants);
     // The workload really exercised what it claims to.
-    const seen = (prefix: string) => Object.entries(report.outcomes).filter(([k]) => k.startsWith(prefix)).reduce((s, [, n]) => s + n, 0);
+    const seen = (prefix: string) =>
+      Object.entries(report.outcomes)
+        .filter(([k]) => k.startsWith(prefix))
+        .reduce((s, [, n]) => s + n, 0);
     expect(seen('send 201')).toBeGreaterThan(300);
     expect(seen('overdraw 400 insufficient_funds')).toBeGreaterThan(20);
     expect(seen('race accept 200') + seen('race decline 200')).toBeGreaterThan(20);

@@ -14,7 +14,12 @@ describe('Idempotency-Key on send, accept and decline', () => {
   it('a retried send pays once and replays the first response byte for byte', async () => {
     const alice = await funded(api, 'Alice', 10);
     const bob = await funded(api, 'Bob');
-    const send = () => api.http.post('/api/v1/wallet/send').set(alice.headers).set('Idempotency-Key', 'pay-bob-1').send({ recipient_pin: bob.user.pin_code, amount: 4 });
+    const send = () =>
+      api.http
+        .post('/api/v1/wallet/send')
+        .set(alice.headers)
+        .set('Idempotency-Key', 'pay-bob-1')
+        .send({ recipient_pin: bob.user.pin_code, amount: 4 });
     const first = await send().expect(201);
     const again = await send().expect(201);
     expect(again.text).toBe(first.text);
@@ -22,23 +27,43 @@ describe('Idempotency-Key on send, accept and decline', () => {
     expect(await balanceOf(api, alice.headers)).toBe(6);
     expect((await api.http.get('/api/v1/wallet/pending').set(bob.headers)).body.pending_transactions).toHaveLength(1);
 
-    const other = await api.http.post('/api/v1/wallet/send').set(alice.headers).set('Idempotency-Key', 'pay-bob-1').send({ recipient_pin: bob.user.pin_code, amount: 5 }).expect(409);
+    const other = await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .set('Idempotency-Key', 'pay-bob-1')
+      .send({ recipient_pin: bob.user.pin_code, amount: 5 })
+      .expect(409);
     expect(other.body.error.code).toBe('idempotency_key_reused');
     // The key is per user: Bob may use the same one.
-    await api.http.post('/api/v1/wallet/send').set(bob.headers).set('Idempotency-Key', 'pay-bob-1').send({ recipient_pin: alice.user.pin_code, amount: 1 }).expect(400);
+    await api.http
+      .post('/api/v1/wallet/send')
+      .set(bob.headers)
+      .set('Idempotency-Key', 'pay-bob-1')
+      .send({ recipient_pin: alice.user.pin_code, amount: 1 })
+      .expect(400);
     expect(await balanceOf(api, alice.headers)).toBe(6);
   });
 
   it('a refused send is replayed as refused even once it would succeed', async () => {
     const alice = await funded(api, 'Alice', 1);
     const bob = await funded(api, 'Bob');
-    const send = () => api.http.post('/api/v1/wallet/send').set(alice.headers).set('Idempotency-Key', 'k-overdraw').send({ recipient_pin: bob.user.pin_code, amount: 2 });
+    const send = () =>
+      api.http
+        .post('/api/v1/wallet/send')
+        .set(alice.headers)
+        .set('Idempotency-Key', 'k-overdraw')
+        .send({ recipient_pin: bob.user.pin_code, amount: 2 });
     const first = await send().expect(400);
     expect(first.body.error.code).toBe('insufficient_funds');
     await api.store.transaction((tx) => grantMoney(tx, api.env, alice.user.id, 500));
     const again = await send().expect(400);
     expect(again.text).toBe(first.text);
-    await api.http.post('/api/v1/wallet/send').set(alice.headers).set('Idempotency-Key', 'k-overdraw-2').send({ recipient_pin: bob.user.pin_code, amount: 2 }).expect(201);
+    await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .set('Idempotency-Key', 'k-overdraw-2')
+      .send({ recipient_pin: bob.user.pin_code, amount: 2 })
+      .expect(201);
     expect(await balanceOf(api, alice.headers)).toBe(4);
   });
 
@@ -47,22 +72,40 @@ describe('Idempotency-Key on send, accept and decline', () => {
     const bob = await funded(api, 'Bob');
     const ids: string[] = [];
     for (const amount of [3, 4]) {
-      ids.push((await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount }).expect(201)).body.transaction.id);
+      ids.push(
+        (
+          await api.http
+            .post('/api/v1/wallet/send')
+            .set(alice.headers)
+            .send({ recipient_pin: bob.user.pin_code, amount })
+            .expect(201)
+        ).body.transaction.id,
+      );
     }
-    const accept = () => api.http.post(`/api/v1/wallet/transactions/${ids[0]}/accept`).set(bob.headers).set('Idempotency-Key', 'acc-1');
+    const accept = () =>
+      api.http.post(`/api/v1/wallet/transactions/${ids[0]}/accept`).set(bob.headers).set('Idempotency-Key', 'acc-1');
     const a1 = await accept().expect(200);
     const a2 = await accept().expect(200);
     expect(a2.text).toBe(a1.text);
     expect(await balanceOf(api, bob.headers)).toBe(3);
 
-    const decline = () => api.http.post(`/api/v1/wallet/transactions/${ids[1]}/decline`).set(bob.headers).set('Idempotency-Key', 'dec-1');
+    const decline = () =>
+      api.http.post(`/api/v1/wallet/transactions/${ids[1]}/decline`).set(bob.headers).set('Idempotency-Key', 'dec-1');
     const d1 = await decline().expect(200);
     expect((await decline().expect(200)).text).toBe(d1.text);
     expect(await balanceOf(api, alice.headers)).toBe(7);
-    const late = await api.http.post(`/api/v1/wallet/transactions/${ids[1]}/accept`).set(bob.headers).set('Idempotency-Key', 'acc-2').expect(409);
+    const late = await api.http
+      .post(`/api/v1/wallet/transactions/${ids[1]}/accept`)
+      .set(bob.headers)
+      .set('Idempotency-Key', 'acc-2')
+      .expect(409);
     expect(late.body.error.code).toBe('transaction_not_pending');
     // A 409 outcome is stored too: replayed as is.
-    const lateAgain = await api.http.post(`/api/v1/wallet/transactions/${ids[1]}/accept`).set(bob.headers).set('Idempotency-Key', 'acc-2').expect(409);
+    const lateAgain = await api.http
+      .post(`/api/v1/wallet/transactions/${ids[1]}/accept`)
+      .set(bob.headers)
+      .set('Idempotency-Key', 'acc-2')
+      .expect(409);
     expect(lateAgain.text).toBe(late.text);
     expect(await balanceOf(api, bob.headers)).toBe(3);
     assertConserved(api.store.read);
@@ -72,7 +115,13 @@ describe('Idempotency-Key on send, accept and decline', () => {
     const alice = await funded(api, 'Alice', 100);
     const bob = await funded(api, 'Bob');
     for (let i = 0; i < 10; i++) {
-      const id = (await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount: 1 }).expect(201)).body.transaction.id;
+      const id = (
+        await api.http
+          .post('/api/v1/wallet/send')
+          .set(alice.headers)
+          .send({ recipient_pin: bob.user.pin_code, amount: 1 })
+          .expect(201)
+      ).body.transaction.id;
       const results = await Promise.all([
         api.http.post(`/api/v1/wallet/transactions/${id}/accept`).set(bob.headers),
         api.http.post(`/api/v1/wallet/transactions/${id}/decline`).set(bob.headers),

@@ -73,7 +73,9 @@ describe('start-up checks of money (issue 13, item 4)', () => {
   it('refuses a journal line that edits a balance (checksum recomputed): money is not conserved', async () => {
     const { image, aliceId } = await books();
     const line = forgeAccountLine(image, aliceId, (a) => (a.balance_cents = (a.balance_cents as number) + 500));
-    expect(await refused(image)).toContain(`${journal(image)}:${line}: this transaction changes money (balances + pending − UBI − grants, in cents) by +500`);
+    expect(await refused(image)).toContain(
+      `${journal(image)}:${line}: this transaction changes money (balances + pending − UBI − grants, in cents) by +500`,
+    );
   });
 
   it.each([
@@ -94,6 +96,8 @@ describe('start-up checks of money (issue 13, item 4)', () => {
     const edited = text.replace(new RegExp(`("id":"${aliceId}","balance_cents":)700`), '$17000');
     expect(edited).not.toBe(text);
     writeFileSync(db, edited);
-    expect(await refused(live.dir)).toContain(`${db}: money does not add up: balances 7000 + pending 300 ≠ UBI + grants 1000 (cents)`);
+    expect(await refused(live.dir)).toContain(
+      `${db}: money does not add up: balances 7000 + pending 300 ≠ UBI + grants 1000 (cents)`,
+    );
   });
 });

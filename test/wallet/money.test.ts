@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exactCents, formatAmount, maxCents, parseAmount, parseAmountText, toAmount } from '../../src/domain/wallet/money.js';
+import {
+  exactCents,
+  formatAmount,
+  maxCents,
+  parseAmount,
+  parseAmountText,
+  toAmount,
+} from '../../src/domain/wallet/money.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 import { balanceOf, funded } from './helpers.js';
 
@@ -29,7 +36,8 @@ describe('money as integer cents', () => {
     expect(parseAmountText('12.5')).toBe(1250);
     expect(parseAmountText(' 7 ')).toBe(700);
     expect(parseAmountText('0.07')).toBe(7);
-    for (const bad of ['', '-1', '1.234', '1e3', 'abc', '1,5', '.5', '0x10']) expect(parseAmountText(bad), bad).toBeUndefined();
+    for (const bad of ['', '-1', '1.234', '1e3', 'abc', '1,5', '.5', '0x10'])
+      expect(parseAmountText(bad), bad).toBeUndefined();
     expect(maxCents(1_000_000)).toBe(100_000_000);
     expect(maxCents(0.29)).toBe(29);
   });
@@ -66,7 +74,11 @@ describe('bad amounts are 400 and change nothing', () => {
   ])('%s', async (_name, amount, code) => {
     const alice = await funded(api, 'Alice', 1000);
     const bob = await funded(api, 'Bob');
-    const res = await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount }).expect(400);
+    const res = await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .send({ recipient_pin: bob.user.pin_code, amount })
+      .expect(400);
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.details).toEqual([expect.objectContaining({ path: 'body.amount' })]);
     expect(await balanceOf(api, alice.headers)).toBe(1000);
@@ -76,13 +88,23 @@ describe('bad amounts are 400 and change nothing', () => {
   it('the maximum itself and one cent are fine', async () => {
     const alice = await funded(api, 'Alice', 1000);
     const bob = await funded(api, 'Bob');
-    for (const amount of [500, 0.01]) await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount }).expect(201);
+    for (const amount of [500, 0.01])
+      await api.http
+        .post('/api/v1/wallet/send')
+        .set(alice.headers)
+        .send({ recipient_pin: bob.user.pin_code, amount })
+        .expect(201);
     expect(await balanceOf(api, alice.headers)).toBe(499.99);
   });
 
   it('the bad body JSON is invalid_json', async () => {
     const alice = await funded(api, 'Alice', 10);
-    const res = await api.http.post('/api/v1/wallet/send').set(alice.headers).set('Content-Type', 'application/json').send('{"amount": 5,').expect(400);
+    const res = await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .set('Content-Type', 'application/json')
+      .send('{"amount": 5,')
+      .expect(400);
     expect(res.body.error.code).toBe('invalid_json');
   });
 });

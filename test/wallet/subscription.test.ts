@@ -14,9 +14,12 @@ describe('subscription', () => {
   });
   afterAll(() => api.close());
 
-  const sub = async (headers: Record<string, string>) => (await api.http.get('/api/v1/wallet/subscription').set(headers).expect(200)).body;
-  const bal = async (headers: Record<string, string>) => (await api.http.get('/api/v1/wallet/balance').set(headers).expect(200)).body;
-  const subscribe = (pin: string, days: number | string) => runAdminCommand({ store: api.store, env: api.env }, 'users.subscribe', { pin, days });
+  const sub = async (headers: Record<string, string>) =>
+    (await api.http.get('/api/v1/wallet/subscription').set(headers).expect(200)).body;
+  const bal = async (headers: Record<string, string>) =>
+    (await api.http.get('/api/v1/wallet/balance').set(headers).expect(200)).body;
+  const subscribe = (pin: string, days: number | string) =>
+    runAdminCommand({ store: api.store, env: api.env }, 'users.subscribe', { pin, days });
 
   it('a new user gets the 30-day trial; days are decimal; it expires after end_date', async () => {
     api.clock.set(Date.parse('2026-11-21T12:00:00Z'));
@@ -32,16 +35,31 @@ describe('subscription', () => {
     expect((await sub(u.headers)).status).toBe('active');
     expect((await bal(u.headers)).subscription_days).toBe(0.1);
     api.clock.set(Date.parse('2026-12-22T00:00:00Z'));
-    expect(await sub(u.headers)).toEqual({ is_subscribed: false, status: 'expired', start_date: '2026-11-21', end_date: '2026-12-21' });
+    expect(await sub(u.headers)).toEqual({
+      is_subscribed: false,
+      status: 'expired',
+      start_date: '2026-11-21',
+      end_date: '2026-12-21',
+    });
     expect(await bal(u.headers)).toMatchObject({ subscription_days: 0, is_subscribed: false });
 
     // Expired: a new period starts today.
     api.clock.set(Date.parse('2027-01-10T06:00:00Z'));
     const renewed = await subscribe(u.user.pin_code, 7);
-    expect(renewed).toEqual({ is_subscribed: true, status: 'active', start_date: '2027-01-10', end_date: '2027-01-17' });
+    expect(renewed).toEqual({
+      is_subscribed: true,
+      status: 'active',
+      start_date: '2027-01-10',
+      end_date: '2027-01-17',
+    });
     expect((await bal(u.headers)).subscription_days).toBe(7.8);
     // Active: extended from end_date.
-    expect(await subscribe(u.user.pin_code.toLowerCase(), 30)).toEqual({ is_subscribed: true, status: 'active', start_date: '2027-01-10', end_date: '2027-02-16' });
+    expect(await subscribe(u.user.pin_code.toLowerCase(), 30)).toEqual({
+      is_subscribed: true,
+      status: 'active',
+      start_date: '2027-01-10',
+      end_date: '2027-02-16',
+    });
     expect(await sub(u.headers)).toMatchObject({ end_date: '2027-02-16' });
   });
 
@@ -49,11 +67,21 @@ describe('subscription', () => {
     const none = await testApi({ config: { subscription: { trial_days: 0 } }, memory: true });
     try {
       const u = await none.user('NoTrial');
-      expect((await none.http.get('/api/v1/wallet/subscription').set(u.headers).expect(200)).body).toEqual({ is_subscribed: false, status: 'none', start_date: null, end_date: null });
+      expect((await none.http.get('/api/v1/wallet/subscription').set(u.headers).expect(200)).body).toEqual({
+        is_subscribed: false,
+        status: 'none',
+        start_date: null,
+        end_date: null,
+      });
       expect((await none.http.get('/api/v1/wallet/balance').set(u.headers).expect(200)).body.subscription_days).toBe(0);
-      const s = await runAdminCommand({ store: none.store, env: none.env }, 'users.subscribe', { pin: u.user.pin_code, days: '3' });
+      const s = await runAdminCommand({ store: none.store, env: none.env }, 'users.subscribe', {
+        pin: u.user.pin_code,
+        days: '3',
+      });
       expect(s).toEqual({ is_subscribed: true, status: 'active', start_date: '2026-11-21', end_date: '2026-11-24' });
-      expect((await none.http.get('/api/v1/wallet/balance').set(u.headers).expect(200)).body.subscription_days).toBe(3.5);
+      expect((await none.http.get('/api/v1/wallet/balance').set(u.headers).expect(200)).body.subscription_days).toBe(
+        3.5,
+      );
     } finally {
       await none.close();
     }
@@ -61,7 +89,8 @@ describe('subscription', () => {
 
   it('the operator command refuses bad days and unknown PINs', async () => {
     const u = await api.user('Picky');
-    for (const days of [0, -1, 1.5, 'abc', 36_501]) await expect(subscribe(u.user.pin_code, days)).rejects.toThrow(/--days/);
+    for (const days of [0, -1, 1.5, 'abc', 36_501])
+      await expect(subscribe(u.user.pin_code, days)).rejects.toThrow(/--days/);
     await expect(subscribe('ZZZZZZ', 3)).rejects.toThrow(/no user has the PIN/);
   });
 

@@ -44,14 +44,27 @@ describe('wallet transfers', () => {
     const pending = await api.http.get('/api/v1/wallet/pending').set(bob.headers).expect(200);
     expect(checkPending(pending.body)).toBe(true);
     expect(pending.body.pending_transactions).toEqual([
-      { id: t.id, amount: 5.25, sender_pin: alice.user.pin_code, sender: t.sender, note: 'lunch', created_at: t.created_at },
+      {
+        id: t.id,
+        amount: 5.25,
+        sender_pin: alice.user.pin_code,
+        sender: t.sender,
+        note: 'lunch',
+        created_at: t.created_at,
+      },
     ]);
     expect((await api.http.get('/api/v1/wallet/pending').set(alice.headers)).body.pending_transactions).toEqual([]);
 
     api.clock.set(api.clock.now() + 60_000);
     const acc = await api.http.post(`/api/v1/wallet/transactions/${t.id}/accept`).set(bob.headers).expect(200);
     expect(checkResult(acc.body)).toBe(true);
-    expect(acc.body.transaction).toMatchObject({ id: t.id, status: 'accepted', direction: 'received', updated_at: '2026-11-21T12:01:00.000Z', created_at: t.created_at });
+    expect(acc.body.transaction).toMatchObject({
+      id: t.id,
+      status: 'accepted',
+      direction: 'received',
+      updated_at: '2026-11-21T12:01:00.000Z',
+      created_at: t.created_at,
+    });
     expect(acc.body.message).toEqual(expect.any(String));
     expect(await balanceOf(api, bob.headers)).toBe(5.25);
     expect(await balanceOf(api, alice.headers)).toBe(14.75);
@@ -68,10 +81,18 @@ describe('wallet transfers', () => {
   it('decline refunds the sender; the note defaults to ""', async () => {
     const alice = await funded(api, 'Alice', 10);
     const bob = await funded(api, 'Bob');
-    const sent = await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount: 10 }).expect(201);
+    const sent = await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .send({ recipient_pin: bob.user.pin_code, amount: 10 })
+      .expect(201);
     expect(sent.body.transaction.note).toBe('');
     expect(await balanceOf(api, alice.headers)).toBe(0);
-    const dec = await api.http.post(`/api/v1/wallet/transactions/${sent.body.transaction.id}/decline`).set(bob.headers).send({}).expect(200);
+    const dec = await api.http
+      .post(`/api/v1/wallet/transactions/${sent.body.transaction.id}/decline`)
+      .set(bob.headers)
+      .send({})
+      .expect(200);
     expect(dec.body.transaction).toMatchObject({ status: 'declined', direction: 'received', amount: 10 });
     expect(await balanceOf(api, alice.headers)).toBe(10);
     expect(await balanceOf(api, bob.headers)).toBe(0);
@@ -81,20 +102,37 @@ describe('wallet transfers', () => {
     const alice = await funded(api, 'Alice', 10);
     const bob = await funded(api, 'Bob');
     const eve = await funded(api, 'Eve');
-    const sent = await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount: 3 }).expect(201);
+    const sent = await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .send({ recipient_pin: bob.user.pin_code, amount: 3 })
+      .expect(201);
     const id = sent.body.transaction.id;
     for (const action of ['accept', 'decline']) {
-      const asSender = await api.http.post(`/api/v1/wallet/transactions/${id}/${action}`).set(alice.headers).expect(403);
+      const asSender = await api.http
+        .post(`/api/v1/wallet/transactions/${id}/${action}`)
+        .set(alice.headers)
+        .expect(403);
       expect(asSender.body.error.code).toBe('forbidden');
-      const asStranger = await api.http.post(`/api/v1/wallet/transactions/${id}/${action}`).set(eve.headers).expect(404);
+      const asStranger = await api.http
+        .post(`/api/v1/wallet/transactions/${id}/${action}`)
+        .set(eve.headers)
+        .expect(404);
       expect(asStranger.body.error.code).toBe('transaction_not_found');
-      const unknown = await api.http.post(`/api/v1/wallet/transactions/txn_0000000000000000000000/${action}`).set(bob.headers).expect(404);
+      const unknown = await api.http
+        .post(`/api/v1/wallet/transactions/txn_0000000000000000000000/${action}`)
+        .set(bob.headers)
+        .expect(404);
       expect(unknown.body.error.code).toBe('transaction_not_found');
     }
     // ids are opaque: a malformed one names nothing, like an unknown one (API.md)
     const bad = await api.http.post('/api/v1/wallet/transactions/not-an-id/accept').set(bob.headers).expect(404);
     expect(bad.body.error.code).toBe('transaction_not_found');
-    const withBody = await api.http.post(`/api/v1/wallet/transactions/${id}/accept`).set(bob.headers).send({ really: true }).expect(400);
+    const withBody = await api.http
+      .post(`/api/v1/wallet/transactions/${id}/accept`)
+      .set(bob.headers)
+      .send({ really: true })
+      .expect(400);
     expect(withBody.body.error.details).toEqual([{ path: 'body.really', message: expect.any(String) }]);
     expect((await api.http.get('/api/v1/wallet/pending').set(bob.headers)).body.pending_transactions).toHaveLength(1);
     expect(await balanceOf(api, alice.headers)).toBe(7);
@@ -104,7 +142,15 @@ describe('wallet transfers', () => {
     const carol = await funded(api, 'Carol', 4);
     const list = await api.http.get('/api/v1/wallet/transactions').set(carol.headers).expect(200);
     const grant = list.body.transactions[0];
-    expect(grant).toMatchObject({ type: 'grant', status: 'accepted', amount: 4, direction: 'received', sender: null, sender_pin: null, recipient_pin: carol.user.pin_code });
+    expect(grant).toMatchObject({
+      type: 'grant',
+      status: 'accepted',
+      amount: 4,
+      direction: 'received',
+      sender: null,
+      sender_pin: null,
+      recipient_pin: carol.user.pin_code,
+    });
     await api.http.post(`/api/v1/wallet/transactions/${grant.id}/decline`).set(carol.headers).expect(409);
     expect(await balanceOf(api, carol.headers)).toBe(4);
   });
@@ -126,7 +172,11 @@ describe('wallet transfers', () => {
       expect([res.status, res.body.error?.code], JSON.stringify(body)).toEqual([status, code]);
     }
     expect(await balanceOf(api, alice.headers)).toBe(5);
-    await api.http.post('/api/v1/wallet/send').set(alice.headers).send({ recipient_pin: bob.user.pin_code, amount: 5, note: 'x'.repeat(500) }).expect(201);
+    await api.http
+      .post('/api/v1/wallet/send')
+      .set(alice.headers)
+      .send({ recipient_pin: bob.user.pin_code, amount: 5, note: 'x'.repeat(500) })
+      .expect(201);
     expect(await balanceOf(api, alice.headers)).toBe(0);
   });
 
@@ -136,7 +186,11 @@ describe('wallet transfers', () => {
     const ids: string[] = [];
     for (let i = 1; i <= 7; i++) {
       const [from, to] = i % 2 ? [alice, bob] : [bob, alice];
-      const r = await api.http.post('/api/v1/wallet/send').set(from.headers).send({ recipient_pin: to.user.pin_code, amount: i }).expect(201);
+      const r = await api.http
+        .post('/api/v1/wallet/send')
+        .set(from.headers)
+        .send({ recipient_pin: to.user.pin_code, amount: i })
+        .expect(201);
       ids.push(r.body.transaction.id);
     }
     const newestFirst = [...ids].reverse();
@@ -145,10 +199,16 @@ describe('wallet transfers', () => {
     expect(p1.body.transactions.map((t: { id: string }) => t.id)).toEqual(newestFirst.slice(0, 3));
     expect(p1.body.transactions.map((t: { direction: string }) => t.direction)).toEqual(['sent', 'received', 'sent']);
     expect(p1.body.has_more).toBe(true);
-    const p2 = await api.http.get(`/api/v1/wallet/transactions?limit=3&before=${p1.body.transactions[2].id}`).set(alice.headers).expect(200);
+    const p2 = await api.http
+      .get(`/api/v1/wallet/transactions?limit=3&before=${p1.body.transactions[2].id}`)
+      .set(alice.headers)
+      .expect(200);
     expect(p2.body.transactions.map((t: { id: string }) => t.id)).toEqual(newestFirst.slice(3, 6));
     expect(p2.body.has_more).toBe(true);
-    const p3 = await api.http.get(`/api/v1/wallet/transactions?limit=3&before=${p2.body.transactions[2].id}`).set(alice.headers).expect(200);
+    const p3 = await api.http
+      .get(`/api/v1/wallet/transactions?limit=3&before=${p2.body.transactions[2].id}`)
+      .set(alice.headers)
+      .expect(200);
     expect(p3.body.transactions.map((t: { id: string; type: string }) => t.type)).toEqual(['transfer', 'grant']);
     expect(p3.body.has_more).toBe(false);
     const all = await api.http.get('/api/v1/wallet/transactions').set(alice.headers).expect(200);

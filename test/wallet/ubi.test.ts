@@ -41,7 +41,10 @@ describe('UBI rules', () => {
 
   it('catches up every missed day once, and a second or concurrent run pays nothing', async () => {
     const { store, clock, env } = memoryEnv();
-    const [a, b] = await store.transaction((tx) => [createUser(tx, env, { name: 'A' }), createUser(tx, env, { name: 'B' })]);
+    const [a, b] = await store.transaction((tx) => [
+      createUser(tx, env, { name: 'A' }),
+      createUser(tx, env, { name: 'B' }),
+    ]);
     expect(await runUbi(store, env)).toBe(0); // created today: nothing yet
     clock.set(Date.parse('2026-11-24T08:00:00Z'));
     expect(await runUbi(store, env)).toBe(6);
@@ -105,10 +108,17 @@ describe('UBI in a server (catch-up on start, scheduler on the virtual clock)', 
     const ctx = { store: server.store, env: server.env, scheduler: server.scheduler };
     const alice = (await runAdminCommand(ctx, 'users.add', { name: 'Alice', balance: '10' })) as { id: string };
     const bob = (await runAdminCommand(ctx, 'users.add', { name: 'Bob' })) as { id: string };
-    expect(await runAdminCommand(ctx, 'clock.advance', { duration: '3d' })).toEqual({ now: '2026-11-24T12:00:00.000Z' });
+    expect(await runAdminCommand(ctx, 'clock.advance', { duration: '3d' })).toEqual({
+      now: '2026-11-24T12:00:00.000Z',
+    });
     for (const u of [alice, bob]) {
       expect(credits(server.store.read, u.id)).toEqual(
-        ['22', '23', '24'].map((d) => ({ date: `2026-11-${d}`, at: `2026-11-${d}T00:00:00.000Z`, cents: 100, note: `UBI for 2026-11-${d}` })),
+        ['22', '23', '24'].map((d) => ({
+          date: `2026-11-${d}`,
+          at: `2026-11-${d}T00:00:00.000Z`,
+          cents: 100,
+          note: `UBI for 2026-11-${d}`,
+        })),
       );
     }
     expect(balanceCents(server.store.read, alice.id)).toBe(1300);
@@ -118,7 +128,12 @@ describe('UBI in a server (catch-up on start, scheduler on the virtual clock)', 
     await runAdminCommand(ctx, 'clock.advance', { duration: '2d' });
     expect(credits(server.store.read, bob.id)).toHaveLength(3);
     await runAdminCommand(ctx, 'clock.advance', { duration: '1d' });
-    expect(credits(server.store.read, bob.id).map((c) => c.date)).toEqual(['2026-11-22', '2026-11-23', '2026-11-24', '2026-11-25']);
+    expect(credits(server.store.read, bob.id).map((c) => c.date)).toEqual([
+      '2026-11-22',
+      '2026-11-23',
+      '2026-11-24',
+      '2026-11-25',
+    ]);
   });
 
   it('a server down for three days pays three credits per user on start', async () => {
@@ -139,7 +154,14 @@ describe('UBI in a server (catch-up on start, scheduler on the virtual clock)', 
     ]);
     // And a restart on the same day pays nothing more.
     await server.close();
-    server = await startServer({ dataDir: tmp.dir, config, port: 0, virtualClock: T0 + 4 * DAY + 3_600_000, bots: false, log });
+    server = await startServer({
+      dataDir: tmp.dir,
+      config,
+      port: 0,
+      virtualClock: T0 + 4 * DAY + 3_600_000,
+      bots: false,
+      log,
+    });
     expect(credits(server.store.read, u.id)).toHaveLength(4);
     expect(balanceCents(server.store.read, u.id)).toBe(400);
     assertConserved(server.store.read);
@@ -155,10 +177,22 @@ describe('UBI in a server (catch-up on start, scheduler on the virtual clock)', 
     const res = await fetch(`${server.url}/api/v1/wallet/transactions`, { headers: { 'X-API-Key': u.api_key } });
     const body = (await res.json()) as { transactions: Array<Record<string, unknown>> };
     expect(body.transactions).toEqual([
-      expect.objectContaining({ type: 'ubi', amount: 1, status: 'accepted', direction: 'received', note: 'UBI for 2026-11-23', sender: null, sender_pin: null, recipient_pin: u.pin_code, created_at: '2026-11-23T00:00:00.000Z' }),
+      expect.objectContaining({
+        type: 'ubi',
+        amount: 1,
+        status: 'accepted',
+        direction: 'received',
+        note: 'UBI for 2026-11-23',
+        sender: null,
+        sender_pin: null,
+        recipient_pin: u.pin_code,
+        created_at: '2026-11-23T00:00:00.000Z',
+      }),
       expect.objectContaining({ type: 'ubi', note: 'UBI for 2026-11-22', created_at: '2026-11-22T00:00:00.000Z' }),
     ]);
-    const bal = (await (await fetch(`${server.url}/api/v1/wallet/balance`, { headers: { 'X-API-Key': u.api_key } })).json()) as { balance: number };
+    const bal = (await (
+      await fetch(`${server.url}/api/v1/wallet/balance`, { headers: { 'X-API-Key': u.api_key } })
+    ).json()) as { balance: number };
     expect(bal.balance).toBe(2);
   });
 });

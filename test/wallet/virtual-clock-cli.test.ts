@@ -23,16 +23,27 @@ describe('pinbot serve --virtual-clock driven by the CLI', () => {
     return JSON.parse(stdout);
   };
   const api = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}/api/v1${path}`, {
+      method,
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
-  const ubiCredits = async (key: string) => (await api(key, 'GET', '/wallet/transactions?limit=200')).body.transactions.filter((t: { type: string }) => t.type === 'ubi');
+  const ubiCredits = async (key: string) =>
+    (await api(key, 'GET', '/wallet/transactions?limit=200')).body.transactions.filter(
+      (t: { type: string }) => t.type === 'ubi',
+    );
 
   beforeAll(async () => {
     writeFileSync(config, 'log:\n  level: info\nrate_limits:\n  enabled: false\n');
     // A user made while no server runs (the CLI opens the store itself) …
     alice = await cli('users', 'add', '--name', 'Alice', '--balance', '20');
-    server = spawn(process.execPath, [BIN, 'serve', '--virtual-clock', '--port', '0', '--no-bots', '--data', data, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(
+      process.execPath,
+      [BIN, 'serve', '--virtual-clock', '--port', '0', '--no-bots', '--data', data, '--config', config],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     base = await new Promise<string>((resolve, reject) => {
       let out = '';
       server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -61,13 +72,26 @@ describe('pinbot serve --virtual-clock driven by the CLI', () => {
     const sent = await api(aliceKey, 'POST', '/wallet/send', { recipient_pin: bob.pin_code, amount: 5, note: 'lunch' });
     expect(sent.status).toBe(201);
     const pending = await api(bob.api_key, 'GET', '/wallet/pending');
-    expect(pending.body.pending_transactions).toEqual([expect.objectContaining({ id: sent.body.transaction.id, amount: 5, sender_pin: alicePin, note: 'lunch' })]);
-    expect((await api(bob.api_key, 'POST', `/wallet/transactions/${sent.body.transaction.id}/accept`)).body.transaction.status).toBe('accepted');
+    expect(pending.body.pending_transactions).toEqual([
+      expect.objectContaining({ id: sent.body.transaction.id, amount: 5, sender_pin: alicePin, note: 'lunch' }),
+    ]);
+    expect(
+      (await api(bob.api_key, 'POST', `/wallet/transactions/${sent.body.transaction.id}/accept`)).body.transaction
+        .status,
+    ).toBe('accepted');
     const second = await api(aliceKey, 'POST', '/wallet/send', { recipient_pin: bob.pin_code, amount: 3 });
-    expect((await api(aliceKey, 'POST', `/wallet/transactions/${second.body.transaction.id}/decline`)).status).toBe(403);
-    expect((await api(bob.api_key, 'POST', `/wallet/transactions/${second.body.transaction.id}/decline`)).body.transaction.status).toBe('declined');
+    expect((await api(aliceKey, 'POST', `/wallet/transactions/${second.body.transaction.id}/decline`)).status).toBe(
+      403,
+    );
+    expect(
+      (await api(bob.api_key, 'POST', `/wallet/transactions/${second.body.transaction.id}/decline`)).body.transaction
+        .status,
+    ).toBe('declined');
 
-    const before = { alice: (await api(aliceKey, 'GET', '/wallet/balance')).body.balance, bob: (await api(bob.api_key, 'GET', '/wallet/balance')).body.balance };
+    const before = {
+      alice: (await api(aliceKey, 'GET', '/wallet/balance')).body.balance,
+      bob: (await api(bob.api_key, 'GET', '/wallet/balance')).body.balance,
+    };
     expect(before.bob).toBe(5);
     const aliceUbiBefore = (await ubiCredits(aliceKey)).length;
 
@@ -94,7 +118,13 @@ describe('pinbot serve --virtual-clock driven by the CLI', () => {
 
     // Operator grants print the grant transaction; the subscription command prints the subscription.
     const grant = await cli('users', 'grant', '--pin', bob.pin_code, '--amount', '2.50');
-    expect(grant).toMatchObject({ type: 'grant', amount: 2.5, status: 'accepted', recipient_pin: bob.pin_code, sender: null });
+    expect(grant).toMatchObject({
+      type: 'grant',
+      amount: 2.5,
+      status: 'accepted',
+      recipient_pin: bob.pin_code,
+      sender: null,
+    });
     const sub = await cli('users', 'subscribe', '--pin', bob.pin_code, '--days', '10');
     expect(sub).toMatchObject({ is_subscribed: true, status: 'active' });
     expect((await api(bob.api_key, 'GET', '/wallet/subscription')).body).toEqual(sub);

@@ -1,4 +1,9 @@
-import { answerContactRequest, pendingContactRequests, requestContact, toContactRequest } from '../../domain/contacts/contact-requests.js';
+import {
+  answerContactRequest,
+  pendingContactRequests,
+  requestContact,
+  toContactRequest,
+} from '../../domain/contacts/contact-requests.js';
 import { checkContact, deleteContact, listContacts } from '../../domain/contacts/contacts.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
@@ -8,10 +13,19 @@ const contactEntrySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'contact', 'created_at'],
-  properties: { id: { type: 'string' }, contact: { $ref: 'User' }, created_at: { type: 'string', format: 'date-time' } },
+  properties: {
+    id: { type: 'string' },
+    contact: { $ref: 'User' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
 } as const;
 
-const messageOnly = { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string' } } } as const;
+const messageOnly = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['message'],
+  properties: { message: { type: 'string' } },
+} as const;
 const answerErrors = ['contact_request_not_found', 'forbidden', 'contact_request_not_pending'];
 
 export const contactRoutes: RouteDef[] = [
@@ -21,10 +35,17 @@ export const contactRoutes: RouteDef[] = [
     etag: true,
     summary: 'Your contacts, newest first',
     description:
-      'Your contact list, newest first. Each entry\'s id (con_…) is what DELETE /contacts/{id} takes; contact is the other user.',
+      "Your contact list, newest first. Each entry's id (con_…) is what DELETE /contacts/{id} takes; contact is the other user.",
     tags: ['contacts'],
     schemas: {
-      responses: { 200: { type: 'object', additionalProperties: false, required: ['contacts'], properties: { contacts: { type: 'array', items: contactEntrySchema } } } },
+      responses: {
+        200: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['contacts'],
+          properties: { contacts: { type: 'array', items: contactEntrySchema } },
+        },
+      },
     },
     handler: ({ db, user }) => ({ status: 200, body: { contacts: listContacts(db, user) } }),
   }),
@@ -38,7 +59,12 @@ export const contactRoutes: RouteDef[] = [
     buckets: ['contacts'],
     write: true,
     schemas: {
-      body: { type: 'object', additionalProperties: false, required: ['pin_code'], properties: { pin_code: { $ref: 'Pin' } } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['pin_code'],
+        properties: { pin_code: { $ref: 'Pin' } },
+      },
       responses: {
         201: {
           type: 'object',
@@ -48,22 +74,27 @@ export const contactRoutes: RouteDef[] = [
             id: { type: 'string' },
             requester: { $ref: 'User' },
             recipient: { $ref: 'User' },
-            status: { enum: ['pending', 'accepted'], description: 'accepted when the other user had already asked you' },
+            status: {
+              enum: ['pending', 'accepted'],
+              description: 'accepted when the other user had already asked you',
+            },
             created_at: { type: 'string', format: 'date-time' },
           },
         },
       },
     },
     errors: ['user_not_found', 'cannot_target_self', 'already_contacts', 'request_exists'],
-    handler: ({ tx, env, user, body }) => ({ status: 201, body: toContactRequest(tx, requestContact(tx, env, user, body.pin_code)) }),
+    handler: ({ tx, env, user, body }) => ({
+      status: 201,
+      body: toContactRequest(tx, requestContact(tx, env, user, body.pin_code)),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/contacts/requests/pending',
     etag: true,
     summary: 'Contact requests awaiting your answer, newest first',
-    description:
-      'Contact requests addressed to you that you have not answered, newest first.',
+    description: 'Contact requests addressed to you that you have not answered, newest first.',
     tags: ['contacts'],
     schemas: {
       responses: {
@@ -78,7 +109,11 @@ export const contactRoutes: RouteDef[] = [
                 type: 'object',
                 additionalProperties: false,
                 required: ['id', 'requester', 'created_at'],
-                properties: { id: { type: 'string' }, requester: { $ref: 'User' }, created_at: { type: 'string', format: 'date-time' } },
+                properties: {
+                  id: { type: 'string' },
+                  requester: { $ref: 'User' },
+                  created_at: { type: 'string', format: 'date-time' },
+                },
               },
             },
           },
@@ -98,10 +133,20 @@ export const contactRoutes: RouteDef[] = [
     schemas: {
       params: idParams,
       body: emptyBody,
-      responses: { 200: { type: 'object', additionalProperties: false, required: ['message', 'contact'], properties: { message: { type: 'string' }, contact: contactEntrySchema } } },
+      responses: {
+        200: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['message', 'contact'],
+          properties: { message: { type: 'string' }, contact: contactEntrySchema },
+        },
+      },
     },
     errors: answerErrors,
-    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerContactRequest(tx, env, user, params.id, 'accepted') }),
+    handler: ({ tx, env, user, params }) => ({
+      status: 200,
+      body: answerContactRequest(tx, env, user, params.id, 'accepted'),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -113,14 +158,16 @@ export const contactRoutes: RouteDef[] = [
     write: true,
     schemas: { params: idParams, body: emptyBody, responses: { 200: messageOnly } },
     errors: answerErrors,
-    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerContactRequest(tx, env, user, params.id, 'declined') }),
+    handler: ({ tx, env, user, params }) => ({
+      status: 200,
+      body: answerContactRequest(tx, env, user, params.id, 'declined'),
+    }),
   }),
   defineRoute({
     method: 'delete',
     path: '/contacts/:id',
     summary: 'Remove a contact (for both of you)',
-    description:
-      'Removes a contact, for both of you. The id is the entry\'s id from GET /contacts.',
+    description: "Removes a contact, for both of you. The id is the entry's id from GET /contacts.",
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, responses: { 200: messageOnly } },
@@ -143,7 +190,12 @@ export const contactRoutes: RouteDef[] = [
           required: ['is_contact', 'user'],
           properties: {
             is_contact: { type: 'boolean' },
-            user: { type: 'object', additionalProperties: false, required: ['id', 'display_name'], properties: { id: { type: 'string' }, display_name: { type: 'string' } } },
+            user: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['id', 'display_name'],
+              properties: { id: { type: 'string' }, display_name: { type: 'string' } },
+            },
           },
         },
       },

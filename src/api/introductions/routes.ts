@@ -1,4 +1,10 @@
-import { answerIntroduction, createIntroduction, listIntroductions, pendingIntroductions, toIntroduction } from '../../domain/introductions/introductions.js';
+import {
+  answerIntroduction,
+  createIntroduction,
+  listIntroductions,
+  pendingIntroductions,
+  toIntroduction,
+} from '../../domain/introductions/introductions.js';
 import { fromConfig } from '../config-bound.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
@@ -72,7 +78,10 @@ export const introductionRoutes: RouteDef[] = [
       responses: { 201: introductionSchema },
     },
     errors: ['user_not_found', 'cannot_target_self', 'quota_exceeded'],
-    handler: ({ tx, env, user, body }) => ({ status: 201, body: toIntroduction(tx, createIntroduction(tx, env, user, body)) }),
+    handler: ({ tx, env, user, body }) => ({
+      status: 201,
+      body: toIntroduction(tx, createIntroduction(tx, env, user, body)),
+    }),
   }),
   defineRoute({
     method: 'get',
@@ -80,7 +89,7 @@ export const introductionRoutes: RouteDef[] = [
     etag: true,
     summary: 'Introductions you made or are in, newest first',
     description:
-      'Introductions you made or are a participant of, newest first, each with every participant\'s response.',
+      "Introductions you made or are a participant of, newest first, each with every participant's response.",
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },
     handler: ({ db, user }) => ({ status: 200, body: { introductions: listIntroductions(db, user) } }),
@@ -90,8 +99,7 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions/pending',
     etag: true,
     summary: 'Pending introductions awaiting your answer, newest first',
-    description:
-      'Introductions still pending where your own response is pending, newest first.',
+    description: 'Introductions still pending where your own response is pending, newest first.',
     tags: ['introductions'],
     schemas: { responses: { 200: listSchema } },
     handler: ({ db, user }) => ({ status: 200, body: { introductions: pendingIntroductions(db, user) } }),
@@ -121,7 +129,10 @@ export const introductionRoutes: RouteDef[] = [
       },
     },
     errors: answerErrors,
-    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerIntroduction(tx, env, user, params.id, 'accepted') }),
+    handler: ({ tx, env, user, params }) => ({
+      status: 200,
+      body: answerIntroduction(tx, env, user, params.id, 'accepted'),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -135,10 +146,18 @@ export const introductionRoutes: RouteDef[] = [
       params: idParams,
       body: emptyBody,
       responses: {
-        200: { type: 'object', additionalProperties: false, required: ['id', 'status'], properties: { id: { type: 'string' }, status: { const: 'declined' } } },
+        200: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'status'],
+          properties: { id: { type: 'string' }, status: { const: 'declined' } },
+        },
       },
     },
     errors: answerErrors,
-    handler: ({ tx, env, user, params }) => ({ status: 200, body: answerIntroduction(tx, env, user, params.id, 'declined') }),
+    handler: ({ tx, env, user, params }) => ({
+      status: 200,
+      body: answerIntroduction(tx, env, user, params.id, 'declined'),
+    }),
   }),
 ];

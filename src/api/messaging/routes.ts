@@ -1,9 +1,24 @@
-import { conversationFor, leaveConversation, listConversations, openConversation, toConversation } from '../../domain/messaging/conversations.js';
+import {
+  conversationFor,
+  leaveConversation,
+  listConversations,
+  openConversation,
+  toConversation,
+} from '../../domain/messaging/conversations.js';
 import { listMessages, toMessage } from '../../domain/messaging/messages.js';
 import { sendDirect, sendToConversation } from '../../domain/messaging/send.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
-import { contentSchema, conversationPageSchema, conversationSchema, conversationsQuery, messageOnly, messagePageSchema, messagesQuery, openConversationBody } from './schemas.js';
+import {
+  contentSchema,
+  conversationPageSchema,
+  conversationSchema,
+  conversationsQuery,
+  messageOnly,
+  messagePageSchema,
+  messagesQuery,
+  openConversationBody,
+} from './schemas.js';
 
 export { conversationSchema } from './schemas.js';
 
@@ -20,7 +35,12 @@ export const messagingRoutes: RouteDef[] = [
     buckets: ['messages'],
     write: true,
     schemas: {
-      body: { type: 'object', additionalProperties: false, required: ['recipient_pin', 'content'], properties: { recipient_pin: { $ref: 'Pin' }, content: contentSchema } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['recipient_pin', 'content'],
+        properties: { recipient_pin: { $ref: 'Pin' }, content: contentSchema },
+      },
       responses: { 201: { $ref: 'Message' } },
     },
     errors: ['user_not_found', 'cannot_target_self', 'quota_exceeded'],
@@ -38,12 +58,16 @@ export const messagingRoutes: RouteDef[] = [
       'Your conversations, most recent activity first, each with its participants and last message. Paged (pinbot extension): limit (default 50) and before = next_before of the previous page; has_more tells whether more follow. A conversation that moves to the top while you page is not repeated in the pages after your cursor; poll the first page to see what changed.',
     tags,
     schemas: { query: conversationsQuery, responses: { 200: conversationPageSchema } },
-    handler: ({ db, user, query }) => ({ status: 200, body: listConversations(db, user, { limit: query.limit, before: query.before }) }),
+    handler: ({ db, user, query }) => ({
+      status: 200,
+      body: listConversations(db, user, { limit: query.limit, before: query.before }),
+    }),
   }),
   defineRoute({
     method: 'post',
     path: '/conversations',
-    summary: 'Open a direct conversation ({ participant_pin }: 200 if it exists) or create a group ({ participant_pins, name })',
+    summary:
+      'Open a direct conversation ({ participant_pin }: 200 if it exists) or create a group ({ participant_pins, name })',
     description:
       'Either { participant_pin }: the direct conversation with that user, 200 if it exists or 201 when new. Or { participant_pins, name }: a new group of you and 1 to messaging.max_group_size - 1 others (201), counted in the groups rate bucket. Repeated PINs or a wrong combination of fields: 400 validation_failed.',
     tags,
@@ -67,7 +91,10 @@ export const messagingRoutes: RouteDef[] = [
     tags,
     schemas: { params: idParams, responses: { 200: conversationSchema } },
     errors: ['conversation_not_found'],
-    handler: ({ db, user, params }) => ({ status: 200, body: toConversation(db, conversationFor(db, user, params.id)) }),
+    handler: ({ db, user, params }) => ({
+      status: 200,
+      body: toConversation(db, conversationFor(db, user, params.id)),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -108,7 +135,16 @@ export const messagingRoutes: RouteDef[] = [
     tags,
     buckets: ['messages'],
     write: true,
-    schemas: { params: idParams, body: { type: 'object', additionalProperties: false, required: ['content'], properties: { content: contentSchema } }, responses: { 201: { $ref: 'Message' } } },
+    schemas: {
+      params: idParams,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['content'],
+        properties: { content: contentSchema },
+      },
+      responses: { 201: { $ref: 'Message' } },
+    },
     errors: ['conversation_not_found', 'quota_exceeded'],
     handler: ({ tx, env, user, params, body }) => {
       const m = sendToConversation(tx, env, user, params.id, body.content);

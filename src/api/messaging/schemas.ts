@@ -31,11 +31,17 @@ const groupPins = {
   minItems: 1,
   maxItems: fromConfig('messaging.max_group_size - 1', (c) => c.messaging.max_group_size - 1),
   items: { $ref: 'Pin' },
-  description: '1 to messaging.max_group_size - 1 other users, each once (PINs are compared after trimming and upper-casing)',
+  description:
+    '1 to messaging.max_group_size - 1 other users, each once (PINs are compared after trimming and upper-casing)',
   // Repeats are refused by the domain, which also sees `abc123` and `ABC123` as one PIN.
   'x-openapi': { uniqueItems: true },
 } as const;
-const groupName = { type: 'string', minLength: 1, maxLength: 100, description: '1–100 characters, not only whitespace' } as const;
+const groupName = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  description: '1–100 characters, not only whitespace',
+} as const;
 
 /** `POST /conversations`: one of two shapes, told apart (with clear messages) by the domain. */
 export const openConversationBody = {
@@ -45,8 +51,20 @@ export const openConversationBody = {
   properties: { participant_pin: { $ref: 'Pin' }, participant_pins: groupPins, name: groupName },
   'x-openapi': {
     oneOf: [
-      { title: 'Direct', type: 'object', additionalProperties: false, required: ['participant_pin'], properties: { participant_pin: { $ref: 'Pin' } } },
-      { title: 'Group', type: 'object', additionalProperties: false, required: ['participant_pins', 'name'], properties: { participant_pins: groupPins, name: groupName } },
+      {
+        title: 'Direct',
+        type: 'object',
+        additionalProperties: false,
+        required: ['participant_pin'],
+        properties: { participant_pin: { $ref: 'Pin' } },
+      },
+      {
+        title: 'Group',
+        type: 'object',
+        additionalProperties: false,
+        required: ['participant_pins', 'name'],
+        properties: { participant_pins: groupPins, name: groupName },
+      },
     ],
   },
 } as const;
@@ -80,7 +98,13 @@ export const messagesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    since: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'a timestamp (ms): only messages with timestamp > since' },
+    since: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'a timestamp (ms): only messages with timestamp > since',
+    },
     limit: limitQuery(),
   },
 } as const;
@@ -91,9 +115,20 @@ export const messagePageSchema = {
   required: ['messages', 'timestamp', 'has_more'],
   properties: {
     messages: { type: 'array', items: { $ref: 'Message' } },
-    timestamp: { type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the last message returned, else since, else 0: pass it as since next time' },
+    timestamp: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'the last message returned, else since, else 0: pass it as since next time',
+    },
     has_more: { type: 'boolean' },
   },
 } as const;
 
-export const messageOnly = { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string' } } } as const;
+export const messageOnly = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['message'],
+  properties: { message: { type: 'string' } },
+} as const;

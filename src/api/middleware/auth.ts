@@ -20,7 +20,13 @@ export function presentedKey(req: Request): string | undefined {
  * share the store), a key not found here is looked up once more after catching up with the
  * database: it may have been created a moment ago through another process.
  */
-export function authMiddleware(db: ReadView, usage: KeyUsage, clock: Clock, failures: RequestHandler = (_req, _res, next) => next(), refresh?: () => Promise<void>) {
+export function authMiddleware(
+  db: ReadView,
+  usage: KeyUsage,
+  clock: Clock,
+  failures: RequestHandler = (_req, _res, next) => next(),
+  refresh?: () => Promise<void>,
+) {
   const fail = (req: Request, res: Response, next: NextFunction) => {
     res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
     failures(req, res, (err?: unknown) => next(err ?? new ApiError('unauthorized')));

@@ -8,7 +8,21 @@ import { usersTouched } from '../../domain/users-touched.js';
  * so these must not move every validator. (test/api/conditional-flood.test.ts checks each name
  * is a collection of the data directory.)
  */
-export const UNSHOWN: ReadonlySet<string> = new Set(['idempotency', 'api_keys', 'bot_keys', 'bot_leases', 'bot_workers', 'bot_meta', 'bot_cursors', 'bot_inbox', 'bot_dialogs', 'plugin_state', 'bot_memory', 'server_clock', 'user_usage']);
+export const UNSHOWN: ReadonlySet<string> = new Set([
+  'idempotency',
+  'api_keys',
+  'bot_keys',
+  'bot_leases',
+  'bot_workers',
+  'bot_meta',
+  'bot_cursors',
+  'bot_inbox',
+  'bot_dialogs',
+  'plugin_state',
+  'bot_memory',
+  'server_clock',
+  'user_usage',
+]);
 
 /**
  * A counter per user that moves whenever a commit may have changed what that user's lists show,

@@ -60,7 +60,12 @@ export function errorHandler() {
     if (err instanceof StorageUnavailableError) res.setHeader('Retry-After', retryAfterSeconds(err.retryAfterMs));
     // A detail names the field as sent: a key pasted as a field name is not echoed back.
     if (apiError.details?.some((d) => containsKey(d.path))) {
-      apiError = new ApiError(apiError.code, apiError.message, apiError.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d)), apiError.extra);
+      apiError = new ApiError(
+        apiError.code,
+        apiError.message,
+        apiError.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d)),
+        apiError.extra,
+      );
     }
     sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
   };

@@ -24,7 +24,14 @@ export const IdempotencyRecords = defineCollection<IdempotencyRecord>({
 });
 
 /** Codes that never reached the operation and so are not stored (API.md "Money"). */
-const NOT_STORED = new Set(['unauthorized', 'rate_limited', 'invalid_json', 'validation_failed', 'payload_too_large', 'internal_error']);
+const NOT_STORED = new Set([
+  'unauthorized',
+  'rate_limited',
+  'invalid_json',
+  'validation_failed',
+  'payload_too_large',
+  'internal_error',
+]);
 
 /** How long a stored outcome is kept at least (the sweep removes older days). */
 export const IDEMPOTENCY_RETENTION_DAYS = 2;
@@ -75,14 +82,21 @@ export class Idempotency {
    * Executes `op` inside a transaction. Without a key, it just runs; with one, the outcome is
    * recorded. Returns the status and the body as the exact string to send.
    */
-  async run(call: WriteCall, userId: string, key: string | undefined, op: (tx: Tx) => RouteResult): Promise<{ status: number; body: string; replayed: boolean }> {
+  async run(
+    call: WriteCall,
+    userId: string,
+    key: string | undefined,
+    op: (tx: Tx) => RouteResult,
+  ): Promise<{ status: number; body: string; replayed: boolean }> {
     const transaction = <R>(fn: (tx: Tx) => R) => requestKey.with(call.keyId, () => this.store.transaction(fn));
     if (key === undefined) {
       const r = await transaction(op);
       return { status: r.status, body: JSON.stringify(r.body), replayed: false };
     }
     if (key.length < 1 || key.length > 255) {
-      throw new ApiError('validation_failed', undefined, [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' }]);
+      throw new ApiError('validation_failed', undefined, [
+        { path: 'headers.idempotency-key', message: 'must be 1 to 255 characters' },
+      ]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
     const target = `${call.target}\n`;
@@ -95,7 +109,8 @@ export class Idempotency {
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
     if (existing) {
-      if (existing.fingerprint !== fingerprint && existing.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
+      if (existing.fingerprint !== fingerprint && existing.fingerprint !== legacy)
+        throw new ApiError('idempotency_key_reused');
       return { status: existing.status, body: existing.body, replayed: true };
     }
     this.running.add(id);
@@ -106,7 +121,8 @@ export class Idempotency {
     type Done = { status: number; body: string; replayed: boolean };
     type Prior = { prior: IdempotencyRecord };
     const replay = (prior: IdempotencyRecord): Done => {
-      if (prior.fingerprint !== fingerprint && prior.fingerprint !== legacy) throw new ApiError('idempotency_key_reused');
+      if (prior.fingerprint !== fingerprint && prior.fingerprint !== legacy)
+        throw new ApiError('idempotency_key_reused');
       return { status: prior.status, body: prior.body, replayed: true };
     };
     try {

@@ -48,7 +48,12 @@ export type Limiters = Record<LimiterName, RequestHandler> & {
  * `giveBack('anonymous', req)` gives one back to the address's anonymous count (a plugin route
  * that answered under 400: see api/app.ts). `onStoreError` hears of a shared store's failures.
  */
-export function createLimiters(config: Config, clock: Clock, shared?: RateStoreFactory, onStoreError?: (err: unknown, bucket: LimiterName) => void): Limiters {
+export function createLimiters(
+  config: Config,
+  clock: Clock,
+  shared?: RateStoreFactory,
+  onStoreError?: (err: unknown, bucket: LimiterName) => void,
+): Limiters {
   const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
@@ -63,7 +68,8 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
     const limited = metrics.rateLimited.cell(name);
     const store = shared ? shared(name) : new ClockRateStore(clock);
     stores.set(name, store);
-    const limit = !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : () => bucket.limit;
+    const limit =
+      !perAddress && Object.keys(own).length ? limitOf(name as UserBucket, bucket.limit) : () => bucket.limit;
     return windowLimiter({
       name,
       windowMs,
@@ -80,8 +86,14 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
         limited.value++;
         if (perAddress && (info?.used ?? 0) > bucket.limit + 1) quietLine(res);
         res.setHeader('Retry-After', String(retryAfter));
-        const what = perAddress ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})` : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;
-        next(new ApiError('rate_limited', `Rate limit of ${what} reached. Retry after ${retryAfter} s.`, undefined, { retry_after: retryAfter }));
+        const what = perAddress
+          ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})`
+          : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;
+        next(
+          new ApiError('rate_limited', `Rate limit of ${what} reached. Retry after ${retryAfter} s.`, undefined, {
+            retry_after: retryAfter,
+          }),
+        );
       },
     });
   };
@@ -110,8 +122,12 @@ export function createLimiters(config: Config, clock: Clock, shared?: RateStoreF
       const field = res.getHeader('RateLimit');
       if (typeof field !== 'string') return;
       const hits = store instanceof ClockRateStore ? store.get(key)?.totalHits : undefined;
-      const left = (n: string) => (hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(req) - hits));
-      res.setHeader('RateLimit', field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${left(n)}`));
+      const left = (n: string) =>
+        hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(req) - hits);
+      res.setHeader(
+        'RateLimit',
+        field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${left(n)}`),
+      );
     },
   };
 }

@@ -8,9 +8,24 @@ const REQUEST_ID = /^[\w.-]{1,64}$/;
 
 /** Headers whose values are logged (cut to VALUE_MAX); of the others only the names are. */
 const LOGGED = new Set([
-  'host', 'user-agent', 'content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'accept', 'accept-encoding',
-  'accept-language', 'connection', 'origin', 'referer', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-real-ip',
-  'x-request-id', 'idempotency-key',
+  'host',
+  'user-agent',
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'connection',
+  'origin',
+  'referer',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'x-request-id',
+  'idempotency-key',
 ]);
 /** The two headers that carry the key: logged as `[redacted]` when present. */
 const AUTH = new Set(['x-api-key', 'authorization']);
@@ -79,7 +94,10 @@ type Logged = Response & { [STARTED]?: number };
 export function requestLog(log: Logger, record?: RequestRecorder): (req: Request, res: Response) => void {
   let quiet = 0;
   const reportQuiet = () => {
-    log.warn({ not_written: quiet }, 'request lines not written: refused by the anonymous rate limit (rate_limits.anonymous)');
+    log.warn(
+      { not_written: quiet },
+      'request lines not written: refused by the anonymous rate limit (rate_limits.anonymous)',
+    );
     quiet = 0;
   };
   // 'close' comes once per response, after 'finish' or when the client went away first.
@@ -98,7 +116,13 @@ export function requestLog(log: Logger, record?: RequestRecorder): (req: Request
     const { headers, other } = loggedHeaders(req.headers);
     const url = redactUrl(req.originalUrl);
     const line = {
-      req: { id: req.id, method: req.method, url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url, headers, ...(other ? { other_headers: other } : {}) },
+      req: {
+        id: req.id,
+        method: req.method,
+        url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url,
+        headers,
+        ...(other ? { other_headers: other } : {}),
+      },
       res: { statusCode: res.statusCode },
       responseTime,
       ...(req.user ? { user_id: req.user.id } : {}),
@@ -107,7 +131,8 @@ export function requestLog(log: Logger, record?: RequestRecorder): (req: Request
   }
   return (req, res) => {
     const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
+    const id =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
     req.id = id;
     (req as Request & { log: Logger }).log = log;
     res.setHeader('X-Request-Id', id);

@@ -68,10 +68,18 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
 
   const counted = (req: Request, res: Response, next: NextFunction, key: string, hits: ClientRateLimitInfo) => {
     const limit = o.limit(req);
-    const info: WindowInfo = { limit, used: hits.totalHits, remaining: Math.max(limit - hits.totalHits, 0), resetTime: hits.resetTime, key };
+    const info: WindowInfo = {
+      limit,
+      used: hits.totalHits,
+      remaining: Math.max(limit - hits.totalHits, 0),
+      resetTime: hits.resetTime,
+      key,
+    };
     (req as Request & { rateLimit?: WindowInfo }).rateLimit = info;
     if (!res.headersSent) {
-      const reset = info.resetTime ? Math.max(0, Math.ceil((info.resetTime.getTime() - o.clock.now()) / 1000)) : windowSeconds;
+      const reset = info.resetTime
+        ? Math.max(0, Math.ceil((info.resetTime.getTime() - o.clock.now()) / 1000))
+        : windowSeconds;
       res.appendHeader('RateLimit', `"${o.name}"; r=${info.remaining}; t=${reset}`);
       res.appendHeader('RateLimit-Policy', policyOf(key, limit));
     }
@@ -104,7 +112,6 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
         },
         (err: unknown) => failed(next, err),
       );
-    }
-    else counted(req, res, next, key, hits);
+    } else counted(req, res, next, key, hits);
   };
 }

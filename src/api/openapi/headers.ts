@@ -7,7 +7,8 @@ import type { RouteDef } from '../route.js';
  */
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
-    description: 'The id of this request in the server log: your own X-Request-Id if it was 1–64 characters of [A-Za-z0-9_.-], else a new UUID.',
+    description:
+      'The id of this request in the server log: your own X-Request-Id if it was 1–64 characters of [A-Za-z0-9_.-], else a new UUID.',
     schema: { type: 'string', maxLength: 64 },
     example: '0b1e3c2a-6f0e-4d7e-9a55-3f1c0a9e2b11',
   },
@@ -18,7 +19,8 @@ export const RESPONSE_HEADERS = {
     example: '"general"; r=99; t=60',
   },
   'RateLimit-Policy': {
-    description: 'IETF RateLimit-Policy fields (draft 8): one entry per bucket; q = requests per window, w = window in seconds, pk = partition key.',
+    description:
+      'IETF RateLimit-Policy fields (draft 8): one entry per bucket; q = requests per window, w = window in seconds, pk = partition key.',
     schema: { type: 'string', maxLength: 512 },
     example: '"general"; q=100; w=60; pk=:YzY5MTFiYjViZDY1:',
   },
@@ -35,12 +37,14 @@ export const RESPONSE_HEADERS = {
     example: 'Bearer realm="pinbot"',
   },
   ETag: {
-    description: 'The entity tag of this answer (a hash of its body: it changes exactly when the body does). Send it back in If-None-Match: 304 if nothing changed (extension).',
+    description:
+      'The entity tag of this answer (a hash of its body: it changes exactly when the body does). Send it back in If-None-Match: 304 if nothing changed (extension).',
     schema: { type: 'string', maxLength: 64 },
     example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"',
   },
   'Idempotent-Replayed': {
-    description: 'Present (true) when this is the stored answer to an earlier request with the same Idempotency-Key, replayed byte for byte.',
+    description:
+      'Present (true) when this is the stored answer to an earlier request with the same Idempotency-Key, replayed byte for byte.',
     schema: { type: 'string', enum: ['true'] },
     example: 'true',
   },
@@ -55,7 +59,8 @@ export function headersFor(route: RouteDef, status: number): Record<string, { $r
   if (status < 500) names.push('RateLimit', 'RateLimit-Policy');
   if (status === 429 || status === 503) names.push('Retry-After');
   if (status === 401) names.push('WWW-Authenticate');
-  if (route.method === 'post' && route.write && status < 500 && ![401, 413, 429].includes(status)) names.push('Idempotent-Replayed');
+  if (route.method === 'post' && route.write && status < 500 && ![401, 413, 429].includes(status))
+    names.push('Idempotent-Replayed');
   if (route.etag && (status === 200 || status === 304)) names.push('ETag');
   names.push(...(route.responseHeaders?.[status] ?? []));
   return Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));

@@ -21,7 +21,9 @@ const ID_OF: Record<string, string> = {
 export function paramDescription(route: RouteDef, name: string, schema: JsonSchema): string {
   if (name === 'id') {
     const area = route.path.split('/')[1] ?? '';
-    const what = route.path.startsWith('/contacts/requests/') ? 'contact request (creq_…, from GET /contacts/requests/pending)' : (ID_OF[area] ?? 'resource');
+    const what = route.path.startsWith('/contacts/requests/')
+      ? 'contact request (creq_…, from GET /contacts/requests/pending)'
+      : (ID_OF[area] ?? 'resource');
     return `The id of a ${what}. An id you cannot see — unknown, of another user, malformed — answers 404 as if it did not exist.`;
   }
   if (typeof schema.description === 'string') return schema.description;

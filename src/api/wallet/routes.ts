@@ -5,7 +5,15 @@ import { acceptTransfer, declineTransfer, sendMoney } from '../../domain/wallet/
 import { formatAmount } from '../../domain/wallet/money.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { emptyBody, idParams } from '../schemas.js';
-import { balanceSchema, pageSchema, pendingSchema, sendBody, subscriptionSchema, transactionResult, transactionsQuery } from './schemas.js';
+import {
+  balanceSchema,
+  pageSchema,
+  pendingSchema,
+  sendBody,
+  subscriptionSchema,
+  transactionResult,
+  transactionsQuery,
+} from './schemas.js';
 
 const tags = ['wallet'];
 const answerErrors = ['forbidden', 'transaction_not_found', 'transaction_not_pending'];
@@ -36,7 +44,13 @@ export const walletRoutes: RouteDef[] = [
     handler: ({ tx, env, user, body }) => {
       const t = sendMoney(tx, env, user, body);
       const view = transactionView(tx, t, user.id);
-      return { status: 201, body: { message: `Sent ${formatAmount(t.amount_cents)} to ${view.recipient.display_name}; pending until they accept.`, transaction: view } };
+      return {
+        status: 201,
+        body: {
+          message: `Sent ${formatAmount(t.amount_cents)} to ${view.recipient.display_name}; pending until they accept.`,
+          transaction: view,
+        },
+      };
     },
   }),
   defineRoute({
@@ -55,8 +69,7 @@ export const walletRoutes: RouteDef[] = [
     path: '/wallet/pending',
     etag: true,
     summary: 'Incoming transfers awaiting your answer, newest first',
-    description:
-      'Incoming transfers waiting for you to accept or decline, newest first.',
+    description: 'Incoming transfers waiting for you to accept or decline, newest first.',
     tags,
     schemas: { responses: { 200: pendingSchema } },
     handler: ({ db, user }) => ({ status: 200, body: { pending_transactions: pendingFor(db, user.id) } }),
@@ -73,7 +86,10 @@ export const walletRoutes: RouteDef[] = [
     errors: answerErrors,
     handler: ({ tx, env, user, params }) => {
       const t = acceptTransfer(tx, env, user, params.id);
-      return { status: 200, body: { message: `Accepted ${formatAmount(t.amount_cents)}.`, transaction: transactionView(tx, t, user.id) } };
+      return {
+        status: 200,
+        body: { message: `Accepted ${formatAmount(t.amount_cents)}.`, transaction: transactionView(tx, t, user.id) },
+      };
     },
   }),
   defineRoute({
@@ -88,7 +104,13 @@ export const walletRoutes: RouteDef[] = [
     errors: answerErrors,
     handler: ({ tx, env, user, params }) => {
       const t = declineTransfer(tx, env, user, params.id);
-      return { status: 200, body: { message: `Declined ${formatAmount(t.amount_cents)}; it was refunded to the sender.`, transaction: transactionView(tx, t, user.id) } };
+      return {
+        status: 200,
+        body: {
+          message: `Declined ${formatAmount(t.amount_cents)}; it was refunded to the sender.`,
+          transaction: transactionView(tx, t, user.id),
+        },
+      };
     },
   }),
   defineRoute({

@@ -8,7 +8,20 @@ const nullableUser = { anyOf: [{ $ref: 'User' }, { type: 'null' }] } as const;
 export const transactionSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'type', 'amount', 'status', 'direction', 'note', 'sender', 'recipient', 'sender_pin', 'recipient_pin', 'created_at', 'updated_at'],
+  required: [
+    'id',
+    'type',
+    'amount',
+    'status',
+    'direction',
+    'note',
+    'sender',
+    'recipient',
+    'sender_pin',
+    'recipient_pin',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
     id: { type: 'string' },
     type: { enum: ['transfer', 'ubi', 'grant'] },
@@ -105,6 +118,11 @@ export const transactionsQuery = {
   additionalProperties: false,
   properties: {
     limit: limitQuery(50),
-    before: { type: 'string', pattern: '^txn_[0-9a-z]+$', maxLength: 64, description: 'a transaction id: return older ones' },
+    before: {
+      type: 'string',
+      pattern: '^txn_[0-9a-z]+$',
+      maxLength: 64,
+      description: 'a transaction id: return older ones',
+    },
   },
 } as const;

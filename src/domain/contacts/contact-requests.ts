@@ -60,7 +60,8 @@ export function toContactRequest(db: ReadView, r: ContactRequestRecord): Contact
  */
 export function requestContact(tx: Tx, env: DomainEnv, user: User, pin: string): ContactRequestRecord {
   const other = otherUserByPin(tx, user, pin);
-  if (contactBetween(tx, user.id, other.id)) throw new DomainError('already_contacts', `You and ${other.display_name} are already contacts.`);
+  if (contactBetween(tx, user.id, other.id))
+    throw new DomainError('already_contacts', `You and ${other.display_name} are already contacts.`);
   const coll = tx.col(ContactRequests);
   if (coll.one('pending_pair', `${user.id}>${other.id}`)) throw new DomainError('request_exists');
   const now = env.clock.now();
@@ -80,7 +81,10 @@ export function requestContact(tx: Tx, env: DomainEnv, user: User, pin: string):
 }
 
 /** Incoming pending requests, newest first: `{ id, requester, created_at }`. */
-export function pendingContactRequests(db: ReadView, user: User): Array<{ id: string; requester: PublicUser; created_at: string }> {
+export function pendingContactRequests(
+  db: ReadView,
+  user: User,
+): Array<{ id: string; requester: PublicUser; created_at: string }> {
   const coll = db.col(ContactRequests);
   return [...coll.ids('incoming', user.id)].reverse().map((id) => {
     const r = coll.get(id)!;
@@ -93,15 +97,26 @@ export function pendingContactRequests(db: ReadView, user: User): Array<{ id: st
  * party (else 404 `contact_request_not_found`), not the requester (403 `forbidden`), the request
  * is pending (409 `contact_request_not_pending`).
  */
-export function answerContactRequest(tx: Tx, env: DomainEnv, user: User, id: string, answer: 'accepted' | 'declined'): { message: string; contact?: ContactEntry } {
+export function answerContactRequest(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  id: string,
+  answer: 'accepted' | 'declined',
+): { message: string; contact?: ContactEntry } {
   const coll = tx.col(ContactRequests);
   const r = coll.get(id);
-  if (!r || (r.recipient_id !== user.id && r.requester_id !== user.id)) throw new DomainError('contact_request_not_found');
-  if (r.recipient_id !== user.id) throw new DomainError('forbidden', 'You sent this contact request: only its recipient can accept or decline it.');
+  if (!r || (r.recipient_id !== user.id && r.requester_id !== user.id))
+    throw new DomainError('contact_request_not_found');
+  if (r.recipient_id !== user.id)
+    throw new DomainError('forbidden', 'You sent this contact request: only its recipient can accept or decline it.');
   if (r.status !== 'pending') throw new DomainError('contact_request_not_pending');
   coll.update(id, { status: answer, updated_at: env.clock.now() });
   const requester = userById(tx, r.requester_id);
   if (answer === 'declined') return { message: `Contact request from ${requester.display_name} declined.` };
   const contact = addContact(tx, env, r.requester_id, r.recipient_id);
-  return { message: `You and ${requester.display_name} are now contacts.`, contact: toContactEntry(tx, contact, user.id) };
+  return {
+    message: `You and ${requester.display_name} are now contacts.`,
+    contact: toContactEntry(tx, contact, user.id),
+  };
 }

@@ -47,7 +47,10 @@ export function contactBetween(db: ReadView, a: string, b: string): ContactRecor
 
 /** Makes two users contacts (answers the existing record if they already are). */
 export function addContact(tx: Tx, env: DomainEnv, a: string, b: string): ContactRecord {
-  return contactBetween(tx, a, b) ?? tx.col(Contacts).insert({ id: newId('con'), user_ids: [a, b], created_at: env.clock.now() });
+  return (
+    contactBetween(tx, a, b) ??
+    tx.col(Contacts).insert({ id: newId('con'), user_ids: [a, b], created_at: env.clock.now() })
+  );
 }
 
 /** The caller's contacts, newest first. */
@@ -72,7 +75,14 @@ export function deleteContact(tx: Tx, user: User, id: string): { message: string
  * `GET /contacts/check/:pin`: whether the user with that PIN is a contact of the caller.
  * The `user` here is `{ id, display_name }` only, as API.md gives it.
  */
-export function checkContact(db: ReadView, user: User, pin: string): { is_contact: boolean; user: { id: string; display_name: string } } {
+export function checkContact(
+  db: ReadView,
+  user: User,
+  pin: string,
+): { is_contact: boolean; user: { id: string; display_name: string } } {
   const other = otherUserByPin(db, user, pin);
-  return { is_contact: contactBetween(db, user.id, other.id) !== undefined, user: { id: other.id, display_name: other.display_name } };
+  return {
+    is_contact: contactBetween(db, user.id, other.id) !== undefined,
+    user: { id: other.id, display_name: other.display_name },
+  };
 }

@@ -69,10 +69,17 @@ export function toIntroduction(db: ReadView, i: IntroductionRecord): Introductio
  *
  * @example createIntroduction(tx, env, alice, { participant_pins: ['K7Q2ZD', 'M3X9PA'], message: 'meet!' })
  */
-export function createIntroduction(tx: Tx, env: DomainEnv, user: User, input: { participant_pins: string[]; message?: string }): IntroductionRecord {
+export function createIntroduction(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  input: { participant_pins: string[]; message?: string },
+): IntroductionRecord {
   const max = env.config.messaging.max_group_size;
   if (input.participant_pins.length > max) {
-    throw new DomainError('validation_failed', undefined, [{ path: 'body.participant_pins', message: `must list at most ${max} PINs (messaging.max_group_size)` }]);
+    throw new DomainError('validation_failed', undefined, [
+      { path: 'body.participant_pins', message: `must list at most ${max} PINs (messaging.max_group_size)` },
+    ]);
   }
   const people = resolveDistinctPins(tx, user, input.participant_pins, 'body.participant_pins');
   if (input.message) chargeUsage(tx, env, user.id, byteSize(input.message), 'body.message');
@@ -118,12 +125,22 @@ function groupName(db: ReadView, i: IntroductionRecord): string {
  * caller's answer are pending (409 `introduction_not_pending`). One decline ends it; the last
  * acceptance creates the participants' conversation (direct for two, reusing theirs; else a group).
  */
-export function answerIntroduction(tx: Tx, env: DomainEnv, user: User, id: string, answer: 'accepted' | 'declined'): AnswerResult {
+export function answerIntroduction(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  id: string,
+  answer: 'accepted' | 'declined',
+): AnswerResult {
   const coll = tx.col(Introductions);
   const intro = coll.get(id);
   const k = intro ? intro.participant_ids.indexOf(user.id) : -1;
   if (!intro || (k < 0 && intro.introducer_id !== user.id)) throw new DomainError('introduction_not_found');
-  if (k < 0) throw new DomainError('forbidden', 'You made this introduction: only the people introduced can accept or decline it.');
+  if (k < 0)
+    throw new DomainError(
+      'forbidden',
+      'You made this introduction: only the people introduced can accept or decline it.',
+    );
   if (intro.status !== 'pending' || intro.responses[k] !== 'pending') throw new DomainError('introduction_not_pending');
   const responses = intro.responses.map((r, j) => (j === k ? answer : r));
   const now = env.clock.now();
@@ -136,7 +153,10 @@ export function answerIntroduction(tx: Tx, env: DomainEnv, user: User, id: strin
     return { id, status: 'pending' };
   }
   const ids = intro.participant_ids;
-  const conversation = ids.length === 2 ? directConversation(tx, env, ids[0]!, ids[1]!).conversation : createGroup(tx, env, ids, groupName(tx, intro));
+  const conversation =
+    ids.length === 2
+      ? directConversation(tx, env, ids[0]!, ids[1]!).conversation
+      : createGroup(tx, env, ids, groupName(tx, intro));
   coll.update(id, { responses, status: 'accepted', conversation_id: conversation.id, updated_at: now });
   return { id, status: 'accepted', conversation_id: conversation.id };
 }

@@ -5,7 +5,14 @@ import { newId } from '../../util/ids.js';
 import { iso } from '../../clock/clock.js';
 import type { DomainEnv } from '../env.js';
 import { normalizePin, otherUserByPin, publicUser, userById, type PublicUser, type User } from '../users/users.js';
-import { ConversationActivity, Conversations, directKey, Messages, type ConversationActivityRecord, type ConversationRecord } from './collections.js';
+import {
+  ConversationActivity,
+  Conversations,
+  directKey,
+  Messages,
+  type ConversationActivityRecord,
+  type ConversationRecord,
+} from './collections.js';
 import { toMessage, type MessageView } from './messages.js';
 
 /** The conversation object of every response (API.md "Messaging"). */
@@ -48,7 +55,12 @@ export function activityOf(db: ReadView, conversationId: string): ConversationAc
 /** Stores a new conversation with its activity record. Internal. */
 function insertConversation(tx: Tx, record: ConversationRecord): ConversationRecord {
   const conversation = tx.col(Conversations).insert(record);
-  tx.col(ConversationActivity).insert({ id: record.id, activity_at: record.created_at, last_message_id: null, last_timestamp: 0 });
+  tx.col(ConversationActivity).insert({
+    id: record.id,
+    activity_at: record.created_at,
+    last_message_id: null,
+    last_timestamp: 0,
+  });
   return conversation;
 }
 
@@ -64,19 +76,42 @@ export function conversationFor(db: ReadView, user: User, id: string): Conversat
  *
  * @example const { conversation, created } = directConversation(tx, env, alice.id, bob.id);
  */
-export function directConversation(tx: Tx, env: DomainEnv, creatorId: string, otherId: string): { conversation: ConversationRecord; created: boolean } {
+export function directConversation(
+  tx: Tx,
+  env: DomainEnv,
+  creatorId: string,
+  otherId: string,
+): { conversation: ConversationRecord; created: boolean } {
   const coll = tx.col(Conversations);
   const key = directKey(creatorId, otherId);
   const existing = coll.one('direct', key);
   if (existing) return { conversation: existing, created: false };
   const now = env.clock.now();
-  const conversation = insertConversation(tx, { id: newId('cnv'), type: 'direct', name: null, participant_ids: [creatorId, otherId], direct_key: key, created_at: now });
+  const conversation = insertConversation(tx, {
+    id: newId('cnv'),
+    type: 'direct',
+    name: null,
+    participant_ids: [creatorId, otherId],
+    direct_key: key,
+    created_at: now,
+  });
   return { conversation, created: true };
 }
 
 /** Creates a group conversation of `participantIds` (already checked: distinct, existing). */
-export function createGroup(tx: Tx, env: DomainEnv, participantIds: readonly string[], name: string): ConversationRecord {
-  return insertConversation(tx, { id: newId('cnv'), type: 'group', name, participant_ids: [...participantIds], created_at: env.clock.now() });
+export function createGroup(
+  tx: Tx,
+  env: DomainEnv,
+  participantIds: readonly string[],
+  name: string,
+): ConversationRecord {
+  return insertConversation(tx, {
+    id: newId('cnv'),
+    type: 'group',
+    name,
+    participant_ids: [...participantIds],
+    created_at: env.clock.now(),
+  });
 }
 
 /**
@@ -90,7 +125,9 @@ export function resolveDistinctPins(db: ReadView, self: User, pins: readonly str
     const norm = normalizePin(pin);
     const first = seen.get(norm);
     if (first !== undefined) {
-      throw new DomainError('validation_failed', undefined, [{ path: `${path}.${i}`, message: `repeats ${path}.${first} (${norm}); each PIN may appear once` }]);
+      throw new DomainError('validation_failed', undefined, [
+        { path: `${path}.${i}`, message: `repeats ${path}.${first} (${norm}); each PIN may appear once` },
+      ]);
     }
     seen.set(norm, i);
   });
@@ -110,11 +147,19 @@ const invalid = (path: string, message: string) => new DomainError('validation_f
  * (`created: false`) or a new one; group `{ participant_pins, name }` always creates one, with
  * the caller as first participant and 1 to `max_group_size - 1` others.
  */
-export function openConversation(tx: Tx, env: DomainEnv, user: User, input: OpenConversationInput): { conversation: ConversationRecord; created: boolean } {
+export function openConversation(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  input: OpenConversationInput,
+): { conversation: ConversationRecord; created: boolean } {
   const direct = input.participant_pin !== undefined;
   const group = input.participant_pins !== undefined;
   if (direct === group) {
-    throw invalid('body', 'send either participant_pin (a direct conversation) or participant_pins with name (a group), not both or neither');
+    throw invalid(
+      'body',
+      'send either participant_pin (a direct conversation) or participant_pins with name (a group), not both or neither',
+    );
   }
   if (direct) {
     if (input.name !== undefined) throw invalid('body.name', 'is only for groups (with participant_pins); remove it');
@@ -128,7 +173,10 @@ export function openConversation(tx: Tx, env: DomainEnv, user: User, input: Open
   const maxOthers = env.config.messaging.max_group_size - 1;
   if (pins.length < 1) throw invalid('body.participant_pins', 'must list at least 1 other participant');
   if (pins.length > maxOthers) {
-    throw invalid('body.participant_pins', `must list at most ${maxOthers} others (messaging.max_group_size is ${maxOthers + 1}, counting you)`);
+    throw invalid(
+      'body.participant_pins',
+      `must list at most ${maxOthers} others (messaging.max_group_size is ${maxOthers + 1}, counting you)`,
+    );
   }
   const others = resolveDistinctPins(tx, user, pins, 'body.participant_pins');
   chargeUsage(tx, env, user.id, byteSize(name), 'body.name', 1);
@@ -165,15 +213,23 @@ function parseCursor(cursor: string): [number, string] | undefined {
  *
  * @example listConversations(db, alice, { limit: 50 }).next_before
  */
-export function listConversations(db: ReadView, user: User, { limit = 50, before }: { limit?: number; before?: string } = {}): ConversationPage {
+export function listConversations(
+  db: ReadView,
+  user: User,
+  { limit = 50, before }: { limit?: number; before?: string } = {},
+): ConversationPage {
   const coll = db.col(Conversations);
   const mine = coll.ids('participant', user.id).map((id) => ({ id, at: activityOf(db, id).activity_at }));
-  const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) =>
+    b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
   mine.sort(newerFirst);
   let start = 0;
   const cursor = before === undefined ? undefined : parseCursor(before);
   if (before !== undefined) {
-    if (!cursor) throw new DomainError('validation_failed', undefined, [{ path: 'query.before', message: 'must be the next_before of a previous page (<ms>.<conversation id>)' }]);
+    if (!cursor)
+      throw new DomainError('validation_failed', undefined, [
+        { path: 'query.before', message: 'must be the next_before of a previous page (<ms>.<conversation id>)' },
+      ]);
     const [at, id] = cursor;
     start = mine.findIndex((c) => newerFirst({ id, at }, c) < 0);
     if (start < 0) start = mine.length;

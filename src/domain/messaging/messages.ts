@@ -41,7 +41,9 @@ export function toMessage(db: ReadView, m: MessageRecord): MessageView {
  */
 export function checkContent(env: DomainEnv, content: string, path = 'body.content'): void {
   if (content.trim().length === 0) {
-    throw new DomainError('validation_failed', undefined, [{ path, message: 'must contain something besides whitespace' }]);
+    throw new DomainError('validation_failed', undefined, [
+      { path, message: 'must contain something besides whitespace' },
+    ]);
   }
   const max = env.config.messaging.max_length;
   // A string has no more code points than UTF-16 units: only a longer one needs counting.
@@ -49,7 +51,9 @@ export function checkContent(env: DomainEnv, content: string, path = 'body.conte
   let length = 0;
   for (const _ of content) length++; // code points, not UTF-16 units
   if (length > max) {
-    throw new DomainError('validation_failed', undefined, [{ path, message: `must be at most ${max} characters (messaging.max_length); it has ${length}` }]);
+    throw new DomainError('validation_failed', undefined, [
+      { path, message: `must be at most ${max} characters (messaging.max_length); it has ${length}` },
+    ]);
   }
 }
 
@@ -60,7 +64,13 @@ export function checkContent(env: DomainEnv, content: string, path = 'body.conte
  *
  * @example const m = postMessage(tx, env, conv, alice.id, 'hello');
  */
-export function postMessage(tx: Tx, env: DomainEnv, conv: ConversationRecord, senderId: string, content: string): MessageRecord {
+export function postMessage(
+  tx: Tx,
+  env: DomainEnv,
+  conv: ConversationRecord,
+  senderId: string,
+  content: string,
+): MessageRecord {
   const activity = tx.col(ConversationActivity).get(conv.id)!;
   const timestamp = Math.max(env.clock.now(), activity.last_timestamp + 1);
   let id = newId('msg');
@@ -69,7 +79,11 @@ export function postMessage(tx: Tx, env: DomainEnv, conv: ConversationRecord, se
   chargeUsage(tx, env, senderId, byteSize(content), 'body.content');
   const messages = tx.col(Messages);
   const message = messages.insert({ id, conversation_id: conv.id, sender_id: senderId, content, timestamp });
-  tx.col(ConversationActivity).update(conv.id, { last_message_id: id, last_timestamp: timestamp, activity_at: Math.max(activity.activity_at, timestamp) });
+  tx.col(ConversationActivity).update(conv.id, {
+    last_message_id: id,
+    last_timestamp: timestamp,
+    activity_at: Math.max(activity.activity_at, timestamp),
+  });
   // a conversation keeps its newest quotas.messages_per_conversation: the oldest leaves (its
   // sender's bytes given back); ids are in timestamp order, so `since` polling is unchanged
   const ids = messages.ids('conversation', conv.id);
@@ -93,7 +107,11 @@ export interface MessagePage {
  * when newer ones remain; without it, the newest `limit`, `has_more` when older ones remain.
  * `timestamp` is that of the last message returned, else `since`, else 0.
  */
-export function listMessages(db: ReadView, conversationId: string, opts: { since?: number; limit: number }): MessagePage {
+export function listMessages(
+  db: ReadView,
+  conversationId: string,
+  opts: { since?: number; limit: number },
+): MessagePage {
   const coll = db.col(Messages);
   const ids = coll.ids('conversation', conversationId);
   let start: number;

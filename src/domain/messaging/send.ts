@@ -11,7 +11,12 @@ import { checkContent, postMessage } from './messages.js';
  *
  * @example sendDirect(tx, env, alice, { recipient_pin: 'K7Q2ZD', content: 'hi' })
  */
-export function sendDirect(tx: Tx, env: DomainEnv, user: User, input: { recipient_pin: string; content: string }): MessageRecord {
+export function sendDirect(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  input: { recipient_pin: string; content: string },
+): MessageRecord {
   checkContent(env, input.content);
   const other = otherUserByPin(tx, user, input.recipient_pin);
   const { conversation } = directConversation(tx, env, user.id, other.id);
@@ -22,7 +27,13 @@ export function sendDirect(tx: Tx, env: DomainEnv, user: User, input: { recipien
  * `POST /conversations/:id/messages`: a message in a conversation the caller is in (else 404
  * `conversation_not_found`).
  */
-export function sendToConversation(tx: Tx, env: DomainEnv, user: User, conversationId: string, content: string): MessageRecord {
+export function sendToConversation(
+  tx: Tx,
+  env: DomainEnv,
+  user: User,
+  conversationId: string,
+  content: string,
+): MessageRecord {
   const conversation = conversationFor(tx, user, conversationId);
   checkContent(env, content);
   return postMessage(tx, env, conversation, user.id, content);

@@ -37,7 +37,8 @@ export function publicUser(u: User): PublicUser {
 /** The user with `pin`, or 404 `user_not_found`. */
 export function userByPin(db: ReadView, pin: string): User {
   const user = db.col(Users).one('pin', normalizePin(pin));
-  if (!user) throw new DomainError('user_not_found', `No user has the PIN ${JSON.stringify(normalizePin(pin))}. Check the PIN.`);
+  if (!user)
+    throw new DomainError('user_not_found', `No user has the PIN ${JSON.stringify(normalizePin(pin))}. Check the PIN.`);
   return user;
 }
 
@@ -57,7 +58,11 @@ export function userById(db: ReadView, id: string): User {
 
 /** The users whose display name is `name` (trimmed, any case), oldest first. */
 export function usersNamed(db: ReadView, name: string): User[] {
-  return db.col(Users).ids('name', name.trim().toLowerCase()).map((id) => db.col(Users).get(id)!).sort((a, b) => a.created_at - b.created_at);
+  return db
+    .col(Users)
+    .ids('name', name.trim().toLowerCase())
+    .map((id) => db.col(Users).get(id)!)
+    .sort((a, b) => a.created_at - b.created_at);
 }
 
 /** A user by PIN or by display name (case-insensitive; the name must be unambiguous). */
@@ -68,7 +73,9 @@ export function findUser(db: ReadView, nameOrPin: string): User | undefined {
   if (ids.length === 1) return db.col(Users).get(ids[0]!);
   if (ids.length > 1) {
     const pins = ids.map((id) => db.col(Users).get(id)!.pin_code).join(', ');
-    throw new Error(`${ids.length} users are named ${JSON.stringify(nameOrPin.trim())} (PINs ${pins}): write the PIN of the one you mean instead of the name (pinbot users list)`);
+    throw new Error(
+      `${ids.length} users are named ${JSON.stringify(nameOrPin.trim())} (PINs ${pins}): write the PIN of the one you mean instead of the name (pinbot users list)`,
+    );
   }
   return undefined;
 }

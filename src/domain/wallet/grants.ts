@@ -10,7 +10,13 @@ import { recordCredit, type TransactionRecord } from './transactions.js';
  *
  * @example grantMoney(tx, env, user.id, 2500) // a grant of 25.00
  */
-export function grantMoney(tx: Tx, env: DomainEnv, userId: string, cents: number, note = 'operator grant'): TransactionRecord {
+export function grantMoney(
+  tx: Tx,
+  env: DomainEnv,
+  userId: string,
+  cents: number,
+  note = 'operator grant',
+): TransactionRecord {
   if (!Number.isSafeInteger(cents) || cents <= 0 || cents > MAX_GRANT * CENTS) {
     throw new RangeError(`a grant is 0.01 to ${formatAmount(MAX_GRANT * CENTS)}, not ${cents / CENTS}`);
   }

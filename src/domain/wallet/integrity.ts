@@ -11,8 +11,10 @@ const cents = (n: unknown) => Number.isSafeInteger(n);
 /** What is wrong with a stored account, if anything. */
 function accountProblem(r: StoredRecord): string | undefined {
   const a = r as Account;
-  if (!cents(a.balance_cents) || a.balance_cents < 0) return `balance_cents is ${JSON.stringify(a.balance_cents)}, not whole cents ≥ 0`;
-  if (a.ubi_through !== null && !(typeof a.ubi_through === 'string' && DATE.test(a.ubi_through))) return `ubi_through is ${JSON.stringify(a.ubi_through)}, not null or YYYY-MM-DD`;
+  if (!cents(a.balance_cents) || a.balance_cents < 0)
+    return `balance_cents is ${JSON.stringify(a.balance_cents)}, not whole cents ≥ 0`;
+  if (a.ubi_through !== null && !(typeof a.ubi_through === 'string' && DATE.test(a.ubi_through)))
+    return `ubi_through is ${JSON.stringify(a.ubi_through)}, not null or YYYY-MM-DD`;
   return undefined;
 }
 
@@ -21,9 +23,11 @@ function transactionProblem(r: StoredRecord): string | undefined {
   const t = r as TransactionRecord;
   if (!TYPES.has(t.type)) return `type is ${JSON.stringify(t.type)}`;
   if (!STATUSES.has(t.status)) return `status is ${JSON.stringify(t.status)}`;
-  if (!cents(t.amount_cents) || t.amount_cents <= 0) return `amount_cents is ${JSON.stringify(t.amount_cents)}, not whole cents > 0`;
+  if (!cents(t.amount_cents) || t.amount_cents <= 0)
+    return `amount_cents is ${JSON.stringify(t.amount_cents)}, not whole cents > 0`;
   if (typeof t.recipient_id !== 'string') return 'recipient_id is not a string';
-  if (t.type === 'transfer' ? typeof t.sender_id !== 'string' : t.sender_id !== null) return `sender_id ${JSON.stringify(t.sender_id)} does not fit a ${t.type}`;
+  if (t.type === 'transfer' ? typeof t.sender_id !== 'string' : t.sender_id !== null)
+    return `sender_id ${JSON.stringify(t.sender_id)} does not fit a ${t.type}`;
   return undefined;
 }
 
@@ -66,7 +70,11 @@ export const walletIntegrity: Required<Pick<StoreIntegrity, 'records' | 'conserv
  * The wallet's totals in cents: balances, pending transfers (escrowed) and credits (UBI and
  * grants). Money is conserved when `balances + pending === credits`.
  */
-export function moneyTotals(records: (collection: string) => Iterable<StoredRecord>): { balances: number; pending: number; credits: number } {
+export function moneyTotals(records: (collection: string) => Iterable<StoredRecord>): {
+  balances: number;
+  pending: number;
+  credits: number;
+} {
   const sum = { balances: 0, pending: 0, credits: 0 };
   for (const a of records(Accounts.name)) sum.balances += (a as Account).balance_cents;
   for (const r of records(Transactions.name)) {

@@ -35,7 +35,11 @@ export function exactCents(value: number): number | undefined {
  */
 export function parseAmount(value: unknown, max: number, path = 'body.amount'): number {
   const fail = (why: string): never => {
-    throw new DomainError('invalid_amount', `amount ${why}. Send a number like 5 or 12.50, greater than 0 and at most ${formatAmount(maxCents(max))}.`, [{ path, message: why }]);
+    throw new DomainError(
+      'invalid_amount',
+      `amount ${why}. Send a number like 5 or 12.50, greater than 0 and at most ${formatAmount(maxCents(max))}.`,
+      [{ path, message: why }],
+    );
   };
   if (typeof value !== 'number') return fail('must be a JSON number, not a string');
   if (!(value > 0)) return fail('must be greater than 0');

@@ -33,7 +33,12 @@ export function subscriptionView(db: ReadView, userId: string, now: number): Sub
   const s = db.col(Subscriptions).get(userId);
   if (!s) return { is_subscribed: false, status: 'none', start_date: null, end_date: null };
   const active = utcDate(now) <= s.end_date;
-  return { is_subscribed: active, status: active ? 'active' : 'expired', start_date: s.start_date, end_date: s.end_date };
+  return {
+    is_subscribed: active,
+    status: active ? 'active' : 'expired',
+    start_date: s.start_date,
+    end_date: s.end_date,
+  };
 }
 
 /**
@@ -56,7 +61,10 @@ export function subscriptionDays(db: ReadView, userId: string, now: number): num
  * @example subscribe(tx, env, user.id, 30).end_date
  */
 export function subscribe(tx: Tx, env: DomainEnv, userId: string, days: number): SubscriptionView {
-  if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS) throw new RangeError(`a subscription is extended by a whole number of days from 1 to ${MAX_SUBSCRIBE_DAYS}, not ${days}`);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS)
+    throw new RangeError(
+      `a subscription is extended by a whole number of days from 1 to ${MAX_SUBSCRIBE_DAYS}, not ${days}`,
+    );
   const now = env.clock.now();
   const today = utcDate(now);
   const subs = tx.col(Subscriptions);

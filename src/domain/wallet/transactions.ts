@@ -85,8 +85,13 @@ export function transactionView(db: ReadView, t: TransactionRecord, viewerId: st
  * Records a credit that needs no answer (UBI, operator grant): an `accepted` transaction with
  * no sender, and the recipient's balance raised in the same transaction. Internal to the wallet.
  */
-export function recordCredit(tx: Tx, env: DomainEnv, input: { type: 'ubi' | 'grant'; recipientId: string; cents: number; note: string; ubiDate?: string }): TransactionRecord {
-  if (!(Number.isSafeInteger(input.cents) && input.cents > 0)) throw new Error(`a credit is a positive number of cents, got ${input.cents}`);
+export function recordCredit(
+  tx: Tx,
+  env: DomainEnv,
+  input: { type: 'ubi' | 'grant'; recipientId: string; cents: number; note: string; ubiDate?: string },
+): TransactionRecord {
+  if (!(Number.isSafeInteger(input.cents) && input.cents > 0))
+    throw new Error(`a credit is a positive number of cents, got ${input.cents}`);
   const now = env.clock.now();
   const record = tx.col(Transactions).insert({
     id: newId('txn'),
@@ -116,12 +121,17 @@ export interface TransactionPage {
  *
  * @example listTransactions(db, alice.id, { limit: 50 })
  */
-export function listTransactions(db: ReadView, userId: string, { limit, before }: { limit: number; before?: string }): TransactionPage {
+export function listTransactions(
+  db: ReadView,
+  userId: string,
+  { limit, before }: { limit: number; before?: string },
+): TransactionPage {
   const ids = db.col(Transactions).ids('user', userId);
   const end = before === undefined ? ids.length : lowerBound(ids, before);
   const start = Math.max(0, end - limit);
   const transactions: TransactionView[] = [];
-  for (let i = end - 1; i >= start; i--) transactions.push(transactionView(db, db.col(Transactions).get(ids[i]!)!, userId));
+  for (let i = end - 1; i >= start; i--)
+    transactions.push(transactionView(db, db.col(Transactions).get(ids[i]!)!, userId));
   return { transactions, has_more: start > 0 };
 }
 
@@ -142,7 +152,14 @@ export function pendingFor(db: ReadView, userId: string): PendingView[] {
   for (let i = ids.length - 1; i >= 0; i--) {
     const t = db.col(Transactions).get(ids[i]!)!;
     const sender = publicUser(userById(db, t.sender_id!));
-    out.push({ id: t.id, amount: toAmount(t.amount_cents), sender_pin: sender.pin_code, sender, note: t.note, created_at: iso(t.created_at) });
+    out.push({
+      id: t.id,
+      amount: toAmount(t.amount_cents),
+      sender_pin: sender.pin_code,
+      sender,
+      note: t.note,
+      created_at: iso(t.created_at),
+    });
   }
   return out;
 }

@@ -33,7 +33,10 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
   const recipient = otherUserByPin(tx, sender, input.recipient_pin);
   const balance = account(tx, sender.id).balance_cents;
   if (balance < cents) {
-    throw new DomainError('insufficient_funds', `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`);
+    throw new DomainError(
+      'insufficient_funds',
+      `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`,
+    );
   }
   if (input.note) chargeUsage(tx, env, sender.id, byteSize(input.note), 'body.note');
   adjustBalance(tx, sender.id, -cents);
@@ -59,8 +62,10 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
 function answerable(tx: Tx, user: User, id: string): TransactionRecord {
   const t = tx.col(Transactions).get(id);
   if (!t || (t.recipient_id !== user.id && t.sender_id !== user.id)) throw new DomainError('transaction_not_found');
-  if (t.recipient_id !== user.id) throw new DomainError('forbidden', 'Only the recipient can accept or decline a transfer; you sent this one.');
-  if (t.status !== 'pending') throw new DomainError('transaction_not_pending', `This transaction is already ${t.status}.`);
+  if (t.recipient_id !== user.id)
+    throw new DomainError('forbidden', 'Only the recipient can accept or decline a transfer; you sent this one.');
+  if (t.status !== 'pending')
+    throw new DomainError('transaction_not_pending', `This transaction is already ${t.status}.`);
   return t;
 }
 

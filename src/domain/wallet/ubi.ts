@@ -31,7 +31,10 @@ export function firstUbiDate(createdAt: number): string {
 /** The daily credit in cents, or an Error naming the config key when it is not exact cents. */
 export function ubiCents(env: DomainEnv): number {
   const cents = exactCents(env.config.ubi.amount_per_day);
-  if (cents === undefined || cents < 0) throw new Error(`ubi.amount_per_day must be ≥ 0 with at most 2 decimal places, not ${env.config.ubi.amount_per_day}`);
+  if (cents === undefined || cents < 0)
+    throw new Error(
+      `ubi.amount_per_day must be ≥ 0 with at most 2 decimal places, not ${env.config.ubi.amount_per_day}`,
+    );
   return cents;
 }
 

@@ -48,7 +48,9 @@ export async function findIdentity(c: IdentityContext): Promise<Identity | 'unau
       c.waiting(message);
       if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${message}`);
       c.pause();
-      await c.clock.sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal).catch(() => undefined);
+      await c.clock
+        .sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal)
+        .catch(() => undefined);
       c.resume();
     }
   }

@@ -122,7 +122,9 @@ export class PollLoop {
     const woken = [...(sources ?? this.sources)].filter((s) => this.due.has(s));
     // with tracing on: a span for the wake-up (a child of the commit that woke the bot), the
     // parent of the sources' next poll
-    const cause = woken.length ? markSpan('pinbot.bot.wake', { 'pinbot.bot': this.o.bot.name, 'pinbot.sources': woken.join(',') }) : undefined;
+    const cause = woken.length
+      ? markSpan('pinbot.bot.wake', { 'pinbot.bot': this.o.bot.name, 'pinbot.sources': woken.join(',') })
+      : undefined;
     for (const s of woken) {
       this.dirty.add(s);
       if (cause) this.wokenBy.set(s, cause);
@@ -214,7 +216,14 @@ export class PollLoop {
       try {
         const source = this.o.registry.sources.get(name)!;
         // under a timeout and an error boundary: a hung or throwing source fails this poll of it only
-        const poll = () => withStepTimeout(`poll source ${name}`, this.o.timeoutMs, (signal) => source.poll({ ...ctx, signal, baseline: state.baseline(name), requestKind }, state.cursor(name)), ctx.signal);
+        const poll = () =>
+          withStepTimeout(
+            `poll source ${name}`,
+            this.o.timeoutMs,
+            (signal) =>
+              source.poll({ ...ctx, signal, baseline: state.baseline(name), requestKind }, state.cursor(name)),
+            ctx.signal,
+          );
         const polled = await this.traced(name, poll);
         const at = clock.now();
         const events = polled.events.filter((e) => this.wanted.has(e.type)).map((e) => ({ ...e, at }));
@@ -249,18 +258,26 @@ export class PollLoop {
    * With tracing on, the poll in a span (`pinbot.bot.poll`: a child of what woke the source), and
    * each event it finds noted as caused by it (the rule runs of the event are its children).
    */
-  private traced<R extends { events: ReadonlyArray<{ key: string }> }>(name: string, poll: () => Promise<R>): Promise<R> {
+  private traced<R extends { events: ReadonlyArray<{ key: string }> }>(
+    name: string,
+    poll: () => Promise<R>,
+  ): Promise<R> {
     const parent = this.wokenBy.get(name);
     this.wokenBy.delete(name);
     if (!tracingOn()) return poll();
     const attributes = { 'pinbot.bot': this.o.bot.name, 'pinbot.source': name, 'pinbot.woken': parent !== undefined };
-    return inSpan('pinbot.bot.poll', attributes, async (span) => {
-      const polled = await poll();
-      span?.setAttribute('pinbot.events', polled.events.length);
-      const here = activeContext();
-      if (here) for (const e of polled.events) rememberCause(`${this.o.bot.name}\u0000${e.key}`, here);
-      return polled;
-    }, { parent });
+    return inSpan(
+      'pinbot.bot.poll',
+      attributes,
+      async (span) => {
+        const polled = await poll();
+        span?.setAttribute('pinbot.events', polled.events.length);
+        const here = activeContext();
+        if (here) for (const e of polled.events) rememberCause(`${this.o.bot.name}\u0000${e.key}`, here);
+        return polled;
+      },
+      { parent },
+    );
   }
 
   /**
@@ -294,9 +311,12 @@ export class PollLoop {
     const batch = this.buffer.splice(0);
     if (batch.length === 0) return;
     const release = this.o.ctx.clock.hold(`bot ${this.o.bot.name}: poll results`);
-    this.deliveries.run(() => this.o.deliver(batch.map((b) => b.result))).then(
-      () => batch.forEach((b) => b.resolve()),
-      (err) => batch.forEach((b) => b.reject(err)),
-    ).finally(release);
+    this.deliveries
+      .run(() => this.o.deliver(batch.map((b) => b.result)))
+      .then(
+        () => batch.forEach((b) => b.resolve()),
+        (err) => batch.forEach((b) => b.reject(err)),
+      )
+      .finally(release);
   }
 }

@@ -31,8 +31,21 @@ export async function setUpTriggers(o: TriggerSetup): Promise<Array<() => void>>
       if (!t.def.setup) continue;
       let lastFired = state.fired(rule.id);
       if (lastFired === undefined) await state.markFired(rule.id, (lastFired = clock.now()));
-      const emit = (e: Omit<BotEvent, 'at'>, f?: { fired?: number }) => o.emit(e, f?.fired === undefined ? undefined : { rule: rule.id, at: f.fired });
-      const off = t.def.setup({ bot: bot.name, ruleId: rule.id, scheduler: o.scheduler, clock, emit, push: (e) => o.push(t.def.name, e), log, lastFired }, t.options);
+      const emit = (e: Omit<BotEvent, 'at'>, f?: { fired?: number }) =>
+        o.emit(e, f?.fired === undefined ? undefined : { rule: rule.id, at: f.fired });
+      const off = t.def.setup(
+        {
+          bot: bot.name,
+          ruleId: rule.id,
+          scheduler: o.scheduler,
+          clock,
+          emit,
+          push: (e) => o.push(t.def.name, e),
+          log,
+          lastFired,
+        },
+        t.options,
+      );
       if (off) offs.push(off);
     }
   }

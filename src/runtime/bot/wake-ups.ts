@@ -40,7 +40,9 @@ export class WakeUps {
 
   /** How often the source is polled when nothing wakes it. */
   intervalOf(source: string): number {
-    return this.woken(source) ? Math.max(this.c.bot.pollMs, this.c.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS) : this.c.bot.pollMs;
+    return this.woken(source)
+      ? Math.max(this.c.bot.pollMs, this.c.safetyPollMs ?? DEFAULT_SAFETY_POLL_MS)
+      : this.c.bot.pollMs;
   }
 
   /**
@@ -72,6 +74,8 @@ export class WakeUps {
       for (const t of topics) this.early.add(t);
       return;
     }
-    this.loop.wake(this.c.bot.sources.filter((s) => !this.topicsOf(s)?.length || this.topicsOf(s)!.some((t) => topics.has(t))));
+    this.loop.wake(
+      this.c.bot.sources.filter((s) => !this.topicsOf(s)?.length || this.topicsOf(s)!.some((t) => topics.has(t))),
+    );
   }
 }

@@ -23,7 +23,16 @@ export function createRegistry(): Registry {
   for (const s of builtinSources) r.addSource(s);
   for (const t of [...polledTriggers, scheduleTrigger, startupTrigger]) r.addTrigger(t);
   for (const c of builtinConditions) r.addCondition(c);
-  for (const a of [...answerActions, ...messageActions, ...moneyActions, ...socialActions, ...localActions, chooseAction, askAction]) r.addAction(a);
+  for (const a of [
+    ...answerActions,
+    ...messageActions,
+    ...moneyActions,
+    ...socialActions,
+    ...localActions,
+    chooseAction,
+    askAction,
+  ])
+    r.addAction(a);
   for (const a of memoryActions) r.addAction(a);
   return r;
 }

@@ -39,8 +39,12 @@ export interface MemoryOptions {
 }
 
 /** What a bot gets without `memory:` in its file. */
-export const DEFAULT_MEMORY: MemoryOptions = { maxKeys: 10_000, maxBytes: 4_194_304, maxKeysPerSubject: 100, maxBytesPerSubject: 16_384 };
+export const DEFAULT_MEMORY: MemoryOptions = {
+  maxKeys: 10_000,
+  maxBytes: 4_194_304,
+  maxKeysPerSubject: 100,
+  maxBytesPerSubject: 16_384,
+};
 
 /** A memory key: what a template can read as `memory.KEY`. */
 export const MEMORY_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
-

@@ -38,8 +38,12 @@ export class Registry {
   }
 
   private add<T extends { name: string }>(map: Map<string, T>, kind: string, def: T): this {
-    if (this.frozen) throw new Error(`cannot add the ${kind} ${def.name}: the registry is frozen once built (register from a plugin, which buildRegistry loads)`);
-    if (!NAME.test(def.name)) throw new Error(`${kind} name ${JSON.stringify(def.name)} must be lower-case words joined by dots`);
+    if (this.frozen)
+      throw new Error(
+        `cannot add the ${kind} ${def.name}: the registry is frozen once built (register from a plugin, which buildRegistry loads)`,
+      );
+    if (!NAME.test(def.name))
+      throw new Error(`${kind} name ${JSON.stringify(def.name)} must be lower-case words joined by dots`);
     if (map.has(def.name)) throw new Error(`a ${kind} named ${def.name} is already registered`);
     map.set(def.name, def);
     this.version++;
@@ -47,7 +51,8 @@ export class Registry {
   }
 
   addTrigger(def: TriggerDef): this {
-    if (def.source && !this.sources.has(def.source)) throw new Error(`trigger ${def.name}: no source named ${def.source} is registered`);
+    if (def.source && !this.sources.has(def.source))
+      throw new Error(`trigger ${def.name}: no source named ${def.source} is registered`);
     return this.add(this.triggers, 'trigger', def);
   }
   addCondition(def: ConditionDef): this {
@@ -96,10 +101,22 @@ export class Registry {
     if (known) return known;
     const ns = `${plugin}.`;
     // a loaded plugin has this name: a typo of one of its entries (the usual hint says which)
-    if ([this.actions, this.conditions, this.triggers, this.sources].some((m) => [...m.keys()].some((k) => k.startsWith(ns)))) return undefined;
-    if (this.unnamedFailures.length) return `no plugin named ${plugin} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
+    if (
+      [this.actions, this.conditions, this.triggers, this.sources].some((m) =>
+        [...m.keys()].some((k) => k.startsWith(ns)),
+      )
+    )
+      return undefined;
+    if (this.unnamedFailures.length)
+      return `no plugin named ${plugin} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
     // a typo of a built-in or plugin entry (`mesage.received`): the usual "did you mean" says which
-    if (suggest(name, [this.actions, this.conditions, this.triggers].flatMap((m) => [...m.keys()]))) return undefined;
+    if (
+      suggest(
+        name,
+        [this.actions, this.conditions, this.triggers].flatMap((m) => [...m.keys()]),
+      )
+    )
+      return undefined;
     // The usual case: a plugin file added while the server runs (`pinbot plugins new` then a
     // bot using it), which the bot reload sees but the plugins loaded at start do not have.
     return `no plugin named ${plugin} is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding ${plugin}, or check the name`;
@@ -108,7 +125,10 @@ export class Registry {
   addSource(def: SourceDef): this {
     // a topic misspelt would leave the source polled only by the safety poll: refuse it here
     const unknown = (def.topics ?? []).filter((t) => !(TOPICS as readonly string[]).includes(t));
-    if (unknown.length) throw new Error(`source ${def.name}: unknown topic ${unknown.map((t) => JSON.stringify(t)).join(', ')}; topics are ${TOPICS.join(', ')}`);
+    if (unknown.length)
+      throw new Error(
+        `source ${def.name}: unknown topic ${unknown.map((t) => JSON.stringify(t)).join(', ')}; topics are ${TOPICS.join(', ')}`,
+      );
     return this.add(this.sources, 'source', def);
   }
 }

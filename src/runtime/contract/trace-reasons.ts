@@ -24,7 +24,8 @@ export const TRACE_REASONS = {
   },
   condition_false: {
     outcome: 'not_run',
-    meaning: 'a condition of `if:` did not hold (or could not be evaluated: a liquid: condition fails closed); the trace shows each condition and the value it saw',
+    meaning:
+      'a condition of `if:` did not hold (or could not be evaluated: a liquid: condition fails closed); the trace shows each condition and the value it saw',
     todo: 'compare the value seen with the condition; nothing to do if the rule was meant to skip this event',
   },
   cooldown: {
@@ -54,12 +55,14 @@ export const TRACE_REASONS = {
   },
   loop_suspected: {
     outcome: 'not_run',
-    meaning: 'this counterpart kept replying to the bot\'s answers at machine speed in this conversation: the loop guard paused that exchange (others in the conversation are still answered)',
+    meaning:
+      "this counterpart kept replying to the bot's answers at machine speed in this conversation: the loop guard paused that exchange (others in the conversation are still answered)",
     todo: 'find the other bot or auto-responder; tune (`reply_within`, `max_replies`) or turn off `loop_guard`',
   },
   limit: {
     outcome: 'failed',
-    meaning: "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), a plugin's state is full (`plugins.state`), or the bot's memory would pass a bound (`memory.max_keys`, …)",
+    meaning:
+      "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), a plugin's state is full (`plugins.state`), or the bot's memory would pass a bound (`memory.max_keys`, …)",
     todo: 'raise the limit in the bot file if the transfer was meant; for a full plugin state, delete keys it no longer needs or raise `plugins.state` in config.yaml; for memory, set `memory.ttl`, forget keys or raise the bound',
   },
   api: {
@@ -104,12 +107,14 @@ export const TRACE_REASONS = {
   },
   answered_dialog: {
     outcome: 'not_run',
-    meaning: "the message was an answer: its sender's dialog (`ask`) waited in that conversation, so no rule ran on it; the dialog's rule shows what it did with it",
+    meaning:
+      "the message was an answer: its sender's dialog (`ask`) waited in that conversation, so no rule ran on it; the dialog's rule shows what it did with it",
     todo: 'nothing: that is the routing of dialogs; a message after the dialog ended is an ordinary one again',
   },
   in_dialog: {
     outcome: 'not_run',
-    meaning: "the rule asks, and the same person's dialog of this rule was still waiting (from another conversation or trigger)",
+    meaning:
+      "the rule asks, and the same person's dialog of this rule was still waiting (from another conversation or trigger)",
     todo: 'use `mode: restart` to start the dialog over on a new trigger; or end the dialog (`pinbot bots end-dialog`)',
   },
   waiting_for_answer: {
@@ -129,12 +134,13 @@ export const TRACE_REASONS = {
   },
   invalid_answer: {
     outcome: 'failed',
-    meaning: "an `ask` got no valid answer in `attempts` tries; error.code is `invalid_answer` and `on_error` ran",
+    meaning: 'an `ask` got no valid answer in `attempts` tries; error.code is `invalid_answer` and `on_error` ran',
     todo: 'make the question say what it expects, or raise `attempts`',
   },
   dialog_ended: {
     outcome: 'failed',
-    meaning: 'a waiting dialog was ended from outside: by `pinbot bots end-dialog` (or the console), or because a reload removed the step that asked',
+    meaning:
+      'a waiting dialog was ended from outside: by `pinbot bots end-dialog` (or the console), or because a reload removed the step that asked',
     todo: 'nothing: the person can start again',
   },
   stopping: {
@@ -148,7 +154,10 @@ export const TRACE_REASONS = {
 export type TraceReason = keyof typeof TRACE_REASONS;
 
 /** Reasons a failing step can end its run with (what an error is sorted into). */
-export type StepFailureReason = Extract<TraceReason, 'limit' | 'api' | 'timeout' | 'failed' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable' | 'invalid_answer'>;
+export type StepFailureReason = Extract<
+  TraceReason,
+  'limit' | 'api' | 'timeout' | 'failed' | 'plugin_failed' | 'plugin_timeout' | 'plugin_unavailable' | 'invalid_answer'
+>;
 
 /** Whether a string is a code of the catalogue. */
 export function isTraceReason(code: unknown): code is TraceReason {

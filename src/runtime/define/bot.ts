@@ -37,7 +37,13 @@ export interface BotSpec {
   limits?: { max_per_transfer?: number; max_per_day?: number; send_to?: string[] };
   traces?: number;
   vars?: Record<string, unknown>;
-  memory?: { ttl?: string; max_keys?: number; max_bytes?: number; max_keys_per_person?: number; max_bytes_per_person?: number };
+  memory?: {
+    ttl?: string;
+    max_keys?: number;
+    max_bytes?: number;
+    max_keys_per_person?: number;
+    max_bytes_per_person?: number;
+  };
   loop_guard?: false | { max_replies?: number; reply_within?: string; pause?: string };
   ignore_bots?: boolean;
   per_sender?: { max_queued?: number };

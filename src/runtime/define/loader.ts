@@ -5,12 +5,26 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { botEnvRefusal, interpolateEnv } from '../../config/env-refs.js';
 import { normalizePin } from '../../util/pin.js';
 import { parseDuration } from '../../util/duration.js';
-import { ajvProblems, locate, locateText, parseYaml, type FileProblem, type LocatedYaml } from '../../util/yaml-errors.js';
+import {
+  ajvProblems,
+  locate,
+  locateText,
+  parseYaml,
+  type FileProblem,
+  type LocatedYaml,
+} from '../../util/yaml-errors.js';
 import { checkBot, stepEntry, triggerEntries } from './bot-checks.js';
 import { BOT_NAME_PATTERN, botSchema, PIN_PATTERN, RULE_ID_PATTERN } from './bot-schema.js';
 import { TEMPLATED_TYPE } from './templatable-schema.js';
 import { DURATION_PATTERN } from '../../util/duration.js';
-import { DEFAULT_LOOP_GUARD, type BotSpec, type CompiledBot, type CompiledRule, type CompiledStep, type LoopGuardOptions } from './bot.js';
+import {
+  DEFAULT_LOOP_GUARD,
+  type BotSpec,
+  type CompiledBot,
+  type CompiledRule,
+  type CompiledStep,
+  type LoopGuardOptions,
+} from './bot.js';
 import { compileConditions } from '../builtins/conditions/compile.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
@@ -66,10 +80,19 @@ function validatorFor(registry: Registry): ValidateFunction {
 /** What a schema pattern means, in words (the raw regular expression helps no one). Internal. */
 const PATTERNS: Record<string, { message: string; hint: string }> = {
   [DURATION_PATTERN]: { message: 'expected a duration', hint: 'like 90s, 15m, 2h, 1d or 1h30m' },
-  [BOT_NAME_PATTERN]: { message: 'expected a name of lower-case letters, digits, - and _ (at most 64, starting with a letter or digit)', hint: 'e.g. name: tip-jar' },
-  [RULE_ID_PATTERN]: { message: 'expected an id of letters, digits, - and _ (at most 64)', hint: 'e.g. id: thank-small-tips' },
+  [BOT_NAME_PATTERN]: {
+    message: 'expected a name of lower-case letters, digits, - and _ (at most 64, starting with a letter or digit)',
+    hint: 'e.g. name: tip-jar',
+  },
+  [RULE_ID_PATTERN]: {
+    message: 'expected an id of letters, digits, - and _ (at most 64)',
+    hint: 'e.g. id: thank-small-tips',
+  },
   [PIN_PATTERN]: { message: 'expected a PIN: 6 letters or digits', hint: 'e.g. ABC123' },
-  '^(embedded|https?://.+)$': { message: 'expected embedded or a base URL', hint: 'e.g. server: https://api.example.com' },
+  '^(embedded|https?://.+)$': {
+    message: 'expected embedded or a base URL',
+    hint: 'e.g. server: https://api.example.com',
+  },
 };
 
 /** Schema errors as problems, with did-you-mean hints and without if/then noise. Internal. */
@@ -91,22 +114,40 @@ function schemaProblems(y: LocatedYaml, errors: ErrorObject[], text: string): Fi
     const templated = (e.parentSchema as Record<string, unknown> | undefined)?.[TEMPLATED_TYPE];
     if (e.keyword === 'pattern' && typeof templated === 'string') {
       // a literal where a number (or boolean) goes: neither one nor a template
-      const want = templated.split(' or ').map((t) => (t === 'integer' ? 'an integer' : t === 'boolean' ? 'true or false' : `a ${t}`)).join(' or ');
-      Object.assign(p, { message: `expected ${want}, not ${JSON.stringify(e.data)}`, hint: 'write the value, or a template such as "{{ match.max }}" (its value is checked when the step runs)' });
+      const want = templated
+        .split(' or ')
+        .map((t) => (t === 'integer' ? 'an integer' : t === 'boolean' ? 'true or false' : `a ${t}`))
+        .join(' or ');
+      Object.assign(p, {
+        message: `expected ${want}, not ${JSON.stringify(e.data)}`,
+        hint: 'write the value, or a template such as "{{ match.max }}" (its value is checked when the step runs)',
+      });
     }
-    if (e.keyword === 'type' && typeof (e.parentSchema as Record<string, unknown> | undefined)?.[TEMPLATED_TYPE] === 'string') {
+    if (
+      e.keyword === 'type' &&
+      typeof (e.parentSchema as Record<string, unknown> | undefined)?.[TEMPLATED_TYPE] === 'string'
+    ) {
       p.message = p.message.replace(/ or string$/, ' (or a template)');
     }
     if (e.keyword === 'pattern') {
       const known = PATTERNS[(e.params as { pattern: string }).pattern];
-      if (known) Object.assign(p, { message: `${known.message}${typeof e.data === 'string' ? `, not "${e.data}"` : ''}`, hint: known.hint });
+      if (known)
+        Object.assign(p, {
+          message: `${known.message}${typeof e.data === 'string' ? `, not "${e.data}"` : ''}`,
+          hint: known.hint,
+        });
     }
-    if (e.keyword === 'type' && typeof e.data === 'number' && String((e.params as { type: string }).type).includes('string')) {
+    if (
+      e.keyword === 'type' &&
+      typeof e.data === 'number' &&
+      String((e.params as { type: string }).type).includes('string')
+    ) {
       // YAML reads 123456 (and 012345, losing its 0) as a number: a PIN of digits must be quoted
       const written = /^[^\s,\]}#]+/.exec(line.slice(p.col - 1))?.[0] ?? String(e.data);
       p.hint = `quote it: "${written}" (YAML reads ${written} as a number)`;
     }
-    if (line.slice(p.col - 1).startsWith('{{')) p.hint = 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"';
+    if (line.slice(p.col - 1).startsWith('{{'))
+      p.hint = 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"';
     out.push(p);
   }
   return out;
@@ -126,12 +167,15 @@ function located(y: LocatedYaml, problems: CheckProblem[]): FileProblem[] {
 /** Adds the usual fix to YAML errors on lines holding Liquid. Internal. */
 function yamlHint(p: FileProblem, text: string): FileProblem {
   const line = text.split('\n')[p.line - 1] ?? '';
-  return /:\s*\{\{/.test(line) ? { ...p, hint: 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"' } : p;
+  return /:\s*\{\{/.test(line)
+    ? { ...p, hint: 'quote values that start with Liquid, e.g. reply: "Thanks {{ event.sender.display_name }}"' }
+    : p;
 }
 
 /** Keeps the more specific problem when the schema and a check both speak of the same place. Internal. */
 function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
-  const covered = (p: FileProblem) => checks.some((c) => c.path && (p.path === c.path || p.path.startsWith(`${c.path}.`)));
+  const covered = (p: FileProblem) =>
+    checks.some((c) => c.path && (p.path === c.path || p.path.startsWith(`${c.path}.`)));
   const all = [...schema.filter((p) => !covered(p)), ...checks];
   const seen = new Set<string>();
   return all
@@ -152,12 +196,27 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
  * const { bot, problems } = loadBot('bots/tip-jar.yaml', text, { registry: createRegistry() });
  * problems.forEach((p) => console.error(formatProblem(p)));
  */
-export function loadBot(file: string, text: string, { registry, env = process.env, envAllow = [], allowedServers = [] }: LoadOptions): LoadResult {
+export function loadBot(
+  file: string,
+  text: string,
+  { registry, env = process.env, envAllow = [], allowedServers = [] }: LoadOptions,
+): LoadResult {
   const parsed = parseYaml(file, text);
   if (parsed.problems.length) return { problems: parsed.problems.map((p) => yamlHint(p, text)) };
   const y = parsed.located;
   if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
-    return { problems: [{ file, line: 1, col: 1, path: '', message: 'expected a mapping with name, as or key, and rules', hint: 'see bots/tip-jar.yaml for an example' }] };
+    return {
+      problems: [
+        {
+          file,
+          line: 1,
+          col: 1,
+          path: '',
+          message: 'expected a mapping with name, as or key, and rules',
+          hint: 'see bots/tip-jar.yaml for an example',
+        },
+      ],
+    };
   }
   const envProblems: CheckProblem[] = [];
   const read: Array<{ name: string; value: string }> = [];
@@ -165,7 +224,12 @@ export function loadBot(file: string, text: string, { registry, env = process.en
     onRead: (_path, name, value) => void read.push({ name, value }),
     allowed: (path, name) => !botEnvRefusal(path, name, envAllow),
     onMissing: (path, name, ref) =>
-      envProblems.push({ path, find: ref, message: `environment variable ${name} is not set`, hint: `export ${name}=… before starting, or remove the reference` }),
+      envProblems.push({
+        path,
+        find: ref,
+        message: `environment variable ${name} is not set`,
+        hint: `export ${name}=… before starting, or remove the reference`,
+      }),
     onDenied: (path, name, ref) => envProblems.push({ path, find: ref, ...botEnvRefusal(path, name, envAllow)! }),
   });
   if (envProblems.length) return { problems: located(y, envProblems) };
@@ -179,8 +243,17 @@ export function loadBot(file: string, text: string, { registry, env = process.en
   }
   const server = serverProblem((data as { server?: unknown }).server, allowedServers);
   if (server) checks.push(server);
-  const problems = merge(schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text), located(y, checks.filter((c) => !c.warning))).map((p) => unquoteEnv(p, read));
-  const warnings = located(y, checks.filter((c) => c.warning)).map((p) => unquoteEnv(p, read));
+  const problems = merge(
+    schemaOk ? [] : schemaProblems(y, validate.errors ?? [], text),
+    located(
+      y,
+      checks.filter((c) => !c.warning),
+    ),
+  ).map((p) => unquoteEnv(p, read));
+  const warnings = located(
+    y,
+    checks.filter((c) => c.warning),
+  ).map((p) => unquoteEnv(p, read));
   if (problems.length) return { problems, warnings };
   return { bot: compile(file, text, data as BotSpec, registry), problems: [], warnings };
 }
@@ -207,7 +280,9 @@ export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    return { problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }] };
+    return {
+      problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }],
+    };
   }
   return loadBot(file, text, opts);
 }
@@ -217,20 +292,43 @@ export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
  * nested step guarded by the branch it belongs to), then the `on_error` steps. Every step keeps
  * its own index — and so its own write-ahead and Idempotency-Key. Internal.
  */
-function compileSteps(registry: Registry, main: unknown[], onError: unknown[] | undefined, dialog: { onTimeout?: unknown[]; onCancel?: unknown[] } = {}): CompiledStep[] {
+function compileSteps(
+  registry: Registry,
+  main: unknown[],
+  onError: unknown[] | undefined,
+  dialog: { onTimeout?: unknown[]; onCancel?: unknown[] } = {},
+): CompiledStep[] {
   const out: CompiledStep[] = [];
   const add = (list: unknown[], guard: CompiledStep['guard'], inError: boolean | 'timeout' | 'cancel') => {
     for (const step of list) {
       const e = stepEntry(step)!;
       const index = out.length;
-      const sig = createHash('sha256').update(JSON.stringify([e.name, e.args ?? null])).digest('hex').slice(0, 8);
-      const base: CompiledStep = { index, sig, action: registry.actions.get(e.name)!, args: e.args ?? null, continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true, guard, onError: inError === true || undefined, onTimeout: inError === 'timeout' || undefined, onCancel: inError === 'cancel' || undefined };
+      const sig = createHash('sha256')
+        .update(JSON.stringify([e.name, e.args ?? null]))
+        .digest('hex')
+        .slice(0, 8);
+      const base: CompiledStep = {
+        index,
+        sig,
+        action: registry.actions.get(e.name)!,
+        args: e.args ?? null,
+        continueOnError: (step as { continue_on_error?: boolean }).continue_on_error === true,
+        guard,
+        onError: inError === true || undefined,
+        onTimeout: inError === 'timeout' || undefined,
+        onCancel: inError === 'cancel' || undefined,
+      };
       if (e.name !== 'choose') {
         out.push(base);
         continue;
       }
       const items = e.args as Array<{ if?: unknown; do?: unknown[]; else?: unknown[] }>;
-      out.push({ ...base, branches: items.map((it, k) => (it.else ? { label: 'else' } : { label: `branch ${k + 1}`, condition: compileConditions(registry, it.if) })) });
+      out.push({
+        ...base,
+        branches: items.map((it, k) =>
+          it.else ? { label: 'else' } : { label: `branch ${k + 1}`, condition: compileConditions(registry, it.if) },
+        ),
+      });
       items.forEach((it, k) => add(it.else ?? it.do ?? [], [...(guard ?? []), { step: index, arm: k }], inError));
     }
   };
@@ -275,14 +373,23 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     condition: r.if === undefined ? undefined : compileConditions(registry, r.if),
     steps: compileSteps(registry, r.do, r.on_error, { onTimeout: r.on_timeout, onCancel: r.on_cancel }),
     mode: r.mode ?? 'queued',
-    cooldownMs: r.cooldown === undefined ? 0 : parseDuration(typeof r.cooldown === 'string' ? r.cooldown : r.cooldown.for)!,
+    cooldownMs:
+      r.cooldown === undefined ? 0 : parseDuration(typeof r.cooldown === 'string' ? r.cooldown : r.cooldown.for)!,
     cooldownPer: typeof r.cooldown === 'object' ? (r.cooldown.per ?? 'rule') : 'rule',
-    throttle: r.throttle ? { maxRuns: r.throttle.max_runs, withinMs: parseDuration(r.throttle.within)!, per: r.throttle.per ?? 'rule' } : undefined,
+    throttle: r.throttle
+      ? { maxRuns: r.throttle.max_runs, withinMs: parseDuration(r.throttle.within)!, per: r.throttle.per ?? 'rule' }
+      : undefined,
     enabled: r.enabled !== false,
     ...(r.cancel_words ? { cancelWords: r.cancel_words } : {}),
   }));
   for (const r of rules) if (r.steps.some((st) => st.action.name === 'ask')) r.asks = true;
-  const sources = [...new Set(rules.filter((r) => r.enabled).flatMap((r) => r.triggers.map((t) => t.def.source).filter((s): s is string => !!s)))];
+  const sources = [
+    ...new Set(
+      rules
+        .filter((r) => r.enabled)
+        .flatMap((r) => r.triggers.map((t) => t.def.source).filter((s): s is string => !!s)),
+    ),
+  ];
   return {
     name: spec.name,
     file,

@@ -8,7 +8,8 @@ export const TEMPLATED_TYPE = 'x-templated';
 
 type Node = Record<string, unknown>;
 const isNode = (v: unknown): v is Node => v !== null && typeof v === 'object' && !Array.isArray(v);
-const typesOf = (n: Node): string[] => (typeof n.type === 'string' ? [n.type] : Array.isArray(n.type) ? (n.type as string[]) : []);
+const typesOf = (n: Node): string[] =>
+  typeof n.type === 'string' ? [n.type] : Array.isArray(n.type) ? (n.type as string[]) : [];
 const SCALARS = new Set(['number', 'integer', 'boolean']);
 
 /** Applies `f` to a schema node and every sub-schema in it (properties, items, anyOf …). Internal. */
@@ -16,10 +17,13 @@ function walk(n: unknown, f: (n: Node) => Node): unknown {
   if (!isNode(n)) return n;
   const out: Node = f({ ...n });
   for (const k of ['properties', 'patternProperties', 'definitions', '$defs']) {
-    if (isNode(out[k])) out[k] = Object.fromEntries(Object.entries(out[k] as Node).map(([name, s]) => [name, walk(s, f)]));
+    if (isNode(out[k]))
+      out[k] = Object.fromEntries(Object.entries(out[k] as Node).map(([name, s]) => [name, walk(s, f)]));
   }
-  for (const k of ['items', 'additionalProperties', 'not', 'if', 'then', 'else']) if (isNode(out[k])) out[k] = walk(out[k], f);
-  for (const k of ['items', 'anyOf', 'oneOf', 'allOf']) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((s) => walk(s, f));
+  for (const k of ['items', 'additionalProperties', 'not', 'if', 'then', 'else'])
+    if (isNode(out[k])) out[k] = walk(out[k], f);
+  for (const k of ['items', 'anyOf', 'oneOf', 'allOf'])
+    if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((s) => walk(s, f));
   return out;
 }
 
@@ -34,7 +38,14 @@ function walk(n: unknown, f: (n: Node) => Node): unknown {
 export function acceptTemplates(schema: JsonSchema): JsonSchema {
   return walk(schema, (n) => {
     const types = typesOf(n);
-    if (types.length === 0 || types.includes('string') || !types.some((t) => SCALARS.has(t)) || 'enum' in n || 'const' in n) return n;
+    if (
+      types.length === 0 ||
+      types.includes('string') ||
+      !types.some((t) => SCALARS.has(t)) ||
+      'enum' in n ||
+      'const' in n
+    )
+      return n;
     return { ...n, type: [...types, 'string'], pattern: TEMPLATE_PATTERN, [TEMPLATED_TYPE]: types.join(' or ') };
   }) as JsonSchema;
 }
@@ -49,7 +60,8 @@ export function coerceRendered(schema: JsonSchema, value: unknown): unknown {
   const types = typesOf(schema);
   if (typeof value === 'string' && !types.includes('string')) {
     const t = value.trim();
-    if ((types.includes('number') || types.includes('integer')) && t !== '' && Number.isFinite(Number(t))) return Number(t);
+    if ((types.includes('number') || types.includes('integer')) && t !== '' && Number.isFinite(Number(t)))
+      return Number(t);
     if (types.includes('boolean') && (t === 'true' || t === 'false')) return t === 'true';
     return value;
   }
@@ -60,7 +72,12 @@ export function coerceRendered(schema: JsonSchema, value: unknown): unknown {
   if (isNode(value)) {
     const props = isNode(schema.properties) ? (schema.properties as Record<string, JsonSchema>) : {};
     const extra = isNode(schema.additionalProperties) ? (schema.additionalProperties as JsonSchema) : undefined;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, props[k] ? coerceRendered(props[k]!, v) : extra ? coerceRendered(extra, v) : v]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        props[k] ? coerceRendered(props[k]!, v) : extra ? coerceRendered(extra, v) : v,
+      ]),
+    );
   }
   return value;
 }

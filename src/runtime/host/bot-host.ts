@@ -119,7 +119,8 @@ export class BotHost {
     const listed = new Set(files);
     for (const [file, slot] of this.slots) {
       if (!listed.has(file) || !existsSync(file)) {
-        if (slot.runner) this.o.log.info({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name} stopped: its file was removed`);
+        if (slot.runner)
+          this.o.log.info({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name} stopped: its file was removed`);
         await slot.runner?.stop();
         await slot.traces?.close();
         this.slots.delete(file);
@@ -137,20 +138,36 @@ export class BotHost {
       }
       const slot = this.slots.get(file);
       if (slot && slot.text === text) continue;
-      const res = loadBot(file, text, { registry: this.o.registry, env: this.o.env, envAllow: this.o.envAllow, allowedServers: [...(this.o.allowedServers ?? []), ...(this.o.server ? [this.o.server] : [])] });
+      const res = loadBot(file, text, {
+        registry: this.o.registry,
+        env: this.o.env,
+        envAllow: this.o.envAllow,
+        allowedServers: [...(this.o.allowedServers ?? []), ...(this.o.server ? [this.o.server] : [])],
+      });
       const bot = res.bot;
       for (const w of res.warnings ?? []) this.o.log.warn({ file }, `warning: ${formatProblem(w)}`);
       const problems = [...res.problems];
       if (bot) {
         const other = this.named(bot.name);
-        if (other && other.file !== file) problems.push({ file, line: 1, col: 1, path: 'name', message: `the bot name "${bot.name}" is also used by ${other.file}`, hint: 'give each bot its own name' });
+        if (other && other.file !== file)
+          problems.push({
+            file,
+            line: 1,
+            col: 1,
+            path: 'name',
+            message: `the bot name "${bot.name}" is also used by ${other.file}`,
+            hint: 'give each bot its own name',
+          });
         const runtime = this.runtimeProblem(bot);
         if (runtime) problems.push({ file, line: 1, col: 1, path: 'server', message: runtime });
       }
       if (problems.length || !bot) {
         for (const p of problems) this.o.log.error({ file }, formatProblem(p));
         if (slot?.runner) {
-          this.o.log.warn({ bot: slot.bot?.name, file }, `bot ${slot.bot?.name}: the new file is invalid; the running version is kept`);
+          this.o.log.warn(
+            { bot: slot.bot?.name, file },
+            `bot ${slot.bot?.name}: the new file is invalid; the running version is kept`,
+          );
           this.slots.set(file, { ...slot, text, problems });
         } else {
           await slot?.traces?.close();
@@ -165,9 +182,17 @@ export class BotHost {
       // the history goes on with the new version (a renamed bot starts its own)
       const sameName = slot?.bot?.name === bot.name;
       if (!sameName) await slot?.traces?.close();
-      const next: Slot = { file, text, bot, problems: [], warnings: res.warnings, traces: sameName ? slot?.traces : undefined };
+      const next: Slot = {
+        file,
+        text,
+        bot,
+        problems: [],
+        warnings: res.warnings,
+        traces: sameName ? slot?.traces : undefined,
+      };
       this.slots.set(file, next);
-      if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
+      if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file)
+        this.byName.delete(slot.bot.name);
       this.byName.set(bot.name, file);
       if (bot.enabled && this.placed.mayRun(bot.name)) await this.launch(next, bot);
     }
@@ -178,8 +203,10 @@ export class BotHost {
   /** Why this process cannot run the bot at all, if it cannot. Internal. */
   private runtimeProblem(bot: CompiledBot): string | undefined {
     const server = this.o.server ?? bot.server;
-    if (server === 'embedded' && !this.o.embedded) return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
-    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded)) return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
+    if (server === 'embedded' && !this.o.embedded)
+      return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
+    if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded))
+      return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
     return undefined;
   }
 
@@ -190,8 +217,15 @@ export class BotHost {
     const where = storage.traces;
     // a history kept in an archive is read afresh at each start: the bot may have run elsewhere since
     if ('archive' in where) await slot.traces?.close();
-    const traceError = (err: unknown) => this.o.log.warn({ bot: bot.name, err }, `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`);
-    const traces = 'archive' in where ? await TraceLog.over(where.archive, bot.traceLimit, traceError) : (slot.traces ?? TraceLog.open(where.file, bot.traceLimit));
+    const traceError = (err: unknown) =>
+      this.o.log.warn(
+        { bot: bot.name, err },
+        `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`,
+      );
+    const traces =
+      'archive' in where
+        ? await TraceLog.over(where.archive, bot.traceLimit, traceError)
+        : (slot.traces ?? TraceLog.open(where.file, bot.traceLimit));
     traces.setLimit(bot.traceLimit);
     traces.onAdd = this.o.onTrace;
     slot.traces = traces;
@@ -214,7 +248,8 @@ export class BotHost {
       firstSpreadMs,
       // shared out between processes: pushes received by another process arrive in the inbox
       inbox: storage.inbox,
-      identify: (signal) => identifyBot({ host: this.o, bot, base, log, signal, budgets: this.budgets, botUsers: this.botUsers }),
+      identify: (signal) =>
+        identifyBot({ host: this.o, bot, base, log, signal, budgets: this.budgets, botUsers: this.botUsers }),
     });
     slot.runner = runner;
     runner.start();
@@ -229,16 +264,42 @@ export class BotHost {
   status(): BotStatus[] {
     return [...this.slots.values()].map((s) => {
       const invalid = s.problems.length ? s.problems.map(formatProblem) : undefined;
-      const base = { name: s.bot?.name ?? s.name, file: s.file, version: s.bot?.version, dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined, warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined };
+      const base = {
+        name: s.bot?.name ?? s.name,
+        file: s.file,
+        version: s.bot?.version,
+        dry_run: s.bot ? this.o.dryRun === true || s.bot.dryRun : undefined,
+        warnings: s.warnings?.length ? s.warnings.map(formatProblem) : undefined,
+      };
       const away = invalid ? undefined : this.placed.elsewhere(s);
       if (away) return { ...base, ...away };
-      if (!s.runner && s.paused) return { ...base, status: 'paused', message: 'paused by the operator; its events wait until it is resumed', problems: invalid, last_run: s.traces?.list().filter(isRun).at(-1)?.at };
-      if (!s.runner) return { ...base, status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid', problems: invalid, message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined };
+      if (!s.runner && s.paused)
+        return {
+          ...base,
+          status: 'paused',
+          message: 'paused by the operator; its events wait until it is resumed',
+          problems: invalid,
+          last_run: s.traces?.list().filter(isRun).at(-1)?.at,
+        };
+      if (!s.runner)
+        return {
+          ...base,
+          status: s.bot && !s.bot.enabled ? 'disabled' : 'invalid',
+          problems: invalid,
+          message: s.bot && !s.bot.enabled ? 'enabled: false' : undefined,
+        };
       const lastPoll = s.runner.lastPollAt ? new Date(s.runner.lastPollAt).toISOString() : undefined;
       const runs = s.traces?.list().filter(isRun) ?? [];
       const said = invalid ? `running the previous version; the file has problems` : s.runner.message;
       const message = [said, failingNote(runs, s.bot?.name), s.runner.waitingForClock].filter(Boolean).join('; ');
-      return { ...base, status: s.runner.status, message, problems: invalid, last_poll: lastPoll, last_run: runs.at(-1)?.at };
+      return {
+        ...base,
+        status: s.runner.status,
+        message,
+        problems: invalid,
+        last_poll: lastPoll,
+        last_run: runs.at(-1)?.at,
+      };
     });
   }
 
@@ -268,7 +329,9 @@ export class BotHost {
     const bot = this.named(name)?.bot;
     if (!bot) return undefined;
     const remote = (this.o.server ?? bot.server) !== 'embedded';
-    const store = this.o.storage.shared ? await this.o.storage.shared() : await this.o.storage.forBot(bot.name, { remote }).open();
+    const store = this.o.storage.shared
+      ? await this.o.storage.shared()
+      : await this.o.storage.forBot(bot.name, { remote }).open();
     return new BotMemory(store, bot.name, bot.memory, () => this.o.clock.now());
   }
 

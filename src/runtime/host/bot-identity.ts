@@ -26,14 +26,30 @@ export interface BotIdentityContext {
  * identity provider gives (which also says who the key is: no `GET /me`); then a client on the
  * rate budget it shares with the other bots of its user.
  */
-export async function identifyBot({ host, bot, base, log, signal, budgets, botUsers }: BotIdentityContext): Promise<Identity> {
+export async function identifyBot({
+  host,
+  bot,
+  base,
+  log,
+  signal,
+  budgets,
+  botUsers,
+}: BotIdentityContext): Promise<Identity> {
   let apiKey: string;
   let known: UserRef | undefined;
   let keyId: string | undefined;
   if ('key' in bot.identity) apiKey = bot.identity.key;
   else {
-    const r = await host.embedded!.identity.keyFor({ bot: bot.name, as: bot.identity.as, createUser: bot.identity.createUser });
-    if (r.created) log.info({ user: r.user.pin_code }, `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`);
+    const r = await host.embedded!.identity.keyFor({
+      bot: bot.name,
+      as: bot.identity.as,
+      createUser: bot.identity.createUser,
+    });
+    if (r.created)
+      log.info(
+        { user: r.user.pin_code },
+        `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`,
+      );
     apiKey = r.apiKey;
     // the embedded server said who the key is: no GET /me (10,000 bots start faster)
     if (r.user.id) known = { id: r.user.id, display_name: r.user.display_name, pin_code: r.user.pin_code };
@@ -41,8 +57,18 @@ export async function identifyBot({ host, bot, base, log, signal, budgets, botUs
   }
   // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
   // bot's held work while they last (see Clock.hold)
-  const sleep = (ms: number, signal?: AbortSignal) => waitingOffTheClock(() => host.clock.sleep(ms, signal, { parked: true }));
-  const client = (budget: RateBudget) => createClient({ baseUrl: base, apiKey, budget, sleep, owner: bot.name, onRetry: (i) => log.debug(i, 'retrying a request'), ...host.client });
+  const sleep = (ms: number, signal?: AbortSignal) =>
+    waitingOffTheClock(() => host.clock.sleep(ms, signal, { parked: true }));
+  const client = (budget: RateBudget) =>
+    createClient({
+      baseUrl: base,
+      apiKey,
+      budget,
+      sleep,
+      owner: bot.name,
+      onRetry: (i) => log.debug(i, 'retrying a request'),
+      ...host.client,
+    });
   const newBudget = () => createRateBudget({ now: () => host.clock.now(), sleep });
   const probe = client(newBudget());
   const me = known ?? (await probe.me({ signal }));

@@ -33,7 +33,10 @@ export class HostPlacement {
 
   /** Starts taking part: the placement gives bots to this process and takes them back. */
   async attach(): Promise<void> {
-    await this.placement?.attach({ run: (name) => void this.c.serialised(() => this.runPlaced(name)), halt: (name) => this.c.serialised(() => this.haltPlaced(name)) });
+    await this.placement?.attach({
+      run: (name) => void this.c.serialised(() => this.runPlaced(name)),
+      halt: (name) => this.c.serialised(() => this.haltPlaced(name)),
+    });
   }
 
   /** Whether this process may run the bot now. */
@@ -43,14 +46,19 @@ export class HostPlacement {
 
   /** After a reload: the bots this process could run. */
   offer(): void {
-    this.placement?.offer([...this.c.slots.values()].flatMap((s) => (s.bot?.enabled && this.c.named(s.bot.name) === s ? [s.bot.name] : [])));
+    this.placement?.offer(
+      [...this.c.slots.values()].flatMap((s) => (s.bot?.enabled && this.c.named(s.bot.name) === s ? [s.bot.name] : [])),
+    );
   }
 
   /** The status of a valid, enabled bot that does not run here because another process has it. */
   elsewhere(slot: Slot): Pick<BotStatus, 'status' | 'message'> | undefined {
     if (slot.runner || !slot.bot?.enabled || !this.placement) return undefined;
     const owner = this.placement.ownerOf(slot.bot.name);
-    return { status: 'elsewhere', message: owner ? `runs in process ${owner}` : 'waiting for its lease (another process had it)' };
+    return {
+      status: 'elsewhere',
+      message: owner ? `runs in process ${owner}` : 'waiting for its lease (another process had it)',
+    };
   }
 
   /** The bots with an enabled rule on `trigger` that are valid here but run in another process. */
@@ -77,7 +85,8 @@ export class HostPlacement {
     const store = await this.c.host.storage.shared?.();
     if (!store) throw new Error('bots run in other processes but the storage has no shared store');
     for (const name of names) {
-      if (await new BotState(store, name).push(`push:${trigger}`, { ...event, at: this.c.host.clock.now() })) out.push(name);
+      if (await new BotState(store, name).push(`push:${trigger}`, { ...event, at: this.c.host.clock.now() }))
+        out.push(name);
     }
     return out;
   }

@@ -17,7 +17,11 @@ export interface WatchOptions {
  * @example const stop = watchBots('bots', () => host.reload());
  * @example const stop = watchBots(['bots/tip-jar.yaml'], () => host.reload(), { persistent: true });
  */
-export function watchBots(target: string | readonly string[], onChange: () => void, opts: WatchOptions | number = {}): () => void {
+export function watchBots(
+  target: string | readonly string[],
+  onChange: () => void,
+  opts: WatchOptions | number = {},
+): () => void {
   const { debounceMs = 200, persistent = false } = typeof opts === 'number' ? { debounceMs: opts } : opts;
   // explicit files: watch their folders (a file replaced by a rename is seen), filtered to them
   const files = typeof target === 'string' ? undefined : target.map((f) => resolve(f));

@@ -52,7 +52,11 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
     return { message: (err as Error).message.replace(/, line:\d+, col:\d+$/, ''), hint: GRAMMAR };
   }
   if (tokens.length === 0) return { message: 'the expression is empty', hint: GRAMMAR };
-  if (!t.end()) return { message: `unexpected "${expr.slice(t.p)}"`, hint: `${GRAMMAR}; Liquid has no parentheses (only ranges like (1..5))` };
+  if (!t.end())
+    return {
+      message: `unexpected "${expr.slice(t.p)}"`,
+      hint: `${GRAMMAR}; Liquid has no parentheses (only ranges like (1..5))`,
+    };
   const text = (tok: { begin: number; end: number }) => expr.slice(tok.begin, tok.end);
   let wantOperand = true;
   let lastJoin: string | undefined;
@@ -67,25 +71,44 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
       wantOperand = false;
       continue;
     }
-    if (!isOp) return { message: `expected an operator (==, !=, <, >, <=, >=, contains, and, or) before "${word}"`, hint: GRAMMAR };
+    if (!isOp)
+      return {
+        message: `expected an operator (==, !=, <, >, <=, >=, contains, and, or) before "${word}"`,
+        hint: GRAMMAR,
+      };
     operators++;
     wantOperand = true;
     if (COMPARISONS.has(word)) {
-      if (++comparisons > 1) return { message: `two comparisons in a row ("${expr.slice(tokens[0]!.begin, tok.end)} …"): Liquid reads a == b == c as a == (b == c)`, hint: `join comparisons with and / or: a == b and b == c` };
+      if (++comparisons > 1)
+        return {
+          message: `two comparisons in a row ("${expr.slice(tokens[0]!.begin, tok.end)} …"): Liquid reads a == b == c as a == (b == c)`,
+          hint: `join comparisons with and / or: a == b and b == c`,
+        };
       const next = tokens[i + 1];
       if (ORDERINGS.has(word) && next && TypeGuards.isQuotedToken(next) && NUMBER.test(next.content)) {
-        return { message: `"${word} ${text(next)}" compares with the text ${text(next)}, and text is compared letter by letter ("25" < "5")`, hint: `write the number without quotes: ${word} ${next.content}` };
+        return {
+          message: `"${word} ${text(next)}" compares with the text ${text(next)}, and text is compared letter by letter ("25" < "5")`,
+          hint: `write the number without quotes: ${word} ${next.content}`,
+        };
       }
     } else if (word === 'and' || word === 'or') {
       comparisons = 0;
       if (word === 'or' && lastJoin === 'and') {
-        return { message: `"and" before "or": Liquid groups from the right, so a and b or c means a and (b or c)`, hint: `put the or first (c or a and b means c or (a and b)), or ${where.split}` };
+        return {
+          message: `"and" before "or": Liquid groups from the right, so a and b or c means a and (b or c)`,
+          hint: `put the or first (c or a and b means c or (a and b)), or ${where.split}`,
+        };
       }
       lastJoin = word;
     }
   }
-  if (wantOperand) return { message: `the expression ends after the operator "${text(tokens.at(-1)!)}"`, hint: GRAMMAR };
-  if (filterAt !== -1 && filters.length === 0) return { message: `"|" with no filter after it`, hint: 'remove the "|", or name a filter: event.content | downcase' };
+  if (wantOperand)
+    return { message: `the expression ends after the operator "${text(tokens.at(-1)!)}"`, hint: GRAMMAR };
+  if (filterAt !== -1 && filters.length === 0)
+    return {
+      message: `"|" with no filter after it`,
+      hint: 'remove the "|", or name a filter: event.content | downcase',
+    };
   if (filterAt !== -1 && operators > 0) {
     const shown = expr.slice(filterAt).trim();
     return {
@@ -96,7 +119,8 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
   return undefined;
 }
 
-const GRAMMAR = 'write values joined by operators, like event.amount > 5 and vars.open (==, !=, <, >, <=, >=, contains, and, or, not)';
+const GRAMMAR =
+  'write values joined by operators, like event.amount > 5 and vars.open (==, !=, <, >, <=, >=, contains, and, or, not)';
 
 /** How bot files compute a value before comparing it, or split a condition. */
 export const BOT_EXPRESSIONS: ExpressionWhere = {
@@ -114,7 +138,11 @@ const CONDITION_TAGS = new Set(['if', 'elsif', 'unless']);
  * (see {@link expressionProblem}), each with the tag as written and its place in the template.
  * The template must already parse.
  */
-export function tagExpressionProblems(liquid: Liquid, text: string, where: ExpressionWhere): Array<ExpressionProblem & { tag: string; line: number; col: number }> {
+export function tagExpressionProblems(
+  liquid: Liquid,
+  text: string,
+  where: ExpressionWhere,
+): Array<ExpressionProblem & { tag: string; line: number; col: number }> {
   const out: Array<ExpressionProblem & { tag: string; line: number; col: number }> = [];
   let tokens;
   try {
@@ -125,15 +153,31 @@ export function tagExpressionProblems(liquid: Liquid, text: string, where: Expre
   for (const tok of tokens) {
     if (!TypeGuards.isTagToken(tok)) continue;
     // {% liquid %} holds one tag a line: `if a > b`, `assign x = …`
-    const tags = tok.name === 'liquid' ? tok.args.split('\n').map((l) => /^\s*(\w+)\s*([\s\S]*)$/.exec(l)).filter((m) => m !== null).map((m) => ({ name: m[1]!, args: m[2]! })) : [{ name: tok.name, args: tok.args }];
+    const tags =
+      tok.name === 'liquid'
+        ? tok.args
+            .split('\n')
+            .map((l) => /^\s*(\w+)\s*([\s\S]*)$/.exec(l))
+            .filter((m) => m !== null)
+            .map((m) => ({ name: m[1]!, args: m[2]! }))
+        : [{ name: tok.name, args: tok.args }];
     for (const t of tags) {
       // `assign x = a > b | …` computes a boolean the same way an if does
-      const expr = CONDITION_TAGS.has(t.name) ? t.args : t.name === 'assign' ? /^[^=]*=([\s\S]*)$/.exec(t.args)?.[1] : undefined;
+      const expr = CONDITION_TAGS.has(t.name)
+        ? t.args
+        : t.name === 'assign'
+          ? /^[^=]*=([\s\S]*)$/.exec(t.args)?.[1]
+          : undefined;
       if (expr === undefined) continue;
       const bad = expressionProblem(liquid, expr, where);
       if (!bad) continue;
       const [line, col] = tok.getPosition();
-      out.push({ ...bad, tag: tok.name === 'liquid' ? `${t.name} ${t.args.trim()}` : tok.getText(), line: line ?? 1, col: col ?? 1 });
+      out.push({
+        ...bad,
+        tag: tok.name === 'liquid' ? `${t.name} ${t.args.trim()}` : tok.getText(),
+        line: line ?? 1,
+        col: col ?? 1,
+      });
     }
   }
   return out;

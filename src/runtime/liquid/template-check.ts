@@ -35,7 +35,9 @@ const paths = new Map<string, VarPath[]>();
 export function templatePaths(text: string): VarPath[] {
   let p = paths.get(text);
   if (!p) {
-    p = liquid.globalVariableSegmentsSync(liquid.parse(text)).map((segs) => segs.map((s) => (typeof s === 'number' ? s : String(s))));
+    p = liquid
+      .globalVariableSegmentsSync(liquid.parse(text))
+      .map((segs) => segs.map((s) => (typeof s === 'number' ? s : String(s))));
     if (paths.size > 10_000) paths.clear();
     paths.set(text, p);
   }
@@ -55,19 +57,32 @@ const show = (p: VarPath) => p.map((s, i) => (typeof s === 'number' ? `[${s}]` :
  * (`event`, `vars`, `me`…), and an `event` path must be a field of one of the rule's triggers.
  * Problems say "did you mean". Paths are relative to the checked value.
  */
-export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots: string[] = [], text?: string): CheckProblem[] {
+export function checkPaths(
+  found: VarPath[],
+  triggers: TriggerDef[],
+  extraRoots: string[] = [],
+  text?: string,
+): CheckProblem[] {
   const out: CheckProblem[] = [];
   const fields = new Set(triggers.flatMap((t) => knownFields(t.example)));
   for (const p of found) {
     const root = String(p[0]);
     if (!(root in ROOTS) && !extraRoots.includes(root)) {
-      out.push({ path: [], message: `unknown variable "${root}" in ${show(p)}`, hint: hintFor(root, [...Object.keys(ROOTS), ...extraRoots], 'variables') });
+      out.push({
+        path: [],
+        message: `unknown variable "${root}" in ${show(p)}`,
+        hint: hintFor(root, [...Object.keys(ROOTS), ...extraRoots], 'variables'),
+      });
       continue;
     }
     out.push(...memoryProblems(root, show(p), triggers));
     const known = ROOTS[root];
     if (known && p.length > 1 && typeof p[1] === 'string' && !known.includes(p[1]) && !LIQUID_PROPS.has(p[1])) {
-      out.push({ path: [], message: `${show(p)}: ${root} has no field "${p[1]}"`, hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined });
+      out.push({
+        path: [],
+        message: `${show(p)}: ${root} has no field "${p[1]}"`,
+        hint: known.length ? hintFor(p[1], known, `fields of ${root}`) : undefined,
+      });
     }
     // a plugin's trigger (`plugin.name`) documents its fields by an example that need not list them all
     if (root !== 'event' || p.length < 2 || triggers.length === 0 || triggers.some((t) => !t.completeExample)) continue;
@@ -79,7 +94,11 @@ export function checkPaths(found: VarPath[], triggers: TriggerDef[], extraRoots:
       continue;
     }
     const names = triggers.map((t) => t.name).join(', ');
-    out.push({ path: [], message: `${show(p)}: ${names} events have no field "${at}"`, hint: hintFor(at, [...fields], 'fields') });
+    out.push({
+      path: [],
+      message: `${show(p)}: ${names} events have no field "${at}"`,
+      hint: hintFor(at, [...fields], 'fields'),
+    });
   }
   return out;
 }
@@ -91,8 +110,20 @@ function memoryProblems(root: string, shown: string, triggers: TriggerDef[]): Ch
   if (!lacking.length) return [];
   const names = lacking.map((t) => t.name).join(', ');
   return root === 'memory'
-    ? [{ path: [], message: `${shown}: ${names} events are about no person, so there is no memory to read`, hint: 'memory is per person: read it in rules on message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars' }]
-    : [{ path: [], message: `${shown}: ${names} events are in no conversation, so there is no conversation memory to read`, hint: 'read conversation_memory in rules on message.received (or introduction.completed)' }];
+    ? [
+        {
+          path: [],
+          message: `${shown}: ${names} events are about no person, so there is no memory to read`,
+          hint: 'memory is per person: read it in rules on message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars',
+        },
+      ]
+    : [
+        {
+          path: [],
+          message: `${shown}: ${names} events are in no conversation, so there is no conversation memory to read`,
+          hint: 'read conversation_memory in rules on message.received (or introduction.completed)',
+        },
+      ];
 }
 
 /**
@@ -130,10 +161,14 @@ function eventPathKnown(rest: VarPath, fields: Set<string>): boolean {
 }
 
 /** Every template string inside a step's arguments, with its path. Internal. */
-export function templatesIn(value: unknown, path: Array<string | number> = []): Array<{ text: string; path: Array<string | number> }> {
+export function templatesIn(
+  value: unknown,
+  path: Array<string | number> = [],
+): Array<{ text: string; path: Array<string | number> }> {
   if (typeof value === 'string') return isTemplate(value) ? [{ text: value, path }] : [];
   if (Array.isArray(value)) return value.flatMap((v, i) => templatesIn(v, [...path, i]));
-  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => templatesIn(v, [...path, k]));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => templatesIn(v, [...path, k]));
   return [];
 }
 
@@ -144,7 +179,12 @@ export function valueAt(scope: object, p: VarPath): unknown {
   let cur: unknown = scope;
   for (const seg of p) {
     if (cur === null || typeof cur !== 'object') return undefined;
-    cur = Array.isArray(cur) && typeof seg === 'number' ? cur[seg < 0 ? cur.length + seg : seg] : Object.prototype.hasOwnProperty.call(cur, seg) ? (cur as Record<string, unknown>)[seg as string] : undefined;
+    cur =
+      Array.isArray(cur) && typeof seg === 'number'
+        ? cur[seg < 0 ? cur.length + seg : seg]
+        : Object.prototype.hasOwnProperty.call(cur, seg)
+          ? (cur as Record<string, unknown>)[seg as string]
+          : undefined;
   }
   return cur;
 }
@@ -185,7 +225,12 @@ export function assertVariables(text: string, found: VarPath[], scope: object, e
       if (LIQUID_PROPS.has(String(seg)) && (Array.isArray(cur) || i === p.length - 1)) break;
       if (!Object.prototype.hasOwnProperty.call(cur, seg)) {
         const where = root === 'event' ? `${eventType} events` : root;
-        throw new MissingVariableError(`${show(p)} is not set: ${where} have no "${p.slice(1, i + 1).map(String).join('.')}" (templates are strict: check the spelling, or use | default: …)`);
+        throw new MissingVariableError(
+          `${show(p)} is not set: ${where} have no "${p
+            .slice(1, i + 1)
+            .map(String)
+            .join('.')}" (templates are strict: check the spelling, or use | default: …)`,
+        );
       }
       cur = (cur as Record<string, unknown>)[seg as string];
     }

@@ -49,13 +49,15 @@ export function answersOf(result: unknown): Record<string, unknown> {
  * move is written before the next, so a run resumed after kill -9 sends nothing twice and
  * reads each answer once.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
   const { run, step, progress, scope, trigger, pending } = o;
   const { runner, rule, entry } = run;
   const d = runner.deps;
   const t0 = performance.now();
   const key = idempotencyKey(d.bot.name, rule.id, entry.key, step.index, step.sig);
-  const done = (sp: StepProgress) => (progress.steps[step.index] = { ...sp, sig: step.sig, duration_ms: Math.round(performance.now() - t0) });
+  const done = (sp: StepProgress) =>
+    (progress.steps[step.index] = { ...sp, sig: step.sig, duration_ms: Math.round(performance.now() - t0) });
   const target: ReplyTarget | undefined = trigger.replyTo?.(scope.event, scope.me);
   let sp = progress.steps[step.index];
   let quiet = true;
@@ -63,12 +65,20 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     let args: AskArgs;
     try {
       for (const t of templatesIn(step.args)) assertVariables(t.text, templatePaths(t.text), scope, entry.event.type);
-      args = askAction.prepare!(await renderDeep(step.args, scope), undefined as unknown as ActionRunContext) as AskArgs;
+      args = askAction.prepare!(
+        await renderDeep(step.args, scope),
+        undefined as unknown as ActionRunContext,
+      ) as AskArgs;
     } catch (err) {
       return done({ status: 'failed', error: stepErrorOf({ err, action: step.action }) });
     }
     const who = trigger.actor?.(entry.event.payload, d.me);
-    if (!who || !target) return done({ status: 'failed', args, error: { kind: 'failed', message: `${trigger.name} events have no one to ask` } });
+    if (!who || !target)
+      return done({
+        status: 'failed',
+        args,
+        error: { kind: 'failed', message: `${trigger.name} events have no one to ask` },
+      });
     if (d.dryRun) {
       d.log.info({ rule: rule.id, step: step.index, args }, 'dry run: would ask');
       return done({ status: 'dry_run', args });
@@ -78,9 +88,16 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     sp = { status: 'started', sig: step.sig, args, dialog: { key: id, sent: 0, invalid: 0, answers: [] } };
     progress.steps[step.index] = sp;
     const rec: DialogRecord = {
-      id, bot: d.bot.name, rule: rule.id, entry: entry.id, step: step.index, conversation,
+      id,
+      bot: d.bot.name,
+      rule: rule.id,
+      entry: entry.id,
+      step: step.index,
+      conversation,
       person: { id: who.id, pin_code: who.pin_code, display_name: who.display_name },
-      since: d.clock.now(), waiting: false, queue: [],
+      since: d.clock.now(),
+      waiting: false,
+      queue: [],
     };
     const held = await runner.dialogs.open(rec, runWrite({ run, progress, pending }));
     if (held) {
@@ -101,7 +118,12 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     (run.requeued ??= []).push(...requeued.map((e) => e.id));
     return sp2;
   };
-  const result = (extra: Partial<AskResult>): AskResult => ({ ...(args.save ? { save: args.save } : {}), ...extra, asked: dl.sent, answers: dl.answers });
+  const result = (extra: Partial<AskResult>): AskResult => ({
+    ...(args.save ? { save: args.save } : {}),
+    ...extra,
+    asked: dl.sent,
+    answers: dl.answers,
+  });
   const cancelWords = new Set((rule.cancelWords ?? DEFAULT_CANCEL_WORDS).map((w) => w.trim().toLowerCase()));
   for (;;) {
     if (!dl.current && dl.sent <= dl.invalid) {
@@ -132,7 +154,13 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
         return { parked: true, quiet };
       }
       if (taken === 'timeout') return end({ status: 'done', args, dialog: dl, result: result({ ended: 'timeout' }) });
-      if (taken === 'gone') return done({ status: 'failed', args, dialog: dl, error: { kind: 'failed', code: 'dialog_ended', message: 'the dialog was ended' } });
+      if (taken === 'gone')
+        return done({
+          status: 'failed',
+          args,
+          dialog: dl,
+          error: { kind: 'failed', code: 'dialog_ended', message: 'the dialog was ended' },
+        });
       written(pending);
     }
     quiet = false;
@@ -144,11 +172,27 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     }
     const r = readAnswer(args.expect, cur.text);
     dl.answers.push({ text: cur.text.slice(0, 200), ok: r.ok, ...(r.ok ? {} : { why: r.why }), at: cur.at });
-    if (r.ok) return end({ status: 'done', args, dialog: dl, result: result({ value: r.value, answer: cur.text.trim(), ...(r.groups && Object.keys(r.groups).length ? { groups: r.groups } : {}) }) });
+    if (r.ok)
+      return end({
+        status: 'done',
+        args,
+        dialog: dl,
+        result: result({
+          value: r.value,
+          answer: cur.text.trim(),
+          ...(r.groups && Object.keys(r.groups).length ? { groups: r.groups } : {}),
+        }),
+      });
     dl.invalid++;
     if (dl.invalid >= args.attempts) {
       const message = `no valid answer in ${args.attempts} attempt${args.attempts === 1 ? '' : 's'} (expected ${describeExpect(args.expect)}; last: ${JSON.stringify(cur.text.slice(0, 60))})`;
-      return end({ status: 'failed', args, dialog: dl, result: result({}), error: { kind: 'invalid_answer', code: 'invalid_answer', message } });
+      return end({
+        status: 'failed',
+        args,
+        dialog: dl,
+        result: result({}),
+        error: { kind: 'invalid_answer', code: 'invalid_answer', message },
+      });
     }
   }
 }
@@ -161,10 +205,16 @@ function send({ run, step }: StepRun, target: ReplyTarget, text: string, idempot
     runner: run.runner,
     what: 'ask',
     fn: () =>
-      withStepTimeout(what, d.stepTimeoutMs, (signal) => {
-        const o = { idempotencyKey, signal };
-        if ('conversation_id' in target) return d.api.conversations.send(target.conversation_id, { content: text }, o);
-        return d.api.messages.send({ recipient_pin: target.pin, content: text }, o);
-      }, d.signal),
+      withStepTimeout(
+        what,
+        d.stepTimeoutMs,
+        (signal) => {
+          const o = { idempotencyKey, signal };
+          if ('conversation_id' in target)
+            return d.api.conversations.send(target.conversation_id, { content: text }, o);
+          return d.api.messages.send({ recipient_pin: target.pin, content: text }, o);
+        },
+        d.signal,
+      ),
   });
 }

@@ -13,19 +13,31 @@ export type Decision = NonNullable<RunProgress['decision']> & { message?: string
  *
  * @example const d = await decide(rule, ctx, state, clock); if (!d.run) console.log(d.reason);
  */
-export async function decide(rule: CompiledRule, ctx: ConditionRunContext, state: BotState, clock: Clock): Promise<Decision> {
+export async function decide(
+  rule: CompiledRule,
+  ctx: ConditionRunContext,
+  state: BotState,
+  clock: Clock,
+): Promise<Decision> {
   if (!rule.enabled) return { run: false, reason: 'disabled', message: 'the rule has enabled: false' };
   let conditions: ConditionResult | undefined;
   if (rule.condition) {
     conditions = await rule.condition(ctx);
-    if (!conditions.ok) return { run: false, reason: 'condition_false', message: 'a condition did not hold', conditions };
+    if (!conditions.ok)
+      return { run: false, reason: 'condition_false', message: 'a condition did not hold', conditions };
   }
   const actor = ctx.trigger.actor?.(ctx.scope.event, ctx.scope.me);
   if (rule.cooldownMs) {
     const key = limitKey(rule.id, rule.cooldownPer, ctx.scope.event, actor);
     const last = state.meta().last_run[key];
     const left = last === undefined ? 0 : last + rule.cooldownMs - clock.now();
-    if (left > 0) return { run: false, reason: 'cooldown', message: `cooldown ${scopeWords(rule.cooldownPer, key)}: ${Math.ceil(left / 1000)} s left`, conditions };
+    if (left > 0)
+      return {
+        run: false,
+        reason: 'cooldown',
+        message: `cooldown ${scopeWords(rule.cooldownPer, key)}: ${Math.ceil(left / 1000)} s left`,
+        conditions,
+      };
   }
   if (rule.throttle) {
     const t = rule.throttle;
@@ -33,7 +45,12 @@ export async function decide(rule: CompiledRule, ctx: ConditionRunContext, state
     const recent = recentRuns(state.meta().runs, key, clock.now(), t.withinMs);
     if (recent.length >= t.maxRuns) {
       const again = Math.ceil((recent[0]! + t.withinMs - clock.now()) / 1000);
-      return { run: false, reason: 'throttled', message: `throttle ${scopeWords(t.per, key)}: ${recent.length} runs in ${Math.round(t.withinMs / 1000)} s (max_runs ${t.maxRuns}); again in ${again} s`, conditions };
+      return {
+        run: false,
+        reason: 'throttled',
+        message: `throttle ${scopeWords(t.per, key)}: ${recent.length} runs in ${Math.round(t.withinMs / 1000)} s (max_runs ${t.maxRuns}); again in ${again} s`,
+        conditions,
+      };
     }
   }
   return { run: true, conditions };

@@ -19,9 +19,18 @@ export type StepError = NonNullable<StepProgress['error']>;
 export function stepErrorOf({ err, action }: { err: unknown; action: ActionDef }): StepError {
   const info = traceInfo(err);
   const timeout = err instanceof StepTimeoutError ? (action.plugin ? 'plugin_timeout' : 'timeout') : undefined;
-  const kind: StepErrorKind = info?.traceReason ?? (err instanceof LimitError || err instanceof DailyCapError ? 'limit' : err instanceof ApiRequestError ? 'api' : (timeout ?? 'failed'));
+  const kind: StepErrorKind =
+    info?.traceReason ??
+    (err instanceof LimitError || err instanceof DailyCapError
+      ? 'limit'
+      : err instanceof ApiRequestError
+        ? 'api'
+        : (timeout ?? 'failed'));
   const code = err instanceof ApiRequestError ? err.code : undefined;
-  const message = timeout === 'plugin_timeout' && !info ? `plugin ${action.plugin}: ${(err as Error).message}` : (err as Error).message;
+  const message =
+    timeout === 'plugin_timeout' && !info
+      ? `plugin ${action.plugin}: ${(err as Error).message}`
+      : (err as Error).message;
   const plugin = info?.plugin ?? action.plugin;
   return { kind, code, message, ...(plugin ? { plugin, frame: info?.frame } : {}) };
 }
@@ -43,7 +52,13 @@ const TIMEOUTS: ReadonlySet<string> = new Set(['timeout', 'plugin_timeout']);
 export function stepFailure({ step, error }: { step: CompiledStep; error: StepProgress['error'] }): StepFailure {
   const reason: StepFailureReason = error?.kind === undefined || error.kind === 'error' ? 'failed' : error.kind;
   const message = error?.message ?? 'failed';
-  return { failed: true, reason, message: TIMEOUTS.has(reason) ? message : `step ${step.index + 1} (${step.action.name}) failed: ${message}`, plugin: error?.plugin, frame: error?.frame };
+  return {
+    failed: true,
+    reason,
+    message: TIMEOUTS.has(reason) ? message : `step ${step.index + 1} (${step.action.name}) failed: ${message}`,
+    plugin: error?.plugin,
+    frame: error?.frame,
+  };
 }
 
 /** How a trace ends: its outcome and a reason of the catalogue. */
@@ -60,15 +75,43 @@ export interface TraceEnding {
  * (the bot stops; the run resumes at the next start), `unauthorized` (a 401), or the error's
  * own reason (`timeout`, a plugin's, `failed`).
  */
-export function runEnding({ err, restarted, stopping }: { err: unknown; restarted: boolean; stopping: boolean }): TraceEnding {
-  if (restarted) return { outcome: 'failed', reason: 'restarted', message: 'a newer event restarted this rule (mode restart)' };
-  if (err instanceof Interrupted || stopping) return { outcome: 'interrupted', reason: 'stopping', message: 'the bot stopped during this run; it resumes at the next start' };
-  if (err instanceof UnauthorizedError) return { outcome: 'failed', reason: 'unauthorized', message: 'the server refused the API key (401); the bot stopped' };
+export function runEnding({
+  err,
+  restarted,
+  stopping,
+}: {
+  err: unknown;
+  restarted: boolean;
+  stopping: boolean;
+}): TraceEnding {
+  if (restarted)
+    return { outcome: 'failed', reason: 'restarted', message: 'a newer event restarted this rule (mode restart)' };
+  if (err instanceof Interrupted || stopping)
+    return {
+      outcome: 'interrupted',
+      reason: 'stopping',
+      message: 'the bot stopped during this run; it resumes at the next start',
+    };
+  if (err instanceof UnauthorizedError)
+    return {
+      outcome: 'failed',
+      reason: 'unauthorized',
+      message: 'the server refused the API key (401); the bot stopped',
+    };
   const info = traceInfo(err);
-  return { outcome: 'failed', reason: info?.traceReason ?? (err instanceof StepTimeoutError ? 'timeout' : 'failed'), message: (err as Error).message, ...(info?.plugin ? { plugin: info.plugin, frame: info.frame } : {}) };
+  return {
+    outcome: 'failed',
+    reason: info?.traceReason ?? (err instanceof StepTimeoutError ? 'timeout' : 'failed'),
+    message: (err as Error).message,
+    ...(info?.plugin ? { plugin: info.plugin, frame: info.frame } : {}),
+  };
 }
 
 /** Writes how a run ended into its trace (the plugin and frame only for a plugin's failure). */
 export function endTrace(trace: Trace, e: TraceEnding): void {
-  Object.assign(trace, { outcome: e.outcome, reason: e.reason, message: e.message }, e.plugin ? { plugin: e.plugin, frame: e.frame } : {});
+  Object.assign(
+    trace,
+    { outcome: e.outcome, reason: e.reason, message: e.message },
+    e.plugin ? { plugin: e.plugin, frame: e.frame } : {},
+  );
 }

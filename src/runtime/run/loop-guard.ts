@@ -59,10 +59,20 @@ export class LoopGuard {
    * Whether the event's exchange is paused, or pauses now because this event is one
    * machine-speed reply too many. Counts the event (once, whatever the rules it matches).
    */
-  async check(key: string | undefined, event: BotEvent, fromBot: boolean, now: number): Promise<LoopVerdict | undefined> {
+  async check(
+    key: string | undefined,
+    event: BotEvent,
+    fromBot: boolean,
+    now: number,
+  ): Promise<LoopVerdict | undefined> {
     if (!this.o || key === undefined) return undefined;
     const until = this.state.meta().paused?.[key];
-    if (until !== undefined && until > now) return { until, tripped: false, message: `the exchange in ${key} looked like a loop: paused until ${iso(until)} (loop_guard)` };
+    if (until !== undefined && until > now)
+      return {
+        until,
+        tripped: false,
+        message: `the exchange in ${key} looked like a loop: paused until ${iso(until)} (loop_guard)`,
+      };
     const x = this.exchanges.get(key);
     const ts = event.ts ?? event.at;
     if (!x || x.lastEvent === event.key) return undefined;

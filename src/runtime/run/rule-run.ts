@@ -23,10 +23,16 @@ import { metrics } from '../../telemetry/metrics.js';
 import { causeOf, inSpan, SpanStatusCode, tracingOn, type Span } from '../../telemetry/tracing.js';
 
 /** The plugin fields of a step's error, for its trace. */
-const pluginOf = (sp: RunProgress['steps'][number]) => (sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {});
+const pluginOf = (sp: RunProgress['steps'][number]) =>
+  sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {};
 
 /** A step of a trace from its progress. */
-const traceStep = (index: number, action: string, sp: RunProgress['steps'][number], extra: Partial<TraceStep>): TraceStep => ({
+const traceStep = (
+  index: number,
+  action: string,
+  sp: RunProgress['steps'][number],
+  extra: Partial<TraceStep>,
+): TraceStep => ({
   index,
   action,
   status: sp.status as TraceStep['status'],
@@ -38,41 +44,97 @@ const traceStep = (index: number, action: string, sp: RunProgress['steps'][numbe
 });
 
 /** Which list of a rule a step belongs to. */
-const sectionOf = (step: CompiledStep) => (step.onError ? 'error' : step.onTimeout ? 'timeout' : step.onCancel ? 'cancel' : 'main');
+const sectionOf = (step: CompiledStep) =>
+  step.onError ? 'error' : step.onTimeout ? 'timeout' : step.onCancel ? 'cancel' : 'main';
 
 /** The trace step of an ask whose run now waits: the question and the dialog so far. */
 function waitingStep(step: CompiledStep, sp: RunProgress['steps'][number]): TraceStep {
   const dl = sp.dialog;
   const args = sp.args as { question?: string } | undefined;
-  return { index: step.index, action: 'ask', status: 'waiting', args: compact(args?.question), result: compact(dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined) };
+  return {
+    index: step.index,
+    action: 'ask',
+    status: 'waiting',
+    args: compact(args?.question),
+    result: compact(
+      dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined,
+    ),
+  };
 }
 
 /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
 function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): Decision | undefined {
   const d = run.runner.deps;
   if (d.bot.ignoreBots && actor && d.isBot?.(actor.id)) {
-    return { run: false, reason: 'from_bot', message: `${actor.display_name} (${actor.pin_code}) is a bot, and ignore_bots is on` };
+    return {
+      run: false,
+      reason: 'from_bot',
+      message: `${actor.display_name} (${actor.pin_code}) is a bot, and ignore_bots is on`,
+    };
   }
   return undefined;
 }
 
 /** The loop guard: an exchange that looks like a loop between bots is paused (traced `loop_suspected`). */
-async function loopCheck({ run, actor, loopKey }: { run: RuleRun; actor: UserRef | undefined; loopKey: string | undefined }): Promise<Decision | undefined> {
+async function loopCheck({
+  run,
+  actor,
+  loopKey,
+}: {
+  run: RuleRun;
+  actor: UserRef | undefined;
+  loopKey: string | undefined;
+}): Promise<Decision | undefined> {
   const d = run.runner.deps;
-  const verdict = await run.runner.guard.check(loopKey, run.entry.event, !!actor && d.isBot?.(actor.id) === true, d.clock.now());
+  const verdict = await run.runner.guard.check(
+    loopKey,
+    run.entry.event,
+    !!actor && d.isBot?.(actor.id) === true,
+    d.clock.now(),
+  );
   if (!verdict) return undefined;
-  if (verdict.tripped) d.log.warn({ rule: run.rule.id, key: loopKey }, `bot ${d.bot.name}: loop suspected: ${verdict.message}`);
+  if (verdict.tripped)
+    d.log.warn({ rule: run.rule.id, key: loopKey }, `bot ${d.bot.name}: loop suspected: ${verdict.message}`);
   return { run: false, reason: 'loop_suspected', message: verdict.message };
 }
 
 /** The rule's decision (enabled, conditions, cooldown, throttle) under the step timeout, retrying transient failures. */
-function decideRule({ run, scope, trigger, seen }: { run: RuleRun; scope: RunScope; trigger: TriggerDef; seen: TraceSeen }): Promise<Decision> {
+function decideRule({
+  run,
+  scope,
+  trigger,
+  seen,
+}: {
+  run: RuleRun;
+  scope: RunScope;
+  trigger: TriggerDef;
+  seen: TraceSeen;
+}): Promise<Decision> {
   const d = run.runner.deps;
   const { rule } = run;
   // the contact checks are kept in the trace: a replay of the decision reads them as recorded
   const isContact = async (pin: string) => ((seen.contacts ??= {})[pin] = await d.isContact(pin));
-  const once = (signal: AbortSignal) => decide(rule, { scope, api: d.api, trigger, isContact, signal, store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock }, d.state, d.clock);
-  return retryTransient({ runner: run.runner, what: 'condition', fn: () => withStepTimeout(`the conditions of rule ${rule.id}`, d.stepTimeoutMs, once, d.signal) });
+  const once = (signal: AbortSignal) =>
+    decide(
+      rule,
+      {
+        scope,
+        api: d.api,
+        trigger,
+        isContact,
+        signal,
+        store: d.state.store,
+        log: d.log.child({ rule: rule.id }),
+        clock: d.clock,
+      },
+      d.state,
+      d.clock,
+    );
+  return retryTransient({
+    runner: run.runner,
+    what: 'condition',
+    fn: () => withStepTimeout(`the conditions of rule ${rule.id}`, d.stepTimeoutMs, once, d.signal),
+  });
 }
 
 /**
@@ -85,11 +147,18 @@ function decideRule({ run, scope, trigger, seen }: { run: RuleRun; scope: RunSco
 export function runRule(run: RuleRun): Promise<void> {
   if (!tracingOn()) return runRuleTraced(run, undefined);
   const d = run.runner.deps;
-  const attributes = { 'pinbot.bot': d.bot.name, 'pinbot.rule': run.rule.id, 'pinbot.event.type': run.entry.event.type };
-  return inSpan('pinbot.rule.run', attributes, (span) => runRuleTraced(run, span), { parent: causeOf(`${d.bot.name}\u0000${run.entry.event.key}`) });
+  const attributes = {
+    'pinbot.bot': d.bot.name,
+    'pinbot.rule': run.rule.id,
+    'pinbot.event.type': run.entry.event.type,
+  };
+  return inSpan('pinbot.rule.run', attributes, (span) => runRuleTraced(run, span), {
+    parent: causeOf(`${d.bot.name}\u0000${run.entry.event.key}`),
+  });
 }
 
 /** `runRule`, its outcome told to `span`. Internal. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void> {
   const { runner, rule, entry } = run;
   const d = runner.deps;
@@ -107,7 +176,16 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
   const trace: Trace = newTrace(run, !!progress.decision && !continues);
   const trigger = triggerOf(run);
   const pending: Pending = { spend: 0 };
-  const scope = runScope({ bot: d.bot, event: entry.event, me: d.me, state: d.state, clock: d.clock, api: d.api, steps: progress.steps.map((s) => s.result), pendingVars: () => pending.vars });
+  const scope = runScope({
+    bot: d.bot,
+    event: entry.event,
+    me: d.me,
+    state: d.state,
+    clock: d.clock,
+    api: d.api,
+    steps: progress.steps.map((s) => s.result),
+    pendingVars: () => pending.vars,
+  });
   const actor = trigger.actor?.(entry.event.payload, d.me);
   const loopKey = LoopGuard.keyOf(entry.event, actor);
   let runSignal: AbortSignal | undefined;
@@ -121,13 +199,22 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
       const vars = replayable(scope.vars);
       const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: d.me };
       trace.seen = seen;
-      let decision = screen({ run, actor }) ?? (await loopCheck({ run, actor, loopKey })) ?? (await decideRule({ run, scope, trigger, seen }));
+      let decision =
+        screen({ run, actor }) ??
+        (await loopCheck({ run, actor, loopKey })) ??
+        (await decideRule({ run, scope, trigger, seen }));
       // mode single: only a run that would take its steps is skipped while another one goes
       if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
-        decision = { run: false, reason: 'single_running', message: 'mode single: a run of this rule is still going', conditions: decision.conditions };
+        decision = {
+          run: false,
+          reason: 'single_running',
+          message: 'mode single: a run of this rule is still going',
+          conditions: decision.conditions,
+        };
       }
       // the same person's dialog of this rule waits: mode restart ends it, other modes skip this event
-      if (decision.run && rule.asks && actor) decision = (await dialogMode(run, actor, decision.conditions)) ?? decision;
+      if (decision.run && rule.asks && actor)
+        decision = (await dialogMode(run, actor, decision.conditions)) ?? decision;
       // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
       if (decision.run && scope.match) decision = { ...decision, match: scope.match };
       progress.decision = decision;
@@ -140,8 +227,18 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
       }
       // written with the first step's write-ahead: a crash before it just decides again
       const now = d.clock.now();
-      if (rule.cooldownMs) pending.lastRun = { key: limitKey(rule.id, rule.cooldownPer, scope.event, actor), at: now, expired: now - rule.cooldownMs };
-      if (rule.throttle) pending.throttled = { key: limitKey(rule.id, rule.throttle.per, scope.event, actor), at: now, withinMs: rule.throttle.withinMs };
+      if (rule.cooldownMs)
+        pending.lastRun = {
+          key: limitKey(rule.id, rule.cooldownPer, scope.event, actor),
+          at: now,
+          expired: now - rule.cooldownMs,
+        };
+      if (rule.throttle)
+        pending.throttled = {
+          key: limitKey(rule.id, rule.throttle.per, scope.event, actor),
+          at: now,
+          withinMs: rule.throttle.withinMs,
+        };
     } else trace.conditions = progress.decision.conditions;
     counted = true;
     runner.running.set(rule.id, (runner.running.get(rule.id) ?? 0) + 1);
@@ -172,14 +269,42 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
         continue;
       }
       const out = step.branches
-        ? await chooseBranch(step, progress, scope, (what, fn) => retryTransient({ runner, what: 'condition', fn: () => withStepTimeout(`step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`, d.stepTimeoutMs, fn, d.signal) }), { api: d.api, trigger, isContact: (pin) => d.isContact(pin), store: d.state.store, log: d.log.child({ rule: rule.id }), clock: d.clock })
+        ? await chooseBranch(
+            step,
+            progress,
+            scope,
+            (what, fn) =>
+              retryTransient({
+                runner,
+                what: 'condition',
+                fn: () =>
+                  withStepTimeout(
+                    `step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`,
+                    d.stepTimeoutMs,
+                    fn,
+                    d.signal,
+                  ),
+              }),
+            {
+              api: d.api,
+              trigger,
+              isContact: (pin) => d.isContact(pin),
+              store: d.state.store,
+              log: d.log.child({ rule: rule.id }),
+              clock: d.clock,
+            },
+          )
         : step.action === askAction
           ? await askStep({ run, step, progress, scope, trigger, pending, runSignal })
-          : await inSpan(`pinbot.step ${step.action.name}`, { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name }, async (span) => {
-              const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
-              span?.setAttribute('pinbot.step.status', sp.status);
-              return sp;
-            });
+          : await inSpan(
+              `pinbot.step ${step.action.name}`,
+              { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name },
+              async (span) => {
+                const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+                span?.setAttribute('pinbot.step.status', sp.status);
+                return sp;
+              },
+            );
       if ('parked' in out) {
         parked = out;
         trace.steps.push(waitingStep(step, progress.steps[step.index]!));
@@ -200,12 +325,29 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
     if (parked) {
       // the run waits for an answer: its progress is written; a message or the timer wakes it
       const dl = progress.steps.find((sp) => sp?.status === 'started' && sp.dialog)?.dialog;
-      Object.assign(trace, { outcome: 'waiting', reason: 'waiting_for_answer', message: `waiting for an answer until ${dl?.until ? iso(dl.until) : '?'}` });
+      Object.assign(trace, {
+        outcome: 'waiting',
+        reason: 'waiting_for_answer',
+        message: `waiting for an answer until ${dl?.until ? iso(dl.until) : '?'}`,
+      });
       quiet = parked.quiet;
       return;
     }
-    if (failed) endTrace(trace, { outcome: 'failed', reason: failed.reason, message: failed.message, plugin: failed.plugin, frame: failed.frame });
-    else if (ended) Object.assign(trace, ended === 'timeout' ? { reason: 'dialog_timeout', message: 'no answer in time: on_timeout ran' } : { reason: 'dialog_cancelled', message: 'a cancel word ended the dialog: on_cancel ran' });
+    if (failed)
+      endTrace(trace, {
+        outcome: 'failed',
+        reason: failed.reason,
+        message: failed.message,
+        plugin: failed.plugin,
+        frame: failed.frame,
+      });
+    else if (ended)
+      Object.assign(
+        trace,
+        ended === 'timeout'
+          ? { reason: 'dialog_timeout', message: 'no answer in time: on_timeout ran' }
+          : { reason: 'dialog_cancelled', message: 'a cancel word ended the dialog: on_cancel ran' },
+      );
     else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
     await finishRun({ run, progress, pending });
     const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
@@ -213,19 +355,32 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
       // the answer's server time: from its result, else the event's time plus the time since the bot saw it
       const now = d.clock.now();
       const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
-      if (!trace.resumed) metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
-      runner.guard.answered(loopKey, answeredAt(acted.map((st) => progress.steps[st.index]!.result), fallback));
+      if (!trace.resumed)
+        metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
+      runner.guard.answered(
+        loopKey,
+        answeredAt(
+          acted.map((st) => progress.steps[st.index]!.result),
+          fallback,
+        ),
+      );
     }
   } catch (err) {
     const ending = runEnding({ err, restarted: !!runSignal?.aborted && !d.signal.aborted, stopping: d.signal.aborted });
     endTrace(trace, ending);
     // mode restart: a newer event took over; this run ends here, for good
-    if (ending.reason === 'restarted') await finishRun({ run, progress, pending }).catch((e) => d.log.error({ err: e }, 'could not record a restarted run'));
+    if (ending.reason === 'restarted')
+      await finishRun({ run, progress, pending }).catch((e) =>
+        d.log.error({ err: e }, 'could not record a restarted run'),
+      );
     else if (ending.reason === 'unauthorized' && err instanceof UnauthorizedError) d.onUnauthorized(err);
     else if (ending.outcome === 'failed') d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
   } finally {
     trace.duration_ms = Math.round(performance.now() - t0);
-    span?.setAttributes({ 'pinbot.outcome': trace.outcome, ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}) });
+    span?.setAttributes({
+      'pinbot.outcome': trace.outcome,
+      ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}),
+    });
     if (trace.outcome === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: trace.message });
     // a dialog's quiet park (an answer taken, the next question asked) is no run of its own
     if (!quiet) {

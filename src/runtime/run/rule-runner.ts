@@ -37,11 +37,23 @@ export class RuleRunner {
   private readonly ctx: RunnerContext;
 
   constructor(private readonly d: RunnerDeps) {
-    const guard = new LoopGuard(d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD), d.state);
+    const guard = new LoopGuard(
+      d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD),
+      d.state,
+    );
     const timers = new DialogTimers(d.clock);
     d.signal.addEventListener('abort', () => timers.clear(), { once: true });
     const dialogs = new DialogState(d.state);
-    this.ctx = { deps: d, guard, running: new Map(), restarts: new Restarts(), busy: (delta) => this.busy(delta), dialogs, timers, dialogDue: (id) => this.dialogDue(id) };
+    this.ctx = {
+      deps: d,
+      guard,
+      running: new Map(),
+      restarts: new Restarts(),
+      busy: (delta) => this.busy(delta),
+      dialogs,
+      timers,
+      dialogDue: (id) => this.dialogDue(id),
+    };
   }
 
   /** Who is in a dialog with this bot now (oldest first). */
@@ -71,7 +83,9 @@ export class RuleRunner {
       const rule = this.d.bot.rules.find((r) => r.id === rec.rule);
       const step = rule?.steps[rec.step];
       if (step?.action.name === 'ask' && this.d.state.entry(rec.entry)) continue;
-      const why = !rule ? `rule ${rec.rule} was removed from the bot file` : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;
+      const why = !rule
+        ? `rule ${rec.rule} was removed from the bot file`
+        : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;
       await endParked(this.ctx, { ...rec, waiting: true }, { reason: 'dialog_ended', message: why });
     }
   }
@@ -97,13 +111,28 @@ export class RuleRunner {
     const pin = (e.payload.sender as { pin_code?: string } | undefined)?.pin_code;
     if (!pin || this.ctx.dialogs.ofPerson(pin).length === 0) return false;
     const direct = (e.payload.conversation as { type?: string } | undefined)?.type === 'direct';
-    const ids = [dialogId(this.d.bot.name, pin, String(e.payload.conversation_id)), ...(direct ? [dialogId(this.d.bot.name, pin, 'direct')] : [])];
+    const ids = [
+      dialogId(this.d.bot.name, pin, String(e.payload.conversation_id)),
+      ...(direct ? [dialogId(this.d.bot.name, pin, 'direct')] : []),
+    ];
     this.busy(1);
     try {
       const r = await this.ctx.dialogs.route(entry, ids);
       if (!r) return false;
-      const trace = startTrace({ bot: this.d.bot, rule: r.rec.rule, event: e, who: r.rec.person, at: this.d.clock.now(), resumed: false });
-      this.d.traces.add({ ...trace, outcome: 'not_run', reason: 'answered_dialog', message: `an answer to the dialog of rule ${r.rec.rule} (step ${r.rec.step})` });
+      const trace = startTrace({
+        bot: this.d.bot,
+        rule: r.rec.rule,
+        event: e,
+        who: r.rec.person,
+        at: this.d.clock.now(),
+        resumed: false,
+      });
+      this.d.traces.add({
+        ...trace,
+        outcome: 'not_run',
+        reason: 'answered_dialog',
+        message: `an answer to the dialog of rule ${r.rec.rule} (step ${r.rec.step})`,
+      });
       if (r.wake) this.d.wake?.(r.rec.entry);
       return true;
     } finally {
@@ -114,7 +143,10 @@ export class RuleRunner {
   /** Handles an entry; resolves when every rule's run for it has ended (or the bot stops). */
   async handle(entry: InboxEntry): Promise<void> {
     if (await this.routed(entry)) return;
-    const rules = this.d.bot.rules.filter((r) => r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id));
+    const rules = this.d.bot.rules.filter(
+      (r) =>
+        r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id),
+    );
     const todo = rules.filter((r) => !entry.runs[r.id]?.done);
     if (todo.length === 0) {
       this.busy(1);
@@ -160,10 +192,16 @@ export class RuleRunner {
     const actor = triggerOf(run).actor?.(entry.event.payload, this.d.me);
     // a run resumed after a restart is not refused: it had its place already
     const resumed = !!entry.runs[rule.id]?.decision;
-    const queued = queue.push(actor?.pin_code ?? '', () => runRule(run)) ?? (resumed ? queue.push(`resumed ${entry.id}`, () => runRule(run)) : undefined);
+    const queued =
+      queue.push(actor?.pin_code ?? '', () => runRule(run)) ??
+      (resumed ? queue.push(`resumed ${entry.id}`, () => runRule(run)) : undefined);
     if (queued) return queued;
     const who = actor ? `${actor.display_name} (${actor.pin_code})` : 'this sender';
-    return this.skip(run, 'sender_backlog', `${who} already has ${this.d.bot.perSender!.maxQueued} events waiting for this rule (per_sender.max_queued)`);
+    return this.skip(
+      run,
+      'sender_backlog',
+      `${who} already has ${this.d.bot.perSender!.maxQueued} events waiting for this rule (per_sender.max_queued)`,
+    );
   }
 
   /** Ends a rule's run for an entry without running it (traced with the reason). */

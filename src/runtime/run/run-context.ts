@@ -7,7 +7,14 @@ import { waitingOffTheClock } from '../../util/step-timeout.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { Store } from '../../store/core/types.js';
 import type { BotState } from '../state/bot-state.js';
-import { LimitError, type ActionRunContext, type BotEvent, type RunScope, type StepMemory, type TriggerDef } from '../contract/types.js';
+import {
+  LimitError,
+  type ActionRunContext,
+  type BotEvent,
+  type RunScope,
+  type StepMemory,
+  type TriggerDef,
+} from '../contract/types.js';
 import { conversationOf, personOf } from '../contract/memory-subjects.js';
 import { BotMemory } from '../state/memory.js';
 
@@ -47,7 +54,15 @@ export function runScope(o: {
   let wallet: Promise<unknown> | undefined;
   const event = templateEvent(o.event);
   let memory: StepMemory | undefined;
-  const mem = () => (memory ??= stepMemory({ bot: o.bot, store: o.state.store, clock: o.clock, trigger: triggerNamed(o.bot, o.event.type), event, me: o.me }));
+  const mem = () =>
+    (memory ??= stepMemory({
+      bot: o.bot,
+      store: o.state.store,
+      clock: o.clock,
+      trigger: triggerNamed(o.bot, o.event.type),
+      event,
+      me: o.me,
+    }));
   return {
     event,
     bot: { name: o.bot.name },
@@ -74,13 +89,21 @@ export function runScope(o: {
 }
 
 /** The trigger of a bot's rules that events of `type` come from. Internal. */
-const triggerNamed = (bot: CompiledBot, type: string) => bot.rules.flatMap((r) => r.triggers).find((t) => t.def.name === type)?.def;
+const triggerNamed = (bot: CompiledBot, type: string) =>
+  bot.rules.flatMap((r) => r.triggers).find((t) => t.def.name === type)?.def;
 
 /**
  * The memory of an event's person and conversation (runtime/state/memory.ts), for templates and
  * steps.
  */
-export function stepMemory(o: { bot: CompiledBot; store: Store; clock: Clock; trigger: TriggerDef | undefined; event: Record<string, unknown>; me: UserRef }): StepMemory {
+export function stepMemory(o: {
+  bot: CompiledBot;
+  store: Store;
+  clock: Clock;
+  trigger: TriggerDef | undefined;
+  event: Record<string, unknown>;
+  me: UserRef;
+}): StepMemory {
   const memory = new BotMemory(o.store, o.bot.name, o.bot.memory, () => o.clock.now());
   const person = personOf(o.trigger, o.event, o.me);
   const conversation = conversationOf(o.event);
@@ -92,7 +115,12 @@ export function stepMemory(o: { bot: CompiledBot; store: Store; clock: Clock; tr
     apply(edits, mark) {
       const changes = edits.map((e) => {
         const s = subject(e.in);
-        if (!s) throw new Error(e.in === 'person' ? 'this event is about no person: there is no memory to write' : 'this event is in no conversation: there is no conversation memory to write');
+        if (!s)
+          throw new Error(
+            e.in === 'person'
+              ? 'this event is about no person: there is no memory to write'
+              : 'this event is in no conversation: there is no conversation memory to write',
+          );
         return { scope: e.in, subject: s, set: e.set, forget: e.forget };
       });
       return memory.apply(changes, mark);
@@ -123,7 +151,15 @@ export function actionContext(o: {
 }): ActionRunContext {
   const { limits } = o.bot;
   let memory: StepMemory | undefined;
-  const mem = () => (memory ??= stepMemory({ bot: o.bot, store: o.store, clock: o.clock, trigger: o.trigger, event: o.scope.event, me: o.scope.me }));
+  const mem = () =>
+    (memory ??= stepMemory({
+      bot: o.bot,
+      store: o.store,
+      clock: o.clock,
+      trigger: o.trigger,
+      event: o.scope.event,
+      me: o.scope.me,
+    }));
   return {
     get memory() {
       return mem();
@@ -152,7 +188,9 @@ export function actionContext(o: {
     checkSpend(pin, cents) {
       if (limits.sendTo && !limits.sendTo.has(pin)) throw new LimitError(`${pin} is not in limits.send_to`);
       if (limits.maxPerTransfer !== undefined && cents > limits.maxPerTransfer) {
-        throw new LimitError(`${(cents / 100).toFixed(2)} is more than limits.max_per_transfer (${(limits.maxPerTransfer / 100).toFixed(2)})`);
+        throw new LimitError(
+          `${(cents / 100).toFixed(2)} is more than limits.max_per_transfer (${(limits.maxPerTransfer / 100).toFixed(2)})`,
+        );
       }
     },
     reserveSpend(cents) {

@@ -7,7 +7,9 @@ export class Restarted extends Error {}
 
 /** Whether a step's branch was chosen (steps outside any `choose` always hold). Internal. */
 export function guardHolds(step: CompiledStep, progress: RunProgress): boolean {
-  return (step.guard ?? []).every((g) => (progress.steps[g.step]?.result as { branch?: number | null } | undefined)?.branch === g.arm + 1);
+  return (step.guard ?? []).every(
+    (g) => (progress.steps[g.step]?.result as { branch?: number | null } | undefined)?.branch === g.arm + 1,
+  );
 }
 
 /** What `on_error` steps see as `error`. Internal. */
@@ -40,8 +42,19 @@ export async function chooseBranch(
       seen = r;
     }
   }
-  const result = { branch: arm === null ? null : arm + 1, label: arm === null ? 'no branch' : branches[arm]!.label, ...(scope.match ? { match: scope.match } : {}), ...(arm === null && seen ? { last: seen } : {}) };
-  const out: StepProgress = { status: 'done', sig: step.sig, args: null, result, duration_ms: Math.round(performance.now() - t0) };
+  const result = {
+    branch: arm === null ? null : arm + 1,
+    label: arm === null ? 'no branch' : branches[arm]!.label,
+    ...(scope.match ? { match: scope.match } : {}),
+    ...(arm === null && seen ? { last: seen } : {}),
+  };
+  const out: StepProgress = {
+    status: 'done',
+    sig: step.sig,
+    args: null,
+    result,
+    duration_ms: Math.round(performance.now() - t0),
+  };
   progress.steps[step.index] = out;
   return out;
 }

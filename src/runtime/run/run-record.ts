@@ -13,7 +13,14 @@ export function triggerOf({ rule, entry }: { rule: CompiledRule; entry: InboxEnt
 /** A new trace of a run, at the bot clock's now. */
 export function newTrace(run: RuleRun, resumed: boolean): Trace {
   const d = run.runner.deps;
-  return startTrace({ bot: d.bot, rule: run.rule.id, event: run.entry.event, who: triggerOf(run).actor?.(run.entry.event.payload, d.me), at: d.clock.now(), resumed });
+  return startTrace({
+    bot: d.bot,
+    rule: run.rule.id,
+    event: run.entry.event,
+    who: triggerOf(run).actor?.(run.entry.event.payload, d.me),
+    at: d.clock.now(),
+    resumed,
+  });
 }
 
 /** What one write of a run carries: its progress, its pending changes, and whether the entry is done. */
@@ -28,8 +35,19 @@ export interface RunWriteContext {
 /** The write of a run's progress with its pending changes (call `written` once it is durable). */
 export function runWrite({ run, progress, pending, finish = false }: RunWriteContext): RunWrite {
   const d = run.runner.deps;
-  const spend = pending.spend ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined } : undefined;
-  return { entry: run.entry.id, rule: run.rule.id, progress, vars: pending.vars, spend, lastRun: pending.lastRun, throttled: pending.throttled, finish };
+  const spend = pending.spend
+    ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined }
+    : undefined;
+  return {
+    entry: run.entry.id,
+    rule: run.rule.id,
+    progress,
+    vars: pending.vars,
+    spend,
+    lastRun: pending.lastRun,
+    throttled: pending.throttled,
+    finish,
+  };
 }
 
 /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */

@@ -29,7 +29,15 @@ export interface StepRun {
  * and the money they reserve, are durable before the request) → run (under the step timeout,
  * retrying transient failures) → record. The outcome is written with the next write of the run.
  */
-export async function takeStep({ run, step, progress, scope, trigger, pending, runSignal }: StepRun): Promise<StepProgress> {
+export async function takeStep({
+  run,
+  step,
+  progress,
+  scope,
+  trigger,
+  pending,
+  runSignal,
+}: StepRun): Promise<StepProgress> {
   const { runner, rule, entry } = run;
   const d = runner.deps;
   const { action } = step;
@@ -52,7 +60,11 @@ export async function takeStep({ run, step, progress, scope, trigger, pending, r
     onPark: (parked) => runner.busy(parked ? -1 : 1),
   });
   const record = (sp: StepProgress): StepProgress => {
-    const out = { ...sp, sig: step.sig, duration_ms: sp.status === 'started' ? undefined : Math.round(performance.now() - t0) };
+    const out = {
+      ...sp,
+      sig: step.sig,
+      duration_ms: sp.status === 'started' ? undefined : Math.round(performance.now() - t0),
+    };
     progress.steps[step.index] = out;
     return out;
   };
@@ -66,7 +78,8 @@ export async function takeStep({ run, step, progress, scope, trigger, pending, r
   if (resumed?.status === 'started') args = resumed.args;
   else {
     try {
-      if (action.templated !== false) for (const t of templatesIn(step.args)) assertVariables(t.text, templatePaths(t.text), scope, entry.event.type);
+      if (action.templated !== false)
+        for (const t of templatesIn(step.args)) assertVariables(t.text, templatePaths(t.text), scope, entry.event.type);
       const rendered = action.templated === false ? step.args : await renderDeep(step.args, scope);
       args = action.prepare ? action.prepare(rendered, ctx) : rendered;
     } catch (err) {
@@ -94,7 +107,11 @@ export async function takeStep({ run, step, progress, scope, trigger, pending, r
     // under the step timeout and an error boundary: a throw or a hang fails this step only
     // counted from 1, as people count (a path like rules.0.do.1 counts from 0)
     const what = `step ${step.index + 1} (${action.name}) of rule ${rule.id}`;
-    result = await retryTransient({ runner, what: action.name, fn: () => withStepTimeout(what, d.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal) });
+    result = await retryTransient({
+      runner,
+      what: action.name,
+      fn: () => withStepTimeout(what, d.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal),
+    });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
     // a refused transfer does not count against the daily cap

@@ -57,7 +57,14 @@ function stoppedClock(at: number): Clock {
   const no = () => {
     throw new NotRecorded('waits, which a replay does not');
   };
-  return { now: () => at, virtual: true, setTimer: no, sleepUntil: no, sleep: no, hold: () => () => undefined } as unknown as Clock;
+  return {
+    now: () => at,
+    virtual: true,
+    setTimer: no,
+    sleepUntil: no,
+    sleep: no,
+    hold: () => () => undefined,
+  } as unknown as Clock;
 }
 
 const HELD_BACK = new Set(['cooldown', 'throttled', 'loop_suspected', 'from_bot', 'single_running', 'sender_backlog']);
@@ -67,14 +74,18 @@ const shown = (v: unknown) => JSON.stringify(v ?? null);
 const conditionText = (c?: ConditionResult): string | undefined => {
   if (!c) return undefined;
   if (c.detail) return `${c.label} (${c.detail})`;
-  return c.children?.length ? `${c.label} (${c.children.map((k) => `${conditionText(k)} ${k.ok ? '✓' : '✗'}`).join(', ')})` : c.label;
+  return c.children?.length
+    ? `${c.label} (${c.children.map((k) => `${conditionText(k)} ${k.ok ? '✓' : '✗'}`).join(', ')})`
+    : c.label;
 };
 /** The deepest failing condition: what a person needs to see. Internal. */
-const failing = (c: ConditionResult): ConditionResult => c.children?.find((k) => !k.ok) ? failing(c.children.find((k) => !k.ok)!) : c;
+const failing = (c: ConditionResult): ConditionResult =>
+  c.children?.find((k) => !k.ok) ? failing(c.children.find((k) => !k.ok)!) : c;
 
 /** A recorded step as a line. Internal. */
 function stepLine(action: string, args: unknown, result?: unknown): string {
-  if (action === 'choose') return `choose → ${(result as { label?: string } | undefined)?.label ?? /"label":"([^"]+)"/.exec(String(result))?.[1] ?? '?'}`;
+  if (action === 'choose')
+    return `choose → ${(result as { label?: string } | undefined)?.label ?? /"label":"([^"]+)"/.exec(String(result))?.[1] ?? '?'}`;
   return args === null || args === undefined ? action : `${action} ${shown(args)}`;
 }
 
@@ -90,7 +101,12 @@ function recorded(t: Trace): ReplayedRule {
 }
 
 /** Evaluates one edited rule for a recorded event, reading only what the trace recorded. Internal. */
-async function replayRule(rule: CompiledRule, bot: CompiledBot, t: Trace, before: Trace | undefined): Promise<ReplayedRule> {
+async function replayRule(
+  rule: CompiledRule,
+  bot: CompiledBot,
+  t: Trace,
+  before: Trace | undefined,
+): Promise<ReplayedRule> {
   const at = Date.parse(t.at);
   const contacts = t.seen?.contacts ?? {};
   const scope: RunScope = {
@@ -124,15 +140,28 @@ async function replayRule(rule: CompiledRule, bot: CompiledBot, t: Trace, before
       // what cannot be evaluated fails closed, and says why
       cond = { ok: false, label: 'could not replay', detail: (err as Error).message };
     }
-    if (!cond.ok) return { rule: rule.id, decision: 'condition_false', condition: conditionText(failing(cond)), steps: [] };
+    if (!cond.ok)
+      return { rule: rule.id, decision: 'condition_false', condition: conditionText(failing(cond)), steps: [] };
   }
   // held back by what the replay cannot know (cooldown, throttle, loop guard…): as recorded
-  if (before && before.outcome === 'not_run' && before.reason && HELD_BACK.has(before.reason)) return { rule: rule.id, decision: before.reason, condition: conditionText(cond), steps: [] };
-  return { rule: rule.id, decision: 'runs', condition: conditionText(cond), steps: await plannedSteps(rule, bot, scope, ctx, before) };
+  if (before && before.outcome === 'not_run' && before.reason && HELD_BACK.has(before.reason))
+    return { rule: rule.id, decision: before.reason, condition: conditionText(cond), steps: [] };
+  return {
+    rule: rule.id,
+    decision: 'runs',
+    condition: conditionText(cond),
+    steps: await plannedSteps(rule, bot, scope, ctx, before),
+  };
 }
 
 /** The steps an edited rule would take, rendered, without taking them. Internal. */
-async function plannedSteps(rule: CompiledRule, bot: CompiledBot, scope: RunScope, ctx: Parameters<NonNullable<CompiledRule['condition']>>[0], before: Trace | undefined): Promise<string[]> {
+async function plannedSteps(
+  rule: CompiledRule,
+  bot: CompiledBot,
+  scope: RunScope,
+  ctx: Parameters<NonNullable<CompiledRule['condition']>>[0],
+  before: Trace | undefined,
+): Promise<string[]> {
   const out: string[] = [];
   const arms = new Map<number, number | null>();
   for (const step of rule.steps) {
@@ -156,7 +185,14 @@ async function plannedSteps(rule: CompiledRule, bot: CompiledBot, scope: RunScop
     try {
       if (step.action.templated !== false) args = await renderDeep(step.args, scope);
       // as a run prepares them (`set` types its values, money steps check the limits): nothing is sent
-      if (step.action.prepare) args = step.action.prepare(args, { ...ctx, bot: bot.name, rule: rule.id, effects: {}, signal: AbortSignal.abort() } as never);
+      if (step.action.prepare)
+        args = step.action.prepare(args, {
+          ...ctx,
+          bot: bot.name,
+          rule: rule.id,
+          effects: {},
+          signal: AbortSignal.abort(),
+        } as never);
     } catch (err) {
       args = `(would fail: ${(err as Error).message})`;
     }
@@ -187,19 +223,48 @@ export async function whatIf(bot: CompiledBot, traces: Trace[]): Promise<WhatIfR
     const base = { event: key, summary: t.event.summary, at: t.at, before: list.map(recorded) };
     const me = list.find((x) => x.seen?.me)?.seen;
     if (!t.event.payload || !me) {
-      out.push({ ...base, status: 'not_replayable', changes: [t.event.payload ? 'the trace does not say what the decision read (recorded by an older pinbot)' : 'the event was too large to keep in the trace'], after: [] });
+      out.push({
+        ...base,
+        status: 'not_replayable',
+        changes: [
+          t.event.payload
+            ? 'the trace does not say what the decision read (recorded by an older pinbot)'
+            : 'the event was too large to keep in the trace',
+        ],
+        after: [],
+      });
       continue;
     }
-    const withSeen = { ...t, seen: { ...me, ...list.find((x) => x.seen?.vars)?.seen, contacts: Object.assign({}, ...list.map((x) => x.seen?.contacts ?? {})) } };
+    const withSeen = {
+      ...t,
+      seen: {
+        ...me,
+        ...list.find((x) => x.seen?.vars)?.seen,
+        contacts: Object.assign({}, ...list.map((x) => x.seen?.contacts ?? {})),
+      },
+    };
     const after: ReplayedRule[] = [];
     for (const rule of bot.rules.filter((r) => r.triggers.some((x) => x.def.name === t.event.type))) {
-      after.push(await replayRule(rule, bot, withSeen, list.find((x) => x.rule === rule.id)));
+      after.push(
+        await replayRule(
+          rule,
+          bot,
+          withSeen,
+          list.find((x) => x.rule === rule.id),
+        ),
+      );
     }
     const changes = compare(base.before, after);
     out.push({ ...base, status: changes.length ? 'changed' : 'same', changes, after });
   }
   const changed = out.filter((e) => e.status === 'changed').length;
-  return { bot: bot.name, traces: traces.length, events: out, changed, summary: `this edit changes ${changed} of the last ${out.length} decision${out.length === 1 ? '' : 's'} of ${bot.name}` };
+  return {
+    bot: bot.name,
+    traces: traces.length,
+    events: out,
+    changed,
+    summary: `this edit changes ${changed} of the last ${out.length} decision${out.length === 1 ? '' : 's'} of ${bot.name}`,
+  };
 }
 
 /** The differences between the recorded rules and the replayed ones. Internal. */
@@ -212,12 +277,19 @@ function compare(before: ReplayedRule[], after: ReplayedRule[]): string[] {
     const a = after.find((r) => r.rule === id);
     const ranBefore = b?.decision === 'runs';
     const runsNow = a?.decision === 'runs';
-    if (ranBefore && !runsNow) out.push(`rule ${id} no longer runs: ${a ? `${a.decision}${a.condition ? ` — ${a.condition}` : ''}` : 'the edited bot has no such rule for this event'}`);
-    else if (!ranBefore && runsNow) out.push(`rule ${id} now runs${a.condition ? ` (${a.condition})` : ''}; before: ${b ? `${b.decision}${b.condition ? ` — ${b.condition}` : ''}` : 'not triggered'} → steps: ${a.steps.join(', ') || 'none'}`);
+    if (ranBefore && !runsNow)
+      out.push(
+        `rule ${id} no longer runs: ${a ? `${a.decision}${a.condition ? ` — ${a.condition}` : ''}` : 'the edited bot has no such rule for this event'}`,
+      );
+    else if (!ranBefore && runsNow)
+      out.push(
+        `rule ${id} now runs${a.condition ? ` (${a.condition})` : ''}; before: ${b ? `${b.decision}${b.condition ? ` — ${b.condition}` : ''}` : 'not triggered'} → steps: ${a.steps.join(', ') || 'none'}`,
+      );
     else if (ranBefore && runsNow) {
       const n = Math.max(b!.steps.length, a!.steps.length);
       for (let i = 0; i < n; i++) {
-        if (b!.steps[i] !== a!.steps[i]) out.push(`rule ${id} step ${i}: ${b!.steps[i] ?? '(none)'} → ${a!.steps[i] ?? '(none)'}`);
+        if (b!.steps[i] !== a!.steps[i])
+          out.push(`rule ${id} step ${i}: ${b!.steps[i] ?? '(none)'} → ${a!.steps[i] ?? '(none)'}`);
       }
     }
   }

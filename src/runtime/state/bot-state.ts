@@ -1,9 +1,35 @@
 import type { Store, Tx } from '../../store/core/types.js';
-import { BotMemories, BotMetas, BotCursors, BotInbox, BotDialogs, PluginStates, type BotMeta, type RunProgress, type InboxEntry } from './bot-records.js';
+import {
+  BotMemories,
+  BotMetas,
+  BotCursors,
+  BotInbox,
+  BotDialogs,
+  PluginStates,
+  type BotMeta,
+  type RunProgress,
+  type InboxEntry,
+} from './bot-records.js';
 import type { BotEvent } from '../contract/types.js';
 
 // the records keep their old import path: most of the runtime reads them with BotState
-export { BotMetas, BotCursors, BotInbox, BotDialogs, dialogId, PluginStates, type DialogRecord, type AskProgress, type BotMeta, type BotCursor, type StepErrorKind, type StepProgress, type RunProgress, type InboxEntry, type PluginStateRecord } from './bot-records.js';
+export {
+  BotMetas,
+  BotCursors,
+  BotInbox,
+  BotDialogs,
+  dialogId,
+  PluginStates,
+  type DialogRecord,
+  type AskProgress,
+  type BotMeta,
+  type BotCursor,
+  type StepErrorKind,
+  type StepProgress,
+  type RunProgress,
+  type InboxEntry,
+  type PluginStateRecord,
+} from './bot-records.js';
 
 const pad = (n: number) => String(n).padStart(12, '0');
 
@@ -55,7 +81,9 @@ export function fileVarsChanges(
 
 /** `vars.cap: 10 → 3 from the file` for each change, joined. */
 export function describeVarChanges(changed: readonly VarChange[]): string {
-  return changed.map((c) => `vars.${c.key}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)} from the file`).join('; ');
+  return changed
+    .map((c) => `vars.${c.key}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)} from the file`)
+    .join('; ');
 }
 
 /** Thrown inside a write when the daily cap would be passed; nothing is written. */
@@ -73,7 +101,16 @@ export class BotState {
   ) {}
 
   meta(): BotMeta {
-    return this.store.read.col(BotMetas).get(this.bot) ?? { id: this.bot, vars: {}, seq: 0, boots: 0, spend: { date: '', cents: 0 }, last_run: {} };
+    return (
+      this.store.read.col(BotMetas).get(this.bot) ?? {
+        id: this.bot,
+        vars: {},
+        seq: 0,
+        boots: 0,
+        spend: { date: '', cents: 0 },
+        last_run: {},
+      }
+    );
   }
 
   cursor(source: string): unknown {
@@ -95,7 +132,11 @@ export class BotState {
    * baseline of every source in `sources` that has neither a cursor nor a baseline yet (its
    * first poll reads from there). Returns the boot number and the variables the file changed.
    */
-  async boot(initialVars: Record<string, unknown>, sources: readonly string[] = [], now?: number): Promise<{ boots: number; changed: VarChange[] }> {
+  async boot(
+    initialVars: Record<string, unknown>,
+    sources: readonly string[] = [],
+    now?: number,
+  ): Promise<{ boots: number; changed: VarChange[] }> {
     return this.store.transaction((tx) => {
       const m = this.metaIn(tx);
       const changed = fileVarsChanges(m.vars, m.file_vars, initialVars);
@@ -103,7 +144,8 @@ export class BotState {
       const vars = { ...structuredClone(initialVars), ...m.vars, ...fromFile };
       const baselines = { ...m.baselines };
       const cursors = tx.col(BotCursors);
-      for (const s of sources) if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;
+      for (const s of sources)
+        if (now !== undefined && baselines[s] === undefined && !cursors.get(`${this.bot}:${s}`)) baselines[s] = now;
       tx.col(BotMetas).put({ ...m, vars, file_vars: structuredClone(initialVars), boots: m.boots + 1, baselines });
       return { boots: m.boots + 1, changed };
     });
@@ -118,14 +160,20 @@ export class BotState {
    * Moves source cursors and queues new events in one write. Events already queued (same key)
    * are skipped. Returns the entries created.
    */
-  async commit(cursors: Record<string, unknown>, events: BotEvent[], fired?: { rule: string; at: number }): Promise<InboxEntry[]> {
+  async commit(
+    cursors: Record<string, unknown>,
+    events: BotEvent[],
+    fired?: { rule: string; at: number },
+  ): Promise<InboxEntry[]> {
     return this.store.transaction((tx) => {
-      for (const [source, data] of Object.entries(cursors)) tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
+      for (const [source, data] of Object.entries(cursors))
+        tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
       if (events.length === 0) return [];
       const inbox = tx.col(BotInbox);
       let m = this.metaIn(tx);
       // a trigger's last fire goes with its event: a crash cannot separate them
-      if (fired) m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
+      if (fired)
+        m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
       let seq = m.seq;
       const created: InboxEntry[] = [];
       for (const event of events) {
@@ -153,7 +201,9 @@ export class BotState {
       if (w.spend) {
         const spent = m.spend.date === w.spend.date ? m.spend.cents : 0;
         if (w.spend.max !== undefined && spent + w.spend.cents > w.spend.max) {
-          throw new DailyCapError(`the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed (${(spent / 100).toFixed(2)} sent today)`);
+          throw new DailyCapError(
+            `the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed (${(spent / 100).toFixed(2)} sent today)`,
+          );
         }
         next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };
       }
@@ -161,13 +211,18 @@ export class BotState {
       if (w.lastRun !== undefined) {
         const { key, at, expired } = w.lastRun;
         // keys per sender or conversation would grow for ever: the rule's expired ones go
-        const kept = Object.entries(next.last_run).filter(([k, t]) => !(k.startsWith(`${w.rule}\u0000`) && t < expired));
+        const kept = Object.entries(next.last_run).filter(
+          ([k, t]) => !(k.startsWith(`${w.rule}\u0000`) && t < expired),
+        );
         next = { ...next, last_run: { ...Object.fromEntries(kept), [key]: at } };
       }
       if (w.throttled !== undefined) {
         const { key, at, withinMs } = w.throttled;
         const kept = Object.entries(next.runs ?? {})
-          .map(([k, ts]) => [k, k === w.rule || k.startsWith(`${w.rule}\u0000`) ? ts.filter((t) => t > at - withinMs) : ts] as const)
+          .map(
+            ([k, ts]) =>
+              [k, k === w.rule || k.startsWith(`${w.rule}\u0000`) ? ts.filter((t) => t > at - withinMs) : ts] as const,
+          )
           .filter(([, ts]) => ts.length);
         const runs: Record<string, number[]> = Object.fromEntries(kept);
         runs[key] = [...(runs[key] ?? []), at];

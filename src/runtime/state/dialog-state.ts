@@ -24,7 +24,10 @@ export class DialogState {
   /** The bot's dialogs, oldest first. */
   list(): DialogRecord[] {
     const col = this.store.read.col(BotDialogs);
-    return col.ids('bot', this.state.bot).map((id) => col.get(id)!).sort((a, b) => a.since - b.since);
+    return col
+      .ids('bot', this.state.bot)
+      .map((id) => col.get(id)!)
+      .sort((a, b) => a.since - b.since);
   }
 
   /** The dialogs of one person with this bot. */

@@ -51,12 +51,15 @@ const APPLIED_KEEP = 16;
 const idOf = (bot: string, scope: MemoryScope | 'total', subject: string) => `${bot}:${scope}:${subject}`;
 
 /** The size an entry counts against the bounds: its key and its value's JSON. Internal. */
-const entryBytes = (key: string, value: unknown) => Buffer.byteLength(key) + Buffer.byteLength(JSON.stringify(value) ?? '');
+const entryBytes = (key: string, value: unknown) =>
+  Buffer.byteLength(key) + Buffer.byteLength(JSON.stringify(value) ?? '');
 
 /** Checks a key a bot file or plugin names. */
 export function checkMemoryKey(key: unknown): string {
   if (typeof key !== 'string' || !KEY.test(key)) {
-    throw new Error(`memory key ${JSON.stringify(key)}: a key is a name of letters, digits and _ (at most 64, not starting with a digit), e.g. usual_size`);
+    throw new Error(
+      `memory key ${JSON.stringify(key)}: a key is a name of letters, digits and _ (at most 64, not starting with a digit), e.g. usual_size`,
+    );
   }
   return key;
 }
@@ -69,7 +72,8 @@ function jsonValue(key: string, value: unknown): unknown {
   } catch (err) {
     throw new Error(`memory ${key}: the value is not JSON data (${(err as Error).message})`);
   }
-  if (text === undefined) throw new Error(`memory ${key}: the value is not JSON data (${typeof value}); use forget (delete) to remove a key`);
+  if (text === undefined)
+    throw new Error(`memory ${key}: the value is not JSON data (${typeof value}); use forget (delete) to remove a key`);
   return JSON.parse(text);
 }
 
@@ -110,7 +114,9 @@ export class BotMemory {
   }
 
   /** Every subject with live entries (operators: `pinbot bots memory`), people first, by subject. */
-  list(scope?: MemoryScope): Array<{ scope: MemoryScope; subject: string; entries: Record<string, { value: unknown; at: number }> }> {
+  list(
+    scope?: MemoryScope,
+  ): Array<{ scope: MemoryScope; subject: string; entries: Record<string, { value: unknown; at: number }> }> {
     const col = this.store.read.col(BotMemories);
     const live = this.liveAfter();
     const out = [];
@@ -118,7 +124,8 @@ export class BotMemory {
       const r = col.get(id)!;
       if (r.scope === 'total' || (scope && r.scope !== scope)) continue;
       const entries = Object.fromEntries(Object.entries(r.entries).filter(([, e]) => e.at > live));
-      if (Object.keys(entries).length) out.push({ scope: r.scope, subject: r.subject, entries: structuredClone(entries) });
+      if (Object.keys(entries).length)
+        out.push({ scope: r.scope, subject: r.subject, entries: structuredClone(entries) });
     }
     return out.sort((a, b) => (a.scope === b.scope ? (a.subject < b.subject ? -1 : 1) : a.scope === 'person' ? -1 : 1));
   }
@@ -136,7 +143,9 @@ export class BotMemory {
    */
   async apply(changes: readonly MemoryChange[], mark?: string): Promise<void> {
     for (const c of changes) for (const k of Object.keys(c.set ?? {})) checkMemoryKey(k);
-    const values = changes.map((c) => (c.set ? Object.fromEntries(Object.entries(c.set).map(([k, v]) => [k, jsonValue(k, v)])) : undefined));
+    const values = changes.map((c) =>
+      c.set ? Object.fromEntries(Object.entries(c.set).map(([k, v]) => [k, jsonValue(k, v)])) : undefined,
+    );
     await this.store.transaction((tx) => {
       const now = this.now();
       const usage = this.usageIn(tx);
@@ -169,7 +178,12 @@ export class BotMemory {
 
   /** Whether an entry may have expired (its usage's oldest write is past the ttl). Internal. */
   private expiredMayBe(usage: Usage, now: number): boolean {
-    return this.options.ttlMs !== undefined && usage.keys > 0 && usage.oldest !== undefined && usage.oldest <= now - this.options.ttlMs;
+    return (
+      this.options.ttlMs !== undefined &&
+      usage.keys > 0 &&
+      usage.oldest !== undefined &&
+      usage.oldest <= now - this.options.ttlMs
+    );
   }
 
   /** Entries written at or before this are expired (-Infinity without a ttl). Internal. */
@@ -185,7 +199,17 @@ export class BotMemory {
   private putUsage(tx: Tx, u: Usage): void {
     const id = idOf(this.bot, 'total', '');
     if (u.keys === 0) tx.col(BotMemories).delete(id);
-    else tx.col(BotMemories).put({ id, bot: this.bot, scope: 'total', subject: '', entries: {}, keys: u.keys, bytes: u.bytes, oldest: u.oldest });
+    else
+      tx.col(BotMemories).put({
+        id,
+        bot: this.bot,
+        scope: 'total',
+        subject: '',
+        entries: {},
+        keys: u.keys,
+        bytes: u.bytes,
+        oldest: u.oldest,
+      });
   }
 
   /**
@@ -234,7 +258,12 @@ export class BotMemory {
     const keys = Object.keys(entries).length;
     const bytes = Object.entries(entries).reduce((n, [k, e]) => n + entryBytes(k, e.value), 0);
     const grows = keys > (cur?.keys ?? 0) || bytes > (cur?.bytes ?? 0);
-    if (grows) this.checkRoom(c, { keys, bytes }, { keys: usage.keys - (cur?.keys ?? 0) + keys, bytes: usage.bytes - (cur?.bytes ?? 0) + bytes });
+    if (grows)
+      this.checkRoom(
+        c,
+        { keys, bytes },
+        { keys: usage.keys - (cur?.keys ?? 0) + keys, bytes: usage.bytes - (cur?.bytes ?? 0) + bytes },
+      );
     usage.keys += keys - (cur?.keys ?? 0);
     usage.bytes += bytes - (cur?.bytes ?? 0);
     if (c.set && Object.keys(c.set).length) usage.oldest = Math.min(usage.oldest ?? now, now);
@@ -243,8 +272,17 @@ export class BotMemory {
     // empty records (a stranger's `forget`) must not pile up uncounted
     if (keys === 0) {
       if (cur) col.delete(id);
-    }
-    else col.put({ id, bot: this.bot, scope: c.scope, subject: c.subject, entries, keys, bytes, ...(applied ? { applied } : {}) });
+    } else
+      col.put({
+        id,
+        bot: this.bot,
+        scope: c.scope,
+        subject: c.subject,
+        entries,
+        keys,
+        bytes,
+        ...(applied ? { applied } : {}),
+      });
   }
 
   /** Refuses a write that would pass a bound (subject's, then the bot's). Internal. */
@@ -255,12 +293,24 @@ export class BotMemory {
     const aging = 'set memory.ttl so old entries age out, forget keys';
     // [passed, what, setting, what to do], in the order they are checked
     const bounds: Array<[boolean, string, string, string]> = [
-      [subject.keys > o.maxKeysPerSubject, `${mine} would have ${subject.keys} keys, at most ${o.maxKeysPerSubject}`,
-        'max_keys_per_person', 'forget keys it no longer needs'],
-      [subject.bytes > o.maxBytesPerSubject, `${mine} would hold ${subject.bytes} bytes, at most ${o.maxBytesPerSubject}`,
-        'max_bytes_per_person', 'keep shorter values'],
-      [bot.keys > o.maxKeys, `${full} ${bot.keys} keys (every person and conversation), at most ${o.maxKeys}`,
-        'max_keys', `${aging} (pinbot bots memory ${this.bot} --person PIN --forget KEY)`],
+      [
+        subject.keys > o.maxKeysPerSubject,
+        `${mine} would have ${subject.keys} keys, at most ${o.maxKeysPerSubject}`,
+        'max_keys_per_person',
+        'forget keys it no longer needs',
+      ],
+      [
+        subject.bytes > o.maxBytesPerSubject,
+        `${mine} would hold ${subject.bytes} bytes, at most ${o.maxBytesPerSubject}`,
+        'max_bytes_per_person',
+        'keep shorter values',
+      ],
+      [
+        bot.keys > o.maxKeys,
+        `${full} ${bot.keys} keys (every person and conversation), at most ${o.maxKeys}`,
+        'max_keys',
+        `${aging} (pinbot bots memory ${this.bot} --person PIN --forget KEY)`,
+      ],
       [bot.bytes > o.maxBytes, `${full} ${bot.bytes} bytes, at most ${o.maxBytes}`, 'max_bytes', aging],
     ];
     const passed = bounds.find(([over]) => over);

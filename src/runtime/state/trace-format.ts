@@ -24,8 +24,17 @@ function gist(result: unknown): string {
 function askLine(s: Trace['steps'][number]): string {
   const args = s.args as { question?: string } | string | undefined;
   const question = typeof args === 'string' ? args : args?.question;
-  const r = (s.result ?? {}) as { asked?: number; answers?: Array<{ text: string; ok: boolean; why?: string }>; until?: string; save?: string; value?: unknown; ended?: string };
-  const answers = (r.answers ?? []).map((a) => `"${short(a.text, 30)}" ${a.ok ? '✓' : `✗${a.why ? ` (${a.why})` : ''}`}`);
+  const r = (s.result ?? {}) as {
+    asked?: number;
+    answers?: Array<{ text: string; ok: boolean; why?: string }>;
+    until?: string;
+    save?: string;
+    value?: unknown;
+    ended?: string;
+  };
+  const answers = (r.answers ?? []).map(
+    (a) => `"${short(a.text, 30)}" ${a.ok ? '✓' : `✗${a.why ? ` (${a.why})` : ''}`}`,
+  );
   const asked = r.asked && r.asked > 1 ? ` (asked ${r.asked}×)` : '';
   const parts = [`ask "${short(question ?? '', 50)}"${asked}`];
   if (answers.length) parts.push(`answers: ${answers.join(', ')}`);
@@ -59,8 +68,22 @@ export function formatTrace(t: Trace): string {
   const lines = [`${head}  → ${outcome}${t.resumed ? ' [resumed after a restart]' : ''}`];
   if (t.conditions) lines.push(...conditionLines(t.conditions, 0).map((l) => `      if ${l}`));
   for (const s of t.steps) {
-    const mark = s.status === 'done' ? '✓' : s.status === 'dry_run' ? '~' : s.status === 'failed' ? '✗' : s.status === 'waiting' ? '…' : '-';
-    const what = s.action === 'ask' && s.status !== 'dry_run' ? askLine(s) : s.status === 'dry_run' ? `would ${s.action} ${short(s.args)}` : `${s.action}${s.status === 'failed' ? `: ${s.error}` : s.result !== undefined ? ` → ${gist(s.result)}` : ''}`;
+    const mark =
+      s.status === 'done'
+        ? '✓'
+        : s.status === 'dry_run'
+          ? '~'
+          : s.status === 'failed'
+            ? '✗'
+            : s.status === 'waiting'
+              ? '…'
+              : '-';
+    const what =
+      s.action === 'ask' && s.status !== 'dry_run'
+        ? askLine(s)
+        : s.status === 'dry_run'
+          ? `would ${s.action} ${short(s.args)}`
+          : `${s.action}${s.status === 'failed' ? `: ${s.error}` : s.result !== undefined ? ` → ${gist(s.result)}` : ''}`;
     lines.push(`      do ${mark} ${what}${s.resumed ? ' (before the restart)' : ''}`);
   }
   return lines.join('\n');

@@ -50,7 +50,14 @@ export interface Trace {
    * The event; `payload` as the bot saw it (for replay and for a scenario made from the trace),
    * left out when its JSON is longer than REPLAY_MAX (`payload_omitted`); `ts` its server time.
    */
-  event: { key: string; type: string; summary: string; payload?: Record<string, unknown>; payload_omitted?: true; ts?: number };
+  event: {
+    key: string;
+    type: string;
+    summary: string;
+    payload?: Record<string, unknown>;
+    payload_omitted?: true;
+    ts?: number;
+  };
   /** What the decision read (absent in traces written before it was recorded, and on resumed runs). */
   seen?: TraceSeen;
   /** ISO time (bot clock) the evaluation started. */
@@ -87,9 +94,21 @@ export function compact(v: unknown): unknown {
 }
 
 /** A new trace of a rule's run for an event, with a one-line summary of the event. */
-export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent; who?: UserRef; at: number; resumed: boolean }): Trace {
+export function startTrace(o: {
+  bot: CompiledBot;
+  rule: string;
+  event: BotEvent;
+  who?: UserRef;
+  at: number;
+  resumed: boolean;
+}): Trace {
   const e = o.event;
-  const what = typeof e.payload.content === 'string' ? ` "${e.payload.content.slice(0, 60)}"` : e.payload.amount !== undefined ? ` ${e.payload.amount}` : '';
+  const what =
+    typeof e.payload.content === 'string'
+      ? ` "${e.payload.content.slice(0, 60)}"`
+      : e.payload.amount !== undefined
+        ? ` ${e.payload.amount}`
+        : '';
   return {
     bot: o.bot.name,
     version: o.bot.version,
@@ -115,7 +134,17 @@ export function startTrace(o: { bot: CompiledBot; rule: string; event: BotEvent;
  */
 export function varsTrace(bot: CompiledBot, boot: number, at: number, message: string): Trace {
   const event = { key: `vars:${boot}`, type: 'vars', summary: 'the file changed vars' };
-  return { bot: bot.name, version: bot.version, rule: '(file)', event, at: iso(at), outcome: 'done', message, steps: [], duration_ms: 0 };
+  return {
+    bot: bot.name,
+    version: bot.version,
+    rule: '(file)',
+    event,
+    at: iso(at),
+    outcome: 'done',
+    message,
+    steps: [],
+    duration_ms: 0,
+  };
 }
 
 /** Whether a trace is of a rule's run (not a start's note, like varsTrace). */
@@ -190,7 +219,10 @@ class FileTraceArchive implements TraceArchive {
       this.handle = undefined;
       // the newest `keep` whole lines of the file and of this batch (a line torn by a crash goes)
       const old = await readFile(this.file, 'utf8').catch(() => '');
-      const kept = (old + text).split('\n').filter((l) => l && parses(l)).slice(-keep);
+      const kept = (old + text)
+        .split('\n')
+        .filter((l) => l && parses(l))
+        .slice(-keep);
       this.lines = kept.length;
       await writeFile(`${this.file}.tmp`, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
       await rename(`${this.file}.tmp`, this.file);

@@ -73,7 +73,8 @@ export class CoverageCollector {
       const path = (req.url ?? '/').split('?')[0]!.slice(0, PATH_MAX);
       const by = req.headers['user-agent'] === 'pinbot-client' ? 'bots' : 'steps';
       const key = `${req.method} ${path.replace(/\s/g, '%20')} ${res.statusCode} ${code || '-'} ${by}`;
-      if (key in this.data.requests || Object.keys(this.data.requests).length < KEYS_MAX) this.data.requests[key] = (this.data.requests[key] ?? 0) + 1;
+      if (key in this.data.requests || Object.keys(this.data.requests).length < KEYS_MAX)
+        this.data.requests[key] = (this.data.requests[key] ?? 0) + 1;
     });
   }
 

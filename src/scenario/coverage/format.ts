@@ -1,9 +1,21 @@
 import type { CoverageReport, Ratio } from './report.js';
 
 /** The measures `--coverage-min` gates, by the names it accepts. */
-export const COVERAGE_KINDS = { operations: 'API operations called', rules: 'bot rules that ran', outcomes: 'branches and step outcomes taken', lines: 'bot lines exercised' } as const;
+export const COVERAGE_KINDS = {
+  operations: 'API operations called',
+  rules: 'bot rules that ran',
+  outcomes: 'branches and step outcomes taken',
+  lines: 'bot lines exercised',
+} as const;
 export type CoverageKind = keyof typeof COVERAGE_KINDS;
-const ALIASES: Record<string, CoverageKind> = { api: 'operations', operations: 'operations', rules: 'rules', branches: 'outcomes', outcomes: 'outcomes', lines: 'lines' };
+const ALIASES: Record<string, CoverageKind> = {
+  api: 'operations',
+  operations: 'operations',
+  rules: 'rules',
+  branches: 'outcomes',
+  outcomes: 'outcomes',
+  lines: 'lines',
+};
 
 /**
  * `--coverage-min 80` (every measure) or `--coverage-min rules=100` (one; repeatable) → the
@@ -18,7 +30,9 @@ export function parseCoverageMin(specs: string[]): Partial<Record<CoverageKind, 
     const kind = m?.[1] === undefined ? undefined : ALIASES[m[1]];
     const n = Number(m?.[2]);
     if (!m || (m[1] !== undefined && !kind) || n > 100) {
-      throw new Error(`--coverage-min ${spec}: expected a percent (80: every measure) or MEASURE=PERCENT (rules=100), MEASURE one of ${Object.keys(ALIASES).join(', ')}`);
+      throw new Error(
+        `--coverage-min ${spec}: expected a percent (80: every measure) or MEASURE=PERCENT (rules=100), MEASURE one of ${Object.keys(ALIASES).join(', ')}`,
+      );
     }
     for (const k of kind ? [kind] : (Object.keys(COVERAGE_KINDS) as CoverageKind[])) out[k] = n;
   }
@@ -33,7 +47,10 @@ export function belowMinimum(report: CoverageReport, min: Partial<Record<Coverag
 }
 
 const pct = (r: Ratio) => (r.total ? `${r.covered} of ${r.total} (${r.percent}%)` : 'none to take');
-const counts = (o: Record<string, number>) => Object.entries(o).map(([k, n]) => `${k} ×${n}`).join(', ');
+const counts = (o: Record<string, number>) =>
+  Object.entries(o)
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(', ');
 
 /** Consecutive lines of one file as ranges: `bots/a.yaml:3-5, 9`. Internal. */
 function lineRanges(missed: Array<{ where: string }>): string {
@@ -61,9 +78,12 @@ export function coverageSummary(r: CoverageReport): string {
     out.push(`  bot ${b.name} (${b.file})`);
     for (const rule of b.rules) {
       const why = Object.keys(rule.not_run).length ? ` · not run: ${counts(rule.not_run)}` : '';
-      out.push(`    ${rule.ran ? '✓' : '✗'} rule ${rule.id}  triggered ${rule.triggered} · ran ${rule.ran}${why}  ${rule.where}`);
+      out.push(
+        `    ${rule.ran ? '✓' : '✗'} rule ${rule.id}  triggered ${rule.triggered} · ran ${rule.ran}${why}  ${rule.where}`,
+      );
     }
-    for (const o of b.outcomes.filter((x) => !x.taken)) out.push(`    ✗ ${o.action} of rule ${o.rule} (step ${o.step}): ${o.outcome} never taken  ${o.where}`);
+    for (const o of b.outcomes.filter((x) => !x.taken))
+      out.push(`    ✗ ${o.action} of rule ${o.rule} (step ${o.step}): ${o.outcome} never taken  ${o.where}`);
     if (b.lines.missed.length) out.push(`    lines never exercised: ${b.file}:${lineRanges(b.lines.missed)}`);
   }
   return out.join('\n');
@@ -74,22 +94,40 @@ const bar = (r: Ratio) => `<div class="bar"><span style="width:${r.percent}%"></
 
 /** The HTML page: one file, no external assets (styles inline, no scripts), readable offline. */
 export function coverageHtml(r: CoverageReport, title = 'pinbot scenario coverage'): string {
-  const total = (name: string, ratio: Ratio, id: string) => `<div class="total" id="total-${id}"><h2>${esc(name)}</h2><p><b>${ratio.percent}%</b> · ${ratio.covered} of ${ratio.total}</p>${bar(ratio)}</div>`;
+  const total = (name: string, ratio: Ratio, id: string) =>
+    `<div class="total" id="total-${id}"><h2>${esc(name)}</h2><p><b>${ratio.percent}%</b> · ${ratio.covered} of ${ratio.total}</p>${bar(ratio)}</div>`;
   const ops = r.api.operations
-    .map((o) => `<tr class="${o.calls ? 'hit' : 'miss'}"><td><code>${esc(o.operation)}</code></td><td>${o.calls}</td><td>${o.by_steps}</td><td>${esc(counts(o.statuses)) || '—'}</td><td>${esc(counts(o.codes)) || '—'}</td><td>${esc(o.never_produced.join(' ')) || '—'}</td></tr>`)
+    .map(
+      (o) =>
+        `<tr class="${o.calls ? 'hit' : 'miss'}"><td><code>${esc(o.operation)}</code></td><td>${o.calls}</td><td>${o.by_steps}</td><td>${esc(counts(o.statuses)) || '—'}</td><td>${esc(counts(o.codes)) || '—'}</td><td>${esc(o.never_produced.join(' ')) || '—'}</td></tr>`,
+    )
     .join('\n');
   const bots = r.bots
     .map((b) => {
-      const rules = b.rules.map((x) => `<tr class="${x.ran ? 'hit' : 'miss'}"><td><code>${esc(x.id)}</code></td><td>${x.triggered}</td><td>${x.ran}</td><td>${esc(counts(x.not_run)) || '—'}</td><td><code>${esc(x.where)}</code></td></tr>`).join('\n');
-      const outs = b.outcomes.map((o) => `<tr class="${o.taken ? 'hit' : 'miss'}"><td><code>${esc(o.rule)}</code> step ${o.step} <code>${esc(o.action)}</code></td><td>${esc(o.outcome)}</td><td>${o.taken}</td><td><code>${esc(o.where)}</code></td></tr>`).join('\n');
-      const missed = b.lines.missed.map((m) => `<li><code>${esc(m.where)}</code> <code class="src">${esc(m.text)}</code></li>`).join('\n');
+      const rules = b.rules
+        .map(
+          (x) =>
+            `<tr class="${x.ran ? 'hit' : 'miss'}"><td><code>${esc(x.id)}</code></td><td>${x.triggered}</td><td>${x.ran}</td><td>${esc(counts(x.not_run)) || '—'}</td><td><code>${esc(x.where)}</code></td></tr>`,
+        )
+        .join('\n');
+      const outs = b.outcomes
+        .map(
+          (o) =>
+            `<tr class="${o.taken ? 'hit' : 'miss'}"><td><code>${esc(o.rule)}</code> step ${o.step} <code>${esc(o.action)}</code></td><td>${esc(o.outcome)}</td><td>${o.taken}</td><td><code>${esc(o.where)}</code></td></tr>`,
+        )
+        .join('\n');
+      const missed = b.lines.missed
+        .map((m) => `<li><code>${esc(m.where)}</code> <code class="src">${esc(m.text)}</code></li>`)
+        .join('\n');
       return `<section class="bot"><h3>bot ${esc(b.name)} <small>${esc(b.file)}</small></h3>
 <table><thead><tr><th>rule</th><th>triggered</th><th>ran</th><th>not run (why)</th><th>where</th></tr></thead><tbody>${rules}</tbody></table>
 ${outs ? `<table><thead><tr><th>step</th><th>branch / outcome</th><th>taken</th><th>where</th></tr></thead><tbody>${outs}</tbody></table>` : ''}
 <p>lines exercised: ${b.lines.covered} of ${b.lines.total}</p>${missed ? `<details open><summary>lines never exercised (${b.lines.missed.length})</summary><ul class="missed">${missed}</ul></details>` : ''}</section>`;
     })
     .join('\n');
-  const unmatched = Object.entries(r.api.unmatched).map(([k, n]) => `<li><code>${esc(k)}</code> ×${n}</li>`).join('');
+  const unmatched = Object.entries(r.api.unmatched)
+    .map(([k, n]) => `<li><code>${esc(k)}</code> ×${n}</li>`)
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title>

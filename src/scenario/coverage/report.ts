@@ -64,7 +64,11 @@ export interface CoverageReport {
   bots: BotCoverage[];
 }
 
-const ratio = (covered: number, total: number): Ratio => ({ covered, total, percent: total ? Math.floor((covered / total) * 1000) / 10 : 100 });
+const ratio = (covered: number, total: number): Ratio => ({
+  covered,
+  total,
+  percent: total ? Math.floor((covered / total) * 1000) / 10 : 100,
+});
 
 /**
  * Outcomes each step kind can have, for coverage to list the ones never seen. A step kind
@@ -86,16 +90,26 @@ export const STEP_OUTCOMES: Record<string, (args: unknown) => string[]> = {
  * codes seen; each rule of the bots the scenarios loaded × triggered / ran / why not; each
  * `choose` branch (and step outcome); the lines of the bots' rules never exercised.
  */
-export function coverageReport(scenarios: LoadedScenario[], results: ScenarioResult[], cwd = process.cwd()): CoverageReport {
+export function coverageReport(
+  scenarios: LoadedScenario[],
+  results: ScenarioResult[],
+  cwd = process.cwd(),
+): CoverageReport {
   const api = apiCoverage(results.map((r) => r.coverage).filter((c): c is ScenarioCoverage => !!c));
   const bots = botsCoverage(scenarios, results, cwd);
-  const sum = (f: (b: BotCoverage) => [number, number]): [number, number] => bots.reduce<[number, number]>((a, b) => [a[0] + f(b)[0], a[1] + f(b)[1]], [0, 0]);
+  const sum = (f: (b: BotCoverage) => [number, number]): [number, number] =>
+    bots.reduce<[number, number]>((a, b) => [a[0] + f(b)[0], a[1] + f(b)[1]], [0, 0]);
   const [rc, rt] = sum((b) => [b.rules.filter((r) => r.ran > 0).length, b.rules.length]);
   const [oc, ot] = sum((b) => [b.outcomes.filter((o) => o.taken > 0).length, b.outcomes.length]);
   const [lc, lt] = sum((b) => [b.lines.covered, b.lines.total]);
   return {
     scenarios: results.length,
-    totals: { operations: ratio(api.operations.filter((o) => o.calls > 0).length, api.operations.length), rules: ratio(rc, rt), outcomes: ratio(oc, ot), lines: ratio(lc, lt) },
+    totals: {
+      operations: ratio(api.operations.filter((o) => o.calls > 0).length, api.operations.length),
+      rules: ratio(rc, rt),
+      outcomes: ratio(oc, ot),
+      lines: ratio(lc, lt),
+    },
     api,
     bots,
   };
@@ -108,7 +122,17 @@ function apiCoverage(covs: ScenarioCoverage[]): CoverageReport['api'] {
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: object }>>)) {
     for (const [method, op] of Object.entries(methods)) {
       const re = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
-      ops.push({ operation: `${method.toUpperCase()} ${path.replace(/^\/api\/v1/, '')}`, method: method.toUpperCase(), re, calls: 0, by_steps: 0, statuses: {}, codes: {}, never_produced: Object.keys(op.responses), undocumented: [] });
+      ops.push({
+        operation: `${method.toUpperCase()} ${path.replace(/^\/api\/v1/, '')}`,
+        method: method.toUpperCase(),
+        re,
+        calls: 0,
+        by_steps: 0,
+        statuses: {},
+        codes: {},
+        never_produced: Object.keys(op.responses),
+        undocumented: [],
+      });
     }
   }
   const unmatched: Record<string, number> = {};
@@ -151,13 +175,16 @@ function stepPlaces(rule: Record<string, unknown>, base: Array<string | number>)
   const add = (list: unknown, at: Array<string | number>) => {
     if (!Array.isArray(list)) return;
     list.forEach((step, j) => {
-      const keys = step && typeof step === 'object' ? Object.keys(step).filter((k) => k !== 'continue_on_error') : [String(step)];
+      const keys =
+        step && typeof step === 'object' ? Object.keys(step).filter((k) => k !== 'continue_on_error') : [String(step)];
       const action = keys[0] ?? '';
       const args = step && typeof step === 'object' ? (step as Record<string, unknown>)[action] : undefined;
       const path = [...at, j];
       out.push({ index: out.length, action, args, path });
       if (action === 'choose' && Array.isArray(args)) {
-        args.forEach((it: Record<string, unknown>, k) => (it && 'else' in it ? add(it.else, [...path, 'choose', k, 'else']) : add(it?.do, [...path, 'choose', k, 'do'])));
+        args.forEach((it: Record<string, unknown>, k) =>
+          it && 'else' in it ? add(it.else, [...path, 'choose', k, 'else']) : add(it?.do, [...path, 'choose', k, 'do']),
+        );
       }
     });
   };
@@ -169,7 +196,10 @@ function stepPlaces(rule: Record<string, unknown>, base: Array<string | number>)
 /** The bots of the scenarios, once each, with the counts of every run merged. Internal. */
 function botsCoverage(scenarios: LoadedScenario[], results: ScenarioResult[], cwd: string): BotCoverage[] {
   const byFile = new Map<string, LoadedScenario>(scenarios.map((s) => [s.file, s]));
-  const bots = new Map<string, { name: string; source: string; at: Array<string | number>; counts: Array<Record<string, RuleCounts>> }>();
+  const bots = new Map<
+    string,
+    { name: string; source: string; at: Array<string | number>; counts: Array<Record<string, RuleCounts>> }
+  >();
   for (const sc of scenarios) {
     for (const b of sc.bots) {
       if (!b.name || !b.source) continue;
@@ -189,7 +219,10 @@ function botsCoverage(scenarios: LoadedScenario[], results: ScenarioResult[], cw
 }
 
 /** One bot's rules, outcomes and lines. Internal. */
-function botCoverage(b: { name: string; source: string; at: Array<string | number>; counts: Array<Record<string, RuleCounts>> }, cwd: string): BotCoverage {
+function botCoverage(
+  b: { name: string; source: string; at: Array<string | number>; counts: Array<Record<string, RuleCounts>> },
+  cwd: string,
+): BotCoverage {
   const text = readFileSync(b.source, 'utf8');
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc });
@@ -207,7 +240,8 @@ function botCoverage(b: { name: string; source: string; at: Array<string | numbe
   const exercised = new Set<string>();
   const lines = text.split('\n');
   const own = (path: Array<string | number>, id: string) => {
-    for (const l of linesOf(doc, lc, path)) if (lines[l - 1]?.trim() && !lines[l - 1]!.trim().startsWith('#')) owner.set(l, id);
+    for (const l of linesOf(doc, lc, path))
+      if (lines[l - 1]?.trim() && !lines[l - 1]!.trim().startsWith('#')) owner.set(l, id);
   };
   (spec?.rules ?? []).forEach((rule, i) => {
     const id = typeof rule.id === 'string' ? rule.id : `rule-${i + 1}`;
@@ -223,13 +257,27 @@ function botCoverage(b: { name: string; source: string; at: Array<string | numbe
       const declared = STEP_OUTCOMES[st.action]?.(st.args) ?? [];
       declared.forEach((outcome, k) => {
         const armPath = st.action === 'choose' && outcome !== 'no branch' ? [...st.path, 'choose', k] : st.path;
-        outcomes.push({ rule: id, step: st.index, action: st.action, outcome, where: where(armPath), taken: seen?.outcomes[outcome] ?? 0 });
+        outcomes.push({
+          rule: id,
+          step: st.index,
+          action: st.action,
+          outcome,
+          where: where(armPath),
+          taken: seen?.outcomes[outcome] ?? 0,
+        });
       });
     }
   });
   const missed: BotCoverage['lines']['missed'] = [];
-  for (const [l, id] of [...owner.entries()].sort((a, z) => a[0] - z[0])) if (!exercised.has(id)) missed.push({ where: `${file}:${l}`, text: lines[l - 1]!.trim() });
-  return { name: b.name, file, rules, outcomes, lines: { total: owner.size, covered: owner.size - missed.length, missed } };
+  for (const [l, id] of [...owner.entries()].sort((a, z) => a[0] - z[0]))
+    if (!exercised.has(id)) missed.push({ where: `${file}:${l}`, text: lines[l - 1]!.trim() });
+  return {
+    name: b.name,
+    file,
+    rules,
+    outcomes,
+    lines: { total: owner.size, covered: owner.size - missed.length, missed },
+  };
 }
 
 /** The lines (1-based) a node spans that hold more than a comment. Internal. */
@@ -246,7 +294,8 @@ function linesOf(doc: Document, lc: LineCounter, path: Array<string | number>): 
 /** Sums the counts of several runs of one rule. Internal. */
 function mergeCounts(list: RuleCounts[]): RuleCounts {
   const out: RuleCounts = { triggered: 0, ran: 0, not_run: {}, steps: {} };
-  const add = (to: Record<string, number>, from: Record<string, number>) => Object.entries(from).forEach(([k, n]) => (to[k] = (to[k] ?? 0) + n));
+  const add = (to: Record<string, number>, from: Record<string, number>) =>
+    Object.entries(from).forEach(([k, n]) => (to[k] = (to[k] ?? 0) + n));
   for (const c of list) {
     out.triggered += c.triggered;
     out.ran += c.ran;

@@ -11,7 +11,19 @@ type Out = { write(s: string): unknown; isTTY?: boolean };
  * steps print as they finish; with several in parallel each scenario prints as a block when
  * it ends (so blocks never interleave) and a terminal shows what is running on one line.
  */
-export function consoleReporter({ out = process.stdout as Out, parallel = 1, color, keep = false, remote = false }: { out?: Out; parallel?: number; color?: boolean; keep?: boolean; remote?: boolean } = {}): Reporter {
+export function consoleReporter({
+  out = process.stdout as Out,
+  parallel = 1,
+  color,
+  keep = false,
+  remote = false,
+}: {
+  out?: Out;
+  parallel?: number;
+  color?: boolean;
+  keep?: boolean;
+  remote?: boolean;
+} = {}): Reporter {
   color ??= !!out.isTTY && !process.env.NO_COLOR;
   const paint = (code: number) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
   const green = paint(32);
@@ -34,16 +46,27 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
   const mark = (s: StepResult) => (s.status === 'passed' ? green('✓') : s.status === 'failed' ? red('✗') : dim('-'));
   const stepLines = (r: { seed: number; kept?: ScenarioResult['kept'] }, s: StepResult, depth = 1): string[] => {
     const pad = '  '.repeat(depth);
-    const info = s.status === 'skipped' ? dim(s.detail ? `skipped: ${s.detail}` : 'skipped') : dim([s.detail, `${s.ms} ms`].filter(Boolean).join(' · '));
+    const info =
+      s.status === 'skipped'
+        ? dim(s.detail ? `skipped: ${s.detail}` : 'skipped')
+        : dim([s.detail, `${s.ms} ms`].filter(Boolean).join(' · '));
     const lines = [`${pad}${mark(s)} ${s.id} ${s.label}  ${info}`];
     for (const l of s.logs ?? []) lines.push(`${pad}    ${dim('log:')} ${l}`);
     for (const c of s.children ?? []) lines.push(...stepLines(r, c, depth + 1));
     if (s.status === 'failed' && !s.children?.some((c) => c.status === 'failed')) {
       lines.push(`${pad}    ${red(s.error ?? 'failed')}`);
-      if (s.diff) lines.push(...s.diff.split('\n').map((l) => `${pad}  ${l.replace(/^(\s*)- /, (m) => red(m)).replace(/^(\s*)\+ /, (m) => green(m))}`));
+      if (s.diff)
+        lines.push(
+          ...s.diff
+            .split('\n')
+            .map((l) => `${pad}  ${l.replace(/^(\s*)- /, (m) => red(m)).replace(/^(\s*)\+ /, (m) => green(m))}`),
+        );
       lines.push(`${pad}    ${dim(`at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`)}`);
       // a failed embedded scenario is kept when the run keeps them (--keep): known before it ends
-      if (s.curl) lines.push(`${pad}    ${dim(reproduceLabel({ mode: remote ? 'remote' : 'embedded', kept: 'kept' in r && r.kept ? r.kept : keep }))} ${s.curl}`);
+      if (s.curl)
+        lines.push(
+          `${pad}    ${dim(reproduceLabel({ mode: remote ? 'remote' : 'embedded', kept: 'kept' in r && r.kept ? r.kept : keep }))} ${s.curl}`,
+        );
     }
     return lines;
   };
@@ -74,7 +97,10 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
     scenarioEnd(r) {
       running.delete(r.file);
       if (streaming) write(`${footer(r)}\n\n`);
-      else write(`${header(r)}\n${r.steps.flatMap((s) => stepLines(r, s)).join('\n')}${r.steps.length ? '\n' : ''}${footer(r)}\n\n`);
+      else
+        write(
+          `${header(r)}\n${r.steps.flatMap((s) => stepLines(r, s)).join('\n')}${r.steps.length ? '\n' : ''}${footer(r)}\n\n`,
+        );
     },
     finish(results, sum: Summary) {
       clearStatus();
@@ -83,7 +109,9 @@ export function consoleReporter({ out = process.stdout as Out, parallel = 1, col
       out.write(`${line}\n`);
       for (const r of failed) {
         const step = r.steps.find((s) => s.status === 'failed');
-        out.write(`  ${red('✗')} ${r.name} ${dim(r.file)}${step ? ` — step ${step.id} ${step.label}` : r.error ? ` — ${r.error}` : ''}\n`);
+        out.write(
+          `  ${red('✗')} ${r.name} ${dim(r.file)}${step ? ` — step ${step.id} ${step.label}` : r.error ? ` — ${r.error}` : ''}\n`,
+        );
       }
     },
   };

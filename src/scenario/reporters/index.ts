@@ -19,7 +19,8 @@ const toFile = (file: string) => (text: string) => {
  */
 export function fileReporter(name: ReporterName, output: string | undefined): Reporter {
   if (name === 'junit') {
-    if (!output) throw new Error('--reporter junit needs --output FILE (e.g. --reporter junit --output reports/scenarios.xml)');
+    if (!output)
+      throw new Error('--reporter junit needs --output FILE (e.g. --reporter junit --output reports/scenarios.xml)');
     return junitReporter(output);
   }
   const write = output ? toFile(output) : (t: string) => void process.stdout.write(t);

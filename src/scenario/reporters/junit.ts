@@ -21,14 +21,27 @@ export function junitReporter(file: string): Reporter {
       const host = hostname();
       const builder = junit.newBuilder().name('pinbot scenarios');
       for (const r of results) {
-        const suite = builder.testSuite().name(r.name).timestamp(new Date(r.started)).property('file', r.file).property('seed', String(r.seed)).property('mode', r.mode).time(r.ms / 1000);
+        const suite = builder
+          .testSuite()
+          .name(r.name)
+          .timestamp(new Date(r.started))
+          .property('file', r.file)
+          .property('seed', String(r.seed))
+          .property('mode', r.mode)
+          .time(r.ms / 1000);
         // the builder has no setter for hostname, an attribute of <testsuite> in the JUnit schema
         (suite as unknown as { _attributes: Record<string, unknown> })._attributes.hostname = host;
         if (r.error) suite.testCase().className(r.name).name('set up').file(r.file).error(r.error);
         const add = (s: (typeof r.steps)[number]) => {
-          const tc = suite.testCase().className(r.name).name(`${s.id} ${s.label}`).file(r.file).time(s.ms / 1000);
+          const tc = suite
+            .testCase()
+            .className(r.name)
+            .name(`${s.id} ${s.label}`)
+            .file(r.file)
+            .time(s.ms / 1000);
           if (s.status === 'skipped') tc.skipped();
-          if (s.status === 'failed' && !s.children?.some((c) => c.status === 'failed')) tc.failure(s.error ?? 'failed', 'ScenarioStepFailure').stacktrace(failureText(r, s));
+          if (s.status === 'failed' && !s.children?.some((c) => c.status === 'failed'))
+            tc.failure(s.error ?? 'failed', 'ScenarioStepFailure').stacktrace(failureText(r, s));
           const out = [s.detail, ...(s.logs ?? [])].filter(Boolean).join('\n');
           if (out) tc.standardOutput(out);
           s.children?.forEach(add);

@@ -29,11 +29,19 @@ export function flatSteps(r: ScenarioResult) {
  */
 export function reproduceLabel(r: { mode?: 'embedded' | 'remote'; kept?: { keys: string } | boolean }): string {
   if (r.mode === 'remote') return 'reproduce (keys masked):';
-  if (r.kept) return `reproduce on the kept server (keys masked: source ${typeof r.kept === 'object' ? r.kept.keys : 'the keys file below'}):`;
+  if (r.kept)
+    return `reproduce on the kept server (keys masked: source ${typeof r.kept === 'object' ? r.kept.keys : 'the keys file below'}):`;
   return 'reproduce (keys masked; this server stopped with the scenario — run with --keep to keep a failed one up):';
 }
 
 /** The text of a failed step: message, diff, where, clock, seed, curl. */
 export function failureText(r: ScenarioResult, s: ScenarioResult['steps'][number]): string {
-  return [s.error, s.diff, `at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`, s.curl ? `${reproduceLabel(r)} ${s.curl}` : undefined].filter(Boolean).join('\n');
+  return [
+    s.error,
+    s.diff,
+    `at ${s.where} · scenario clock ${s.clock} · seed ${r.seed}`,
+    s.curl ? `${reproduceLabel(r)} ${s.curl}` : undefined,
+  ]
+    .filter(Boolean)
+    .join('\n');
 }

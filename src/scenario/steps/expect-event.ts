@@ -1,5 +1,12 @@
 import { parseDuration, DURATION_PATTERN } from '../../util/duration.js';
-import { describeEvent, EVENT_FILTERS, EVENT_KINDS, eventMismatches, type EventKind, type ScenarioEvent } from '../events.js';
+import {
+  describeEvent,
+  EVENT_FILTERS,
+  EVENT_KINDS,
+  eventMismatches,
+  type EventKind,
+  type ScenarioEvent,
+} from '../events.js';
 import { checkMatchers, formatMismatches, type Mismatch } from '../match.js';
 import { checkSavePath, readPath } from '../save-path.js';
 import { humanDuration } from '../human-duration.js';
@@ -21,9 +28,23 @@ const filterSchema = (what: string) => ({
   required: ['within'],
   description: `${what}: one event kind with its filter, and within`,
   properties: {
-    ...Object.fromEntries(EVENT_KINDS.map((k) => [k, { type: 'object', additionalProperties: false, description: EVENT_FILTERS[k].description, properties: EVENT_FILTERS[k].properties }])),
+    ...Object.fromEntries(
+      EVENT_KINDS.map((k) => [
+        k,
+        {
+          type: 'object',
+          additionalProperties: false,
+          description: EVENT_FILTERS[k].description,
+          properties: EVENT_FILTERS[k].properties,
+        },
+      ]),
+    ),
     within: { type: 'string', pattern: DURATION_PATTERN, description: 'how long (scenario time): 10s, 2h, 1d' },
-    every: { type: 'string', pattern: DURATION_PATTERN, description: 'remote mode: how often to look (default 500ms); on the virtual clock every due timer is a look' },
+    every: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description: 'remote mode: how often to look (default 500ms); on the virtual clock every due timer is a look',
+    },
   },
 });
 
@@ -33,7 +54,11 @@ function kindOf(spec: EventSpec): EventKind {
 
 function checkSpec(key: 'expect_event' | 'expect_none', spec: EventSpec, c: CheckContext): void {
   const kinds = EVENT_KINDS.filter((k) => k in spec);
-  if (kinds.length !== 1) return c.problem([key], `expected exactly one event kind (${EVENT_KINDS.join(', ')}), found ${kinds.length ? kinds.join(' and ') : 'none'}`);
+  if (kinds.length !== 1)
+    return c.problem(
+      [key],
+      `expected exactly one event kind (${EVENT_KINDS.join(', ')}), found ${kinds.length ? kinds.join(' and ') : 'none'}`,
+    );
   const kind = kinds[0]!;
   const filter = (spec[kind] ?? {}) as Record<string, unknown>;
   for (const u of EVENT_FILTERS[kind].users) if (filter[u] !== undefined) c.user(filter[u], [key, kind, u]);
@@ -45,7 +70,10 @@ const label = (key: string) => (s: Record<string, EventSpec>) => {
   const spec = s[key]!;
   const kind = kindOf(spec);
   const f = (spec[kind] ?? {}) as Record<string, unknown>;
-  const who = ['from', 'by', 'to'].filter((k) => typeof f[k] === 'string').map((k) => `${k} ${f[k]}`).join(' ');
+  const who = ['from', 'by', 'to']
+    .filter((k) => typeof f[k] === 'string')
+    .map((k) => `${k} ${f[k]}`)
+    .join(' ');
   return `${key} ${kind}${who ? ` ${who}` : ''} within ${spec.within}`;
 };
 
@@ -62,11 +90,16 @@ function closest(kind: EventKind, filter: Record<string, unknown>, evs: Scenario
 export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<string, string> }> = {
   name: 'expect_event',
   acts: false,
-  description: 'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once, one caused since the last step that acted first',
+  description:
+    'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once, one caused since the last step that acted first',
   schema: {
     properties: {
       expect_event: filterSchema('what to wait for'),
-      save: { type: 'object', additionalProperties: { type: 'string' }, description: 'captures from the event: name → field path (content, from.pin_code, id)' },
+      save: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'captures from the event: name → field path (content, from.pin_code, id)',
+      },
     },
     required: ['expect_event'],
   },
@@ -98,7 +131,8 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
         const hit = hits.find((e) => !ctx.window?.known.get(kind)?.has(e.key)) ?? hits[0];
         if (hit) {
           ctx.claimed.add(hit.key);
-          for (const [name, path] of Object.entries(s.save ?? {})) ctx.capture(name, readPath({ body: hit.fields }, path));
+          for (const [name, path] of Object.entries(s.save ?? {}))
+            ctx.capture(name, readPath({ body: hit.fields }, path));
           return { detail: `${ctx.mask(describeEvent(hit))} after ${humanDuration(ctx.target.now() - started)}` };
         }
       }
@@ -127,7 +161,8 @@ function botRunsHint(ctx: StepContext): string {
   const rank = (reason: string) => (reason === 'condition_false' ? 2 : reason === 'loop_suspected' ? 1 : 0);
   const sorted = [...notes].sort((a, b) => rank(a.reason) - rank(b.reason));
   const lines = sorted.slice(0, MAX_RUN_LINES).map((n) => ctx.mask(n.line));
-  if (notes.length > MAX_RUN_LINES) lines.push(`  … and ${notes.length - MAX_RUN_LINES} more: pinbot bots trace ${notes[0]!.bot}`);
+  if (notes.length > MAX_RUN_LINES)
+    lines.push(`  … and ${notes.length - MAX_RUN_LINES} more: pinbot bots trace ${notes[0]!.bot}`);
   if (notes.some((n) => n.reason === 'loop_suspected')) {
     lines.push(
       '  (a scripted user answering a bot at once, again and again, looks like a loop: let time pass between rounds, ' +
@@ -148,7 +183,8 @@ function botRunsHint(ctx: StepContext): string {
 export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
   name: 'expect_none',
   acts: false,
-  description: 'asserts that nothing of a kind (matching the filter) happens from the start of the last step before it that acted (a request, a clock move, a restart, a use:) until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
+  description:
+    'asserts that nothing of a kind (matching the filter) happens from the start of the last step before it that acted (a request, a clock move, a restart, a use:) until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
   schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
   label: label('expect_none') as never,
   check: (s, c) => checkSpec('expect_none', s.expect_none, c),
@@ -161,9 +197,22 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
     const before = ctx.window?.known.get(kind) ?? new Set((await ctx.target.events(kind)).map((e) => e.key));
     const since = ctx.window ? windowSince(ctx.window) : 'since this step started';
     await ctx.target.wait(parseDuration(spec.within)!);
-    const seen = (await ctx.target.events(kind)).filter((e) => !before.has(e.key) && !ctx.claimed.has(e.key) && eventMismatches(kind, filter, e, ctx.target.users).length === 0);
+    const seen = (await ctx.target.events(kind)).filter(
+      (e) =>
+        !before.has(e.key) &&
+        !ctx.claimed.has(e.key) &&
+        eventMismatches(kind, filter, e, ctx.target.users).length === 0,
+    );
     if (seen.length) {
-      throw new StepFailure(`expected no ${kind} matching ${JSON.stringify(filter)} ${since} and within ${spec.within} after; ${seen.length} happened`, { diff: seen.slice(0, 5).map((e) => `  + ${ctx.mask(describeEvent(e))}`).join('\n') });
+      throw new StepFailure(
+        `expected no ${kind} matching ${JSON.stringify(filter)} ${since} and within ${spec.within} after; ${seen.length} happened`,
+        {
+          diff: seen
+            .slice(0, 5)
+            .map((e) => `  + ${ctx.mask(describeEvent(e))}`)
+            .join('\n'),
+        },
+      );
     }
     return { detail: `none ${since} and ${spec.within} after` };
   },

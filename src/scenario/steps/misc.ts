@@ -20,7 +20,10 @@ export const setStep: StepKind<{ set: Record<string, unknown> }> = {
   name: 'set',
   acts: false,
   description: 'defines variables for later steps (name → value; templates allowed)',
-  schema: { properties: { set: { type: 'object', minProperties: 1, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } } }, required: ['set'] },
+  schema: {
+    properties: { set: { type: 'object', minProperties: 1, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } } },
+    required: ['set'],
+  },
   label: (s) => `set ${Object.keys(s.set).join(', ')}`,
   check(s, c) {
     c.templates(s.set, ['set']);
@@ -40,7 +43,8 @@ export const RESTART_NEEDS_EMBEDDED = 'restart needs the embedded server: run wi
  */
 export const restartStep: StepKind<{ restart: true }> = {
   name: 'restart',
-  description: 'restarts the embedded server and its bots on the same data directory (same port and clock): what was stored survives, nothing is done twice',
+  description:
+    'restarts the embedded server and its bots on the same data directory (same port and clock): what was stored survives, nothing is done twice',
   embeddedOnly: RESTART_NEEDS_EMBEDDED,
   schema: { properties: { restart: { const: true, description: 'true' } }, required: ['restart'] },
   label: () => 'restart the server',
@@ -53,14 +57,27 @@ export const restartStep: StepKind<{ restart: true }> = {
 export const assertStep: StepKind<{ assert: string }> = {
   name: 'assert',
   acts: false,
-  description: 'fails unless a Liquid expression over the variables holds: tx_amount == 5, now == "2026-01-02T09:00:00.000Z"',
+  description:
+    'fails unless a Liquid expression over the variables holds: tx_amount == 5, now == "2026-01-02T09:00:00.000Z"',
   schema: { properties: { assert: { type: 'string', minLength: 1 } }, required: ['assert'] },
   label: (s) => `assert ${s.assert}`,
   check: (s, c) => c.condition(s.assert, ['assert']),
   async run(s, ctx) {
     if (!evalCondition(s.assert, ctx.scope)) {
-      const vars = Object.fromEntries(conditionVariables(s.assert).map((p) => [p.join('.'), p.reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[String(k)] : undefined), ctx.scope)]));
-      throw new StepFailure(`assert ${s.assert} does not hold`, { diff: Object.entries(vars).map(([k, v]) => `  ${k} = ${ctx.mask(JSON.stringify(v) ?? 'undefined')}`).join('\n') });
+      const vars = Object.fromEntries(
+        conditionVariables(s.assert).map((p) => [
+          p.join('.'),
+          p.reduce<unknown>(
+            (o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[String(k)] : undefined),
+            ctx.scope,
+          ),
+        ]),
+      );
+      throw new StepFailure(`assert ${s.assert} does not hold`, {
+        diff: Object.entries(vars)
+          .map(([k, v]) => `  ${k} = ${ctx.mask(JSON.stringify(v) ?? 'undefined')}`)
+          .join('\n'),
+      });
     }
   },
 };

@@ -16,7 +16,8 @@ interface SayStep {
  */
 export const sayStep: StepKind<SayStep> = {
   name: 'say',
-  description: 'sends a message as a user (as:) to another user of the scenario or a PIN (to:): talking to a bot, answering its questions (templates allowed)',
+  description:
+    'sends a message as a user (as:) to another user of the scenario or a PIN (to:): talking to a bot, answering its questions (templates allowed)',
   schema: {
     properties: {
       say: { type: 'string', minLength: 1, description: 'the message text (a template)' },
@@ -45,7 +46,10 @@ export const sayStep: StepKind<SayStep> = {
       body: JSON.stringify({ recipient_pin: pin, content }),
     });
     await ctx.target.settle();
-    if (answer.status >= 400) throw new StepFailure(`${who.name} could not send the message: ${answer.status} ${ctx.mask(JSON.stringify(answer.body)).slice(0, 300)}`);
+    if (answer.status >= 400)
+      throw new StepFailure(
+        `${who.name} could not send the message: ${answer.status} ${ctx.mask(JSON.stringify(answer.body)).slice(0, 300)}`,
+      );
     return { detail: `${answer.status}` };
   },
 };

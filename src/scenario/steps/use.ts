@@ -13,7 +13,7 @@ export const useStep: StepKind<{ use: string; with?: Record<string, unknown> }> 
   schema: {
     properties: {
       use: { type: 'string', minLength: 1, description: 'a fragment file, relative to this file' },
-      with: { type: 'object', description: 'the fragment\'s parameters: name → value (templates allowed)' },
+      with: { type: 'object', description: "the fragment's parameters: name → value (templates allowed)" },
     },
     required: ['use'],
   },

@@ -101,8 +101,16 @@ export class CollectionState {
   bind(def: CollectionDef<StoredRecord>): void {
     if (this.def) return;
     this.def = def;
-    this.uniqueList = Object.entries(def.unique ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string>() }));
-    this.multiList = Object.entries(def.multi ?? {}).map(([name, key]) => ({ name, key, map: new Map<string, string[]>() }));
+    this.uniqueList = Object.entries(def.unique ?? {}).map(([name, key]) => ({
+      name,
+      key,
+      map: new Map<string, string>(),
+    }));
+    this.multiList = Object.entries(def.multi ?? {}).map(([name, key]) => ({
+      name,
+      key,
+      map: new Map<string, string[]>(),
+    }));
     for (const u of this.uniqueList) this.uniques.set(u.name, u.map);
     for (const m of this.multiList) this.multis.set(m.name, m.map);
     if (this.uniqueList.length + this.multiList.length === 0) return;

@@ -35,7 +35,8 @@ export interface NotingStore extends Store {
   transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R>;
 }
 
-const notesItself = (store: Store): store is NotingStore => typeof (store as Partial<NotingStore>).transactionNoted === 'function';
+const notesItself = (store: Store): store is NotingStore =>
+  typeof (store as Partial<NotingStore>).transactionNoted === 'function';
 
 /** A store whose committed transactions are heard of, and the feed that tells of them. */
 export interface ObservedStore {
@@ -127,7 +128,11 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
             const noted: Tx = {
               col: <T extends StoredRecord>(def: CollectionDef<T>) => {
                 let v = views.get(def.name);
-                if (!v) views.set(def.name, (v = new NotingView(tx.col(def) as unknown as WriteCollection<StoredRecord>, def.name, log)));
+                if (!v)
+                  views.set(
+                    def.name,
+                    (v = new NotingView(tx.col(def) as unknown as WriteCollection<StoredRecord>, def.name, log)),
+                  );
                 return v as unknown as WriteCollection<T>;
               },
             };
@@ -144,7 +149,9 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
   // a store shared with other processes (PostgreSQL) reports their commits once applied here
   const shared = store as Store & { onRemoteCommit?: (l: (changes: readonly Change[]) => void) => () => void };
   shared.onRemoteCommit?.((changes) => {
-    const writes = changes.map(([collection, id, record]): CommittedWrite => ({ collection, id, before: null, after: record }));
+    const writes = changes.map(
+      ([collection, id, record]): CommittedWrite => ({ collection, id, before: null, after: record }),
+    );
     if (writes.length) for (const l of listeners) l(writes, store.read, undefined);
   });
   const commits: CommitFeed = {

@@ -31,7 +31,8 @@ class TxLog {
 
 /** Takes back the writes of a flat undo log, newest first. Internal. */
 function undoAll(undo: TxLog['undo']): void {
-  for (let i = undo.length - 3; i >= 0; i -= 3) (undo[i] as CollectionState).set(undo[i + 1] as string, undo[i + 2] as StoredRecord | null);
+  for (let i = undo.length - 3; i >= 0; i -= 3)
+    (undo[i] as CollectionState).set(undo[i + 1] as string, undo[i + 2] as StoredRecord | null);
 }
 
 /** The log of the transaction running on an engine, if one runs. Internal. */

@@ -54,7 +54,9 @@ export class StorageUnavailableError extends Error {
     /** What the store writes to: `its disk` (file store) or `the database` (PostgreSQL). */
     medium = 'its disk',
   ) {
-    super(`the store cannot write to ${medium} (${reason}); nothing was changed. Retry in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`);
+    super(
+      `the store cannot write to ${medium} (${reason}); nothing was changed. Retry in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`,
+    );
     this.name = 'StorageUnavailableError';
   }
 }

@@ -39,17 +39,23 @@ const NAME = /^[a-z][a-z0-9_]{0,63}$/;
  * collection, a record whose `id` is the change's, and the collection's own record check.
  * Returns the problem, or undefined. Internal to the store.
  */
-export function changeProblem(change: unknown, known: ReadonlySet<string> | undefined, records: StoreIntegrity['records']): string | undefined {
+export function changeProblem(
+  change: unknown,
+  known: ReadonlySet<string> | undefined,
+  records: StoreIntegrity['records'],
+): string | undefined {
   if (!Array.isArray(change) || change.length !== 3) return 'a change is not [collection, id, record]';
   const [name, id, record] = change as [unknown, unknown, unknown];
   if (typeof name !== 'string') return `collection name ${JSON.stringify(name)} is not one the store writes`;
   if (known) {
     if (!known.has(name)) return `unknown collection ${JSON.stringify(name)}`;
   } else if (!NAME.test(name)) return `collection name ${JSON.stringify(name)} is not one the store writes`;
-  if (typeof id !== 'string' || id === '' || id.length > 300) return `${name}: the id is not a string of 1 to 300 characters`;
+  if (typeof id !== 'string' || id === '' || id.length > 300)
+    return `${name}: the id is not a string of 1 to 300 characters`;
   if (record === null) return undefined;
   if (typeof record !== 'object' || Array.isArray(record)) return `${name} ${id}: the record is not an object`;
-  if ((record as StoredRecord).id !== id) return `${name} ${id}: the record's id is ${JSON.stringify((record as StoredRecord).id)}`;
+  if ((record as StoredRecord).id !== id)
+    return `${name} ${id}: the record's id is ${JSON.stringify((record as StoredRecord).id)}`;
   const check = records && Object.hasOwn(records, name) ? records[name] : undefined;
   const why = check?.(record as StoredRecord);
   return why === undefined ? undefined : `${name} ${id}: ${why}`;

@@ -49,13 +49,19 @@ export class WriteGate {
 
   health(): StoreHealth {
     const d = this.down;
-    return d ? { writable: false, reason: d.reason, since: d.since, retryAfterMs: Math.max(0, d.retryAt - this.o.now()) } : { writable: true };
+    return d
+      ? { writable: false, reason: d.reason, since: d.since, retryAfterMs: Math.max(0, d.retryAt - this.o.now()) }
+      : { writable: true };
   }
 
   /** The error a refused write gets (also after the gate opened again, for a take-back seen late). */
   refusal(): StorageUnavailableError {
     const d = this.down;
-    return new StorageUnavailableError(d?.reason ?? this.lastReason, d ? Math.max(0, d.retryAt - this.o.now()) : 0, this.o.medium);
+    return new StorageUnavailableError(
+      d?.reason ?? this.lastReason,
+      d ? Math.max(0, d.retryAt - this.o.now()) : 0,
+      this.o.medium,
+    );
   }
 
   /** Calls `fn` each time a write fails (the gate is or goes down). Returns the unsubscribe. */
@@ -71,7 +77,10 @@ export class WriteGate {
     if (!this.down) {
       const delayMs = this.o.retry.firstMs;
       this.down = { reason, since: this.o.now(), delayMs, retryAt: this.o.now() + delayMs };
-      this.o.warn(`${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): writes are refused until a test write succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`, { reason });
+      this.o.warn(
+        `${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): writes are refused until a test write succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`,
+        { reason },
+      );
     }
     this.schedule();
     for (const fn of [...this.downListeners]) fn();
@@ -123,6 +132,8 @@ export class WriteGate {
     if (!d) return;
     clearTimeout(d.timer);
     this.down = undefined;
-    this.o.warn(`${this.o.subject ?? 'the journal'} takes writes again (refused for ${Math.round((this.o.now() - d.since) / 1000)} s)`);
+    this.o.warn(
+      `${this.o.subject ?? 'the journal'} takes writes again (refused for ${Math.round((this.o.now() - d.since) / 1000)} s)`,
+    );
   }
 }

@@ -1,4 +1,17 @@
-import { closeSync, cpSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { DataFormatError } from '../core/errors.js';
 import { stamp } from './journal.js';
@@ -45,9 +58,14 @@ export function readDataFormat(dir: string): FoundFormat {
   try {
     format = (JSON.parse(readFileSync(file, 'utf8')) as { format?: unknown }).format;
   } catch (err) {
-    throw new DataFormatError(`${file} is not a data format record (${(err as Error).message}): it holds {"format":${DATA_FORMAT}} — restore it from a backup of this directory`);
+    throw new DataFormatError(
+      `${file} is not a data format record (${(err as Error).message}): it holds {"format":${DATA_FORMAT}} — restore it from a backup of this directory`,
+    );
   }
-  if (!Number.isSafeInteger(format) || (format as number) < 1) throw new DataFormatError(`${file}: "format" is ${JSON.stringify(format)}, not a whole number ≥ 1 — restore it from a backup of this directory`);
+  if (!Number.isSafeInteger(format) || (format as number) < 1)
+    throw new DataFormatError(
+      `${file}: "format" is ${JSON.stringify(format)}, not a whole number ≥ 1 — restore it from a backup of this directory`,
+    );
   checkFormat(format as number, dir);
   return { format: format as number, fresh: false, recorded: true };
 }
@@ -72,7 +90,11 @@ export function writeDataFormat(dir: string): void {
 
 /** Left out of a backup: the lock and socket of the running process, earlier backups, temporary files. Internal. */
 const notCopied = (name: string) =>
-  name.startsWith(DATA_DIR.lock) || name === DATA_DIR.socket || name === DATA_DIR.writeProbe || /^\.[^/]*\.tmp$/.test(name) || name.replace(/^\./, '').startsWith(DATA_DIR.backupPrefix);
+  name.startsWith(DATA_DIR.lock) ||
+  name === DATA_DIR.socket ||
+  name === DATA_DIR.writeProbe ||
+  /^\.[^/]*\.tmp$/.test(name) ||
+  name.replace(/^\./, '').startsWith(DATA_DIR.backupPrefix);
 
 /**
  * Copies the data directory `dir` (as format `from`) to `dir/backup-format-<from>-<time>/`
@@ -133,7 +155,15 @@ function fsyncTree(dir: string): void {
  * hand), then `upgrade` rewrites it (the store's snapshot, in this format), then its format is
  * recorded. A failed open or upgrade removes the copy: it changed nothing.
  */
-export async function openInFormat<S>(dir: string, now: number, o: { open: () => Promise<S>; upgrade: (store: S) => Promise<void>; warn: (msg: string, extra?: Record<string, unknown>) => void }): Promise<S> {
+export async function openInFormat<S>(
+  dir: string,
+  now: number,
+  o: {
+    open: () => Promise<S>;
+    upgrade: (store: S) => Promise<void>;
+    warn: (msg: string, extra?: Record<string, unknown>) => void;
+  },
+): Promise<S> {
   let backup: string | undefined;
   try {
     const found = readDataFormat(dir);
@@ -144,7 +174,10 @@ export async function openInFormat<S>(dir: string, now: number, o: { open: () =>
       // the snapshot is written in this format and the journal cut; then the format is recorded
       await o.upgrade(store);
       writeDataFormat(dir);
-      o.warn(`upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`, { backup });
+      o.warn(
+        `upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`,
+        { backup },
+      );
     } else if (!found.recorded) writeDataFormat(dir);
     return store;
   } catch (err) {

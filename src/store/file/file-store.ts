@@ -118,7 +118,11 @@ export class FileStore extends EngineStore implements NotingStore {
 
   private async load(): Promise<void> {
     rmSync(join(this.dir, DATA_DIR.writeProbe), { force: true });
-    const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, { integrity: this.opts.integrity, warn: this.warn, now: this.now() });
+    const files = await loadDataDir(this.engine, this.dir, this.snapshotFile, {
+      integrity: this.opts.integrity,
+      warn: this.warn,
+      now: this.now(),
+    });
     this.durableSeq = this.engine.seq;
     this.oldFiles = files.old;
     this.snapshotBytes = this.snapshotFile.size();
@@ -145,7 +149,11 @@ export class FileStore extends EngineStore implements NotingStore {
   }
 
   /** Runs `fn` on the engine and joins the next group commit with its line. */
-  private run<R>(fn: (tx: Tx) => R, noted: CommittedWrite[] | undefined, onCommit: ((writes: readonly CommittedWrite[]) => void) | undefined): Promise<R> {
+  private run<R>(
+    fn: (tx: Tx) => R,
+    noted: CommittedWrite[] | undefined,
+    onCommit: ((writes: readonly CommittedWrite[]) => void) | undefined,
+  ): Promise<R> {
     let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
       run = this.engine.run(fn, noted);
@@ -201,7 +209,11 @@ export class FileStore extends EngineStore implements NotingStore {
     while (this.next && !this.gate.isDown) {
       if (!(await this.journalTurns.run(() => this.writeQueued()))) return;
       if (this.journalBytes > Math.max(this.compactBytes, this.snapshotBytes) && !this.compacting && !this.closed) {
-        void this.compact().catch((err) => this.warn(`compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`));
+        void this.compact().catch((err) =>
+          this.warn(
+            `compaction failed (the journal keeps every write; it is retried later): ${(err as Error).message}`,
+          ),
+        );
       }
     }
   }
@@ -304,7 +316,11 @@ export class FileStore extends EngineStore implements NotingStore {
   private async rotateJournal(): Promise<{ snapshot: Snapshot; moved: string[] }> {
     while (this.next) if (!(await this.writeQueued())) throw this.gate.refusal();
     if (this.gate.isDown) throw this.gate.refusal();
-    const snapshot: Snapshot = { schema_version: SCHEMA_VERSION, seq: this.engine.seq, collections: this.engine.dump() };
+    const snapshot: Snapshot = {
+      schema_version: SCHEMA_VERSION,
+      seq: this.engine.seq,
+      collections: this.engine.dump(),
+    };
     // Transactions run from here on get later sequence numbers and go to the fresh journal.
     await this.journal.close();
     const old = nextOldJournal(this.dir, this.oldFiles);
@@ -334,7 +350,10 @@ export class FileStore extends EngineStore implements NotingStore {
         if (this.compacting) await this.compacting.catch(() => undefined);
       }
       if (await this.gate.retryNow()) await this.compact();
-      else this.warn(`closing without a snapshot: the disk still refuses writes (${this.gate.refusal().reason}); the journal holds every acknowledged write`);
+      else
+        this.warn(
+          `closing without a snapshot: the disk still refuses writes (${this.gate.refusal().reason}); the journal holds every acknowledged write`,
+        );
     } finally {
       await this.journal.close().catch(() => undefined);
       this.release();

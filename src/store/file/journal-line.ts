@@ -77,7 +77,8 @@ function parse(buf: Buffer, start: number, end: number, before = ''): JournalEnt
   }
 }
 
-const isEntry = (e: JournalEntry | undefined): e is JournalEntry => e !== undefined && Number.isSafeInteger(e.s) && e.s > 0 && Array.isArray(e.c);
+const isEntry = (e: JournalEntry | undefined): e is JournalEntry =>
+  e !== undefined && Number.isSafeInteger(e.s) && e.s > 0 && Array.isArray(e.c);
 
 /**
  * Reads the line `buf[start, end)` (no newline): the entry, or what is wrong with it.
@@ -94,7 +95,8 @@ export function decodeEntry(buf: Buffer, start: number, end: number): JournalEnt
     if (d < 0) return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
     want = want * 16 + d;
   }
-  if (crc32(buf.subarray(start + HEAD, end)) !== want) return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
+  if (crc32(buf.subarray(start + HEAD, end)) !== want)
+    return parse(buf, start, end) ? 'checksum mismatch' : 'unreadable';
   // The entry without its "k": objects of the old shape { s, c } parse a fifth faster.
   const e = parse(buf, start + HEAD, end, '{');
   if (isEntry(e)) return e;

@@ -1,4 +1,14 @@
-import { closeSync, copyFileSync, fsyncSync, openSync, readdirSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { decodeEntry, type JournalEntry, type LineProblem } from './journal-line.js';
 import { JournalCorruptError } from '../core/errors.js';
@@ -80,7 +90,8 @@ function sameBytes(file: string, from: number, other: string): boolean {
 /** What a whole line that is not a valid entry means. Internal. */
 const PROBLEMS: Record<Exclude<LineProblem, 'unreadable'>, string> = {
   'no checksum': 'the line has no checksum (written by hand, or by something other than pinbot)',
-  'checksum mismatch': 'the checksum does not match the line (it was changed after it was written, or the disk returns other bytes)',
+  'checksum mismatch':
+    'the checksum does not match the line (it was changed after it was written, or the disk returns other bytes)',
   'not a journal entry': 'the line is JSON but not a journal entry',
 };
 
@@ -114,7 +125,11 @@ export interface ReplayOptions {
  * @example
  * replayJournal('data/journal.jsonl', (e, line) => engine.apply(e.c), { warn: console.warn, now: Date.now() });
  */
-export function replayJournal(file: string, apply: (entry: JournalEntry, line: number) => void, { warn, now }: ReplayOptions): ReplayResult {
+export function replayJournal(
+  file: string,
+  apply: (entry: JournalEntry, line: number) => void,
+  { warn, now }: ReplayOptions,
+): ReplayResult {
   const fd = openSync(file, 'r');
   const out: ReplayResult = { lines: 0 };
   let badAt: { offset: number; line: number } | undefined;
@@ -132,7 +147,11 @@ export function replayJournal(file: string, apply: (entry: JournalEntry, line: n
         lineNo++;
         const entry = decodeEntry(pending, start, nl);
         if (typeof entry === 'object') {
-          if (badAt) throw new JournalCorruptError(`${file}:${badAt.line}`, `unreadable line, and later lines are intact, so this is not a write cut short by a crash`);
+          if (badAt)
+            throw new JournalCorruptError(
+              `${file}:${badAt.line}`,
+              `unreadable line, and later lines are intact, so this is not a write cut short by a crash`,
+            );
           apply(entry, lineNo);
           out.lines++;
           out.firstSeq ??= entry.s;
@@ -140,7 +159,10 @@ export function replayJournal(file: string, apply: (entry: JournalEntry, line: n
         } else if (entry !== 'unreadable') {
           throw new JournalCorruptError(`${file}:${lineNo}`, PROBLEMS[entry]);
         } else if (badAt) {
-          throw new JournalCorruptError(`${file}:${badAt.line}`, `unreadable line, and it is not the last line (line ${lineNo} follows it), so it is not a write cut short by a crash`);
+          throw new JournalCorruptError(
+            `${file}:${badAt.line}`,
+            `unreadable line, and it is not the last line (line ${lineNo} follows it), so it is not a write cut short by a crash`,
+          );
         } else {
           badAt = { offset: offset + start, line: lineNo };
         }
@@ -154,17 +176,24 @@ export function replayJournal(file: string, apply: (entry: JournalEntry, line: n
   }
   if (pending.length > 0) {
     // a last line without its newline: torn, but then no line before it may be unreadable
-    if (badAt) throw new JournalCorruptError(`${file}:${badAt.line}`, `unreadable line, and it is not the last line (a torn line ${lineNo + 1} follows it), so it is not a write cut short by a crash`);
+    if (badAt)
+      throw new JournalCorruptError(
+        `${file}:${badAt.line}`,
+        `unreadable line, and it is not the last line (a torn line ${lineNo + 1} follows it), so it is not a write cut short by a crash`,
+      );
     badAt = { offset, line: lineNo + 1 };
   }
   if (badAt) {
     const copy = keepDamagedCopy(file, now, badAt.offset);
-    warn(`${file}:${badAt.line}: dropped a torn tail (a write cut short by a crash, never acknowledged); its bytes are kept in ${copy}`, {
-      file,
-      line: badAt.line,
-      offset: badAt.offset,
-      copy,
-    });
+    warn(
+      `${file}:${badAt.line}: dropped a torn tail (a write cut short by a crash, never acknowledged); its bytes are kept in ${copy}`,
+      {
+        file,
+        line: badAt.line,
+        offset: badAt.offset,
+        copy,
+      },
+    );
     truncateSync(file, badAt.offset);
   }
   return out;

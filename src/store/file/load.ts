@@ -44,7 +44,8 @@ export interface LoadOptions {
   now: number;
 }
 
-const SNAPSHOT_REMEDY = 'Restore db.json from a backup (keep the journal files: they continue it), or the whole data directory';
+const SNAPSHOT_REMEDY =
+  'Restore db.json from a backup (keep the journal files: they continue it), or the whole data directory';
 
 /**
  * Loads a data directory into `engine`: the snapshot, then every journal line after it, with
@@ -54,19 +55,36 @@ const SNAPSHOT_REMEDY = 'Restore db.json from a backup (keep the journal files: 
  * and conserved quantity. Anything wrong throws a `StoreDamagedError` naming `file:line` and
  * what to do, after a copy of the damaged journal is kept. Returns the journals moved aside.
  */
-export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: SnapshotFile, o: LoadOptions): Promise<JournalFiles> {
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
+export async function loadDataDir(
+  engine: StoreEngine,
+  dir: string,
+  snapshot: SnapshotFile,
+  o: LoadOptions,
+): Promise<JournalFiles> {
   const integrity = o.integrity ?? {};
   const known = integrity.collections ? new Set([...integrity.collections, ...declaredCollections()]) : undefined;
   const snap = await snapshot.read();
   let snapSeq = 0;
   if (snap) {
     const version = snap.schema_version;
-    if (!Number.isSafeInteger(version) || version < 1) throw new StoreDamagedError(snapshot.file, `"schema_version" is ${JSON.stringify(version)}, not a whole number ≥ 1`, SNAPSHOT_REMEDY);
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new StoreDamagedError(
+        snapshot.file,
+        `"schema_version" is ${JSON.stringify(version)}, not a whole number ≥ 1`,
+        SNAPSHOT_REMEDY,
+      );
     // older versions hold the same records (data-format.ts); a newer one is refused in one line
     checkFormat(version, snapshot.file);
-    if (!Number.isSafeInteger(snap.seq) || snap.seq < 0) throw new StoreDamagedError(snapshot.file, `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`, SNAPSHOT_REMEDY);
+    if (!Number.isSafeInteger(snap.seq) || snap.seq < 0)
+      throw new StoreDamagedError(
+        snapshot.file,
+        `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`,
+        SNAPSHOT_REMEDY,
+      );
     for (const [name, records] of Object.entries(snap.collections)) {
-      if (known && !known.has(name)) throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);
+      if (known && !known.has(name))
+        throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);
       const check = integrity.records && Object.hasOwn(integrity.records, name) ? integrity.records[name] : undefined;
       if (!check) continue;
       for (const r of records) {
@@ -94,7 +112,11 @@ export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: Sn
       const before = engine.applyOne(name, id, record);
       if (conserved && conservedIn.has(name)) d += conserved.delta(name, before, record);
     }
-    if (d !== 0) throw new JournalCorruptError(where, `this transaction changes ${conserved!.what} by ${d > 0 ? '+' : ''}${d}; every transaction keeps it unchanged`);
+    if (d !== 0)
+      throw new JournalCorruptError(
+        where,
+        `this transaction changes ${conserved!.what} by ${d > 0 ? '+' : ''}${d}; every transaction keeps it unchanged`,
+      );
     engine.seq = e.s;
   };
   for (const file of [...files.old, ...(existsSync(files.live) ? [files.live] : [])]) {
@@ -107,7 +129,10 @@ export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: Sn
           const where = `${file}:${line}`;
           if (last === undefined && e.s > snapSeq + 1) throw missingStart(where, e.s, snapSeq, snapshot.file);
           if (last !== undefined && e.s !== last + 1) {
-            throw new JournalCorruptError(where, `transaction ${e.s} follows transaction ${last} (a line was deleted, repeated or moved)`);
+            throw new JournalCorruptError(
+              where,
+              `transaction ${e.s} follows transaction ${last} (a line was deleted, repeated or moved)`,
+            );
           }
           last = e.s;
           if (e.s <= snapSeq) {
@@ -116,7 +141,11 @@ export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: Sn
             skipped = true;
             return;
           }
-          if (skipped) throw new JournalCorruptError(where, `db.json (transaction ${snapSeq}) ends inside this file, not where a compaction cut the journal`);
+          if (skipped)
+            throw new JournalCorruptError(
+              where,
+              `db.json (transaction ${snapSeq}) ends inside this file, not where a compaction cut the journal`,
+            );
           apply(e, where);
         },
         { warn: o.warn, now: o.now },
@@ -128,7 +157,9 @@ export async function loadDataDir(engine: StoreEngine, dir: string, snapshot: Sn
   }
   if (last !== undefined && last < snapSeq) {
     const file = files.old[files.old.length - 1]!;
-    throw snapshotAhead(file, last, snapSeq, 'the journal files (journal.jsonl, journal.old*.jsonl)').withCopy(keepDamagedCopy(file, o.now));
+    throw snapshotAhead(file, last, snapSeq, 'the journal files (journal.jsonl, journal.old*.jsonl)').withCopy(
+      keepDamagedCopy(file, o.now),
+    );
   }
   return files;
 }

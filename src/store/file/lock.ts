@@ -65,7 +65,9 @@ function live(c: LockContent, path: string): boolean {
 
 /** A file-name-safe name for the lock a stale file holds. Internal. */
 function lockId(c: LockContent): string {
-  return /^[0-9a-f]{1,64}$/.test(c.token) ? `${c.pid}-${c.token}` : `${c.pid}-${Buffer.from(c.raw).toString('hex').slice(0, 32) || 'empty'}`;
+  return /^[0-9a-f]{1,64}$/.test(c.token)
+    ? `${c.pid}-${c.token}`
+    : `${c.pid}-${Buffer.from(c.raw).toString('hex').slice(0, 32) || 'empty'}`;
 }
 
 /**

@@ -120,24 +120,25 @@ export class SnapshotFile implements Adapter<Snapshot | null> {
     let ended = false;
     const chunks = lineChunks(this.file);
     try {
-      for await (const chunk of chunks) for (const line of chunk) {
-        if (!snap) {
-          if (!line.startsWith('{"schema_version":') || !line.endsWith('"collections":{')) return undefined;
-          snap = JSON.parse(line + '}}') as Snapshot;
-          snap.collections = {};
-        } else if (ended) {
-          if (line.trim() !== '') return undefined;
-        } else if (current) {
-          if (line === ']' || line === '],') current = undefined;
-          else current.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line) as StoredRecord);
-        } else if (line === '}}') {
-          ended = true;
-        } else if (line.endsWith(':[')) {
-          current = snap.collections[JSON.parse(line.slice(0, -2)) as string] = [];
-        } else {
-          return undefined;
+      for await (const chunk of chunks)
+        for (const line of chunk) {
+          if (!snap) {
+            if (!line.startsWith('{"schema_version":') || !line.endsWith('"collections":{')) return undefined;
+            snap = JSON.parse(line + '}}') as Snapshot;
+            snap.collections = {};
+          } else if (ended) {
+            if (line.trim() !== '') return undefined;
+          } else if (current) {
+            if (line === ']' || line === '],') current = undefined;
+            else current.push(JSON.parse(line.endsWith(',') ? line.slice(0, -1) : line) as StoredRecord);
+          } else if (line === '}}') {
+            ended = true;
+          } else if (line.endsWith(':[')) {
+            current = snap.collections[JSON.parse(line.slice(0, -2)) as string] = [];
+          } else {
+            return undefined;
+          }
         }
-      }
     } catch {
       return undefined;
     } finally {

@@ -73,7 +73,9 @@ async function commitLocked(c: PgBatchContext, batch: readonly Pending[]): Promi
   let writes: Array<Extract<Outcome, { ok: true }>> = [];
   try {
     await client.query('BEGIN');
-    const head = Number((await client.query(`SELECT seq FROM ${q(c.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq);
+    const head = Number(
+      (await client.query(`SELECT seq FROM ${q(c.schema, '_head')} WHERE id = 1 FOR UPDATE`)).rows[0].seq,
+    );
     while (c.engine.seq < head) {
       const { entries } = await fetchLog(client, c.schema, c.engine.seq);
       if (!c.applyRemote(entries, head)) {
@@ -101,7 +103,14 @@ async function commitLocked(c: PgBatchContext, batch: readonly Pending[]): Promi
  * Calls `commit` in PostgreSQL. A refused statement rejects; a lost connection waits until
  * the log tells whether the batch was written.
  */
-async function send(c: PgBatchContext, base: number, origin: string, writes: ReadonlyArray<Extract<Outcome, { ok: true }>>, db: pg.Pool | pg.PoolClient, inTx = false): Promise<CommitResult> {
+async function send(
+  c: PgBatchContext,
+  base: number,
+  origin: string,
+  writes: ReadonlyArray<Extract<Outcome, { ok: true }>>,
+  db: pg.Pool | pg.PoolClient,
+  inTx = false,
+): Promise<CommitResult> {
   const args = encodeBatch(
     writes.map((w) => w.changes),
     c.tables,
@@ -119,13 +128,20 @@ async function send(c: PgBatchContext, base: number, origin: string, writes: Rea
   for (const name of args.newTables) c.tables.add(name);
   const head = base + writes.length;
   if (Math.floor(head / TRIM_EVERY) > Math.floor(base / TRIM_EVERY) && head > KEEP) {
-    void c.pool.query(`DELETE FROM ${q(c.schema, '_log')} WHERE seq <= $1`, [head - KEEP]).catch((err) => c.warn(`trimming the change log failed: ${(err as Error).message}`));
+    void c.pool
+      .query(`DELETE FROM ${q(c.schema, '_log')} WHERE seq <= $1`, [head - KEEP])
+      .catch((err) => c.warn(`trimming the change log failed: ${(err as Error).message}`));
   }
   return { ok: true };
 }
 
 /** Applies the committed writes and answers every caller of the batch. */
-function settle(c: PgBatchContext, batch: readonly Pending[], outcomes: Outcome[], writes: ReadonlyArray<Extract<Outcome, { ok: true }>>): void {
+function settle(
+  c: PgBatchContext,
+  batch: readonly Pending[],
+  outcomes: Outcome[],
+  writes: ReadonlyArray<Extract<Outcome, { ok: true }>>,
+): void {
   for (const w of writes) {
     c.engine.apply(w.changes);
     c.engine.seq++;

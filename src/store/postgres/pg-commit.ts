@@ -21,7 +21,11 @@ export interface CommitArgs {
  * Lays a batch out as flat arrays: records go in as JSON text, never taken apart by
  * PostgreSQL's JSON functions (which refuse `\u0000`). `known` says which tables exist.
  */
-export function encodeBatch(batch: ReadonlyArray<readonly Change[]>, known: ReadonlySet<string>, keysOf: (collection: string, record: StoredRecord) => string[]): CommitArgs {
+export function encodeBatch(
+  batch: ReadonlyArray<readonly Change[]>,
+  known: ReadonlySet<string>,
+  keysOf: (collection: string, record: StoredRecord) => string[],
+): CommitArgs {
   const a: CommitArgs = { sizes: [], cols: [], ids: [], recs: [], keyCounts: [], keys: [], logs: [], newTables: [] };
   const fresh = new Set<string>();
   for (const changes of batch) {
@@ -46,7 +50,13 @@ export function encodeBatch(batch: ReadonlyArray<readonly Change[]>, known: Read
 export type CommitResult = { ok: true } | { ok: false; head: number; entries: Array<[number, Change[]]> };
 
 /** Calls `commit(base, …)`. Internal. */
-export async function callCommit(db: pg.Pool | pg.ClientBase, schema: string, base: number, origin: string, a: CommitArgs): Promise<CommitResult> {
+export async function callCommit(
+  db: pg.Pool | pg.ClientBase,
+  schema: string,
+  base: number,
+  origin: string,
+  a: CommitArgs,
+): Promise<CommitResult> {
   const res = await db.query(`SELECT ${q(schema, 'commit')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r`, [
     base,
     origin,
@@ -73,7 +83,10 @@ export async function wasWritten(pool: pg.Pool, schema: string, base: number, or
     try {
       return await inTransaction(pool, async (client) => {
         await client.query(`SELECT seq FROM ${q(schema, '_head')} WHERE id = 1 FOR UPDATE`);
-        const found = await client.query(`SELECT 1 FROM ${q(schema, '_log')} WHERE seq > $1 AND origin = $2 LIMIT 1`, [base, origin]);
+        const found = await client.query(`SELECT 1 FROM ${q(schema, '_log')} WHERE seq > $1 AND origin = $2 LIMIT 1`, [
+          base,
+          origin,
+        ]);
         return (found.rowCount ?? 0) > 0;
       });
     } catch (err) {
@@ -91,7 +104,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  */
 export function unstorable(changes: readonly Change[], tables: ReadonlySet<string>): string | undefined {
   for (const [name, id] of changes) {
-    if (typeof id !== 'string' || id.includes('\u0000') || LONE_SURROGATE.test(id)) return `${name}: the id ${JSON.stringify(id)} cannot be stored (no NUL characters or lone surrogates in ids)`;
+    if (typeof id !== 'string' || id.includes('\u0000') || LONE_SURROGATE.test(id))
+      return `${name}: the id ${JSON.stringify(id)} cannot be stored (no NUL characters or lone surrogates in ids)`;
     if (!tables.has(name)) {
       try {
         checkCollectionName(name);
@@ -111,7 +125,11 @@ export type Outcome = { ok: true; result: unknown; changes: Change[]; undo: Undo
  * back (newest first, in the same tick: no reader sees them before they are committed).
  * Internal.
  */
-export function runBatch(engine: StoreEngine, batch: ReadonlyArray<{ fn: (tx: Tx) => unknown }>, tables: ReadonlySet<string>): Outcome[] {
+export function runBatch(
+  engine: StoreEngine,
+  batch: ReadonlyArray<{ fn: (tx: Tx) => unknown }>,
+  tables: ReadonlySet<string>,
+): Outcome[] {
   const base = engine.seq;
   const outcomes: Outcome[] = batch.map((p) => {
     try {

@@ -30,7 +30,10 @@ const IDENT = /^[a-z_][a-z0-9_]{0,47}$/;
 
 /** Checks a schema name (it is put into SQL text and a channel name). */
 export function checkSchemaName(schema: string): string {
-  if (!IDENT.test(schema)) throw new Error(`store.schema ${JSON.stringify(schema)} is not a lower-case SQL name of at most 48 characters (letters, digits, _)`);
+  if (!IDENT.test(schema))
+    throw new Error(
+      `store.schema ${JSON.stringify(schema)} is not a lower-case SQL name of at most 48 characters (letters, digits, _)`,
+    );
   return schema;
 }
 
@@ -42,7 +45,10 @@ export const q = (schema: string, name: string) => `"${schema}"."${name}"`;
 
 /** Collection names fit a PostgreSQL identifier (63 bytes). Internal. */
 export function checkCollectionName(name: string): void {
-  if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`collection name ${JSON.stringify(name)} cannot be a PostgreSQL table name (a–z, 0–9, _, at most 63 characters)`);
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(name))
+    throw new Error(
+      `collection name ${JSON.stringify(name)} cannot be a PostgreSQL table name (a–z, 0–9, _, at most 63 characters)`,
+    );
 }
 
 /** The DDL of a schema (idempotent). Internal. */
@@ -114,7 +120,10 @@ $fn$;
 export async function ensureSchema(client: pg.ClientBase, schema: string): Promise<void> {
   await inTransaction(client, async () => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`pinbot-schema:${schema}`]);
-    const exists = await client.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = '_head'`, [schema]);
+    const exists = await client.query(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = '_head'`,
+      [schema],
+    );
     if (exists.rowCount) {
       const v = await client.query(`SELECT schema_version FROM ${q(schema, '_head')} WHERE id = 1`);
       const version = v.rows[0]?.schema_version as number | undefined;
@@ -126,7 +135,8 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
       }
       // An older version (none yet) is brought up to this one here, in this transaction: the
       // whole upgrade commits or none of it does.
-      if (version < PG_SCHEMA_VERSION) await client.query(`UPDATE ${q(schema, '_head')} SET schema_version = ${PG_SCHEMA_VERSION} WHERE id = 1`);
+      if (version < PG_SCHEMA_VERSION)
+        await client.query(`UPDATE ${q(schema, '_head')} SET schema_version = ${PG_SCHEMA_VERSION} WHERE id = 1`);
     }
     await client.query(ddl(schema));
   });
@@ -139,7 +149,10 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
  *
  * @example await inTransaction(pool, async (c) => { await c.query('SELECT pg_advisory_xact_lock(1)'); … });
  */
-export async function inTransaction<T>(db: pg.Pool | pg.ClientBase, fn: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  db: pg.Pool | pg.ClientBase,
+  fn: (client: pg.ClientBase) => Promise<T>,
+): Promise<T> {
   const pooled = 'totalCount' in db;
   const client: pg.ClientBase = pooled ? await (db as pg.Pool).connect() : (db as pg.ClientBase);
   try {

@@ -99,7 +99,9 @@ export class PgStore extends EngineStore {
     // A connection cut while checked out (a transaction between queries) emits 'error' on the client
     // itself, which the pool only listens to while the client is idle: the query in flight fails
     // and is handled where it was made; the event alone must not become an uncaught error.
-    this.pool.on('connect', (client) => client.on('error', (err) => this.warn(`a PostgreSQL connection failed: ${err.message}`)));
+    this.pool.on('connect', (client) =>
+      client.on('error', (err) => this.warn(`a PostgreSQL connection failed: ${err.message}`)),
+    );
     this.gate = new WriteGate({
       now: opts.now ?? Date.now,
       warn: this.warn,
@@ -203,7 +205,19 @@ export class PgStore extends EngineStore {
         fn();
       };
       off = this.gate.onDown(() => done(() => reject(this.gate.refusal())));
-      timer = setTimeout(() => done(() => reject(new StorageUnavailableError(`it did not answer within ${waitMs / 1000} s`, this.opts.retry?.firstMs ?? 500, 'the database'))), waitMs);
+      timer = setTimeout(
+        () =>
+          done(() =>
+            reject(
+              new StorageUnavailableError(
+                `it did not answer within ${waitMs / 1000} s`,
+                this.opts.retry?.firstMs ?? 500,
+                'the database',
+              ),
+            ),
+          ),
+        waitMs,
+      );
       timer.unref();
       work().then(
         () => done(resolve),
@@ -217,17 +231,19 @@ export class PgStore extends EngineStore {
     if (this.checking || this.freshWaiters.length === 0) return;
     this.checking = true;
     const waiters = this.freshWaiters.splice(0);
-    this.catchUp().then(
-      () => waiters.forEach((w) => w.resolve()),
-      (err) => {
-        if (outcomeUnknown(err)) this.gate.failed(err);
-        const refusal = outcomeUnknown(err) ? this.gate.refusal() : err;
-        waiters.forEach((w) => w.reject(refusal));
-      },
-    ).finally(() => {
-      this.checking = false;
-      this.kickFresh();
-    });
+    this.catchUp()
+      .then(
+        () => waiters.forEach((w) => w.resolve()),
+        (err) => {
+          if (outcomeUnknown(err)) this.gate.failed(err);
+          const refusal = outcomeUnknown(err) ? this.gate.refusal() : err;
+          waiters.forEach((w) => w.reject(refusal));
+        },
+      )
+      .finally(() => {
+        this.checking = false;
+        this.kickFresh();
+      });
   }
 
   /** Runs `fn` with the engine to itself. Internal. */

@@ -21,10 +21,15 @@ export async function readState(pool: pg.Pool, schema: string): Promise<PgState>
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const head = Number((await client.query(`SELECT seq FROM ${q(schema, '_head')} WHERE id = 1`)).rows[0].seq);
-    const names = (await client.query(`SELECT name FROM ${q(schema, '_collections')} ORDER BY name`)).rows.map((r) => r.name as string);
+    const names = (await client.query(`SELECT name FROM ${q(schema, '_collections')} ORDER BY name`)).rows.map(
+      (r) => r.name as string,
+    );
     const collections: Record<string, StoredRecord[]> = {};
     for (const name of names) {
-      const rows = await client.query({ text: `SELECT record FROM ${q(schema, name)} ORDER BY id COLLATE "C"`, rowMode: 'array' });
+      const rows = await client.query({
+        text: `SELECT record FROM ${q(schema, name)} ORDER BY id COLLATE "C"`,
+        rowMode: 'array',
+      });
       collections[name] = rows.rows.map((r) => r[0] as StoredRecord);
     }
     await client.query('COMMIT');
@@ -41,7 +46,8 @@ export async function readState(pool: pg.Pool, schema: string): Promise<PgState>
 export function checkState(state: PgState, schema: string, integrity: StoreIntegrity | undefined): void {
   if (!integrity) return;
   const where = `PostgreSQL schema "${schema}"`;
-  const remedy = 'Restore the database from a backup, or import a data directory that passes its checks (pinbot store import)';
+  const remedy =
+    'Restore the database from a backup, or import a data directory that passes its checks (pinbot store import)';
   const known = integrity.collections ? new Set([...integrity.collections, ...declaredCollections()]) : undefined;
   for (const [name, records] of Object.entries(state.collections)) {
     if (known && !known.has(name)) throw new StoreDamagedError(where, `unknown collection table "${name}"`, remedy);
@@ -56,7 +62,11 @@ export function checkState(state: PgState, schema: string, integrity: StoreInteg
 }
 
 /** The head and the log entries after `from` (at most FETCH), in one query (one snapshot). Internal. */
-export async function fetchLog(db: pg.Pool | pg.ClientBase, schema: string, from: number): Promise<{ head: number; entries: Array<[number, Change[]]> }> {
+export async function fetchLog(
+  db: pg.Pool | pg.ClientBase,
+  schema: string,
+  from: number,
+): Promise<{ head: number; entries: Array<[number, Change[]]> }> {
   const r = await db.query({
     text: `SELECT (SELECT seq FROM ${q(schema, '_head')} WHERE id = 1) AS head, l.seq, l.changes
        FROM (SELECT 1) one
@@ -101,7 +111,8 @@ export function replaceState(engine: StoreEngine, state: PgState): void {
   }
   for (const [name, records] of Object.entries(state.collections)) {
     for (const r of records) {
-      if (engine.peek(name, r.id) === undefined || JSON.stringify(engine.peek(name, r.id)) !== JSON.stringify(r)) engine.applyOne(name, r.id, r);
+      if (engine.peek(name, r.id) === undefined || JSON.stringify(engine.peek(name, r.id)) !== JSON.stringify(r))
+        engine.applyOne(name, r.id, r);
     }
   }
   for (const id of engine.maxIds()) observeId(id);

@@ -4,7 +4,8 @@ import type { ActionRunContext, ActionDef, Subject } from '../../contract/types.
 function subjectOf(ctx: ActionRunContext): { subject: Subject; id: string } {
   const subject = ctx.trigger.subject;
   const id = ctx.scope.event.id;
-  if (!subject || typeof id !== 'string') throw new Error(`${ctx.trigger.name} events have nothing to accept or decline`);
+  if (!subject || typeof id !== 'string')
+    throw new Error(`${ctx.trigger.name} events have nothing to accept or decline`);
   return { subject, id };
 }
 
@@ -27,7 +28,8 @@ const answer = (name: 'accept' | 'decline'): ActionDef => ({
       const r = name === 'accept' ? await ctx.api.wallet.accept(id, o) : await ctx.api.wallet.decline(id, o);
       return { transaction: r.transaction };
     }
-    if (subject === 'introduction') return name === 'accept' ? ctx.api.introductions.accept(id, o) : ctx.api.introductions.decline(id, o);
+    if (subject === 'introduction')
+      return name === 'accept' ? ctx.api.introductions.accept(id, o) : ctx.api.introductions.decline(id, o);
     return name === 'accept' ? ctx.api.contacts.acceptRequest(id, o) : ctx.api.contacts.declineRequest(id, o);
   },
 });

@@ -26,27 +26,65 @@ const patterns = new Map<string, BotRegex>();
 /** The longest answer read (a longer one is refused before any matching). */
 export const MAX_ANSWER = 4000;
 
-const YES = new Set(['yes', 'y', 'yeah', 'yep', 'yup', 'sure', 'ok', 'okay', 'true', 'confirm', 'si', 'ja', 'oui', '👍']);
+const YES = new Set([
+  'yes',
+  'y',
+  'yeah',
+  'yep',
+  'yup',
+  'sure',
+  'ok',
+  'okay',
+  'true',
+  'confirm',
+  'si',
+  'ja',
+  'oui',
+  '👍',
+]);
 const NO = new Set(['no', 'n', 'nope', 'nah', 'false', 'non', 'nein', '👎']);
 
 export const expectSchema: JsonSchema = {
-  description: 'what an answer must be: text, number, yes_no, pin, { number: { min, max } }, { choice: [..] }, { matches: "regex" }',
+  description:
+    'what an answer must be: text, number, yes_no, pin, { number: { min, max } }, { choice: [..] }, { matches: "regex" }',
   oneOf: [
     { enum: ['text', 'number', 'yes_no', 'pin'] },
     {
       type: 'object',
       additionalProperties: false,
       required: ['text'],
-      properties: { text: { type: 'object', additionalProperties: false, properties: { min_length: { type: 'integer', minimum: 0 }, max_length: { type: 'integer', minimum: 1 } } } },
+      properties: {
+        text: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { min_length: { type: 'integer', minimum: 0 }, max_length: { type: 'integer', minimum: 1 } },
+        },
+      },
     },
     {
       type: 'object',
       additionalProperties: false,
       required: ['number'],
-      properties: { number: { type: 'object', additionalProperties: false, properties: { min: { type: 'number' }, max: { type: 'number' }, integer: { type: 'boolean' } } } },
+      properties: {
+        number: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { min: { type: 'number' }, max: { type: 'number' }, integer: { type: 'boolean' } },
+        },
+      },
     },
-    { type: 'object', additionalProperties: false, required: ['choice'], properties: { choice: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } } },
-    { type: 'object', additionalProperties: false, required: ['matches'], properties: { matches: { type: 'string', minLength: 1 }, flags: { type: 'string', pattern: '^[imsu]*$' } } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['choice'],
+      properties: { choice: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['matches'],
+      properties: { matches: { type: 'string', minLength: 1 }, flags: { type: 'string', pattern: '^[imsu]*$' } },
+    },
   ],
 };
 
@@ -123,12 +161,20 @@ export function readAnswer(e: Expect, raw: string): Reading {
   }
   if ('text' in e) {
     const len = [...text].length;
-    return len >= (e.text.min_length ?? 1) && len <= (e.text.max_length ?? MAX_ANSWER) ? { ok: true, value: text } : bad;
+    return len >= (e.text.min_length ?? 1) && len <= (e.text.max_length ?? MAX_ANSWER)
+      ? { ok: true, value: text }
+      : bad;
   }
   if ('number' in e) {
     const n = readNumber(text);
     const { min, max, integer } = e.number;
-    if (n === undefined || (integer && !Number.isInteger(n)) || (min !== undefined && n < min) || (max !== undefined && n > max)) return bad;
+    if (
+      n === undefined ||
+      (integer && !Number.isInteger(n)) ||
+      (min !== undefined && n < min) ||
+      (max !== undefined && n > max)
+    )
+      return bad;
     return { ok: true, value: n };
   }
   if ('choice' in e) {

@@ -40,29 +40,48 @@ const text = { type: 'string', minLength: 1 };
 export const askAction: ActionDef = {
   name: 'ask',
   description:
-    'Asks the person who caused the event a question (where reply would send it) and waits for their next message in that conversation: '
-    + 'the answer is checked against expect, re-asked with retry up to attempts, and saved as answers.NAME. No answer within timeout runs on_timeout; a cancel word runs on_cancel.',
+    'Asks the person who caused the event a question (where reply would send it) and waits for their next message in that conversation: ' +
+    'the answer is checked against expect, re-asked with retry up to attempts, and saved as answers.NAME. No answer within timeout runs on_timeout; a cancel word runs on_cancel.',
   schema: {
     type: 'object',
     additionalProperties: false,
     required: ['question'],
     properties: {
       question: { ...text, description: 'the question (a Liquid template)' },
-      save: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'the answer goes to answers.NAME for the later steps' },
+      save: {
+        type: 'string',
+        pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+        description: 'the answer goes to answers.NAME for the later steps',
+      },
       expect: expectSchema,
       retry: { ...text, description: 'sent after an invalid answer (default: the question again)' },
-      attempts: { type: 'integer', minimum: 1, maximum: 20, description: `answers tried (default ${DEFAULT_ATTEMPTS}); after the last invalid one the run fails with error.code invalid_answer` },
-      timeout: { type: 'string', pattern: DURATION_PATTERN, description: `how long an answer is waited for (default ${DEFAULT_ASK_TIMEOUT}); then on_timeout runs` },
+      attempts: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 20,
+        description: `answers tried (default ${DEFAULT_ATTEMPTS}); after the last invalid one the run fails with error.code invalid_answer`,
+      },
+      timeout: {
+        type: 'string',
+        pattern: DURATION_PATTERN,
+        description: `how long an answer is waited for (default ${DEFAULT_ASK_TIMEOUT}); then on_timeout runs`,
+      },
     },
   },
-  example: { question: 'What size? small, medium or large', save: 'size', expect: { choice: ['small', 'medium', 'large'] }, timeout: '10m' },
+  example: {
+    question: 'What size? small, medium or large',
+    save: 'size',
+    expect: { choice: ['small', 'medium', 'large'] },
+    timeout: '10m',
+  },
   effect: 'api',
   needs: 'reply',
   templated: true,
   check(args): CheckProblem[] {
     const a = (args ?? {}) as Partial<AskSpec>;
     const out = checkExpect(a.expect).map((p) => ({ ...p, path: ['expect', ...p.path] }));
-    if (typeof a.save === 'string' && isTemplate(a.save)) out.push({ path: ['save'], message: 'save: is a name, not a template', hint: 'e.g. save: size' });
+    if (typeof a.save === 'string' && isTemplate(a.save))
+      out.push({ path: ['save'], message: 'save: is a name, not a template', hint: 'e.g. save: size' });
     return out;
   },
   prepare(args): AskArgs {

@@ -10,7 +10,8 @@ const steps = { type: 'array', minItems: 1, items: { $ref: '#/definitions/step' 
  */
 export const chooseAction: ActionDef = {
   name: 'choose',
-  description: 'Runs the steps of the first branch whose conditions hold: a list of { if: conditions, do: [steps] }, optionally ending with { else: [steps] }.',
+  description:
+    'Runs the steps of the first branch whose conditions hold: a list of { if: conditions, do: [steps] }, optionally ending with { else: [steps] }.',
   schema: {
     type: 'array',
     minItems: 1,
@@ -20,16 +21,30 @@ export const chooseAction: ActionDef = {
       properties: { if: { $ref: '#/definitions/conditions' }, do: steps, else: steps },
     },
   },
-  example: [{ if: { content: { matches: '^price' } }, do: [{ reply: 'It costs 5' }] }, { else: [{ reply: 'Ask me about prices' }] }],
+  example: [
+    { if: { content: { matches: '^price' } }, do: [{ reply: 'It costs 5' }] },
+    { else: [{ reply: 'Ask me about prices' }] },
+  ],
   effect: 'local',
   templated: false,
   check(args) {
     const items = Array.isArray(args) ? (args as Array<Record<string, unknown>>) : [];
     return items.flatMap((it, i) => {
       const isElse = it && 'else' in it;
-      if (isElse && ('if' in it || 'do' in it)) return [{ path: [i], message: 'a branch is { if, do } or { else }, not both', hint: 'split it in two branches' }];
-      if (isElse && i !== items.length - 1) return [{ path: [i], message: 'else must be the last branch', hint: 'move { else: … } to the end' }];
-      if (!isElse && (!('if' in it) || !('do' in it))) return [{ path: [i], message: 'a branch needs if: (conditions) and do: (steps)', hint: 'e.g. - { if: { content: hi }, do: [{ reply: hello }] }' }];
+      if (isElse && ('if' in it || 'do' in it))
+        return [
+          { path: [i], message: 'a branch is { if, do } or { else }, not both', hint: 'split it in two branches' },
+        ];
+      if (isElse && i !== items.length - 1)
+        return [{ path: [i], message: 'else must be the last branch', hint: 'move { else: … } to the end' }];
+      if (!isElse && (!('if' in it) || !('do' in it)))
+        return [
+          {
+            path: [i],
+            message: 'a branch needs if: (conditions) and do: (steps)',
+            hint: 'e.g. - { if: { content: hi }, do: [{ reply: hello }] }',
+          },
+        ];
       return [];
     });
   },

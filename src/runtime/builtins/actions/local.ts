@@ -15,8 +15,14 @@ export function typed(v: unknown): unknown {
 /** `set`: persistent bot variables (`vars.NAME` in templates). */
 const set: ActionDef = {
   name: 'set',
-  description: 'Sets persistent bot variables (read as vars.NAME). Rendered text that looks like a number or true/false is stored as one.',
-  schema: { type: 'object', minProperties: 1, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, description: 'NAME: value (values are Liquid templates)' },
+  description:
+    'Sets persistent bot variables (read as vars.NAME). Rendered text that looks like a number or true/false is stored as one.',
+  schema: {
+    type: 'object',
+    minProperties: 1,
+    propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    description: 'NAME: value (values are Liquid templates)',
+  },
   example: { greeted: '{{ vars.greeted | plus: 1 }}', last_sender: '{{ event.sender.pin_code }}' },
   effect: 'local',
   prepare: (args) => Object.fromEntries(Object.entries(args as Record<string, unknown>).map(([k, v]) => [k, typed(v)])),
@@ -32,14 +38,22 @@ const set: ActionDef = {
  */
 const wait: ActionDef = {
   name: 'wait',
-  description: 'Pauses this run for a duration (90s, 15m, 2h, 1d). Survives restarts: the deadline is persisted. Uses the bot clock (virtual clocks included).',
+  description:
+    'Pauses this run for a duration (90s, 15m, 2h, 1d). Survives restarts: the deadline is persisted. Uses the bot clock (virtual clocks included).',
   schema: { type: 'string', description: 'a duration like 30s, 15m, 2h (or a Liquid template giving one)' },
   example: '10m',
   effect: 'local',
   durable: true,
   check(args) {
     const s = String(args);
-    if (!isTemplate(s) && parseDuration(s) === undefined) return [{ path: [], message: `"${s}" is not a duration`, hint: `like 90s, 15m, 2h or 1d (pattern ${DURATION_PATTERN})` }];
+    if (!isTemplate(s) && parseDuration(s) === undefined)
+      return [
+        {
+          path: [],
+          message: `"${s}" is not a duration`,
+          hint: `like 90s, 15m, 2h or 1d (pattern ${DURATION_PATTERN})`,
+        },
+      ];
     return [];
   },
   prepare(args, ctx) {
@@ -56,7 +70,8 @@ const wait: ActionDef = {
 /** `log`: a line in the process log and in the trace. */
 const log: ActionDef = {
   name: 'log',
-  description: 'Writes a line to the log (and the trace). A string, or { message, level } with level debug, info, warn or error.',
+  description:
+    'Writes a line to the log (and the trace). A string, or { message, level } with level debug, info, warn or error.',
   schema: {
     if: { type: 'string' },
     then: { type: 'string' },
@@ -70,7 +85,10 @@ const log: ActionDef = {
   example: 'tip of {{ event.amount }} from {{ event.sender.pin_code }}',
   effect: 'local',
   async run(args, ctx) {
-    const a = typeof args === 'string' ? { message: args, level: 'info' as const } : (args as { message: string; level?: 'debug' | 'info' | 'warn' | 'error' });
+    const a =
+      typeof args === 'string'
+        ? { message: args, level: 'info' as const }
+        : (args as { message: string; level?: 'debug' | 'info' | 'warn' | 'error' });
     ctx.log[a.level ?? 'info']({ event: ctx.scope.event.event_id }, a.message);
     return { message: a.message };
   },

@@ -19,8 +19,17 @@ function memoryValue(v: unknown): unknown {
 // and whose write carries the step's Idempotency-Key: a step run again after a crash applies
 // the same values once.
 
-const whoseSchema = { enum: ['person', 'conversation'], description: 'whose memory: the person the event is about (default), or its conversation' };
-const keyList = { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', pattern: MEMORY_KEY_PATTERN }, description: 'memory keys' };
+const whoseSchema = {
+  enum: ['person', 'conversation'],
+  description: 'whose memory: the person the event is about (default), or its conversation',
+};
+const keyList = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: { type: 'string', pattern: MEMORY_KEY_PATTERN },
+  description: 'memory keys',
+};
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const whoseOf = (args: unknown): MemoryWhose => (isObj(args) && args.in === 'conversation' ? 'conversation' : 'person');
 
@@ -33,8 +42,10 @@ function outcome(ctx: { memory?: { person?: string; conversation?: string } }, w
 function memoryOf(ctx: Parameters<ActionDef['run']>[1], whose: MemoryWhose) {
   const m = ctx.memory;
   if (!m) throw new Error('memory is not available here');
-  if (whose === 'person' && !m.person) throw new Error(`${ctx.trigger.name} events are about no person: there is no memory to write`);
-  if (whose === 'conversation' && !m.conversation) throw new Error(`${ctx.trigger.name} events are in no conversation: there is no conversation memory to write`);
+  if (whose === 'person' && !m.person)
+    throw new Error(`${ctx.trigger.name} events are about no person: there is no memory to write`);
+  if (whose === 'conversation' && !m.conversation)
+    throw new Error(`${ctx.trigger.name} events are in no conversation: there is no conversation memory to write`);
   return m;
 }
 
@@ -50,7 +61,7 @@ const remember: ActionDef = {
     minProperties: 1,
     propertyNames: { pattern: MEMORY_KEY_PATTERN },
     properties: { in: whoseSchema },
-    description: 'KEY: value (values are Liquid templates); in: conversation for the conversation\'s memory',
+    description: "KEY: value (values are Liquid templates); in: conversation for the conversation's memory",
   },
   example: { usual: '{{ match.size }}', last_seen: '{{ now }}' },
   effect: 'local',
@@ -58,7 +69,13 @@ const remember: ActionDef = {
   needsMemory: whoseOf,
   check(args): CheckProblem[] {
     if (!isObj(args) || Object.keys(args).some((k) => k !== 'in')) return [];
-    return [{ path: [], message: 'remember needs at least one KEY: value', hint: 'e.g. remember: { usual: "{{ match.size }}" }' }];
+    return [
+      {
+        path: [],
+        message: 'remember needs at least one KEY: value',
+        hint: 'e.g. remember: { usual: "{{ match.size }}" }',
+      },
+    ];
   },
   prepare(args) {
     const { in: _in, ...rest } = args as Record<string, unknown>;
@@ -74,7 +91,8 @@ const remember: ActionDef = {
 /** `forget`: keys (or every key) of the person's (or conversation's) memory. */
 const forget: ActionDef = {
   name: 'forget',
-  description: 'Forgets keys of the memory of the person the event is about: a list of keys, or all; { in: conversation, keys: [...] } for its conversation.',
+  description:
+    'Forgets keys of the memory of the person the event is about: a list of keys, or all; { in: conversation, keys: [...] } for its conversation.',
   schema: {
     if: { type: 'array' },
     then: keyList,

@@ -12,7 +12,8 @@ const nonEmpty = (s: unknown, what: string) => {
 /** `reply`: a message back — in the event's conversation, or directly to whoever caused it. */
 const reply: ActionDef = {
   name: 'reply',
-  description: "Sends a message back: in the event's conversation (message.received, introduction.completed), else directly to the user who caused the event.",
+  description:
+    "Sends a message back: in the event's conversation (message.received, introduction.completed), else directly to the user who caused the event.",
   schema: content,
   example: 'Thanks {{ event.sender.display_name }}!',
   effect: 'api',
@@ -42,18 +43,27 @@ const sendMessage: ActionDef = {
     type: 'object',
     additionalProperties: false,
     required: ['content'],
-    properties: { to: pin, conversation: { type: 'string', minLength: 1, description: 'a conversation id (a Liquid template)' }, content },
+    properties: {
+      to: pin,
+      conversation: { type: 'string', minLength: 1, description: 'a conversation id (a Liquid template)' },
+      content,
+    },
   },
   example: { to: 'ABC123', content: 'Weekly reminder: standup at 10' },
   effect: 'api',
   check(args): CheckProblem[] {
     const a = args as SendMessageArgs;
-    if ((a.to === undefined) === (a.conversation === undefined)) return [{ path: [], message: 'give exactly one of to (a PIN) or conversation (an id)', hint: 'e.g. to: ABC123' }];
+    if ((a.to === undefined) === (a.conversation === undefined))
+      return [{ path: [], message: 'give exactly one of to (a PIN) or conversation (an id)', hint: 'e.g. to: ABC123' }];
     return checkPinArg(a.to, ['to'], 'to');
   },
   prepare(args) {
     const a = args as SendMessageArgs;
-    return { ...a, content: nonEmpty(a.content, 'content'), ...(a.to !== undefined ? { to: pinArg(nonEmpty(a.to, 'to'), 'to') } : {}) };
+    return {
+      ...a,
+      content: nonEmpty(a.content, 'content'),
+      ...(a.to !== undefined ? { to: pinArg(nonEmpty(a.to, 'to'), 'to') } : {}),
+    };
   },
   async run(args, ctx) {
     const a = args as SendMessageArgs;
@@ -71,7 +81,10 @@ const createGroup: ActionDef = {
     type: 'object',
     additionalProperties: false,
     required: ['name', 'pins'],
-    properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, pins: { type: 'array', minItems: 1, items: pin } },
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 100 },
+      pins: { type: 'array', minItems: 1, items: pin },
+    },
   },
   example: { name: 'Book club', pins: ['ABC123', '{{ event.sender.pin_code }}'] },
   effect: 'api',
@@ -82,7 +95,10 @@ const createGroup: ActionDef = {
   },
   run(args, ctx) {
     const a = args as { name: string; pins: string[] };
-    return ctx.api.conversations.create({ name: a.name, participant_pins: a.pins }, { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal });
+    return ctx.api.conversations.create(
+      { name: a.name, participant_pins: a.pins },
+      { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal },
+    );
   },
 };
 

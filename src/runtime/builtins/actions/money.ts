@@ -25,7 +25,8 @@ export function toCents(amount: unknown): number {
  */
 const sendMoney: ActionDef = {
   name: 'send_money',
-  description: "Sends money to a PIN, within the bot's `limits` (max_per_transfer, max_per_day, send_to allow-list). The recipient must accept it.",
+  description:
+    "Sends money to a PIN, within the bot's `limits` (max_per_transfer, max_per_day, send_to allow-list). The recipient must accept it.",
   schema: {
     type: 'object',
     additionalProperties: false,
@@ -46,7 +47,11 @@ const sendMoney: ActionDef = {
       try {
         toCents(a.amount);
       } catch (err) {
-        problems.push({ path: ['amount'], message: (err as Error).message, hint: 'e.g. amount: 2.50, or a template such as amount: "{{ event.amount }}"' });
+        problems.push({
+          path: ['amount'],
+          message: (err as Error).message,
+          hint: 'e.g. amount: 2.50, or a template such as amount: "{{ event.amount }}"',
+        });
       }
     }
     return problems;
@@ -61,7 +66,10 @@ const sendMoney: ActionDef = {
   },
   async run(args, ctx) {
     const a = args as { to: string; amount: number; note: string };
-    return ctx.api.wallet.send({ recipient_pin: a.to, amount: a.amount, note: a.note }, { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal });
+    return ctx.api.wallet.send(
+      { recipient_pin: a.to, amount: a.amount, note: a.note },
+      { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal },
+    );
   },
 };
 

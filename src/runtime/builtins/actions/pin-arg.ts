@@ -27,6 +27,7 @@ export function checkPinArg(value: unknown, path: Array<string | number>, field:
 export function pinArg(value: unknown, field: string): string {
   const pin = normalizePin(String(value ?? ''));
   if (!pin) throw new Error(`${field} rendered empty`);
-  if (!PIN.test(pin)) throw new Error(`${field} rendered ${JSON.stringify(String(value))}, which is not a PIN (6 letters or digits)`);
+  if (!PIN.test(pin))
+    throw new Error(`${field} rendered ${JSON.stringify(String(value))}, which is not a PIN (6 letters or digits)`);
   return pin;
 }

@@ -23,7 +23,10 @@ const introduce: ActionDef = {
   },
   run(args, ctx) {
     const a = args as { pins: string[]; message?: string };
-    return ctx.api.introductions.create({ participant_pins: a.pins, ...(a.message !== undefined ? { message: a.message } : {}) }, { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal });
+    return ctx.api.introductions.create(
+      { participant_pins: a.pins, ...(a.message !== undefined ? { message: a.message } : {}) },
+      { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal },
+    );
   },
 };
 
@@ -33,7 +36,8 @@ const introduce: ActionDef = {
  */
 const requestContact: ActionDef = {
   name: 'request_contact',
-  description: 'Sends a contact request to a PIN. If you are already contacts, or a request is already pending, the step succeeds and says so.',
+  description:
+    'Sends a contact request to a PIN. If you are already contacts, or a request is already pending, the step succeeds and says so.',
   schema: pin,
   example: '{{ event.sender.pin_code }}',
   effect: 'api',
@@ -41,9 +45,13 @@ const requestContact: ActionDef = {
   prepare: (args) => pinArg(args, 'request_contact'),
   async run(args, ctx) {
     try {
-      return await ctx.api.contacts.request({ pin_code: args as string }, { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal });
+      return await ctx.api.contacts.request(
+        { pin_code: args as string },
+        { idempotencyKey: ctx.idempotencyKey, signal: ctx.signal },
+      );
     } catch (err) {
-      if (err instanceof ApiRequestError && (err.code === 'already_contacts' || err.code === 'request_exists')) return { status: err.code };
+      if (err instanceof ApiRequestError && (err.code === 'already_contacts' || err.code === 'request_exists'))
+        return { status: err.code };
       throw err;
     }
   },

@@ -9,20 +9,42 @@ const PIN = '^\\s*[A-Za-z0-9]{6}\\s*$';
 /** `from`: who caused the event — a list of PINs, and/or `contacts` (the bot's contacts). */
 const from: ConditionDef = {
   name: 'from',
-  description: 'The user who caused the event (sender, requester, introducer…) is one of these PINs, or — with `contacts` — one of the bot\'s contacts.',
+  description:
+    "The user who caused the event (sender, requester, introducer…) is one of these PINs, or — with `contacts` — one of the bot's contacts.",
   schema: {
     if: { type: 'string' },
     then: { enum: ['contacts'], description: '"contacts": only the bot\'s contacts' },
-    else: { type: 'array', minItems: 1, items: { type: 'string', anyOf: [{ const: 'contacts' }, { pattern: PIN }] }, description: 'PINs (and/or "contacts")' },
+    else: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', anyOf: [{ const: 'contacts' }, { pattern: PIN }] },
+      description: 'PINs (and/or "contacts")',
+    },
   },
   example: ['ABC123', 'contacts'],
   check(value, ctx) {
-    const problems: CheckProblem[] = ctx.triggers.filter((t) => !t.actor).map((t) => ({ path: [], message: `${t.name} events have no sender, so from: never holds`, hint: 'remove from:, or use it with a trigger that has a sender' }));
+    const problems: CheckProblem[] = ctx.triggers
+      .filter((t) => !t.actor)
+      .map((t) => ({
+        path: [],
+        message: `${t.name} events have no sender, so from: never holds`,
+        hint: 'remove from:, or use it with a trigger that has a sender',
+      }));
     const list = typeof value === 'string' ? [value] : (value as string[]);
     list.forEach((p, i) => {
       const at = typeof value === 'string' ? [] : [i];
-      if (typeof p === 'number') problems.push({ path: at, message: `${p} is a number, not a PIN`, hint: `quote PINs made of digits, e.g. from: ["${String(p).padStart(6, '0')}"] (YAML reads 012345 as the number 12345)` });
-      else if (p !== 'contacts' && !new RegExp(PIN).test(p)) problems.push({ path: at, message: `"${p}" is not a PIN`, hint: 'a PIN is 6 letters or digits, or write "contacts"' });
+      if (typeof p === 'number')
+        problems.push({
+          path: at,
+          message: `${p} is a number, not a PIN`,
+          hint: `quote PINs made of digits, e.g. from: ["${String(p).padStart(6, '0')}"] (YAML reads 012345 as the number 12345)`,
+        });
+      else if (p !== 'contacts' && !new RegExp(PIN).test(p))
+        problems.push({
+          path: at,
+          message: `"${p}" is not a PIN`,
+          hint: 'a PIN is 6 letters or digits, or write "contacts"',
+        });
     });
     return problems;
   },
@@ -35,13 +57,23 @@ const from: ConditionDef = {
       const who = ctx.trigger.actor?.(ctx.scope.event, ctx.scope.me);
       if (!who) return { ok: false, label, detail: 'the event has no sender' };
       if (pins.has(who.pin_code)) return { ok: true, label, detail: `${who.pin_code} is listed` };
-      if (contacts && (await ctx.isContact(who.pin_code))) return { ok: true, label, detail: `${who.pin_code} is a contact` };
-      return { ok: false, label, detail: `${who.pin_code} (${who.display_name}) is ${contacts ? 'not a contact and ' : ''}not listed` };
+      if (contacts && (await ctx.isContact(who.pin_code)))
+        return { ok: true, label, detail: `${who.pin_code} is a contact` };
+      return {
+        ok: false,
+        label,
+        detail: `${who.pin_code} (${who.display_name}) is ${contacts ? 'not a contact and ' : ''}not listed`,
+      };
     };
   },
 };
 
-const list = (name: string, word: string, description: string, combine: (r: ConditionResult[]) => boolean): ConditionDef => ({
+const list = (
+  name: string,
+  word: string,
+  description: string,
+  combine: (r: ConditionResult[]) => boolean,
+): ConditionDef => ({
   name,
   description,
   schema: { type: 'array', minItems: 1, items: { $ref: '#/definitions/condition' } },
@@ -82,7 +114,14 @@ const liquidCondition: ConditionDef = {
   check(value, ctx) {
     const expr = String(value);
     const parse = checkExpression(expr);
-    if (parse) return [{ path: [], message: `Liquid expression error: ${parse.message}`, hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open' }];
+    if (parse)
+      return [
+        {
+          path: [],
+          message: `Liquid expression error: ${parse.message}`,
+          hint: 'write an expression without {{ }}, e.g. event.amount > 5 and vars.open',
+        },
+      ];
     const bad = expressionProblem(liquid, expr, BOT_EXPRESSIONS);
     if (bad) return [{ path: [], message: `Liquid expression error: ${bad.message}`, hint: bad.hint }];
     return checkPaths(expressionPaths(expr), ctx.triggers, [], expr);
@@ -101,13 +140,22 @@ const liquidCondition: ConditionDef = {
       try {
         v = await evaluate(expr, ctx.scope);
       } catch (err) {
-        return { ok: false, label, detail: `could not be evaluated: ${String((err as Error)?.message ?? err).split('\n')[0]}` };
+        return {
+          ok: false,
+          label,
+          detail: `could not be evaluated: ${String((err as Error)?.message ?? err).split('\n')[0]}`,
+        };
       }
       // a division by zero is Infinity, which Liquid would call true
-      if (typeof v === 'number' && !Number.isFinite(v)) return { ok: false, label, detail: `could not be evaluated: the result is ${v}, not a number` };
+      if (typeof v === 'number' && !Number.isFinite(v))
+        return { ok: false, label, detail: `could not be evaluated: the result is ${v}, not a number` };
       // what the expression saw, so a false one can be understood from its trace
       const seen = paths.map((p) => `${pathText(p)} = ${JSON.stringify(valueAt(ctx.scope, p) ?? null)}`);
-      return { ok: truthy(v), label, detail: `${seen.length ? `${seen.join(', ')} → ` : ''}${JSON.stringify(v ?? null)}` };
+      return {
+        ok: truthy(v),
+        label,
+        detail: `${seen.length ? `${seen.join(', ')} → ` : ''}${JSON.stringify(v ?? null)}`,
+      };
     };
   },
 };

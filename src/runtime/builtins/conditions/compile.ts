@@ -30,7 +30,12 @@ export function compileConditions(registry: Registry, spec: unknown): ConditionF
 }
 
 /** Static checks of an `if:` value (field names, regular expressions, nested conditions); paths start at `path`. */
-export function checkConditions(registry: Registry, spec: unknown, triggers: TriggerDef[], path: Array<string | number> = []): CheckProblem[] {
+export function checkConditions(
+  registry: Registry,
+  spec: unknown,
+  triggers: TriggerDef[],
+  path: Array<string | number> = [],
+): CheckProblem[] {
   const checkAt = (s: unknown, p: Array<string | number>): CheckProblem[] => {
     const out: CheckProblem[] = [];
     const items = Array.isArray(s) ? s.map((x, i) => [x, [...p, i]] as const) : [[s, p] as const];
@@ -40,7 +45,11 @@ export function checkConditions(registry: Registry, spec: unknown, triggers: Tri
         const def = registry.conditions.get(key);
         const here = [...at, key];
         // a def's problems (and those of its nested conditions) are relative to its value
-        const field = () => checkField(key, value, triggers, { conditions: [...registry.conditions.keys()], unavailable: registry.whyUnavailable(key) });
+        const field = () =>
+          checkField(key, value, triggers, {
+            conditions: [...registry.conditions.keys()],
+            unavailable: registry.whyUnavailable(key),
+          });
         const problems = def ? (def.check?.(value, { triggers, check: checkAt }) ?? []) : field();
         out.push(...problems.map((pr) => ({ ...pr, path: [...here, ...pr.path] })));
       }

@@ -26,7 +26,8 @@ const FLAG_BITS: Record<string, number> = {
   u: 0, // RE2 always reads text as Unicode code points
 };
 
-const UNSUPPORTED_HINT = 'rewrite the pattern without it (e.g. match both spellings with an alternation), or test the text with a liquid: condition';
+const UNSUPPORTED_HINT =
+  'rewrite the pattern without it (e.g. match both spellings with an alternation), or test the text with a liquid: condition';
 
 /**
  * JavaScript's `\uXXXX` and `\u{X…}` escapes in RE2's spelling (`\x{XXXX}`); everything else is
@@ -99,13 +100,20 @@ function flagBits(flags: string): number {
  */
 export function regexProblem(pattern: string, flags = ''): RegexProblem | undefined {
   const construct = unsupported(pattern);
-  if (construct) return { message: `the pattern uses ${construct}, which the linear-time regular expression engine cannot run`, hint: UNSUPPORTED_HINT };
+  if (construct)
+    return {
+      message: `the pattern uses ${construct}, which the linear-time regular expression engine cannot run`,
+      hint: UNSUPPORTED_HINT,
+    };
   try {
     RE2JS.compile(toRe2Syntax(pattern), flagBits(flags));
     return undefined;
   } catch (err) {
     const reason = String((err as Error).message).replace(/^error parsing regexp: /, '');
-    return { message: `invalid regular expression: ${reason}`, hint: 'bots use RE2 syntax (JavaScript\'s, less backreferences and lookaround); see docs/bots.md "Regular expressions"' };
+    return {
+      message: `invalid regular expression: ${reason}`,
+      hint: 'bots use RE2 syntax (JavaScript\'s, less backreferences and lookaround); see docs/bots.md "Regular expressions"',
+    };
   }
 }
 

@@ -48,7 +48,10 @@ const introductions = watchSource<Introduction>({
   // an introduction has no time of completion: its creation time stands for it
   changedAt: (i) => msOf(i.created_at),
   topics: ['introductions'],
-  event: (i) => (i.status === 'accepted' ? { key: `introduction.completed:${i.id}`, type: 'introduction.completed', payload: { ...i } } : undefined),
+  event: (i) =>
+    i.status === 'accepted'
+      ? { key: `introduction.completed:${i.id}`, type: 'introduction.completed', payload: { ...i } }
+      : undefined,
 });
 
 const contactRequests = pendingSource({
@@ -69,10 +72,16 @@ const contacts: SourceDef = {
     const known = raw ? new Set((raw as { known: string[] }).known) : undefined;
     const { contacts: list } = await ctx.api.contacts.list(requestOptions(ctx));
     // first poll: contacts added after the bot started are events, older ones are history
-    const isNew = (c: (typeof list)[number]) => (known ? !known.has(c.id) : ctx.baseline !== undefined && (msOf(c.created_at) ?? 0) > ctx.baseline);
+    const isNew = (c: (typeof list)[number]) =>
+      known ? !known.has(c.id) : ctx.baseline !== undefined && (msOf(c.created_at) ?? 0) > ctx.baseline;
     const events = list
       .filter(isNew)
-      .map((c) => ({ key: `contact.added:${c.id}`, type: 'contact.added', ts: msOf(c.created_at), payload: { ...c } as Record<string, unknown> }))
+      .map((c) => ({
+        key: `contact.added:${c.id}`,
+        type: 'contact.added',
+        ts: msOf(c.created_at),
+        payload: { ...c } as Record<string, unknown>,
+      }))
       .sort(byServerTime);
     return { events, cursor: { known: list.map((c) => c.id) } };
   },
@@ -91,11 +100,27 @@ const balance: SourceDef = {
     const seq = prev.seq + 1;
     const delta = Math.round((now - prev.balance) * 100) / 100;
     return {
-      events: [{ key: `balance.changed:${seq}`, type: 'balance.changed', ts: ctx.clock.now(), payload: { balance: now, previous: prev.balance, delta } }],
+      events: [
+        {
+          key: `balance.changed:${seq}`,
+          type: 'balance.changed',
+          ts: ctx.clock.now(),
+          payload: { balance: now, previous: prev.balance, delta },
+        },
+      ],
       cursor: { balance: now, seq },
     };
   },
 };
 
 /** Every built-in poll source. */
-export const builtinSources: SourceDef[] = [messagesSource, pendingTransfers, sentTransfers, pendingIntroductions, introductions, contactRequests, contacts, balance];
+export const builtinSources: SourceDef[] = [
+  messagesSource,
+  pendingTransfers,
+  sentTransfers,
+  pendingIntroductions,
+  introductions,
+  contactRequests,
+  contacts,
+  balance,
+];

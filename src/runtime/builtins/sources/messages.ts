@@ -46,7 +46,12 @@ export const messagesSource: SourceDef = {
         const page = await ctx.api.conversations.messages(conv.id, { since: t, limit: 200 }, requestOptions(ctx));
         for (const m of page.messages) {
           if (m.sender.id === ctx.me.id) continue;
-          events.push({ key: `message.received:${m.id}`, type: 'message.received', ts: m.timestamp, payload: { ...m, conversation: summary(conv) } });
+          events.push({
+            key: `message.received:${m.id}`,
+            type: 'message.received',
+            ts: m.timestamp,
+            payload: { ...m, conversation: summary(conv) },
+          });
         }
         t = page.timestamp;
         if (!page.has_more) break;

@@ -32,7 +32,12 @@ export function pendingSource<T extends { id: string; created_at?: string }>(o: 
       const items = await o.list(ctx);
       const events = items
         .filter((it) => !seen.has(it.id))
-        .map((it) => ({ key: `${o.type}:${it.id}`, type: o.type, ts: msOf(it.created_at), payload: { ...it } as Record<string, unknown> }))
+        .map((it) => ({
+          key: `${o.type}:${it.id}`,
+          type: o.type,
+          ts: msOf(it.created_at),
+          payload: { ...it } as Record<string, unknown>,
+        }))
         .sort(byServerTime);
       return { events, cursor: { seen: items.map((it) => it.id) } };
     },

@@ -6,4 +6,7 @@ import type { SourceContext } from '../../contract/types.js';
  *
  * @example await ctx.api.wallet.pending(requestOptions(ctx))
  */
-export const requestOptions = (ctx: SourceContext) => ({ signal: ctx.signal, kind: ctx.requestKind ?? ('poll' as const) });
+export const requestOptions = (ctx: SourceContext) => ({
+  signal: ctx.signal,
+  kind: ctx.requestKind ?? ('poll' as const),
+});

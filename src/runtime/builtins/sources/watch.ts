@@ -69,7 +69,11 @@ export function watchSource<T extends { id: string }>(o: {
         before = last.id;
         if (!baseline && last.id <= prevNewest && missing.size === 0) break;
       }
-      if (missing.size) ctx.log.warn({ source: o.name, ids: [...missing] }, `${missing.size} open item(s) are older than ${maxPages} pages; no longer watched`);
+      if (missing.size)
+        ctx.log.warn(
+          { source: o.name, ids: [...missing] },
+          `${missing.size} open item(s) are older than ${maxPages} pages; no longer watched`,
+        );
       events.sort(byServerTime);
       return { events, cursor: { newest, open: [...stillOpen] } satisfies WatchCursor };
     },

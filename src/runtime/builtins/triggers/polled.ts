@@ -1,7 +1,11 @@
 import type { UserRef } from '../../../client/types.js';
 import type { ReplyTarget, TriggerDef } from '../../contract/types.js';
 
-const user = (name: string, pin: string): UserRef => ({ id: `usr_${name.toLowerCase()}`, display_name: name, pin_code: pin });
+const user = (name: string, pin: string): UserRef => ({
+  id: `usr_${name.toLowerCase()}`,
+  display_name: name,
+  pin_code: pin,
+});
 const BOB = user('Bob', 'BOB123');
 const JAR = user('Tip Jar', 'JAR123');
 const CAROL = user('Carol', 'CAR123');
@@ -19,8 +23,18 @@ const sentTransfer = (status: 'accepted' | 'declined', description: string, id: 
   description,
   source: 'sent_transfers',
   example: {
-    id, type: 'transfer', amount: 2, status, direction: 'sent', note: '', sender: JAR, recipient: BOB,
-    sender_pin: JAR.pin_code, recipient_pin: BOB.pin_code, created_at: AT, updated_at: AT,
+    id,
+    type: 'transfer',
+    amount: 2,
+    status,
+    direction: 'sent',
+    note: '',
+    sender: JAR,
+    recipient: BOB,
+    sender_pin: JAR.pin_code,
+    recipient_pin: BOB.pin_code,
+    created_at: AT,
+    updated_at: AT,
   },
   actor: (e) => u(e.recipient),
   replyTo: (e) => toPin(u(e.recipient)),
@@ -31,10 +45,16 @@ export const polledTriggers: TriggerDef[] = [
   {
     name: 'message.received',
     completeExample: true,
-    description: 'Someone else wrote in a conversation the bot is in (direct or group). The bot\'s own messages never trigger it.',
+    description:
+      "Someone else wrote in a conversation the bot is in (direct or group). The bot's own messages never trigger it.",
     source: 'messages',
     example: {
-      id: 'msg_01', conversation_id: 'cnv_01', content: 'hello', sender: BOB, timestamp: 1795262400000, created_at: AT,
+      id: 'msg_01',
+      conversation_id: 'cnv_01',
+      content: 'hello',
+      sender: BOB,
+      timestamp: 1795262400000,
+      created_at: AT,
       conversation: { id: 'cnv_01', type: 'direct', name: null, participants: [BOB, JAR] },
     },
     actor: (e) => u(e.sender),
@@ -59,8 +79,15 @@ export const polledTriggers: TriggerDef[] = [
     source: 'pending_introductions',
     subject: 'introduction',
     example: {
-      id: 'int_01', introducer: BOB, message: 'you two should talk', status: 'pending', created_at: AT,
-      participants: [{ ...JAR, response: 'pending' }, { ...CAROL, response: 'pending' }],
+      id: 'int_01',
+      introducer: BOB,
+      message: 'you two should talk',
+      status: 'pending',
+      created_at: AT,
+      participants: [
+        { ...JAR, response: 'pending' },
+        { ...CAROL, response: 'pending' },
+      ],
     },
     actor: (e) => u(e.introducer),
     replyTo: (e) => toPin(u(e.introducer)),
@@ -68,15 +95,27 @@ export const polledTriggers: TriggerDef[] = [
   {
     name: 'introduction.completed',
     completeExample: true,
-    description: 'An introduction the bot made or is in was accepted by everyone; `conversation_id` is the new conversation.',
+    description:
+      'An introduction the bot made or is in was accepted by everyone; `conversation_id` is the new conversation.',
     source: 'introductions',
     example: {
-      id: 'int_01', introducer: BOB, message: 'you two should talk', status: 'accepted', conversation_id: 'cnv_02', created_at: AT,
-      participants: [{ ...JAR, response: 'accepted' }, { ...CAROL, response: 'accepted' }],
+      id: 'int_01',
+      introducer: BOB,
+      message: 'you two should talk',
+      status: 'accepted',
+      conversation_id: 'cnv_02',
+      created_at: AT,
+      participants: [
+        { ...JAR, response: 'accepted' },
+        { ...CAROL, response: 'accepted' },
+      ],
     },
     actor: (e) => u(e.introducer),
     // Only participants are in the new conversation; an introducer bot has no one to reply to.
-    replyTo: (e, me) => (participantsOf(e).some((p) => p.id === me.id) && e.conversation_id ? { conversation_id: String(e.conversation_id) } : undefined),
+    replyTo: (e, me) =>
+      participantsOf(e).some((p) => p.id === me.id) && e.conversation_id
+        ? { conversation_id: String(e.conversation_id) }
+        : undefined,
   },
   {
     name: 'contact_request.received',

@@ -45,7 +45,14 @@ function fireEvent(ctx: TriggerSetupContext, o: ScheduleOptions, due: number, no
     key: `schedule:${ctx.ruleId}:${scheduled}`,
     type: 'schedule',
     rule: ctx.ruleId,
-    payload: { at: new Date(now).toISOString(), scheduled_at: scheduled, missed: missed > 0, missed_count: missed, cron: o.cron, timezone: o.timezone },
+    payload: {
+      at: new Date(now).toISOString(),
+      scheduled_at: scheduled,
+      missed: missed > 0,
+      missed_count: missed,
+      cron: o.cron,
+      timezone: o.timezone,
+    },
   };
 }
 
@@ -60,7 +67,11 @@ async function catchUp(ctx: TriggerSetupContext, o: ScheduleOptions): Promise<vo
   const { times, count } = dueBetween(o, ctx.lastFired, now, o.missed === 'all' ? MAX_MISSED : 1);
   if (count === 0) return;
   if (o.missed === 'once') return ctx.emit(fireEvent(ctx, o, times.at(-1)!, now, count), { fired: times.at(-1)! });
-  if (count > times.length) ctx.log.warn({ rule: ctx.ruleId, missed: count }, `schedule of rule ${ctx.ruleId} missed ${count} fires; the latest ${times.length} are queued (missed: all)`);
+  if (count > times.length)
+    ctx.log.warn(
+      { rule: ctx.ruleId, missed: count },
+      `schedule of rule ${ctx.ruleId} missed ${count} fires; the latest ${times.length} are queued (missed: all)`,
+    );
   for (const due of times) await ctx.emit(fireEvent(ctx, o, due, now, 1), { fired: due });
 }
 
@@ -95,17 +106,38 @@ export const scheduleTrigger: TriggerDef = {
       properties: {
         cron: { type: 'string', description: 'cron expression, e.g. "0 9 * * 1-5"' },
         timezone: { type: 'string', description: 'IANA time zone, e.g. Europe/Paris (default UTC)' },
-        missed: { enum: ['skip', 'once', 'all'], description: 'fires missed while the bot did not run: skip them, once (default: one event for the latest, event.missed_count says how many), or all (at most 100)' },
+        missed: {
+          enum: ['skip', 'once', 'all'],
+          description:
+            'fires missed while the bot did not run: skip them, once (default: one event for the latest, event.missed_count says how many), or all (at most 100)',
+        },
       },
     },
   },
-  example: { at: '2026-11-23T09:00:00.000Z', scheduled_at: '2026-11-23T09:00:00.000Z', missed: false, missed_count: 0, cron: '0 9 * * 1', timezone: 'UTC' },
+  example: {
+    at: '2026-11-23T09:00:00.000Z',
+    scheduled_at: '2026-11-23T09:00:00.000Z',
+    missed: false,
+    missed_count: 0,
+    cron: '0 9 * * 1',
+    timezone: 'UTC',
+  },
   check(v) {
     const o = scheduleOptions(v);
     const out: CheckProblem[] = [];
     const at = typeof v === 'string' ? [] : ['cron'];
-    if (!validateCron(o.cron)) out.push({ path: at, message: `"${o.cron}" is not a cron expression`, hint: 'five fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"' });
-    if (!validTimeZone(o.timezone)) out.push({ path: ['timezone'], message: `unknown time zone "${o.timezone}"`, hint: 'use an IANA name such as UTC, Europe/Paris or America/New_York' });
+    if (!validateCron(o.cron))
+      out.push({
+        path: at,
+        message: `"${o.cron}" is not a cron expression`,
+        hint: 'five fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"',
+      });
+    if (!validTimeZone(o.timezone))
+      out.push({
+        path: ['timezone'],
+        message: `unknown time zone "${o.timezone}"`,
+        hint: 'use an IANA name such as UTC, Europe/Paris or America/New_York',
+      });
     return out;
   },
   setup(ctx, v) {
@@ -122,7 +154,10 @@ export const scheduleTrigger: TriggerDef = {
         await caught;
         await ctx.emit(fireEvent(ctx, o, at.getTime(), at.getTime(), 0), { fired: at.getTime() });
       },
-      { timezone: o.timezone, onError: (err) => ctx.log.error({ err, rule: ctx.ruleId }, 'schedule could not queue its event') },
+      {
+        timezone: o.timezone,
+        onError: (err) => ctx.log.error({ err, rule: ctx.ruleId }, 'schedule could not queue its event'),
+      },
     );
   },
 };
