@@ -14,21 +14,37 @@ export interface TraceSource {
 }
 
 /**
- * A bot's recorded traces, the newest `limit`: from the running server (admin socket), else
- * from the data directory's trace files (or the database with driver postgres) — as
- * `pinbot bots trace` reads them. Internal.
+ * A bot's recorded traces, the newest `limit`, and whether a change waits for a virtual clock:
+ * from the running server (admin socket, which checks `limit`), else from the data directory's
+ * trace files (or the database with driver postgres). `pinbot bots trace`, `--scenario` and
+ * `bots what-if` read them here. Internal.
  */
-export async function botTraces(name: string, o: TraceSource, limit: number): Promise<Trace[]> {
+export async function readBotTraces(
+  name: string,
+  o: TraceSource,
+  limit: string | number,
+): Promise<{ traces: Trace[]; waiting?: string }> {
   const dataDir = resolve(o.data);
-  // a running server has the newest traces (as bots-commands.ts's serverRunning decides)
+  // a running server has the newest traces
   if (lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir))) {
-    return ((await callAdmin(dataDir, 'bots.trace', { name, limit: String(limit) })) as { traces: Trace[] }).traces;
+    return (await callAdmin(dataDir, 'bots.trace', { name, limit: String(limit) })) as {
+      traces: Trace[];
+      waiting?: string;
+    };
   }
+  const n = Number(limit);
+  if (!Number.isInteger(n) || n < 1) throw new AdminError('--limit must be a whole number ≥ 1');
   const config = loadConfig(o.config);
   const { offlineTraces } = await import('../deployment/index.js');
-  const { traces: found, where } = await offlineTraces({ config, dataDir, name, limit });
-  if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
-  return found;
+  // with PostgreSQL the history is in the database, whichever process ran the bot
+  const { traces, where } = await offlineTraces({ config, dataDir, name, limit: n });
+  if (!traces) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
+  return { traces };
+}
+
+/** `readBotTraces` without the waiting note. Internal. */
+export async function botTraces(name: string, o: TraceSource, limit: number): Promise<Trace[]> {
+  return (await readBotTraces(name, o, limit)).traces;
 }
 
 /** The file of the configured bots folder whose `name:` is `name`. Internal. */

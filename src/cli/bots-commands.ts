@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { botVarsCommand, formatBotVars, type BotVarsView } from '../services/bot-vars.js';
 import { AdminError } from '../admin/errors.js';
 import { runOnDataDir } from './admin-client.js';
+import { readBotTraces } from './bot-traces.js';
 import { callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../clock/clock.js';
@@ -267,24 +268,7 @@ export function registerBotCommands(program: Command): void {
       .option('--out <file>', 'with --scenario: write it to this file (else stdout)'),
   ).action(async (name: string, opts: Common & { limit: string; json?: boolean; scenario?: string; out?: string }) => {
     if (opts.scenario !== undefined) return void (await printTraceScenario(name, opts.scenario, opts));
-    const dataDir = resolve(opts.data);
-    let traces: Trace[];
-    let waiting: string | undefined;
-    if (serverRunning(dataDir))
-      ({ traces, waiting } = (await callAdmin(dataDir, 'bots.trace', { name, limit: opts.limit })) as {
-        traces: Trace[];
-        waiting?: string;
-      });
-    else {
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new AdminError('--limit must be a whole number ≥ 1');
-      const config = loadConfig(opts.config);
-      const { offlineTraces } = await import('../deployment/index.js');
-      // with PostgreSQL the history is in the database, whichever process ran the bot
-      const { traces: found, where } = await offlineTraces({ config, dataDir, name, limit });
-      if (!found) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
-      traces = found;
-    }
+    const { traces, waiting } = await readBotTraces(name, opts, opts.limit);
     if (opts.json)
       return void process.stdout.write(JSON.stringify({ bot: name, traces, ...(waiting ? { waiting } : {}) }) + '\n');
     // runs of one event finish in any order; people read them in the order they started
