@@ -118,6 +118,27 @@ describe('ask: a dialog of three questions', () => {
     expect(reasons('pizza').at(-1)).toBe('order: done dialog_cancelled');
   });
 
+  it('each ask reports its outcome for coverage: answered, re-asked, cancel, timeout', async () => {
+    await pizza(['alice', 'bob']);
+    const outcomes = () =>
+      world!
+        .traces('pizza')
+        .filter((t) => t.rule === 'order' && t.outcome !== 'waiting')
+        .flatMap((t) =>
+          t.steps
+            .filter((st) => st.action === 'ask')
+            .map((st) => (st.result as { outcome?: string } | undefined)?.outcome),
+        );
+    await say('alice', 'order');
+    await say('alice', 'huge');
+    await say('alice', 'large');
+    await say('alice', '2');
+    await say('alice', 'stop');
+    await say('bob', 'order');
+    await world!.advance('11m');
+    expect(outcomes()).toEqual(['re-asked', 'answered', 'cancel', 'timeout']);
+  });
+
   it('the timeout fires by itself on the virtual clock: no further message', async () => {
     await pizza();
     await say('alice', 'order');

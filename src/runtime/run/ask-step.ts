@@ -27,6 +27,11 @@ export interface AskResult {
   answer?: string;
   /** How the dialog ended without an answer: no answer in time, or a cancel word. */
   ended?: 'timeout' | 'cancel';
+  /**
+   * What happened, for coverage: `answered` (valid at the first question), `re-asked` (a retry
+   * was sent: answered after it, or no valid answer in the attempts), `timeout`, `cancel`.
+   */
+  outcome?: 'answered' | 're-asked' | 'timeout' | 'cancel';
   asked: number;
   answers: AskProgress['answers'];
 }
@@ -153,7 +158,8 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
         runner.timers.arm(dl.key, dl.until!, () => runner.dialogDue(dl.key));
         return { parked: true, quiet };
       }
-      if (taken === 'timeout') return end({ status: 'done', args, dialog: dl, result: result({ ended: 'timeout' }) });
+      if (taken === 'timeout')
+        return end({ status: 'done', args, dialog: dl, result: result({ ended: 'timeout', outcome: 'timeout' }) });
       if (taken === 'gone')
         return done({
           status: 'failed',
@@ -168,7 +174,12 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
     dl.current = undefined;
     if (cancelWords.has(cur.text.trim().toLowerCase())) {
       dl.answers.push({ text: cur.text.slice(0, 200), ok: false, why: 'a cancel word', at: cur.at });
-      return end({ status: 'done', args, dialog: dl, result: result({ ended: 'cancel', answer: cur.text }) });
+      return end({
+        status: 'done',
+        args,
+        dialog: dl,
+        result: result({ ended: 'cancel', outcome: 'cancel', answer: cur.text }),
+      });
     }
     const r = readAnswer(args.expect, cur.text);
     dl.answers.push({ text: cur.text.slice(0, 200), ok: r.ok, ...(r.ok ? {} : { why: r.why }), at: cur.at });
@@ -179,6 +190,7 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
         dialog: dl,
         result: result({
           value: r.value,
+          outcome: dl.invalid > 0 ? 're-asked' : 'answered',
           answer: cur.text.trim(),
           ...(r.groups && Object.keys(r.groups).length ? { groups: r.groups } : {}),
         }),
@@ -190,7 +202,7 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
         status: 'failed',
         args,
         dialog: dl,
-        result: result({}),
+        result: result({ outcome: 're-asked' }),
         error: { kind: 'invalid_answer', code: 'invalid_answer', message },
       });
     }

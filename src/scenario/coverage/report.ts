@@ -73,8 +73,8 @@ const ratio = (covered: number, total: number): Ratio => ({
 /**
  * Outcomes each step kind can have, for coverage to list the ones never seen. A step kind
  * reports which one a run had in its trace result (`outcome`, or a `choose` step's `label`,
- * see collect.ts). `ask` (dialogs) is listed so its outcomes are counted once its steps
- * report them.
+ * see collect.ts). An `ask` reports `answered` (valid at the first question), `re-asked` (a
+ * retry was sent), `timeout` or `cancel`.
  */
 export const STEP_OUTCOMES: Record<string, (args: unknown) => string[]> = {
   choose: (args) => {
