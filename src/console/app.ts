@@ -20,6 +20,7 @@ import { userBody, usersBody } from './pages-users.js';
 import { cookieOf, COOKIE, crossSite, hostOf, isLoopback, SECURITY_HEADERS, setSessionCookie } from './security.js';
 import { loadUserView } from './user-view.js';
 import { BOT_NAME } from '../util/bot-name.js';
+import type { DialogView } from '../services/bot-dialogs.js';
 
 const ASSETS = join(dirname(fileURLToPath(import.meta.url)), 'assets');
 const ASSET_TYPES: Record<string, string> = {
@@ -219,6 +220,23 @@ export function consoleApp(st: ConsoleState): express.Express {
       }
     });
   }
+  post('/console/bots/:name/dialogs/end', async (req, res, s) => {
+    const name = String(req.params.name);
+    if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
+    const to = `/console/bots/${encodeURIComponent(name)}`;
+    const body = req.body as Record<string, unknown>;
+    try {
+      const { ended } = await command<{ ended: DialogView[] }>('bots.end_dialog', {
+        name,
+        pin: String(body.pin ?? ''),
+        ...(typeof body.conversation === 'string' && body.conversation ? { conversation: body.conversation } : {}),
+      });
+      settleSoon();
+      back(res, s, to, true, `ended: ${ended.map((d) => d.person).join(', ')}`);
+    } catch (err) {
+      back(res, s, to, false, (err as Error).message);
+    }
+  });
   get('/console/bots/:name', async (req, res, s) => {
     const name = String(req.params.name);
     if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
@@ -226,6 +244,10 @@ export function consoleApp(st: ConsoleState): express.Express {
     const traces = await command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then(
       (r) => r.traces,
       () => [] as Trace[],
+    );
+    const dialogs = await command<{ dialogs: DialogView[] }>('bots.dialogs', { name }).then(
+      (r) => r.dialogs,
+      () => undefined,
     );
     send(
       req,
@@ -241,6 +263,7 @@ export function consoleApp(st: ConsoleState): express.Express {
           onlyNotRun: req.query.why === '1',
           latency: latencyBuckets(name),
           reasons: notRunReasons(name),
+          dialogs,
         },
         s,
       ),

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from './html.js';
 import { bars, columns } from './charts.js';
 import { csrfField } from './layout.js';
 import type { BotSeries, Health } from './metric-history.js';
+import type { DialogView } from '../services/bot-dialogs.js';
 import { reasonWords } from './reasons.js';
 
 const STATE_WORDS: Record<BotStatus['status'], string> = {
@@ -111,6 +112,25 @@ function botCharts(o: {
 </section>`;
 }
 
+/** Who is in a dialog with the bot now, each with an End button (`bots.end_dialog`). Internal. */
+function dialogsSection(name: string, dialogs: readonly DialogView[] | undefined, s: ConsoleSession): SafeHtml {
+  const rows = (dialogs ?? []).map(
+    (d) => html`<tr data-dialog="${d.pin}">
+<td>${d.person}</td><td>${d.rule}</td><td>${d.question ?? html`<small>step ${d.step + 1}</small>`}</td>
+<td><time>${d.since}</time></td><td>${d.until ? html`<time>${d.until}</time>` : '—'}</td>
+<td><form method="post" action="/console/bots/${encodeURIComponent(name)}/dialogs/end" class="inline">${csrfField(s)}<input type="hidden" name="pin" value="${d.pin}"><input type="hidden" name="conversation" value="${d.conversation}"><button type="submit" aria-label="End the dialog with ${d.person}">End</button></form></td>
+</tr>`,
+  );
+  return html`<section data-live="dialogs" aria-label="Dialogs"><h2>Dialogs</h2>
+${
+  dialogs === undefined
+    ? html`<p>Not running in this process.</p>`
+    : rows.length
+      ? html`<table><thead><tr><th scope="col">Person</th><th scope="col">Rule</th><th scope="col">Question</th><th scope="col">Since</th><th scope="col">Until (timeout)</th><th scope="col"></th></tr></thead><tbody>${rows}</tbody></table>`
+      : html`<p>No one is in a dialog with ${name} now.</p>`
+}</section>`;
+}
+
 /** A bot's page: its state, its charts and the timeline of its runs, newest first, optionally only NOT RUN. */
 export function botBody(
   o: {
@@ -120,12 +140,15 @@ export function botBody(
     onlyNotRun: boolean;
     latency: ReadonlyArray<{ le: string; count: number }>;
     reasons: ReadonlyArray<{ reason: string; count: number }>;
+    /** Who is in a dialog with it now (undefined: it does not run here). */
+    dialogs?: readonly DialogView[];
   },
   s: ConsoleSession,
 ): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
 <section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
+${dialogsSection(o.name, o.dialogs, s)}
 ${botCharts(o)}
 <form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
 <label><input type="checkbox" name="why" value="1"${o.onlyNotRun ? html` checked` : ''}> Why didn't it fire? (only rules that did not run)</label>

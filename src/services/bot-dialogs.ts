@@ -1,5 +1,6 @@
 import { AdminError, type AdminCommand } from '../admin/commands.js';
-import type { BotHost, DialogRecord } from '../runtime/index.js';
+import { BotInbox, type BotHost, type DialogRecord } from '../runtime/index.js';
+import type { ReadView } from '../store/core/types.js';
 
 /** One dialog as `pinbot bots dialogs` and the console show it. */
 export interface DialogView {
@@ -13,12 +14,23 @@ export interface DialogView {
   until?: string;
   waiting: boolean;
   queued: number;
+  /** The question last sent, as rendered (from the run's write-ahead record), when known. */
+  question?: string;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
-/** A dialog record as shown. */
-export function dialogView(r: DialogRecord): DialogView {
+/** The question an ask step sent, as written ahead with its run. Internal. */
+function questionOf(r: DialogRecord, read: ReadView | undefined): string | undefined {
+  const args = read?.col(BotInbox).get(r.entry)?.runs[r.rule]?.steps[r.step]?.args as
+    | { question?: unknown }
+    | undefined;
+  return typeof args?.question === 'string' ? args.question : undefined;
+}
+
+/** A dialog record as shown (with its question when the store is given). */
+export function dialogView(r: DialogRecord, read?: ReadView): DialogView {
+  const question = questionOf(r, read);
   return {
     person: `${r.person.display_name} (${r.person.pin_code})`,
     pin: r.person.pin_code,
@@ -30,6 +42,7 @@ export function dialogView(r: DialogRecord): DialogView {
     until: iso(r.until),
     waiting: r.waiting,
     queued: r.queue.length,
+    ...(question === undefined ? {} : { question }),
   };
 }
 
@@ -46,9 +59,9 @@ export function dialogCommands(host: () => BotHost | undefined): Record<string, 
     return { name, runner };
   };
   return {
-    'bots.dialogs': async (_ctx, args) => {
+    'bots.dialogs': async (ctx, args) => {
       const { name, runner } = runnerOf(args);
-      return { bot: name, dialogs: runner.dialogs().map(dialogView) };
+      return { bot: name, dialogs: runner.dialogs().map((d) => dialogView(d, ctx.store.read)) };
     },
     'bots.end_dialog': async (_ctx, args) => {
       const { name, runner } = runnerOf(args);
@@ -68,7 +81,7 @@ export function dialogCommands(host: () => BotHost | undefined): Record<string, 
       );
       if (ended.length === 0)
         throw new AdminError(`${pin}'s dialog with ${name} is handling an answer right now; try again in a moment`);
-      return { bot: name, ended: ended.map(dialogView) };
+      return { bot: name, ended: ended.map((d) => dialogView(d)) };
     },
   };
 }
