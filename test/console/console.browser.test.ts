@@ -59,12 +59,26 @@ function watch(page: Page): void {
   });
 }
 
+/** A bot that asks (for the Dialogs section of its page). */
+const SHOP = `name: shop
+as: Shop
+create_user: true
+rules:
+  - id: order
+    on: message.received
+    if: { content: { matches: "^order$" } }
+    do:
+      - ask: { question: "What size?", save: size, timeout: 10m }
+      - reply: "got {{ answers.size }}"
+`;
+
 describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
   beforeAll(async () => {
     tmp = tempDir('pinbot-console-');
     const botsDir = join(tmp.dir, 'bots');
     mkdirSync(botsDir);
     writeFileSync(join(botsDir, 'tip-jar.yaml'), readFileSync(join(ROOT, 'bots/tip-jar.yaml'), 'utf8'));
+    writeFileSync(join(botsDir, 'shop.yaml'), SHOP);
     linkClock = new VirtualClock(T0);
     server = await startServer({
       dataDir: join(tmp.dir, 'data'),
@@ -489,6 +503,37 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await page.getByRole('button', { name: 'Decline introduction by Alice' }).click();
     await page.getByRole('status').filter({ hasText: '/decline → 200' }).waitFor();
     expect(await page.getByRole('button', { name: /introduction by Alice/ }).count()).toBe(0);
+    await page.close();
+  });
+
+  it("dialogs: Alice's dialog with the shop shows on its page with the question; End ends it and it is gone", async () => {
+    const [alice, shop] = ['Alice', 'Shop'].map((n) => findUser(server.store.read, n)!);
+    const page = await context.newPage();
+    watch(page);
+    await open(page, `/console/users/${alice!.id}`);
+    const send = page.locator('form[action$="/send-message"]');
+    await send.getByLabel('To (PIN)').fill(shop!.pin_code);
+    await send.getByLabel('Message').fill('order');
+    await send.getByRole('button', { name: 'Send message' }).click();
+    await page.getByRole('status').filter({ hasText: 'POST /messages/send → 201' }).waitFor();
+    await open(page, '/console/bots/shop');
+    const row = page.locator(`tr[data-dialog="${alice!.pin_code}"]`);
+    await expect
+      .poll(async () => {
+        if (await row.count()) return true;
+        await page.reload();
+        return false;
+      })
+      .toBe(true);
+    expect(await row.textContent()).toMatch(/Alice \([A-Z0-9]{6}\)[\s\S]*order[\s\S]*What size\?/);
+    await shot(page, 'bot-dialogs');
+    await row.getByRole('button', { name: 'End' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `ended: Alice (${alice!.pin_code})` })
+      .waitFor();
+    expect(await page.locator('tr[data-dialog]').count()).toBe(0);
+    expect(await page.locator('[data-live="dialogs"]').textContent()).toContain('No one is in a dialog with shop now.');
     await page.close();
   });
 
