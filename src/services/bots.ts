@@ -67,7 +67,7 @@ export function botAdminCommands(
       if (!memory) throw new AdminError(`no bot named ${name} is loaded here; see \`pinbot bots list\``);
       return memoryCommand(memory, args);
     },
-    // offline too (the CLI runs it on the store itself): see cli/bots-commands.ts
+    // offline too (the CLI runs it on the store itself): see cli/bots/vars.ts
     'bots.vars': botVarsCommand,
     ...dialogCommands(host),
   };

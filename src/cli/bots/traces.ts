@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { AdminError } from '../admin/errors.js';
-import { callAdmin, socketPath } from '../admin/socket.js';
-import { loadConfig } from '../config/load.js';
-import type { Trace } from '../runtime/index.js';
-import { lockHolder } from '../store/file/lock.js';
+import { AdminError } from '../../admin/errors.js';
+import { callAdmin, socketPath } from '../../admin/socket.js';
+import { loadConfig } from '../../config/load.js';
+import type { Trace } from '../../runtime/index.js';
+import { lockHolder } from '../../store/file/lock.js';
 
 /** Where `bots trace --scenario` and `bots what-if` read from. Internal. */
 export interface TraceSource {
@@ -35,7 +35,7 @@ export async function readBotTraces(
   const n = Number(limit);
   if (!Number.isInteger(n) || n < 1) throw new AdminError('--limit must be a whole number ≥ 1');
   const config = loadConfig(o.config);
-  const { offlineTraces } = await import('../deployment/index.js');
+  const { offlineTraces } = await import('../../deployment/index.js');
   // with PostgreSQL the history is in the database, whichever process ran the bot
   const { traces, where } = await offlineTraces({ config, dataDir, name, limit: n });
   if (!traces) throw new AdminError(`no traces for a bot named ${name} in ${where}; see \`pinbot bots list\``);
@@ -73,7 +73,7 @@ export async function traceScenario(
   run: string,
   o: TraceSource & { out?: string },
 ): Promise<{ text: string; out?: string }> {
-  const { scenarioFromTrace, FromTraceError } = await import('../scenario/from-trace.js');
+  const { scenarioFromTrace, FromTraceError } = await import('../../scenario/from-trace.js');
   const traces = await botTraces(name, o, 1000);
   const botFile = botFileNamed(name, o.config);
   // paths in a scenario are relative to its file: to --out's folder, else to ./scenarios (where scenarios live)

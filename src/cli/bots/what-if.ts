@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/errors.js';
-import { loadConfig } from '../config/load.js';
-import { createLogger } from '../log.js';
-import { loadBotFile, whatIf, type WhatIfReport } from '../runtime/index.js';
-import { buildRegistry } from '../services/registry.js';
-import { formatProblem } from '../util/yaml-errors.js';
-import { botTraces } from './bot-traces.js';
+import { AdminError } from '../../admin/errors.js';
+import { loadConfig } from '../../config/load.js';
+import { createLogger } from '../../log.js';
+import { loadBotFile, whatIf, type WhatIfReport } from '../../runtime/index.js';
+import { buildRegistry } from '../../services/registry.js';
+import { formatProblem } from '../../util/yaml-errors.js';
+import { botTraces } from './traces.js';
 
 /** The report as a person reads it: each changed event with its changes, then the summary. Internal. */
 export function formatWhatIf(r: WhatIfReport, all = false): string {

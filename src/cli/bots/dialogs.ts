@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../admin/errors.js';
-import { callAdmin, socketPath } from '../admin/socket.js';
-import { lockHolder } from '../store/file/lock.js';
-import type { DialogView } from '../services/bot-dialogs.js';
+import { AdminError } from '../../admin/errors.js';
+import { callAdmin, socketPath } from '../../admin/socket.js';
+import { lockHolder } from '../../store/file/lock.js';
+import type { DialogView } from '../../services/bot-dialogs.js';
 
 /** A dialog as one line: who, since when, which rule and step, until when its answer is due. */
 export function formatDialog(d: DialogView): string {

@@ -1,16 +1,16 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { callAdmin, socketPath } from '../admin/socket.js';
-import { AdminError } from '../admin/errors.js';
-import { systemClock } from '../clock/clock.js';
-import { loadConfig } from '../config/load.js';
-import type { Config } from '../config/schema.js';
-import { createRegistry, loadBotFile } from '../runtime/index.js';
-import { formatMemory, memoryCommand, offlineMemory, type MemoryView } from '../services/bot-memory.js';
-import type { Store } from '../store/core/types.js';
-import { lockHolder } from '../store/file/lock.js';
-import { DATA_DIR } from '../util/data-dir.js';
+import { callAdmin, socketPath } from '../../admin/socket.js';
+import { AdminError } from '../../admin/errors.js';
+import { systemClock } from '../../clock/clock.js';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { createRegistry, loadBotFile } from '../../runtime/index.js';
+import { formatMemory, memoryCommand, offlineMemory, type MemoryView } from '../../services/bot-memory.js';
+import type { Store } from '../../store/core/types.js';
+import { lockHolder } from '../../store/file/lock.js';
+import { DATA_DIR } from '../../util/data-dir.js';
 
 interface MemoryOpts {
   data: string;
@@ -43,7 +43,7 @@ async function offline(name: string, args: Record<string, unknown>, opts: Memory
   const config = loadConfig(opts.config);
   const dataDir = resolve(opts.data);
   const bot = botFileNamed(config, name);
-  const { openBotStateStore } = await import('../deployment/store-only.js');
+  const { openBotStateStore } = await import('../../deployment/store-only.js');
   const remote = bot !== undefined && bot.server !== 'embedded';
   const store = await openBotStateStore({
     config,
