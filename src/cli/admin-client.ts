@@ -6,7 +6,7 @@ import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { storeIsShared } from '../deployment/store-only.js';
+import { storeIsShared } from '../deployment/driver.js';
 import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
 
 export interface CommonOptions {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { DATA_DIR } from '../util/data-dir.js';
+import { storeIsShared } from './driver.js';
 import type { Store } from '../store/core/types.js';
 import { FileStore } from '../store/file/file-store.js';
 import type { PgStoreOptions } from '../store/postgres/pg-store.js';
@@ -11,9 +12,6 @@ import { parseDuration } from '../util/duration.js';
  * The store alone, without a server (the CLI's offline commands): the deployment's two ways to
  * open it, with the same start-up checks `serve` makes.
  */
-
-/** Whether several processes share the store (`store.driver: postgres`): then the CLI talks to the database itself. */
-export const storeIsShared = (config: Config): boolean => config.store.driver === 'postgres';
 
 /** Opens the journaled store of a data directory, under its lock, with the start-up checks. */
 export function openFileStore(o: { config: Config; dataDir: string; warn: (msg: string) => void }): Promise<FileStore> {
