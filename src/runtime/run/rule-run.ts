@@ -382,7 +382,7 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
       ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}),
     });
     if (trace.outcome === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: trace.message });
-    // a dialog's quiet park (an answer taken, the next question asked) is no run of its own
+    // a run woken that parks again with nothing new (no question sent, no answer read) is no run of its own
     if (!quiet) {
       metrics.botRuns.inc([trace.bot, trace.rule, trace.outcome]);
       if (trace.outcome === 'not_run') metrics.botNotRun.inc([trace.bot, trace.rule, trace.reason ?? 'unknown']);
