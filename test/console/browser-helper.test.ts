@@ -83,11 +83,13 @@ describe.skipIf(SKIP_BROWSER)('the tests’ browser (test/helpers/browser.ts)', 
     writeFileSync(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
     const script = [
       'set -e',
+      // /tmp first: a checkout under /tmp (a CI clone) is then bound on top of it, not hidden by it
+      'mount -t tmpfs tmpfs "$1/tmp"',
+      `mkdir -p "$1${ROOT}"`,
       `mount --bind "${process.execPath}" "$1/usr/bin/node"`,
       `mount --bind "${ROOT}" "$1${ROOT}"`,
       'mount --rbind /dev "$1/dev"',
       'mount --rbind /proc "$1/proc"',
-      'mount -t tmpfs tmpfs "$1/tmp"',
       `exec chroot "$1" /usr/bin/node "${ROOT}/bin/run-ts.js" "${ROOT}/test/helpers/browser-child.ts"`,
     ].join('\n');
     const env = { ...process.env, PINBOT_CHROMIUM: '', NODE_EXTRA_CA_CERTS: '' };
