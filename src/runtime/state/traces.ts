@@ -167,7 +167,7 @@ export function readTraces(file: string, limit = 100): Trace[] {
 
 /**
  * Where a bot's trace history is kept beyond the process: a JSONL file per bot (the file
- * driver, `TraceLog.open`) or the database (driver postgres, services/pg-traces.ts). A
+ * driver, `TraceLog.open`) or the database (driver postgres, deployment/pg-traces.ts). A
  * TraceLog calls `append` with the traces of one tick, in order, one call at a time; a failed
  * call loses those traces (they are diagnostics) and never stops the bot.
  */
