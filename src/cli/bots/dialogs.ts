@@ -1,16 +1,16 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../../admin/errors.js';
-import { callAdmin, socketPath } from '../../admin/socket.js';
-import { lockHolder } from '../../store/file/lock.js';
+import { callAdmin } from '../../admin/socket.js';
 import type { DialogView } from '../../services/bot-dialogs.js';
+import { serverRunning } from './shared.js';
 
 /** A dialog as one line: who, since when, which rule and step, until when its answer is due. */
 export function formatDialog(d: DialogView): string {
   const where = d.conversation === 'direct' ? 'direct' : d.conversation;
   const state = d.waiting ? `waiting until ${d.until ?? '?'}` : 'handling an answer';
-  return `${d.person.padEnd(24)} since ${d.since}  rule ${d.rule} step ${d.step}  ${state}  in ${where}${d.queued ? `  (${d.queued} unread)` : ''}`;
+  const asked = d.question ? `  asked ${JSON.stringify(d.question.slice(0, 60))}` : '';
+  return `${d.person.padEnd(24)} since ${d.since}  rule ${d.rule} step ${d.step}${asked}  ${state}  in ${where}${d.queued ? `  (${d.queued} unread)` : ''}`;
 }
 
 /**
@@ -21,7 +21,7 @@ export function formatDialog(d: DialogView): string {
 export function registerDialogCommands(bots: Command): void {
   const running = (data: string) => {
     const dir = resolve(data);
-    if (lockHolder(dir) === undefined || !existsSync(socketPath(dir)))
+    if (!serverRunning(dir))
       throw new AdminError(`no server runs on ${dir}; dialogs live with the bots of a running \`pinbot serve\``);
     return dir;
   };

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { callAdmin, socketPath } from '../../admin/socket.js';
+import { callAdmin } from '../../admin/socket.js';
 import { AdminError } from '../../admin/errors.js';
 import { systemClock } from '../../clock/clock.js';
 import { loadConfig } from '../../config/load.js';
@@ -11,6 +11,7 @@ import { formatMemory, memoryCommand, offlineMemory, type MemoryView } from '../
 import type { Store } from '../../store/core/types.js';
 import { lockHolder } from '../../store/file/lock.js';
 import { DATA_DIR } from '../../util/data-dir.js';
+import { serverRunning } from './shared.js';
 
 interface MemoryOpts {
   data: string;
@@ -88,7 +89,7 @@ export function addMemoryCommand(bots: Command): void {
         forget: opts.forget,
         forget_all: opts.forgetAll === true,
       };
-      const running = lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir));
+      const running = serverRunning(dataDir);
       if (!running && lockHolder(dataDir) !== undefined)
         throw new AdminError(`another process holds ${dataDir}; try again when it is done`);
       const view = running

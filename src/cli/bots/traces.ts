@@ -2,10 +2,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { AdminError } from '../../admin/errors.js';
-import { callAdmin, socketPath } from '../../admin/socket.js';
+import { callAdmin } from '../../admin/socket.js';
 import { loadConfig } from '../../config/load.js';
 import type { Trace } from '../../runtime/index.js';
-import { lockHolder } from '../../store/file/lock.js';
+import { serverRunning } from './shared.js';
 
 /** Where `bots trace --scenario` and `bots what-if` read from. Internal. */
 export interface TraceSource {
@@ -26,7 +26,7 @@ export async function readBotTraces(
 ): Promise<{ traces: Trace[]; waiting?: string }> {
   const dataDir = resolve(o.data);
   // a running server has the newest traces
-  if (lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir))) {
+  if (serverRunning(dataDir)) {
     return (await callAdmin(dataDir, 'bots.trace', { name, limit: String(limit) })) as {
       traces: Trace[];
       waiting?: string;
