@@ -1,10 +1,9 @@
-import type { Logger } from 'pino';
 import { iso } from '../clock/clock.js';
 import { AdminError } from './errors.js';
+import { type AdminArgs, type AdminContext, type CommandTable, defineCommand } from './define.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
-import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
-import { createKey, Keys, listKeys, revokeKey, type KeyUsage } from '../domain/users/keys.js';
+import { createKey, Keys, listKeys, revokeKey } from '../domain/users/keys.js';
 import { createUser, publicUser, Users, userByPin, usersNamed } from '../domain/users/users.js';
 import type { Store } from '../store/core/types.js';
 import { parseDuration } from '../util/duration.js';
@@ -14,20 +13,8 @@ import { CENTS, MAX_GRANT, parseAmountText } from '../domain/wallet/money.js';
 import { MAX_SUBSCRIBE_DAYS, subscribe } from '../domain/wallet/subscription.js';
 import { transactionView } from '../domain/wallet/transactions.js';
 
-/** What an operator command can reach: a running server's, or one opened by the CLI. */
-export interface AdminContext {
-  store: Store;
-  env: DomainEnv;
-  log?: Logger;
-  keyUsage?: KeyUsage;
-  /** Present when a server runs (clock commands need it). */
-  scheduler?: Scheduler;
-  /** Extra commands of a running server (bots traces …), by name. */
-  extra?: Record<string, AdminCommand>;
-}
-
-export type AdminArgs = Record<string, unknown>;
-export type AdminCommand = (ctx: AdminContext, args: AdminArgs) => Promise<unknown>;
+export type { AdminArgs, AdminCommand, AdminContext, ArgsOf, CommandTable, ResultOf } from './define.js';
+export { defineCommand } from './define.js';
 
 export { AdminError } from './errors.js';
 
@@ -60,8 +47,8 @@ function cents(args: AdminArgs, name: string, { zero = false } = {}): number {
 }
 
 /** Every operator command, shared by the admin socket and the offline CLI. */
-export const adminCommands: Record<string, AdminCommand> = {
-  'users.add': async (ctx, args) => {
+export const adminCommands = {
+  'users.add': defineCommand<{ name: string; balance?: string; allow_duplicate?: boolean }>()(async (ctx, args) => {
     const name = str(args, 'name');
     if (name.trim().length > 100) throw new AdminError('--name is at most 100 characters');
     const balance = args.balance === undefined ? 0 : cents(args, 'balance', { zero: true });
@@ -83,46 +70,46 @@ export const adminCommands: Record<string, AdminCommand> = {
       ? `${namesakes.length + 1} users are now named "${user.display_name}" (${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name them by PIN`
       : undefined;
     return { ...publicUser(user), api_key: key.api_key, ...(warning ? { warning } : {}) };
-  },
-  'users.list': async (ctx) => {
+  }),
+  'users.list': defineCommand()(async (ctx) => {
     const users = [...ctx.store.read.col(Users).all()].sort((a, b) => (a.id < b.id ? -1 : 1));
     return { users: users.map(publicUser) };
-  },
-  'users.grant': async (ctx, args) => {
+  }),
+  'users.grant': defineCommand<{ pin: string; amount: string }>()(async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     const amount = cents(args, 'amount');
     return ctx.store.transaction((tx) => transactionView(tx, grantMoney(tx, ctx.env, user.id, amount), user.id));
-  },
-  'users.subscribe': async (ctx, args) => {
+  }),
+  'users.subscribe': defineCommand<{ pin: string; days: string }>()(async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     const days = Number(args.days);
     if (!Number.isInteger(days) || days < 1 || days > MAX_SUBSCRIBE_DAYS)
       throw new AdminError(`--days must be a whole number from 1 to ${MAX_SUBSCRIBE_DAYS}`);
     return ctx.store.transaction((tx) => subscribe(tx, ctx.env, user.id, days));
-  },
-  'keys.create': async (ctx, args) => {
+  }),
+  'keys.create': defineCommand<{ pin: string }>()(async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     return ctx.store.transaction((tx) => createKey(tx, ctx.env, user.id));
-  },
-  'keys.list': async (ctx, args) => {
+  }),
+  'keys.list': defineCommand<{ pin: string }>()(async (ctx, args) => {
     const user = pinUser(ctx, str(args, 'pin'));
     return { keys: listKeys(ctx.store.read, user.id, ctx.keyUsage) };
-  },
-  'keys.revoke': async (ctx, args) => {
+  }),
+  'keys.revoke': defineCommand<{ id: string }>()(async (ctx, args) => {
     const id = str(args, 'id');
     const found = await ctx.store.transaction((tx) => revokeKey(tx, ctx.env, id));
     if (!found) throw new AdminError(`no key has the id ${id}; see \`pinbot keys list --pin PIN\``);
     const k = ctx.store.read.col(Keys).get(id)!;
     return { id, revoked_at: iso(k.revoked_at!) };
-  },
-  'clock.advance': async (ctx, args) => {
+  }),
+  'clock.advance': defineCommand<{ duration: string }>()(async (ctx, args) => {
     const clock = virtualClock(ctx);
     const ms = parseDuration(str(args, 'duration'));
     if (ms === undefined) throw new AdminError('DURATION is like 90s, 15m, 2h or 3d');
     await clock.advance(ms);
     return { now: iso(clock.now()) };
-  },
-  'clock.set': async (ctx, args) => {
+  }),
+  'clock.set': defineCommand<{ iso: string }>()(async (ctx, args) => {
     const clock = virtualClock(ctx);
     const text = str(args, 'iso');
     const ms = Date.parse(text);
@@ -130,8 +117,8 @@ export const adminCommands: Record<string, AdminCommand> = {
       throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
     await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
-  },
-};
+  }),
+} satisfies CommandTable;
 
 function virtualClock(ctx: AdminContext): VirtualClock {
   if (!ctx.scheduler)
@@ -145,7 +132,7 @@ function virtualClock(ctx: AdminContext): VirtualClock {
 export async function runAdminCommand(ctx: AdminContext, name: string, args: AdminArgs): Promise<unknown> {
   // Own properties only: a plain object also answers `constructor`, `toString`, `__proto__` …
   // (`constructor` ran Object(ctx) and sent the whole context back).
-  const own = (table: Record<string, AdminCommand> | undefined) =>
+  const own = (table: CommandTable | undefined) =>
     table && typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined;
   const cmd = own(ctx.extra) ?? own(adminCommands);
   if (!cmd) throw new AdminError(`unknown admin command ${name}`);

@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AdminArgs, AdminCommand } from '../admin/commands.js';
+import type { AdminArgs, ArgsOf, CommandTable, ResultOf } from '../admin/commands.js';
 import { AdminError } from '../admin/errors.js';
 import { AdminUnreachableError, callAdmin, socketPath } from '../admin/socket.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { storeIsShared } from '../deployment/driver.js';
+import type { CommandName, ServerCommands } from '../services/commands.js';
+import type { ConsoleCommands } from '../console/service.js';
 import { DataDirLockedError, lockHolder } from '../store/file/lock.js';
 
 export interface CommonOptions {
@@ -38,11 +40,37 @@ export function commandConfig(opts: CommonOptions): Config {
  * postgres`, store commands go to the database directly. A directory held by a
  * process without a socket yet (a server starting, another CLI command) is waited for.
  */
-export async function runOnDataDir(
+export async function runOnDataDir<N extends CommandName>(
+  opts: CommonOptions,
+  cmd: N,
+  args: ArgsOf<ServerCommands[N]>,
+  offline: { extra?: CommandTable } = {},
+): Promise<ResultOf<ServerCommands[N]>> {
+  return (await runUntyped(opts, cmd, args, offline)) as ResultOf<ServerCommands[N]>;
+}
+
+/** Every command the CLI calls on a server: the server's, and the console's `console.link`. */
+type CliCommands = ServerCommands & ConsoleCommands;
+
+/**
+ * Sends one command to the server running on `dataDir` (its admin socket); the answer typed by
+ * the command's definition.
+ *
+ * @example const { bots } = await askServer(dataDir, 'bots.status', {});
+ */
+export async function askServer<N extends keyof CliCommands & string>(
+  dataDir: string,
+  cmd: N,
+  args: ArgsOf<CliCommands[N]>,
+): Promise<ResultOf<CliCommands[N]>> {
+  return (await callAdmin(dataDir, cmd, args)) as ResultOf<CliCommands[N]>;
+}
+
+async function runUntyped(
   opts: CommonOptions,
   cmd: string,
   args: AdminArgs,
-  offline: { extra?: Record<string, AdminCommand> } = {},
+  offline: { extra?: CommandTable },
 ): Promise<unknown> {
   const dataDir = resolve(opts.data);
   const config = commandConfig(opts);

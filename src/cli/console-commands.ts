@@ -1,3 +1,4 @@
+import { askServer } from './admin-client.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -17,7 +18,7 @@ export function registerConsoleCommands(program: Command): void {
         throw new AdminError(
           `no server runs on ${dataDir} (no admin socket ${socketPath(dataDir)}); start it with \`pinbot serve\`, then run \`pinbot console\` again`,
         );
-      const r = (await callAdmin(dataDir, 'console.link')) as { url: string; expires_at: string };
+      const r = await askServer(dataDir, 'console.link', {});
       process.stdout.write(
         opts.json
           ? `${JSON.stringify(r)}\n`

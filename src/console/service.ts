@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { AdminError, type AdminCommand } from '../admin/commands.js';
+import { type AdminCommand, AdminError, type CommandTable, defineCommand } from '../admin/commands.js';
 import { iso, systemClock, type Clock } from '../clock/clock.js';
 import type { CommittedWrite } from '../store/core/commit-signal.js';
 import type { ReadView } from '../store/core/types.js';
@@ -15,6 +15,11 @@ import { MetricHistory } from './metric-history.js';
 import type { ScenarioPort } from './scenario-port.js';
 import { cookieOf, COOKIE, hostOf, isLoopback } from './security.js';
 import { DATA_DIR } from '../util/data-dir.js';
+
+/** The console's operator command: `console.link` (`pinbot console`), a one-time sign-in link. */
+export interface ConsoleCommands {
+  'console.link': AdminCommand<Record<never, never>, { url: string; expires_at: string }>;
+}
 
 /** Jobs kept for the clock page. */
 const MAX_JOBS = 200;
@@ -68,12 +73,12 @@ export function consoleService(options: ConsoleServiceOptions = {}): ServerServi
   let off = 'the console has not started';
   let base = '';
   const unsubscribe: Array<() => void> = [];
-  const commands: Record<string, AdminCommand> = {
-    'console.link': async () => {
+  const commands: ConsoleCommands & CommandTable = {
+    'console.link': defineCommand()(async () => {
       if (!access) throw new AdminError(`the web console is off: ${off}`);
       const { token, expiresAt } = access.issueLink();
       return { url: `${base}/console/signin?token=${token}`, expires_at: iso(expiresAt) };
-    },
+    }),
   };
   return {
     name: 'console',

@@ -1,4 +1,4 @@
-import { AdminError, type AdminCommand } from '../admin/commands.js';
+import { AdminError, type CommandTable, defineCommand } from '../admin/commands.js';
 import { BotInbox, type BotHost, type DialogRecord } from '../runtime/index.js';
 import type { ReadView } from '../store/core/types.js';
 
@@ -51,7 +51,7 @@ export function dialogView(r: DialogRecord, read?: ReadView): DialogView {
  * now and since when; `bots.end_dialog` ends a person's waiting dialogs (traced `dialog_ended`).
  * They ask the process that runs the bot.
  */
-export function dialogCommands(host: () => BotHost | undefined): Record<string, AdminCommand> {
+export function dialogCommands(host: () => BotHost | undefined) {
   const runnerOf = (args: Record<string, unknown>) => {
     const name = String(args.name ?? '');
     const runner = host()?.runner(name);
@@ -59,11 +59,11 @@ export function dialogCommands(host: () => BotHost | undefined): Record<string, 
     return { name, runner };
   };
   return {
-    'bots.dialogs': async (ctx, args) => {
+    'bots.dialogs': defineCommand<{ name: string }>()(async (ctx, args) => {
       const { name, runner } = runnerOf(args);
       return { bot: name, dialogs: runner.dialogs().map((d) => dialogView(d, ctx.store.read)) };
-    },
-    'bots.end_dialog': async (_ctx, args) => {
+    }),
+    'bots.end_dialog': defineCommand<{ name: string; pin: string; conversation?: string }>()(async (_ctx, args) => {
       const { name, runner } = runnerOf(args);
       const pin = String(args.pin ?? '')
         .trim()
@@ -82,6 +82,6 @@ export function dialogCommands(host: () => BotHost | undefined): Record<string, 
       if (ended.length === 0)
         throw new AdminError(`${pin}'s dialog with ${name} is handling an answer right now; try again in a moment`);
       return { bot: name, ended: ended.map((d) => dialogView(d)) };
-    },
-  };
+    }),
+  } satisfies CommandTable;
 }

@@ -17,6 +17,15 @@ export interface MemoryShown {
 }
 
 /** What `bots.memory` answers. */
+/** What `bots.memory` takes: a bot, whose memory (a person's PIN or a conversation), what to forget. */
+export interface MemoryArgs extends Record<string, unknown> {
+  name: string;
+  person?: string;
+  conversation?: string;
+  forget?: string | string[];
+  forget_all?: boolean;
+}
+
 export interface MemoryView {
   bot: string;
   /** Keys and bytes the bot keeps, of its bounds. */

@@ -1,6 +1,6 @@
 import { BotMetas } from '../runtime/index.js';
 import { suggest } from '../util/suggest.js';
-import { AdminError, type AdminCommand } from '../admin/commands.js';
+import { AdminError, defineCommand } from '../admin/commands.js';
 
 /** What `pinbot bots vars NAME` shows: the bot's variables now, and its file's `vars:`. */
 export interface BotVarsView {
@@ -20,7 +20,7 @@ export interface BotVarsView {
  *
  * @example await adminCommands['bots.vars']!(ctx, { name: 'tip-jar', reset: true })
  */
-export const botVarsCommand: AdminCommand = async (ctx, args) => {
+export const botVarsCommand = defineCommand<{ name: string; reset?: boolean }>()(async (ctx, args) => {
   const name = typeof args.name === 'string' ? args.name : '';
   if (!name) throw new AdminError('a bot name is required: pinbot bots vars NAME');
   const reset = args.reset === true;
@@ -43,7 +43,7 @@ export const botVarsCommand: AdminCommand = async (ctx, args) => {
     metas.put({ ...m, vars });
     return { bot: name, vars, ...(m.file_vars ? { file_vars: m.file_vars } : {}), reset: true };
   });
-};
+});
 
 /** The lines of `pinbot bots vars`: each variable, and where it differs from the file. */
 export function formatBotVars(v: BotVarsView): string {

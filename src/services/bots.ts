@@ -1,9 +1,8 @@
 import { dialogCommands } from './bot-dialogs.js';
 import { join, resolve } from 'node:path';
-import { memoryCommand } from './bot-memory.js';
+import { type MemoryArgs, memoryCommand } from './bot-memory.js';
 import { botVarsCommand } from './bot-vars.js';
-import type { AdminCommand } from '../admin/commands.js';
-import { AdminError } from '../admin/commands.js';
+import { AdminError, type CommandTable, defineCommand } from '../admin/commands.js';
 import { parseDuration } from '../util/duration.js';
 import { suggest } from '../util/suggest.js';
 import { BotHost, watchBots } from '../runtime/index.js';
@@ -21,27 +20,24 @@ const limitOf = (args: Record<string, unknown>) => {
  * and `bots.resume`. `serve` adds them with its bots; a scenario's server (kept up by
  * `scenario run --keep`) with the host of its world, so `pinbot bots trace --data DIR` works there too.
  */
-export function botAdminCommands(
-  host: () => BotHost | undefined,
-  ctx: () => ServerContext | undefined,
-): Record<string, AdminCommand> {
+export function botAdminCommands(host: () => BotHost | undefined, ctx: () => ServerContext | undefined) {
   return {
-    'bots.status': async () => ({ bots: host()?.status() ?? [] }),
-    'bots.reload': async () => ({ bots: (await host()?.reload()) ?? [] }),
-    'bots.pause': async (_ctx, args) => {
+    'bots.status': defineCommand()(async () => ({ bots: host()?.status() ?? [] })),
+    'bots.reload': defineCommand()(async () => ({ bots: (await host()?.reload()) ?? [] })),
+    'bots.pause': defineCommand<{ name: string }>()(async (_ctx, args) => {
       const name = String(args.name ?? '');
       if (ctx()?.deployment.shared)
         throw new AdminError('with several processes on a database, pause a bot with enabled: false in its file');
       if (!(await host()?.pause(name)))
         throw new AdminError(`no bot named ${name} runs here to pause; see \`pinbot bots list\``);
       return { bot: name, status: 'paused' };
-    },
-    'bots.resume': async (_ctx, args) => {
+    }),
+    'bots.resume': defineCommand<{ name: string }>()(async (_ctx, args) => {
       const name = String(args.name ?? '');
       if (!(await host()?.resume(name))) throw new AdminError(`no bot named ${name} is paused`);
       return { bot: name, status: 'resumed' };
-    },
-    'bots.trace': async (_ctx, args) => {
+    }),
+    'bots.trace': defineCommand<{ name: string; limit?: string | number }>()(async (_ctx, args) => {
       const name = String(args.name ?? '');
       const limit = limitOf(args);
       // with several processes, a history in memory here is current only while the bot runs here
@@ -60,18 +56,21 @@ export function botAdminCommands(
       // `serve --virtual-clock`: a change held until the clock moves is not a run yet: say so
       const waiting = host()?.waitingForClock(name);
       return { bot: name, traces, ...(waiting ? { waiting } : {}) };
-    },
-    'bots.memory': async (_ctx, args) => {
+    }),
+    'bots.memory': defineCommand<MemoryArgs>()(async (_ctx, args) => {
       const name = String(args.name ?? '');
       const memory = await host()?.memory(name);
       if (!memory) throw new AdminError(`no bot named ${name} is loaded here; see \`pinbot bots list\``);
       return memoryCommand(memory, args);
-    },
+    }),
     // offline too (the CLI runs it on the store itself): see cli/bots/vars.ts
     'bots.vars': botVarsCommand,
     ...dialogCommands(host),
-  };
+  } satisfies CommandTable;
 }
+
+/** The commands a bot host adds, by name. */
+export type BotCommands = ReturnType<typeof botAdminCommands>;
 
 /**
  * The bots of `config.bots.dir`, started with the server (`serve --no-bots` leaves this service

@@ -1,4 +1,4 @@
-import type { AdminCommand } from '../admin/commands.js';
+import { type CommandTable, defineCommand } from '../admin/commands.js';
 import { installProcessGuard } from '../plugin-api/guard.js';
 import type { PluginHost } from '../plugin-api/host.js';
 import type { ServerService } from './types.js';
@@ -11,6 +11,19 @@ export interface PluginsServiceOptions {
   processGuard?: boolean;
 }
 
+/** `plugins.status` (`pinbot plugins list`): each plugin's state, and the problems loading them. */
+function pluginCommands(host: () => PluginHost | undefined) {
+  return {
+    'plugins.status': defineCommand()(async () => ({
+      plugins: host()?.status() ?? [],
+      problems: host()?.problemLines() ?? [],
+    })),
+  } satisfies CommandTable;
+}
+
+/** The commands of the plugins service, by name. */
+export type PluginCommands = ReturnType<typeof pluginCommands>;
+
 /**
  * The plugins of the server's registry, started before the bots and stopped after them: their
  * setup (a failing one disables that plugin only), their HTTP routes under `/plugins/<name>/…`,
@@ -21,9 +34,7 @@ export interface PluginsServiceOptions {
 export function pluginsService({ processGuard = true }: PluginsServiceOptions = {}): ServerService {
   let host: PluginHost | undefined;
   let unguard: (() => void) | undefined;
-  const commands: Record<string, AdminCommand> = {
-    'plugins.status': async () => ({ plugins: host?.status() ?? [], problems: host?.problemLines() ?? [] }),
-  };
+  const commands = pluginCommands(() => host);
   return {
     name: 'plugins',
     commands,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdminCommand } from '../admin/commands.js';
+import type { CommandTable } from '../admin/commands.js';
 import type { Clock } from '../clock/clock.js';
 import type { Scheduler } from '../clock/scheduler.js';
 import type { DomainEnv } from '../domain/env.js';
@@ -55,5 +55,5 @@ export interface ServerService {
   start(ctx: ServerContext): Promise<void> | void;
   stop?(): Promise<void> | void;
   /** Admin commands it adds (e.g. `bots.trace`). */
-  commands?: Record<string, AdminCommand>;
+  commands?: CommandTable;
 }

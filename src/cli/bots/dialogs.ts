@@ -1,7 +1,7 @@
+import { askServer } from '../admin-client.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../../admin/errors.js';
-import { callAdmin } from '../../admin/socket.js';
 import type { DialogView } from '../../services/bot-dialogs.js';
 import { serverRunning } from './shared.js';
 
@@ -32,7 +32,7 @@ export function registerDialogCommands(bots: Command): void {
     .option('--data <dir>', 'data directory', './data')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { data: string; json?: boolean }) => {
-      const r = (await callAdmin(running(opts.data), 'bots.dialogs', { name })) as { dialogs: DialogView[] };
+      const r = await askServer(running(opts.data), 'bots.dialogs', { name });
       if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
       if (r.dialogs.length === 0) return void process.stdout.write(`nobody is in a dialog with ${name}\n`);
       process.stdout.write(r.dialogs.map(formatDialog).join('\n') + '\n');
@@ -48,11 +48,11 @@ export function registerDialogCommands(bots: Command): void {
     .option('--data <dir>', 'data directory', './data')
     .option('--json', 'print JSON')
     .action(async (name: string, opts: { pin: string; conversation?: string; data: string; json?: boolean }) => {
-      const r = (await callAdmin(running(opts.data), 'bots.end_dialog', {
+      const r = await askServer(running(opts.data), 'bots.end_dialog', {
         name,
         pin: opts.pin,
         conversation: opts.conversation,
-      })) as { ended: DialogView[] };
+      });
       if (opts.json) return void process.stdout.write(JSON.stringify(r) + '\n');
       process.stdout.write(r.ended.map((d) => `ended: ${formatDialog(d)}`).join('\n') + '\n');
     });

@@ -1,6 +1,6 @@
+import { askServer } from '../admin-client.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { callAdmin } from '../../admin/socket.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../log.js';
 import { buildRegistry } from '../../services/registry.js';
@@ -26,7 +26,7 @@ export function registerList(bots: Command): void {
       last_poll?: string;
       last_run?: string;
     }>;
-    if (serverRunning(dataDir)) list = ((await callAdmin(dataDir, 'bots.status')) as { bots: typeof list }).bots;
+    if (serverRunning(dataDir)) list = (await askServer(dataDir, 'bots.status', {})).bots;
     else {
       const config = loadConfig(opts.config);
       const registry = await buildRegistry({ config, log: createLogger({ level: config.log.level }) });

@@ -1,7 +1,7 @@
+import { askServer } from '../admin-client.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { callAdmin } from '../../admin/socket.js';
 import { AdminError } from '../../admin/errors.js';
 import { systemClock } from '../../clock/clock.js';
 import { loadConfig } from '../../config/load.js';
@@ -92,9 +92,7 @@ export function addMemoryCommand(bots: Command): void {
       const running = serverRunning(dataDir);
       if (!running && lockHolder(dataDir) !== undefined)
         throw new AdminError(`another process holds ${dataDir}; try again when it is done`);
-      const view = running
-        ? ((await callAdmin(dataDir, 'bots.memory', args)) as MemoryView)
-        : await offline(name, args, opts);
+      const view = running ? await askServer(dataDir, 'bots.memory', args) : await offline(name, args, opts);
       process.stdout.write((opts.json ? JSON.stringify(view) : formatMemory(view)) + '\n');
     });
 }

@@ -1,7 +1,7 @@
+import { askServer } from '../admin-client.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../../admin/errors.js';
-import { callAdmin } from '../../admin/socket.js';
 import { common, type Common, serverRunning } from './shared.js';
 
 /** `pinbot bots pause NAME` and `pinbot bots resume NAME`. */
@@ -19,7 +19,7 @@ export function registerPauseResume(bots: Command): void {
       const dataDir = resolve(opts.data);
       if (!serverRunning(dataDir))
         throw new AdminError(`no server runs on ${dataDir}; ${verb} works on the bots of a running \`pinbot serve\``);
-      const r = (await callAdmin(dataDir, `bots.${verb}`, { name })) as { bot: string; status: string };
+      const r = await askServer(dataDir, `bots.${verb}`, { name });
       process.stdout.write(opts.json ? JSON.stringify(r) + '\n' : `${r.bot} ${r.status}\n`);
     });
   }

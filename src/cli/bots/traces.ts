@@ -1,8 +1,8 @@
+import { askServer } from '../admin-client.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { AdminError } from '../../admin/errors.js';
-import { callAdmin } from '../../admin/socket.js';
 import { loadConfig } from '../../config/load.js';
 import type { Trace } from '../../runtime/index.js';
 import { serverRunning } from './shared.js';
@@ -27,10 +27,7 @@ export async function readBotTraces(
   const dataDir = resolve(o.data);
   // a running server has the newest traces
   if (serverRunning(dataDir)) {
-    return (await callAdmin(dataDir, 'bots.trace', { name, limit: String(limit) })) as {
-      traces: Trace[];
-      waiting?: string;
-    };
+    return askServer(dataDir, 'bots.trace', { name, limit: String(limit) });
   }
   const n = Number(limit);
   if (!Number.isInteger(n) || n < 1) throw new AdminError('--limit must be a whole number ≥ 1');

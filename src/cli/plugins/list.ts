@@ -1,7 +1,8 @@
+import { askServer } from '../admin-client.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { callAdmin, socketPath } from '../../admin/socket.js';
+import { socketPath } from '../../admin/socket.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../log.js';
 import type { PluginReport } from '../../plugin-api/host.js';
@@ -40,10 +41,7 @@ export function registerPluginsList(plugins: Command): void {
     let list: PluginReport[];
     let problems: string[];
     if (lockHolder(dataDir) !== undefined && existsSync(socketPath(dataDir))) {
-      ({ plugins: list, problems } = (await callAdmin(dataDir, 'plugins.status')) as {
-        plugins: PluginReport[];
-        problems: string[];
-      });
+      ({ plugins: list, problems } = await askServer(dataDir, 'plugins.status', {}));
     } else {
       const config = loadConfig(opts.config);
       const host = (await buildRegistry({ config, log: createLogger({ level: 'silent' }) })).plugins;
