@@ -6,6 +6,12 @@ export function print(result: unknown, json: boolean, human?: (r: any) => string
   else process.stdout.write(human(result) + '\n');
 }
 
+/** The options of a command that `common` adds. Internal. */
+export interface DataOptions {
+  data: string;
+  config: string;
+}
+
 /** Adds --data and --config to a command. Internal. */
 export function common(cmd: Command): Command {
   return cmd

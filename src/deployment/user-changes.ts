@@ -1,6 +1,6 @@
 import type { ChangeFeed, Topic } from '../runtime/index.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
-import { usersTouched, type Topic as DomainTopic } from '../domain/users-touched.js';
+import { usersTouched, type ChangeTopic as DomainTopic } from '../domain/users-touched.js';
 
 /** The runtime's topics are the domain's, both ways (a topic added to one only fails to compile). Internal. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

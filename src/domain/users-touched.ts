@@ -14,12 +14,16 @@ import type { CommittedWrite } from '../store/core/commit-signal.js';
 import type { ReadView, StoredRecord } from '../store/core/types.js';
 
 /** Calls `add` for each participant (an index loop: no iterator per call, it runs per write). Internal. */
-function addAll(ids: readonly string[] | undefined, topic: Topic, add: (userId: string, topic: Topic) => void): void {
+function addAll(
+  ids: readonly string[] | undefined,
+  topic: ChangeTopic,
+  add: (userId: string, topic: ChangeTopic) => void,
+): void {
   if (ids) for (let i = 0; i < ids.length; i++) add(ids[i]!, topic);
 }
 
 /** What about a user changed. */
-export type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
+export type ChangeTopic = 'messages' | 'wallet' | 'introductions' | 'contacts';
 
 /**
  * The users a committed write concerns, and what about them changed (from the record after the
@@ -32,7 +36,7 @@ export type Topic = 'messages' | 'wallet' | 'introductions' | 'contacts';
 export function usersTouched(
   w: CommittedWrite,
   read: ReadView,
-  add: (userId: string, topic: Topic) => void,
+  add: (userId: string, topic: ChangeTopic) => void,
   r: StoredRecord | null = w.after ?? w.before,
 ): boolean {
   if (!r) return false;

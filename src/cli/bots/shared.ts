@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { DataOptions as Common } from '../output.js';
 import { AdminError } from '../../admin/errors.js';
 import { socketPath } from '../../admin/socket.js';
 import { loadConfig } from '../../config/load.js';
@@ -8,15 +9,8 @@ import { loadBotFile, type Registry } from '../../runtime/index.js';
 import { lockHolder } from '../../store/file/lock.js';
 import type { FileProblem } from '../../util/yaml-errors.js';
 
-/** The options every `pinbot bots …` command takes. Internal. */
-export interface Common {
-  data: string;
-  config: string;
-}
-
-/** Adds --data and --config to a command. Internal. */
-export const common = (cmd: Command) =>
-  cmd.option('--data <dir>', 'data directory', './data').option('--config <file>', 'config file', './config.yaml');
+/** The options every `pinbot bots …` command takes (--data, --config). Internal. */
+export { common, type DataOptions as Common } from '../output.js';
 
 /** The bot files named, or every *.yaml of the configured bots folder. Internal. */
 export function botFiles(files: string[], opts: Common): string[] {

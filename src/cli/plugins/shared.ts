@@ -1,15 +1,7 @@
-import type { Command } from 'commander';
 import type { PluginReport } from '../../plugin-api/host.js';
 
-/** The options every plugin command takes. Internal. */
-export interface Common {
-  data: string;
-  config: string;
-}
-
-/** Adds --data and --config to a command. Internal. */
-export const common = (cmd: Command) =>
-  cmd.option('--data <dir>', 'data directory', './data').option('--config <file>', 'config file', './config.yaml');
+/** The options every plugin command takes (--data, --config). Internal. */
+export { common, type DataOptions as Common } from '../output.js';
 
 /** `2 plugins did not load: dice (plugins/dice.ts): why; …` for an exit message. Internal. */
 export function notLoaded(invalid: Array<Pick<PluginReport, 'name' | 'source' | 'message'>>): string {

@@ -184,7 +184,7 @@ export function openConversation(
 }
 
 /** A page of `GET /conversations` (extension: paging). */
-export interface ConversationPage {
+export interface ConversationPageView {
   conversations: ConversationView[];
   has_more: boolean;
   /** Pass as `before` for the next page; `null` on the last page. */
@@ -217,7 +217,7 @@ export function listConversations(
   db: ReadView,
   user: User,
   { limit = 50, before }: { limit?: number; before?: string } = {},
-): ConversationPage {
+): ConversationPageView {
   const coll = db.col(Conversations);
   const mine = coll.ids('participant', user.id).map((id) => ({ id, at: activityOf(db, id).activity_at }));
   const newerFirst = (a: { id: string; at: number }, b: { id: string; at: number }) =>

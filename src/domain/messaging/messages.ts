@@ -95,7 +95,7 @@ export function postMessage(
   return message;
 }
 
-export interface MessagePage {
+export interface MessagePageView {
   messages: MessageView[];
   timestamp: number;
   has_more: boolean;
@@ -111,7 +111,7 @@ export function listMessages(
   db: ReadView,
   conversationId: string,
   opts: { since?: number; limit: number },
-): MessagePage {
+): MessagePageView {
   const coll = db.col(Messages);
   const ids = coll.ids('conversation', conversationId);
   let start: number;

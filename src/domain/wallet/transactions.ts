@@ -8,14 +8,14 @@ import { adjustBalance } from './accounts.js';
 import { toAmount } from './money.js';
 
 export type TransactionType = 'transfer' | 'ubi' | 'grant';
-export type TransactionStatus = 'pending' | 'accepted' | 'declined';
+export type StoredTransactionStatus = 'pending' | 'accepted' | 'declined';
 
 /** A stored transaction. Amounts are integer cents; UBI credits and grants have no sender. */
 export interface TransactionRecord {
   readonly id: string;
   readonly type: TransactionType;
   readonly amount_cents: number;
-  readonly status: TransactionStatus;
+  readonly status: StoredTransactionStatus;
   readonly note: string;
   readonly sender_id: string | null;
   readonly recipient_id: string;
@@ -46,7 +46,7 @@ export interface TransactionView {
   id: string;
   type: TransactionType;
   amount: number;
-  status: TransactionStatus;
+  status: StoredTransactionStatus;
   direction: 'sent' | 'received';
   note: string;
   sender: PublicUser | null;

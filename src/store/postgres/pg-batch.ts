@@ -7,7 +7,7 @@ import { q } from './pg-schema.js';
 import { fetchLog, outcomeUnknown } from './pg-sync.js';
 
 /** A queued transaction: its function and its caller. */
-export interface Pending {
+export interface PendingWrite {
   fn: (tx: Tx) => unknown;
   resolve: (v: unknown) => void;
   reject: (err: unknown) => void;
@@ -43,7 +43,7 @@ export interface PgBatchContext {
 // OPTIMISTIC_TRIES it runs under the head lock (see PgStore and docs/store.md).
 
 /** Commits one batch: optimistic tries, then under the head lock. Under the store's mutex. */
-export async function commitBatch(c: PgBatchContext, batch: readonly Pending[]): Promise<void> {
+export async function commitBatch(c: PgBatchContext, batch: readonly PendingWrite[]): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     if (attempt > OPTIMISTIC_TRIES) return commitLocked(c, batch);
     const base = c.engine.seq;
@@ -67,7 +67,7 @@ export async function commitBatch(c: PgBatchContext, batch: readonly Pending[]):
 }
 
 /** The last resort of a batch that keeps losing: holds the head lock while it runs. */
-async function commitLocked(c: PgBatchContext, batch: readonly Pending[]): Promise<void> {
+async function commitLocked(c: PgBatchContext, batch: readonly PendingWrite[]): Promise<void> {
   const client = await c.guard(() => c.pool.connect());
   let outcomes: Outcome[] = [];
   let writes: Array<Extract<Outcome, { ok: true }>> = [];
@@ -138,7 +138,7 @@ async function send(
 /** Applies the committed writes and answers every caller of the batch. */
 function settle(
   c: PgBatchContext,
-  batch: readonly Pending[],
+  batch: readonly PendingWrite[],
   outcomes: Outcome[],
   writes: ReadonlyArray<Extract<Outcome, { ok: true }>>,
 ): void {

@@ -10,7 +10,7 @@ import { applyEntries, checkState, fetchLog, outcomeUnknown, readState, replaceS
 import type { Change, Tx } from '../core/types.js';
 import { WriteGate } from '../core/write-gate.js';
 import { EngineStore } from '../core/engine-store.js';
-import { commitBatch, type PgBatchContext, type Pending } from './pg-batch.js';
+import { commitBatch, type PgBatchContext, type PendingWrite } from './pg-batch.js';
 import { metrics } from '../../telemetry/metrics.js';
 
 /** The commit histogram's cell of this driver. Internal. */
@@ -73,7 +73,7 @@ const MAX_BATCH = 256;
 export class PgStore extends EngineStore {
   readonly pool: pg.Pool;
   readonly schema: string;
-  private queue: Pending[] = [];
+  private queue: PendingWrite[] = [];
   private flushing: Promise<void> | undefined;
   /** Serialises changes to the engine: commits and catch-ups. */
   private readonly mutex = new Serial();
