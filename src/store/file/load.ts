@@ -55,7 +55,6 @@ const SNAPSHOT_REMEDY =
  * and conserved quantity. Anything wrong throws a `StoreDamagedError` naming `file:line` and
  * what to do, after a copy of the damaged journal is kept. Returns the journals moved aside.
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export async function loadDataDir(
   engine: StoreEngine,
   dir: string,
@@ -64,46 +63,78 @@ export async function loadDataDir(
 ): Promise<JournalFiles> {
   const integrity = o.integrity ?? {};
   const known = integrity.collections ? new Set([...integrity.collections, ...declaredCollections()]) : undefined;
-  const snap = await snapshot.read();
-  let snapSeq = 0;
-  if (snap) {
-    const version = snap.schema_version;
-    if (!Number.isSafeInteger(version) || version < 1)
-      throw new StoreDamagedError(
-        snapshot.file,
-        `"schema_version" is ${JSON.stringify(version)}, not a whole number ≥ 1`,
-        SNAPSHOT_REMEDY,
-      );
-    // older versions hold the same records (data-format.ts); a newer one is refused in one line
-    checkFormat(version, snapshot.file);
-    if (!Number.isSafeInteger(snap.seq) || snap.seq < 0)
-      throw new StoreDamagedError(
-        snapshot.file,
-        `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`,
-        SNAPSHOT_REMEDY,
-      );
-    for (const [name, records] of Object.entries(snap.collections)) {
-      if (known && !known.has(name))
-        throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);
-      const check = integrity.records && Object.hasOwn(integrity.records, name) ? integrity.records[name] : undefined;
-      if (!check) continue;
-      for (const r of records) {
-        const why = check(r);
-        if (why !== undefined) throw new StoreDamagedError(snapshot.file, `${name} ${r.id}: ${why}`, SNAPSHOT_REMEDY);
-      }
-    }
-    engine.load(snap.collections);
-    snapSeq = snap.seq;
-    const why = integrity.verify?.((name) => engine.rawRecords(name));
-    if (why !== undefined) throw new StoreDamagedError(snapshot.file, why, SNAPSHOT_REMEDY);
-  }
+  const snapSeq = await loadSnapshot(engine, snapshot, integrity, known);
   engine.seq = snapSeq;
-
   const files = journalFiles(dir);
+  const apply = journalApplier(engine, integrity, known);
+  let last: number | undefined; // sequence number of the last line read, in any file
+  for (const file of [...files.old, ...(existsSync(files.live) ? [files.live] : [])]) {
+    try {
+      last = replayFile(file, { isOld: file !== files.live, last, snapSeq, snapshotFile: snapshot.file, apply, o });
+    } catch (err) {
+      if (err instanceof StoreDamagedError && !err.kept) throw err.withCopy(keepDamagedCopy(file, o.now));
+      throw err;
+    }
+  }
+  if (last !== undefined && last < snapSeq) {
+    const file = files.old[files.old.length - 1]!;
+    throw snapshotAhead(file, last, snapSeq, 'the journal files (journal.jsonl, journal.old*.jsonl)').withCopy(
+      keepDamagedCopy(file, o.now),
+    );
+  }
+  return files;
+}
+
+type Integrity = NonNullable<LoadOptions['integrity']>;
+
+/**
+ * Loads the snapshot (if any) into `engine` after checking its format, sequence number,
+ * collections, records and invariant; returns the sequence number it ends at (0 without one). Internal.
+ */
+async function loadSnapshot(
+  engine: StoreEngine,
+  snapshot: SnapshotFile,
+  integrity: Integrity,
+  known: Set<string> | undefined,
+): Promise<number> {
+  const snap = await snapshot.read();
+  if (!snap) return 0;
+  const version = snap.schema_version;
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw new StoreDamagedError(
+      snapshot.file,
+      `"schema_version" is ${JSON.stringify(version)}, not a whole number ≥ 1`,
+      SNAPSHOT_REMEDY,
+    );
+  // older versions hold the same records (data-format.ts); a newer one is refused in one line
+  checkFormat(version, snapshot.file);
+  if (!Number.isSafeInteger(snap.seq) || snap.seq < 0)
+    throw new StoreDamagedError(
+      snapshot.file,
+      `"seq" is ${JSON.stringify(snap.seq)}, not a whole number ≥ 0`,
+      SNAPSHOT_REMEDY,
+    );
+  for (const [name, records] of Object.entries(snap.collections)) {
+    if (known && !known.has(name))
+      throw new StoreDamagedError(snapshot.file, `unknown collection "${name}"`, SNAPSHOT_REMEDY);
+    const check = integrity.records && Object.hasOwn(integrity.records, name) ? integrity.records[name] : undefined;
+    if (!check) continue;
+    for (const r of records) {
+      const why = check(r);
+      if (why !== undefined) throw new StoreDamagedError(snapshot.file, `${name} ${r.id}: ${why}`, SNAPSHOT_REMEDY);
+    }
+  }
+  engine.load(snap.collections);
+  const why = integrity.verify?.((name) => engine.rawRecords(name));
+  if (why !== undefined) throw new StoreDamagedError(snapshot.file, why, SNAPSHOT_REMEDY);
+  return snap.seq;
+}
+
+/** Applies one journal line to `engine`, checking each change and the conserved quantity. Internal. */
+function journalApplier(engine: StoreEngine, integrity: Integrity, known: Set<string> | undefined) {
   const conserved = integrity.conserved;
   const conservedIn = new Set(conserved?.collections ?? []);
-  let last: number | undefined; // sequence number of the last line read, in any file
-  const apply = (e: JournalEntry, where: string) => {
+  return (e: JournalEntry, where: string) => {
     let d = 0;
     for (const change of e.c) {
       const why = changeProblem(change, known, integrity.records);
@@ -119,49 +150,55 @@ export async function loadDataDir(
       );
     engine.seq = e.s;
   };
-  for (const file of [...files.old, ...(existsSync(files.live) ? [files.live] : [])]) {
-    const isOld = file !== files.live;
-    let skipped = false;
-    try {
-      replayJournal(
-        file,
-        (e, line) => {
-          const where = `${file}:${line}`;
-          if (last === undefined && e.s > snapSeq + 1) throw missingStart(where, e.s, snapSeq, snapshot.file);
-          if (last !== undefined && e.s !== last + 1) {
-            throw new JournalCorruptError(
-              where,
-              `transaction ${e.s} follows transaction ${last} (a line was deleted, repeated or moved)`,
-            );
-          }
-          last = e.s;
-          if (e.s <= snapSeq) {
-            // Lines of a journal moved aside by a compaction whose snapshot is written: in it.
-            if (!isOld) throw snapshotAhead(where, e.s, snapSeq, file);
-            skipped = true;
-            return;
-          }
-          if (skipped)
-            throw new JournalCorruptError(
-              where,
-              `db.json (transaction ${snapSeq}) ends inside this file, not where a compaction cut the journal`,
-            );
-          apply(e, where);
-        },
-        { warn: o.warn, now: o.now },
-      );
-    } catch (err) {
-      if (err instanceof StoreDamagedError && !err.kept) throw err.withCopy(keepDamagedCopy(file, o.now));
-      throw err;
-    }
-  }
-  if (last !== undefined && last < snapSeq) {
-    const file = files.old[files.old.length - 1]!;
-    throw snapshotAhead(file, last, snapSeq, 'the journal files (journal.jsonl, journal.old*.jsonl)').withCopy(
-      keepDamagedCopy(file, o.now),
-    );
-  }
-  return files;
+}
+
+/**
+ * Replays one journal file: each line must follow the previous one (`last`, across files), and
+ * lines the snapshot already holds are skipped (only in a file a compaction moved aside).
+ * Returns the sequence number of its last line. Internal.
+ */
+function replayFile(
+  file: string,
+  r: {
+    isOld: boolean;
+    last: number | undefined;
+    snapSeq: number;
+    snapshotFile: string;
+    apply: (e: JournalEntry, where: string) => void;
+    o: LoadOptions;
+  },
+): number | undefined {
+  const { isOld, snapSeq } = r;
+  let last = r.last;
+  let skipped = false;
+  replayJournal(
+    file,
+    (e, line) => {
+      const where = `${file}:${line}`;
+      if (last === undefined && e.s > snapSeq + 1) throw missingStart(where, e.s, snapSeq, r.snapshotFile);
+      if (last !== undefined && e.s !== last + 1) {
+        throw new JournalCorruptError(
+          where,
+          `transaction ${e.s} follows transaction ${last} (a line was deleted, repeated or moved)`,
+        );
+      }
+      last = e.s;
+      if (e.s <= snapSeq) {
+        // Lines of a journal moved aside by a compaction whose snapshot is written: in it.
+        if (!isOld) throw snapshotAhead(where, e.s, snapSeq, file);
+        skipped = true;
+        return;
+      }
+      if (skipped)
+        throw new JournalCorruptError(
+          where,
+          `db.json (transaction ${snapSeq}) ends inside this file, not where a compaction cut the journal`,
+        );
+      r.apply(e, where);
+    },
+    { warn: r.o.warn, now: r.o.now },
+  );
+  return last;
 }
 
 /** The journal does not start where the snapshot ends. Internal. */
