@@ -178,7 +178,6 @@ export default defineBench({
         log,
         clock: systemClock,
         scheduler: createScheduler(systemClock),
-        stateDir,
         storage: fileBotStorage({ stateDir }),
         files: [file],
         server: srv.url,

@@ -44,7 +44,6 @@ function host(jitter: boolean) {
     log,
     clock: server.clock,
     scheduler: server.scheduler,
-    stateDir: join(dir, 'data', 'bots'),
     dir: botsDir,
     ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }),
     jitter,

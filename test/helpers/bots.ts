@@ -31,7 +31,6 @@ export function hostOver(w: Pick<BotWorld, 'server' | 'botsDir'>, o: Partial<Tes
   return testHost({
     clock: w.server.clock,
     scheduler: w.server.scheduler,
-    stateDir,
     dir: w.botsDir,
     ...w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir }),
     ...o,

@@ -22,7 +22,7 @@ export type { BotStatus, HostOptions } from './host-options.js';
  * its bot. Each bot runs on its own (BotRunner): an error or a 401 in one never stops another.
  *
  * @example
- * const host = new BotHost({ registry, log, clock, scheduler, stateDir: 'data/bots', dir: 'bots', embedded });
+ * const host = new BotHost({ registry, log, clock, scheduler, dir: 'bots', embedded });
  * const report = await host.start();
  */
 export class BotHost {
