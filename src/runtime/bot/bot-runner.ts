@@ -4,7 +4,7 @@ import type { UserRef } from '../../client/types.js';
 import { VirtualClock } from '../../clock/virtual-clock.js';
 import { MemoryStore } from '../../store/core/memory-store.js';
 import { RuleRunner } from '../run/rule-runner.js';
-import { byServerTime } from '../builtins/sources/messages.js';
+import { byServerTime } from '../contract/event-order.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
 import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from '../state/bot-state.js';
 import { BotMemory } from '../state/memory.js';

@@ -16,7 +16,7 @@ import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
 import { askStep, answersOf, type AskResult, type Parked } from './ask-step.js';
 import { dialogMode } from './dialog-end.js';
-import { askAction } from '../builtins/actions/ask.js';
+import { askAction } from '../define/ask.js';
 import { iso } from '../../clock/clock.js';
 import type { CompiledStep } from '../define/bot.js';
 import { metrics } from '../../telemetry/metrics.js';
