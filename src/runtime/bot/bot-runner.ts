@@ -186,7 +186,7 @@ export class BotRunner {
       log,
       clock: this.o.clock,
       signal,
-      identify: this.o.identify,
+      identity: this.o.identity,
       waiting,
       pause,
       resume,
@@ -218,7 +218,7 @@ export class BotRunner {
       signal,
       isContact: (pin) => this.isContact(pin),
       onUnauthorized: () => this.unauthorized(),
-      isBot: this.o.isBot,
+      isBot: (id) => this.o.identity.isBot(id),
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       wake: (id) => {
