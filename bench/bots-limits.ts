@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { systemClock } from '../src/clock/clock.js';
 import { createScheduler } from '../src/clock/scheduler.js';
-import { createRegistry } from '../src/runtime/builtins/index.js';
+import { createRegistry } from '../src/runtime/registry.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
 import { fileBotStorage } from '../src/deployment/bot-storage.js';
 import type { BenchUser, UsersMeta } from './data/users.js';
@@ -178,7 +178,6 @@ export default defineBench({
         log,
         clock: systemClock,
         scheduler: createScheduler(systemClock),
-        stateDir,
         storage: fileBotStorage({ stateDir }),
         files: [file],
         server: srv.url,

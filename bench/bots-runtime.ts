@@ -11,7 +11,7 @@ import { createClient } from '../src/client/client.js';
 import { configFrom } from '../src/config/load.js';
 import { createKey } from '../src/domain/users/keys.js';
 import { createUser, findUser } from '../src/domain/users/users.js';
-import { createRegistry } from '../src/runtime/builtins/index.js';
+import { createRegistry } from '../src/runtime/registry.js';
 import { BotHost } from '../src/runtime/host/bot-host.js';
 import { startServer } from '../src/server.js';
 
@@ -44,7 +44,6 @@ function host(jitter: boolean) {
     log,
     clock: server.clock,
     scheduler: server.scheduler,
-    stateDir: join(dir, 'data', 'bots'),
     dir: botsDir,
     ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir: join(dir, 'data', 'bots') }),
     jitter,

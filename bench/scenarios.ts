@@ -160,7 +160,6 @@ async function realTimeWaits(dir: string): Promise<{ total: number; perWait: num
     log,
     clock: server.clock,
     scheduler: server.scheduler,
-    stateDir,
     dir: botsDir,
   });
   try {

@@ -10,7 +10,7 @@ const dist = resolve(process.argv[2] ?? 'dist');
 const load = (file) => import(pathToFileURL(join(dist, file)).href);
 const { standaloneModule } = await load('util/prebuilt-validator.js');
 const { configSchema } = await load('config/schema.js');
-const { createRegistry } = await load('runtime/builtins/index.js');
+const { createRegistry } = await load('runtime/registry.js');
 const { botSchema } = await load('runtime/define/bot-schema.js');
 
 const schemas = { config: configSchema, bot: botSchema(createRegistry()) };

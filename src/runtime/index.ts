@@ -23,15 +23,15 @@ export {
   type Topic,
 } from './contract/types.js';
 
-// builtins/: the actions, conditions, sources and triggers pinbot ships
-export { createRegistry } from './builtins/index.js';
+// registry.ts: the built-ins (builtins/, a leaf) composed into a Registry
+export { createRegistry } from './registry.js';
 export { validTimeZone } from './builtins/triggers/timed.js';
-export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './builtins/conditions/regex.js';
 
 // define/: a bot file → a compiled bot
 export { loadBot, loadBotFile } from './define/loader.js';
 export { coerceRendered } from './define/templatable-schema.js';
 export { botSchemaText } from './define/write-schema.js';
+export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './define/regex.js';
 
 // liquid/: the grammar of boolean expressions, shared with scenarios
 export {

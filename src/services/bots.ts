@@ -112,7 +112,6 @@ export function createBotsService(): ServerService {
         log,
         clock: ctx.clock,
         scheduler: ctx.scheduler,
-        stateDir,
         dir,
         ...deps,
         envAllow: config.bots.env_allow,

@@ -211,7 +211,6 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       log,
       clock,
       scheduler: server.scheduler,
-      stateDir,
       dir: botsDir,
       jitter: false,
       stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),

@@ -184,16 +184,25 @@ export const STAGES: Record<string, ReadonlyArray<readonly string[]>> = {
   runtime: [
     ['contract'],
     ['liquid'],
-    ['builtins'],
-    ['define'],
+    ['builtins', 'define'],
     ['state'],
     ['ports'],
     ['run'],
     ['bot'],
     ['host'],
+    ['registry'],
     ['index'],
   ],
   store: [['core'], ['file', 'postgres'], ['transfer']],
+};
+
+/**
+ * Leaves: folders the rest of their area never imports, only the folders named (its
+ * composition). The runtime's built-ins are written against contract/ as a plugin is, and
+ * registry.ts registers them (index.ts shows one of their helpers, validTimeZone).
+ */
+export const LEAVES: Record<string, Record<string, readonly string[]>> = {
+  runtime: { builtins: ['registry', 'index'] },
 };
 
 /** The folder of a file inside its area (`runtime/run/decide.ts` → `run`; `runtime/ports.ts` → `ports`). */
@@ -216,6 +225,9 @@ export function violations(graph: Map<string, string[]>): string[] {
         else if (ONLY_THROUGH[b] && !ONLY_THROUGH[b](file, d)) out.add(`${file} → ${d} (not through its public files)`);
         continue;
       }
+      const by = LEAVES[a]?.[stage(d)];
+      if (by && stage(file) !== stage(d) && !by.includes(stage(file)))
+        out.add(`${file} → ${d} (${stage(d)}/ is a leaf: only ${by.join(', ')} import it)`);
       if (!order) continue;
       const [rf, rd] = [rank(file), rank(d)];
       if (rf >= 0 && (rd > rf || (rd === rf && stage(file) !== stage(d))))

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { area, circles, importGraph, MAY_IMPORT, STAGES, violations } from './import-graph.js';
+import { area, circles, importGraph, LEAVES, MAY_IMPORT, STAGES, violations } from './import-graph.js';
 
 const DOC = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
 
@@ -46,8 +46,11 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
           'domain/users/users.ts',
           'runtime/bot/bot-runner.ts',
           'runtime/state/traces.ts',
+          'runtime/builtins/actions/money.ts',
         ],
       ],
+      ['runtime/host/h.ts', ['runtime/builtins/index.ts']],
+      ['runtime/registry.ts', ['runtime/builtins/index.ts']],
       ['runtime/contract/types.ts', ['runtime/define/bot.ts']],
       ['runtime/extra/y.ts', []],
       ['store/file/file-store.ts', ['runtime/run/x.ts', 'store/postgres/pg-schema.ts', 'store/core/engine.ts']],
@@ -64,8 +67,10 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
       'newarea/z.ts: the area newarea has no import rule',
       'runtime/contract/types.ts → runtime/define/bot.ts (define/ comes after contract/)',
       'runtime/extra/y.ts: extra/ has no place in the order of runtime/',
+      'runtime/host/h.ts → runtime/builtins/index.ts (builtins/ is a leaf: only registry, index import it)',
       'runtime/run/x.ts → domain/users/users.ts',
       'runtime/run/x.ts → runtime/bot/bot-runner.ts (bot/ comes after run/)',
+      'runtime/run/x.ts → runtime/builtins/actions/money.ts (builtins/ is a leaf: only registry, index import it)',
       'runtime/run/x.ts → store/file/file-store.ts (not through its public files)',
       'store/core/engine.ts → store/file/lock.ts (file/ comes after core/)',
       'store/file/file-store.ts → runtime/run/x.ts',
@@ -86,6 +91,9 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     );
     for (const [a, order] of Object.entries(STAGES))
       expect(DOC, a).toContain(`${a}/ stage order: ${order.map((g) => g.join(' | ')).join(' → ')}`);
+    for (const [a, leaves] of Object.entries(LEAVES))
+      for (const [leaf, by] of Object.entries(leaves))
+        expect(DOC, `${a}/${leaf}`).toContain(`${a}/ leaf: ${leaf} (imported only by ${by.join(', ')})`);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
-import { readAnswer } from '../../src/runtime/builtins/actions/ask-expect.js';
+import { createRegistry } from '../../src/runtime/registry.js';
+import { readAnswer } from '../../src/runtime/define/ask-expect.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import { builtinConditions } from '../../src/runtime/builtins/conditions/builtin.js';
 import { polledTriggers } from '../../src/runtime/builtins/triggers/polled.js';

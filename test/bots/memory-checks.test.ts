@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import { BotMemories } from '../../src/runtime/state/bot-records.js';
 import { BotMemory, MemoryFullError } from '../../src/runtime/state/memory.js';

@@ -27,7 +27,6 @@ describe('bots run against a remote server (pinbot bots run --server URL)', () =
       testHost({
         clock: w.clock,
         scheduler: w.server.scheduler,
-        stateDir,
         storage: fileBotStorage({ stateDir }),
         files: [file, local],
         server: w.server.url,

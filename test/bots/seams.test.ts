@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import type { ActionDef, ConditionDef, SourceDef, TriggerDef } from '../../src/runtime/contract/types.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
 

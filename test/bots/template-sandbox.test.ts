@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BOT_ENV_PATHS, pathAllowed } from '../../src/config/env-refs.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import { liquid, render } from '../../src/runtime/liquid/templates.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';

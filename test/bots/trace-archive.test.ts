@@ -112,7 +112,6 @@ function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 
   return testHost({
     clock: w.server.clock,
     scheduler: w.server.scheduler,
-    stateDir: join(w.dir, 'data', 'bots'),
     files: [join(w.botsDir, file)],
     ...deps,
   });

@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { validateFiles } from '../../src/cli/bots-commands.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import { BOT_SCHEMA_FILE, botSchemaText } from '../../src/runtime/define/write-schema.js';
 import { loadConfig } from '../../src/config/load.js';

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config/schema.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { botSchema } from '../../src/runtime/define/bot-schema.js';
 import { newAjv, schemaHash, standaloneModule, validatorFor } from '../../src/util/prebuilt-validator.js';
 import { ROOT } from '../helpers/spawn.js';

@@ -6,7 +6,7 @@ import type { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { createKey } from '../../src/domain/users/keys.js';
 import { createUser, findUser, type User } from '../../src/domain/users/users.js';
 import { grantMoney } from '../../src/domain/wallet/grants.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { BotHost, type HostOptions } from '../../src/runtime/host/bot-host.js';
 import type { RunningServer } from '../../src/server.js';
 import { createTestWorld } from '../../src/testing/world.js';
@@ -31,7 +31,6 @@ export function hostOver(w: Pick<BotWorld, 'server' | 'botsDir'>, o: Partial<Tes
   return testHost({
     clock: w.server.clock,
     scheduler: w.server.scheduler,
-    stateDir,
     dir: w.botsDir,
     ...w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir }),
     ...o,

@@ -1,4 +1,4 @@
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { Registry } from '../../src/runtime/contract/registry.js';
 import type { SourceDef, TriggerDef } from '../../src/runtime/contract/types.js';
 

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { formatPluginProblem } from '../../src/plugin-api/collect.js';
-import { createRegistry } from '../../src/runtime/builtins/index.js';
+import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
 import type { Registry } from '../../src/runtime/contract/registry.js';
 import { buildRegistry, type ProjectRegistry } from '../../src/services/registry.js';

@@ -52,7 +52,6 @@ async function runBots(files: string[], opts: RunOptions): Promise<void> {
     log,
     clock: systemClock,
     scheduler,
-    stateDir,
     storage: fileBotStorage({ stateDir }),
     files: explicit ? files : undefined,
     dir,

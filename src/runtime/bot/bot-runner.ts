@@ -4,7 +4,7 @@ import type { UserRef } from '../../client/types.js';
 import { VirtualClock } from '../../clock/virtual-clock.js';
 import { MemoryStore } from '../../store/core/memory-store.js';
 import { RuleRunner } from '../run/rule-runner.js';
-import { byServerTime } from '../builtins/sources/messages.js';
+import { byServerTime } from '../contract/event-order.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
 import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from '../state/bot-state.js';
 import { BotMemory } from '../state/memory.js';
@@ -186,7 +186,7 @@ export class BotRunner {
       log,
       clock: this.o.clock,
       signal,
-      identify: this.o.identify,
+      identity: this.o.identity,
       waiting,
       pause,
       resume,
@@ -218,7 +218,7 @@ export class BotRunner {
       signal,
       isContact: (pin) => this.isContact(pin),
       onUnauthorized: () => this.unauthorized(),
-      isBot: this.o.isBot,
+      isBot: (id) => this.o.identity.isBot(id),
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       wake: (id) => {

@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
-import type { Client } from '../../client/client.js';
+import { createClient, type Client, type ClientOptions } from '../../client/client.js';
 import { UnauthorizedError } from '../../client/errors.js';
+import { createRateBudget, type RateBudget } from '../../client/rate-budget.js';
 import type { UserRef } from '../../client/types.js';
 import type { Clock } from '../../clock/clock.js';
+import { waitingOffTheClock } from '../../util/step-timeout.js';
 import type { CompiledBot } from '../define/bot.js';
+import type { IdentityProvider } from '../ports.js';
 
 /** The identity is not usable yet (e.g. its user does not exist): retried, not fatal. */
 export class IdentityPending extends Error {}
@@ -21,8 +24,7 @@ export interface IdentityContext {
   log: Logger;
   clock: Clock;
   signal: AbortSignal;
-  /** Resolves who the bot is. May throw IdentityPending or UnauthorizedError. */
-  identify(signal: AbortSignal): Promise<Identity>;
+  identity: BotIdentity;
   /** The bot waits (for its user, or for the server): the status message. */
   waiting(message: string): void;
   /** Around the wait: the bot's start is not held work while it waits. */
@@ -39,7 +41,7 @@ export async function findIdentity(c: IdentityContext): Promise<Identity | 'unau
   const { bot, log, signal } = c;
   for (let attempt = 1; !signal.aborted; attempt++) {
     try {
-      return await c.identify(signal);
+      return await c.identity.identify(signal);
     } catch (err) {
       if (signal.aborted) return undefined;
       if (err instanceof UnauthorizedError) return 'unauthorized';
@@ -67,4 +69,96 @@ export function serverOffset(api: Client, now: number): number {
   if (!Number.isFinite(server)) return 0;
   const offset = server - now;
   return Math.abs(offset) < 2000 ? 0 : offset;
+}
+
+/** One bot's identity, as its runner sees it (made by BotIdentities). */
+export interface BotIdentity {
+  /**
+   * Who the bot is: its key, its user, and its client (on the rate budget of its user). May
+   * throw IdentityPending or UnauthorizedError.
+   */
+  identify(signal: AbortSignal): Promise<Identity>;
+  /** Whether a user is one that bots act as (for `ignore_bots`). */
+  isBot(userId: string): boolean;
+}
+
+/**
+ * The identities of a host's bots, in one place: a bot's key (its `key:`, or for `as:` the one
+ * the embedded server's IdentityProvider gives, which also says who the key is: no `GET /me`),
+ * its client, built once, on the rate budget it shares with the other bots of its user (the
+ * server counts every key of a user together), and the users bots act as (`ignore_bots`).
+ */
+export class BotIdentities {
+  private readonly budgets = new Map<string, RateBudget>();
+  private readonly users = new Set<string>();
+
+  constructor(private readonly o: { clock: Clock; client?: Partial<ClientOptions>; embedded?: IdentityProvider }) {}
+
+  /** The identity of `bot`, talking to the server at `base` (`remote`: not the embedded one). */
+  of(bot: CompiledBot, o: { base: string; remote: boolean; log: Logger }): BotIdentity {
+    return {
+      identify: (signal) => this.identify(bot, o.base, o.log, signal),
+      isBot: (id) => this.users.has(id) || (!o.remote && this.o.embedded?.isBotUser?.(id) === true),
+    };
+  }
+
+  /** After bots were removed: only the users of those that still run (`me`) count as bots. */
+  keepOnly(ids: Iterable<string>): void {
+    this.users.clear();
+    for (const id of ids) this.users.add(id);
+  }
+
+  /** Finds who `bot` is and builds its client, once. Internal. */
+  private async identify(bot: CompiledBot, base: string, log: Logger, signal: AbortSignal): Promise<Identity> {
+    const { apiKey, known, keyId } = await this.keyOf(bot, log);
+    const { clock } = this.o;
+    // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
+    // bot's held work while they last (see Clock.hold)
+    const sleep = (ms: number, s?: AbortSignal) => waitingOffTheClock(() => clock.sleep(ms, s, { parked: true }));
+    const newBudget = () => createRateBudget({ now: () => clock.now(), sleep });
+    // a bot whose user is not known yet asks GET /me on a budget of its own, then takes its user's
+    let budget = newBudget();
+    const shared: RateBudget = {
+      run: (req, fn) => budget.run(req, fn),
+      observe: (headers, opts) => budget.observe(headers, opts),
+      block: (buckets, ms) => budget.block(buckets, ms),
+      state: () => budget.state(),
+    };
+    const api = createClient({
+      baseUrl: base,
+      apiKey,
+      budget: shared,
+      sleep,
+      owner: bot.name,
+      onRetry: (i) => log.debug(i, 'retrying a request'),
+      ...this.o.client,
+    });
+    const me = known ?? (await api.me({ signal }));
+    this.users.add(me.id);
+    const budgetKey = `${base}\u0000${me.id}`;
+    const theirs = this.budgets.get(budgetKey);
+    if (theirs) budget = theirs;
+    else this.budgets.set(budgetKey, (budget = newBudget()));
+    return { api, me, keyId };
+  }
+
+  /** The bot's key: its `key:`, or (`as:`) the embedded provider's, with who it is. Internal. */
+  private async keyOf(bot: CompiledBot, log: Logger): Promise<{ apiKey: string; known?: UserRef; keyId?: string }> {
+    if ('key' in bot.identity) return { apiKey: bot.identity.key };
+    const r = await this.o.embedded!.keyFor({
+      bot: bot.name,
+      as: bot.identity.as,
+      createUser: bot.identity.createUser,
+    });
+    if (r.created)
+      log.info(
+        { user: r.user.pin_code },
+        `bot ${bot.name}: new API key for ${r.user.display_name} (${r.user.pin_code})`,
+      );
+    // the embedded server said who the key is: no GET /me (10,000 bots start faster)
+    const known = r.user.id
+      ? { id: r.user.id, display_name: r.user.display_name, pin_code: r.user.pin_code }
+      : undefined;
+    return { apiKey: r.apiKey, known, keyId: r.keyId };
+  }
 }

@@ -6,7 +6,7 @@ import type { Registry } from '../contract/registry.js';
 import type { CompiledBot } from '../define/bot.js';
 import type { ChangeFeed, InboxFeed } from '../ports.js';
 import type { TraceLog } from '../state/traces.js';
-import type { Identity } from './identity.js';
+import type { BotIdentity } from './identity.js';
 
 /** `runtime.step_timeout` when nothing says otherwise. */
 export const DEFAULT_STEP_TIMEOUT_MS = 10_000;
@@ -16,8 +16,8 @@ export type RunnerStatus = 'starting' | 'waiting' | 'running' | 'failed' | 'stop
 export interface RunnerOptions {
   bot: CompiledBot;
   registry: Registry;
-  /** Resolves who the bot is: its client and profile. May throw IdentityPending or UnauthorizedError. */
-  identify(signal: AbortSignal): Promise<Identity>;
+  /** Who the bot is (its client and user), and which users are bots: BotIdentities.of. */
+  identity: BotIdentity;
   /** The store of the bot's state (opened once the identity is known). */
   openStore(): Promise<Store>;
   traces: TraceLog;
@@ -29,8 +29,6 @@ export interface RunnerOptions {
   stepTimeoutMs?: number;
   /** Spread the second poll over the interval (many bots do not poll in step). */
   jitter?: boolean;
-  /** Whether a user is one that bots act as (for `ignore_bots`). */
-  isBot?(userId: string): boolean;
   /** Changes of the embedded server by user: the bot polls at once when one concerns it. */
   changes?: ChangeFeed;
   /** With `changes`: how often woken sources are polled anyway (default 10 minutes). */

@@ -1,11 +1,11 @@
 import { parseDuration } from '../../util/duration.js';
-import { checkConditions } from '../builtins/conditions/compile.js';
+import { checkConditions } from './conditions.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import { checkTemplate, FILE_TAGS, isTemplate, liquid } from '../liquid/templates.js';
 import { BOT_EXPRESSIONS, tagExpressionProblems } from '../liquid/expression-check.js';
 import { checkPaths, expressionPaths, templatePaths, templatesIn } from '../liquid/template-check.js';
-import { expectGroups } from '../builtins/actions/ask-expect.js';
+import { expectGroups } from './ask-expect.js';
 import type { ActionDef, CheckProblem, TriggerDef } from '../contract/types.js';
 import { hasConversation, hasPerson } from '../contract/memory-subjects.js';
 

@@ -1,5 +1,5 @@
 import { DURATION_PATTERN } from '../../util/duration.js';
-import { matcherSchema } from '../builtins/conditions/fields.js';
+import { matcherSchema } from './field-matcher.js';
 import type { Registry } from '../contract/registry.js';
 import type { JsonSchema } from '../contract/types.js';
 import { acceptTemplates } from './templatable-schema.js';

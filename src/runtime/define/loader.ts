@@ -25,7 +25,7 @@ import {
   type CompiledStep,
   type LoopGuardOptions,
 } from './bot.js';
-import { compileConditions } from '../builtins/conditions/compile.js';
+import { compileConditions } from './conditions.js';
 import type { Registry } from '../contract/registry.js';
 import { hintFor } from '../../util/suggest.js';
 import type { CheckProblem } from '../contract/types.js';

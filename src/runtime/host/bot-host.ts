@@ -1,14 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BotMemory } from '../state/memory.js';
 import { join, resolve } from 'node:path';
-import type { RateBudget } from '../../client/rate-budget.js';
 import { formatProblem } from '../../util/yaml-errors.js';
 import { BotRunner } from '../bot/bot-runner.js';
+import { BotIdentities } from '../bot/identity.js';
 import type { BotEvent } from '../contract/types.js';
 import type { CompiledBot } from '../define/bot.js';
 import { loadBot } from '../define/loader.js';
 import { isRun, TraceLog, type Trace } from '../state/traces.js';
-import { identifyBot } from './bot-identity.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
 import { Serial } from '../../util/serial.js';
 import { HostPlacement } from './placement.js';
@@ -22,16 +21,15 @@ export type { BotStatus, HostOptions } from './host-options.js';
  * its bot. Each bot runs on its own (BotRunner): an error or a 401 in one never stops another.
  *
  * @example
- * const host = new BotHost({ registry, log, clock, scheduler, stateDir: 'data/bots', dir: 'bots', embedded });
+ * const host = new BotHost({ registry, log, clock, scheduler, dir: 'bots', embedded });
  * const report = await host.start();
  */
 export class BotHost {
   private readonly slots = new Map<string, Slot>();
   /** The file of each bot name: lookups by name stay O(1) with 10,000 bots. */
   private readonly byName = new Map<string, string>();
-  private readonly budgets = new Map<string, RateBudget>();
-  /** Users the bots of this host act as (for `ignore_bots`). */
-  private readonly botUsers = new Set<string>();
+  /** Who each bot is: its key, its client on its user's rate budget, the users bots act as. */
+  private readonly identities: BotIdentities;
   /** Reloads and placement changes, one at a time. */
   private readonly turns = new Serial();
   private stopped = false;
@@ -39,6 +37,7 @@ export class BotHost {
   private readonly placed: HostPlacement;
 
   constructor(private readonly o: HostOptions) {
+    this.identities = new BotIdentities({ clock: o.clock, client: o.client, embedded: o.embedded?.identity });
     this.placed = new HostPlacement({
       host: o,
       slots: this.slots,
@@ -125,8 +124,7 @@ export class BotHost {
         await slot.traces?.close();
         this.slots.delete(file);
         if (slot.bot && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
-        this.botUsers.clear();
-        for (const s of this.slots.values()) if (s.runner?.me) this.botUsers.add(s.runner.me.id);
+        this.identities.keepOnly([...this.slots.values()].flatMap((s) => (s.runner?.me ? [s.runner.me.id] : [])));
       }
     }
     for (const file of files) {
@@ -242,14 +240,12 @@ export class BotHost {
       jitter: this.o.jitter,
       retryBaseMs: this.o.retryBaseMs,
       stepTimeoutMs: this.o.stepTimeoutMs,
-      isBot: (id) => this.botUsers.has(id) || (!remote && this.o.embedded?.identity.isBotUser?.(id) === true),
       changes: remote ? undefined : this.o.embedded?.changes,
       safetyPollMs: this.o.safetyPollMs,
       firstSpreadMs,
       // shared out between processes: pushes received by another process arrive in the inbox
       inbox: storage.inbox,
-      identify: (signal) =>
-        identifyBot({ host: this.o, bot, base, log, signal, budgets: this.budgets, botUsers: this.botUsers }),
+      identity: this.identities.of(bot, { base, remote, log }),
     });
     slot.runner = runner;
     runner.start();

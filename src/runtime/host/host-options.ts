@@ -15,8 +15,6 @@ export interface HostOptions {
   log: Logger;
   clock: Clock;
   scheduler: Scheduler;
-  /** Where keys/, traces/ and remote/ (the state of remote bots) live: `DATA/bots`. */
-  stateDir: string;
   /** The bots folder (every *.yaml / *.yml), or explicit files. */
   dir?: string;
   files?: string[];

@@ -1,7 +1,7 @@
 import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
-import { askAction, DEFAULT_CANCEL_WORDS, type AskArgs } from '../builtins/actions/ask.js';
-import { describeExpect, readAnswer } from '../builtins/actions/ask-expect.js';
+import { askAction, DEFAULT_CANCEL_WORDS, type AskArgs } from '../define/ask.js';
+import { describeExpect, readAnswer } from '../define/ask-expect.js';
 import type { ActionRunContext, BotEvent, ReplyTarget } from '../contract/types.js';
 import { renderDeep } from '../liquid/templates.js';
 import { assertVariables, templatePaths, templatesIn } from '../liquid/template-check.js';

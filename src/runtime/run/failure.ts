@@ -106,12 +106,3 @@ export function runEnding({
     ...(info?.plugin ? { plugin: info.plugin, frame: info.frame } : {}),
   };
 }
-
-/** Writes how a run ended into its trace (the plugin and frame only for a plugin's failure). */
-export function endTrace(trace: Trace, e: TraceEnding): void {
-  Object.assign(
-    trace,
-    { outcome: e.outcome, reason: e.reason, message: e.message },
-    e.plugin ? { plugin: e.plugin, frame: e.frame } : {},
-  );
-}

@@ -3,9 +3,12 @@ import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { RunScope, TriggerDef } from '../contract/types.js';
 import type { RunProgress } from '../state/bot-state.js';
-import { compact, replayable, type Trace, type TraceSeen, type TraceStep } from '../state/traces.js';
+
+type StepProgress = RunProgress['steps'][number];
+import { replayable, type TraceSeen } from '../state/traces.js';
+import { RunTrace } from './run-trace.js';
 import { decide, type Decision } from './decide.js';
-import { endTrace, runEnding, stepFailure, type StepFailure } from './failure.js';
+import { runEnding, stepFailure, type StepFailure } from './failure.js';
 import { answeredAt, LoopGuard } from './loop-guard.js';
 import { Interrupted, retryTransient } from './retry.js';
 import { runScope } from './run-context.js';
@@ -16,51 +19,14 @@ import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
 import { askStep, answersOf, type AskResult, type Parked } from './ask-step.js';
 import { dialogMode } from './dialog-end.js';
-import { askAction } from '../builtins/actions/ask.js';
-import { iso } from '../../clock/clock.js';
+import { askAction } from '../define/ask.js';
 import type { CompiledStep } from '../define/bot.js';
 import { metrics } from '../../telemetry/metrics.js';
-import { causeOf, inSpan, SpanStatusCode, tracingOn, type Span } from '../../telemetry/tracing.js';
-
-/** The plugin fields of a step's error, for its trace. */
-const pluginOf = (sp: RunProgress['steps'][number]) =>
-  sp.error?.plugin ? { plugin: sp.error.plugin, ...(sp.error.frame ? { frame: sp.error.frame } : {}) } : {};
-
-/** A step of a trace from its progress. */
-const traceStep = (
-  index: number,
-  action: string,
-  sp: RunProgress['steps'][number],
-  extra: Partial<TraceStep>,
-): TraceStep => ({
-  index,
-  action,
-  status: sp.status as TraceStep['status'],
-  args: compact(sp.args),
-  result: compact(sp.result),
-  error: sp.error?.message,
-  ...pluginOf(sp),
-  ...extra,
-});
+import { causeOf, inSpan, tracingOn, type Span } from '../../telemetry/tracing.js';
 
 /** Which list of a rule a step belongs to. */
 const sectionOf = (step: CompiledStep) =>
   step.onError ? 'error' : step.onTimeout ? 'timeout' : step.onCancel ? 'cancel' : 'main';
-
-/** The trace step of an ask whose run now waits: the question and the dialog so far. */
-function waitingStep(step: CompiledStep, sp: RunProgress['steps'][number]): TraceStep {
-  const dl = sp.dialog;
-  const args = sp.args as { question?: string } | undefined;
-  return {
-    index: step.index,
-    action: 'ask',
-    status: 'waiting',
-    args: compact(args?.question),
-    result: compact(
-      dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined,
-    ),
-  };
-}
 
 /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
 function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): Decision | undefined {
@@ -75,7 +41,10 @@ function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): D
   return undefined;
 }
 
-/** The loop guard: an exchange that looks like a loop between bots is paused (traced `loop_suspected`). */
+/**
+ * The loop guard: an exchange that looks like a loop between bots is paused (traced
+ * `loop_suspected`).
+ */
 async function loopCheck({
   run,
   actor,
@@ -98,7 +67,10 @@ async function loopCheck({
   return { run: false, reason: 'loop_suspected', message: verdict.message };
 }
 
-/** The rule's decision (enabled, conditions, cooldown, throttle) under the step timeout, retrying transient failures. */
+/**
+ * The rule's decision (enabled, conditions, cooldown, throttle) under the step timeout, retrying
+ * transient failures.
+ */
 function decideRule({
   run,
   scope,
@@ -157,14 +129,62 @@ export function runRule(run: RuleRun): Promise<void> {
   });
 }
 
+/** One run as it goes: what its parts share. Internal. */
+interface Going {
+  run: RuleRun;
+  progress: RunProgress;
+  trace: RunTrace;
+  trigger: TriggerDef;
+  pending: Pending;
+  scope: RunScope;
+  actor: UserRef | undefined;
+  loopKey: string | undefined;
+  /** Counted among the rule's runs that go (mode single skips while one does). */
+  counted: boolean;
+  /** Mode restart: aborted when a newer event takes over; `restartDone` hands the rule on. */
+  runSignal?: AbortSignal;
+  restartDone?: () => void;
+  /** A dialog ended by its timeout or a cancel word: its on_timeout / on_cancel steps run. */
+  ended?: AskResult['ended'];
+}
+
+/** The steps of a run so far: the failure that ends its main steps, or the dialog it waits in. */
+interface StepsSoFar {
+  failed?: StepFailure;
+  parked?: Parked;
+}
+
 /** `runRule`, its outcome told to `span`. Internal. */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void> {
-  const { runner, rule, entry } = run;
-  const d = runner.deps;
-  let counted = false;
-  runner.busy(1);
+  const d = run.runner.deps;
+  run.runner.busy(1);
   const t0 = performance.now();
+  const g = openRun(run);
+  try {
+    if (d.signal.aborted) throw new Interrupted();
+    if (!(await decideOnce(g))) return;
+    await begin(g);
+    const { failed, parked } = await takeSteps(g);
+    // the run waits for an answer: its progress is written; a message or the timer wakes it
+    if (parked) return;
+    g.trace.stepsOver(failed, g.ended);
+    await finishRun({ run, progress: g.progress, pending: g.pending });
+    answered(g);
+  } catch (err) {
+    await abandon(g, err);
+  } finally {
+    g.trace.finished({ durationMs: performance.now() - t0, span, traces: d.traces });
+    release(g);
+  }
+}
+
+/**
+ * A run's working state: its latest progress (kept for the steps that did not change), trace and
+ * scope. Internal.
+ */
+function openRun(run: RuleRun): Going {
+  const { rule, entry } = run;
+  const d = run.runner.deps;
   // the entry may have moved on while this run was queued: take its latest progress
   const current = d.state.entry(entry.id) ?? entry;
   const progress: RunProgress = structuredClone(current.runs[rule.id] ?? { steps: [] });
@@ -173,7 +193,7 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
   if (changed !== -1) progress.steps.length = changed;
   // a dialog woken by its answer (or its timer) continues: that is no restart
   const continues = progress.steps.some((sp) => sp?.status === 'started' && sp.dialog);
-  const trace: Trace = newTrace(run, !!progress.decision && !continues);
+  const trace = new RunTrace(newTrace(run, !!progress.decision && !continues));
   const trigger = triggerOf(run);
   const pending: Pending = { spend: 0 };
   const scope = runScope({
@@ -187,210 +207,255 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
     pendingVars: () => pending.vars,
   });
   const actor = trigger.actor?.(entry.event.payload, d.me);
-  const loopKey = LoopGuard.keyOf(entry.event, actor);
-  let runSignal: AbortSignal | undefined;
-  let restartDone: (() => void) | undefined;
-  let ended: AskResult['ended'];
-  // a resumed dialog that only waits again adds no trace
-  let quiet = false;
-  try {
-    if (d.signal.aborted) throw new Interrupted();
-    if (!progress.decision) {
-      const vars = replayable(scope.vars);
-      const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: d.me };
-      trace.seen = seen;
-      let decision =
-        screen({ run, actor }) ??
-        (await loopCheck({ run, actor, loopKey })) ??
-        (await decideRule({ run, scope, trigger, seen }));
-      // mode single: only a run that would take its steps is skipped while another one goes
-      if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
-        decision = {
-          run: false,
-          reason: 'single_running',
-          message: 'mode single: a run of this rule is still going',
-          conditions: decision.conditions,
-        };
-      }
-      // the same person's dialog of this rule waits: mode restart ends it, other modes skip this event
-      if (decision.run && rule.asks && actor)
-        decision = (await dialogMode(run, actor, decision.conditions)) ?? decision;
-      // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
-      if (decision.run && scope.match) decision = { ...decision, match: scope.match };
-      progress.decision = decision;
-      progress.started_at = d.clock.now();
-      trace.conditions = decision.conditions;
-      if (!decision.run) {
-        Object.assign(trace, { outcome: 'not_run', reason: decision.reason, message: decision.message });
-        await finishRun({ run, progress, pending });
-        return;
-      }
-      // written with the first step's write-ahead: a crash before it just decides again
-      const now = d.clock.now();
-      if (rule.cooldownMs)
-        pending.lastRun = {
-          key: limitKey(rule.id, rule.cooldownPer, scope.event, actor),
-          at: now,
-          expired: now - rule.cooldownMs,
-        };
-      if (rule.throttle)
-        pending.throttled = {
-          key: limitKey(rule.id, rule.throttle.per, scope.event, actor),
-          at: now,
-          withinMs: rule.throttle.withinMs,
-        };
-    } else trace.conditions = progress.decision.conditions;
-    counted = true;
-    runner.running.set(rule.id, (runner.running.get(rule.id) ?? 0) + 1);
-    if (progress.decision.match) scope.match = { ...progress.decision.match };
-    if (rule.mode === 'restart') ({ signal: runSignal, done: restartDone } = await runner.restarts.takeOver(rule.id));
-    let failed: StepFailure | undefined;
-    let parked: Parked | undefined;
-    scope.answers = {};
-    for (const step of rule.steps) {
-      if (d.signal.aborted) throw new Interrupted();
-      if (runSignal?.aborted) throw new Restarted();
-      // the main steps until one fails (or a dialog times out or is cancelled); then on_error
-      // (on_timeout, on_cancel) steps, if any; a branch's steps if chosen
-      if (sectionOf(step) !== (failed ? 'error' : (ended ?? 'main')) || !guardHolds(step, progress)) continue;
-      const done = progress.steps[step.index];
-      if (done && done.status !== 'started') {
-        trace.steps.push(traceStep(step.index, step.action.name, done, { resumed: true }));
-        if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
-        if (step.action === askAction) {
-          Object.assign(scope.answers, answersOf(done.result));
-          ended = (done.result as AskResult | undefined)?.ended ?? ended;
-        }
-        if (done.status === 'failed' && !step.continueOnError) {
-          if (step.onError) break;
-          failed = stepFailure({ step, error: done.error });
-          scope.error = errorScope(step, done.error);
-        }
-        continue;
-      }
-      const out = step.branches
-        ? await chooseBranch(
-            step,
-            progress,
-            scope,
-            (what, fn) =>
-              retryTransient({
-                runner,
-                what: 'condition',
-                fn: () =>
-                  withStepTimeout(
-                    `step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`,
-                    d.stepTimeoutMs,
-                    fn,
-                    d.signal,
-                  ),
-              }),
-            {
-              api: d.api,
-              trigger,
-              isContact: (pin) => d.isContact(pin),
-              store: d.state.store,
-              log: d.log.child({ rule: rule.id }),
-              clock: d.clock,
-            },
-          )
-        : step.action === askAction
-          ? await askStep({ run, step, progress, scope, trigger, pending, runSignal })
-          : await inSpan(
-              `pinbot.step ${step.action.name}`,
-              { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name },
-              async (span) => {
-                const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
-                span?.setAttribute('pinbot.step.status', sp.status);
-                return sp;
-              },
-            );
-      if ('parked' in out) {
-        parked = out;
-        trace.steps.push(waitingStep(step, progress.steps[step.index]!));
-        break;
-      }
-      trace.steps.push(traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }));
-      scope.steps[step.index] = out.result;
-      if (step.action === askAction && out.status === 'done') {
-        Object.assign(scope.answers, answersOf(out.result));
-        ended = (out.result as AskResult | undefined)?.ended ?? ended;
-      }
-      if (out.status === 'failed' && !step.continueOnError) {
-        if (step.onError) break; // a failing on_error step ends the run
-        failed = stepFailure({ step, error: out.error });
-        scope.error = errorScope(step, out.error);
-      }
-    }
-    if (parked) {
-      // the run waits for an answer: its progress is written; a message or the timer wakes it
-      const dl = progress.steps.find((sp) => sp?.status === 'started' && sp.dialog)?.dialog;
-      Object.assign(trace, {
-        outcome: 'waiting',
-        reason: 'waiting_for_answer',
-        message: `waiting for an answer until ${dl?.until ? iso(dl.until) : '?'}`,
-      });
-      quiet = parked.quiet;
-      return;
-    }
-    if (failed)
-      endTrace(trace, {
-        outcome: 'failed',
-        reason: failed.reason,
-        message: failed.message,
-        plugin: failed.plugin,
-        frame: failed.frame,
-      });
-    else if (ended)
-      Object.assign(
-        trace,
-        ended === 'timeout'
-          ? { reason: 'dialog_timeout', message: 'no answer in time: on_timeout ran' }
-          : { reason: 'dialog_cancelled', message: 'a cancel word ended the dialog: on_cancel ran' },
-      );
-    else if (trace.steps.some((s) => s.status === 'dry_run')) trace.outcome = 'dry_run';
-    await finishRun({ run, progress, pending });
-    const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
-    if (acted.length) {
-      // the answer's server time: from its result, else the event's time plus the time since the bot saw it
-      const now = d.clock.now();
-      const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
-      if (!trace.resumed)
-        metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
-      runner.guard.answered(
-        loopKey,
-        answeredAt(
-          acted.map((st) => progress.steps[st.index]!.result),
-          fallback,
-        ),
-      );
-    }
-  } catch (err) {
-    const ending = runEnding({ err, restarted: !!runSignal?.aborted && !d.signal.aborted, stopping: d.signal.aborted });
-    endTrace(trace, ending);
-    // mode restart: a newer event took over; this run ends here, for good
-    if (ending.reason === 'restarted')
-      await finishRun({ run, progress, pending }).catch((e) =>
-        d.log.error({ err: e }, 'could not record a restarted run'),
-      );
-    else if (ending.reason === 'unauthorized' && err instanceof UnauthorizedError) d.onUnauthorized(err);
-    else if (ending.outcome === 'failed') d.log.error({ err, rule: rule.id, event: entry.key }, 'rule run failed');
-  } finally {
-    trace.duration_ms = Math.round(performance.now() - t0);
-    span?.setAttributes({
-      'pinbot.outcome': trace.outcome,
-      ...(trace.reason ? { 'pinbot.reason': trace.reason } : {}),
-    });
-    if (trace.outcome === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: trace.message });
-    // a run woken that parks again with nothing new (no question sent, no answer read) is no run of its own
-    if (!quiet) {
-      metrics.botRuns.inc([trace.bot, trace.rule, trace.outcome]);
-      if (trace.outcome === 'not_run') metrics.botNotRun.inc([trace.bot, trace.rule, trace.reason ?? 'unknown']);
-      d.traces.add(trace);
-    }
-    if (counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
-    restartDone?.();
-    for (const id of run.requeued?.splice(0) ?? []) d.wake?.(id);
-    runner.busy(-1);
+  return {
+    run,
+    progress,
+    trace,
+    trigger,
+    pending,
+    scope,
+    actor,
+    loopKey: LoopGuard.keyOf(entry.event, actor),
+    counted: false,
+  };
+}
+
+/**
+ * Decides once, and keeps the decision with the run (a resumed run does not decide again);
+ * false when the run does not go (its trace says why, and it is written as ended).
+ */
+async function decideOnce(g: Going): Promise<boolean> {
+  const { run, progress, scope, actor, trace } = g;
+  const { runner, rule } = run;
+  const d = runner.deps;
+  if (progress.decision) {
+    trace.decidedBefore(progress.decision);
+    return going(g);
   }
+  const vars = replayable(scope.vars);
+  const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: d.me };
+  trace.seen(seen);
+  let decision =
+    screen({ run, actor }) ??
+    (await loopCheck({ run, actor, loopKey: g.loopKey })) ??
+    (await decideRule({ run, scope, trigger: g.trigger, seen }));
+  // mode single: only a run that would take its steps is skipped while another one goes
+  if (decision.run && rule.mode === 'single' && (runner.running.get(rule.id) ?? 0) > 0) {
+    decision = {
+      run: false,
+      reason: 'single_running',
+      message: 'mode single: a run of this rule is still going',
+      conditions: decision.conditions,
+    };
+  }
+  // the same person's dialog of this rule waits: mode restart ends it, other modes skip this event
+  if (decision.run && rule.asks && actor) decision = (await dialogMode(run, actor, decision.conditions)) ?? decision;
+  // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
+  if (decision.run && scope.match) decision = { ...decision, match: scope.match };
+  progress.decision = decision;
+  progress.started_at = d.clock.now();
+  trace.decided(decision);
+  if (!decision.run) {
+    await finishRun({ run, progress, pending: g.pending });
+    return false;
+  }
+  limitsOf(g);
+  return going(g);
+}
+
+/**
+ * The run goes: counted among the rule's runs that go, in the same turn as its decision (mode
+ * single decides against that count). Internal.
+ */
+function going(g: Going): true {
+  const { runner, rule } = g.run;
+  g.counted = true;
+  runner.running.set(rule.id, (runner.running.get(rule.id) ?? 0) + 1);
+  return true;
+}
+
+/**
+ * The cooldown and throttle of a run that goes, written with its first step's write-ahead (a crash
+ * before it just decides again). Internal.
+ */
+function limitsOf({ run: { rule, runner }, scope, actor, pending }: Going): void {
+  const now = runner.deps.clock.now();
+  if (rule.cooldownMs)
+    pending.lastRun = {
+      key: limitKey(rule.id, rule.cooldownPer, scope.event, actor),
+      at: now,
+      expired: now - rule.cooldownMs,
+    };
+  if (rule.throttle)
+    pending.throttled = {
+      key: limitKey(rule.id, rule.throttle.per, scope.event, actor),
+      at: now,
+      withinMs: rule.throttle.withinMs,
+    };
+}
+
+/**
+ * The run goes: its `match.NAME` back, and (mode restart) the rule taken over. Internal.
+ */
+async function begin(g: Going): Promise<void> {
+  const { runner, rule } = g.run;
+  if (g.progress.decision!.match) g.scope.match = { ...g.progress.decision!.match };
+  if (rule.mode === 'restart') ({ signal: g.runSignal, done: g.restartDone } = await runner.restarts.takeOver(rule.id));
+}
+
+/**
+ * The steps: the main ones until one fails (or a dialog times out or is cancelled); then the
+ * on_error (on_timeout, on_cancel) ones, if any; a branch's steps if chosen. A step a run before
+ * this one took is not taken again. Internal.
+ */
+async function takeSteps(g: Going): Promise<StepsSoFar> {
+  const { run, progress, scope } = g;
+  const d = run.runner.deps;
+  const s: StepsSoFar = {};
+  scope.answers = {};
+  for (const step of run.rule.steps) {
+    if (d.signal.aborted) throw new Interrupted();
+    if (g.runSignal?.aborted) throw new Restarted();
+    if (sectionOf(step) !== (s.failed ? 'error' : (g.ended ?? 'main')) || !guardHolds(step, progress)) continue;
+    const done = progress.steps[step.index];
+    if (done && done.status !== 'started') {
+      g.trace.step(step, done, { resumed: true });
+      if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
+      if (step.action === askAction) dialogSoFar(g, done.result);
+      if (failedFor(g, step, done, s)) break;
+      continue;
+    }
+    const out = await stepOf(g, step);
+    if ('parked' in out) {
+      s.parked = out;
+      g.trace.waiting(step, progress.steps[step.index]!, out.quiet);
+      break;
+    }
+    g.trace.step(step, out, { duration_ms: out.duration_ms });
+    scope.steps[step.index] = out.result;
+    if (step.action === askAction && out.status === 'done') dialogSoFar(g, out.result);
+    if (failedFor(g, step, out, s)) break;
+  }
+  return s;
+}
+
+/**
+ * An ask's answers for the later steps, and whether its dialog ended (timeout, cancel). Internal.
+ */
+function dialogSoFar(g: Going, result: unknown): void {
+  Object.assign(g.scope.answers!, answersOf(result));
+  g.ended = (result as AskResult | undefined)?.ended ?? g.ended;
+}
+
+/**
+ * A step that failed for good ends the main steps (its on_error ones run, `error` in their
+ * scope); true when the run's steps end here (an on_error step failed). Internal.
+ */
+function failedFor(g: Going, step: CompiledStep, sp: StepProgress, s: StepsSoFar): boolean {
+  if (sp.status !== 'failed' || step.continueOnError) return false;
+  if (step.onError) return true;
+  s.failed = stepFailure({ step, error: sp.error });
+  g.scope.error = errorScope(step, sp.error);
+  return false;
+}
+
+/**
+ * Takes one step: a `choose` (its branch), an `ask` (run/ask-step.ts) or an action, in a span.
+ * Internal.
+ */
+function stepOf(g: Going, step: CompiledStep): Promise<StepProgress | Parked> {
+  const { run, progress, scope, trigger, pending, runSignal } = g;
+  const { runner, rule } = run;
+  const d = runner.deps;
+  if (step.branches)
+    return chooseBranch(
+      step,
+      progress,
+      scope,
+      (what, fn) =>
+        retryTransient({
+          runner,
+          what: 'condition',
+          fn: () =>
+            withStepTimeout(
+              `step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`,
+              d.stepTimeoutMs,
+              fn,
+              d.signal,
+            ),
+        }),
+      {
+        api: d.api,
+        trigger,
+        isContact: (pin) => d.isContact(pin),
+        store: d.state.store,
+        log: d.log.child({ rule: rule.id }),
+        clock: d.clock,
+      },
+    );
+  if (step.action === askAction) return askStep({ run, step, progress, scope, trigger, pending, runSignal });
+  return inSpan(
+    `pinbot.step ${step.action.name}`,
+    { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name },
+    async (span) => {
+      const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
+      span?.setAttribute('pinbot.step.status', sp.status);
+      return sp;
+    },
+  );
+}
+
+/**
+ * A run that acted (an API step done): its latency metric, and the loop guard told when it
+ * answered. Internal.
+ */
+function answered({ run, progress, trace, loopKey }: Going): void {
+  const { runner, rule, entry } = run;
+  const d = runner.deps;
+  const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
+  if (!acted.length) return;
+  // the answer's server time: from its result, else the event's time plus the time since the bot
+  // saw it
+  const now = d.clock.now();
+  const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
+  if (!trace.resumed)
+    metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
+  runner.guard.answered(
+    loopKey,
+    answeredAt(
+      acted.map((st) => progress.steps[st.index]!.result),
+      fallback,
+    ),
+  );
+}
+
+/**
+ * A run that threw: its trace ends with why; mode restart records it as ended; a 401 stops the bot.
+ * Internal.
+ */
+async function abandon(g: Going, err: unknown): Promise<void> {
+  const { run, progress, pending } = g;
+  const d = run.runner.deps;
+  const ending = runEnding({ err, restarted: !!g.runSignal?.aborted && !d.signal.aborted, stopping: d.signal.aborted });
+  g.trace.ended(ending);
+  // mode restart: a newer event took over; this run ends here, for good
+  if (ending.reason === 'restarted')
+    await finishRun({ run, progress, pending }).catch((e) =>
+      d.log.error({ err: e }, 'could not record a restarted run'),
+    );
+  else if (ending.reason === 'unauthorized' && err instanceof UnauthorizedError) d.onUnauthorized(err);
+  else if (ending.outcome === 'failed')
+    d.log.error({ err, rule: run.rule.id, event: run.entry.key }, 'rule run failed');
+}
+
+/**
+ * What a run holds, given back: its count, the rule (mode restart), requeued messages, its clock
+ * hold. Internal.
+ */
+function release(g: Going): void {
+  const { runner, rule } = g.run;
+  if (g.counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
+  g.restartDone?.();
+  for (const id of g.run.requeued?.splice(0) ?? []) runner.deps.wake?.(id);
+  runner.busy(-1);
 }

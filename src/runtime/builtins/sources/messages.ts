@@ -1,6 +1,9 @@
 import { requestOptions } from './request-options.js';
 import type { Conversation } from '../../../client/types.js';
 import type { BotEvent, SourceContext, SourceDef } from '../../contract/types.js';
+import { byServerTime } from '../../contract/event-order.js';
+
+export { byServerTime };
 
 interface MessagesCursor {
   /** Per conversation: the `timestamp` to poll from (API.md: never misses, never repeats). */
@@ -62,11 +65,6 @@ export const messagesSource: SourceDef = {
     return { events, cursor: { since } satisfies MessagesCursor };
   },
 };
-
-/** Oldest first; ties by key (ids are time-sortable). Internal, shared by the sources. */
-export function byServerTime(a: Omit<BotEvent, 'at'>, b: Omit<BotEvent, 'at'>): number {
-  return (a.ts ?? 0) - (b.ts ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-}
 
 function summary(c: Conversation) {
   return { id: c.id, type: c.type, name: c.name, participants: c.participants };

@@ -1,6 +1,6 @@
-import type { Registry } from '../../contract/registry.js';
-import type { CheckProblem, ConditionFn, ConditionResult, TriggerDef } from '../../contract/types.js';
-import { checkField, compileField } from './fields.js';
+import type { Registry } from '../contract/registry.js';
+import type { CheckProblem, ConditionFn, ConditionResult, TriggerDef } from '../contract/types.js';
+import { checkField, compileField } from './field-matcher.js';
 
 /**
  * Compiles an `if:` value — one mapping or a list of mappings, all of which must hold — into a

@@ -1,6 +1,6 @@
-import { normalizePin } from '../../../util/pin.js';
-import { compileRegex, regexProblem, type BotRegex } from '../conditions/regex.js';
-import type { CheckProblem, JsonSchema } from '../../contract/types.js';
+import { normalizePin } from '../../util/pin.js';
+import { compileRegex, regexProblem, type BotRegex } from './regex.js';
+import type { CheckProblem, JsonSchema } from '../contract/types.js';
 
 /**
  * What an `ask` expects as its answer, and how an answer is read: `text`, `number` (`min`,

@@ -1,6 +1,6 @@
-import { parseDuration, DURATION_PATTERN } from '../../../util/duration.js';
-import { isTemplate } from '../../liquid/templates.js';
-import type { ActionDef, CheckProblem } from '../../contract/types.js';
+import { parseDuration, DURATION_PATTERN } from '../../util/duration.js';
+import { isTemplate } from '../liquid/templates.js';
+import type { ActionDef, CheckProblem } from '../contract/types.js';
 import { checkExpect, expectSchema, type Expect } from './ask-expect.js';
 
 /** `ask:` as written. */

@@ -1,8 +1,8 @@
-import type { UserRef } from '../../../client/types.js';
-import { hintFor } from '../../../util/suggest.js';
+import type { UserRef } from '../../client/types.js';
+import { hintFor } from '../../util/suggest.js';
 import { compileRegex, regexProblem } from './regex.js';
-import { knownFields } from '../../contract/event-fields.js';
-import type { CheckProblem, ConditionFn, ConditionResult, JsonSchema, TriggerDef } from '../../contract/types.js';
+import { knownFields } from '../contract/event-fields.js';
+import type { CheckProblem, ConditionFn, ConditionResult, JsonSchema, TriggerDef } from '../contract/types.js';
 
 /** A field matcher: `amount: { max: 50 }`, `content: { matches: "^hi", flags: i }`, or a scalar (equals). */
 export interface Matcher {
