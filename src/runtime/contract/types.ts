@@ -301,6 +301,8 @@ export interface AskRequest {
  * gets the recorded answers and results instead of asking or acting again (run/dialog-replay.ts).
  */
 export interface StepDialog {
+  /** A call of the action starts, with these arguments: its calls count from the first again. */
+  begin(args: unknown): void;
   /** The answer recorded at this position, or a suspension of the run until it comes. */
   ask(req: AskRequest): Promise<{ value: unknown; groups?: Record<string, string> }>;
   /** The result recorded at this position under `name`, or `fn`'s (recorded). */

@@ -16,6 +16,7 @@ import type { Pending, RuleRun } from './runner-deps.js';
 import { takeStep } from './step.js';
 import { askStep, answersOf, type AskResult, type Parked } from './ask-step.js';
 import { dialogMode } from './dialog-end.js';
+import { pluginAskSteps, pluginStep, pluginWaitingStep } from './dialog-plugin.js';
 import { askAction } from '../builtins/actions/ask.js';
 import { iso } from '../../clock/clock.js';
 import type { CompiledStep } from '../define/bot.js';
@@ -49,6 +50,7 @@ const sectionOf = (step: CompiledStep) =>
 
 /** The trace step of an ask whose run now waits: the question and the dialog so far. */
 function waitingStep(step: CompiledStep, sp: RunProgress['steps'][number]): TraceStep {
+  if (sp.asking) return pluginWaitingStep(step, sp);
   const dl = sp.dialog;
   const args = sp.args as { question?: string } | undefined;
   return {
@@ -255,7 +257,11 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
       if (sectionOf(step) !== (failed ? 'error' : (ended ?? 'main')) || !guardHolds(step, progress)) continue;
       const done = progress.steps[step.index];
       if (done && done.status !== 'started') {
-        trace.steps.push(traceStep(step.index, step.action.name, done, { resumed: true }));
+        trace.steps.push(
+          ...pluginAskSteps(step, done),
+          traceStep(step.index, step.action.name, done, { resumed: true }),
+        );
+        if (done.ended) ended = done.ended;
         if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
         if (step.action === askAction) {
           Object.assign(scope.answers, answersOf(done.result));
@@ -300,17 +306,26 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
               `pinbot.step ${step.action.name}`,
               { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name },
               async (span) => {
-                const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
-                span?.setAttribute('pinbot.step.status', sp.status);
+                const o = { run, step, progress, scope, trigger, pending, runSignal };
+                // a plugin's action may ask (ctx.ask): dialog-plugin.ts
+                const sp = step.action.plugin ? await pluginStep(o) : await takeStep(o);
+                span?.setAttribute('pinbot.step.status', 'parked' in sp ? 'waiting' : sp.status);
                 return sp;
               },
             );
       if ('parked' in out) {
         parked = out;
-        trace.steps.push(waitingStep(step, progress.steps[step.index]!));
+        trace.steps.push(
+          ...pluginAskSteps(step, progress.steps[step.index]),
+          waitingStep(step, progress.steps[step.index]!),
+        );
         break;
       }
-      trace.steps.push(traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }));
+      trace.steps.push(
+        ...pluginAskSteps(step, out),
+        traceStep(step.index, step.action.name, out, { duration_ms: out.duration_ms }),
+      );
+      if (out.ended) ended = out.ended;
       scope.steps[step.index] = out.result;
       if (step.action === askAction && out.status === 'done') {
         Object.assign(scope.answers, answersOf(out.result));

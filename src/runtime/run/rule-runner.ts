@@ -82,7 +82,8 @@ export class RuleRunner {
     for (const rec of this.ctx.dialogs.list()) {
       const rule = this.d.bot.rules.find((r) => r.id === rec.rule);
       const step = rule?.steps[rec.step];
-      if (step?.action.name === 'ask' && this.d.state.entry(rec.entry)) continue;
+      // an ask step, or a plugin's action (its ctx.ask)
+      if ((step?.action.name === 'ask' || step?.action.plugin) && this.d.state.entry(rec.entry)) continue;
       const why = !rule
         ? `rule ${rec.rule} was removed from the bot file`
         : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;
