@@ -154,6 +154,12 @@ describe('dialogs across kill -9', () => {
       dialogs: Array<{ rule: string; step: number; question?: string }>;
     };
     expect(dialogs).toMatchObject([{ rule: 'porder', step: 0, question: 'What size?' }]);
+    // the gauge of waiting dialogs, served at GET /metrics (loopback: no token)
+    const gauge = async () =>
+      /^pinbot_bot_dialogs_waiting\{bot="shop"\} (\d+)$/m.exec(
+        await (await fetch(`${second.url}/metrics`)).text(),
+      )?.[1];
+    expect(await gauge()).toBe('1');
     await api.messages.send({ recipient_pin: pin, content: 'large' });
     await said(api, 3);
     // killed while it waits for the second answer
