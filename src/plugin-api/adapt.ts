@@ -101,13 +101,16 @@ export function registerPlugin(registry: Registry, inst: PluginInstance, subscri
         }
         return a;
       },
-      run: (args, rt) =>
-        callPlugin(
+      run: (args, rt) => {
+        // a call starts: its ctx.ask and effects count from the first again (run/dialog-replay.ts)
+        rt.dialog?.begin(args);
+        return callPlugin(
           inst,
           `action ${full}`,
           async () => asJson(await spec.run(actionContext(inst, rt), args), `action ${full}`),
           { signal: rt.signal },
-        ),
+        );
+      },
     });
   }
   for (const { name, spec, validate } of p.conditions) {

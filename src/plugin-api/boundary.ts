@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
-import { LimitError, type TraceInfo } from '../runtime/index.js';
+import { DialogEnded, LimitError, Suspended, type TraceInfo } from '../runtime/index.js';
 import { AbortedError } from '../util/abort.js';
 import { StepTimeoutError, withStepTimeout } from '../util/step-timeout.js';
 
@@ -84,6 +84,9 @@ function passesThrough(err: unknown): boolean {
     err instanceof UnauthorizedError ||
     err instanceof LimitError ||
     err instanceof AbortedError ||
+    // a ctx.ask waiting for its answer, or whose dialog ended: the engine's, not a failure
+    err instanceof Suspended ||
+    err instanceof DialogEnded ||
     isTransient(err)
   );
 }

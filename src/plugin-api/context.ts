@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
 import type {
   ActionRunContext as RunAction,
+  AskRequest,
   ConditionRunContext as RunCondition,
   SourceContext as RunSource,
 } from '../runtime/index.js';
@@ -38,6 +39,8 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
   let conversationMemory: Memory | undefined;
   let writes = 0;
   const nextWrite = () => ++writes;
+  // an effect of an action that asks: recorded, so a run again after an answer does not repeat it
+  const effect = <T>(name: string, fn: () => Promise<T>): Promise<T> => (rt.dialog ? rt.dialog.effect(name, fn) : fn());
   return {
     plugin: inst.name,
     config: inst.config,
@@ -65,11 +68,28 @@ export function actionContext(inst: PluginInstance, rt: RunAction): ActionContex
     async reply(text) {
       const target = rt.trigger.replyTo?.(rt.scope.event, rt.scope.me);
       if (!target) throw new Error(`${rt.trigger.name} events have no one to reply to; use ctx.send(pin, text)`);
-      if ('conversation_id' in target)
-        return rt.api.conversations.send(target.conversation_id, { content: String(text) }, o());
-      return rt.api.messages.send({ recipient_pin: target.pin, content: String(text) }, o());
+      const opts = o();
+      return effect('reply', () =>
+        'conversation_id' in target
+          ? rt.api.conversations.send(target.conversation_id, { content: String(text) }, opts)
+          : rt.api.messages.send({ recipient_pin: target.pin, content: String(text) }, opts),
+      );
     },
-    send: (pin, text) => rt.api.messages.send({ recipient_pin: String(pin), content: String(text) }, o()),
+    send(pin, text) {
+      const opts = o();
+      return effect('send', () => rt.api.messages.send({ recipient_pin: String(pin), content: String(text) }, opts));
+    },
+    async ask(options) {
+      if (!rt.dialog) throw new Error(`plugin ${inst.name}: ctx.ask is not available here`);
+      const r = await rt.dialog.ask(options as AskRequest);
+      const e = (options as { expect?: unknown } | undefined)?.expect;
+      // a matches expect gives its named groups
+      return (e && typeof e === 'object' && 'matches' in e ? { ...r.groups } : r.value) as never;
+    },
+    once(name, fn) {
+      if (typeof name !== 'string' || name === '') throw new Error('ctx.once: name must be non-empty text');
+      return effect(`once:${name}`, async () => fn());
+    },
     get memory() {
       return (memory ??= pluginMemory(inst.name, rt, 'person', nextWrite));
     },

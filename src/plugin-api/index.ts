@@ -18,8 +18,18 @@ export { definePlugin } from './define.js';
  * @example const re = compileRegex('\\b(price|cost)s?\\b', 'i'); re.test('What does it cost?') // true
  */
 export { compileRegex, regexProblem, type BotRegex as LinearRegex, type RegexProblem } from '../runtime/index.js';
+/**
+ * What `ctx.ask` rejects with when its dialog ended without an answer: `reason` is `timeout`,
+ * `cancel` (a cancel word) or `invalid_answer` (no valid answer in `attempts`).
+ *
+ * @example try { await ctx.ask({ question: 'Size?' }) } catch (e) { if (!(e instanceof DialogEnded)) throw e; await ctx.reply('maybe later') }
+ */
+export { DialogEnded } from '../runtime/index.js';
 export type {
   ActionContext,
+  Answer,
+  AskExpect,
+  AskOptions,
   ActionSpec,
   BaseContext,
   BotContext,

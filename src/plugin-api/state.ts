@@ -61,7 +61,33 @@ function jsonValue(value: unknown, key: string): { value: unknown; bytes: number
 const sizeOf = (r: PluginStateRecord) =>
   r.bytes ?? Buffer.byteLength(r.key) + Buffer.byteLength(JSON.stringify(r.value) ?? '');
 
-const idOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot}\u0000${key}`;
+/**
+ * The escapes of a key in a record id: `%`, `/`, NUL and lone surrogates become `%XXXX` (hex
+ * UTF-16 code), so an id is text PostgreSQL stores, and two keys never share one. Internal.
+ */
+const ESCAPED = /[%/\u0000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const escapeKey = (key: string) => key.replace(ESCAPED, (c) => `%${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * The id of a plugin's key for a bot: `plugin/bot/key` (plugin and bot names hold no `/`, see
+ * util/bot-name.ts; the key escaped). State written before 0.4 used NUL separators, which
+ * PostgreSQL refuses in text: those ids (`legacyIdOf`) are still read on the file store, and
+ * a write moves the record to its new id.
+ *
+ * @example idOf('karma', 'thanks', 'a/b') // 'karma/thanks/a%002fb'
+ */
+export const idOf = (plugin: string, bot: string, key: string) => `${plugin}/${bot}/${escapeKey(key)}`;
+const legacyIdOf = (plugin: string, bot: string, key: string) => `${plugin}\u0000${bot}\u0000${key}`;
+
+/** A key's record, under its id or (state written before 0.4) its legacy id. Internal. */
+function recordOf(
+  col: { get(id: string): PluginStateRecord | undefined },
+  plugin: string,
+  bot: string,
+  key: string,
+): PluginStateRecord | undefined {
+  return col.get(idOf(plugin, bot, key)) ?? col.get(legacyIdOf(plugin, bot, key));
+}
 
 /**
  * The `ctx.state` of a plugin for one bot (or shared, bot `''`): records of the `plugin_state`
@@ -114,11 +140,13 @@ export function pluginState(
     return store.transaction((tx) => {
       const col = tx.col(PluginStates);
       const id = idOf(plugin, bot, key);
-      const cur = col.get(id);
+      const cur = recordOf(col, plugin, bot, key);
       if (m && cur?.applied?.includes(m)) return replay(cur);
       const change = next(cur);
       if (!change) return undefined as T;
       checkRoom(col, key, cur, change.bytes);
+      // a record under its legacy id moves to its id
+      if (cur && cur.id !== id) col.delete(cur.id);
       const applied = m ? [...(cur?.applied ?? []), m].slice(-APPLIED_KEEP) : cur?.applied;
       col.put({ id, plugin, bot, key, value: change.value, bytes: change.bytes, ...(applied ? { applied } : {}) });
       return change.out;
@@ -127,7 +155,7 @@ export function pluginState(
   return {
     async get<T>(key: string) {
       // the store freezes what it keeps: the caller gets a copy it may change
-      return structuredClone(store.read.col(PluginStates).get(idOf(plugin, bot, checkKey(key)))?.value) as
+      return structuredClone(recordOf(store.read.col(PluginStates), plugin, bot, checkKey(key))?.value) as
         | T
         | undefined;
     },
@@ -158,9 +186,9 @@ export function pluginState(
       const m = mark();
       return store.transaction((tx) => {
         const col = tx.col(PluginStates);
-        const id = idOf(plugin, bot, key);
-        if (m && col.get(id)?.applied?.includes(m)) return true;
-        return col.delete(id);
+        const cur = recordOf(col, plugin, bot, key);
+        if (m && cur?.applied?.includes(m)) return true;
+        return cur ? col.delete(cur.id) : false;
       });
     },
     async entries(prefix = '') {

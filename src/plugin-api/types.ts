@@ -119,6 +119,64 @@ export interface ActionContext<C> extends BotContext<C> {
   readonly memory: Memory;
   /** What the bot remembers of the event's conversation (its rules' `conversation_memory.KEY`). */
   readonly conversationMemory: Memory;
+  /**
+   * Asks the person who caused the event, where `reply` would, and resolves with their next
+   * message in that conversation, read as `expect` says (re-asked with `retry` up to
+   * `attempts`). While it waits nothing runs: the run is parked in the store, and when the
+   * answer comes the action runs again **from its start** — earlier `ask`s give their recorded
+   * answers, and `reply`, `send` and `once` their recorded results without acting again. So
+   * the action must make the same calls in the same order each time (docs/plugins.md
+   * "Asking"). Rejects with a DialogEnded on a timeout, a cancel word, or no valid answer.
+   *
+   * @example const size = await ctx.ask({ question: 'Size?', expect: { choice: ['small', 'large'] }, timeout: '10m' }); // 'small' | 'large'
+   */
+  ask<const E extends AskExpect = 'text'>(options: AskOptions<E>): Promise<Answer<E>>;
+  /**
+   * Runs `fn` once for this step and position: when the action runs again after an answer, the
+   * result recorded then (JSON) is given back and `fn` does not run. For effects and reads that
+   * must not repeat or change across the runs of an action that asks (a payment, a lookup).
+   */
+  once<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+}
+
+/** What `ctx.ask` may expect of an answer: the `expect:` kinds of a bot's `ask` step. */
+export type AskExpect =
+  | 'text'
+  | 'number'
+  | 'yes_no'
+  | 'pin'
+  | { text: { min_length?: number; max_length?: number } }
+  | { number: { min?: number; max?: number; integer?: boolean } }
+  | { choice: readonly string[] }
+  | { matches: string; flags?: string };
+
+/**
+ * What `ctx.ask` gives for an `expect`: text (`text`, `pin`: upper-cased), a number, a boolean
+ * (`yes_no`), the choice as written in the list (one of its literal types), or the named
+ * groups of a `matches` pattern.
+ */
+export type Answer<E> = E extends 'number' | { number: unknown }
+  ? number
+  : E extends 'yes_no'
+    ? boolean
+    : E extends { choice: readonly (infer C)[] }
+      ? C
+      : E extends { matches: string }
+        ? Record<string, string>
+        : string;
+
+/** What `ctx.ask` takes: the keys of a bot's `ask` step (docs/plugins.md "Asking"). */
+export interface AskOptions<E extends AskExpect> {
+  /** Sent where `reply` would (the event's conversation, or whoever caused it). */
+  question: string;
+  /** What the answer must be (default `text`). */
+  expect?: E;
+  /** Sent after an invalid answer (default: the question again). */
+  retry?: string;
+  /** Answers tried (default 3, at most 20); then DialogEnded `invalid_answer`. */
+  attempts?: number;
+  /** How long the answer is waited for: a duration (`'10m'`) or ms (default `'1h'`); then DialogEnded `timeout`. */
+  timeout?: string | number;
 }
 
 /** What a condition gets. */

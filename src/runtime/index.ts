@@ -11,6 +11,7 @@ export { knownFields } from './contract/event-fields.js';
 export {
   LimitError,
   type ActionRunContext,
+  type AskRequest,
   type MemoryWhose,
   type ConditionResult,
   type ConditionRunContext,
@@ -58,6 +59,7 @@ export { fencedStore } from './state/fenced-store.js';
 export { BotMemories, type MemoryRecord } from './state/bot-records.js';
 export { BotMemory, DEFAULT_MEMORY, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';
 export { formatTrace } from './state/trace-format.js';
+export { DialogEnded, Suspended } from './run/dialog-replay.js';
 
 // bot/: one bot's life
 export { IdentityPending } from './bot/identity.js';

@@ -22,10 +22,10 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 
 /** The question an ask step sent, as written ahead with its run. Internal. */
 function questionOf(r: DialogRecord, read: ReadView | undefined): string | undefined {
-  const args = read?.col(BotInbox).get(r.entry)?.runs[r.rule]?.steps[r.step]?.args as
-    | { question?: unknown }
-    | undefined;
-  return typeof args?.question === 'string' ? args.question : undefined;
+  const sp = read?.col(BotInbox).get(r.entry)?.runs[r.rule]?.steps[r.step];
+  // an ask step's rendered args, or a plugin step's waiting ctx.ask
+  const q = sp?.asking?.question ?? (sp?.args as { question?: unknown } | undefined)?.question;
+  return typeof q === 'string' ? q : undefined;
 }
 
 /** A dialog record as shown (with its question when the store is given). */

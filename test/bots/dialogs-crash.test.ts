@@ -5,6 +5,7 @@ import { callAdmin } from '../../src/admin/socket.js';
 import { createClient, type Client } from '../../src/client/client.js';
 import type { BotStatus } from '../../src/runtime/host/bot-host.js';
 import { tempDir } from '../helpers/api.js';
+import { ASKING_PLUGIN, PLUGIN_RULE } from '../helpers/asking-plugin.js';
 import { eventually, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 
 /** Dialogs across kill -9, and a dialog's timeout on the real clock (a real `pinbot serve`). */
@@ -43,17 +44,20 @@ rules:
     on_timeout: [ { reply: "too slow" } ]
 `;
 
-function setup() {
+function setup(o: { plugin?: boolean } = {}) {
   const tmp = tempDir('pinbot-dialog-');
   temps.push(tmp.cleanup);
   const data = join(tmp.dir, 'data');
   const bots = join(tmp.dir, 'bots');
   mkdirSync(bots);
-  writeFileSync(join(bots, 'shop.yaml'), SHOP);
+  writeFileSync(join(bots, 'shop.yaml'), SHOP + (o.plugin ? PLUGIN_RULE : ''));
+  const plugins = join(tmp.dir, 'plugins');
+  mkdirSync(plugins);
+  if (o.plugin) writeFileSync(join(plugins, 'porder.mjs'), ASKING_PLUGIN);
   const config = join(tmp.dir, 'config.yaml');
   writeFileSync(
     config,
-    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nplugins: { dir: ${JSON.stringify(plugins)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
   );
   return { data, args: ['--data', data, '--config', config] };
 }
@@ -118,6 +122,59 @@ describe('dialogs across kill -9', () => {
     await said(api, 4);
     await new Promise((r) => setTimeout(r, 2500)); // a few more polls: nothing more may come of it
     expect(await heard(api)).toEqual(['What size?', 'How many?', 'Confirm 3 large?', 'Ordered 3 large: true']);
+  });
+
+  it('kill -9 while a plugin action waits in ctx.ask: the answer continues it, its earlier effects are not repeated', {
+    timeout: 150_000,
+  }, async () => {
+    const s = setup({ plugin: true });
+    // killed right after the first question went out, before that was written
+    const first = await spawnServe(s.args, { PINBOT_CRASH_AT: 'after-action:shop:porder:0', PINBOT_FROM_SOURCE: '1' });
+    children.push(first);
+    const pin = await shopPin(s.data).catch((e) => {
+      console.log(
+        first.lines
+          .filter((l) => /error|warn|fail|plugin/i.test(l))
+          .join('\n')
+          .slice(0, 4000),
+      );
+      throw e;
+    });
+    const alice = (await callAdmin(s.data, 'users.add', { name: 'Alice' })) as { api_key: string };
+    let api = createClient({ baseUrl: first.url, apiKey: alice.api_key });
+    await api.messages.send({ recipient_pin: pin, content: 'porder' });
+    expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    const second = await spawnServe(s.args, { PINBOT_FROM_SOURCE: '1' });
+    children.push(second);
+    api = createClient({ baseUrl: second.url, apiKey: alice.api_key });
+    await shopPin(s.data);
+    await said(api, 2);
+    const { dialogs } = (await callAdmin(s.data, 'bots.dialogs', { name: 'shop' })) as {
+      dialogs: Array<{ rule: string; step: number; question?: string }>;
+    };
+    expect(dialogs).toMatchObject([{ rule: 'porder', step: 0, question: 'What size?' }]);
+    // the gauge of waiting dialogs, served at GET /metrics (loopback: no token)
+    const gauge = async () =>
+      /^pinbot_bot_dialogs_waiting\{bot="shop"\} (\d+)$/m.exec(
+        await (await fetch(`${second.url}/metrics`)).text(),
+      )?.[1];
+    expect(await gauge()).toBe('1');
+    await api.messages.send({ recipient_pin: pin, content: 'large' });
+    await said(api, 3);
+    // killed while it waits for the second answer
+    second.proc.kill('SIGKILL');
+    await second.exited;
+
+    const third = await spawnServe(s.args, { PINBOT_FROM_SOURCE: '1' });
+    children.push(third);
+    api = createClient({ baseUrl: third.url, apiKey: alice.api_key });
+    await shopPin(s.data);
+    await api.messages.send({ recipient_pin: pin, content: '3' });
+    await api.messages.send({ recipient_pin: pin, content: '3' }); // the answer sent twice
+    await said(api, 4);
+    await new Promise((r) => setTimeout(r, 2500)); // a few more polls: nothing more may come of it
+    expect(await heard(api)).toEqual(['Welcome', 'What size?', 'How many large?', 'Ordered 3 large (order 1)']);
   });
 
   it('a timeout fires by itself on the real clock, with no further message', { timeout: 90_000 }, async () => {

@@ -5,6 +5,7 @@ import { callAdmin } from '../../src/admin/socket.js';
 import { createClient, type Client } from '../../src/client/client.js';
 import type { BotStatus } from '../../src/runtime/host/bot-host.js';
 import { tempDir } from '../helpers/api.js';
+import { ASKING_PLUGIN, PLUGIN_RULE } from '../helpers/asking-plugin.js';
 import { testDatabase } from '../helpers/pg-db.js';
 import { eventually, killAll, spawnServe, type ServeChild } from '../helpers/serve-child.js';
 
@@ -126,5 +127,63 @@ describe('dialogs on PostgreSQL', () => {
     expect(((await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as { dialogs: unknown[] }).dialogs).toEqual(
       [],
     );
+  });
+
+  it('a plugin action waiting in ctx.ask, with ctx.state: kill -9 of its process, the next one continues it', {
+    timeout: 150_000,
+  }, async () => {
+    const url = await testDatabase();
+    const tmp = tempDir('pinbot-dialog-pg-plugin-');
+    temps.push(tmp.cleanup);
+    const bots = join(tmp.dir, 'bots');
+    const plugins = join(tmp.dir, 'plugins');
+    mkdirSync(bots);
+    mkdirSync(plugins);
+    writeFileSync(join(bots, 'shop.yaml'), BOT + PLUGIN_RULE);
+    writeFileSync(join(plugins, 'porder.mjs'), ASKING_PLUGIN);
+    const config = join(tmp.dir, 'config.yaml');
+    writeFileSync(
+      config,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nplugins:\n  dir: ${JSON.stringify(plugins)}\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+    );
+    const start = async (i: number) => {
+      const c = await spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], {
+        DATABASE_URL: url,
+        PINBOT_FROM_SOURCE: '1',
+      });
+      children.push(c);
+      return { c, data: join(tmp.dir, `data${i}`) };
+    };
+    const running = (data: string) =>
+      eventually(
+        async () =>
+          ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find(
+            (b) => b.status === 'running' && b.last_poll,
+          ),
+        40_000,
+        'the bot to run',
+      );
+    const p1 = await start(1);
+    const bot = await running(p1.data);
+    const pin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
+    const key = ((await callAdmin(p1.data, 'users.add', { name: 'Alice' })) as { api_key: string }).api_key;
+    const alice = createClient({ baseUrl: p1.c.url, apiKey: key });
+    await alice.messages.send({ recipient_pin: pin, content: 'porder' });
+    await said(alice, 2);
+    await alice.messages.send({ recipient_pin: pin, content: 'small' });
+    await said(alice, 3);
+    p1.c.proc.kill('SIGKILL');
+    await p1.c.exited;
+
+    const p2 = await start(2);
+    await running(p2.data);
+    const alice2 = createClient({ baseUrl: p2.c.url, apiKey: key });
+    const { dialogs } = (await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as {
+      dialogs: Array<{ rule: string; question?: string }>;
+    };
+    expect(dialogs).toMatchObject([{ rule: 'porder', question: 'How many small?' }]);
+    await alice2.messages.send({ recipient_pin: pin, content: '4' });
+    // ctx.state works on PostgreSQL (its record ids hold no NUL)
+    expect(await said(alice2, 4)).toEqual(['Welcome', 'What size?', 'How many small?', 'Ordered 4 small (order 1)']);
   });
 });

@@ -283,6 +283,30 @@ export interface ActionRunContext {
   scheduler?: Scheduler;
   /** The memory of the event's person and conversation (`remember`, `forget`, a plugin's `ctx.memory`). */
   memory?: StepMemory;
+  /** A plugin action's questions and recorded effects (run/dialog-replay.ts): `ctx.ask`, `ctx.once`. */
+  dialog?: StepDialog;
+}
+
+/** What a plugin's `ctx.ask` asks: the keys of the YAML `ask` step (`timeout`: a duration or ms). */
+export interface AskRequest {
+  question: string;
+  expect?: unknown;
+  retry?: string;
+  attempts?: number;
+  timeout?: string | number;
+}
+
+/**
+ * The questions and effects of one plugin step, by position: a run replayed after an answer
+ * gets the recorded answers and results instead of asking or acting again (run/dialog-replay.ts).
+ */
+export interface StepDialog {
+  /** A call of the action starts, with these arguments: its calls count from the first again. */
+  begin(args: unknown): void;
+  /** The answer recorded at this position, or a suspension of the run until it comes. */
+  ask(req: AskRequest): Promise<{ value: unknown; groups?: Record<string, string> }>;
+  /** The result recorded at this position under `name`, or `fn`'s (recorded). */
+  effect<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** Whose memory: the event's person or its conversation. */

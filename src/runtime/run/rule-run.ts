@@ -20,6 +20,7 @@ import { takeStep } from './step.js';
 import { askStep, answersOf, type AskResult, type Parked } from './ask-step.js';
 import { dialogMode } from './dialog-end.js';
 import { askAction } from '../define/ask.js';
+import { pluginStep } from './dialog-plugin.js';
 import type { CompiledStep } from '../define/bot.js';
 import { metrics } from '../../telemetry/metrics.js';
 import { causeOf, inSpan, tracingOn, type Span } from '../../telemetry/tracing.js';
@@ -320,6 +321,7 @@ async function takeSteps(g: Going): Promise<StepsSoFar> {
     const done = progress.steps[step.index];
     if (done && done.status !== 'started') {
       g.trace.step(step, done, { resumed: true });
+      if (done.ended) g.ended = done.ended;
       if (step.branches) Object.assign((scope.match ??= {}), (done.result as { match?: object } | undefined)?.match);
       if (step.action === askAction) dialogSoFar(g, done.result);
       if (failedFor(g, step, done, s)) break;
@@ -332,6 +334,7 @@ async function takeSteps(g: Going): Promise<StepsSoFar> {
       break;
     }
     g.trace.step(step, out, { duration_ms: out.duration_ms });
+    if (out.ended) g.ended = out.ended;
     scope.steps[step.index] = out.result;
     if (step.action === askAction && out.status === 'done') dialogSoFar(g, out.result);
     if (failedFor(g, step, out, s)) break;
@@ -398,8 +401,10 @@ function stepOf(g: Going, step: CompiledStep): Promise<StepProgress | Parked> {
     `pinbot.step ${step.action.name}`,
     { 'pinbot.step.index': step.index, 'pinbot.step.action': step.action.name },
     async (span) => {
-      const sp = await takeStep({ run, step, progress, scope, trigger, pending, runSignal });
-      span?.setAttribute('pinbot.step.status', sp.status);
+      const o = { run, step, progress, scope, trigger, pending, runSignal };
+      // a plugin's action may ask (ctx.ask): dialog-plugin.ts
+      const sp = step.action.plugin ? await pluginStep(o) : await takeStep(o);
+      span?.setAttribute('pinbot.step.status', 'parked' in sp ? 'waiting' : sp.status);
       return sp;
     },
   );

@@ -2,6 +2,7 @@ import type { Release } from '../../clock/clock.js';
 import type { TraceReason } from '../contract/trace-reasons.js';
 import { DEFAULT_LOOP_GUARD } from '../define/bot.js';
 import type { InboxEntry } from '../state/bot-state.js';
+import { metrics } from '../../telemetry/metrics.js';
 import { FairQueue } from './fair-queue.js';
 import { DialogTimers } from './dialog-timers.js';
 import { endParked } from './dialog-end.js';
@@ -42,8 +43,17 @@ export class RuleRunner {
       d.state,
     );
     const timers = new DialogTimers(d.clock);
-    d.signal.addEventListener('abort', () => timers.clear(), { once: true });
     const dialogs = new DialogState(d.state);
+    // served at /metrics while this runner runs the bot
+    const gauge = metrics.botDialogsWaiting.source(() => [{ labels: { bot: d.bot.name }, value: dialogs.count() }]);
+    d.signal.addEventListener(
+      'abort',
+      () => {
+        timers.clear();
+        gauge();
+      },
+      { once: true },
+    );
     this.ctx = {
       deps: d,
       guard,
@@ -82,7 +92,8 @@ export class RuleRunner {
     for (const rec of this.ctx.dialogs.list()) {
       const rule = this.d.bot.rules.find((r) => r.id === rec.rule);
       const step = rule?.steps[rec.step];
-      if (step?.action.name === 'ask' && this.d.state.entry(rec.entry)) continue;
+      // an ask step, or a plugin's action (its ctx.ask)
+      if ((step?.action.name === 'ask' || step?.action.plugin) && this.d.state.entry(rec.entry)) continue;
       const why = !rule
         ? `rule ${rec.rule} was removed from the bot file`
         : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;

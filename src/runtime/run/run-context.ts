@@ -12,6 +12,7 @@ import {
   type ActionRunContext,
   type BotEvent,
   type RunScope,
+  type StepDialog,
   type StepMemory,
   type TriggerDef,
 } from '../contract/types.js';
@@ -148,6 +149,8 @@ export function actionContext(o: {
   store: Store;
   effects: StepEffects;
   onPark: (parked: boolean) => void;
+  /** A plugin step's questions and recorded effects. */
+  dialog?: StepDialog;
 }): ActionRunContext {
   const { limits } = o.bot;
   let memory: StepMemory | undefined;
@@ -164,6 +167,7 @@ export function actionContext(o: {
     get memory() {
       return mem();
     },
+    ...(o.dialog ? { dialog: o.dialog } : {}),
     bot: o.bot.name,
     rule: o.rule,
     store: o.store,

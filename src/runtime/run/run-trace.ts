@@ -6,6 +6,7 @@ import type { RunProgress } from '../state/bot-state.js';
 import { compact, type Trace, type TraceLog, type TraceSeen, type TraceStep } from '../state/traces.js';
 import type { Decision } from './decide.js';
 import type { StepFailure, TraceEnding } from './failure.js';
+import { pluginAskSteps, pluginWaitingStep } from './dialog-plugin.js';
 
 type StepProgress = RunProgress['steps'][number];
 
@@ -62,7 +63,8 @@ export class RunTrace {
 
   /** A step taken now, or (`resumed`) one a run before this one took. */
   step(step: CompiledStep, sp: StepProgress, extra: Partial<TraceStep>): void {
-    this.trace.steps.push(traceStep(step.index, step.action.name, sp, extra));
+    // a plugin's action that asked (ctx.ask): its questions and answers, then the step
+    this.trace.steps.push(...pluginAskSteps(step, sp), traceStep(step.index, step.action.name, sp, extra));
   }
 
   /**
@@ -72,15 +74,20 @@ export class RunTrace {
   waiting(step: CompiledStep, sp: StepProgress, quiet: boolean): void {
     const dl = sp.dialog;
     const args = sp.args as { question?: string } | undefined;
-    this.trace.steps.push({
-      index: step.index,
-      action: 'ask',
-      status: 'waiting',
-      args: compact(args?.question),
-      result: compact(
-        dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined,
-      ),
-    });
+    this.trace.steps.push(
+      ...pluginAskSteps(step, sp),
+      sp.asking
+        ? pluginWaitingStep(step, sp)
+        : {
+            index: step.index,
+            action: 'ask',
+            status: 'waiting',
+            args: compact(args?.question),
+            result: compact(
+              dl ? { asked: dl.sent, answers: dl.answers, until: dl.until ? iso(dl.until) : undefined } : undefined,
+            ),
+          },
+    );
     Object.assign(this.trace, {
       outcome: 'waiting',
       reason: 'waiting_for_answer',

@@ -1,11 +1,12 @@
 import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
-import type { RunScope, TriggerDef } from '../contract/types.js';
+import type { RunScope, StepDialog, TriggerDef } from '../contract/types.js';
 import type { CompiledStep } from '../define/bot.js';
 import { renderDeep } from '../liquid/templates.js';
 import { assertVariables, templatePaths, templatesIn } from '../liquid/template-check.js';
 import { DailyCapError, type RunProgress, type StepProgress } from '../state/bot-state.js';
 import { crashPoint } from './crash-points.js';
+import { DialogEnded, Suspended } from './dialog-replay.js';
 import { stepErrorOf } from './failure.js';
 import { Interrupted, retryTransient } from './retry.js';
 import { actionContext, idempotencyKey, type StepEffects } from './run-context.js';
@@ -22,6 +23,8 @@ export interface StepRun {
   pending: Pending;
   /** Mode restart: aborted when a newer event takes over. */
   runSignal?: AbortSignal;
+  /** A plugin step: its questions and recorded effects (run/dialog-plugin.ts). */
+  dialog?: StepDialog;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function takeStep({
   trigger,
   pending,
   runSignal,
+  dialog,
 }: StepRun): Promise<StepProgress> {
   const { runner, rule, entry } = run;
   const d = runner.deps;
@@ -58,6 +62,7 @@ export async function takeStep({
     store: d.state.store,
     effects,
     onPark: (parked) => runner.busy(parked ? -1 : 1),
+    dialog,
   });
   const record = (sp: StepProgress): StepProgress => {
     const out = {
@@ -114,6 +119,8 @@ export async function takeStep({
     });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
+    // a plugin's ctx.ask waits for its answer, or its dialog ended: dialog-plugin.ts takes it
+    if (err instanceof Suspended || err instanceof DialogEnded) throw err;
     // a refused transfer does not count against the daily cap
     pending.spend -= effects.spendCents ?? 0;
     return fail(err, args);

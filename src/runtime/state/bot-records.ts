@@ -55,9 +55,42 @@ export interface StepProgress {
   result?: unknown;
   error?: { code?: string; message: string; kind: StepErrorKind; plugin?: string; frame?: string };
   duration_ms?: number;
-  /** An `ask` step: where its dialog stands (see DialogRecord). */
+  /** An `ask` step: where its dialog stands (see DialogRecord). A plugin step: its waiting ask's. */
   dialog?: AskProgress;
+  /** A plugin step that asks: what its calls of `ctx.ask` and its effects gave, by position. */
+  replay?: ReplayEntry[];
+  /** A plugin step whose `ctx.ask` waits: its position in `replay` and what it asks. */
+  asking?: PluginAsk;
+  /** A plugin step ended by a dialog's timeout or cancel word its code did not catch. */
+  ended?: 'timeout' | 'cancel';
 }
+
+/** A plugin's `ctx.ask` being answered: its position, and the ask as checked. */
+export interface PluginAsk {
+  at: number;
+  question: string;
+  retry?: string;
+  expect: unknown;
+  attempts: number;
+  timeout_ms: number;
+}
+
+/**
+ * One call of a plugin step, recorded for its replays: an ask (the question, the answer read,
+ * or how it ended; the answers tried) or an effect (`reply`, `send`, `once:NAME`: its result).
+ */
+export type ReplayEntry =
+  | {
+      k: 'ask';
+      q: string;
+      value?: unknown;
+      groups?: Record<string, string>;
+      ended?: 'timeout' | 'cancel' | 'invalid_answer';
+      message?: string;
+      asked: number;
+      answers: AskProgress['answers'];
+    }
+  | { k: 'effect'; name: string; r?: unknown };
 
 /** Where an `ask` step stands: questions sent, answers read, the deadline. */
 export interface AskProgress {

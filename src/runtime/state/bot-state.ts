@@ -22,6 +22,8 @@ export {
   PluginStates,
   type DialogRecord,
   type AskProgress,
+  type PluginAsk,
+  type ReplayEntry,
   type BotMeta,
   type BotCursor,
   type StepErrorKind,

@@ -30,6 +30,11 @@ export class DialogState {
       .sort((a, b) => a.since - b.since);
   }
 
+  /** How many dialogs the bot has (the gauge pinbot_bot_dialogs_waiting). */
+  count(): number {
+    return this.store.read.col(BotDialogs).ids('bot', this.state.bot).length;
+  }
+
   /** The dialogs of one person with this bot. */
   ofPerson(pin: string): DialogRecord[] {
     const col = this.store.read.col(BotDialogs);

@@ -42,6 +42,7 @@ function askLine(s: Trace['steps'][number]): string {
   else if (s.status === 'failed') parts.push(`${s.error}`);
   else if (r.ended) parts.push(r.ended === 'timeout' ? 'no answer in time' : 'cancelled');
   else if (r.save) parts.push(`answers.${r.save} = ${short(r.value, 40)}`);
+  else if ('value' in r) parts.push(`→ ${short(r.value, 40)}`); // a plugin's ctx.ask
   return parts.join(' → ');
 }
 
