@@ -232,6 +232,8 @@ export class PollLoop {
           release = undefined;
         });
         this.failures.set(name, 0);
+        // a source that stopped at its budget with more to read goes again at once
+        if (polled.more) this.dirty.add(name);
         this.lastPollAt = clock.now();
         this.polls++;
       } catch (err) {
