@@ -102,7 +102,9 @@ async function traceSummary(dataDir: string, names: string[]): Promise<string> {
 
 /** Where a profile's self time goes: pinbot's runtime (bots, templates), its API, its store, the rest. Internal. */
 function cpuShares(profileDir: string): string {
-  const file = readdirSync(profileDir).find((f) => f.endsWith('.0.001.cpuprofile'));
+  const file = readdirSync(profileDir)
+    .filter((f) => f.endsWith('.0.001.cpuprofile'))
+    .sort((a, b) => statSync(join(profileDir, b)).mtimeMs - statSync(join(profileDir, a)).mtimeMs)[0];
   if (!file) return 'no profile';
   const p = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as {
     nodes: Array<{ id: number; callFrame: { url: string; functionName: string } }>;
@@ -147,8 +149,10 @@ export default defineBench({
   async run(ctx) {
     const tmp = await botsRunDirs('bots-throughput', BOTS, BOTS + PEOPLE, ctx.progress);
     const { ds, dataDir, botsDir } = tmp;
-    const profDir = join(tmp.dir, 'profile');
-    mkdirSync(profDir);
+    // BENCH_CPU_PROF=DIR keeps the profile (DIR/pinbot-bots-throughput) for profile-summary
+    const kept = process.env.BENCH_CPU_PROF;
+    const profDir = kept ? join(kept, 'pinbot-bots-throughput') : join(tmp.dir, 'profile');
+    mkdirSync(profDir, { recursive: true });
     const botUsers = Object.fromEntries(
       ds.meta.users
         .slice(0, BOTS)
@@ -169,9 +173,8 @@ export default defineBench({
     const srv = await spawnServer({
       name: 'pinbot-bots-throughput',
       args: [
-        '--cpu-prof',
-        '--cpu-prof-dir',
-        profDir,
+        // spawnServer adds the profile flags itself under BENCH_CPU_PROF
+        ...(kept ? [] : ['--cpu-prof', '--cpu-prof-dir', profDir]),
         'bin/pinbot.js',
         'serve',
         '--data',

@@ -66,8 +66,10 @@ export async function identifyBot({
       budget,
       sleep,
       owner: bot.name,
-      onRetry: (i) => log.debug(i, 'retrying a request'),
+      onRetry: (i) => log.debug(i, 'waiting out a 429'),
       ...host.client,
+      // one owner for retries: the loop around each call (docs/architecture.md "Retries")
+      retry: { ...host.client?.retry, attempts: 0 },
     });
   const newBudget = () => createRateBudget({ now: () => host.clock.now(), sleep });
   const probe = client(newBudget());
