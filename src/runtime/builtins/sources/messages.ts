@@ -45,8 +45,10 @@ export const messagesSource: SourceDef = {
       try {
         return await readInbox(ctx, cursor);
       } catch (err) {
-        // a server without the extension: 404 for the route, as for any unknown one
-        if (!(err instanceof ApiRequestError && err.status === 404 && err.code === 'not_found')) throw err;
+        // a server without the extension: 404 for the route, as for any unknown one (pinbot's
+        // `not_found`; another server's body may have no code)
+        const missing = err instanceof ApiRequestError && err.status === 404 && /^(not_found|http_404)$/.test(err.code);
+        if (!missing) throw err;
         withoutInbox.add(ctx.api);
       }
     }
