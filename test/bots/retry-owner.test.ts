@@ -69,7 +69,7 @@ describe('one owner for the retries of a bot request', () => {
     expect(w.host.traces('echo')!.map((t) => t.outcome)).toEqual(['done']);
   }, 30_000);
 
-  it('a failed poll is tried again by the poll loop after FIRST_RETRY_MS, one request per try', async () => {
+  it('a failed poll is tried again by the poll loop after FIRST_RETRY_MS, then ×4, one request per try', async () => {
     const flaky = flakyFetch((m, p) => m === 'GET' && p === '/api/v1/messages');
     const { lines, log } = logLines();
     w = await botWorld({
@@ -82,7 +82,7 @@ describe('one owner for the retries of a bot request', () => {
     const echo = w.botUser('echo');
     const alice = await w.user('Alice');
     const before = flaky.hits.tries;
-    flaky.hits.failures = before + 1;
+    flaky.hits.failures = before + 2;
     await alice.api.messages.send({ recipient_pin: echo.pin_code, content: 'hi' });
     await w.clock.advance(0);
     expect(flaky.hits.tries).toBe(before + 1);
@@ -90,9 +90,13 @@ describe('one owner for the retries of a bot request', () => {
     // not before the short first retry …
     await w.clock.advance(FIRST_RETRY_MS - 1);
     expect(flaky.hits.tries).toBe(before + 1);
-    // … and then once, which gets through
     await w.clock.advance(1);
     expect(flaky.hits.tries).toBe(before + 2);
+    // … which fails too: the next wait is four times as long (not twice the 10-minute safety poll)
+    await w.clock.advance(4 * FIRST_RETRY_MS - 1);
+    expect(flaky.hits.tries).toBe(before + 2);
+    await w.clock.advance(1);
+    expect(flaky.hits.tries).toBe(before + 3);
     await w.host.runner('echo')!.idle();
     const conv = (await alice.api.conversations.list()).conversations[0]!;
     const got = (await alice.api.conversations.messages(conv.id)).messages.map((m) => m.content);

@@ -19,6 +19,11 @@ type Found = { events: Array<Omit<BotEvent, 'at'>>; cursor: MessagesCursor; more
 
 /** Pages of `GET /messages` read per poll; when more remain, the poll says so and goes again. */
 const MAX_PAGES = 5;
+/**
+ * A poll reads no further page once this long has passed (clock ms): it hands on what it has and
+ * goes again, well within `runtime.step_timeout` on a slow or busy server.
+ */
+const POLL_BUDGET_MS = 2_000;
 /** Pages read per conversation per poll on a server without `GET /messages`. */
 const MAX_PAGES_EACH = 5;
 
@@ -56,7 +61,7 @@ export const messagesSource: SourceDef = {
   },
 };
 
-/** The bot's new messages through `GET /messages`, up to MAX_PAGES pages. Internal. */
+/** The bot's new messages through `GET /messages`, up to MAX_PAGES pages or POLL_BUDGET_MS. Internal. */
 async function readInbox(ctx: SourceContext, cursor: MessagesCursor | undefined): Promise<Found> {
   // moving from per-conversation cursors: read from the oldest, skip what each had seen
   const seen = cursor?.since;
@@ -64,7 +69,8 @@ async function readInbox(ctx: SourceContext, cursor: MessagesCursor | undefined)
     ? { after: cursor.after }
     : { since: cursor?.since ? oldest(cursor.since) : (ctx.baseline ?? Number.MAX_SAFE_INTEGER) };
   const events: Array<Omit<BotEvent, 'at'>> = [];
-  for (let n = 0; n < MAX_PAGES; n++) {
+  const until = ctx.clock.now() + POLL_BUDGET_MS;
+  for (let n = 0; n < MAX_PAGES && (n === 0 || ctx.clock.now() < until); n++) {
     const page = await ctx.api.messages.inbox({ ...q, limit: 200 }, requestOptions(ctx));
     const convs = new Map(page.conversations.map((c) => [c.id, c]));
     for (const m of page.messages) {
