@@ -13,7 +13,7 @@ import read from './read.js';
 import scenarios from './scenarios.js';
 import startup from './startup.js';
 import writeScale from './write-scale.js';
-import botsThroughput from './bots-throughput.js';
+import botsThroughput, { botsThroughputPg } from './bots-throughput.js';
 import write from './write.js';
 
 /** Every bench, in the order `npm run bench` runs them. */
@@ -28,6 +28,7 @@ export const benches: Bench[] = [
   bots,
   botsLimits,
   botsThroughput,
+  botsThroughputPg,
   botsScale,
   scenarios,
   plugins,

@@ -9,6 +9,7 @@ import type {
   Conversation,
   ConversationPage,
   CreateConversationInput,
+  InboxPage,
   Introduction,
   IntroductionAnswer,
   Message,
@@ -76,6 +77,12 @@ export function createClient(options: ClientOptions) {
       /** Direct message by PIN (reuses or creates the direct conversation). */
       send: (input: { recipient_pin: string; content: string }, o?: CallOptions) =>
         http.request<Message>('POST', '/messages/send', { ...post(o), body: input }),
+      /**
+       * `GET /messages` (pinbot extension): new messages across all your conversations, in the
+       * order they were written. First `{ since }` (a timestamp), then `{ after: next_after }`.
+       */
+      inbox: (q: { since?: number; after?: string; limit?: number } = {}, o?: ReadOptions) =>
+        http.request<InboxPage>('GET', '/messages', { ...get(o), query: q }),
     },
     conversations: {
       /**

@@ -61,6 +61,42 @@ const ROUTE_BUCKETS: Record<string, string[]> = {
   'POST /conversations': ['groups'],
 };
 
+/** One request, as made once for all its tries. Internal. */
+interface Call {
+  method: string;
+  /** `METHOD template`: what buckets and spans are keyed by. */
+  route: string;
+  path: string;
+  url: string;
+  kind: RequestKind;
+  headers: Record<string, string>;
+  payload?: string;
+  /** The kept answer its `If-None-Match` names. */
+  cached?: { etag: string; text: string };
+  signal?: AbortSignal;
+  /** The caller's span, with tracing on. */
+  parent?: Context;
+}
+
+/** The error body, request id and Retry-After of a failed answer. Internal. */
+function readFailure(res: RawResponse) {
+  let body: ErrorBody | undefined;
+  try {
+    body = res.text ? (JSON.parse(res.text) as ErrorBody) : undefined;
+  } catch {
+    body = undefined;
+  }
+  const requestId = res.headers.get('x-request-id') ?? undefined;
+  const header = Number(res.headers.get('retry-after'));
+  const retryAfter = Number.isFinite(header) && header > 0 ? header : body?.error?.retry_after;
+  return {
+    body,
+    retryAfter,
+    /** The arguments of an ApiRequestError after its status. */
+    args: (call: Call) => [body, call.method, call.path, requestId, retryAfter] as const,
+  };
+}
+
 /**
  * The transport under the typed client: auth header, JSON, Idempotency-Key, conditional reads
  * (`If-None-Match` with the ETag of the last answer for that URL; a 304 returns that answer
@@ -95,8 +131,34 @@ export class Http {
     return Math.round(d / 2 + (Math.random() * d) / 2);
   }
 
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
   async request<T>(method: 'GET' | 'POST' | 'DELETE', template: string, o: RequestOptions = {}): Promise<T> {
+    const call = this.prepare(method, template, o);
+    const tries = { failures: 0, waits429: 0 };
+    for (;;) {
+      const buckets = ['general', ...(this.learned.get(call.route) ?? ROUTE_BUCKETS[call.route] ?? [])];
+      let res: RawResponse;
+      try {
+        res = await this.budget.run({ kind: call.kind, buckets, signal: o.signal, owner: this.opts.owner }, () =>
+          this.send(call, call.parent && { parent: call.parent, route: call.route }),
+        );
+      } catch (err) {
+        if (err instanceof AbortedError || o.signal?.aborted) throw err;
+        if (++tries.failures > this.retry.attempts)
+          throw new TransientError(
+            `${call.route}: ${(err as Error).message} (gave up after ${tries.failures} tries)`,
+            err,
+          );
+        await this.pause(call, tries.failures, this.backoff(tries.failures), (err as Error).message);
+        continue;
+      }
+      const answer = this.answer<T>(call, res, buckets, tries);
+      if (answer.done) return answer.value;
+      if (answer.waitMs !== undefined) await this.pause(call, tries.failures, answer.waitMs, answer.reason);
+    }
+  }
+
+  /** The URL, headers and body of a request, made once for all its tries. Internal. */
+  private prepare(method: string, template: string, o: RequestOptions): Call {
     const path = template.replace(/:(\w+)/g, (_, name: string) => {
       const v = o.params?.[name];
       if (v === undefined || v === '') throw new TypeError(`${template}: missing path parameter ${name}`);
@@ -107,8 +169,6 @@ export class Http {
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
       .join('&');
     const url = `${this.base}${path}${qs ? `?${qs}` : ''}`;
-    const route = `${method} ${template}`;
-    const kind = o.kind ?? (method === 'GET' ? 'poll' : 'action');
     const headers: Record<string, string> = {
       'X-API-Key': this.opts.apiKey,
       Accept: 'application/json',
@@ -123,75 +183,75 @@ export class Http {
       headers['Content-Type'] = 'application/json';
       headers['Idempotency-Key'] = o.idempotencyKey ?? `pinbot-${randomUUID()}`;
     }
-    let failures = 0;
-    let waits429 = 0;
+    const route = `${method} ${template}`;
+    const kind = o.kind ?? (method === 'GET' ? 'poll' : 'action');
     // the caller's span (a rule run's step): the budget may run the send later, elsewhere
-    const parent = activeContext();
-    for (;;) {
-      const buckets = ['general', ...(this.learned.get(route) ?? ROUTE_BUCKETS[route] ?? [])];
-      let res: RawResponse;
-      try {
-        res = await this.budget.run({ kind, buckets, signal: o.signal, owner: this.opts.owner }, () =>
-          this.send(url, method, headers, payload, o.signal, parent && { parent, route }),
-        );
-      } catch (err) {
-        if (err instanceof AbortedError || o.signal?.aborted) throw err;
-        failures++;
-        if (failures > this.retry.attempts)
-          throw new TransientError(`${route}: ${(err as Error).message} (gave up after ${failures} tries)`, err);
-        await this.pause(method, path, failures, this.backoff(failures), (err as Error).message, o.signal);
-        continue;
-      }
-      this.lastDate = res.headers.get('date') ?? this.lastDate;
-      const reported = this.budget.observe(res.headers, { notModified: res.status === 304 });
-      if (reported.length) this.learned.set(route, reported);
-      if (res.status === 304 && cached) {
-        this.remember(url, cached);
-        return JSON.parse(cached.text) as T;
-      }
-      const text = res.text;
-      if (res.status >= 200 && res.status < 300) {
-        const etag = method === 'GET' ? res.headers.get('etag') : null;
-        if (etag) this.remember(url, { etag, text });
-        return (text ? JSON.parse(text) : undefined) as T;
-      }
-      let body: ErrorBody | undefined;
-      try {
-        body = text ? (JSON.parse(text) as ErrorBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const requestId = res.headers.get('x-request-id') ?? undefined;
-      const retryAfterHeader = Number(res.headers.get('retry-after'));
-      const retryAfter =
-        Number.isFinite(retryAfterHeader) && retryAfterHeader > 0 ? retryAfterHeader : body?.error?.retry_after;
-      if (res.status === 401) throw new UnauthorizedError(401, body, method, path, requestId);
-      if (res.status === 429) {
-        const waitMs = Math.max(1, retryAfter ?? 1) * 1000;
-        const exhausted = Object.entries(this.budget.state())
-          .filter(([name, b]) => b.remaining === 0 && buckets.includes(name))
-          .map(([name]) => name);
-        this.budget.block(exhausted.length ? exhausted : buckets, waitMs);
-        waits429++;
-        if (waits429 > this.retry.max429) throw new ApiRequestError(429, body, method, path, requestId, retryAfter);
-        this.opts.onRetry?.({ method, path, attempt: waits429, waitMs, reason: '429 rate_limited' });
-        continue; // the budget holds the next try until Retry-After has passed
-      }
-      const transient = res.status >= 500 || body?.error?.code === 'idempotency_key_in_use';
-      if (transient && failures < this.retry.attempts) {
-        failures++;
-        await this.pause(
-          method,
-          path,
-          failures,
-          this.backoff(failures),
-          `${res.status} ${body?.error?.code ?? ''}`.trim(),
-          o.signal,
-        );
-        continue;
-      }
-      throw new ApiRequestError(res.status, body, method, path, requestId, retryAfter);
+    return { method, route, path, url, kind, headers, payload, cached, signal: o.signal, parent: activeContext() };
+  }
+
+  /**
+   * What an answer means: the value (2xx, or a 304 of a kept answer), another try (after a 429
+   * the budget holds it until Retry-After; a transient failure within `retry.attempts` waits
+   * `waitMs`), or an error thrown. Internal.
+   */
+  private answer<T>(
+    call: Call,
+    res: RawResponse,
+    buckets: string[],
+    tries: { failures: number; waits429: number },
+  ): { done: true; value: T } | { done: false; waitMs?: number; reason: string } {
+    this.lastDate = res.headers.get('date') ?? this.lastDate;
+    const reported = this.budget.observe(res.headers, { notModified: res.status === 304 });
+    if (reported.length) this.learned.set(call.route, reported);
+    if (res.status === 304 && call.cached) {
+      this.remember(call.url, call.cached);
+      return { done: true, value: JSON.parse(call.cached.text) as T };
     }
+    const text = res.text;
+    if (res.status >= 200 && res.status < 300) {
+      const etag = call.method === 'GET' ? res.headers.get('etag') : null;
+      if (etag) this.remember(call.url, { etag, text });
+      return { done: true, value: (text ? JSON.parse(text) : undefined) as T };
+    }
+    const failure = readFailure(res);
+    if (res.status === 401) throw new UnauthorizedError(401, ...failure.args(call));
+    if (res.status === 429) {
+      this.wait429(call, buckets, tries, failure);
+      return { done: false, reason: '429 rate_limited' };
+    }
+    const transient = res.status >= 500 || failure.body?.error?.code === 'idempotency_key_in_use';
+    if (transient && tries.failures < this.retry.attempts) {
+      tries.failures++;
+      const reason = `${res.status} ${failure.body?.error?.code ?? ''}`.trim();
+      return { done: false, waitMs: this.backoff(tries.failures), reason };
+    }
+    throw new ApiRequestError(res.status, ...failure.args(call));
+  }
+
+  /**
+   * A 429: the buckets it exhausted (or all of the request's) are blocked until Retry-After, so
+   * the budget holds the next try; past `max429` waits it is thrown. Internal.
+   */
+  private wait429(
+    call: Call,
+    buckets: string[],
+    tries: { waits429: number },
+    failure: ReturnType<typeof readFailure>,
+  ): void {
+    const waitMs = Math.max(1, failure.retryAfter ?? 1) * 1000;
+    const exhausted = Object.entries(this.budget.state())
+      .filter(([name, b]) => b.remaining === 0 && buckets.includes(name))
+      .map(([name]) => name);
+    this.budget.block(exhausted.length ? exhausted : buckets, waitMs);
+    tries.waits429++;
+    if (tries.waits429 > this.retry.max429) throw new ApiRequestError(429, ...failure.args(call));
+    this.opts.onRetry?.({
+      method: call.method,
+      path: call.path,
+      attempt: tries.waits429,
+      waitMs,
+      reason: '429 rate_limited',
+    });
   }
 
   /** Keeps an answer for conditional reads: the most recent URLs only. Internal. */
@@ -201,27 +261,14 @@ export class Http {
     if (this.tagged.size > MAX_TAGGED) this.tagged.delete(this.tagged.keys().next().value!);
   }
 
-  private async pause(
-    method: string,
-    path: string,
-    attempt: number,
-    waitMs: number,
-    reason: string,
-    signal?: AbortSignal,
-  ) {
-    this.opts.onRetry?.({ method, path, attempt, waitMs, reason });
-    await this.sleep(waitMs, signal);
+  private async pause(call: Call, attempt: number, waitMs: number, reason: string) {
+    this.opts.onRetry?.({ method: call.method, path: call.path, attempt, waitMs, reason });
+    await this.sleep(waitMs, call.signal);
   }
 
   /** One try; with tracing on, in a client span whose `traceparent` the request carries. */
-  private send(
-    url: string,
-    method: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    signal?: AbortSignal,
-    traced?: { parent: Context; route: string },
-  ): Promise<RawResponse> {
+  private send(call: Call, traced?: { parent: Context; route: string }): Promise<RawResponse> {
+    const { url, method, headers, payload: body, signal } = call;
     const timeoutMs = this.opts.timeoutMs ?? 30_000;
     if (!traced) return this.transport({ url, method, headers, body, signal, timeoutMs });
     const attributes = {

@@ -105,6 +105,17 @@ export interface MessagePage {
   has_more: boolean;
 }
 
+/** `GET /messages` (pinbot extension): new messages across the caller's conversations. */
+export interface InboxPage {
+  /** In the order they were written. */
+  messages: Message[];
+  /** The conversations of `messages`, each once. */
+  conversations: Conversation[];
+  /** Pass as `after` next time (opaque). */
+  next_after: string;
+  has_more: boolean;
+}
+
 export type CreateConversationInput = { participant_pin: string } | { participant_pins: string[]; name: string };
 
 export type IntroductionResponse = 'pending' | 'accepted' | 'declined';

@@ -180,6 +180,8 @@ export async function recordExamples(): Promise<RecordedExamples> {
       params: { id: hi.conversation_id },
       query: { since: 0, limit: 50 },
     });
+    const inbox = await call(bob, 'GET', '/messages', { name: 'first read', query: { since: 0, limit: 50 } });
+    await call(bob, 'GET', '/messages', { name: 'next read', query: { after: inbox.next_after, limit: 50 } });
     await call(carol, 'POST', '/conversations/:id/leave', { name: 'leave', params: { id: group.id } });
     await call(alice, 'POST', '/conversations/:id/leave', { name: 'a direct one', params: { id: hi.conversation_id } });
 

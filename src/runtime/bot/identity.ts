@@ -130,8 +130,10 @@ export class BotIdentities {
       budget: shared,
       sleep,
       owner: bot.name,
-      onRetry: (i) => log.debug(i, 'retrying a request'),
+      onRetry: (i) => log.debug(i, 'waiting out a 429'),
       ...this.o.client,
+      // one owner for retries: the loop around each call (docs/architecture.md "Retries")
+      retry: { ...this.o.client?.retry, attempts: 0 },
     });
     const me = known ?? (await api.me({ signal }));
     this.users.add(me.id);

@@ -59,6 +59,22 @@ export interface PollLoopOptions {
 
 /** Longest backoff of a failing source. */
 const MAX_BACKOFF_MS = 300_000;
+/**
+ * The first retry of a failed poll: soon, as a dropped connection or a server restarting is
+ * usually over by then (the bots' clients make no retries of their own: the poll loop owns a
+ * poll's). Each next wait is four times the one before (2 s, 8 s, 32 s, …, to 5 minutes),
+ * whatever the source's interval: a woken source's interval is the safety poll (10 minutes),
+ * and twice that after a second failure left a bot deaf once the changes that wake it stopped.
+ */
+export const FIRST_RETRY_MS = 500;
+
+/** Ms until a source that failed `n` times in a row is polled again. Internal. */
+function retryDelay(n: number): number {
+  return Math.min(MAX_BACKOFF_MS, FIRST_RETRY_MS * 4 ** (n - 1));
+}
+
+/** While the backlog is too long (`paused`): how often the loop looks whether it has drained. */
+const PAUSED_RECHECK_MS = 25;
 
 /**
  * Polls a bot's sources, each on its own: a source is polled when it is due (its interval since
@@ -66,7 +82,8 @@ const MAX_BACKOFF_MS = 300_000;
  * bot), or on `pollNow`. Each source's answer is delivered as soon as it comes — together with
  * the answers of sources polled at the same moment that come within `orderWindowMs`, so events
  * found together are handled in server time order. A slow source never delays the others. A
- * failing source backs off (doubling its interval, to 5 minutes); the others go on.
+ * failing source is polled again after FIRST_RETRY_MS, then backs off (×4 each time, to 5
+ * minutes); the others go on. The loop is the one owner of a poll's retries.
  *
  * Timers are the clock's: cadence timers are heartbeats (a virtual clock fires them only after
  * something changed), wake-ups, backoff and the cadence of sources nothing wakes (`wakeable`)
@@ -160,8 +177,10 @@ export class PollLoop {
     if (this.stopped || this.o.ctx.signal.aborted) return;
     const now = this.o.ctx.clock.now();
     if (this.o.paused?.()) {
-      // let the backlog drain: look again in a poll interval
-      this.timers.arm(now + Math.min(...this.sources.map((s) => this.o.intervalOf(s))), false);
+      // let the backlog drain, and look again soon: a woken source's interval is the safety
+      // poll (10 minutes), and once the senders stop no change would wake it before that. A
+      // heartbeat: the runs that drain the backlog commit, so a virtual clock fires it too.
+      this.timers.arm(now + Math.min(PAUSED_RECHECK_MS, ...this.sources.map((s) => this.o.intervalOf(s))), true);
       return;
     }
     for (const s of this.sources) {
@@ -232,12 +251,14 @@ export class PollLoop {
           release = undefined;
         });
         this.failures.set(name, 0);
+        // a source that stopped at its budget with more to read goes again at once
+        if (polled.more) this.dirty.add(name);
         this.lastPollAt = clock.now();
         this.polls++;
       } catch (err) {
         const n = (this.failures.get(name) ?? 0) + 1;
         this.failures.set(name, n);
-        this.due.set(name, clock.now() + Math.min(MAX_BACKOFF_MS, this.o.intervalOf(name) * 2 ** n));
+        this.due.set(name, clock.now() + retryDelay(n));
         if (!ctx.signal.aborted) {
           metrics.botPollErrors.inc([bot.name, name]);
           this.o.onError(name, err);

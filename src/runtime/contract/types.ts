@@ -99,7 +99,11 @@ export interface SourceDef {
    * once (items pending at the start, a balance to compare with) leave it out.
    */
   readsFromBaseline?: boolean;
-  poll(ctx: SourceContext, cursor: unknown): Promise<{ events: Array<Omit<BotEvent, 'at'>>; cursor: unknown }>;
+  /** `more`: it stopped with more to read (a budget per poll): polled again once this is delivered. */
+  poll(
+    ctx: SourceContext,
+    cursor: unknown,
+  ): Promise<{ events: Array<Omit<BotEvent, 'at'>>; cursor: unknown; more?: boolean }>;
 }
 
 /** The thing accept/decline act on. */
