@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import type { ReplayedEvent, ReplayedRule, WhatIfReport } from '../runtime/index.js';
 import type { ConsoleSession } from './access.js';
 import { html, type SafeHtml } from './html.js';
@@ -19,8 +19,11 @@ export interface WhatIfView {
 /** How many recorded rule runs a what-if of the console replays. */
 export const WHAT_IF_LAST = 100;
 
-/** A bot file as the operator names it: from the project folder. Internal. */
-export const shownFile = (file: string) => relative(process.cwd(), file) || file;
+/** A bot file as the operator names it: from the project folder (else its whole path). Internal. */
+export const shownFile = (file: string) => {
+  const r = relative(process.cwd(), file);
+  return r && !r.startsWith('..') && !isAbsolute(r) ? r : file;
+};
 
 /** The What-if button of a bot's page: replays its file as it is on disk. */
 export function whatIfForm(name: string, file: string | undefined, s: ConsoleSession): SafeHtml {
@@ -64,6 +67,6 @@ export function whatIfBody(name: string, view: WhatIfView | undefined, file: str
   return html`${head}<section aria-label="What-if" data-what-if="${r.changed ? 'changed' : 'same'}" data-changed="${r.changed}" data-events="${r.events.length}">
 <p class="flash ${r.changed ? 'bad' : 'ok'}" role="status"><strong>${r.summary}</strong>${unknown ? ` (${unknown} could not be replayed)` : ''}</p>
 ${changed.length ? html`<ol class="what-if">${changed.map(eventItem)}</ol>` : ''}
-${same.length ? html`<details><summary>${same.length} decision${same.length === 1 ? '' : 's'} stay the same</summary><ol class="what-if">${same.map(eventItem)}</ol></details>` : ''}
+${same.length ? html`<details><summary>${same.length === 1 ? '1 decision stays' : `${same.length} decisions stay`} the same</summary><ol class="what-if">${same.map(eventItem)}</ol></details>` : ''}
 </section>`;
 }
