@@ -18,16 +18,12 @@ export class FromTraceError extends Error {}
 const WITHIN = '1m';
 
 /**
- * A scenario user name from a display name: the display name itself when it is a valid user
- * name (scenario users are created with their name as display name, and replies often quote
- * it), else a slug (`Tip Jar` → `tip_jar` where a template names the user). Internal.
+ * A scenario user name from a display name: the display name itself when it is a valid user name
+ * (scenario users are created with their name as display name, and replies quote it — `{{
+ * me.display_name }}` too), else a slug. Internal.
  */
-function userName(display: string, taken: Set<string>, inTemplates = false): string {
-  if (
-    new RegExp(USER_NAME_PATTERN).test(display) &&
-    !(inTemplates && /[^A-Za-z0-9_]/.test(display)) &&
-    !taken.has(display)
-  ) {
+function userName(display: string, taken: Set<string>): string {
+  if (new RegExp(USER_NAME_PATTERN).test(display) && !taken.has(display)) {
     taken.add(display);
     return display;
   }
@@ -74,19 +70,20 @@ class Cast {
   private readonly taken = new Set<string>();
   private readonly byPin = new Map<string, string>();
 
-  /** The scenario name of a recorded user; `templated`: its PIN is named in a template. */
-  name(u: RecordedUser, templated = false): string {
+  /** The scenario name of a recorded user. */
+  name(u: RecordedUser): string {
     const known = u.pin_code ? this.byPin.get(u.pin_code) : undefined;
     if (known) return known;
-    const n = userName(u.display_name ?? 'user', this.taken, templated);
+    const n = userName(u.display_name ?? 'user', this.taken);
     if (u.pin_code) this.byPin.set(u.pin_code, n);
     this.users[n] = {};
     return n;
   }
 
-  /** A user's PIN as a template (scenario PINs are made fresh). */
+  /** A user's PIN as a template (scenario PINs are made fresh): `users['Tip Jar']` for a name with a space. */
   pin(u: RecordedUser): string {
-    return `{{ users.${this.name(u, true)}.pin_code }}`;
+    const n = this.name(u);
+    return /^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? `{{ users.${n}.pin_code }}` : `{{ users['${n}'].pin_code }}`;
   }
 }
 
@@ -110,7 +107,7 @@ const ok = (status: number | number[]) => ({ status });
 
 /** `as` sends money to the bot's user or from it, with the amount and note of the event. Internal. */
 function payment(e: Record<string, unknown>, cast: Cast, from: RecordedUser, to: RecordedUser) {
-  const payer = cast.name(from, true);
+  const payer = cast.name(from);
   cast.users[payer]!.balance = Number(e.amount);
   return {
     as: payer,
@@ -128,7 +125,7 @@ function payment(e: Record<string, unknown>, cast: Cast, from: RecordedUser, to:
 const sentAnswered =
   (answer: 'accept' | 'decline'): Recreate =>
   (e, cast, bot) => {
-    const to = cast.name(user(e.recipient), true);
+    const to = cast.name(user(e.recipient));
     return {
       actor: to,
       steps: [
@@ -167,8 +164,8 @@ const RECREATE: Record<string, Recreate> = {
   },
   'contact.added': (e, cast, bot) => {
     // the bot asks, the other asks back: mutual intent is acceptance (nothing for the bot to answer)
-    const other = cast.name(user(e.contact), true);
-    const me = cast.name(bot, true);
+    const other = cast.name(user(e.contact));
+    const me = cast.name(bot);
     return {
       actor: other,
       steps: [
@@ -192,7 +189,7 @@ const RECREATE: Record<string, Recreate> = {
   'introduction.received': (e, cast, bot) => {
     const by = cast.name(user(e.introducer));
     const step = { name: `${by} introduces the bot`, ...introduce(e, cast, by), save: { intro: 'id' } };
-    return { actor: by, others: others(e, bot).map((p) => cast.name(p, true)), steps: [step] };
+    return { actor: by, others: others(e, bot).map((p) => cast.name(p)), steps: [step] };
   },
   'introduction.completed': introductionCompleted,
 };
@@ -212,8 +209,8 @@ function introduce(e: Record<string, unknown>, cast: Cast, by: string) {
 function introductionCompleted(e: Record<string, unknown>, cast: Cast, bot: RecordedUser): Recreated {
   const introducer = user(e.introducer);
   const byBot = introducer.pin_code === bot.pin_code;
-  const by = cast.name(introducer, byBot);
-  const rest = others(e, bot).map((p) => cast.name(p, true));
+  const by = cast.name(introducer);
+  const rest = others(e, bot).map((p) => cast.name(p));
   const steps: Array<Record<string, unknown>> = [
     { name: `${by} makes the introduction`, ...introduce(e, cast, by), save: { intro: 'id' } },
   ];
@@ -221,7 +218,7 @@ function introductionCompleted(e: Record<string, unknown>, cast: Cast, bot: Reco
   if (!byBot)
     steps.push({
       name: 'the bot accepts',
-      as: cast.name(bot, true),
+      as: cast.name(bot),
       request: 'POST /introductions/{{ intro }}/accept',
       expect: ok([200, 409]),
     });
@@ -264,7 +261,7 @@ export function scenarioFromTrace(o: FromTraceInput): string {
     );
   const cast = new Cast();
   const made = recreate(e.payload, cast, me);
-  const bot = cast.name(me, true);
+  const bot = cast.name(me);
   const actorPin = pinOf(e.payload, e.type);
   if (actorPin && run.some((t) => t.seen?.contacts?.[actorPin] === true)) cast.users[made.actor]!.contacts = [bot];
   const notes: string[] = [];

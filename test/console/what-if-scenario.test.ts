@@ -190,6 +190,9 @@ describe('console: Make a scenario on a run', () => {
     expect(c.code).toBe(0);
     expect(yaml).toBe(readFileSync(out, 'utf8'));
     expect(yaml).toContain('file: ../bots/tip-jar.yaml');
+    // the bot's user under its display name (replies may quote it), named in templates with brackets
+    expect(yaml).toContain('as: Tip Jar');
+    expect(yaml).toContain(`recipient_pin: "{{ users['Tip Jar'].pin_code }}"`);
 
     const file = join(dir, 'scenarios/from-console.yaml');
     writeFileSync(file, yaml);

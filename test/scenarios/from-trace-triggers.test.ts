@@ -18,13 +18,13 @@ const tmp = tempDir('pinbot-from-trace-triggers-');
 afterAll(() => tmp.cleanup());
 
 const SOCIAL = `name: social
-as: social
+as: Social Club
 rules:
   - id: welcome
     on: contact_request.received
     do:
       - accept
-      - reply: "Hello {{ event.requester.display_name }}, we are contacts now"
+      - reply: "Hello {{ event.requester.display_name }}, {{ me.display_name }} is your contact now"
   - id: added
     on: contact.added
     do:
@@ -72,12 +72,13 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
     const botFile = join(project, 'bots/social.yaml');
     writeFileSync(botFile, SOCIAL);
     const world = await createTestWorld({
-      users: { alice: {}, bob: {}, carol: {}, social: { balance: 10 } },
+      users: { alice: {}, bob: {}, carol: {}, 'Social Club': { balance: 10 } },
     });
     const written: Array<[string, string]> = [];
     try {
       await world.addBot(SOCIAL);
-      const { alice, bob, carol, social } = world.users;
+      const { alice, bob, carol } = world.users;
+      const social = world.users['Social Club'];
       await alice!.api.contacts.request({ pin_code: social!.pin_code });
       await world.settle();
       const intro = await bob!.api.introductions.create({
@@ -114,13 +115,13 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
           name: 'alice asks the bot to be a contact',
           as: 'alice',
           request: 'POST /contacts/request',
-          body: { pin_code: '{{ users.social.pin_code }}' },
+          body: { pin_code: "{{ users['Social Club'].pin_code }}" },
           expect: { status: 201 },
         },
-        { expect_event: { contact_request: { from: 'alice', to: 'social', status: 'accepted' }, within: '1m' } },
+        { expect_event: { contact_request: { from: 'alice', to: 'Social Club', status: 'accepted' }, within: '1m' } },
         {
           expect_event: {
-            message: { from: 'social', to: 'alice', content: 'Hello alice, we are contacts now' },
+            message: { from: 'Social Club', to: 'alice', content: 'Hello alice, Social Club is your contact now' },
             within: '1m',
           },
         },
@@ -130,11 +131,11 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
       ).toEqual(['bob introduces the bot', 'carol accepts too', 'expect_event', 'expect_event']);
       expect(doc('introduction.completed').steps.at(-1)).toEqual({
         expect_event: {
-          message: { from: 'social', to: 'carol', content: 'Hello, bob introduced us' },
+          message: { from: 'Social Club', to: 'carol', content: 'Hello, bob introduced us' },
           within: '1m',
         },
       });
-      expect(doc('transfer.accepted').users).toEqual({ carol: {}, social: { balance: 2 } });
+      expect(doc('transfer.accepted').users).toEqual({ carol: {}, 'Social Club': { balance: 2 } });
 
       // the schedule cannot be caused by a scenario: refused, naming what can
       expect(() => scenarioFromTrace({ traces, run: runOf(traces, 'schedule'), botFile: 'x' })).toThrow(
