@@ -78,7 +78,7 @@ async function project() {
     15_000,
     'six traces',
   );
-  return { s, dir, botFile, tips, cli: ['--data', join(dir, 'data'), '--config', join(dir, 'config.yaml')] };
+  return { s, dir, botFile, tips, jarPin, cli: ['--data', join(dir, 'data'), '--config', join(dir, 'config.yaml')] };
 }
 
 /** Signs in as a browser would; a fetch of console paths with the cookie, and the CSRF token. */
@@ -102,7 +102,7 @@ const text = (html: string) =>
 
 describe('console: What if? on a bot page', () => {
   it('replays the file on disk against the recorded decisions as the CLI does, acting on nothing; POST with CSRF only', async () => {
-    const { s, dir, botFile, cli } = await project();
+    const { s, dir, botFile, cli, jarPin } = await project();
     const { at, origin, csrf } = await signIn(s);
     const bot = await (await at('/console/bots/tip-jar')).text();
     expect(bot).toContain('action="/console/bots/tip-jar/what-if"');
@@ -168,6 +168,28 @@ describe('console: What if? on a bot page', () => {
         })
       ).status,
     ).toBe(404);
+
+    // a name with markup, in an event and in a rendered reply, is shown as text
+    writeFileSync(botFile, TIP_JAR);
+    const evil = `A"'><img src=x onerror=alert(1)><script>alert(2)</script>`;
+    const { api_key } = (await s.command!('users.add', { name: evil, balance: '9' })) as { api_key: string };
+    await createClient({ baseUrl: s.url, apiKey: api_key }).wallet.send({ recipient_pin: jarPin, amount: 7 });
+    await eventually(
+      async () => {
+        await (s.clock as VirtualClock).settle();
+        const { traces } = (await s.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as { traces: Trace[] };
+        return traces.some((t) => t.event.summary.includes('onerror')) || undefined;
+      },
+      15_000,
+      'the tip of the name with markup',
+    );
+    writeFileSync(botFile, EDITED);
+    await whatIf({ _csrf: csrf });
+    page = await (await at('/console/bots/tip-jar/what-if')).text();
+    expect(text(page)).toContain(`transfer.received 7 from ${evil}`);
+    expect(text(page)).toContain(`reply ${JSON.stringify(`That is very generous, ${evil}, but`).slice(0, -1)}`);
+    expect(page).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
+    expect(page).not.toMatch(/<img|<script>alert|onerror=alert\(1\)>/);
   }, 120_000);
 });
 
