@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/api.js';
 
 /**
  * Runs of every trigger a scenario can cause — a contact request, a contact added, an
- * introduction received and completed, a transfer the bot sent accepted — each turned into a
+ * introduction received and completed, a transfer the bot sent accepted or declined — each turned into a
  * scenario: it passes against the unchanged bot and fails once the bot's answer is broken. A
  * schedule's run is refused, naming the events that can be recreated.
  */
@@ -42,6 +42,10 @@ rules:
     on: transfer.accepted
     do:
       - reply: "Thank you for accepting {{ event.amount }}"
+  - id: refused
+    on: transfer.declined
+    do:
+      - reply: "Sorry you did not want {{ event.amount }}"
   - id: morning
     on: { schedule: "0 9 * * *" }
     do:
@@ -91,11 +95,13 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
       const tx = await social!.api.wallet.send({ recipient_pin: carol!.pin_code, amount: 2, note: 'for you' });
       await carol!.api.wallet.accept(tx.transaction.id);
       await world.settle();
+      const refused = await social!.api.wallet.send({ recipient_pin: alice!.pin_code, amount: 3 });
+      await alice!.api.wallet.decline(refused.transaction.id);
+      await world.settle();
       await world.advance('1d'); // the schedule fires
       const traces = world.traces('social');
 
       for (const type of SCENARIO_EVENTS.filter((t) => !['transfer.received', 'message.received'].includes(t))) {
-        if (type === 'transfer.declined') continue; // the same recreation as transfer.accepted
         const text = scenarioFromTrace({ traces, run: runOf(traces, type), botFile: '../bots/social.yaml' });
         const file = join(project, `scenarios/${type.replace('.', '-')}.yaml`);
         writeFileSync(file, text);
@@ -103,6 +109,7 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
       }
       expect(written.map(([t]) => t)).toEqual([
         'transfer.accepted',
+        'transfer.declined',
         'contact_request.received',
         'contact.added',
         'introduction.received',
