@@ -13,6 +13,7 @@ import { html } from './html.js';
 import { page } from './layout.js';
 import { latencyBuckets, notRunReasons } from './metric-history.js';
 import { botBody, botsBody } from './pages-bots.js';
+import { botToolRoutes } from './routes-bot-tools.js';
 import { clockBody, pluginsBody } from './pages-misc.js';
 import { recordAndScenarioRoutes, type Handler } from './routes-record.js';
 import type { ConsoleState } from './console-state.js';
@@ -264,6 +265,7 @@ export function consoleApp(st: ConsoleState): express.Express {
           latency: latencyBuckets(name),
           reasons: notRunReasons(name),
           dialogs,
+          scenarioEvents: st.scenarios?.fromTraceEvents,
         },
         s,
       ),
@@ -443,6 +445,7 @@ export function consoleApp(st: ConsoleState): express.Express {
   moveClock('clock.set', 'iso');
 
   recordAndScenarioRoutes({ st, get, post, send, back });
+  botToolRoutes({ st, get, post, send, back });
 
   // plugins
   get('/console/plugins', async (req, res, s) => {

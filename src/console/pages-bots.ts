@@ -6,6 +6,7 @@ import { csrfField } from './layout.js';
 import type { BotSeries, Health } from './metric-history.js';
 import type { DialogView } from '../services/bot-dialogs.js';
 import { reasonWords } from './reasons.js';
+import { whatIfForm } from './pages-what-if.js';
 
 const STATE_WORDS: Record<BotStatus['status'], string> = {
   running: 'running',
@@ -84,13 +85,20 @@ const json = (v: unknown) => {
   return t === undefined ? '' : t.length > 300 ? `${t.slice(0, 299)}…` : t;
 };
 
+/** A run's **Make a scenario** link: the YAML of `bots trace NAME --scenario RUN`. Internal. */
+function scenarioLink(bot: string, t: Trace, events: readonly string[] | undefined): SafeHtml | '' {
+  if (!events?.includes(t.event.type) || !t.event.payload) return '';
+  const href = `/console/bots/${encodeURIComponent(bot)}/scenario.yaml?run=${encodeURIComponent(t.event.key)}`;
+  return html` <a class="make-scenario" href="${href}" download>Make a scenario</a>`;
+}
+
 /** One run of a rule, as the timeline shows it. Internal. */
-function traceItem(t: Trace): SafeHtml {
+function traceItem(t: Trace, link: SafeHtml | '' = ''): SafeHtml {
   const why = t.outcome !== 'done' && t.outcome !== 'dry_run' && t.reason ? reasonWords(t.reason) : undefined;
   const label = t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase();
   return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">
 <div class="run-head"><time>${t.at}</time> <strong>${t.rule}</strong> <span class="event">${t.event.summary}</span>
-<span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}</div>
+<span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}${link}</div>
 ${why ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>` : ''}
 ${!why && t.outcome !== 'done' && t.message ? html`<p class="reason">${label}: ${t.message}</p>` : ''}
 ${t.outcome === 'done' && t.message ? html`<p class="note">${t.message}</p>` : ''}
@@ -142,12 +150,15 @@ export function botBody(
     reasons: ReadonlyArray<{ reason: string; count: number }>;
     /** Who is in a dialog with it now (undefined: it does not run here). */
     dialogs?: readonly DialogView[];
+    /** The events a run can be made a scenario of (absent: no scenario runner, no button). */
+    scenarioEvents?: readonly string[];
   },
   s: ConsoleSession,
 ): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
 <section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
+${o.status ? whatIfForm(o.name, o.status.file, s) : ''}
 ${dialogsSection(o.name, o.dialogs, s)}
 ${botCharts(o)}
 <form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
@@ -155,6 +166,6 @@ ${botCharts(o)}
 <button type="submit">Filter</button>
 </form>
 <section data-live="timeline" aria-label="Runs">
-${shown.length ? html`<ol class="timeline">${shown.map(traceItem)}</ol>` : html`<p>No runs yet${o.onlyNotRun ? ' that did not fire' : ''}.</p>`}
+${shown.length ? html`<ol class="timeline">${shown.map((t) => traceItem(t, scenarioLink(o.name, t, o.scenarioEvents)))}</ol>` : html`<p>No runs yet${o.onlyNotRun ? ' that did not fire' : ''}.</p>`}
 </section>`;
 }

@@ -1,3 +1,5 @@
+import type { Trace } from '../runtime/index.js';
+
 /**
  * One step of a scenario run as the console shows it; the scenario runner's `StepResult` is
  * this and more (logs, curl, children), so the two cannot drift apart.
@@ -36,4 +38,12 @@ export interface ScenarioPort {
   /** The scenario files of the project (`scenarios/x.yaml`): what `run` takes. */
   files(): string[];
   run(file: string, onStep: (step: ScenarioStepView) => void): Promise<ScenarioRunEnd>;
+  /**
+   * The scenario that recreates one run of a bot, as `pinbot bots trace NAME --scenario RUN`
+   * writes it (`botFile`: absolute; the scenario names it from the scenarios folder). Throws an
+   * Error saying what to do when the run cannot be recreated.
+   */
+  fromTrace(o: { traces: Trace[]; run: string; botFile: string }): string;
+  /** The events a run can be recreated from (`transfer.received`, …). */
+  readonly fromTraceEvents: readonly string[];
 }

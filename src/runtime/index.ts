@@ -54,7 +54,14 @@ export {
   type PluginStateRecord,
 } from './state/bot-state.js';
 export { readTraces, type Trace, type TraceArchive, type TraceStep } from './state/traces.js';
-export { whatIf, type ReplayedEvent, type ReplayedRule, type WhatIfReport } from './run/what-if.js';
+export {
+  whatIf,
+  whatIfFile,
+  type ReplayedEvent,
+  type ReplayedRule,
+  type WhatIfInvalid,
+  type WhatIfReport,
+} from './run/what-if.js';
 export { fencedStore } from './state/fenced-store.js';
 export { BotMemories, type MemoryRecord } from './state/bot-records.js';
 export { BotMemory, DEFAULT_MEMORY, MemoryFullError, type MemoryChange, type MemoryOptions } from './state/memory.js';

@@ -179,102 +179,102 @@ function safeLabel(kind: StepNode['kind'], step: Record<string, any>): string {
   }
 }
 
-/** The CheckContext of one step. Internal. */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
-function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node: StepNode): CheckContext {
-  const known = () => [...scope.known, ...BUILTIN_VARS, ...(scope.loopDepth ? LOOP_VARS : [])];
-  const checkVars = (vars: Array<Array<string | number>>, path: Path, text: string) => {
-    for (const v of vars) {
-      const root = String(v[0]);
-      if (root === 'users') {
-        if (v.length > 1 && v[1] !== '*' && !scope.users.has(String(v[1])))
-          at(
-            ch,
-            y,
-            path,
-            `unknown user "${v[1]}" in ${JSON.stringify(text)}`,
-            hintFor(String(v[1]), [...scope.users], 'users'),
-          );
-        continue;
-      }
-      if (!known().includes(root)) {
-        const hint = hintFor(root, known(), 'variables');
+/** The variables a template or condition of a step may name. Internal. */
+const knownVars = (scope: Scope) => [...scope.known, ...BUILTIN_VARS, ...(scope.loopDepth ? LOOP_VARS : [])];
+
+/** Each variable a template or condition names must exist (a user, a capture, a var, a parameter). Internal. */
+function checkVars(
+  ch: Checker,
+  y: LocatedYaml,
+  scope: Scope,
+  vars: Array<Array<string | number>>,
+  path: Path,
+  text: string,
+): void {
+  for (const v of vars) {
+    const root = String(v[0]);
+    if (root === 'users') {
+      if (v.length > 1 && v[1] !== '*' && !scope.users.has(String(v[1])))
         at(
           ch,
           y,
           path,
-          `unknown variable "${root}" in ${JSON.stringify(text)}: no capture, var or parameter has that name`,
-          `${hint}; a capture exists from the step that saves it on`,
+          `unknown user "${v[1]}" in ${JSON.stringify(text)}`,
+          hintFor(String(v[1]), [...scope.users], 'users'),
         );
-      }
+      continue;
     }
-  };
-  const c: CheckContext = {
+    if (!knownVars(scope).includes(root)) {
+      const hint = hintFor(root, knownVars(scope), 'variables');
+      at(
+        ch,
+        y,
+        path,
+        `unknown variable "${root}" in ${JSON.stringify(text)}: no capture, var or parameter has that name`,
+        `${hint}; a capture exists from the step that saves it on`,
+      );
+    }
+  }
+}
+
+/** Every template in a value (at `path`, from the file's root): valid, its conditions and variables checked. Internal. */
+function checkTemplates(ch: Checker, y: LocatedYaml, scope: Scope, value: unknown, path: Path): void {
+  if (typeof value === 'string' && isTemplate(value)) {
+    let vars: Array<Array<string | number>>;
+    try {
+      vars = templateVariables(value);
+    } catch (err) {
+      return at(ch, y, path, `invalid template ${JSON.stringify(value)}: ${(err as Error).message.split('\n')[0]}`);
+    }
+    for (const bad of templateConditionProblems(value))
+      at(ch, y, path, `invalid condition ${bad.tag}: ${bad.message}`, bad.hint);
+    checkVars(ch, y, scope, vars, path, value);
+  } else if (Array.isArray(value)) value.forEach((x, i) => checkTemplates(ch, y, scope, x, [...path, i]));
+  else if (value && typeof value === 'object')
+    for (const [k, x] of Object.entries(value)) checkTemplates(ch, y, scope, x, [...path, k]);
+}
+
+/** A condition (at `path`, from the file's root): parsed, read as written, its variables checked. Internal. */
+function checkCondition(ch: Checker, y: LocatedYaml, scope: Scope, expr: string, path: Path): void {
+  try {
+    const vars = conditionVariables(expr);
+    const bad = conditionProblem(expr);
+    if (bad) return at(ch, y, path, `invalid condition ${JSON.stringify(expr)}: ${bad.message}`, bad.hint);
+    checkVars(ch, y, scope, vars, path, expr);
+  } catch (err) {
+    at(ch, y, path, `invalid condition ${JSON.stringify(expr)}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** A user a step names (by name, or a template whose value is known): declared. Internal. */
+function checkUser(ch: Checker, y: LocatedYaml, scope: Scope, name: unknown, path: Path): void {
+  if (typeof name !== 'string') return;
+  let literal: unknown = name;
+  if (isTemplate(name)) {
+    checkTemplates(ch, y, scope, name, path);
+    const whole = /^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$/.exec(name);
+    literal = whole ? scope.literal[whole[1]!] : undefined;
+    if (typeof literal !== 'string' || isTemplate(literal)) return;
+  }
+  if (!scope.users.has(literal as string))
+    at(
+      ch,
+      y,
+      path,
+      `unknown user "${literal}"`,
+      `${hintFor(literal as string, [...scope.users], 'users')}; declare users under users:`,
+    );
+}
+
+/** The CheckContext of one step. Internal. */
+function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node: StepNode): CheckContext {
+  return {
     users: scope.users,
     remote: scope.remote,
     problem: (path, message, hint, onKey) => at(ch, y, [...stepPath, ...path], message, hint, onKey),
-    templates(value, path) {
-      const walk = (v: unknown, p: Path) => {
-        if (typeof v === 'string' && isTemplate(v)) {
-          let vars: Array<Array<string | number>>;
-          try {
-            vars = templateVariables(v);
-          } catch (err) {
-            return at(
-              ch,
-              y,
-              [...stepPath, ...p],
-              `invalid template ${JSON.stringify(v)}: ${(err as Error).message.split('\n')[0]}`,
-            );
-          }
-          for (const bad of templateConditionProblems(v))
-            at(ch, y, [...stepPath, ...p], `invalid condition ${bad.tag}: ${bad.message}`, bad.hint);
-          checkVars(vars, [...stepPath, ...p], v);
-        } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...p, i]));
-        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...p, k]);
-      };
-      walk(value, path);
-    },
-    condition(expr, path) {
-      try {
-        const vars = conditionVariables(expr);
-        const bad = conditionProblem(expr);
-        if (bad)
-          return at(
-            ch,
-            y,
-            [...stepPath, ...path],
-            `invalid condition ${JSON.stringify(expr)}: ${bad.message}`,
-            bad.hint,
-          );
-        checkVars(vars, [...stepPath, ...path], expr);
-      } catch (err) {
-        at(
-          ch,
-          y,
-          [...stepPath, ...path],
-          `invalid condition ${JSON.stringify(expr)}: ${(err as Error).message.split('\n')[0]}`,
-        );
-      }
-    },
-    user(name, path) {
-      if (typeof name !== 'string') return;
-      let literal: unknown = name;
-      if (isTemplate(name)) {
-        c.templates(name, path);
-        const whole = /^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$/.exec(name);
-        literal = whole ? scope.literal[whole[1]!] : undefined;
-        if (typeof literal !== 'string' || isTemplate(literal)) return;
-      }
-      if (!scope.users.has(literal as string))
-        at(
-          ch,
-          y,
-          [...stepPath, ...path],
-          `unknown user "${literal}"`,
-          `${hintFor(literal as string, [...scope.users], 'users')}; declare users under users:`,
-        );
-    },
+    templates: (value, path) => checkTemplates(ch, y, scope, value, [...stepPath, ...path]),
+    condition: (expr, path) => checkCondition(ch, y, scope, expr, [...stepPath, ...path]),
+    user: (name, path) => checkUser(ch, y, scope, name, [...stepPath, ...path]),
     declare: (name) => void scope.known.add(name),
     fragment: (file, withValues, path) => {
       const r = checkFragment(ch, y, [...stepPath, ...path], resolve(dirname(y.file), file), withValues, scope);
@@ -282,7 +282,6 @@ function context(ch: Checker, y: LocatedYaml, stepPath: Path, scope: Scope, node
       return r;
     },
   };
-  return c;
 }
 
 /** A path as people read it: relative to the working directory when inside it. */

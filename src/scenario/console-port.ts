@@ -1,6 +1,7 @@
 import { relative, resolve } from 'node:path';
 import type { ScenarioPort, ScenarioStepView } from '../console/scenario-port.js';
 import { formatProblem } from '../util/yaml-errors.js';
+import { SCENARIO_EVENTS, scenarioFromTrace } from './from-trace.js';
 import { loadAll, scenarioFiles } from './run-all.js';
 import { runScenario, type StepResult } from './runner.js';
 
@@ -38,5 +39,8 @@ export function scenarioPort(dir: string): ScenarioPort {
       const result = await runScenario(scenarios[0], { listener: { stepEnd: (_sc, s) => each(s) } });
       return { status: result.status, error: result.error };
     },
+    // paths in a scenario are relative to its file: the scenarios folder, as the CLI writes them
+    fromTrace: (o) => scenarioFromTrace({ ...o, botFile: relative(resolve(dir), resolve(o.botFile)) }),
+    fromTraceEvents: SCENARIO_EVENTS,
   };
 }

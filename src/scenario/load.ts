@@ -69,68 +69,18 @@ function seedOf(file: string): number {
  *
  * @example const { scenario, problems } = await loadScenario('scenarios/tips.yaml', { steps: builtinSteps() });
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export async function loadScenario(
   file: string,
   o: LoadOptions,
 ): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
-  // the file itself too: a link in the project to a file outside it is not read (as use: is not)
-  const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));
-  if (escapes)
-    return {
-      problems: [
-        { file, line: 1, col: 1, path: '', message: `the scenario file is not read: ${escapes}`, hint: OUTSIDE_HINT },
-      ],
-    };
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    return {
-      problems: [{ file, line: 1, col: 1, path: '', message: `cannot read the file: ${(err as Error).message}` }],
-    };
-  }
-  const parsed = parseYaml(file, text);
-  if (parsed.problems.length) return { problems: parsed.problems };
-  const y = parsed.located;
-  const v = parsed.value as Record<string, any>;
+  const read = readScenario(file, o);
+  if ('problems' in read) return read;
+  const { y, v } = read;
   const problems: FileProblem[] = [];
-  const at = (path: Array<string | number>, message: string, hint?: string, onKey = false) => {
+  const at: At = (path, message, hint, onKey = false) => {
     const pos = locate(y, path, onKey);
     problems.push({ file, line: pos.line, col: pos.col, path: path.map(String).join('.'), message, hint });
   };
-  if (!v || typeof v !== 'object' || Array.isArray(v))
-    return {
-      problems: [
-        {
-          file,
-          line: 1,
-          col: 1,
-          path: '',
-          message: 'expected a scenario: a mapping with name, users and steps',
-          hint: 'see scenarios/ for examples',
-        },
-      ],
-    };
-  if (!validateTopLevel(v)) {
-    const ps = ajvProblems(y, validateTopLevel.errors);
-    for (const p of ps) {
-      const key = p.path.split('.').length === 1 ? /^unknown key "(.+)"$/.exec(p.message)?.[1] : undefined;
-      problems.push(
-        key
-          ? {
-              ...p,
-              hint: hintFor(
-                key,
-                Object.keys((validateTopLevel.schema as { properties: object }).properties),
-                'top-level keys',
-              ),
-            }
-          : p,
-      );
-    }
-    return { problems };
-  }
   if (v.params !== undefined)
     at(
       ['params'],
@@ -151,8 +101,83 @@ export async function loadScenario(
       ['clock', 'start'],
       `expected a time in ISO 8601 like 2026-03-01T09:00:00Z, found ${JSON.stringify(v.clock.start)}`,
     );
+  const users = usersOf(v, at);
+  const { plugins, registry } = await pluginsOf(v, dir, config, refused, at);
+  const bots = registry ? loadBots(v.bots ?? [], y, dir, users, registry, problems, refused) : [];
 
-  // no prototype: a user named `constructor` or `toString` is a user, not Object's member
+  if (o.remote) remoteProblems(v, users, bots.length > 0, o.remote.users, at);
+  const ch: Checker = { registry: o.steps, problems, fragments: new Map(), refused };
+  const steps = checkSteps(ch, y, v.steps, ['steps'], {
+    users: new Set(Object.keys(users)),
+    known: new Set(Object.keys(v.vars ?? {})),
+    literal: {},
+    loopDepth: 0,
+    stack: [resolve(file)],
+    remote: !!o.remote,
+  });
+  if (problems.length) return { problems: sortProblems(problems) };
+  const scenario: LoadedScenario = {
+    file,
+    name: v.name ?? basename(file, extname(file)),
+    description: v.description,
+    tags: v.tags ?? [],
+    seed: v.seed ?? seedOf(file),
+    config,
+    start,
+    users,
+    bots,
+    plugins,
+    vars: v.vars ?? {},
+    steps,
+  };
+  return { problems: [], scenario };
+}
+
+/** Notes a problem at a path of the file. Internal. */
+type At = (path: Array<string | number>, message: string, hint?: string, onKey?: boolean) => void;
+
+/** One problem at the top of a file. Internal. */
+const atTop = (file: string, message: string, hint?: string): { problems: FileProblem[] } => ({
+  problems: [{ file, line: 1, col: 1, path: '', message, ...(hint ? { hint } : {}) }],
+});
+
+/**
+ * The file read, parsed and its top-level keys checked — or its problems (outside the project,
+ * unreadable, not YAML, not a mapping, an unknown key). Internal.
+ */
+function readScenario(
+  file: string,
+  o: LoadOptions,
+): { problems: FileProblem[] } | { y: LocatedYaml; v: Record<string, any> } {
+  // the file itself too: a link in the project to a file outside it is not read (as use: is not)
+  const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));
+  if (escapes) return atTop(file, `the scenario file is not read: ${escapes}`, OUTSIDE_HINT);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return atTop(file, `cannot read the file: ${(err as Error).message}`);
+  }
+  const parsed = parseYaml(file, text);
+  if (parsed.problems.length) return { problems: parsed.problems };
+  const y = parsed.located;
+  const v = parsed.value as Record<string, any>;
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    return atTop(file, 'expected a scenario: a mapping with name, users and steps', 'see scenarios/ for examples');
+  if (!validateTopLevel(v)) {
+    const keys = Object.keys((validateTopLevel.schema as { properties: object }).properties);
+    return {
+      problems: ajvProblems(y, validateTopLevel.errors).map((p) => {
+        const key = p.path.split('.').length === 1 ? /^unknown key "(.+)"$/.exec(p.message)?.[1] : undefined;
+        return key ? { ...p, hint: hintFor(key, keys, 'top-level keys') } : p;
+      }),
+    };
+  }
+  return { y, v };
+}
+
+/** The declared users (no prototype: a user named `constructor` is a user), their contacts checked. Internal. */
+function usersOf(v: Record<string, any>, at: At): Record<string, UserDecl> {
   const users = Object.create(null) as Record<string, UserDecl>;
   for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>))
     users[name] = spec ?? {};
@@ -162,6 +187,17 @@ export async function loadScenario(
         at(['users', name, 'contacts', i], `unknown user "${c}"`, hintFor(c, Object.keys(users), 'users'));
     });
   }
+  return users;
+}
+
+/** The plugin files (absolute), and the registry with them — none when one is refused or fails. Internal. */
+async function pluginsOf(
+  v: Record<string, any>,
+  dir: string,
+  config: Record<string, unknown>,
+  refused: (abs: string) => string | undefined,
+  at: At,
+): Promise<{ plugins: string[]; registry?: Awaited<ReturnType<typeof registryFor>> }> {
   let outside = false;
   const plugins = ((v.plugins ?? []) as string[]).map((p, i) => {
     const abs = resolve(dir, p);
@@ -173,44 +209,13 @@ export async function loadScenario(
       at(['plugins', i], `no plugin file ${p} (looked at ${abs})`, 'plugin paths are relative to the scenario file');
     return abs;
   });
-  let registry;
   try {
     // a refused plugin is never imported (importing runs its code)
-    if (!outside) registry = await registryFor(plugins, config);
+    return { plugins, registry: outside ? undefined : await registryFor(plugins, config) };
   } catch (err) {
     at(['plugins'], (err as Error).message, undefined, true);
+    return { plugins };
   }
-  const bots = registry ? loadBots(v.bots ?? [], y, dir, users, registry, problems, refused) : [];
-
-  if (o.remote) remoteProblems(v, users, bots.length > 0, o.remote.users, at);
-  const ch: Checker = { registry: o.steps, problems, fragments: new Map(), refused };
-  const known = new Set(Object.keys(v.vars ?? {}));
-  const steps = checkSteps(ch, y, v.steps, ['steps'], {
-    users: new Set(Object.keys(users)),
-    known,
-    literal: {},
-    loopDepth: 0,
-    stack: [resolve(file)],
-    remote: !!o.remote,
-  });
-  if (problems.length) return { problems: sortProblems(problems) };
-  return {
-    problems: [],
-    scenario: {
-      file,
-      name: v.name ?? basename(file, extname(file)),
-      description: v.description,
-      tags: v.tags ?? [],
-      seed: v.seed ?? seedOf(file),
-      config,
-      start,
-      users,
-      bots,
-      plugins,
-      vars: v.vars ?? {},
-      steps,
-    },
-  };
 }
 
 function sortProblems(ps: FileProblem[]): FileProblem[] {

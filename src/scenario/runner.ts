@@ -111,7 +111,6 @@ function runSeeded(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioR
 }
 
 /** runScenario's work, in the seeded context of an embedded run. Internal. */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   const t0 = performance.now();
   o.listener?.scenarioStart?.(sc);
@@ -141,70 +140,122 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
     o.listener?.scenarioEnd?.(r);
     return r;
   }
-  const keys = Object.values(target.users)
-    .map((u) => u.api_key)
-    .filter(Boolean);
-  const mask = (s: string) => keys.reduce((acc, k) => acc.split(k).join(`${k.slice(0, 7)}***`), s);
-  const runId = o.remote ? `${sc.seed.toString(36)}-${systemClock.now().toString(36)}` : sc.seed.toString(36);
-  const root: Record<string, unknown> = {
-    ...structuredClone(sc.vars),
-    users: structuredClone(target.users),
-    mode,
-    seed: sc.seed,
-    run_id: runId,
-    scenario: { name: sc.name, file: sc.file },
+  const run = new ScenarioRun(sc, o, target);
+  let steps: StepResult[] = [];
+  let end = iso(sc.start);
+  let kept: KeptServer | undefined;
+  try {
+    await run.openWindows('start', 'start');
+    steps = await run.runNodes(sc.steps, '', true);
+  } finally {
+    end = iso(target.now());
+    if (run.failed && o.keep && target.keep) {
+      kept = target.keep();
+      o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
+    } else await target.close().catch(() => undefined);
+  }
+  const r: ScenarioResult = {
+    ...base,
+    status: run.failed ? 'failed' : 'passed',
+    ms: elapsed(t0),
+    clock: end,
+    steps,
+    ...(kept ? { kept } : {}),
+    ...(target.coverage ? { coverage: target.coverage() } : {}),
   };
-  const live = (scope: Record<string, unknown>) =>
-    Object.assign(scope, { now: iso(target.now()), now_ms: target.now() });
-  const scopes: Array<Record<string, unknown>> = [root];
-  const claimed = new Set<string>();
-  // the window of each step that looks back to the start of the last step that acted (expect_none)
-  const windows = new Map<StepNode, EventWindow>();
-  const openers = windowOpeners(sc.steps);
-  let failed = false;
+  o.listener?.scenarioEnd?.(r);
+  return r;
+}
+
+/** One run of a scenario's steps on its target: the variables' scopes, captures, windows. Internal. */
+class ScenarioRun {
+  failed = false;
+  private readonly scopes: Array<Record<string, unknown>>;
+  private readonly claimed = new Set<string>();
+  /** The window of each step that looks back to the start of the last step that acted (expect_none). */
+  private readonly windows = new Map<StepNode, EventWindow>();
+  private readonly openers: Map<StepNode | 'start', StepNode[]>;
+  private readonly keys: string[];
+
+  constructor(
+    private readonly sc: LoadedScenario,
+    private readonly o: RunScenarioOptions,
+    private readonly target: Target,
+  ) {
+    this.keys = Object.values(target.users)
+      .map((u) => u.api_key)
+      .filter(Boolean);
+    const runId = o.remote ? `${sc.seed.toString(36)}-${systemClock.now().toString(36)}` : sc.seed.toString(36);
+    this.scopes = [
+      {
+        ...structuredClone(sc.vars),
+        users: structuredClone(target.users),
+        mode: o.remote ? 'remote' : 'embedded',
+        seed: sc.seed,
+        run_id: runId,
+        scenario: { name: sc.name, file: sc.file },
+      },
+    ];
+    this.openers = windowOpeners(sc.steps);
+  }
+
+  /** A text with every user's API key cut to its prefix. */
+  readonly mask = (s: string) => this.keys.reduce((acc, k) => acc.split(k).join(`${k.slice(0, 7)}***`), s);
+
+  /** A scope with the clock's variables as of now. */
+  private live(scope: Record<string, unknown>): Record<string, unknown> {
+    return Object.assign(scope, { now: iso(this.target.now()), now_ms: this.target.now() });
+  }
 
   /** Notes the events a step about to start may be asked about by a later `expect_none`. */
-  const openWindows = async (opener: StepNode | 'start', id: string): Promise<void> => {
-    const watchers = openers.get(opener);
+  async openWindows(opener: StepNode | 'start', id: string): Promise<void> {
+    const watchers = this.openers.get(opener);
     if (!watchers) return;
     const win = await snapshot(
-      target,
+      this.target,
       watchers.flatMap((w) => w.kind.windowKinds!(w.raw)),
       id,
     );
-    for (const w of watchers) windows.set(w, win);
-  };
+    for (const w of watchers) this.windows.set(w, win);
+  }
 
-  const runNodes = async (nodes: StepNode[], prefix: string, top: boolean): Promise<StepResult[]> => {
+  /** Steps in order; after a failure (or a stop) the rest are skipped. */
+  async runNodes(nodes: StepNode[], prefix: string, top: boolean): Promise<StepResult[]> {
     const out: StepResult[] = [];
     for (let i = 0; i < nodes.length; i++) {
       const node = nodes[i]!;
       const id = `${prefix}${i + 1}`;
-      if (failed || o.stop?.stopped) {
+      if (this.failed || this.o.stop?.stopped) {
         out.push(...skipAll([node], prefix, i));
-        if (top) o.listener?.stepEnd?.(sc, out.at(-1)!);
+        if (top) this.o.listener?.stepEnd?.(this.sc, out.at(-1)!);
         continue;
       }
-      await openWindows(node, id);
-      const r = await runNode(node, id);
+      await this.openWindows(node, id);
+      const r = await this.runNode(node, id);
       out.push(r);
-      if (r.status === 'failed') failed = true;
-      if (top) o.listener?.stepEnd?.(sc, r);
+      if (r.status === 'failed') this.failed = true;
+      if (top) this.o.listener?.stepEnd?.(this.sc, r);
     }
     return out;
-  };
+  }
 
   /** A step, in a span `pinbot.scenario.step` when tracing is on. */
-  const runNode = (node: StepNode, id: string): Promise<StepResult> =>
-    inSpan('pinbot.scenario.step', { 'pinbot.step.id': id, 'pinbot.step.kind': node.kind.name }, async (span) => {
-      const r = await runNodeUntraced(node, id);
-      span?.setAttributes({ 'pinbot.step.label': r.label, 'pinbot.step.status': r.status });
-      if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
-      return r;
-    });
-  const runNodeUntraced = async (node: StepNode, id: string): Promise<StepResult> => {
+  private runNode(node: StepNode, id: string): Promise<StepResult> {
+    return inSpan(
+      'pinbot.scenario.step',
+      { 'pinbot.step.id': id, 'pinbot.step.kind': node.kind.name },
+      async (span) => {
+        const r = await this.runNodeUntraced(node, id);
+        span?.setAttributes({ 'pinbot.step.label': r.label, 'pinbot.step.status': r.status });
+        if (r.status === 'failed') span?.setStatus({ code: SpanStatusCode.ERROR, message: r.error });
+        return r;
+      },
+    );
+  }
+
+  private async runNodeUntraced(node: StepNode, id: string): Promise<StepResult> {
     const raw = node.raw;
-    const scope = scopes.at(-1)!;
+    const scope = this.scopes.at(-1)!;
     const label = shownLabel(raw.name ?? node.kind.label(raw), scope);
     const t = performance.now();
     const pos = locate(node.located, node.path);
@@ -217,37 +268,17 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
       where: `${node.located.file}:${pos.line}:${pos.col}`,
     };
     try {
-      if (raw.if !== undefined && !evalCondition(raw.if, live(scope))) {
+      if (raw.if !== undefined && !evalCondition(raw.if, this.live(scope))) {
         result.status = 'skipped';
         result.detail = `if ${JSON.stringify(raw.if)} is false`;
       } else {
-        if (node.kind.embeddedOnly && target.mode === 'remote')
+        if (node.kind.embeddedOnly && this.target.mode === 'remote')
           throw new StepFailure(`step ${id} (${label}): ${node.kind.embeddedOnly}`);
-        const items: Array<{ item?: unknown; index?: number }> = [];
-        if (raw.repeat !== undefined) for (let k = 0; k < raw.repeat; k++) items.push({ index: k });
-        else if (raw.for_each !== undefined) {
-          const list = render(raw.for_each, live(scope));
-          if (!Array.isArray(list)) throw new StepFailure(`for_each: expected a list, found ${JSON.stringify(list)}`);
-          list.forEach((item, index) => items.push({ item, index }));
-        } else items.push({});
-        for (const [k, loop] of items.entries()) {
-          const inner = 'index' in loop ? { ...scope, ...loop } : scope;
-          if (inner !== scope) scopes.push(inner);
-          try {
-            await once(node, inner, result);
-          } catch (err) {
-            if (items.length > 1 && err instanceof Error)
-              err.message = `iteration ${k + 1} of ${items.length}: ${err.message}`;
-            throw err;
-          } finally {
-            if (inner !== scope) scopes.pop();
-          }
-        }
-        if (items.length > 1) result.detail = `${items.length} times${result.detail ? `; last: ${result.detail}` : ''}`;
+        await this.iterate(node, scope, result);
       }
     } catch (err) {
       result.status = 'failed';
-      result.error = mask((err as Error).message);
+      result.error = this.mask((err as Error).message);
       if (err instanceof StepFailure)
         Object.assign(
           result,
@@ -256,34 +287,66 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
         );
     }
     result.ms = elapsed(t);
-    result.clock = iso(target.now());
+    result.clock = iso(this.target.now());
     return result;
-  };
+  }
 
-  const once = async (node: StepNode, scope: Record<string, unknown>, result: StepResult): Promise<void> => {
-    live(scope);
-    const ctx: StepContext = {
-      target,
+  /** A step once, or once per `repeat` / `for_each` item (with `index` and `item`). */
+  private async iterate(node: StepNode, scope: Record<string, unknown>, result: StepResult): Promise<void> {
+    const raw = node.raw;
+    const items: Array<{ item?: unknown; index?: number }> = [];
+    if (raw.repeat !== undefined) for (let k = 0; k < raw.repeat; k++) items.push({ index: k });
+    else if (raw.for_each !== undefined) {
+      const list = render(raw.for_each, this.live(scope));
+      if (!Array.isArray(list)) throw new StepFailure(`for_each: expected a list, found ${JSON.stringify(list)}`);
+      list.forEach((item, index) => items.push({ item, index }));
+    } else items.push({});
+    for (const [k, loop] of items.entries()) {
+      const inner = 'index' in loop ? { ...scope, ...loop } : scope;
+      if (inner !== scope) this.scopes.push(inner);
+      try {
+        await this.once(node, inner, result);
+      } catch (err) {
+        if (items.length > 1 && err instanceof Error)
+          err.message = `iteration ${k + 1} of ${items.length}: ${err.message}`;
+        throw err;
+      } finally {
+        if (inner !== scope) this.scopes.pop();
+      }
+    }
+    if (items.length > 1) result.detail = `${items.length} times${result.detail ? `; last: ${result.detail}` : ''}`;
+  }
+
+  /** What a step's kind is given to run. */
+  private context(node: StepNode, scope: Record<string, unknown>, result: StepResult): StepContext {
+    return {
+      target: this.target,
       scope,
       node,
-      claimed,
-      mask,
-      window: windows.get(node),
-      seed: sc.seed,
-      config: sc.config,
-      capture: (name, value) => scopes.forEach((s) => (s[name] = value)),
-      render: <T>(v: unknown) => render(v, live(scope)) as T,
+      claimed: this.claimed,
+      mask: this.mask,
+      window: this.windows.get(node),
+      seed: this.sc.seed,
+      config: this.sc.config,
+      capture: (name, value) => this.scopes.forEach((s) => (s[name] = value)),
+      render: <T>(v: unknown) => render(v, this.live(scope)) as T,
       runChildren: async (children, vars) => {
-        scopes.push({ ...scope, ...vars });
+        this.scopes.push({ ...scope, ...vars });
         try {
-          result.children = await runNodes(children, `${result.id}.`, false);
+          result.children = await this.runNodes(children, `${result.id}.`, false);
         } finally {
-          scopes.pop();
+          this.scopes.pop();
         }
         const bad = result.children.find((c) => c.status === 'failed');
         if (bad) throw new StepFailure(`step ${bad.id} (${bad.label}) failed`);
       },
     };
+  }
+
+  /** One run of a step's kind; with `eventually`, again until it passes or its time is up. */
+  private async once(node: StepNode, scope: Record<string, unknown>, result: StepResult): Promise<void> {
+    this.live(scope);
+    const ctx = this.context(node, scope, result);
     const ev = node.raw.eventually as { within: string; every?: string } | undefined;
     if (!ev) {
       const info = await node.kind.run(node.raw, ctx);
@@ -291,7 +354,7 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
       if (info?.logs) (result.logs ??= []).push(...info.logs);
       return;
     }
-    const deadline = target.now() + parseDuration(ev.within)!;
+    const deadline = this.target.now() + parseDuration(ev.within)!;
     const every = parseDuration(ev.every ?? DEFAULT_EVERY)!;
     for (let attempt = 1; ; attempt++) {
       result.attempts = attempt;
@@ -300,40 +363,15 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
         if (info?.detail) result.detail = `${info.detail}${attempt > 1 ? ` (try ${attempt})` : ''}`;
         return;
       } catch (err) {
-        if (!(err instanceof StepFailure) || target.now() >= deadline) {
+        if (!(err instanceof StepFailure) || this.target.now() >= deadline) {
           if (err instanceof Error)
             err.message = `${err.message} (eventually: ${attempt} tr${attempt > 1 ? 'ies' : 'y'} within ${ev.within})`;
           throw err;
         }
-        await target.wait(Math.min(every, deadline - target.now()));
+        await this.target.wait(Math.min(every, deadline - this.target.now()));
       }
     }
-  };
-
-  let steps: StepResult[] = [];
-  let end = iso(sc.start);
-  let kept: KeptServer | undefined;
-  try {
-    await openWindows('start', 'start');
-    steps = await runNodes(sc.steps, '', true);
-  } finally {
-    end = iso(target.now());
-    if (failed && o.keep && target.keep) {
-      kept = target.keep();
-      o.keep({ ...kept, name: sc.name, file: sc.file, close: () => target.close() });
-    } else await target.close().catch(() => undefined);
   }
-  const r: ScenarioResult = {
-    ...base,
-    status: failed ? 'failed' : 'passed',
-    ms: elapsed(t0),
-    clock: end,
-    steps,
-    ...(kept ? { kept } : {}),
-    ...(target.coverage ? { coverage: target.coverage() } : {}),
-  };
-  o.listener?.scenarioEnd?.(r);
-  return r;
 }
 
 /**

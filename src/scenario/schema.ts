@@ -6,8 +6,81 @@ import type { JsonSchema } from './types.js';
 export const USER_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9 _.-]{0,63}$';
 const VAR_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
+/** `users:`: name → how the user starts. Internal. */
+const USERS: JsonSchema = {
+  type: 'object',
+  description:
+    'users created fresh for the scenario, by name; templates see users.NAME.pin_code, .id, .api_key, .display_name',
+  propertyNames: { pattern: USER_NAME_PATTERN },
+  additionalProperties: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties: {
+      balance: { type: 'number', minimum: 0, description: 'starting balance (an operator grant)' },
+      subscribed_days: {
+        type: 'integer',
+        minimum: 0,
+        description: 'days of subscription from the start (0: none; default: the trial)',
+      },
+      contacts: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'users of the scenario this one is already in contact with',
+      },
+    },
+  },
+};
+
+/** `bots:`: files, files with `as`/`vars`, or inline bots (loose: checked one by one). Internal. */
+function botsSchema(loose: boolean): JsonSchema {
+  return {
+    type: 'array',
+    description:
+      'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
+    items: loose
+      ? {}
+      : {
+          anyOf: [
+            { type: 'string', minLength: 1 },
+            {
+              type: 'object',
+              additionalProperties: false,
+              required: ['file'],
+              properties: {
+                file: { type: 'string', minLength: 1 },
+                as: { type: 'string', minLength: 1 },
+                vars: {
+                  type: 'object',
+                  description:
+                    'overrides keys of the bot file\'s vars: (values may name users: "{{ users.alice.pin_code }}")',
+                },
+              },
+            },
+            { type: 'object', required: ['name', 'rules'], description: 'an inline bot (see bot.schema.json)' },
+          ],
+        },
+  };
+}
+
+/** `params:` of a fragment. Internal. */
+const PARAMS: JsonSchema = {
+  description:
+    'fragments only: the parameters `use:` passes with `with:` (a list of names, or name → { default, description })',
+  anyOf: [
+    { type: 'array', items: { type: 'string', pattern: VAR_NAME } },
+    {
+      type: 'object',
+      propertyNames: { pattern: VAR_NAME },
+      additionalProperties: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        properties: { default: {}, description: { type: 'string' } },
+      },
+    },
+  ],
+};
+
 /** The top-level keys of a scenario file (steps and bots as loose items: they are checked one by one). */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
 export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSchema {
   const step = loose ? { type: 'object' } : { $ref: '#/definitions/step' };
   return {
@@ -40,56 +113,8 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
           },
         },
       },
-      users: {
-        type: 'object',
-        description:
-          'users created fresh for the scenario, by name; templates see users.NAME.pin_code, .id, .api_key, .display_name',
-        propertyNames: { pattern: USER_NAME_PATTERN },
-        additionalProperties: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: {
-            balance: { type: 'number', minimum: 0, description: 'starting balance (an operator grant)' },
-            subscribed_days: {
-              type: 'integer',
-              minimum: 0,
-              description: 'days of subscription from the start (0: none; default: the trial)',
-            },
-            contacts: {
-              type: 'array',
-              items: { type: 'string' },
-              description: 'users of the scenario this one is already in contact with',
-            },
-          },
-        },
-      },
-      bots: {
-        type: 'array',
-        description:
-          'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
-        items: loose
-          ? {}
-          : {
-              anyOf: [
-                { type: 'string', minLength: 1 },
-                {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['file'],
-                  properties: {
-                    file: { type: 'string', minLength: 1 },
-                    as: { type: 'string', minLength: 1 },
-                    vars: {
-                      type: 'object',
-                      description:
-                        'overrides keys of the bot file\'s vars: (values may name users: "{{ users.alice.pin_code }}")',
-                    },
-                  },
-                },
-                { type: 'object', required: ['name', 'rules'], description: 'an inline bot (see bot.schema.json)' },
-              ],
-            },
-      },
+      users: USERS,
+      bots: botsSchema(loose),
       plugins: {
         type: 'array',
         items: { type: 'string', minLength: 1 },
@@ -100,22 +125,7 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
         propertyNames: { pattern: VAR_NAME },
         description: 'variables for templates: name → value',
       },
-      params: {
-        description:
-          'fragments only: the parameters `use:` passes with `with:` (a list of names, or name → { default, description })',
-        anyOf: [
-          { type: 'array', items: { type: 'string', pattern: VAR_NAME } },
-          {
-            type: 'object',
-            propertyNames: { pattern: VAR_NAME },
-            additionalProperties: {
-              type: ['object', 'null'],
-              additionalProperties: false,
-              properties: { default: {}, description: { type: 'string' } },
-            },
-          },
-        ],
-      },
+      params: PARAMS,
       steps: { type: 'array', items: step, description: 'the steps, in order' },
     },
     ...(registry ? { definitions: stepDefinitions(registry) } : {}),

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { AdminError } from '../../admin/errors.js';
 import { loadConfig } from '../../config/load.js';
 import { createLogger } from '../../log.js';
-import { loadBotFile, whatIf, type WhatIfReport } from '../../runtime/index.js';
+import { whatIfFile, type WhatIfReport } from '../../runtime/index.js';
 import { buildRegistry } from '../../services/registry.js';
 import { formatProblem } from '../../util/yaml-errors.js';
 import { botTraces } from './traces.js';
@@ -68,19 +68,19 @@ async function run(file: string, opts: WhatIfOptions): Promise<void> {
     throw new AdminError(`--last: expected a whole number from 1 to 10000, found ${JSON.stringify(opts.last)}`);
   const config = loadConfig(opts.config);
   const registry = await buildRegistry({ config, log: createLogger({ level: 'silent' }) });
-  const { bot, problems } = loadBotFile(resolve(file), {
+  const report = await whatIfFile(resolve(file), (name) => botTraces(name, opts, last), {
     registry,
     envAllow: config.bots.env_allow,
     allowedServers: config.bots.allowed_servers,
+    bot: opts.bot,
   });
-  if (!bot) {
+  if ('problems' in report) {
+    const { problems } = report;
     for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
     throw new AdminError(
       `${file} is not a valid bot (${problems.length} problem${problems.length === 1 ? '' : 's'} above): fix it first — a what-if replays a bot that can run`,
     );
   }
-  const traces = await botTraces(opts.bot ?? bot.name, opts, last);
-  const report = await whatIf(bot, traces);
   process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : `${formatWhatIf(report, opts.all)}\n`);
   if (report.changed > 0) process.exitCode = 1;
 }

@@ -2,8 +2,10 @@ import type { Client } from '../../client/client.js';
 import type { Clock } from '../../clock/clock.js';
 import type { ConditionResult, RunScope } from '../contract/types.js';
 import type { CompiledBot, CompiledRule } from '../define/bot.js';
+import { loadBotFile, type LoadOptions } from '../define/loader.js';
 import { renderDeep } from '../liquid/templates.js';
 import type { Trace } from '../state/traces.js';
+import type { FileProblem } from '../../util/yaml-errors.js';
 
 /** What one rule did for an event, recorded or replayed. */
 export interface ReplayedRule {
@@ -294,4 +296,26 @@ function compare(before: ReplayedRule[], after: ReplayedRule[]): string[] {
     }
   }
   return out;
+}
+
+/** The edited file could not be loaded: its problems (`file:line:col`), nothing replayed. */
+export interface WhatIfInvalid {
+  problems: FileProblem[];
+}
+
+/**
+ * The what-if of a bot file as it is on disk: the file loaded as the server would load it,
+ * then its bot's recorded decisions (`traces(name)`: the running bot's, newest last) replayed
+ * against it, acting on nothing. `pinbot bots what-if` and the console's What-if both call this.
+ *
+ * @example const r = await whatIfFile('bots/tip-jar.yaml', (n) => host.traces(n, 100), { registry });
+ */
+export async function whatIfFile(
+  file: string,
+  traces: (bot: string) => Promise<Trace[]>,
+  o: LoadOptions & { bot?: string },
+): Promise<WhatIfReport | WhatIfInvalid> {
+  const { bot, problems } = loadBotFile(file, o);
+  if (!bot) return { problems };
+  return whatIf(bot, await traces(o.bot ?? bot.name));
 }
