@@ -108,129 +108,141 @@ export default defineBench({
   name: 'bots-limits',
   summary:
     'a bot with 5 trigger types under spec rate limits: embedded p50 ≤ 25 ms; remote poll 1s p50 ≤ 1 s; idle remote polls are 304s',
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
   async run(ctx) {
     const ds = await dataset<UsersMeta>('users', { users: 40 }, ctx.progress);
-    const [embeddedBot, remoteBot, offBot, ...senders] = ds.meta.users;
     const tmp = runDir('bots-limits');
-    const figures: Figure[] = [];
     try {
-      // 1. embedded, spec limits on and (baseline) off
-      const latency: Record<string, Awaited<ReturnType<typeof mixedEvents>>> = {};
-      for (const [label, limits, bot] of [
-        ['on', true, embeddedBot!],
-        ['off', false, offBot!],
-      ] as const) {
-        const dataDir = join(tmp.dir, `data-${label}`);
-        const botsDir = join(tmp.dir, `bots-${label}`);
-        copyStore(ds, dataDir);
-        mkdirSync(botsDir);
-        writeFileSync(join(botsDir, 'five.yaml'), echoBot(0, { as: bot.name, rules: FIVE_TRIGGERS }));
-        const srv = await startPinbot({
-          name: `limits-${label}`,
-          runDir: tmp.dir,
-          dataDir,
-          config: { rate_limits: { enabled: limits }, bots: { dir: botsDir, enabled: true } },
-          bots: true,
-        });
-        try {
-          for (const s of senders) await probe(srv.url, 'GET', '/api/v1/me', { 'X-API-Key': s.key });
-          await callGrant(srv.url, dataDir, senders);
-          await sleep(3000);
-          ctx.progress(`bots-limits: embedded, rate limits ${label}: ${SAMPLES} messages and tips over ${SPREAD_S} s`);
-          latency[label] = await mixedEvents(srv.url, bot, senders);
-        } finally {
-          await srv.stop();
-        }
-      }
-      const on = latency.on!;
-      const off = latency.off!;
-      const p50 = on.latencies.length ? pct(on.latencies, 50) : undefined;
-      const p50off = off.latencies.length ? pct(off.latencies, 50) : undefined;
-      figures.push({
-        bench: 'bots-limits',
-        name: 'embedded event→action, 5 trigger types, spec rate limits on',
-        p50,
-        p99: on.latencies.length ? pct(on.latencies, 99) : undefined,
-        ratio: p50 !== undefined && p50off ? p50 / p50off : undefined,
-        baseline: 'the same bot, rate limits off',
-        target: 'p50 ≤ 25 ms',
-        pass: p50 !== undefined && on.lost === 0 && p50 <= 25,
-        note: `${on.latencies.length}/${SAMPLES} answered (messages and tips)${on.missing.length ? ` (missing: ${on.missing.join(', ')})` : ''}; limits off: p50 ${p50off ?? '?'} ms, ${off.latencies.length}/${SAMPLES}`,
-      });
-
-      // 2. remote: poll 1s, spec limits
-      const dataDir = join(tmp.dir, 'data-remote');
-      copyStore(ds, dataDir);
-      const srv = await startPinbot({
-        name: 'remote',
-        runDir: tmp.dir,
-        dataDir,
-        config: { rate_limits: { enabled: true } },
-      });
-      const file = join(tmp.dir, 'remote.yaml');
-      writeFileSync(file, echoBot(0, { key: remoteBot!.key, poll: '1s', rules: FIVE_TRIGGERS }));
-      const { f, counts } = countingFetch();
-      const stateDir = join(tmp.dir, 'client', 'bots');
-      const log = pino({ level: 'silent' });
-      const host = new BotHost({
-        registry: createRegistry(),
-        log,
-        clock: systemClock,
-        scheduler: createScheduler(systemClock),
-        storage: fileBotStorage({ stateDir }),
-        files: [file],
-        server: srv.url,
-        client: { fetch: f },
-      });
-      try {
-        await callGrant(srv.url, dataDir, senders);
-        await host.start();
-        await host.runner('echo-0')!.started;
-        await sleep(5000);
-        ctx.progress(`bots-limits: remote bot, poll 1s: ${SAMPLES} messages and tips over ${SPREAD_S} s`);
-        const remote = await mixedEvents(srv.url, remoteBot!, senders);
-        const rp50 = remote.latencies.length ? pct(remote.latencies, 50) : undefined;
-        figures.push({
-          bench: 'bots-limits',
-          name: 'remote bot, poll: 1s, 5 trigger types, rate limits on: event→action',
-          p50: rp50,
-          p99: remote.latencies.length ? pct(remote.latencies, 99) : undefined,
-          ratio: rp50 === undefined ? undefined : rp50 / 1000,
-          baseline: 'the poll interval (1 s)',
-          target: 'p50 ≤ 1 s',
-          pass: rp50 !== undefined && remote.lost === 0 && rp50 <= 1000,
-          note: `${remote.latencies.length}/${SAMPLES} answered${remote.missing.length ? ` (missing: ${remote.missing.join(', ')})` : ''}`,
-        });
-        // 3. the same bot while nothing changes
-        await sleep(3000);
-        counts.byStatus.clear();
-        counts.changed.clear();
-        counts.bytes = 0;
-        await sleep(IDLE_S * 1000);
-        const total = [...counts.byStatus.values()].reduce((a, b) => a + b, 0);
-        const notModified = counts.byStatus.get(304) ?? 0;
-        const full = await fullListBytes(srv.url, remoteBot!.key);
-        figures.push({
-          bench: 'bots-limits',
-          name: 'remote idle poll when nothing changed',
-          value: `${total} requests in ${IDLE_S} s: ${notModified} × 304, body bytes ${counts.bytes}`,
-          ratio: total ? counts.bytes / total / full : undefined,
-          baseline: `a full read of the same lists (${full} bytes)`,
-          target: '304s without bodies',
-          pass: total > 0 && notModified === total && counts.bytes === 0,
-          note: `statuses ${JSON.stringify(Object.fromEntries(counts.byStatus))}${counts.changed.size ? `; 200s: ${JSON.stringify(Object.fromEntries(counts.changed))}` : ''}`,
-        });
-      } finally {
-        await host.stop();
-        await srv.stop();
-      }
+      return [await embeddedFigure(ctx, ds, tmp.dir), ...(await remoteFigures(ctx, ds, tmp.dir))];
     } finally {
       tmp.cleanup();
     }
-    return figures;
   },
 });
+
+type Dataset = Awaited<ReturnType<typeof dataset<UsersMeta>>>;
+type Progress = { progress: (m: string) => void };
+
+/** 1. Embedded, spec limits on against (baseline) the same bot with limits off. Internal. */
+async function embeddedFigure(ctx: Progress, ds: Dataset, dir: string): Promise<Figure> {
+  const [embeddedBot, , offBot, ...senders] = ds.meta.users;
+  const latency: Record<string, Awaited<ReturnType<typeof mixedEvents>>> = {};
+  for (const [label, limits, bot] of [
+    ['on', true, embeddedBot!],
+    ['off', false, offBot!],
+  ] as const) {
+    const dataDir = join(dir, `data-${label}`);
+    const botsDir = join(dir, `bots-${label}`);
+    copyStore(ds, dataDir);
+    mkdirSync(botsDir);
+    writeFileSync(join(botsDir, 'five.yaml'), echoBot(0, { as: bot.name, rules: FIVE_TRIGGERS }));
+    const srv = await startPinbot({
+      name: `limits-${label}`,
+      runDir: dir,
+      dataDir,
+      config: { rate_limits: { enabled: limits }, bots: { dir: botsDir, enabled: true } },
+      bots: true,
+    });
+    try {
+      for (const s of senders) await probe(srv.url, 'GET', '/api/v1/me', { 'X-API-Key': s.key });
+      await callGrant(srv.url, dataDir, senders);
+      await sleep(3000);
+      ctx.progress(`bots-limits: embedded, rate limits ${label}: ${SAMPLES} messages and tips over ${SPREAD_S} s`);
+      latency[label] = await mixedEvents(srv.url, bot, senders);
+    } finally {
+      await srv.stop();
+    }
+  }
+  const on = latency.on!;
+  const off = latency.off!;
+  const p50 = on.latencies.length ? pct(on.latencies, 50) : undefined;
+  const p50off = off.latencies.length ? pct(off.latencies, 50) : undefined;
+  const missing = on.missing.length ? ` (missing: ${on.missing.join(', ')})` : '';
+  return {
+    bench: 'bots-limits',
+    name: 'embedded event→action, 5 trigger types, spec rate limits on',
+    p50,
+    p99: on.latencies.length ? pct(on.latencies, 99) : undefined,
+    ratio: p50 !== undefined && p50off ? p50 / p50off : undefined,
+    baseline: 'the same bot, rate limits off',
+    target: 'p50 ≤ 25 ms',
+    pass: p50 !== undefined && on.lost === 0 && p50 <= 25,
+    note:
+      `${on.latencies.length}/${SAMPLES} answered (messages and tips)${missing}; ` +
+      `limits off: p50 ${p50off ?? '?'} ms, ${off.latencies.length}/${SAMPLES}`,
+  };
+}
+
+/** 2. A remote bot (poll 1s, spec limits): event→action; 3. the same bot while nothing changes. Internal. */
+async function remoteFigures(ctx: Progress, ds: Dataset, dir: string): Promise<Figure[]> {
+  const [, remoteBot, , ...senders] = ds.meta.users;
+  const dataDir = join(dir, 'data-remote');
+  copyStore(ds, dataDir);
+  const srv = await startPinbot({ name: 'remote', runDir: dir, dataDir, config: { rate_limits: { enabled: true } } });
+  const file = join(dir, 'remote.yaml');
+  writeFileSync(file, echoBot(0, { key: remoteBot!.key, poll: '1s', rules: FIVE_TRIGGERS }));
+  const { f, counts } = countingFetch();
+  const host = new BotHost({
+    registry: createRegistry(),
+    log: pino({ level: 'silent' }),
+    clock: systemClock,
+    scheduler: createScheduler(systemClock),
+    storage: fileBotStorage({ stateDir: join(dir, 'client', 'bots') }),
+    files: [file],
+    server: srv.url,
+    client: { fetch: f },
+  });
+  try {
+    await callGrant(srv.url, dataDir, senders);
+    await host.start();
+    await host.runner('echo-0')!.started;
+    await sleep(5000);
+    ctx.progress(`bots-limits: remote bot, poll 1s: ${SAMPLES} messages and tips over ${SPREAD_S} s`);
+    const remote = await mixedEvents(srv.url, remoteBot!, senders);
+    const rp50 = remote.latencies.length ? pct(remote.latencies, 50) : undefined;
+    const answered: Figure = {
+      bench: 'bots-limits',
+      name: 'remote bot, poll: 1s, 5 trigger types, rate limits on: event→action',
+      p50: rp50,
+      p99: remote.latencies.length ? pct(remote.latencies, 99) : undefined,
+      ratio: rp50 === undefined ? undefined : rp50 / 1000,
+      baseline: 'the poll interval (1 s)',
+      target: 'p50 ≤ 1 s',
+      pass: rp50 !== undefined && remote.lost === 0 && rp50 <= 1000,
+      note: `${remote.latencies.length}/${SAMPLES} answered${remote.missing.length ? ` (missing: ${remote.missing.join(', ')})` : ''}`,
+    };
+    return [answered, await idleFigure(srv.url, remoteBot!.key, counts)];
+  } finally {
+    await host.stop();
+    await srv.stop();
+  }
+}
+
+/** 3. What the remote bot's polls cost while nothing changes: 304s without bodies. Internal. */
+async function idleFigure(
+  url: string,
+  key: string,
+  counts: ReturnType<typeof countingFetch>['counts'],
+): Promise<Figure> {
+  await sleep(3000);
+  counts.byStatus.clear();
+  counts.changed.clear();
+  counts.bytes = 0;
+  await sleep(IDLE_S * 1000);
+  const total = [...counts.byStatus.values()].reduce((a, b) => a + b, 0);
+  const notModified = counts.byStatus.get(304) ?? 0;
+  const full = await fullListBytes(url, key);
+  const changed = counts.changed.size ? `; 200s: ${JSON.stringify(Object.fromEntries(counts.changed))}` : '';
+  return {
+    bench: 'bots-limits',
+    name: 'remote idle poll when nothing changed',
+    value: `${total} requests in ${IDLE_S} s: ${notModified} × 304, body bytes ${counts.bytes}`,
+    ratio: total ? counts.bytes / total / full : undefined,
+    baseline: `a full read of the same lists (${full} bytes)`,
+    target: '304s without bodies',
+    pass: total > 0 && notModified === total && counts.bytes === 0,
+    note: `statuses ${JSON.stringify(Object.fromEntries(counts.byStatus))}${changed}`,
+  };
+}
 
 /** Gives each sender money for tips (an operator grant through the admin socket). Internal. */
 async function callGrant(_url: string, dataDir: string, senders: BenchUser[]): Promise<void> {
