@@ -30,7 +30,7 @@ export function whatIfForm(name: string, file: string | undefined, s: ConsoleSes
   return html`<form method="post" action="/console/bots/${encodeURIComponent(name)}/what-if" class="inline what-if-form">${csrfField(s)}<button type="submit">What if?</button> <small>replay ${file ? html`<code>${shownFile(file)}</code>` : 'its file'} as it is on disk against the last ${WHAT_IF_LAST} decisions, acting on nothing</small></form>`;
 }
 
-/** A rule's decision as a cell: runs or why not, the condition's value seen, the steps. Internal. */
+/** A rule's decision as a cell: runs or why not, the value seen, the steps. Internal. */
 function decisionCell(r: ReplayedRule | undefined): SafeHtml {
   if (!r) return html`<td class="decision">—</td>`;
   const runs = r.decision === 'runs';

@@ -182,7 +182,7 @@ function safeLabel(kind: StepNode['kind'], step: Record<string, any>): string {
 /** The variables a template or condition of a step may name. Internal. */
 const knownVars = (scope: Scope) => [...scope.known, ...BUILTIN_VARS, ...(scope.loopDepth ? LOOP_VARS : [])];
 
-/** Each variable a template or condition names must exist (a user, a capture, a var, a parameter). Internal. */
+/** Each variable a template or condition names exists (a user, capture, var, parameter). Internal. */
 function checkVars(
   ch: Checker,
   y: LocatedYaml,
@@ -217,7 +217,7 @@ function checkVars(
   }
 }
 
-/** Every template in a value (at `path`, from the file's root): valid, its conditions and variables checked. Internal. */
+/** Every template in a value (at `path`): valid, its conditions and variables checked. Internal. */
 function checkTemplates(ch: Checker, y: LocatedYaml, scope: Scope, value: unknown, path: Path): void {
   if (typeof value === 'string' && isTemplate(value)) {
     let vars: Array<Array<string | number>>;
@@ -234,7 +234,7 @@ function checkTemplates(ch: Checker, y: LocatedYaml, scope: Scope, value: unknow
     for (const [k, x] of Object.entries(value)) checkTemplates(ch, y, scope, x, [...path, k]);
 }
 
-/** A condition (at `path`, from the file's root): parsed, read as written, its variables checked. Internal. */
+/** A condition (at `path`): parsed, read as written, its variables checked. Internal. */
 function checkCondition(ch: Checker, y: LocatedYaml, scope: Scope, expr: string, path: Path): void {
   try {
     const vars = conditionVariables(expr);

@@ -87,7 +87,7 @@ class Cast {
   }
 }
 
-/** What a recreated run is made of: who caused it, who the bot is, and the steps that cause it. Internal. */
+/** A recreated run: who caused it, where replies go, the steps that cause it. Internal. */
 interface Recreated {
   /** Who caused the event (replies go to them). */
   actor: string;
@@ -105,7 +105,7 @@ const others = (e: Record<string, unknown>, bot: RecordedUser): RecordedUser[] =
   ((e.participants as RecordedUser[] | undefined) ?? []).filter((p) => p.pin_code !== bot.pin_code);
 const ok = (status: number | number[]) => ({ status });
 
-/** `as` sends money to the bot's user or from it, with the amount and note of the event. Internal. */
+/** `from` pays `to` the amount and note of the event (granted the amount). Internal. */
 function payment(e: Record<string, unknown>, cast: Cast, from: RecordedUser, to: RecordedUser) {
   const payer = cast.name(from);
   cast.users[payer]!.balance = Number(e.amount);
@@ -121,7 +121,7 @@ function payment(e: Record<string, unknown>, cast: Cast, from: RecordedUser, to:
   };
 }
 
-/** The transfer the bot sent, answered by its recipient (`transfer.accepted` / `.declined`). Internal. */
+/** The bot's transfer, answered by its recipient (`transfer.accepted`/`.declined`). Internal. */
 const sentAnswered =
   (answer: 'accept' | 'decline'): Recreate =>
   (e, cast, bot) => {
@@ -314,7 +314,7 @@ function expected(
   return steps;
 }
 
-/** The event an answer (`accept`/`decline`) of the bot makes, by the event it answered. Internal. */
+/** What the bot's `accept`/`decline` makes happen, by the event it answered. Internal. */
 function answered(
   action: 'accept' | 'decline',
   made: Recreated & { bot: string; type: string },

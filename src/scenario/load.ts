@@ -176,7 +176,7 @@ function readScenario(
   return { y, v };
 }
 
-/** The declared users (no prototype: a user named `constructor` is a user), their contacts checked. Internal. */
+/** The declared users (no prototype: `constructor` is a user), their contacts checked. Internal. */
 function usersOf(v: Record<string, any>, at: At): Record<string, UserDecl> {
   const users = Object.create(null) as Record<string, UserDecl>;
   for (const [name, spec] of Object.entries((v.users ?? {}) as Record<string, UserDecl | null>))
@@ -190,7 +190,7 @@ function usersOf(v: Record<string, any>, at: At): Record<string, UserDecl> {
   return users;
 }
 
-/** The plugin files (absolute), and the registry with them — none when one is refused or fails. Internal. */
+/** The plugin files (absolute) and their registry — none when one is refused or fails. Internal. */
 async function pluginsOf(
   v: Record<string, any>,
   dir: string,

@@ -167,7 +167,7 @@ async function runSteps(sc: LoadedScenario, o: RunScenarioOptions): Promise<Scen
   return r;
 }
 
-/** One run of a scenario's steps on its target: the variables' scopes, captures, windows. Internal. */
+/** One run of a scenario's steps on its target: scopes, captures, windows. Internal. */
 class ScenarioRun {
   failed = false;
   private readonly scopes: Array<Record<string, unknown>>;
