@@ -22,7 +22,7 @@ afterEach(async () => {
 const heard = async (w: TestWorld, who: string) => (await w.inbox(who)).map((m) => m.content);
 
 describe('pizza', () => {
-  it('takes an order in three questions, re-asks a wrong size, remembers the usual', async () => {
+  it('takes an order in three questions, re-asks a wrong size, remembers the usual', { timeout: 30_000 }, async () => {
     world = await createTestWorld({ users: { ann: {}, pizzeria: {} }, plugins: [pizza], bots: [BOT] });
     for (const text of ['order', 'huge', 'large', '2', 'yes']) {
       await world.as('ann').send('pizzeria', text);
@@ -41,7 +41,7 @@ describe('pizza', () => {
     expect((await heard(world, 'ann')).at(-1)).toBe('What size? small, medium, large (your usual: large)');
   });
 
-  it('a timeout fires by itself; a cancel word cancels', async () => {
+  it('a timeout fires by itself; a cancel word cancels', { timeout: 30_000 }, async () => {
     world = await createTestWorld({ users: { ann: {}, bob: {}, pizzeria: {} }, plugins: [pizza], bots: [BOT] });
     await world.as('ann').send('pizzeria', 'order');
     await world.as('bob').send('pizzeria', 'order');

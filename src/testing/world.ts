@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pino, type Logger } from 'pino';
+import type { Config } from '../config/schema.js';
 import { createClient, type Client } from '../client/client.js';
 import type { Message, Transaction } from '../client/types.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
@@ -162,9 +163,38 @@ function toMs(at: string | number, what: string): number {
   return ms;
 }
 
-/** Starts a test world. Close it when done (it removes its temp directory). */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
-export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWorld> {
+/** The parts of a world, shared by its methods (`server` and `host` change on restart). Internal. */
+interface Parts {
+  dir: string;
+  dataDir: string;
+  botsDir: string;
+  clock: VirtualClock;
+  registry: ProjectRegistry;
+  server: RunningServer;
+  host: BotHost;
+  serve(): Promise<RunningServer>;
+  botHost(): BotHost;
+  /** Users by name in a Map: a plain object answers `constructor`, `toString`, `__proto__` … */
+  byName: Map<string, WorldUser>;
+  /** `world.users`: a view of byName without a prototype. */
+  users: Record<string, WorldUser>;
+  botSeq: number;
+}
+
+/** The registry of a world: its plugins must all load (else the temp directory goes). Internal. */
+async function worldRegistry(o: TestWorldOptions, dir: string, config: Config, log: Logger) {
+  const registry =
+    o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
+  const failed = registry.plugins?.problems.filter((p) => !p.warning) ?? [];
+  if (failed.length) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
+  }
+  return registry;
+}
+
+/** Starts the parts of a world: its folders, clock, registry, server and bot host. Internal. */
+async function startParts(o: TestWorldOptions): Promise<Parts> {
   const dir = mkdtempSync(join(tmpdir(), 'pinbot-world-'));
   const dataDir = join(dir, 'data');
   const botsDir = join(dir, 'bots');
@@ -173,14 +203,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const log = o.log ?? pino({ level: 'silent' });
   const config = configFrom(o.config ?? {});
   const clock = new VirtualClock(toMs(o.start ?? DEFAULT_START, 'start'));
-  const registry =
-    o.registry ?? (await buildRegistry({ config, log, pluginsDir: o.pluginsDir ?? false, plugins: o.plugins ?? [] }));
-  const pluginHost = registry.plugins;
-  const failed = pluginHost?.problems.filter((p) => !p.warning) ?? [];
-  if (failed.length) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`plugins did not load:\n${failed.map(formatPluginProblem).join('\n')}`);
-  }
+  const registry = await worldRegistry(o, dir, config, log);
   // the test runner reports stray errors itself: no process guard in a test world
   // the world's own bot host answers the admin socket's bots commands, as a serve's does
   // (`pinbot bots trace --data DIR` on a scenario's server kept up by --keep)
@@ -189,7 +212,7 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
     name: 'bots',
     start: (ctx) => void (serverCtx = ctx),
     commands: botAdminCommands(
-      () => host,
+      () => p.host,
       () => serverCtx,
     ),
   };
@@ -206,76 +229,54 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
   const stateDir = join(dataDir, DATA_DIR.bots);
   const botHost = () =>
     new BotHost({
-      ...server.deployment.botHostDeps({ env: server.env, url: server.url, stateDir }),
+      ...p.server.deployment.botHostDeps({ env: p.server.env, url: p.server.url, stateDir }),
       registry,
       log,
       clock,
-      scheduler: server.scheduler,
+      scheduler: p.server.scheduler,
       dir: botsDir,
       jitter: false,
       stepTimeoutMs: o.stepTimeoutMs ?? parseDuration(config.runtime.step_timeout),
       ...o.hostOptions,
     });
-  let host = botHost();
-  // users by name in a Map: a plain object answers `constructor`, `toString`, `__proto__` …
-  // (a user "constructor" already "existed"); `world.users` is a view of it without a prototype
-  const byName = new Map<string, WorldUser>();
-  const users = Object.create(null) as Record<string, WorldUser>;
-  let botSeq = 0;
-
-  const userOf = (name: string): WorldUser => {
-    const u = byName.get(name);
-    if (!u)
-      throw new Error(`no user "${name}" in this world; the users are: ${[...byName.keys()].join(', ') || 'none'}`);
-    return u;
-  };
-  const pinOf = (to: string) => byName.get(to)?.pin_code ?? to;
-  const memoryOf = async (bot: string, whose: string | { conversation: string }) => {
-    const memory = await host.memory(bot);
-    if (!memory)
-      throw new Error(
-        `no bot named ${bot} in this world; the bots are: ${
-          host
-            .status()
-            .map((s) => s.name)
-            .join(', ') || 'none'
-        }`,
-      );
-    return typeof whose === 'string'
-      ? { memory, scope: 'person' as const, subject: pinOf(whose).trim().toUpperCase() }
-      : { memory, scope: 'conversation' as const, subject: whose.conversation };
-  };
-
-  const world: TestWorld = {
-    get server() {
-      return server;
-    },
-    clock,
+  const p: Parts = {
+    dir,
     dataDir,
     botsDir,
-    get url() {
-      return server.url;
-    },
-    users,
-    get host() {
-      return host;
-    },
-    async restart() {
-      await host.stop();
-      await server.close();
-      server = await serve();
-      for (const u of byName.values()) u.api = createClient({ baseUrl: server.url, apiKey: u.api_key });
-      host = botHost();
-      const report = await host.start();
-      for (const b of report) if (b.name) await host.runner(b.name)?.started;
-      await clock.settle();
-    },
+    clock,
+    registry,
+    server,
+    host: undefined as unknown as BotHost,
+    serve,
+    botHost,
+    byName: new Map(),
+    users: Object.create(null) as Record<string, WorldUser>,
+    botSeq: 0,
+  };
+  p.host = botHost();
+  return p;
+}
+
+/** A user of the world by name, or a clear error listing them. Internal. */
+function userOf(p: Parts, name: string): WorldUser {
+  const u = p.byName.get(name);
+  if (!u)
+    throw new Error(`no user "${name}" in this world; the users are: ${[...p.byName.keys()].join(', ') || 'none'}`);
+  return u;
+}
+
+const pinOf = (p: Parts, to: string) => p.byName.get(to)?.pin_code ?? to;
+
+/** The users of a world: adding them, acting as them, what they received. Internal. */
+function userMethods(p: Parts): Pick<TestWorld, 'addUser' | 'as' | 'inbox' | 'transfers'> {
+  return {
     async addUser(name, spec = {}) {
-      if (byName.has(name)) throw new Error(`a user "${name}" already exists in this world`);
+      if (p.byName.has(name)) throw new Error(`a user "${name}" already exists in this world`);
+      const { server } = p;
       const made = await server.store.transaction((tx) => {
         const u = createUser(tx, server.env, { name });
         if (spec.balance) grantMoney(tx, server.env, u.id, Math.round(spec.balance * 100));
-        for (const other of spec.contacts ?? []) addContact(tx, server.env, u.id, userOf(other).id);
+        for (const other of spec.contacts ?? []) addContact(tx, server.env, u.id, userOf(p, other).id);
         return { u, key: createKey(tx, server.env, u.id).api_key };
       });
       const user: WorldUser = {
@@ -286,66 +287,27 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
         api_key: made.key,
         api: createClient({ baseUrl: server.url, apiKey: made.key }),
       };
-      byName.set(name, user);
-      Object.defineProperty(users, name, { value: user, enumerable: true, configurable: true });
+      p.byName.set(name, user);
+      Object.defineProperty(p.users, name, { value: user, enumerable: true, configurable: true });
       return user;
     },
     as(name) {
-      const user = userOf(name);
+      const user = userOf(p, name);
       return {
         user,
-        send: (to, content) => user.api.messages.send({ recipient_pin: pinOf(to), content }),
+        send: (to, content) => user.api.messages.send({ recipient_pin: pinOf(p, to), content }),
         pay: async (to, amount, note) =>
-          (await user.api.wallet.send({ recipient_pin: pinOf(to), amount, ...(note === undefined ? {} : { note }) }))
-            .transaction,
+          (
+            await user.api.wallet.send({
+              recipient_pin: pinOf(p, to),
+              amount,
+              ...(note === undefined ? {} : { note }),
+            })
+          ).transaction,
       };
     },
-    async addBot(bot) {
-      const file = typeof bot === 'string' ? join(botsDir, `bot-${++botSeq}.yaml`) : join(botsDir, basename(bot.file));
-      if (typeof bot === 'string') writeFileSync(file, bot);
-      else copyFileSync(bot.file, file);
-      const report = await host.reload();
-      const status = report.find((s) => s.file === file)!;
-      if (status.status === 'invalid') throw new Error(`invalid bot:\n${(status.problems ?? []).join('\n')}`);
-      await host.runner(status.name!)?.started;
-      await clock.settle();
-      return host.status().find((s) => s.file === file)!;
-    },
-    advance: (by) => {
-      const ms = typeof by === 'number' ? by : parseDuration(by);
-      if (ms === undefined) throw new Error(`advance: "${by}" is not a duration like 90s, 15m, 2h, 3d`);
-      return clock.advance(ms);
-    },
-    advanceTo: (at) => clock.advanceTo(toMs(at, 'advanceTo')),
-    settle: () => clock.settle(),
-    traces: (bot) => host.traces(bot) ?? [],
-    dialogs: (bot) =>
-      (host.runner(bot)?.dialogs() ?? []).map((d) => ({
-        pin: d.person.pin_code,
-        name: d.person.display_name,
-        rule: d.rule,
-        step: d.step,
-        since: new Date(d.since).toISOString(),
-        ...(d.until !== undefined ? { until: new Date(d.until).toISOString() } : {}),
-      })),
-    plugins: () => pluginHost?.status() ?? [],
-    async state(plugin, bot = '') {
-      const col = server.store.read.col(PluginStates);
-      return Object.fromEntries(
-        col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]),
-      );
-    },
-    async memory(bot, whose) {
-      const { memory, scope, subject } = await memoryOf(bot, whose);
-      return memory.read(scope, subject);
-    },
-    async remember(bot, whose, values) {
-      const { memory, scope, subject } = await memoryOf(bot, whose);
-      await memory.apply([{ scope, subject, set: values }]);
-    },
-    fetch: (path, init) => fetch(`${server.url}${path}`, init),
     async inbox(name) {
-      const user = userOf(name);
+      const user = userOf(p, name);
       const out: Message[] = [];
       for (const c of (await user.api.conversations.list()).conversations) {
         for (const m of (await user.api.conversations.messages(c.id, { limit: 200 })).messages)
@@ -354,29 +316,139 @@ export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWor
       return out.sort((a, b) => a.timestamp - b.timestamp);
     },
     async transfers(name) {
-      return (await userOf(name).api.wallet.transactions({ limit: 200 })).transactions;
-    },
-    async close() {
-      await host.stop();
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
+      return (await userOf(p, name).api.wallet.transactions({ limit: 200 })).transactions;
     },
   };
+}
+
+/** A bot's memory of a person (by name or PIN) or a conversation. Internal. */
+async function memoryOf(p: Parts, bot: string, whose: string | { conversation: string }) {
+  const memory = await p.host.memory(bot);
+  if (!memory) {
+    const bots = p.host.status().map((s) => s.name);
+    throw new Error(`no bot named ${bot} in this world; the bots are: ${bots.join(', ') || 'none'}`);
+  }
+  return typeof whose === 'string'
+    ? { memory, scope: 'person' as const, subject: pinOf(p, whose).trim().toUpperCase() }
+    : { memory, scope: 'conversation' as const, subject: whose.conversation };
+}
+
+/** What a world's bots and plugins did and keep: traces, dialogs, state, memory. Internal. */
+function readMethods(p: Parts): Pick<TestWorld, 'traces' | 'dialogs' | 'plugins' | 'state' | 'memory' | 'remember'> {
+  return {
+    traces: (bot) => p.host.traces(bot) ?? [],
+    dialogs: (bot) =>
+      (p.host.runner(bot)?.dialogs() ?? []).map((d) => ({
+        pin: d.person.pin_code,
+        name: d.person.display_name,
+        rule: d.rule,
+        step: d.step,
+        since: new Date(d.since).toISOString(),
+        ...(d.until !== undefined ? { until: new Date(d.until).toISOString() } : {}),
+      })),
+    plugins: () => p.registry.plugins?.status() ?? [],
+    async state(plugin, bot = '') {
+      const col = p.server.store.read.col(PluginStates);
+      return Object.fromEntries(
+        col.ids('scope', `${plugin}\u0000${bot}`).map((id) => [col.get(id)!.key, structuredClone(col.get(id)!.value)]),
+      );
+    },
+    async memory(bot, whose) {
+      const { memory, scope, subject } = await memoryOf(p, bot, whose);
+      return memory.read(scope, subject);
+    },
+    async remember(bot, whose, values) {
+      const { memory, scope, subject } = await memoryOf(p, bot, whose);
+      await memory.apply([{ scope, subject, set: values }]);
+    },
+  };
+}
+
+/** A world's clock, bots and lifetime: restart, addBot, advance, settle, close. Internal. */
+function runMethods(
+  p: Parts,
+): Pick<TestWorld, 'restart' | 'addBot' | 'advance' | 'advanceTo' | 'settle' | 'fetch' | 'close'> {
+  const { clock } = p;
+  return {
+    async restart() {
+      await p.host.stop();
+      await p.server.close();
+      p.server = await p.serve();
+      for (const u of p.byName.values()) u.api = createClient({ baseUrl: p.server.url, apiKey: u.api_key });
+      p.host = p.botHost();
+      const report = await p.host.start();
+      for (const b of report) if (b.name) await p.host.runner(b.name)?.started;
+      await clock.settle();
+    },
+    async addBot(bot) {
+      const file =
+        typeof bot === 'string' ? join(p.botsDir, `bot-${++p.botSeq}.yaml`) : join(p.botsDir, basename(bot.file));
+      if (typeof bot === 'string') writeFileSync(file, bot);
+      else copyFileSync(bot.file, file);
+      const report = await p.host.reload();
+      const status = report.find((s) => s.file === file)!;
+      if (status.status === 'invalid') throw new Error(`invalid bot:\n${(status.problems ?? []).join('\n')}`);
+      await p.host.runner(status.name!)?.started;
+      await clock.settle();
+      return p.host.status().find((s) => s.file === file)!;
+    },
+    advance: (by) => {
+      const ms = typeof by === 'number' ? by : parseDuration(by);
+      if (ms === undefined) throw new Error(`advance: "${by}" is not a duration like 90s, 15m, 2h, 3d`);
+      return clock.advance(ms);
+    },
+    advanceTo: (at) => clock.advanceTo(toMs(at, 'advanceTo')),
+    settle: () => clock.settle(),
+    fetch: (path, init) => fetch(`${p.server.url}${path}`, init),
+    async close() {
+      await p.host.stop();
+      await p.server.close();
+      rmSync(p.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates the users of the options (balances first, then contacts, one per pair) and their bots. Internal. */
+async function populate(world: TestWorld, p: Parts, o: TestWorldOptions): Promise<void> {
+  for (const [name, spec] of Object.entries(o.users ?? {})) await world.addUser(name, { balance: spec.balance });
+  for (const [name, spec] of Object.entries(o.users ?? {})) {
+    const contacts = (spec.contacts ?? []).filter((c) => c !== name);
+    // listed on either side or both: one contact each pair
+    if (contacts.length)
+      await p.server.store.transaction((tx) =>
+        contacts.forEach(
+          (c) =>
+            contactBetween(tx, userOf(p, name).id, userOf(p, c).id) ??
+            addContact(tx, p.server.env, userOf(p, name).id, userOf(p, c).id),
+        ),
+      );
+  }
+  for (const bot of o.bots ?? []) await world.addBot(bot);
+}
+
+/** Starts a test world. Close it when done (it removes its temp directory). */
+export async function createTestWorld(o: TestWorldOptions = {}): Promise<TestWorld> {
+  const p = await startParts(o);
+  const world: TestWorld = {
+    get server() {
+      return p.server;
+    },
+    clock: p.clock,
+    dataDir: p.dataDir,
+    botsDir: p.botsDir,
+    get url() {
+      return p.server.url;
+    },
+    users: p.users,
+    get host() {
+      return p.host;
+    },
+    ...runMethods(p),
+    ...userMethods(p),
+    ...readMethods(p),
+  };
   try {
-    for (const [name, spec] of Object.entries(o.users ?? {})) await world.addUser(name, { balance: spec.balance });
-    for (const [name, spec] of Object.entries(o.users ?? {})) {
-      const contacts = (spec.contacts ?? []).filter((c) => c !== name);
-      // listed on either side or both: one contact each pair
-      if (contacts.length)
-        await server.store.transaction((tx) =>
-          contacts.forEach(
-            (c) =>
-              contactBetween(tx, userOf(name).id, userOf(c).id) ??
-              addContact(tx, server.env, userOf(name).id, userOf(c).id),
-          ),
-        );
-    }
-    for (const bot of o.bots ?? []) await world.addBot(bot);
+    await populate(world, p, o);
   } catch (err) {
     await world.close();
     throw err;

@@ -214,6 +214,19 @@ describe('ctx.ask', () => {
     expect(await heard(w, 'ann')).toEqual(['Welcome to the shop', 'What size? small or large']);
   });
 
+  it('a new trigger by the same person while their dialog waits follows the mode: skipped (in_dialog)', async () => {
+    const w = await start();
+    await say(w, 'ann', 'order');
+    const group = await w.users.ann!.api.conversations.create({
+      name: 'team',
+      participant_pins: [w.users.bob!.pin_code, w.users.shop!.pin_code],
+    });
+    await w.users.ann!.api.conversations.send(group.id, { content: 'order' });
+    await w.settle();
+    expect(w.traces('shop').at(-1)).toMatchObject({ rule: 'order', outcome: 'not_run', reason: 'in_dialog' });
+    expect(w.dialogs('shop')).toHaveLength(1);
+  });
+
   it('a replay that asks another question is refused, loudly', async () => {
     const w = await start();
     await say(w, 'ann', 'fickle');

@@ -382,7 +382,8 @@ function compile(file: string, text: string, spec: BotSpec, registry: Registry):
     enabled: r.enabled !== false,
     ...(r.cancel_words ? { cancelWords: r.cancel_words } : {}),
   }));
-  for (const r of rules) if (r.steps.some((st) => st.action.name === 'ask')) r.asks = true;
+  // a plugin's action may ask (ctx.ask): its rule follows the dialog modes too
+  for (const r of rules) if (r.steps.some((st) => st.action.name === 'ask' || st.action.plugin)) r.asks = true;
   const sources = [
     ...new Set(
       rules
