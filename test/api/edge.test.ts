@@ -79,4 +79,32 @@ describe('the HTTP edge (api/edge/): one call object per request, node’s reque
     for (let i = 0; i < 5; i++) statuses.push((await served.get('/api/v1/me').set('X-API-Key', 'pinbot_wrong')).status);
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
   });
+
+  it('reads a plain JSON body as body-parser does: the same answer for every body, whichever reads it', async () => {
+    const { api, key, config } = await appWithProbe();
+    const served = supertest(createHttpServer(api.listener, config.server));
+    const bodies = [
+      '',
+      ' ',
+      '\ufeff{"recipient_pin":"X"}',
+      '"text"',
+      '{"a":',
+      '[1]',
+      '{"recipient_pin":"AAAA-BBBB","content":"hé"}',
+      'x'.repeat(102_401),
+    ];
+    for (const body of bodies) {
+      const answers = [];
+      // application/json in UTF-8: read by the edge; text/plain: by body-parser (the type is not looked at)
+      for (const type of ['application/json', 'text/plain']) {
+        const res = await served
+          .post('/api/v1/messages/send')
+          .set('X-API-Key', key)
+          .set('Content-Type', type)
+          .send(body);
+        answers.push([res.status, res.body.error?.code]);
+      }
+      expect([body.slice(0, 20), answers[0]]).toEqual([body.slice(0, 20), answers[1]]);
+    }
+  });
 });
