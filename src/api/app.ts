@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Logger } from 'pino';
 import { systemClock } from '../clock/clock.js';
@@ -144,7 +143,7 @@ export function createApp({
     void mounts.push({ prefix, handler, authenticated });
   return {
     app,
-    listener: listener as (req: IncomingMessage, res: ServerResponse) => void,
+    listener,
     idempotency,
     keyUsage,
     openapi,
