@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from './api/errors.js';
-import type { RequestClasses } from './api/request-classes.js';
 import type { Config } from './config/schema.js';
 import { traceRequests } from './telemetry/http-tracing.js';
 import { tracingOn } from './telemetry/tracing.js';
@@ -44,20 +43,17 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
  * headers (`headers_timeout`) and the whole request (`request_timeout`) may take to arrive, how
  * long an idle keep-alive connection stays open (`keep_alive_timeout`), and how many
  * connections may be open at once (`max_connections`; more are closed on arrival). A request
- * whose client half-closes the connection after sending it is still answered. `classes`: what
- * requests and responses are made of (the app's, from createApp).
+ * whose client half-closes the connection after sending it is still answered.
  *
  * @example
  * const http = createHttpServer(app, configFrom({}).server);
  * http.listen(3000);
  */
-export function createHttpServer(app: RequestListener, server: Config['server'], classes?: RequestClasses): Server {
+export function createHttpServer(app: RequestListener, server: Config['server']): Server {
   const headersTimeout = parseDuration(server.headers_timeout)!;
   const requestTimeout = parseDuration(server.request_timeout)!;
   const http = createServer(
     {
-      // requests and responses born with the app's methods (api/request-classes.ts)
-      ...classes,
       headersTimeout,
       requestTimeout,
       // node checks the two timeouts on this interval (default 30 s, which would let a slow

@@ -5,8 +5,6 @@ import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import { runAdminCommand, type AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
-import type { RequestClasses } from './api/request-classes.js';
-import { requestKey } from './api/request-context.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { loadConfig } from './config/load.js';
@@ -87,15 +85,14 @@ interface HttpEdge {
   close(graceMs: number): Promise<void>;
 }
 
-/** Serves `listener` on host:port with node's server as `createHttpServer` sets it up (limits, request classes). Internal. */
+/** Serves `listener` on host:port with node's server as `createHttpServer` sets it up (its limits). Internal. */
 async function listenHttp(o: {
   listener: RequestListener;
-  classes: RequestClasses;
   config: Config;
   host: string;
   port: number;
 }): Promise<HttpEdge> {
-  const http: Server = createHttpServer(o.listener, o.config.server, o.classes);
+  const http: Server = createHttpServer(o.listener, o.config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   // one listener for every response (no closure per request)
@@ -241,7 +238,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log,
     store: options.store,
     clock: clockOf(options),
-    cause: () => requestKey.current(),
   });
   const { store, clock, commits } = deployment;
   // commits are heard of: embedded bots are woken by the changes that concern them, and a
@@ -253,7 +249,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const keyUsage = new KeyUsage();
   // paths other services serve beside the API (plugins' routes under /plugins/) go through the
   // app's edge: request id and log, the anonymous rate limit (`mount`)
-  const { listener, classes, idempotency, mount } = createApp({
+  const { listener, idempotency, mount } = createApp({
     store,
     commits,
     env,
@@ -266,7 +262,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     edge = await listenHttp({
       listener,
-      classes,
       config,
       host: options.host ?? config.server.host,
       port: options.port ?? config.server.port,

@@ -48,20 +48,8 @@ type M = typeof import('../../src/store/file/file-store.js');
 const { FileStore } = await load<M>('store/file/file-store');
 const { observeCommits } =
   await load<typeof import('../../src/store/core/commit-signal.js')>('store/core/commit-signal');
-const { ChangeCounters } = await load<typeof import('../../src/api/middleware/change-counters.js')>(
-  'api/middleware/change-counters',
-);
-// the request key as the API sets it around a write's transaction (`with`/`current`; builds
-// from before issue 24 kept it in an AsyncLocalStorage: `run`/`getStore`)
-type KeyContext = {
-  with?: <T>(k: string, fn: () => T) => T;
-  current?: () => string | undefined;
-  run?: <T>(k: string, fn: () => T) => T;
-  getStore?: () => string | undefined;
-};
-const { requestKey: rk } = await load<{ requestKey: KeyContext }>('api/request-context');
-const withKey = <T>(k: string, fn: () => T): T => (rk.with ? rk.with(k, fn) : rk.run!(k, fn));
-const currentKey = () => (rk.current ? rk.current() : rk.getStore!());
+const { ChangeCounters } =
+  await load<typeof import('../../src/api/reads/change-counters.js')>('api/reads/change-counters');
 const { configFrom } = await load<typeof import('../../src/config/load.js')>('config/load');
 const { systemClock } = await load<typeof import('../../src/clock/clock.js')>('clock/clock');
 const { createUser } = await load<typeof import('../../src/domain/users/users.js')>('domain/users/users');
@@ -84,7 +72,7 @@ const opened = await FileStore.open(join(dir, 'data'), {
     return { ...real, append: (data) => (appends++, real.append(data)) };
   },
 });
-const { store, commits } = observeCommits(opened, { cause: currentKey });
+const { store, commits } = observeCommits(opened);
 const counters = ChangeCounters.of(commits);
 const env = { clock: systemClock, config: configFrom({}) };
 
@@ -107,11 +95,13 @@ async function writes(n: number): Promise<void> {
   const chain = async (seat: (typeof seats)[number]) => {
     while (left > 0) {
       left--;
-      await withKey(seat.keyId, () =>
-        store.transaction((tx) => {
+      // the request key as the API gives it: the commit's cause (builds before it ignore the option)
+      await store.transaction(
+        (tx) => {
           const m = sendToConversation(tx, env, seat.user, seat.conv, CONTENT);
           return { status: 201, body: toMessage(tx, m) };
-        }),
+        },
+        { cause: seat.keyId },
       );
       counters.version(seat.user.id); // what a conditional read would ask
     }

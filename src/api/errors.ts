@@ -1,4 +1,5 @@
 import { DOMAIN_ERRORS, DomainError, type DomainErrorCode, type ErrorDetail } from '../domain/errors.js';
+import { errorBody } from '../util/http.js';
 
 export type { ErrorDetail } from '../domain/errors.js';
 
@@ -89,13 +90,6 @@ export class ApiError extends Error {
 
   /** The response body: `{ error: { code, message, details?, ...extra } }`. */
   toBody(): { error: Record<string, unknown> } {
-    return {
-      error: {
-        code: this.code,
-        message: this.message,
-        ...(this.details ? { details: this.details } : {}),
-        ...(this.extra ?? {}),
-      },
-    };
+    return errorBody(this.code, this.message, this.details ? { details: this.details, ...this.extra } : this.extra);
   }
 }

@@ -1,22 +1,86 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { parse as parseQuery } from 'node:querystring';
 import express from 'express';
 import type { DomainEnv } from '../domain/env.js';
 import type { Store } from '../store/core/types.js';
-import { bindConfig } from './config-bound.js';
-import { sendJson } from './middleware/error-handler.js';
-import type { ChangeCounters } from './middleware/change-counters.js';
-import { etagOf, matchesAny, notModified } from './middleware/etag.js';
-import { opaquePath } from './middleware/path-segments.js';
-import type { Idempotency } from './middleware/idempotency.js';
-import type { Limiters } from './middleware/rate-limit.js';
-import type { ValidatorMemo } from './middleware/validator-memo.js';
-import type { RouteContext, RouteDef, WriteRoute } from './route.js';
-import { check, compileBody, compileStrings } from './validation.js';
 import { markRoute, routeCells } from '../telemetry/http-metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
+import { readBody, sendJson } from '../util/http.js';
+import { bindConfig } from './config-bound.js';
+import type { Call, Next, Step } from './edge/call.js';
+import type { Limiters } from './edge/rate-limit.js';
+import type { ChangeCounters } from './reads/change-counters.js';
+import { etagOf, matchesAny, notModified } from './reads/etag.js';
+import type { ValidatorMemo } from './reads/validator-memo.js';
+import type { RouteContext, RouteDef, RouteResult, WriteRoute } from './route.js';
+import { check, compileBody, compileStrings } from './validation.js';
+import { Claim, type Idempotency, type WriteOutcome } from './writes/idempotency.js';
+import { opaquePath } from './writes/path-segments.js';
 
 /** Request bodies: JSON only, at most 100 kB (API.md "Errors"), whatever the Content-Type says. */
-const jsonBody = express.json({ limit: '100kb', type: () => true, strict: true });
+const LIMIT = 102_400;
+const jsonParser = express.json({ limit: LIMIT, type: () => true, strict: true });
+
+/** A Content-Type the short way takes (none, or JSON in UTF-8); any other goes to body-parser. Internal. */
+const PLAIN_JSON = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+/** The first character that is not JSON whitespace (body-parser's strict check). Internal. */
+const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
+
+/** An error as body-parser would throw it (api/edge/error-answer.ts maps its `type`). Internal. */
+const bodyError = (type: string, status: number) => Object.assign(new Error(type), { type, status });
+
+/** What body-parser's strict JSON parser makes of a UTF-8 body (BOM dropped, `{}` for none). Internal. */
+function parseJson(bytes: Buffer): unknown {
+  let text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return {};
+  const first = FIRST_CHAR.exec(text)?.[1];
+  if (first !== '{' && first !== '[') throw bodyError('entity.parse.failed', 400);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw bodyError('entity.parse.failed', 400);
+  }
+}
+
+/**
+ * Reads the JSON body of a call. The common request — a declared length within the limit, no
+ * Content-Encoding, JSON in UTF-8 or no Content-Type — is read with util/http.ts `readBody` and
+ * parsed as body-parser's strict parser would (a tenth of a write's CPU went to body-parser,
+ * raw-body and iconv-lite for it: bench/write); anything else (compressed, another charset,
+ * chunked, over the limit, no body) goes to body-parser's json itself, its encodings, charsets,
+ * limit and errors (api/edge/error-answer.ts maps them onto the catalogue). Internal.
+ */
+const readJson: Step = (call, next) => {
+  const h = call.req.headers;
+  const declared = h['content-length'] === undefined ? Number.NaN : Number(h['content-length']);
+  const plain =
+    h['content-encoding'] === undefined &&
+    h['transfer-encoding'] === undefined &&
+    (h['content-type'] === undefined || PLAIN_JSON.test(h['content-type'])) &&
+    declared >= 0 &&
+    declared <= LIMIT;
+  if (plain) {
+    readBody(call.req, LIMIT).then(
+      (bytes) => {
+        let body: unknown;
+        try {
+          body = parseJson(bytes);
+        } catch (err) {
+          return next(err);
+        }
+        call.body = body;
+        next();
+      },
+      () => next(bodyError('request.aborted', 400)),
+    );
+    return;
+  }
+  const req = call.req as typeof call.req & { body?: unknown };
+  jsonParser(req as never, call.res as never, (err?: unknown) => {
+    if (!err) call.body = req.body;
+    next(err);
+  });
+};
 
 /** The query schema of routes that take none (one object: ajv caches compiled schemas by identity). Internal. */
 const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
@@ -33,35 +97,20 @@ export interface PipelineDeps {
 }
 
 /**
- * One matched request through its route: `params` as matched (decoded), `path` the request's
- * path as sent (no query), which an idempotent write is keyed on.
+ * One matched call through its route: `params` as matched (decoded), `path` the request's path
+ * as sent (no query), which an idempotent write is keyed on.
  */
-export type RouteRun = (
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  params: Record<string, string>,
-  path: string,
-) => void;
+export type RouteRun = (call: Call, next: Next, params: Record<string, string>, path: string) => void;
 
-/**
- * Runs `steps` (express middleware) in order, then `last`; the first error goes to `next`.
- * Internal.
- */
-function inOrder(
-  steps: readonly RequestHandler[],
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  last: () => void,
-): void {
+/** Runs `steps` in order, then `last`; the first error goes to `next`. Internal. */
+function inOrder(steps: readonly Step[], call: Call, next: Next, last: () => void): void {
   let i = 0;
   const step = (err?: unknown): void => {
     if (err) return next(err);
     const h = steps[i++];
     if (!h) return last();
     try {
-      void h(req, res, step);
+      h(call, step);
     } catch (e) {
       next(e);
     }
@@ -79,55 +128,50 @@ interface ReadState {
 
 const DONE: Promise<void> = Promise.resolve();
 
-/** The query of a request as express's `simple` parser gives it (a fresh object: validation fills defaults in). Internal. */
-function queryOf(req: Request): Record<string, unknown> {
-  return req.url.includes('?') ? { ...(req.query as Record<string, unknown>) } : {};
+/** The query of a call as express's `simple` parser gave it (a fresh object: validation fills defaults in). Internal. */
+function queryOf(call: Call): Record<string, unknown> {
+  const q = call.url.indexOf('?');
+  return q === -1 ? {} : { ...parseQuery(call.url.slice(q + 1)) };
 }
 
 /**
- * Compiles a route once, at start-up, into the function that serves it: its own rate-limit
- * buckets (those that are on), the JSON body for POSTs (read only now that the route is known
- * and the limits passed, but for buckets that depend on the body), validation of params, query
- * and body, then the handler — a read answered after the store is durable, with `ETag` and 304
- * where the route has them; a write in one transaction, idempotent with `Idempotency-Key`.
+ * The route's steps before its handler: its own rate-limit buckets (those that are on), the
+ * JSON body for POSTs (read only now that the route is known and the limits passed), then the
+ * buckets that depend on the body. Internal.
  */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
-export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
-  const { store, env, limiters, idempotency, counters, memo } = deps;
-  const bind = <T>(s: T) => bindConfig(s, env.config);
-  const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
-  const query = compileStrings(bind(route.schemas.query ?? NO_QUERY));
-  const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
+function stepsOf(route: RouteDef, limiters: Limiters): Step[] {
   const when = route.bucketWhen ?? {};
   const on = (b: keyof typeof when) => limiters.enabled[b];
   const buckets = (route.buckets ?? []).filter((b) => !when[b] && on(b)).map((b) => limiters[b]);
-  const bodyBuckets = (route.buckets ?? []).flatMap((b) => {
+  const bodyBuckets = (route.buckets ?? []).flatMap((b): Step[] => {
     const holds = when[b];
-    return holds && on(b)
-      ? [(req: Request, res: Response, next: NextFunction) => (holds(req.body) ? limiters[b](req, res, next) : next())]
-      : [];
+    return holds && on(b) ? [(call, next) => (holds(call.body) ? limiters[b](call, next) : next())] : [];
   });
-  const post = route.method === 'post';
-  const steps = [...buckets, ...(post ? [jsonBody] : []), ...bodyBuckets];
+  return [...buckets, ...(route.method === 'post' ? [readJson] : []), ...bodyBuckets];
+}
 
-  /** A 304 for a tag the client holds: given back to `general`, counted against `conditional`. */
-  const unchanged = async (req: Request, res: Response, tag: string) => {
-    limiters.refund(req, res);
+/**
+ * How a read is answered once what it shows is durable: with `ETag` and 304 where the route
+ * has them (a 304 for a tag the client holds is given back to `general` and counted against
+ * `conditional`). Internal.
+ */
+function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
+  const unchanged = async (call: Call, tag: string) => {
+    limiters.refund(call);
     await new Promise<void>(
-      (resolve, reject) => void limiters.conditional(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+      (resolve, reject) => void limiters.conditional(call, (err?: unknown) => (err ? reject(err) : resolve())),
     );
-    res.setHeader('ETag', tag);
-    res.statusCode = 304;
-    res.end();
+    call.res.setHeader('ETag', tag);
+    call.res.statusCode = 304;
+    call.res.end();
   };
-
-  /** A read's answer once what it shows is durable: with `ETag` and 304 where the route has them. */
-  const answer = (req: Request, res: Response, status: number, text: string, read: ReadState): Promise<void> | void => {
+  const answer = (call: Call, status: number, text: string, read: ReadState): Promise<void> | void => {
+    const res = call.res;
     if (route.etag && status === 200) {
       const { ifNoneMatch, holds, version, user } = read;
       const tag = etagOf(text);
-      if (version !== undefined) memo.remember(user, req.originalUrl, version, tag);
-      if (holds && notModified(ifNoneMatch, tag)) return unchanged(req, res, tag);
+      if (version !== undefined) memo.remember(user, call.originalUrl, version, tag);
+      if (holds && notModified(ifNoneMatch, tag)) return unchanged(call, tag);
       res.setHeader('ETag', tag);
       if (notModified(ifNoneMatch, tag)) {
         res.statusCode = 304; // `*`: counted against general like the read it is
@@ -137,84 +181,121 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     }
     sendJson(res, status, text);
   };
+  return { unchanged, answer };
+}
 
-  /**
-   * Serves a matched request. Synchronous as far as it can be: a read of a store with nothing
-   * waiting to be durable (most reads) is answered without a promise; anything that waits
-   * returns one. Throws (or rejects) for the error handler.
-   */
-  const serve = (
-    req: Request,
-    res: Response,
-    ctxParams: Record<string, string>,
-    path: string,
-  ): Promise<void> | void => {
-    if (params) check(params, 'params', ctxParams);
-    const ctxQuery = queryOf(req);
-    check(query, 'query', ctxQuery);
-    let ctxBody: unknown = req.body;
-    if (post) {
-      if (ctxBody === undefined) ctxBody = {};
-      if (body) check(body, 'body', ctxBody);
+/**
+ * A read route's handler run: a tag the client holds is answered from the memo while no commit
+ * concerns the user, without building the body; else the body is built and answered once the
+ * store is durable — without a promise when nothing waits to be durable (most reads). Internal.
+ */
+function reader(route: RouteDef, deps: PipelineDeps) {
+  const { store, counters, memo } = deps;
+  const { unchanged, answer } = readAnswers(route, deps);
+  return (call: Call, ctx: RouteContext): Promise<void> | void => {
+    const user = ctx.user;
+    const ifNoneMatch = call.req.headers['if-none-match'];
+    // `*` says nothing of what the client holds: it is answered, and counted, like any read
+    const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
+    const version = route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;
+    if (holds && version !== undefined) {
+      const tag = memo.current(user.id, call.originalUrl, version);
+      if (tag !== undefined && notModified(ifNoneMatch, tag)) return unchanged(call, tag);
     }
-    const user = req.user!;
-    const ctx = { user, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
-    if (!route.write) {
-      const ifNoneMatch = req.headers['if-none-match'];
-      // `*` says nothing of what the client holds: it is answered, and counted, like any read
-      const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
-      const version = route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;
-      if (holds && version !== undefined) {
-        const tag = memo.current(user.id, req.originalUrl, version);
-        if (tag !== undefined && notModified(ifNoneMatch, tag)) return unchanged(req, res, tag);
-      }
-      const r = route.handler(ctx);
-      const text = JSON.stringify(r.body);
-      const read: ReadState = { ifNoneMatch, holds, version, user: user.id };
-      // no response shows state a crash could still take back (Store.durable)
-      if (store.isDurable?.()) return answer(req, res, r.status, text, read);
-      return store.durable().then(() => answer(req, res, r.status, text, read));
-    }
-    return write(req, res, ctx, path);
+    const r = route.handler(ctx as never);
+    const text = JSON.stringify(r.body);
+    const read: ReadState = { ifNoneMatch, holds, version, user: user.id };
+    // no response shows state a crash could still take back (Store.durable)
+    if (store.isDurable?.()) return answer(call, r.status, text, read);
+    return store.durable().then(() => answer(call, r.status, text, read));
   };
+}
 
-  /** A write: one transaction, idempotent with `Idempotency-Key`, answered once durable. */
-  const write = async (req: Request, res: Response, ctx: RouteContext, path: string) => {
-    const key = post ? req.headers['idempotency-key'] : undefined;
-    // keyed on the path as sent (ids are opaque: see opaquePath)
-    const call = { target: `${req.method} ${opaquePath(path)}`, body: req.body, keyId: req.keyId };
-    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
-    const out = await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
-      idempotency.run(call, ctx.user.id, typeof key === 'string' ? key : undefined, (tx) =>
-        (route as WriteRoute).handler({ ...ctx, tx }),
-      ),
-    );
-    if (out.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    sendJson(res, out.status, out.body);
+/**
+ * A write route's handler run: one store transaction made with the call's key (its commit's
+ * cause), answered once durable; with `Idempotency-Key`, the key is claimed first (a stored
+ * outcome is replayed) and the outcome recorded in the same transaction — or, for a refusal
+ * the operation threw, in one of its own. Internal.
+ */
+function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
+  const op = (ctx: RouteContext) => (tx: Parameters<WriteRoute['handler']>[0]['tx']) => route.handler({ ...ctx, tx });
+  const plain = async (call: Call, ctx: RouteContext): Promise<WriteOutcome> => {
+    const r: RouteResult = await store.transaction(op(ctx), { cause: call.keyId });
+    return { status: r.status, body: JSON.stringify(r.body), replayed: false };
   };
-
-  /** `serve`, its throw or rejection given to `next`. */
-  const guarded = (
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    p: Record<string, string>,
-    path: string,
-  ): Promise<void> => {
+  const claimed = async (call: Call, ctx: RouteContext, claim: Claim): Promise<WriteOutcome> => {
+    const cause = { cause: call.keyId };
     try {
-      const out = serve(req, res, p, path);
+      return claim.outcome(await store.transaction((tx) => claim.run(tx, op(ctx)), cause));
+    } catch (err) {
+      const refusal = claim.refusal(err);
+      if (!refusal) throw err;
+      return claim.outcome(await store.transaction((tx) => claim.refused(tx, refusal), cause));
+    } finally {
+      claim.release();
+    }
+  };
+  const post = route.method === 'post';
+  return async (call: Call, ctx: RouteContext, path: string) => {
+    const key = post ? call.req.headers['idempotency-key'] : undefined;
+    // keyed on the path as sent (ids are opaque: see opaquePath)
+    const target = `${call.method} ${opaquePath(path)}`;
+    const claim =
+      typeof key === 'string' ? idempotency.claim({ target, body: call.body }, ctx.user.id, key) : undefined;
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
+    const out =
+      claim && !(claim instanceof Claim)
+        ? claim
+        : await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
+            claim ? claimed(call, ctx, claim) : plain(call, ctx),
+          );
+    if (out.replayed) call.res.setHeader('Idempotent-Replayed', 'true');
+    sendJson(call.res, out.status, out.body);
+  };
+}
+
+/**
+ * Compiles a route once, at start-up, into the function that serves it: its steps (stepsOf),
+ * validation of params, query and body, then the handler — a read (reader) or a write (writer).
+ */
+export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
+  const { env, store } = deps;
+  const bind = <T>(s: T) => bindConfig(s, env.config);
+  const body = route.schemas.body ? compileBody(bind(route.schemas.body)) : undefined;
+  const query = compileStrings(bind(route.schemas.query ?? NO_QUERY));
+  const params = route.schemas.params ? compileStrings(bind(route.schemas.params)) : undefined;
+  const post = route.method === 'post';
+  const steps = stepsOf(route, deps.limiters);
+  const read = route.write ? undefined : reader(route, deps);
+  const write = route.write ? writer(route, deps) : undefined;
+
+  /** Serves a matched call; throws (or rejects) for the error answer. */
+  const serve = (call: Call, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
+    if (params) check(params, 'params', ctxParams);
+    const ctxQuery = queryOf(call);
+    check(query, 'query', ctxQuery);
+    // the body as read stays on the call (an idempotent write is keyed on it); the handler's is `{}` when none came
+    const ctxBody = post ? (call.body ?? {}) : call.body;
+    if (post && body) check(body, 'body', ctxBody);
+    const ctx = { user: call.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+    return read ? read(call, ctx) : write!(call, ctx, path);
+  };
+  /** `serve`, its throw or rejection given to `next`. */
+  const guarded = (call: Call, next: Next, p: Record<string, string>, path: string): Promise<void> => {
+    try {
+      const out = serve(call, p, path);
       return out ? out.catch(next) : DONE;
     } catch (err) {
       next(err);
       return DONE;
     }
   };
-  // the route's label in the metrics (telemetry/http-metrics.ts): its pattern, never the path
+  // the route's label in the metrics and the server span (telemetry/): its pattern, never the path
   const cells = routeCells(`/api/v1${route.path}`);
   // a read with rate limits off has nothing before its handler
   if (steps.length === 0)
-    return (req, res, next, p, path) => void (markRoute(req, cells), guarded(req, res, next, p, path));
-  return (req, res, next, p, path) => (
-    markRoute(req, cells), inOrder(steps, req, res, next, () => guarded(req, res, next, p, path))
+    return (call, next, p, path) => void (markRoute(call.req, cells), guarded(call, next, p, path));
+  return (call, next, p, path) => (
+    markRoute(call.req, cells), inOrder(steps, call, next, () => guarded(call, next, p, path))
   );
 }

@@ -13,8 +13,11 @@
 export class RouteTable<V> {
   /** Routes without params by method, then by lower-case path. */
   private readonly exact = new Map<string, Map<string, V>>();
-  /** Routes with params by `METHOD segment-count`, each literal segment lower-cased. */
-  private readonly shaped = new Map<string, Array<{ segments: Array<string | { param: string }>; value: V }>>();
+  /** Routes with params by method, then by segment count (no key string made per request), each literal segment lower-cased. */
+  private readonly shaped = new Map<
+    string,
+    Map<number, Array<{ segments: Array<string | { param: string }>; value: V }>>
+  >();
 
   constructor(routes: ReadonlyArray<{ method: string; path: string; value: V }>) {
     for (const r of routes) {
@@ -27,13 +30,14 @@ export class RouteTable<V> {
         if (!byPath.has(r.path.toLowerCase())) byPath.set(r.path.toLowerCase(), r.value);
         continue;
       }
-      const key = `${method} ${parts.length}`;
-      const list = this.shaped.get(key) ?? [];
+      const byCount = this.shaped.get(method) ?? new Map();
+      this.shaped.set(method, byCount);
+      const list = byCount.get(parts.length) ?? [];
       list.push({
         segments: parts.map((p) => (p.startsWith(':') ? { param: p.slice(1) } : p.toLowerCase())),
         value: r.value,
       });
-      this.shaped.set(key, list);
+      byCount.set(parts.length, list);
     }
   }
 
@@ -51,7 +55,7 @@ export class RouteTable<V> {
     const exact = byPath && (byPath.get(p) ?? byPath.get(p.toLowerCase()));
     if (exact !== undefined) return { value: exact, params: NO_PARAMS };
     const parts = p.split('/');
-    const list = this.shaped.get(`${m} ${parts.length - 1}`);
+    const list = this.shaped.get(m)?.get(parts.length - 1);
     if (!list || parts[0] !== '') return undefined;
     outer: for (const r of list) {
       const params: Record<string, string> = {};

@@ -5,7 +5,7 @@ import { BOT_NAME } from '../util/bot-name.js';
 import { formatProblem } from '../util/yaml-errors.js';
 import type { ConsoleSession } from './access.js';
 import { WHAT_IF_LAST, whatIfBody, type WhatIfView } from './pages-what-if.js';
-import type { ConsoleRoutes } from './routes-record.js';
+import type { ConsoleRoutes } from './console-routes.js';
 
 /** A run as `bots trace --scenario` takes it: an event's key or id, or `last`. */
 const RUN = /^(last|[a-z][a-z_.]{0,40}:[A-Za-z0-9_.:-]{1,120}|[A-Za-z0-9_-]{1,120})$/;

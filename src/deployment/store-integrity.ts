@@ -1,7 +1,7 @@
 // The start-up checks of a data directory's store, assembled where every layer is visible (the
 // store itself imports none of them). A new collection is added to COLLECTIONS, or its journal
 // lines are refused at the next start (test/store/integrity.test.ts checks the list).
-import { IdempotencyRecords } from '../api/middleware/idempotency.js';
+import { IdempotencyRecords } from '../api/writes/idempotency.js';
 import { ContactRequests } from '../domain/contacts/contact-requests.js';
 import { Contacts } from '../domain/contacts/contacts.js';
 import { Introductions } from '../domain/introductions/introductions.js';

@@ -11,6 +11,7 @@ import { PLUGIN_NAME } from './shape.js';
 import type { PluginDeps, PluginInstance, PluginStatus } from './instance.js';
 import { PluginRoutes } from './routes.js';
 import type { PushEvent, RouteHandler } from './types.js';
+import type { EdgeCall } from '../util/http.js';
 
 /** One plugin as `pinbot plugins list` shows it. */
 export interface PluginReport {
@@ -171,9 +172,9 @@ export class PluginHost {
     this.relay = relay;
   }
 
-  /** Answers `/plugins/<name>/…` (mounted on the pinbot server). */
-  handle(req: IncomingMessage, res: ServerResponse): void {
-    this.routes.handle(req, res);
+  /** Answers `/plugins/<name>/…` (mounted on the pinbot server; `call`: the edge's, util/http.ts). */
+  handle(req: IncomingMessage, res: ServerResponse, call?: EdgeCall): void {
+    this.routes.handle(req, res, call);
   }
 
   private readonly hooks: SetupHooks = {

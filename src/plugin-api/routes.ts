@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BodyTooLarge, type EdgeCall, errorBody, readBody, sendBody } from '../util/http.js';
 import { StepTimeoutError } from '../util/step-timeout.js';
 import { asJson, callPlugin, describeThrown, PluginError } from './boundary.js';
 import type { PluginInstance } from './instance.js';
@@ -30,28 +31,12 @@ class Answer extends Error {
 /** Splits `/a/:b/` into ['a', ':b']. Internal. */
 const split = (path: string) => path.split('/').filter(Boolean);
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent) return void res.end();
-  const raw = Buffer.isBuffer(body)
-    ? body
-    : typeof body === 'string'
-      ? Buffer.from(body)
-      : body === undefined
-        ? Buffer.alloc(0)
-        : Buffer.from(JSON.stringify(body));
-  const type = Buffer.isBuffer(body)
-    ? 'application/octet-stream'
-    : typeof body === 'string'
-      ? 'text/plain; charset=utf-8'
-      : 'application/json';
-  res.writeHead(status, { 'Content-Type': type, 'Content-Length': String(raw.length), ...headers });
-  res.end(raw);
-}
+const send = sendBody;
 
 const error = (res: ServerResponse, status: number, code: string, message: string, headers?: Record<string, string>) =>
-  send(res, status, { error: { code, message } }, headers);
+  send(res, status, errorBody(code, message), headers);
 
-/** Internal. */
+/** A body over the plugin's limit, as the plugin route's 413. Internal. */
 const tooLarge = (limit: number) =>
   new Answer(
     413,
@@ -59,32 +44,11 @@ const tooLarge = (limit: number) =>
     `a plugin route takes a body of at most ${limit} bytes (plugins.max_body_bytes)`,
   );
 
-/**
- * The body, at most `limit` bytes. A declared Content-Length over it is refused before a byte
- * is read; a body that grows past it (chunked) stops being kept at once. Either way the rest is
- * read and dropped, so the client gets its 413 instead of a reset. Internal.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) {
-    req.resume();
-    return Promise.reject(tooLarge(limit));
-  }
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      if (size > limit) return;
-      size += c.length;
-      if (size > limit) {
-        chunks = [];
-        reject(tooLarge(limit));
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+/** The body (util/http.ts `readBody`), over the limit a 413 answer. Internal. */
+const bodyOf = (req: IncomingMessage, limit: number): Promise<Buffer> =>
+  readBody(req, limit).catch((err: unknown) => {
+    throw err instanceof BodyTooLarge ? tooLarge(limit) : err;
   });
-}
 
 /** The plugin's answer, checked (a wrong shape is the plugin's failure). Internal. */
 function checkAnswer(out: unknown, what: string): RouteResponse {
@@ -101,10 +65,9 @@ function checkAnswer(out: unknown, what: string): RouteResponse {
   return { status, headers, body };
 }
 
-/** The id of the request (given by the API's request log; one is made when served alone). Internal. */
-function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
-  const given = (req as IncomingMessage & { id?: unknown }).id;
-  if (typeof given === 'string') return given;
+/** The id of the request (the edge's call; one is made when served alone). Internal. */
+function requestIdOf(res: ServerResponse, call: EdgeCall | undefined): string {
+  if (call) return call.id;
   const id = randomUUID();
   if (!res.headersSent) res.setHeader('X-Request-Id', id);
   return id;
@@ -144,17 +107,13 @@ export class PluginRoutes {
   /** Where failures are logged that belong to no plugin (set by the host when it starts). */
   log?: { error(obj: object, msg: string): void };
 
-  handle(req: IncomingMessage, res: ServerResponse): void {
-    void this.serve(req, res).catch((err) => {
-      const id = requestIdOf(req, res);
+  /** Serves a request under `/plugins/`; `call`: the edge's (api/edge/call.ts), whose id it answers with. */
+  handle(req: IncomingMessage, res: ServerResponse, call?: EdgeCall): void {
+    void this.serve(req, res, call).catch((err) => {
+      const id = requestIdOf(res, call);
       this.log?.error({ reqId: id, err: describeThrown(err) }, 'plugin route: internal error');
-      send(res, 500, {
-        error: {
-          code: 'internal_error',
-          message: 'The server could not answer. Its log has the detail under this request id.',
-          request_id: id,
-        },
-      });
+      const message = 'The server could not answer. Its log has the detail under this request id.';
+      send(res, 500, errorBody('internal_error', message, { request_id: id }));
     });
   }
 
@@ -175,7 +134,7 @@ export class PluginRoutes {
     return { params: bare(), methods };
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(req: IncomingMessage, res: ServerResponse, call: EdgeCall | undefined): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://plugins.local');
     let parts: string[];
     try {
@@ -188,12 +147,12 @@ export class PluginRoutes {
     if (!inst) return error(res, 404, 'not_found', `no plugin named ${name} is loaded`);
     // why it is unavailable (its last error, file:line) is for the operator, not the caller
     const generic = (status: number, code: string, what: string, detail: string, frame?: string) => {
-      const id = requestIdOf(req, res);
+      const id = requestIdOf(res, call);
       inst.log.error({ reqId: id, status, frame }, `${req.method} ${url.pathname}: ${detail}`);
       return send(
         res,
         status,
-        { error: { code, message: `${what} The server log has the detail under this request id.`, request_id: id } },
+        errorBody(code, `${what} The server log has the detail under this request id.`, { request_id: id }),
         { 'X-Request-Id': id },
       );
     };
@@ -203,17 +162,12 @@ export class PluginRoutes {
     const { route, params, methods } = this.match(inst, rest, (req.method ?? 'GET').toUpperCase());
     if (!route)
       return methods.length
-        ? send(
-            res,
-            405,
-            { error: { code: 'method_not_allowed', message: `use ${methods.join(', ')}` } },
-            { Allow: methods.join(', ') },
-          )
+        ? send(res, 405, errorBody('method_not_allowed', `use ${methods.join(', ')}`), { Allow: methods.join(', ') })
         : error(res, 404, 'not_found', `plugin ${name} has no route ${url.pathname}`);
     const limit = inst.supervision.maxBodyBytes ?? MAX_BODY_BYTES;
     const release = inst.deps?.clock.hold(`plugin ${name}: ${route.method} ${url.pathname}`);
     try {
-      const body = await readBody(req, limit);
+      const body = await bodyOf(req, limit);
       const headers = bare<string | undefined>();
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       const request: RouteRequest = {
@@ -239,8 +193,7 @@ export class PluginRoutes {
           try {
             return checkAnswer(await route.handler(request), what);
           } catch (err) {
-            if (err instanceof Answer)
-              return { status: err.status, body: { error: { code: err.code, message: err.message } } };
+            if (err instanceof Answer) return { status: err.status, body: errorBody(err.code, err.message) };
             throw err;
           }
         },

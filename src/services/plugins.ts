@@ -43,7 +43,7 @@ export function pluginsService({ processGuard = true }: PluginsServiceOptions = 
       if (!host || host.instances.length === 0) return;
       const log = ctx.log.child({ service: 'plugins' });
       if (processGuard) unguard = installProcessGuard(() => host?.instances ?? [], log);
-      ctx.mount?.('/plugins/', (req, res) => host!.handle(req, res));
+      ctx.mount?.('/plugins/', (req, res, call) => host!.handle(req, res, call));
       await host.start({ clock: ctx.clock, scheduler: ctx.scheduler, log, store: ctx.store });
       const down = host.status().filter((p) => p.status === 'disabled');
       log.info(

@@ -8,6 +8,7 @@ import type { ProjectRegistry } from './registry.js';
 import type { Deployment } from '../deployment/index.js';
 import type { Store } from '../store/core/types.js';
 import type { Signals } from './signals.js';
+import type { EdgeCall } from '../util/http.js';
 
 /** What a service is given when the server starts it. */
 export interface ServerContext {
@@ -32,7 +33,7 @@ export interface ServerContext {
    */
   mount?(
     prefix: string,
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    handler: (req: IncomingMessage, res: ServerResponse, call: EdgeCall) => void,
     authenticated?: (req: IncomingMessage) => boolean,
   ): void;
   /**

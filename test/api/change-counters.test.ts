@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeCounters } from '../../src/api/middleware/change-counters.js';
+import { ChangeCounters } from '../../src/api/reads/change-counters.js';
 import { VirtualClock } from '../../src/clock/virtual-clock.js';
 import { configFrom } from '../../src/config/load.js';
 import type { DomainEnv } from '../../src/domain/env.js';

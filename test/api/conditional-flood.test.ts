@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { UNSHOWN } from '../../src/api/middleware/change-counters.js';
+import { UNSHOWN } from '../../src/api/reads/change-counters.js';
 import { allRoutes } from '../../src/api/routes.js';
 import { COLLECTIONS } from '../../src/deployment/store-integrity.js';
 import type { RouteDef } from '../../src/api/route.js';

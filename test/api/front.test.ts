@@ -23,13 +23,13 @@ describe('the front of every request (api/app.ts)', () => {
   let close: () => Promise<void>;
   beforeAll(async () => {
     api = await testApi();
-    const { listener, classes } = createApp({
+    const { listener } = createApp({
       store: api.store,
       commits: api.commits,
       env: api.env,
       log: pino({ level: 'silent' }),
     });
-    const server = createHttpServer(listener, api.config.server, classes);
+    const server = createHttpServer(listener, api.config.server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     port = (server.address() as AddressInfo).port;
     close = () => new Promise((r) => server.close(() => r()));
@@ -75,8 +75,8 @@ describe('a malformed absolute-form target (round 4)', () => {
       { level: 'info' },
       { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
     );
-    const { listener, classes } = createApp({ store: api.store, commits: api.commits, env: api.env, log });
-    const server = createHttpServer(listener, api.config.server, classes);
+    const { listener } = createApp({ store: api.store, commits: api.commits, env: api.env, log });
+    const server = createHttpServer(listener, api.config.server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     port = (server.address() as AddressInfo).port;
     close = () => new Promise((r) => server.close(() => r()));

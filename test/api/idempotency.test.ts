@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
+import { IdempotencyRecords } from '../../src/api/writes/idempotency.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import type { Store, Tx } from '../../src/store/core/types.js';
 import type { CommittedWrite } from '../../src/store/core/commit-signal.js';

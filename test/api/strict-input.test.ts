@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/api/middleware/idempotency.js';
+import { canonicalJson } from '../../src/api/writes/idempotency.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 

@@ -18,7 +18,6 @@ import { PgRateStore, prepareRateTable } from '../../src/deployment/pg-rate-stor
 import { onPostgres, testDatabase } from './pg-db.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import type { CommitFeed } from '../../src/store/core/commit-signal.js';
-import { requestKey } from '../../src/api/request-context.js';
 import { openDeployment } from '../../src/deployment/index.js';
 import type { Store } from '../../src/store/core/types.js';
 
@@ -87,12 +86,11 @@ export async function testApi({
     log,
     store: opened,
     clock,
-    cause: () => requestKey.current(),
   });
   const env: DomainEnv = { clock, config };
   if (pgStore) await prepareRateTable(pgStore.pool, pgStore.schema);
   const rateStore = pgStore && ((bucket: string) => new PgRateStore(pgStore.pool, pgStore.schema, clock, bucket));
-  const { app, listener, classes, keyUsage, idempotency } = createApp({
+  const { app, listener, keyUsage, idempotency } = createApp({
     store,
     commits,
     env,
@@ -102,7 +100,7 @@ export async function testApi({
   });
   // the HTTP server `serve` runs (its limits, and requests born with the app's methods), so
   // the tests go the way production requests go
-  const http = supertest(createHttpServer(listener, config.server, classes));
+  const http = supertest(createHttpServer(listener, config.server));
   return {
     store,
     commits,

@@ -28,7 +28,7 @@ export async function loggedApi(level: 'info' | 'trace') {
   const config = configFrom({ rate_limits: { enabled: false } });
   const env = { clock: new VirtualClock(Date.parse('2026-11-21T12:00:00Z')), config };
   const key = await store.transaction((tx) => createKey(tx, env, createUser(tx, env, { name: 'Alice' }).id).api_key);
-  const { listener, classes } = createApp({ store, commits, env, log: createLogger({ level, destination: sink }) });
-  const http = supertest(createHttpServer(listener, config.server, classes));
+  const { listener } = createApp({ store, commits, env, log: createLogger({ level, destination: sink }) });
+  const http = supertest(createHttpServer(listener, config.server));
   return { http, key, lines, close: () => void sink.end() };
 }

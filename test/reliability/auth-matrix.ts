@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
+import { IdempotencyRecords } from '../../src/api/writes/idempotency.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { startHarness, type Actor, type Harness } from './harness-app.js';
 import { send, type WireRequest, type WireResponse } from './http.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { IdempotencyRecords } from '../../src/api/middleware/idempotency.js';
+import { IdempotencyRecords } from '../../src/api/writes/idempotency.js';
 import type { RouteDef } from '../../src/api/route.js';
 import { startHarness, type Actor } from './harness-app.js';
 import { send, type WireResponse } from './http.js';

@@ -111,130 +111,156 @@ export interface OpenApiOptions {
   version?: string;
 }
 
-/**
- * The OpenAPI 3.1 document of /api/v1, built from the same route schemas that validate
- * requests (with the running config's bounds), so it cannot drift from the server; examples
- * are real answers of a recorded run (openapi/examples.json).
- */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
-export function buildOpenApi(
-  routes: readonly RouteDef[],
-  config: Config,
-  { examples = recordedExamples(), version = '0.1.0' }: OpenApiOptions = {},
-): Record<string, unknown> {
-  const bind = <T>(s: T) => bindConfig(s, config);
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes) {
-    const id = operationId(r);
-    const calls = examples.operations[id] ?? [];
-    const path = `/api/v1${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
-    const responses: Record<string, unknown> = {};
-    for (const [status, schema] of Object.entries(r.schemas.responses)) {
-      const seen = calls.filter((c) => c.status === Number(status));
-      responses[status] = {
-        description: STATUS_CODES[Number(status)] ?? 'Success',
-        headers: headersFor(r, Number(status)),
-        content: {
-          'application/json': {
-            schema: toOpenApi(bind(schema), NAMED, false),
-            ...(seen.length ? { examples: examplesMap(seen.map((c) => [c.name, c.response])) } : {}),
-          },
+/** Binds a schema's config bounds (the running config's limits). Internal. */
+type Bind = <T>(s: T) => T;
+
+/** The success answers of a route, by status, with the recorded examples. Internal. */
+function successResponses(r: RouteDef, calls: RecordedCall[], bind: Bind): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, schema] of Object.entries(r.schemas.responses)) {
+    const seen = calls.filter((c) => c.status === Number(status));
+    responses[status] = {
+      description: STATUS_CODES[Number(status)] ?? 'Success',
+      headers: headersFor(r, Number(status)),
+      content: {
+        'application/json': {
+          schema: toOpenApi(bind(schema), NAMED, false),
+          ...(seen.length ? { examples: examplesMap(seen.map((c) => [c.name, c.response])) } : {}),
         },
-      };
-    }
-    const codes = new Set<string>(['unauthorized', 'rate_limited', 'internal_error', ...(r.errors ?? [])]);
-    // Every route checks its query (unknown fields are 400); POST routes parse a JSON body.
-    codes.add('validation_failed');
-    if (r.method === 'post') codes.add('invalid_json').add('payload_too_large');
-    // Any POST write may carry an Idempotency-Key (API.md "Money"), so it may answer these too.
-    if (r.method === 'post' && r.write) codes.add('idempotency_key_reused').add('idempotency_key_in_use');
-    // A write is refused while the store cannot write to its disk (reads keep working).
-    if (r.write) codes.add('storage_unavailable');
-    const byStatus = new Map<number, string[]>();
-    for (const code of codes) {
-      const status = (ERRORS[code as keyof typeof ERRORS] ?? [400])[0];
-      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-    }
-    for (const [status, list] of byStatus) {
-      const example = (code: string): [string, unknown] => {
-        const real = calls.find(
-          (c) => c.status === status && (c.response as { error?: { code?: string } })?.error?.code === code,
-        );
-        return [code, real ? real.response : catalogueBody(code)];
-      };
-      responses[String(status)] = {
-        description: list.map((code) => `${code}: ${ERRORS[code as keyof typeof ERRORS]?.[1] ?? code}`).join('; '),
-        headers: headersFor(r, status),
-        content: {
-          'application/json': {
-            schema: { $ref: '#/components/schemas/Error' },
-            examples: examplesMap(list.map(example)),
-          },
-        },
-        // Machine-readable list of the codes behind this status (clients and the fuzz tests read it).
-        'x-error-codes': list,
-      };
-    }
-    const params = [
-      ...parameters(r, 'path', bind(r.schemas.params), calls),
-      ...parameters(r, 'query', bind(r.schemas.query), calls),
-    ];
-    if (r.method === 'post') {
-      const key = calls.map((c) => c.headers?.['Idempotency-Key']).find((v) => v !== undefined);
-      params.push({
-        name: 'Idempotency-Key',
-        in: 'header' as 'path',
-        required: false,
-        description:
-          'Any 1–255 characters, unique per operation you mean: a retry with the same key, method, path and body gets the first answer back.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-        ...(key !== undefined ? { example: key } : {}),
-      });
-    }
-    if (r.etag) {
-      // an extension: conditional reads, so a poll that finds nothing new costs no body
-      params.push({
-        name: 'If-None-Match',
-        in: 'header' as 'path',
-        required: false,
-        description:
-          'The ETag of an earlier answer to this request: 304 Not Modified (no body; counted against the conditional bucket instead of general) if nothing changed. * is answered like any read.',
-        schema: { type: 'string', maxLength: 512 },
-        example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"',
-      });
-      // no body: no media type
-      responses['304'] = {
-        description:
-          'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; counted against the conditional bucket, not general.',
-        headers: headersFor(r, 304),
-        content: {},
-      };
-    }
-    const op: Record<string, unknown> = {
-      operationId: id,
-      summary: r.summary,
-      description: description(r),
-      tags: r.tags,
-      parameters: params,
-      responses,
+      },
     };
-    // Accept/decline and leave take no body (an empty object is tolerated): none is documented.
-    const body = r.schemas.body ? (bind(r.schemas.body) as JsonSchema) : undefined;
-    if (body && Object.keys((body.properties ?? {}) as object).length) {
-      const sent = calls.filter((c) => c.body !== undefined && c.status < 300);
-      op.requestBody = {
-        required: true,
-        content: {
-          'application/json': {
-            schema: toOpenApi(body),
-            ...(sent.length ? { examples: examplesMap(sent.map((c) => [c.name, c.body])) } : {}),
-          },
-        },
-      };
-    }
-    if (r.buckets?.length) op['x-rate-limit-buckets'] = ['general', ...r.buckets];
-    (paths[path] ??= {})[r.method] = op;
   }
+  return responses;
+}
+
+/** The error codes a route may answer, by status. Internal. */
+function errorCodes(r: RouteDef): Map<number, string[]> {
+  const codes = new Set<string>(['unauthorized', 'rate_limited', 'internal_error', ...(r.errors ?? [])]);
+  // Every route checks its query (unknown fields are 400); POST routes parse a JSON body.
+  codes.add('validation_failed');
+  if (r.method === 'post') codes.add('invalid_json').add('payload_too_large');
+  // Any POST write may carry an Idempotency-Key (API.md "Money"), so it may answer these too.
+  if (r.method === 'post' && r.write) codes.add('idempotency_key_reused').add('idempotency_key_in_use');
+  // A write is refused while the store cannot write to its disk (reads keep working).
+  if (r.write) codes.add('storage_unavailable');
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) {
+    const status = (ERRORS[code as keyof typeof ERRORS] ?? [400])[0];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+}
+
+/** Adds the error answers of a route to `responses`, a real answer as each code's example where one was recorded. Internal. */
+function addErrorResponses(r: RouteDef, calls: RecordedCall[], responses: Record<string, unknown>): void {
+  for (const [status, list] of errorCodes(r)) {
+    const example = (code: string): [string, unknown] => {
+      const real = calls.find(
+        (c) => c.status === status && (c.response as { error?: { code?: string } })?.error?.code === code,
+      );
+      return [code, real ? real.response : catalogueBody(code)];
+    };
+    responses[String(status)] = {
+      description: list.map((code) => `${code}: ${ERRORS[code as keyof typeof ERRORS]?.[1] ?? code}`).join('; '),
+      headers: headersFor(r, status),
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/Error' },
+          examples: examplesMap(list.map(example)),
+        },
+      },
+      // Machine-readable list of the codes behind this status (clients and the fuzz tests read it).
+      'x-error-codes': list,
+    };
+  }
+}
+
+/**
+ * The header parameters of a route (`Idempotency-Key` on POSTs, `If-None-Match` where it
+ * answers ETags) added to `params`, and its 304 answer to `responses`. Internal.
+ */
+function addHeaderParams(
+  r: RouteDef,
+  calls: RecordedCall[],
+  params: unknown[],
+  responses: Record<string, unknown>,
+): void {
+  if (r.method === 'post') {
+    const key = calls.map((c) => c.headers?.['Idempotency-Key']).find((v) => v !== undefined);
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header' as 'path',
+      required: false,
+      description:
+        'Any 1–255 characters, unique per operation you mean: a retry with the same key, method, path and body gets the first answer back.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      ...(key !== undefined ? { example: key } : {}),
+    });
+  }
+  if (!r.etag) return;
+  // an extension: conditional reads, so a poll that finds nothing new costs no body
+  params.push({
+    name: 'If-None-Match',
+    in: 'header' as 'path',
+    required: false,
+    description:
+      'The ETag of an earlier answer to this request: 304 Not Modified (no body; counted against the conditional bucket instead of general) if nothing changed. * is answered like any read.',
+    schema: { type: 'string', maxLength: 512 },
+    example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"',
+  });
+  // no body: no media type
+  responses['304'] = {
+    description:
+      'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; counted against the conditional bucket, not general.',
+    headers: headersFor(r, 304),
+    content: {},
+  };
+}
+
+/** The request body of a route, with the bodies of recorded successful calls as examples; none for a body without fields. Internal. */
+function requestBody(r: RouteDef, calls: RecordedCall[], bind: Bind): unknown {
+  // Accept/decline and leave take no body (an empty object is tolerated): none is documented.
+  const body = r.schemas.body ? (bind(r.schemas.body) as JsonSchema) : undefined;
+  if (!body || !Object.keys((body.properties ?? {}) as object).length) return undefined;
+  const sent = calls.filter((c) => c.body !== undefined && c.status < 300);
+  return {
+    required: true,
+    content: {
+      'application/json': {
+        schema: toOpenApi(body),
+        ...(sent.length ? { examples: examplesMap(sent.map((c) => [c.name, c.body])) } : {}),
+      },
+    },
+  };
+}
+
+/** The operation of one route. Internal. */
+function operation(r: RouteDef, examples: RecordedExamples, bind: Bind): Record<string, unknown> {
+  const id = operationId(r);
+  const calls = examples.operations[id] ?? [];
+  const responses = successResponses(r, calls, bind);
+  addErrorResponses(r, calls, responses);
+  const params: unknown[] = [
+    ...parameters(r, 'path', bind(r.schemas.params), calls),
+    ...parameters(r, 'query', bind(r.schemas.query), calls),
+  ];
+  addHeaderParams(r, calls, params, responses);
+  const op: Record<string, unknown> = {
+    operationId: id,
+    summary: r.summary,
+    description: description(r),
+    tags: r.tags,
+    parameters: params,
+    responses,
+  };
+  const body = requestBody(r, calls, bind);
+  if (body) op.requestBody = body;
+  if (r.buckets?.length) op['x-rate-limit-buckets'] = ['general', ...r.buckets];
+  return op;
+}
+
+/** The named schemas of the document, with their recorded examples. Internal. */
+function componentSchemas(examples: RecordedExamples, bind: Bind): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(sharedSchemas)) {
     const seen = examples.schemas[name];
@@ -243,6 +269,36 @@ export function buildOpenApi(
   for (const [s, name] of NAMED) {
     const seen = examples.schemas[name];
     schemas[name] = { ...(toOpenApi(s) as object), ...(seen?.length ? { examples: seen } : {}) };
+  }
+  return schemas;
+}
+
+/** How a client authenticates (both ways take the same key). Internal. */
+const SECURITY_SCHEMES = {
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'Your API key (pinbot_…), from `pinbot keys create`.',
+  },
+  bearer: { type: 'http', scheme: 'bearer', description: 'The same key as Authorization: Bearer pinbot_…' },
+};
+
+/**
+ * The OpenAPI 3.1 document of /api/v1, built from the same route schemas that validate
+ * requests (with the running config's bounds), so it cannot drift from the server; examples
+ * are real answers of a recorded run (openapi/examples.json).
+ */
+export function buildOpenApi(
+  routes: readonly RouteDef[],
+  config: Config,
+  { examples = recordedExamples(), version = '0.1.0' }: OpenApiOptions = {},
+): Record<string, unknown> {
+  const bind: Bind = (s) => bindConfig(s, config);
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = `/api/v1${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
+    (paths[path] ??= {})[r.method] = operation(r, examples, bind);
   }
   return {
     openapi: '3.1.0',
@@ -265,17 +321,9 @@ export function buildOpenApi(
     tags: TAGS,
     paths,
     components: {
-      schemas,
+      schemas: componentSchemas(examples, bind),
       headers: RESPONSE_HEADERS,
-      securitySchemes: {
-        apiKey: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-API-Key',
-          description: 'Your API key (pinbot_…), from `pinbot keys create`.',
-        },
-        bearer: { type: 'http', scheme: 'bearer', description: 'The same key as Authorization: Bearer pinbot_…' },
-      },
+      securitySchemes: SECURITY_SCHEMES,
     },
   };
 }

@@ -1,4 +1,13 @@
-import type { Change, CollectionDef, ReadView, Store, StoredRecord, Tx, WriteCollection } from './types.js';
+import type {
+  Change,
+  CollectionDef,
+  ReadView,
+  Store,
+  StoredRecord,
+  TransactionOptions,
+  Tx,
+  WriteCollection,
+} from './types.js';
 
 /**
  * One write of a committed transaction: the record before and after (null when absent; `before`
@@ -11,7 +20,10 @@ export interface CommittedWrite {
   after: StoredRecord | null;
 }
 
-/** `cause` is what the store's `cause()` said when the transaction began (e.g. the API key of a request). */
+/**
+ * `cause` is the transaction's `cause` option (the API passes the id of the request's key), else
+ * what the feed's `cause()` said when the transaction began.
+ */
 export type CommitListener = (writes: readonly CommittedWrite[], read: ReadView, cause: unknown) => void;
 
 /** Lets callers hear of every committed transaction of a store. */
@@ -99,7 +111,8 @@ class NotingView<T extends StoredRecord> implements WriteCollection<T> {
  * Wraps a store so listeners hear of every committed transaction, with what it wrote (the
  * embedded server wakes the bots a change concerns; a virtual clock learns the world changed).
  * Writes are noted as they are made; a transaction that throws is undone and heard of by no one.
- * Reads go straight through.
+ * Reads go straight through. A commit's cause is its transaction's `cause` option, or what
+ * `cause()` says when it begins.
  *
  * @example const { store, commits } = observeCommits(fileStore); commits.subscribe((writes) => …);
  */
@@ -113,13 +126,13 @@ export function observeCommits(store: Store, { cause }: { cause?: () => unknown 
       return store.read;
     },
     transaction: notesItself(store)
-      ? (fn) => {
-          const why = cause?.();
+      ? (fn, options?: TransactionOptions) => {
+          const why = options?.cause ?? cause?.();
           return store.transactionNoted(fn, (writes) => tell(writes, why));
         }
-      : async (fn) => {
+      : async (fn, options?: TransactionOptions) => {
           const log: CommittedWrite[] = [];
-          const why = cause?.();
+          const why = options?.cause ?? cause?.();
           const out = await store.transaction((tx) => {
             // a store that runs the function again (PostgreSQL, after another process committed
             // first) notes only the run that committed

@@ -70,6 +70,16 @@ export interface Tx {
   col<T extends StoredRecord>(def: CollectionDef<T>): WriteCollection<T>;
 }
 
+/** How a transaction is made: what its commit is attributed to. */
+export interface TransactionOptions {
+  /**
+   * What made the change (the API passes the id of the request's key): the commit feed gives it
+   * to its listeners (store/core/commit-signal.ts), so a bot is not woken by its own replies.
+   * Stores that have no commit feed ignore it.
+   */
+  cause?: unknown;
+}
+
 /**
  * The store: state in memory, every mutation a synchronous all-or-nothing transaction.
  * `transaction` resolves once the change set is durable (for the file store: fsync'd).
@@ -81,7 +91,7 @@ export interface Store {
   readonly read: ReadView;
   /** Whether the store can write now (the file store cannot while its disk refuses writes). */
   health?(): StoreHealth;
-  transaction<R>(fn: (tx: Tx) => R): Promise<R>;
+  transaction<R>(fn: (tx: Tx) => R, options?: TransactionOptions): Promise<R>;
   /**
    * Resolves once every transaction committed so far is durable. The API awaits it before
    * answering a read, so no response shows state that a crash could still take back.

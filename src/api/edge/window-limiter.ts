@@ -1,33 +1,24 @@
 import { hash } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ClientRateLimitInfo, Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
-
-/** What a request counted against a bucket learns: on `req.rateLimit`, for the refusal and refunds. */
-export interface WindowInfo {
-  limit: number;
-  used: number;
-  remaining: number;
-  resetTime: Date | undefined;
-  key: string;
-}
+import type { Call, Next, Step, WindowInfo } from './call.js';
 
 export interface WindowLimiterOptions {
   /** The bucket's name, as the `RateLimit` fields name it. */
   name: string;
   windowMs: number;
   /** The limit for this request's client (users may have limits of their own). */
-  limit: (req: Request) => number;
+  limit: (call: Call) => number;
   /** Whom the request is counted for (a user id, a client address). */
-  key: (req: Request) => string;
+  key: (call: Call) => string;
   /** Where the counts live (in memory on the clock, or in a shared database). */
   store: RateLimitStore;
   clock: Clock;
   /** A store that fails lets requests through (it is shared; the store behind the API refuses them anyway). */
   passOnStoreError: boolean;
   onStoreError?: (err: unknown) => void;
-  /** Answers a request over the limit (`req.rateLimit` is set). */
-  refuse: (req: Request, res: Response, next: NextFunction) => void;
+  /** Answers a request over the limit (`call.rateLimit` is set). */
+  refuse: (call: Call, next: Next) => void;
 }
 
 /** Most partition keys kept; past it the cache starts again (client addresses are anyone's to choose). */
@@ -48,9 +39,9 @@ const MAX_KEYS = 10_000;
  * wall clock, so under a virtual clock `t` was wrong.
  *
  * @example
- * const general = windowLimiter({ name: 'general', windowMs: 60_000, limit: () => 100, key: (r) => r.user!.id, store, clock, passOnStoreError: false, refuse });
+ * const general = windowLimiter({ name: 'general', windowMs: 60_000, limit: () => 100, key: (c) => c.user!.id, store, clock, passOnStoreError: false, refuse });
  */
-export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
+export function windowLimiter(o: WindowLimiterOptions): Step {
   const windowSeconds = Math.ceil(o.windowMs / 1000);
   o.store.init?.({ windowMs: o.windowMs } as Parameters<NonNullable<RateLimitStore['init']>>[0]);
   const policies = new Map<string, { limit: number; text: string }>();
@@ -66,8 +57,9 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
     return text;
   };
 
-  const counted = (req: Request, res: Response, next: NextFunction, key: string, hits: ClientRateLimitInfo) => {
-    const limit = o.limit(req);
+  const counted = (call: Call, next: Next, key: string, hits: ClientRateLimitInfo) => {
+    const limit = o.limit(call);
+    const res = call.res;
     const info: WindowInfo = {
       limit,
       used: hits.totalHits,
@@ -75,7 +67,7 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
       resetTime: hits.resetTime,
       key,
     };
-    (req as Request & { rateLimit?: WindowInfo }).rateLimit = info;
+    call.rateLimit = info;
     if (!res.headersSent) {
       const reset = info.resetTime
         ? Math.max(0, Math.ceil((info.resetTime.getTime() - o.clock.now()) / 1000))
@@ -83,17 +75,17 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
       res.appendHeader('RateLimit', `"${o.name}"; r=${info.remaining}; t=${reset}`);
       res.appendHeader('RateLimit-Policy', policyOf(key, limit));
     }
-    if (hits.totalHits > limit) return o.refuse(req, res, next);
+    if (hits.totalHits > limit) return o.refuse(call, next);
     next();
   };
-  const failed = (next: NextFunction, err: unknown) => {
+  const failed = (next: Next, err: unknown) => {
     if (!o.passOnStoreError) return next(err);
     o.onStoreError?.(err);
     next();
   };
 
-  return (req, res, next) => {
-    const key = o.key(req);
+  return (call, next) => {
+    const key = o.key(call);
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
       hits = o.store.increment(key);
@@ -105,13 +97,13 @@ export function windowLimiter(o: WindowLimiterOptions): RequestHandler {
       hits.then(
         (h) => {
           try {
-            counted(req, res, next, key, h);
+            counted(call, next, key, h);
           } catch (err) {
             next(err);
           }
         },
         (err: unknown) => failed(next, err),
       );
-    } else counted(req, res, next, key, hits);
+    } else counted(call, next, key, hits);
   };
 }

@@ -1,12 +1,11 @@
-import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, type Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { BucketConfig, Config } from '../../config/schema.js';
 import { parseDuration } from '../../util/duration.js';
 import { ApiError } from '../errors.js';
 import { ClockRateStore } from './clock-rate-store.js';
-import { quietLine } from './request-log.js';
-import { windowLimiter, type WindowInfo } from './window-limiter.js';
+import type { Call, Step } from './call.js';
+import { windowLimiter } from './window-limiter.js';
 import { metrics } from '../../telemetry/metrics.js';
 
 /** The buckets counted per user (API.md "Rate limits"), and `anonymous`, counted per client address. */
@@ -33,10 +32,10 @@ export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
  * saying which count at all (a request path leaves the others out rather than calling them),
  * `refund` and `giveBack`.
  */
-export type Limiters = Record<LimiterName, RequestHandler> & {
+export type Limiters = Record<LimiterName, Step> & {
   readonly enabled: Readonly<Record<LimiterName, boolean>>;
-  refund(req: Request, res: Response): void;
-  giveBack(bucket: 'anonymous', req: Request): void;
+  refund(call: Call): void;
+  giveBack(bucket: 'anonymous', call: Call): void;
 };
 
 /**
@@ -57,12 +56,12 @@ export function createLimiters(
   const stores = new Map<LimiterName, RateLimitStore>();
   const own = config.rate_limits.users ?? {};
   /** A user's own limit of a bucket (rate_limits.users, by PIN or display name). Internal. */
-  const limitOf = (name: UserBucket, fallback: number) => (req: Request) => {
-    const u = req.user;
+  const limitOf = (name: UserBucket, fallback: number) => (call: Call) => {
+    const u = call.user;
     return (u && (own[u.pin_code]?.[name] ?? own[u.display_name]?.[name])) ?? fallback;
   };
-  const make = (name: LimiterName, bucket: BucketConfig): RequestHandler => {
-    if (!config.rate_limits.enabled) return (_req, _res, next) => next();
+  const make = (name: LimiterName, bucket: BucketConfig): Step => {
+    if (!config.rate_limits.enabled) return (_call, next) => next();
     const windowMs = parseDuration(bucket.window)!;
     const perAddress = name === 'anonymous';
     const limited = metrics.rateLimited.cell(name);
@@ -74,18 +73,18 @@ export function createLimiters(
       name,
       windowMs,
       limit,
-      key: perAddress ? (req: Request) => ipKeyGenerator(req.ip ?? 'unknown') : (req: Request) => req.user!.id,
+      key: perAddress ? (call: Call) => ipKeyGenerator(call.ip || 'unknown') : (call: Call) => call.user!.id,
       store,
       clock,
       passOnStoreError: shared !== undefined,
       onStoreError: (err) => onStoreError?.(err, name),
-      refuse: (req, res, next) => {
-        const info = (req as Request & { rateLimit?: WindowInfo }).rateLimit;
+      refuse: (call, next) => {
+        const info = call.rateLimit;
         const reset = info?.resetTime?.getTime() ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
         limited.value++;
-        if (perAddress && (info?.used ?? 0) > bucket.limit + 1) quietLine(res);
-        res.setHeader('Retry-After', String(retryAfter));
+        if (perAddress && (info?.used ?? 0) > bucket.limit + 1) call.quiet = true;
+        call.res.setHeader('Retry-After', String(retryAfter));
         const what = perAddress
           ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})`
           : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;
@@ -108,14 +107,15 @@ export function createLimiters(
     groups: make('groups', r.groups),
     conditional: make('conditional', r.conditional),
     anonymous: make('anonymous', r.anonymous),
-    giveBack(bucket, req) {
+    giveBack(bucket, call) {
       const store = stores.get(bucket);
-      if (store) void Promise.resolve(store.decrement(ipKeyGenerator(req.ip ?? 'unknown'))).catch(() => undefined);
+      if (store) void Promise.resolve(store.decrement(ipKeyGenerator(call.ip || 'unknown'))).catch(() => undefined);
     },
-    refund(req, res) {
+    refund(call) {
       const store = stores.get('general');
-      if (!store || !req.user) return;
-      const key = req.user.id;
+      if (!store || !call.user) return;
+      const key = call.user.id;
+      const res = call.res;
       void Promise.resolve(store.decrement(key)).catch(() => undefined);
       // what is left once this request is given back (other requests may have come meanwhile);
       // a shared store is asked nothing more: its answer would come after the headers
@@ -123,7 +123,7 @@ export function createLimiters(
       if (typeof field !== 'string') return;
       const hits = store instanceof ClockRateStore ? store.get(key)?.totalHits : undefined;
       const left = (n: string) =>
-        hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(req) - hits);
+        hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(call) - hits);
       res.setHeader(
         'RateLimit',
         field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${left(n)}`),

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Request, Response } from 'express';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
+import type { Call } from './call.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -58,17 +58,8 @@ export function loggedHeaders(headers: IncomingHttpHeaders): { headers: Record<s
   return other.length ? { headers: out, other } : { headers: out };
 }
 
-/** Marks a response whose log line is not worth writing one by one (a flood the rate limit refuses). */
-export function quietLine(res: Response): void {
-  res.locals.quietLog = true;
-}
-
 /** Told of every finished request, its status and its time in ms (the metrics: telemetry/http-metrics.ts). */
-export type RequestRecorder = (req: Request, status: number, ms: number) => void;
-
-/** Where a request's log line state is kept on the response. Internal. */
-const STARTED = Symbol('request started');
-type Logged = Response & { [STARTED]?: number };
+export type RequestRecorder = (req: IncomingMessage, status: number, ms: number) => void;
 
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
@@ -76,22 +67,21 @@ type Logged = Response & { [STARTED]?: number };
  * `{ req: { id, method, url, headers, other_headers? }, res: { statusCode }, responseTime,
  * user_id }` at `error` for 5xx, `info` for 4xx, `debug` otherwise (successes show with
  * `log.level: debug`). Only allow-listed header values are written, cut short; keys are
- * redacted from them and from the URL. Lines marked quiet (`quietLine`) are counted and
+ * redacted from them and from the URL. Lines of quiet calls (`call.quiet`) are counted and
  * summed up in one `request lines not written` line before the next written one. `record`, when
- * given, hears of every finished request, whatever the log level. `req.log` is
- * the logger, for the error handler. Returns the function to call once per request (the API's
- * front, api/app.ts).
+ * given, hears of every finished request, whatever the log level. Returns the function the
+ * edge calls once per request (api/edge/front.ts).
  *
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
  * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written,
- * and every request shares one `close` listener (no closure per request).
+ * and a request costs one small closure (its `close` listener).
  *
  * @example
  * const logRequest = requestLog(log);
- * app.use((req, res, next) => { logRequest(req, res); next(); });
+ * logRequest(call); // when the call is made
  */
-export function requestLog(log: Logger, record?: RequestRecorder): (req: Request, res: Response) => void {
+export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) => void {
   let quiet = 0;
   const reportQuiet = () => {
     log.warn(
@@ -101,42 +91,40 @@ export function requestLog(log: Logger, record?: RequestRecorder): (req: Request
     quiet = 0;
   };
   // 'close' comes once per response, after 'finish' or when the client went away first.
-  function onClose(this: Logged): void {
-    const res = this;
-    if (record) record(res.req, res.statusCode, performance.now() - (res[STARTED] ?? 0));
+  const onClose = (call: Call): void => {
+    const res = call.res;
+    if (record) record(call.req, res.statusCode, performance.now() - call.started);
     const level = levelOf(res.statusCode);
     if (!log.isLevelEnabled(level)) return;
-    if (res.locals.quietLog) {
+    if (call.quiet) {
       if (++quiet >= QUIET_REPORT_EVERY) reportQuiet();
       return;
     }
     if (quiet) reportQuiet();
-    const req = res.req;
-    const responseTime = Math.round(performance.now() - (res[STARTED] ?? 0));
-    const { headers, other } = loggedHeaders(req.headers);
-    const url = redactUrl(req.originalUrl);
+    const responseTime = Math.round(performance.now() - call.started);
+    const { headers, other } = loggedHeaders(call.req.headers);
+    const url = redactUrl(call.originalUrl);
     const line = {
       req: {
-        id: req.id,
-        method: req.method,
+        id: call.id,
+        method: call.method,
         url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url,
         headers,
         ...(other ? { other_headers: other } : {}),
       },
       res: { statusCode: res.statusCode },
       responseTime,
-      ...(req.user ? { user_id: req.user.id } : {}),
+      ...(call.user ? { user_id: call.user.id } : {}),
     };
     log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
-  }
-  return (req, res) => {
-    const incoming = req.headers['x-request-id'];
+  };
+  return (call) => {
+    const incoming = call.req.headers['x-request-id'];
     const id =
       typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
-    req.id = id;
-    (req as Request & { log: Logger }).log = log;
-    res.setHeader('X-Request-Id', id);
-    (res as Logged)[STARTED] = performance.now();
-    res.on('close', onClose);
+    call.id = id;
+    call.res.setHeader('X-Request-Id', id);
+    call.started = performance.now();
+    call.res.on('close', () => onClose(call));
   };
 }

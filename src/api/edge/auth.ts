@@ -1,11 +1,12 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { ReadView } from '../../store/core/types.js';
 import { authenticate, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
+import type { Call, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
 
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */
-export function presentedKey(req: Request): string | undefined {
+export function presentedKey(req: IncomingMessage): string | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header) return header.trim();
   const auth = req.headers.authorization;
@@ -24,30 +25,30 @@ export function authMiddleware(
   db: ReadView,
   usage: KeyUsage,
   clock: Clock,
-  failures: RequestHandler = (_req, _res, next) => next(),
+  failures: Step = (_call, next) => next(),
   refresh?: () => Promise<void>,
-) {
-  const fail = (req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
-    failures(req, res, (err?: unknown) => next(err ?? new ApiError('unauthorized')));
+): Step {
+  const fail = (call: Call, next: Next) => {
+    call.res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    failures(call, (err?: unknown) => next(err ?? new ApiError('unauthorized')));
   };
-  const pass = (req: Request, found: NonNullable<ReturnType<typeof authenticate>>, next: NextFunction) => {
+  const pass = (call: Call, found: NonNullable<ReturnType<typeof authenticate>>, next: Next) => {
     usage.touch(found.key.id, clock.now());
-    req.user = found.user;
-    // its writes are made with this key (api/request-context.ts)
-    req.keyId = found.key.id;
+    call.user = found.user;
+    // its writes are made with this key: the cause of their commits
+    call.keyId = found.key.id;
     next();
   };
-  return (req: Request, res: Response, next: NextFunction) => {
-    const key = presentedKey(req);
+  return (call, next) => {
+    const key = presentedKey(call.req);
     const found = key ? authenticate(db, key) : undefined;
-    if (found) return pass(req, found, next);
-    if (!key || !refresh) return fail(req, res, next);
+    if (found) return pass(call, found, next);
+    if (!key || !refresh) return fail(call, next);
     refresh().then(
       () => {
         const again = authenticate(db, key);
-        if (again) pass(req, again, next);
-        else fail(req, res, next);
+        if (again) pass(call, again, next);
+        else fail(call, next);
       },
       (err: unknown) => next(err),
     );
