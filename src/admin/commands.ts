@@ -20,7 +20,8 @@ export { AdminError } from './errors.js';
 
 function str(args: AdminArgs, name: string): string {
   const v = args[name];
-  if (typeof v !== 'string' || v.trim() === '') throw new AdminError(`--${name.replace(/_/g, '-')} is required`);
+  if (typeof v !== 'string' || v.trim() === '')
+    throw AdminError.forArg(name, `--${name.replace(/_/g, '-')}`, 'is required');
   return v;
 }
 
@@ -39,9 +40,8 @@ function pinUser(ctx: AdminContext, pin: string) {
 function cents(args: AdminArgs, name: string, { zero = false } = {}): number {
   const c = parseAmountText(String(args[name] ?? ''));
   if (c === undefined || (!zero && c === 0) || c > MAX_GRANT * CENTS) {
-    throw new AdminError(
-      `--${name} must be a number ${zero ? '≥ 0' : '> 0'} with at most 2 decimals and at most ${MAX_GRANT}, e.g. 25 or 12.50`,
-    );
+    const range = `${zero ? '≥ 0' : '> 0'} with at most 2 decimals and at most ${MAX_GRANT}, e.g. 25 or 12.50`;
+    throw AdminError.forArg(name, `--${name}`, `must be a number ${range}`);
   }
   return c;
 }
@@ -50,7 +50,7 @@ function cents(args: AdminArgs, name: string, { zero = false } = {}): number {
 export const adminCommands = {
   'users.add': defineCommand<{ name: string; balance?: string; allow_duplicate?: boolean }>()(async (ctx, args) => {
     const name = str(args, 'name');
-    if (name.trim().length > 100) throw new AdminError('--name is at most 100 characters');
+    if (name.trim().length > 100) throw AdminError.forArg('name', '--name', 'is at most 100 characters');
     const balance = args.balance === undefined ? 0 : cents(args, 'balance', { zero: true });
     const allowDuplicate = args.allow_duplicate === true;
     const { user, key, namesakes } = await ctx.store.transaction((tx) => {
@@ -105,7 +105,7 @@ export const adminCommands = {
   'clock.advance': defineCommand<{ duration: string }>()(async (ctx, args) => {
     const clock = virtualClock(ctx);
     const ms = parseDuration(str(args, 'duration'));
-    if (ms === undefined) throw new AdminError('DURATION is like 90s, 15m, 2h or 3d');
+    if (ms === undefined) throw AdminError.forArg('duration', 'DURATION', 'is like 90s, 15m, 2h or 3d');
     await clock.advance(ms);
     return { now: iso(clock.now()) };
   }),
@@ -114,7 +114,7 @@ export const adminCommands = {
     const text = str(args, 'iso');
     const ms = Date.parse(text);
     if (!Number.isFinite(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text))
-      throw new AdminError('ISO is a date-time like 2026-12-01T09:00:00Z');
+      throw AdminError.forArg('iso', 'ISO', 'is a date-time like 2026-12-01T09:00:00Z');
     await clock.advanceTo(ms);
     return { now: iso(clock.now()) };
   }),

@@ -4,6 +4,7 @@ import type { ConsoleSession } from './access.js';
 import type { ConsoleState } from './console-state.js';
 import type { html } from './html.js';
 import { page } from './layout.js';
+import { type CallCommand, commandsOf, type ServerCommands } from '../services/commands.js';
 
 /** A page handler of the console, with the request's session. */
 export type Handler = (req: Request, res: Response, s: ConsoleSession) => Promise<void> | void;
@@ -32,7 +33,7 @@ export interface ConsoleRoutes {
   /** Answers a short text (`404 no such bot`, a refusal): the console's one error shape. */
   plain(res: Response, status: number, text: string): void;
   /** Runs an admin command (the console acts through the admin commands, as the CLI does). */
-  command<T>(name: string, args?: Record<string, unknown>): Promise<T>;
+  command: CallCommand<ServerCommands>;
   /**
    * On a virtual clock, what a console action made due now (the bots it woke, a resumed bot's
    * first poll) runs now, without moving time. Not awaited: the page comes back at once and
@@ -69,8 +70,7 @@ export function consoleRoutes(app: Express, st: ConsoleState): ConsoleRoutes {
       res.redirect(303, to);
     },
     plain,
-    command: async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> =>
-      st.ctx.command!(name, args) as Promise<T>,
+    command: commandsOf(st.ctx),
     settleSoon() {
       const clock = st.ctx.clock;
       if (clock instanceof VirtualClock)

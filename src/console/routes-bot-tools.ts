@@ -19,21 +19,18 @@ const SCENARIO_TRACES = 1000;
  * costs CPU: it is a POST (CSRF-checked, as every change), one at a time, and its result is kept
  * per session (the last one) for the page it redirects to.
  */
-export function botToolRoutes({ st, get, post, send, back }: ConsoleRoutes): void {
+export function botToolRoutes({ st, get, post, send, back, command }: ConsoleRoutes): void {
   const results = new WeakMap<ConsoleSession, WhatIfView>();
   let running = false;
-  const command = async <T>(name: string, args: Record<string, unknown> = {}): Promise<T> =>
-    st.ctx.command!(name, args) as Promise<T>;
   /** The bot's file, as the running server has it; a 404 for a name that is not a bot. */
   const fileOf = async (name: string, res: Response): Promise<string | undefined> => {
     if (!BOT_NAME.test(name)) return void res.status(404).type('text/plain').send('no such bot');
-    const { bots } = await command<{ bots: BotStatus[] }>('bots.status');
+    const { bots } = await command('bots.status');
     const file = bots.find((b) => b.name === name)?.file;
     if (!file) res.status(404).type('text/plain').send(`no bot file named ${name} is loaded here`);
     return file;
   };
-  const traces = async (name: string, limit: number) =>
-    (await command<{ traces: Trace[] }>('bots.trace', { name, limit })).traces;
+  const traces = async (name: string, limit: number) => (await command('bots.trace', { name, limit })).traces;
   const page = (name: string) => `/console/bots/${encodeURIComponent(name)}`;
 
   post('/console/bots/:name/what-if', async (req, res, s) => {

@@ -7,12 +7,12 @@ import { botBody, botsBody } from './pages-bots.js';
 
 /** What the bot page shows of one bot, each part empty when its command fails. Internal. */
 async function botView(r: ConsoleRoutes, name: string) {
-  const { bots } = await r.command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
-  const traces = await r.command<{ traces: Trace[] }>('bots.trace', { name, limit: 100 }).then(
+  const { bots } = await r.command('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
+  const traces = await r.command('bots.trace', { name, limit: 100 }).then(
     (x) => x.traces,
     () => [] as Trace[],
   );
-  const dialogs = await r.command<{ dialogs: DialogView[] }>('bots.dialogs', { name }).then(
+  const dialogs = await r.command('bots.dialogs', { name }).then(
     (x) => x.dialogs,
     () => undefined,
   );
@@ -23,12 +23,12 @@ async function botView(r: ConsoleRoutes, name: string) {
 export function botRoutes(r: ConsoleRoutes): void {
   const { st, get, post, send, back, plain } = r;
   get('/console/bots', async (req, res, s) => {
-    const { bots } = await r.command<{ bots: BotStatus[] }>('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
+    const { bots } = await r.command('bots.status').catch(() => ({ bots: [] as BotStatus[] }));
     const charts = { health: st.history.health(), series: st.history.botSeries.bind(st.history) };
     send(req, res, s, 'Bots', 'bots', botsBody(bots, s, charts));
   });
   post('/console/bots/reload', async (_req, res, s) => {
-    const { bots } = await r.command<{ bots: BotStatus[] }>('bots.reload');
+    const { bots } = await r.command('bots.reload');
     r.settleSoon();
     back(res, s, '/console/bots', true, `reloaded: ${bots.length} bot file${bots.length === 1 ? '' : 's'}`);
   });
@@ -55,7 +55,7 @@ export function botRoutes(r: ConsoleRoutes): void {
       typeof body.conversation === 'string' && body.conversation ? { conversation: body.conversation } : {};
     try {
       const args = { name, pin: String(body.pin ?? ''), ...conversation };
-      const { ended } = await r.command<{ ended: DialogView[] }>('bots.end_dialog', args);
+      const { ended } = await r.command('bots.end_dialog', args);
       r.settleSoon();
       back(res, s, to, true, `ended: ${ended.map((d) => d.person).join(', ')}`);
     } catch (err) {

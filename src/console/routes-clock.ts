@@ -1,3 +1,4 @@
+import { AdminError } from '../admin/errors.js';
 import { iso } from '../clock/clock.js';
 import type { PluginReport } from '../plugin-api/host.js';
 import type { ConsoleRoutes } from './console-routes.js';
@@ -18,7 +19,7 @@ function moveClock(r: ConsoleRoutes, name: 'clock.advance' | 'clock.set', field:
       return back(res, s, '/console/clock', false, why);
     }
     try {
-      const moved = await r.command<{ now: string }>(name, { [field]: value });
+      const moved = await r.command(name, { [field]: value } as { duration: string } & { iso: string });
       if (st.recording.on && st.recording.steps.length < MAX_RECORDED)
         st.recording.steps.push(
           name === 'clock.advance'
@@ -28,7 +29,7 @@ function moveClock(r: ConsoleRoutes, name: 'clock.advance' | 'clock.set', field:
       st.live.changed('clock');
       back(res, s, '/console/clock', true, `now ${moved.now}`);
     } catch (err) {
-      const text = (err as Error).message.replace(/^DURATION/, 'the duration').replace(/^ISO/, 'the time');
+      const text = AdminError.wordedFor(err, (arg) => (arg === 'iso' ? 'the time' : `the ${arg}`));
       back(res, s, '/console/clock', false, text);
     }
   });
@@ -48,9 +49,7 @@ export function clockRoutes(r: ConsoleRoutes): void {
 /** The Plugins section: what each plugin of the project is doing. */
 export function pluginRoutes(r: ConsoleRoutes): void {
   r.get('/console/plugins', async (req, res, s) => {
-    const report = await r
-      .command<{ plugins: PluginReport[]; problems: string[] }>('plugins.status')
-      .catch(() => ({ plugins: [], problems: [] }));
+    const report = await r.command('plugins.status').catch(() => ({ plugins: [], problems: [] }));
     r.send(req, res, s, 'Plugins', 'plugins', pluginsBody(report));
   });
 }

@@ -1,3 +1,4 @@
+import { AdminError } from '../admin/errors.js';
 import type { Request, Response } from 'express';
 import { Users, type User } from '../domain/users/users.js';
 import type { ActedRequest } from './act-as.js';
@@ -36,14 +37,20 @@ export function userRoutes(r: ConsoleRoutes): void {
     const balance = (b.balance ?? '').trim();
     const given = balance && balance !== '0';
     try {
-      const made = await r.command<{ id: string; display_name: string; pin_code: string }>('users.add', {
+      const made = await r.command('users.add', {
         name: b.name ?? '',
         ...(given ? { balance } : {}),
       });
       const text = `created ${made.display_name} (${made.pin_code})${given ? ` with ${balance}` : ''}`;
       back(res, s, `/console/users/${made.id}`, true, text);
     } catch (err) {
-      back(res, s, '/console/users', false, (err as Error).message.replace(/^--/, ''));
+      back(
+        res,
+        s,
+        '/console/users',
+        false,
+        AdminError.wordedFor(err, (arg) => arg),
+      );
     }
   });
   get('/console/users/:id', async (req, res, s) => {

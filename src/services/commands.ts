@@ -10,7 +10,10 @@ export type ServerCommands = typeof adminCommands & BotCommands & PluginCommands
 export type CommandName = keyof ServerCommands & string;
 
 /** A command called by name, its arguments and its answer typed by the command's definition. */
-export type CallCommand<T> = <N extends keyof T & string>(name: N, args: ArgsOf<T[N]>) => Promise<ResultOf<T[N]>>;
+export type CallCommand<T> = <N extends keyof T & string>(
+  name: N,
+  ...args: Record<never, never> extends ArgsOf<T[N]> ? [args?: ArgsOf<T[N]>] : [args: ArgsOf<T[N]>]
+) => Promise<ResultOf<T[N]>>;
 
 /**
  * `ctx.command` typed by the server's commands: the one place the answer of a command called by
@@ -19,8 +22,8 @@ export type CallCommand<T> = <N extends keyof T & string>(name: N, args: ArgsOf<
  * @example const { bots } = await commandsOf(ctx)('bots.status', {});
  */
 export function commandsOf(ctx: Pick<ServerContext, 'command'>): CallCommand<ServerCommands> {
-  return (name, args) => {
+  return (name, ...args) => {
     if (!ctx.command) return Promise.reject(new Error('this server runs no operator commands'));
-    return ctx.command(name, args) as Promise<never>;
+    return ctx.command(name, args[0] ?? {}) as Promise<never>;
   };
 }
