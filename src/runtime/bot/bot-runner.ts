@@ -3,6 +3,7 @@ import { isTransient, UnauthorizedError } from '../../client/errors.js';
 import type { UserRef } from '../../client/types.js';
 import { VirtualClock } from '../../clock/virtual-clock.js';
 import { MemoryStore } from '../../store/core/memory-store.js';
+import type { Store } from '../../store/core/types.js';
 import { RuleRunner } from '../run/rule-runner.js';
 import { byServerTime } from '../contract/event-order.js';
 import { PollLoop, type SourceResult } from './poll-loop.js';
@@ -10,7 +11,7 @@ import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from
 import { BotMemory } from '../state/memory.js';
 import { varsTrace } from '../state/traces.js';
 import type { BotEvent } from '../contract/types.js';
-import { findIdentity, serverOffset } from './identity.js';
+import { findIdentity, serverOffset, type Identity } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
 import { WakeUps } from './wake-ups.js';
 import { DEFAULT_STEP_TIMEOUT_MS, type RunnerOptions, type RunnerStatus } from './runner-options.js';
@@ -101,7 +102,10 @@ export class BotRunner {
     if (this.status !== 'failed') this.status = 'stopped';
   }
 
-  /** Polls now (tests, `pinbot bots` tools) and waits until the events it found are handled or parked. */
+  /**
+   * Polls now (tests, `pinbot bots` tools) and waits until the events it found are handled or
+   * parked.
+   */
   async pollNow(): Promise<void> {
     await this.started;
     await this.pollLoop?.pollNow();
@@ -172,47 +176,73 @@ export class BotRunner {
   }
 
   /** Identity, state, resumed events, startup, schedules. False when the bot cannot run. */
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: longer than 80 lines before the rule; to split (issue 28 item 4)
   private async begin(pause: () => void, resume: () => void): Promise<boolean> {
-    const { bot, log } = this.o;
-    const signal = this.ac.signal;
+    const identity = await this.identify(pause, resume);
+    if (!identity) return false;
+    this.api = identity.api;
+    this.me = identity.me;
+    const store = await this.openStore();
+    this.state = new BotState(store, this.o.bot.name);
+    // listen for changes before the baseline is taken: nothing between the two is missed
+    const unlisten = this.wakeUps.listen({ userId: identity.me.id, ownKey: identity.keyId });
+    if (unlisten) this.cleanups.push(unlisten);
+    this.rules = this.ruleRunner(identity, this.state);
+    const { boots, changed, varsNote } = await this.boot(identity, store);
+    // dialogs whose step the bot file no longer has end; the others resume with their entries
+    await this.rules.endOrphans();
+    for (const entry of this.state.inbox()) this.dispatch(entry);
+    await this.startTriggers(boots);
+    this.running(identity, changed, varsNote);
+    return true;
+  }
+
+  /**
+   * Who the bot is, waiting for its user (or the server); undefined when it cannot run. Internal.
+   */
+  private async identify(pause: () => void, resume: () => void): Promise<Identity | undefined> {
     const waiting = (message: string) => {
       this.status = 'waiting';
       this.message = message;
       this.ready();
     };
+    const { bot, log, clock } = this.o;
     const identity = await findIdentity({
       bot,
       log,
-      clock: this.o.clock,
-      signal,
+      clock,
+      signal: this.ac.signal,
       identity: this.o.identity,
       waiting,
       pause,
       resume,
     });
-    if (identity === 'unauthorized') return (this.unauthorized(), false);
-    if (!identity) return (this.ready(), false);
-    this.api = identity.api;
-    this.me = identity.me;
-    let store = await this.o.openStore();
-    if (this.o.dryRun) {
-      // a dry run works on a copy: it polls and evaluates for real but persists nothing
-      const copy = new MemoryStore();
-      await new BotState(store, bot.name).copyTo(copy);
-      store = copy;
-    }
-    this.state = new BotState(store, bot.name);
-    // listen for changes before the baseline is taken: nothing between the two is missed
-    const unlisten = this.wakeUps.listen({ userId: identity.me.id, ownKey: identity.keyId });
-    if (unlisten) this.cleanups.push(unlisten);
-    this.rules = new RuleRunner({
-      bot,
-      state: this.state,
+    if (identity === 'unauthorized') return void this.unauthorized();
+    if (!identity) return void this.ready();
+    return identity;
+  }
+
+  /**
+   * The store of the bot's state; a dry run works on a copy (it polls and evaluates for real but
+   * persists nothing). Internal.
+   */
+  private async openStore(): Promise<Store> {
+    const store = await this.o.openStore();
+    if (!this.o.dryRun) return store;
+    const copy = new MemoryStore();
+    await new BotState(store, this.o.bot.name).copyTo(copy);
+    return copy;
+  }
+
+  /** The rule runner of this start. Internal. */
+  private ruleRunner(identity: Identity, state: BotState): RuleRunner {
+    const signal = this.ac.signal;
+    return new RuleRunner({
+      bot: this.o.bot,
+      state,
       api: identity.api,
       me: identity.me,
       traces: this.o.traces,
-      log,
+      log: this.o.log,
       clock: this.o.clock,
       dryRun: this.o.dryRun,
       signal,
@@ -226,13 +256,22 @@ export class BotRunner {
         if (entry && !signal.aborted) this.dispatch(entry, true);
       },
     });
+  }
+
+  /**
+   * The start: the baseline of new sources, the boot count and `vars:` edits, memory aged out
+   * while the bot did not run, and the inbox fed by other processes. Internal.
+   */
+  private async boot(identity: Identity, store: Store) {
+    const { bot } = this.o;
+    const state = this.state!;
     // the start is the baseline of sources not polled yet: what comes after it is not history.
     // It is compared with the server's times: in the server's clock when that one is off
     // On a real clock the millisecond of the start counts as after it (an event at the very
     // moment of the start is not lost); a virtual clock stands still, so there it is history.
     const now = this.o.clock.now();
     this.baselineAt = now + serverOffset(identity.api, now) - (this.o.clock.virtual ? 0 : 1);
-    const { boots, changed } = await this.state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
+    const { boots, changed } = await state.boot(bot.spec.vars ?? {}, bot.sources, this.baselineAt);
     // an edited `vars:` value wins over what the bot had: said in the start's log line and the trace
     const varsNote = changed.length ? describeVarChanges(changed) : undefined;
     if (varsNote) this.o.traces.add(varsTrace(bot, boots, now, varsNote));
@@ -241,26 +280,27 @@ export class BotRunner {
     await memory.sweep();
     if (bot.memory.ttlMs !== undefined) this.sweepEvery(memory, Math.min(bot.memory.ttlMs, 3_600_000));
     // what other processes queue for this bot (pushes they received) is handled here
-    if (this.o.inbox) {
-      const state = this.state;
+    if (this.o.inbox)
       this.cleanups.push(
         this.o.inbox.subscribe(bot.name, (id) => {
           const entry = state.entry(id);
           if (entry && !this.ac.signal.aborted) this.dispatch(entry);
         }),
       );
-    }
-    // dialogs whose step the bot file no longer has end; the others resume with their entries
-    await this.rules.endOrphans();
-    for (const entry of this.state.inbox()) this.dispatch(entry);
+    return { boots, changed, varsNote };
+  }
+
+  /** Schedules and push sources, then `startup` if a rule listens to it. Internal. */
+  private async startTriggers(boots: number): Promise<void> {
+    const { bot } = this.o;
     const emit = (e: Omit<BotEvent, 'at'>, fired?: { rule: string; at: number }) => this.emit(e, false, fired);
     this.cleanups.push(
       ...(await setUpTriggers({
         bot,
-        state: this.state,
+        state: this.state!,
         clock: this.o.clock,
         scheduler: this.o.scheduler,
-        log,
+        log: this.o.log,
         emit,
         push: (trigger, e) => this.push(trigger, e),
       })),
@@ -274,6 +314,11 @@ export class BotRunner {
         },
         false,
       );
+  }
+
+  /** The bot runs: its status, and the start's log line. Internal. */
+  private running(identity: Identity, changed: unknown[], varsNote: string | undefined): void {
+    const { bot } = this.o;
     this.status = 'running';
     this.message = `as ${identity.me.display_name} (${identity.me.pin_code})${this.o.dryRun ? ', dry run' : ''}`;
     const fields = {
@@ -282,9 +327,8 @@ export class BotRunner {
       sources: bot.sources,
       ...(changed.length ? { vars: changed } : {}),
     };
-    log.info(fields, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
+    this.o.log.info(fields, `bot ${bot.name} running ${this.message}${varsNote ? `; ${varsNote}` : ''}`);
     this.ready();
-    return true;
   }
 
   /**
@@ -399,7 +443,10 @@ export class BotRunner {
     });
   }
 
-  /** Queues an event that did not come from polling (schedule, startup) and waits for its runs to settle. */
+  /**
+   * Queues an event that did not come from polling (schedule, startup) and waits for its runs to
+   * settle.
+   */
   private async emit(e: Omit<BotEvent, 'at'>, wait = true, fired?: { rule: string; at: number }): Promise<void> {
     if (!this.state || this.ac.signal.aborted) return;
     const created = await this.state.commit({}, [{ ...e, at: this.o.clock.now() }], fired);

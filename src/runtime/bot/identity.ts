@@ -85,7 +85,7 @@ export interface BotIdentity {
 /**
  * The identities of a host's bots, in one place: a bot's key (its `key:`, or for `as:` the one
  * the embedded server's IdentityProvider gives, which also says who the key is: no `GET /me`),
- * its client, built once, on the rate budget it shares with the other bots of its user (the
+ * its client, on the rate budget it shares with the other bots of its user (the
  * server counts every key of a user together), and the users bots act as (`ignore_bots`).
  */
 export class BotIdentities {
@@ -108,7 +108,7 @@ export class BotIdentities {
     for (const id of ids) this.users.add(id);
   }
 
-  /** Finds who `bot` is and builds its client, once. Internal. */
+  /** Finds who `bot` is and builds its client on its user's budget. Internal. */
   private async identify(bot: CompiledBot, base: string, log: Logger, signal: AbortSignal): Promise<Identity> {
     const { apiKey, known, keyId } = await this.keyOf(bot, log);
     const { clock } = this.o;
@@ -116,31 +116,28 @@ export class BotIdentities {
     // bot's held work while they last (see Clock.hold)
     const sleep = (ms: number, s?: AbortSignal) => waitingOffTheClock(() => clock.sleep(ms, s, { parked: true }));
     const newBudget = () => createRateBudget({ now: () => clock.now(), sleep });
-    // a bot whose user is not known yet asks GET /me on a budget of its own, then takes its user's
-    let budget = newBudget();
-    const shared: RateBudget = {
-      run: (req, fn) => budget.run(req, fn),
-      observe: (headers, opts) => budget.observe(headers, opts),
-      block: (buckets, ms) => budget.block(buckets, ms),
-      state: () => budget.state(),
-    };
-    const api = createClient({
-      baseUrl: base,
-      apiKey,
-      budget: shared,
-      sleep,
-      owner: bot.name,
-      onRetry: (i) => log.debug(i, 'waiting out a 429'),
-      ...this.o.client,
-      // one owner for retries: the loop around each call (docs/architecture.md "Retries")
-      retry: { ...this.o.client?.retry, attempts: 0 },
-    });
-    const me = known ?? (await api.me({ signal }));
+    const client = (budget: RateBudget) =>
+      createClient({
+        baseUrl: base,
+        apiKey,
+        budget,
+        sleep,
+        owner: bot.name,
+        onRetry: (i) => log.debug(i, 'waiting out a 429'),
+        ...this.o.client,
+        // one owner for retries: the loop around each call (docs/architecture.md "Retries")
+        retry: { ...this.o.client?.retry, attempts: 0 },
+      });
+    // a key whose user is not known (`key:`) asks GET /me first, on a budget of its own; the
+    // embedded provider says who its keys are, so an `as:` bot's client is built once
+    const probe = known ? undefined : client(newBudget());
+    const me = known ?? (await probe!.me({ signal }));
     this.users.add(me.id);
     const budgetKey = `${base}\u0000${me.id}`;
-    const theirs = this.budgets.get(budgetKey);
-    if (theirs) budget = theirs;
-    else this.budgets.set(budgetKey, (budget = newBudget()));
+    let budget = this.budgets.get(budgetKey);
+    if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
+    const api = client(budget);
+    if (probe) api.http.lastDate = probe.http.lastDate;
     return { api, me, keyId };
   }
 

@@ -2,15 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BotMemory } from '../state/memory.js';
 import { join, resolve } from 'node:path';
 import { formatProblem } from '../../util/yaml-errors.js';
-import { BotRunner } from '../bot/bot-runner.js';
-import { BotIdentities } from '../bot/identity.js';
+import type { BotRunner } from '../bot/bot-runner.js';
 import type { BotEvent } from '../contract/types.js';
 import type { CompiledBot } from '../define/bot.js';
 import { loadBot } from '../define/loader.js';
-import { isRun, TraceLog, type Trace } from '../state/traces.js';
+import { isRun, type Trace } from '../state/traces.js';
 import type { BotStatus, HostOptions, Slot } from './host-options.js';
-import { Serial } from '../../util/serial.js';
 import { HostPlacement } from './placement.js';
+import { BotSlots } from './slots.js';
 
 export type { BotStatus, HostOptions } from './host-options.js';
 
@@ -25,27 +24,19 @@ export type { BotStatus, HostOptions } from './host-options.js';
  * const report = await host.start();
  */
 export class BotHost {
-  private readonly slots = new Map<string, Slot>();
+  /** The bot files, their runners, and the turns changes to them take. */
+  private readonly bots: BotSlots;
+  private readonly slots: Map<string, Slot>;
   /** The file of each bot name: lookups by name stay O(1) with 10,000 bots. */
-  private readonly byName = new Map<string, string>();
-  /** Who each bot is: its key, its client on its user's rate budget, the users bots act as. */
-  private readonly identities: BotIdentities;
-  /** Reloads and placement changes, one at a time. */
-  private readonly turns = new Serial();
-  private stopped = false;
+  private readonly byName: Map<string, string>;
   /** Placement across processes (or none: every bot runs here). */
   private readonly placed: HostPlacement;
 
   constructor(private readonly o: HostOptions) {
-    this.identities = new BotIdentities({ clock: o.clock, client: o.client, embedded: o.embedded?.identity });
-    this.placed = new HostPlacement({
-      host: o,
-      slots: this.slots,
-      named: (name) => this.named(name),
-      stopped: () => this.stopped,
-      launch: (slot, bot, firstSpreadMs) => this.launch(slot, bot, firstSpreadMs),
-      serialised: (fn) => this.serialised(fn),
-    });
+    this.bots = new BotSlots(o);
+    this.slots = this.bots.slots;
+    this.byName = this.bots.byName;
+    this.placed = new HostPlacement(o, this.bots);
   }
 
   /**
@@ -57,13 +48,13 @@ export class BotHost {
     if (!this.o.placement) return report;
     await this.placed.attach();
     // the bots this process got start before it reports
-    await this.turns.idle();
+    await this.bots.turns.idle();
     return this.status();
   }
 
   /** Runs `fn` after the reloads and placement changes before it. Internal. */
   private serialised<T>(fn: () => Promise<T> | T): Promise<T> {
-    return this.turns.run(fn);
+    return this.bots.serialised(fn);
   }
 
   /**
@@ -89,9 +80,9 @@ export class BotHost {
   resume(name: string): Promise<boolean> {
     return this.serialised(async () => {
       const slot = this.named(name);
-      if (this.stopped || !slot?.paused || !slot.bot || slot.runner) return false;
+      if (this.bots.stopped || !slot?.paused || !slot.bot || slot.runner) return false;
       slot.paused = false;
-      await this.launch(slot, slot.bot);
+      await this.bots.launch(slot, slot.bot);
       this.o.log.info({ bot: name }, `bot ${name} resumed`);
       return true;
     });
@@ -112,7 +103,7 @@ export class BotHost {
   }
 
   private async doReload(): Promise<BotStatus[]> {
-    if (this.stopped) return this.status();
+    if (this.bots.stopped) return this.status();
     const files = this.files();
     // a Set: with 10,000 bots, files.includes per slot is 10^8 comparisons per reload
     const listed = new Set(files);
@@ -124,7 +115,7 @@ export class BotHost {
         await slot.traces?.close();
         this.slots.delete(file);
         if (slot.bot && this.byName.get(slot.bot.name) === file) this.byName.delete(slot.bot.name);
-        this.identities.keepOnly([...this.slots.values()].flatMap((s) => (s.runner?.me ? [s.runner.me.id] : [])));
+        this.bots.identities.keepOnly([...this.slots.values()].flatMap((s) => (s.runner?.me ? [s.runner.me.id] : [])));
       }
     }
     for (const file of files) {
@@ -192,7 +183,7 @@ export class BotHost {
       if (slot?.bot && slot.bot.name !== bot.name && this.byName.get(slot.bot.name) === file)
         this.byName.delete(slot.bot.name);
       this.byName.set(bot.name, file);
-      if (bot.enabled && this.placed.mayRun(bot.name)) await this.launch(next, bot);
+      if (bot.enabled && this.placed.mayRun(bot.name)) await this.bots.launch(next, bot);
     }
     this.placed.offer();
     return this.status();
@@ -206,49 +197,6 @@ export class BotHost {
     if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded))
       return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
     return undefined;
-  }
-
-  private async launch(slot: Slot, bot: CompiledBot, firstSpreadMs?: number): Promise<void> {
-    const remote = (this.o.server ?? bot.server) !== 'embedded';
-    const base = remote ? (this.o.server ?? bot.server) : this.o.embedded!.url;
-    const storage = this.o.storage.forBot(bot.name, { remote });
-    const where = storage.traces;
-    // a history kept in an archive is read afresh at each start: the bot may have run elsewhere since
-    if ('archive' in where) await slot.traces?.close();
-    const traceError = (err: unknown) =>
-      this.o.log.warn(
-        { bot: bot.name, err },
-        `bot ${bot.name}: its trace history could not be read or written (it runs on; traces are diagnostics)`,
-      );
-    const traces =
-      'archive' in where
-        ? await TraceLog.over(where.archive, bot.traceLimit, traceError)
-        : (slot.traces ?? TraceLog.open(where.file, bot.traceLimit));
-    traces.setLimit(bot.traceLimit);
-    traces.onAdd = this.o.onTrace;
-    slot.traces = traces;
-    const log = this.o.log.child({ bot: bot.name });
-    const runner = new BotRunner({
-      bot,
-      registry: this.o.registry,
-      openStore: storage.open,
-      traces,
-      log,
-      clock: this.o.clock,
-      scheduler: this.o.scheduler,
-      dryRun: this.o.dryRun === true || bot.dryRun,
-      jitter: this.o.jitter,
-      retryBaseMs: this.o.retryBaseMs,
-      stepTimeoutMs: this.o.stepTimeoutMs,
-      changes: remote ? undefined : this.o.embedded?.changes,
-      safetyPollMs: this.o.safetyPollMs,
-      firstSpreadMs,
-      // shared out between processes: pushes received by another process arrive in the inbox
-      inbox: storage.inbox,
-      identity: this.identities.of(bot, { base, remote, log }),
-    });
-    slot.runner = runner;
-    runner.start();
   }
 
   /** Why a bot waits for the clock (`serve --virtual-clock`: a change held until `clock advance`), if it does. */
@@ -338,16 +286,14 @@ export class BotHost {
 
   /** The slot whose running (or last valid) version has this name. Internal. */
   private named(name: string): Slot | undefined {
-    const file = this.byName.get(name);
-    const s = file === undefined ? undefined : this.slots.get(file);
-    return s?.bot?.name === name ? s : undefined;
+    return this.bots.named(name);
   }
 
   async stop(): Promise<void> {
     // the leases go back first (halting the bots), so the other processes take them at once
     await this.placed.stop();
-    this.stopped = true;
-    await this.turns.idle();
+    this.bots.stopped = true;
+    await this.bots.turns.idle();
     await Promise.all([...this.slots.values()].map((s) => s.runner?.stop()));
     await Promise.all([...this.slots.values()].map((s) => s.traces?.close()));
     await this.o.storage.close();
