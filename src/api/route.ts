@@ -3,7 +3,9 @@ import type { DomainEnv } from '../domain/env.js';
 import type { User } from '../domain/users/users.js';
 
 /** A JSON Schema object (ajv / OpenAPI 3.1 dialect). */
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../util/json-schema.js';
+
+export type { JsonSchema };
 
 /** Names of the rate-limit buckets (API.md "Rate limits"); `general` counts every request. */
 export type BucketName = 'messages' | 'contacts' | 'intros' | 'groups';

@@ -98,13 +98,13 @@ export interface BoundaryTarget {
   readonly roots: readonly string[];
   /** Why the plugin cannot be called now (disabled, quarantined), if it cannot. */
   unavailable(): string | undefined;
-  /** A call failed (counts towards quarantine, unless `outside`: see CallOptions.outside). */
+  /** A call failed (counts towards quarantine, unless `outside`: see BoundaryCallOptions.outside). */
   failed(err: PluginError | StepTimeoutError, outside?: boolean): void;
   /** A call worked (the count of consecutive failures starts again). */
   succeeded(): void;
 }
 
-export interface CallOptions {
+export interface BoundaryCallOptions {
   /** The signal of the seam the call runs in (an action's step, a rule's conditions, a poll). */
   signal?: AbortSignal;
   /** Run under a timeout of its own (setup, teardown, jobs, routes); else the seam's timeout applies. */
@@ -131,7 +131,7 @@ export async function callPlugin<T>(
   t: BoundaryTarget,
   what: string,
   fn: (signal: AbortSignal) => T | Promise<T>,
-  o: CallOptions = {},
+  o: BoundaryCallOptions = {},
 ): Promise<T> {
   const why = t.unavailable();
   if (why) throw new PluginError('plugin_unavailable', t.name, `plugin ${t.name}: ${what} was not called: ${why}`);

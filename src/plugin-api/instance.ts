@@ -88,7 +88,7 @@ export class PluginInstance implements BoundaryTarget {
     this.failuresTotal++;
     metrics.pluginFailures.inc([this.name]);
     this.lastError = err.message;
-    // input anyone may send: never a step towards quarantine (boundary.ts CallOptions.outside);
+    // input anyone may send: never a step towards quarantine (boundary.ts BoundaryCallOptions.outside);
     // the route logs it, with its request id
     if (outside) return;
     this.failures++;

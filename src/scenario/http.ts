@@ -10,7 +10,7 @@ export interface SentRequest {
 }
 
 /** The answer, with the body parsed as JSON when it is JSON. */
-export interface Answer {
+export interface HttpAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
@@ -24,7 +24,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * Sends a request and reads the whole answer. Network errors and timeouts throw with the
  * method and URL named.
  */
-export async function send(req: SentRequest): Promise<Answer> {
+export async function send(req: SentRequest): Promise<HttpAnswer> {
   let res: Response;
   try {
     // with tracing on, the step's span is the parent of the server's (traceparent)

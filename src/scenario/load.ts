@@ -44,7 +44,7 @@ export interface LoadedScenario {
   steps: StepNode[];
 }
 
-export interface LoadOptions {
+export interface ScenarioLoadOptions {
   steps: StepRegistry;
   /** Let the scenario read files outside its project root (`--allow-outside-root`; see projectRoot). */
   allowOutsideRoot?: boolean;
@@ -71,7 +71,7 @@ function seedOf(file: string): number {
  */
 export async function loadScenario(
   file: string,
-  o: LoadOptions,
+  o: ScenarioLoadOptions,
 ): Promise<{ scenario?: LoadedScenario; problems: FileProblem[] }> {
   const read = readScenario(file, o);
   if ('problems' in read) return read;
@@ -147,7 +147,7 @@ const atTop = (file: string, message: string, hint?: string): { problems: FilePr
  */
 function readScenario(
   file: string,
-  o: LoadOptions,
+  o: ScenarioLoadOptions,
 ): { problems: FileProblem[] } | { y: LocatedYaml; v: Record<string, any> } {
   // the file itself too: a link in the project to a file outside it is not read (as use: is not)
   const escapes = o.allowOutsideRoot ? undefined : outsideRoot(resolve(file), projectRoot(file));

@@ -22,8 +22,9 @@ export interface ScenarioEvent {
   fields: Record<string, unknown>;
 }
 
-/** A JSON Schema object. */
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../util/json-schema.js';
+
+export type { JsonSchema };
 /** A path inside a YAML document (`['steps', 2, 'expect']`). */
 export type Path = Array<string | number>;
 

@@ -9,7 +9,7 @@ import { toMessage, type MessageView } from './messages.js';
  * A page of `GET /messages` (extension): new messages across every conversation of the caller,
  * in the order they were written, with the conversations they are in.
  */
-export interface InboxPage {
+export interface InboxPageView {
   messages: MessageView[];
   /** The conversations of `messages`, each once (in the order their first message comes). */
   conversations: ConversationView[];
@@ -56,7 +56,7 @@ export function listInbox(
   db: ReadView,
   user: User,
   opts: { since?: number; after?: string; limit: number },
-): InboxPage {
+): InboxPageView {
   if (opts.since !== undefined && opts.after !== undefined)
     throw new DomainError('validation_failed', undefined, [
       { path: 'query.since', message: 'give since (the first read) or after (the next ones), not both' },

@@ -7,8 +7,9 @@ import type { Scheduler } from '../../clock/scheduler.js';
 import type { Store } from '../../store/core/types.js';
 import { isTraceReason, type StepFailureReason } from './trace-reasons.js';
 
-/** A JSON Schema object. */
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../../util/json-schema.js';
+
+export type { JsonSchema };
 
 /**
  * An event of one bot: a stable `key` (the same event always has the same key, across polls

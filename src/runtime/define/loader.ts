@@ -39,7 +39,7 @@ export interface LoadResult {
   warnings?: FileProblem[];
 }
 
-export interface LoadOptions {
+export interface BotLoadOptions {
   registry: Registry;
   env?: NodeJS.ProcessEnv;
   /** Variables the operator lets bot files read anywhere (config `bots.env_allow`). */
@@ -199,7 +199,7 @@ function merge(schema: FileProblem[], checks: FileProblem[]): FileProblem[] {
 export function loadBot(
   file: string,
   text: string,
-  { registry, env = process.env, envAllow = [], allowedServers = [] }: LoadOptions,
+  { registry, env = process.env, envAllow = [], allowedServers = [] }: BotLoadOptions,
 ): LoadResult {
   const parsed = parseYaml(file, text);
   if (parsed.problems.length) return { problems: parsed.problems.map((p) => yamlHint(p, text)) };
@@ -275,7 +275,7 @@ function unquoteEnv(p: FileProblem, read: ReadonlyArray<{ name: string; value: s
 }
 
 /** Reads and loads a bot file from disk. */
-export function loadBotFile(file: string, opts: LoadOptions): LoadResult {
+export function loadBotFile(file: string, opts: BotLoadOptions): LoadResult {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

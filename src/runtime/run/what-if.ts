@@ -2,7 +2,7 @@ import type { Client } from '../../client/client.js';
 import type { Clock } from '../../clock/clock.js';
 import type { ConditionResult, RunScope } from '../contract/types.js';
 import type { CompiledBot, CompiledRule } from '../define/bot.js';
-import { loadBotFile, type LoadOptions } from '../define/loader.js';
+import { loadBotFile, type BotLoadOptions } from '../define/loader.js';
 import { renderDeep } from '../liquid/templates.js';
 import type { Trace } from '../state/traces.js';
 import type { FileProblem } from '../../util/yaml-errors.js';
@@ -313,7 +313,7 @@ export interface WhatIfInvalid {
 export async function whatIfFile(
   file: string,
   traces: (bot: string) => Promise<Trace[]>,
-  o: LoadOptions & { bot?: string },
+  o: BotLoadOptions & { bot?: string },
 ): Promise<WhatIfReport | WhatIfInvalid> {
   const { bot, problems } = loadBotFile(file, o);
   if (!bot) return { problems };
