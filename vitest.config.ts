@@ -53,6 +53,12 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: 2,
+    // one worker process for many files, the repository's modules loaded afresh for each file
+    // (test/helpers/fresh-modules.ts says what is and is not shared)
+    isolate: false,
+    setupFiles: ['test/helpers/fresh-modules.ts'],
+    unstubEnvs: true,
+    unstubGlobals: true,
     projects: [
       {
         extends: true,

@@ -5,10 +5,11 @@
 // all end with a working dist/. Always from scratch: a file moved or removed in src/ must not
 // linger in dist/ and ship.
 import { spawnSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildInputsHash, distStamp } from './build-inputs.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const src = join(root, 'src');
@@ -16,6 +17,11 @@ const src = join(root, 'src');
 const at = process.argv.indexOf('--out');
 const dist = at > 0 && process.argv[at + 1] ? resolve(process.argv[at + 1]) : join(root, 'dist');
 
+// What the checkout's dist/ is built from (read before the build: an edit during it makes the
+// stamp stale, never wrong), recorded once the build has finished (scripts/build-inputs.js).
+const stamp = dist === join(root, 'dist') ? distStamp(root) : undefined;
+const inputs = stamp ? buildInputsHash(root) : undefined;
+if (stamp) rmSync(stamp, { force: true });
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], {
@@ -42,4 +48,8 @@ const v = spawnSync(process.execPath, [join(root, 'scripts/build-validators.js')
 if (v.status !== 0) {
   console.error('pinbot build: generating the validators failed (see above)');
   process.exit(v.status ?? 1);
+}
+if (stamp) {
+  mkdirSync(dirname(stamp), { recursive: true });
+  writeFileSync(stamp, `${inputs}\n`);
 }
