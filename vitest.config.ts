@@ -73,6 +73,9 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: [...ON_POSTGRES, ...POSTGRES_ONLY],
+          // each file in a process of its own: these files set their database through the
+          // environment and spawn servers; the CPU a shared process would save is small here
+          isolate: true,
           env: { PINBOT_TEST_DRIVER: 'postgres' },
           globalSetup: ['test/helpers/pg-global-setup.ts'],
         },
