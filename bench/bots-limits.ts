@@ -107,7 +107,8 @@ function countingFetch() {
 export default defineBench({
   name: 'bots-limits',
   summary:
-    'a bot with 5 trigger types under spec rate limits: embedded p50 ≤ 25 ms; remote poll 1s p50 ≤ 1 s; idle remote polls are 304s',
+    'a bot with 5 trigger types under spec rate limits: embedded p50 ≤ 25 ms; remote ' +
+    'poll 1s p50 ≤ 1 s; idle remote polls are 304s',
   async run(ctx) {
     const ds = await dataset<UsersMeta>('users', { users: 40 }, ctx.progress);
     const tmp = runDir('bots-limits');
@@ -208,7 +209,9 @@ async function remoteFigures(ctx: Progress, ds: Dataset, dir: string): Promise<F
       baseline: 'the poll interval (1 s)',
       target: 'p50 ≤ 1 s',
       pass: rp50 !== undefined && remote.lost === 0 && rp50 <= 1000,
-      note: `${remote.latencies.length}/${SAMPLES} answered${remote.missing.length ? ` (missing: ${remote.missing.join(', ')})` : ''}`,
+      note:
+        `${remote.latencies.length}/${SAMPLES} ` +
+        `answered${remote.missing.length ? ` (missing: ${remote.missing.join(', ')})` : ''}`,
     };
     return [answered, await idleFigure(srv.url, remoteBot!.key, counts)];
   } finally {

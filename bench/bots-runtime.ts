@@ -29,7 +29,9 @@ const server = await startServer({
 });
 
 const echo = (i: number, poll = '5s') =>
-  `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: 1000\nloop_guard: false\nrules:\n  - id: echo\n    on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n`;
+  `name: echo-${i}\nas: Echo ${i}\ncreate_user: true\npoll: ${poll}\ntraces: ` +
+  `1000\nloop_guard: false\nrules:\n  - id: echo\n    on: message.received\n    do:\n ` +
+  `     - reply: "echo {{ event.content }}"\n`;
 
 async function user(name: string) {
   const key = await server.store.transaction((tx) =>

@@ -2,7 +2,6 @@ import { defineBench } from './harness/bench.js';
 import { allRunning, botsRunDirs, cpuPercentBoth, echoLatencies, pct, sleep } from './harness/bots-kit.js';
 import type { Figure } from './harness/figure.js';
 import { startPinbot } from './harness/pinbot-server.js';
-import { runDir } from './harness/paths.js';
 
 const BOTS = 10_000;
 const SENDERS = 100;
@@ -33,7 +32,8 @@ export default defineBench({
       const startS = await allRunning(dataDir, BOTS, t0, ctx.progress, 600_000);
       const atStart = srv.memory();
       ctx.progress(
-        `bots-10k: all running after ${startS.toFixed(1)} s; settling (and a server without bots starting), then idle CPU over ${IDLE_S} s`,
+        `bots-10k: all running after ${startS.toFixed(1)} s; settling (and a server ` +
+          `without bots starting), then idle CPU over ${IDLE_S} s`,
       );
       const base = await startPinbot({ name: 'baseline', runDir: tmp.dir, dataDir: baseDir });
       await sleep(60_000); // both past their start: UBI catch-up, and the full GCs V8 runs once allocation stops
@@ -58,7 +58,10 @@ export default defineBench({
       const fig: Figure = {
         bench: 'bots-10k',
         name: `${BOTS.toLocaleString('en-US')} embedded bots: all running; RSS; idle CPU`,
-        value: `${startS.toFixed(1)} s; RSS ${gb(mem?.rss)} (peak ${gb(mem?.peak)}, ${gb(atStart?.rss)} when all ran); idle CPU ${cpu(idle)} of a core (server without bots: ${cpu(baseline)})`,
+        value:
+          `${startS.toFixed(1)} s; RSS ${gb(mem?.rss)} (peak ${gb(mem?.peak)}, ` +
+          `${gb(atStart?.rss)} when all ran); idle CPU ${cpu(idle)} of a core (server ` +
+          `without bots: ${cpu(baseline)})`,
         p50: latencies.length ? pct(latencies, 50) : undefined,
         p99: latencies.length ? pct(latencies, 99) : undefined,
         target: '≤ 20 s; ≤ 2 GB; ≤ 5%',

@@ -225,7 +225,9 @@ async function sendLoad(
  */
 export default defineBench({
   name: 'bots-throughput',
-  summary: `1,000 people writing to 10 echo bots (file store): ≥ ${TARGET.eventsPerS} answered events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or answered twice`,
+  summary:
+    `1,000 people writing to 10 echo bots (file store): ≥ ${TARGET.eventsPerS} ` +
+    `answered events/s, p99 ≤ ${TARGET.p99Ms} ms, none lost or answered twice`,
   async run(ctx) {
     const tmp = await botsRunDirs('bots-throughput', BOTS, BOTS + PEOPLE, ctx.progress);
     const { ds, dataDir, botsDir } = tmp;
@@ -317,7 +319,9 @@ export const botsThroughputPg = defineBench({
   },
 });
 
-/** Waits (at most 60 s) until every bot has a lease and all three processes run some; says how they are spread. Internal. */
+/**
+ * Waits (at most 60 s) until every bot has a lease and all three processes run some; says how
+ * they are spread. Internal. */
 async function spread(store: PgStore): Promise<string> {
   let per: number[] = [];
   for (const end = Date.now() + 60_000; Date.now() < end; await sleep(250)) {
@@ -387,6 +391,9 @@ function countRow(
       lost === 0 &&
       twice === 0 &&
       (!targeted || (eventsPerS >= TARGET.eventsPerS && p99 !== undefined && p99 <= TARGET.p99Ms)),
-    note: `${sent} messages committed, ${latencies.length} answered, ${lost} never answered, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; server CPU: ${shares}`,
+    note:
+      `${sent} messages committed, ${latencies.length} answered, ${lost} never ` +
+      `answered, ${twice} answered twice${refusals ? `, refused: ${refusals}` : ''}; ` +
+      `server CPU: ${shares}`,
   };
 }

@@ -4,7 +4,7 @@ import { defineBench } from './harness/bench.js';
 import { allRunning, botsRunDirs, cpuPercentBoth, echoLatencies, pct, sleep } from './harness/bots-kit.js';
 import type { Figure } from './harness/figure.js';
 import { startPinbot } from './harness/pinbot-server.js';
-import { REPO, runDir } from './harness/paths.js';
+import { REPO } from './harness/paths.js';
 
 const BOTS = 1000;
 const SENDERS = 100;
@@ -62,7 +62,10 @@ export default defineBench({
         ratio: p50 === undefined ? undefined : p50 / (POLL_S * 1000),
         baseline: `the poll interval (${POLL_S} s)`,
         target: 'p50 ≤ 25 ms, p99 ≤ 150 ms',
-        note: `${latencies.length}/${latencies.length + lost} replies${lost ? ` (${lost} missing)` : ''}; all ${BOTS} bots running ${startS.toFixed(1)} s after spawn`,
+        note:
+          `${latencies.length}/${latencies.length + lost} ` +
+          `replies${lost ? ` (${lost} missing)` : ''}; all ${BOTS} bots running ` +
+          `${startS.toFixed(1)} s after spawn`,
         pass: p50 !== undefined && p99 !== undefined && lost === 0 && p50 <= 25 && p99 <= 150,
       };
       const idleFig: Figure = {

@@ -12,7 +12,10 @@ const TARGETS = { version: 2, validate: 5, usersAdd: 10 };
 const ROUNDS_MIN = 10;
 
 /** Reports the process's own CPU time (all its threads) on fd 3 as it exits. Internal. */
-const CPU_PROBE = `data:text/javascript,${encodeURIComponent('import { writeSync } from "node:fs"; process.on("exit", () => { const u = process.cpuUsage(); writeSync(3, String((u.user + u.system) / 1000)); });')}`;
+const CPU_PROBE = `data:text/javascript,${encodeURIComponent(
+  'import { writeSync } from "node:fs"; process.on("exit", () => { const u = ' +
+    'process.cpuUsage(); writeSync(3, String((u.user + u.system) / 1000)); });',
+)}`;
 
 /**
  * Wall time of one process, spawn to exit, in ms, then the CPU time of a second run of it (with
@@ -50,7 +53,8 @@ export default defineBench({
     const bot = join(tmp.dir, 'greeter.yaml');
     writeFileSync(
       bot,
-      'name: greeter\nas: Greeter\nrules:\n  - on: message.received\n    do:\n      - reply: "Hello {{ event.sender.display_name }}"\n',
+      'name: greeter\nas: Greeter\nrules:\n  - on: message.received\n    do:\n      - ' +
+        'reply: "Hello {{ event.sender.display_name }}"\n',
     );
     const dataDir = join(tmp.dir, 'data');
     const srv = await startPinbot({ runDir: tmp.dir, dataDir });
@@ -88,7 +92,9 @@ export default defineBench({
     // CPU time moves less than wall time on a busy machine: the notes give it too
     const fig = (k: Name, name: string): Figure => {
       const ratio = median(ratios[k]);
-      const note = `CPU ${Math.round(median(cpu[k]))} ms, ${median(cpuRatios[k]).toFixed(1)}× node -e 0's ${Math.round(median(cpu.base))} ms`;
+      const note =
+        `CPU ${Math.round(median(cpu[k]))} ms, ${median(cpuRatios[k]).toFixed(1)}× ` +
+        `node -e 0's ${Math.round(median(cpu.base))} ms`;
       return {
         bench: 'cli',
         name,

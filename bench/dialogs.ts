@@ -58,7 +58,8 @@ async function everyone(world: TestWorld, text: string): Promise<void> {
 export default defineBench({
   name: 'dialogs',
   summary:
-    '1,000 people in dialogs with one bot: heap per waiting dialog, answer latency p50/p99 (targets ≤ 2 KB, p50 ≤ 25 ms)',
+    '1,000 people in dialogs with one bot: heap per waiting dialog, answer latency ' +
+    'p50/p99 (targets ≤ 2 KB, p50 ≤ 25 ms)',
   async run(ctx) {
     const perDialog: number[] = [];
     const latencies: number[] = [];
@@ -98,7 +99,9 @@ export default defineBench({
         if (left !== PEOPLE)
           throw new Error(`after ${ANSWERS} answers ${left} dialogs wait (the answered go on to the second question)`);
         ctx.progress(
-          `  dialogs round ${r + 1}: ${(perDialog.at(-1)! / 1024).toFixed(2)} KB per waiting dialog; answers p50 ${pct(latencies.slice(-ANSWERS), 50).toFixed(1)} ms`,
+          `  dialogs round ${r + 1}: ${(perDialog.at(-1)! / 1024).toFixed(2)} KB per ` +
+            `waiting dialog; answers p50 ` +
+            `${pct(latencies.slice(-ANSWERS), 50).toFixed(1)} ms`,
         );
       } finally {
         await world.close();
@@ -114,11 +117,16 @@ export default defineBench({
         target: '≤ 2 KB',
         pass: kb <= 2,
         value: `${kb.toFixed(2)} KB per dialog (rounds: ${perDialog.map((b) => (b / 1024).toFixed(2)).join(', ')})`,
-        note: 'heap growth of 1,000 people saying order (and waiting), less that of the same 1,000 saying ping (a reply, no dialog), same run, after a full GC; the noise of such a difference is a few hundred bytes',
+        note:
+          'heap growth of 1,000 people saying order (and waiting), less that of the ' +
+          'same 1,000 saying ping (a reply, no dialog), same run, after a full GC; the ' +
+          'noise of such a difference is a few hundred bytes',
       },
       {
         bench: 'dialogs',
-        name: `answer latency with ${PEOPLE.toLocaleString('en-US')} dialogs waiting (embedded, send → next question written)`,
+        name:
+          `answer latency with ${PEOPLE.toLocaleString('en-US')} dialogs waiting ` +
+          `(embedded, send → next question written)`,
         target: 'p50 ≤ 25 ms',
         pass: p50 <= 25,
         p50,

@@ -90,7 +90,8 @@ export default defineBench({
         plugin.push(t.viaplugin!);
         ratios.push(t.viaplugin! / t.builtin!);
         ctx.progress(
-          `  plugins round ${r - 1}: built-in reply ${t.builtin!.toFixed(0)} CPU µs/event, plugin ${t.viaplugin!.toFixed(0)} CPU µs/event`,
+          `  plugins round ${r - 1}: built-in reply ${t.builtin!.toFixed(0)} CPU ` +
+            `µs/event, plugin ${t.viaplugin!.toFixed(0)} CPU µs/event`,
         );
       }
       const ratio = median(ratios);
@@ -120,15 +121,23 @@ export default defineBench({
           name: 'plugin action vs built-in (reply, per event through the engine)',
           ratio,
           baseline: 'built-in reply, same run',
-          value: `plugin ${median(plugin).toFixed(0)} CPU µs/event, built-in ${median(builtin).toFixed(0)} CPU µs/event`,
-          note: `${EVENTS} events a round; per-round ratios ${ratios.map((x) => x.toFixed(2)).join(', ')} (their spread is the machine's; the row below is the overhead itself)`,
+          value:
+            `plugin ${median(plugin).toFixed(0)} CPU µs/event, built-in ` +
+            `${median(builtin).toFixed(0)} CPU µs/event`,
+          note:
+            `${EVENTS} events a round; per-round ratios ` +
+            `${ratios.map((x) => x.toFixed(2)).join(', ')} (their spread is the ` +
+            `machine's; the row below is the overhead itself)`,
         },
         {
           bench: 'plugins',
           name: 'plugin overhead per call (args check, context, boundary, result)',
           target: '≤ 5% of the action',
           pass: share <= 0.05,
-          value: `${median(boundary).toFixed(2)} CPU µs per call = ${(share * 100).toFixed(2)}% of a built-in reply (${median(builtin).toFixed(0)} µs)`,
+          value:
+            `${median(boundary).toFixed(2)} CPU µs per call = ` +
+            `${(share * 100).toFixed(2)}% of a built-in reply ` +
+            `(${median(builtin).toFixed(0)} µs)`,
           note: `a no-op plugin action against a plain function, ${CALLS.toLocaleString('en-US')} calls a round`,
         },
       ];

@@ -43,14 +43,16 @@ export default defineBench({
         const p = await probe(url, 'GET', requests[0]!.path, requests[0]!.headers);
         if (p.status !== 200 || p.body.messages?.length !== meta.big.pollNew) {
           throw new Error(
-            `GET ${requests[0]!.path} answered ${p.status} with ${p.body.messages?.length} messages, expected ${meta.big.pollNew}`,
+            `GET ${requests[0]!.path} answered ${p.status} with ` +
+              `${p.body.messages?.length} messages, expected ${meta.big.pollNew}`,
           );
         }
       }
       const { big } = ds.meta;
       const few = small.meta.big;
       ctx.progress(
-        `poll: ${big.messages} and ${few.messages} messages in the conversations, ${big.pollNew} per poll; ${poll.length} connections`,
+        `poll: ${big.messages} and ${few.messages} messages in the conversations, ` +
+          `${big.pollNew} per poll; ${poll.length} connections`,
       );
       const runs = await interleave(
         {
@@ -65,7 +67,8 @@ export default defineBench({
         name: 'GET /me, same server',
         runs: runs.read,
       });
-      vsRead.note = `${vsRead.note}; no target: a poll answers ten messages, GET /me a 75-byte profile (docs/performance.md)`;
+      vsRead.note =
+        `${vsRead.note}; no target: a poll answers ten messages, GET /me a 75-byte ` + `profile (docs/performance.md)`;
       return [
         throughputFigure('poll', name, runs.poll, {
           name: `the same poll, ${few.pollNew} new of ${few.messages} (1k store)`,

@@ -35,7 +35,10 @@ const FASTIFY_ROUND_MIN = 0.75;
  */
 export default defineBench({
   name: 'read',
-  summary: `GET /api/v1/me (rate limits on, as serve runs it) and /wallet/balance vs Fastify 5, node:http and Express 5 doing a Map lookup (target ≥ ${FASTIFY_MIN}× Fastify, every round ≥ ${FASTIFY_ROUND_MIN}×)`,
+  summary:
+    `GET /api/v1/me (rate limits on, as serve runs it) and /wallet/balance vs Fastify ` +
+    `5, node:http and Express 5 doing a Map lookup (target ≥ ${FASTIFY_MIN}× Fastify, ` +
+    `every round ≥ ${FASTIFY_ROUND_MIN}×)`,
   async run(ctx) {
     const ds = await dataset<UsersMeta>('users', { users: 100 }, ctx.progress);
     const tmp = runDir('read');
@@ -83,7 +86,8 @@ export default defineBench({
       }
       variants.limited = { url: limited.url, server: limited, requests: me };
       ctx.progress(
-        `read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ${ctx.durationS} s, ${ctx.connections} connections`,
+        `read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ` +
+          `${ctx.durationS} s, ${ctx.connections} connections`,
       );
       const runs = await interleave(variants, ctx);
       const anchor = { name: 'fastify 5 read', runs: runs.fastify!, min: FASTIFY_MIN, roundMin: FASTIFY_ROUND_MIN };

@@ -74,7 +74,9 @@ const started = performance.now();
 // Other work on the machine moves every absolute figure; the table says how busy it was.
 const loadAtStart = loadavg()[0]!;
 ctx.progress(
-  `pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ${durationS} s, ${connections} connections; ${detectCores().describe}; node ${process.version}`,
+  `pinbot bench: ${selected.map((b) => b.name).join(', ')}; ${rounds} rounds × ` +
+    `${durationS} s, ${connections} connections; ${detectCores().describe}; node ` +
+    `${process.version}`,
 );
 
 // the benches spawn bin/pinbot.js, which runs dist/: measure the code of this checkout
@@ -99,7 +101,10 @@ for (const bench of selected) {
 
 const load = `load average ${loadAtStart.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
 console.log(
-  `\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s in all, ${load}\n`,
+  `\npinbot bench, ${new Date().toISOString().slice(0, 16)}Z, node ` +
+    `${process.version}, ${detectCores().describe}, ${rounds} rounds × ${durationS} s, ` +
+    `${connections} connections, ${((performance.now() - started) / 1000).toFixed(0)} s ` +
+    `in all, ${load}\n`,
 );
 console.log(tableHeader());
 for (const f of all) console.log(figureLine(f));

@@ -40,12 +40,14 @@ const bot = `  - name: jar
  */
 function twentySteps(realTime = false): string {
   const pay = (n: number) =>
-    `  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ users.jar.pin_code }}", amount: ${n} }\n    expect: { status: 201 }\n`;
+    `  - as: alice\n    request: POST /wallet/send\n    body: { recipient_pin: "{{ ` +
+    `users.jar.pin_code }}", amount: ${n} }\n    expect: { status: 201 }\n`;
   const steps = [
     pay(1),
     '  - expect_event: { message: { to: alice, from: jar, content: "Thanks 1" }, within: 10s }\n',
     ...(realTime ? [] : ['  - clock: { advance: 30d }\n']),
-    '  - as: jar\n    request: GET /wallet/balance\n    expect: { body: { balance: { min: 1 } }, schema: { response: GET /wallet/balance } }\n',
+    '  - as: jar\n    request: GET /wallet/balance\n    expect: { body: { balance: { ' +
+      'min: 1 } }, schema: { response: GET /wallet/balance } }\n',
   ];
   for (let i = 2; steps.length < 20; i++) {
     steps.push(pay(i));
@@ -53,7 +55,10 @@ function twentySteps(realTime = false): string {
       steps.push(`  - expect_event: { message: { to: alice, from: jar, content: "Thanks ${i}" }, within: 10s }\n`);
   }
   const users = realTime ? '{ alice: {}, jar: {} }' : '{ alice: { balance: 500 }, jar: {} }';
-  return `# a generated bench scenario\nname: twenty steps\nusers: ${users}\n${realTime ? '' : `bots:\n${bot}`}steps:\n${steps.slice(0, 20).join('')}`;
+  return (
+    `# a generated bench scenario\nname: twenty steps\nusers: ` +
+    `${users}\n${realTime ? '' : `bots:\n${bot}`}steps:\n${steps.slice(0, 20).join('')}`
+  );
 }
 
 /**
@@ -65,7 +70,8 @@ function twentySteps(realTime = false): string {
 export default defineBench({
   name: 'scenarios',
   summary:
-    'a 20-step scenario on the virtual clock (target ≤ 300 ms) vs real time; 200 scenarios --parallel 2 (target ≤ 30 s)',
+    'a 20-step scenario on the virtual clock (target ≤ 300 ms) vs real time; 200 ' +
+    'scenarios --parallel 2 (target ≤ 30 s)',
   async run(ctx) {
     const tmp = runDir('scenarios');
     // as `pinbot scenario run` does: the scenarios' throwaway stores in RAM when the machine has it
@@ -105,7 +111,10 @@ export default defineBench({
       figures.push({
         bench: 'scenarios',
         name: 'same check, real time (5 s poll bot, remote mode)',
-        value: `${(real.total / 1000).toFixed(1)} s per scenario without the 30 d advance; ${(real.perWait / 1000).toFixed(1)} s per expect_event (median of ${real.waits})`,
+        value:
+          `${(real.total / 1000).toFixed(1)} s per scenario without the 30 d advance; ` +
+          `${(real.perWait / 1000).toFixed(1)} s per expect_event (median of ` +
+          `${real.waits})`,
         note: 'a 30 d advance has no real-time equivalent',
       });
 
@@ -143,7 +152,9 @@ export default defineBench({
   },
 });
 
-/** Runs the 20-step scenario (less its clock step) in remote mode against a real-time server whose bot polls every 5 s. Internal. */
+/**
+ * Runs the 20-step scenario (less its clock step) in remote mode against a real-time server
+ * whose bot polls every 5 s. Internal. */
 async function realTimeWaits(dir: string): Promise<{ total: number; perWait: number; waits: number }> {
   const botsDir = join(dir, 'bots');
   mkdirSync(botsDir, { recursive: true });

@@ -42,7 +42,10 @@ export default defineBench({
           const firstPoll = performance.now() - t0;
           if (p.status !== 200) throw new Error(`first poll answered ${p.status}`);
           ctx.progress(
-            `  start ${round}/${STARTS}: listening after ${(srv.startupMs / 1000).toFixed(2)} s, peak RSS ${peak === undefined ? '?' : (peak / GB).toFixed(2) + ' GB'}, first poll ${Math.round(firstPoll)} ms`,
+            `  start ${round}/${STARTS}: listening after ` +
+              `${(srv.startupMs / 1000).toFixed(2)} s, peak RSS ` +
+              `${peak === undefined ? '?' : (peak / GB).toFixed(2) + ' GB'}, first poll ` +
+              `${Math.round(firstPoll)} ms`,
           );
           times.push(srv.startupMs);
           if (peak !== undefined) peaks.push(peak);
@@ -59,10 +62,16 @@ export default defineBench({
     const rss = peaks.length ? median(peaks) : undefined;
     const fig: Figure = {
       bench: 'startup',
-      name: `startup, ${(LARGE_STORE.messages / 1e6).toFixed(0)}M messages (${(bytes / 1024 ** 2).toFixed(0)} MB on disk)`,
+      name:
+        `startup, ${(LARGE_STORE.messages / 1e6).toFixed(0)}M messages ` +
+        `(${(bytes / 1024 ** 2).toFixed(0)} MB on disk)`,
       target: `≤ ${TARGET_S} s, RSS ≤ ${TARGET_RSS / GB} GB`,
-      value: `${s.toFixed(2)} s to listening, peak RSS ${rss === undefined ? 'unknown' : (rss / GB).toFixed(2) + ' GB'}`,
-      note: `starts ${times.map((t) => (t / 1000).toFixed(1)).join(' ')} s; first poll after start ${Math.round(median(firstPolls))} ms (index build)`,
+      value:
+        `${s.toFixed(2)} s to listening, peak RSS ` +
+        `${rss === undefined ? 'unknown' : (rss / GB).toFixed(2) + ' GB'}`,
+      note:
+        `starts ${times.map((t) => (t / 1000).toFixed(1)).join(' ')} s; first poll ` +
+        `after start ${Math.round(median(firstPolls))} ms (index build)`,
       pass: s <= TARGET_S && (rss === undefined || rss <= TARGET_RSS),
     };
     return [fig];

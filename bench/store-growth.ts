@@ -112,7 +112,9 @@ let total = 0;
 for (const row of rows) {
   total += row.count * row.bytes;
   console.log(
-    `  ${row.kind.padEnd(16)} ${row.count.toLocaleString('en-US').padStart(8)} × ${row.bytes.toLocaleString('en-US').padStart(6)} B = ${mb(row.count * row.bytes).padStart(8)} MB`,
+    `  ${row.kind.padEnd(16)} ${row.count.toLocaleString('en-US').padStart(8)} × ` +
+      `${row.bytes.toLocaleString('en-US').padStart(6)} B = ` +
+      `${mb(row.count * row.bytes).padStart(8)} MB`,
   );
 }
 console.log(`  ${'total'.padEnd(16)} ${''.padStart(27)} ${mb(total).padStart(8)} MB`);
@@ -137,14 +139,18 @@ const bare = {
   contact_request: perWrite.contact_request,
 };
 console.log(`
-with quotas: bytes_per_user ${mb(q.bytes_per_user)} MB of text in all, groups_per_user ${q.groups_per_user}, messages_per_conversation ${q.messages_per_conversation.toLocaleString('en-US')}`);
+with quotas: bytes_per_user ${mb(q.bytes_per_user)} MB of text in all, groups_per_user ${
+  q.groups_per_user
+}, messages_per_conversation ${q.messages_per_conversation.toLocaleString('en-US')}`);
 let quotaTotal = q.bytes_per_user;
 console.log(`  ${'text (once)'.padEnd(16)} ${''.padStart(27)} ${mb(q.bytes_per_user).padStart(8)} MB`);
 for (const row of rows) {
   const count = row.kind === 'group' ? Math.min(row.count, q.groups_per_user) : row.count;
   quotaTotal += count * bare[row.kind];
   console.log(
-    `  ${row.kind.padEnd(16)} ${count.toLocaleString('en-US').padStart(8)} × ${bare[row.kind].toLocaleString('en-US').padStart(6)} B = ${mb(count * bare[row.kind]).padStart(8)} MB`,
+    `  ${row.kind.padEnd(16)} ${count.toLocaleString('en-US').padStart(8)} × ` +
+      `${bare[row.kind].toLocaleString('en-US').padStart(6)} B = ` +
+      `${mb(count * bare[row.kind]).padStart(8)} MB`,
   );
 }
 console.log(

@@ -86,7 +86,9 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
  */
 export default defineBench({
   name: 'write',
-  summary: `POST /conversations/:id/messages vs Fastify 5 + the same group-commit fsync (target ≥ ${FASTIFY_MIN}×), Express 5 + fsync, fdatasync alone`,
+  summary:
+    `POST /conversations/:id/messages vs Fastify 5 + the same group-commit fsync ` +
+    `(target ≥ ${FASTIFY_MIN}×), Express 5 + fsync, fdatasync alone`,
   async run(ctx) {
     const ds = await dataset<MessagesMeta>('messages', SMALL_STORE, ctx.progress);
     const tmp = runDir('write');
@@ -137,13 +139,18 @@ export default defineBench({
         runs.fastify,
       );
       // how close a durable write is to the disk: one write alone, against one append + fdatasync
-      row.note = `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ${(alone.fastify / floor.medianUs).toFixed(1)}×)`;
+      row.note =
+        `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
+        `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
+        `${(alone.fastify / floor.medianUs).toFixed(1)}×)`;
       const fig: Figure = {
         bench: 'write',
         name: 'fdatasync alone (same file system)',
         p50: floor.medianUs / 1000,
         p99: floor.p99Us / 1000,
-        value: `${Math.round(floor.perS)} append+fdatasync/s one after the other, ${Math.round(floor.medianUs)} µs each (median)`,
+        value:
+          `${Math.round(floor.perS)} append+fdatasync/s one after the other, ` +
+          `${Math.round(floor.medianUs)} µs each (median)`,
       };
       return [
         row,

@@ -68,7 +68,9 @@ describe('karma', () => {
   });
 
   it('a thank-you in a direct conversation goes to the bot; karma.min is a condition', async () => {
-    const bot = `${BOT}  - id: vip\n    on: message.received\n    if: { karma.min: 1, content: vip }\n    do:\n      - reply: "welcome, VIP"\n`;
+    const bot =
+      `${BOT}  - id: vip\n    on: message.received\n    if: { karma.min: 1, content: ` +
+      `vip }\n    do:\n      - reply: "welcome, VIP"\n`;
     world = await createTestWorld({
       users: { alice: {}, kbot: {} },
       config: { rate_limits: { enabled: false } },
@@ -126,42 +128,48 @@ describe('karma', () => {
     ).toEqual(names.slice(0, 5)); // on main: all 7
   });
 
-  it('state has a bound per bot (plugins.state.max_keys): past it the step fails with why, and nothing more is written (issue 21, item 6)', async () => {
-    world = await createTestWorld({
-      users: { alice: {}, bob: {}, carol: {}, dave: {}, erin: {}, kbot: {} },
-      config: {
-        rate_limits: { enabled: false },
-        plugins: { config: { karma: { max_per_message: 2 } }, state: { max_keys: 3 } },
-      },
-      plugins: [karma],
-      bots: [BOT],
-    });
-    const { alice, bob, carol, dave, erin, kbot } = world.users as Required<typeof world.users>;
-    const group = await alice!.api.conversations.create({
-      name: 'team',
-      participant_pins: [bob!, carol!, dave!, erin!, kbot!].map((u) => u.pin_code),
-    });
-    const say = (text: string) => alice!.api.conversations.send(group.id, { content: text });
-    await say('thanks @bob @carol @dave @erin'); // four named, max_per_message 2: two points
-    await world.advance('5s');
-    expect(Object.keys((await world.state('karma', 'karma')) as object).sort()).toEqual(
-      [bob!.pin_code, carol!.pin_code].sort(),
-    );
-    // plugins.state.max_keys: 3 — dave fits, erin does not
-    await say('thanks @dave @erin');
-    await world.advance('5s');
-    const full = world
-      .traces('karma')
-      .filter((t) => t.rule === 'count')
-      .at(-1)!;
-    expect(full).toMatchObject({
-      outcome: 'failed',
-      reason: 'limit',
-      message: expect.stringContaining(
-        'the state of plugin karma for bot karma is full: 3 keys, at most 3 (plugins.state.max_keys); nothing was written',
-      ),
-    });
-    expect(Object.keys((await world.state('karma', 'karma')) as object)).toHaveLength(3);
-    expect(world.plugins()[0]).toMatchObject({ name: 'karma', status: 'running' }); // a bound is not the plugin's failure
-  });
+  it(
+    'state has a bound per bot (plugins.state.max_keys): past it the step fails with ' +
+      'why, and nothing more is written (issue 21, item 6)',
+    async () => {
+      world = await createTestWorld({
+        users: { alice: {}, bob: {}, carol: {}, dave: {}, erin: {}, kbot: {} },
+        config: {
+          rate_limits: { enabled: false },
+          plugins: { config: { karma: { max_per_message: 2 } }, state: { max_keys: 3 } },
+        },
+        plugins: [karma],
+        bots: [BOT],
+      });
+      const { alice, bob, carol, dave, erin, kbot } = world.users as Required<typeof world.users>;
+      const group = await alice!.api.conversations.create({
+        name: 'team',
+        participant_pins: [bob!, carol!, dave!, erin!, kbot!].map((u) => u.pin_code),
+      });
+      const say = (text: string) => alice!.api.conversations.send(group.id, { content: text });
+      await say('thanks @bob @carol @dave @erin'); // four named, max_per_message 2: two points
+      await world.advance('5s');
+      expect(Object.keys((await world.state('karma', 'karma')) as object).sort()).toEqual(
+        [bob!.pin_code, carol!.pin_code].sort(),
+      );
+      // plugins.state.max_keys: 3 — dave fits, erin does not
+      await say('thanks @dave @erin');
+      await world.advance('5s');
+      const full = world
+        .traces('karma')
+        .filter((t) => t.rule === 'count')
+        .at(-1)!;
+      expect(full).toMatchObject({
+        outcome: 'failed',
+        reason: 'limit',
+        message: expect.stringContaining(
+          'the state of plugin karma for bot karma is full: 3 keys, at most 3 ' +
+            '(plugins.state.max_keys); nothing was written',
+        ),
+      });
+      expect(Object.keys((await world.state('karma', 'karma')) as object)).toHaveLength(3);
+      // a bound is not the plugin's failure
+      expect(world.plugins()[0]).toMatchObject({ name: 'karma', status: 'running' });
+    },
+  );
 });

@@ -36,7 +36,8 @@ async function receiver(
 }
 
 const forwarder = (url: string) =>
-  `name: fwd\nas: fwd\nrules:\n  - on: [message.received, transfer.received]\n    do:\n      - webhook.post: { url: "${url}" }\n`;
+  `name: fwd\nas: fwd\nrules:\n  - on: [message.received, transfer.received]\n    ` +
+  `do:\n      - webhook.post: { url: "${url}" }\n`;
 
 let world: TestWorld | undefined;
 let rx: Awaited<ReturnType<typeof receiver>> | undefined;
@@ -101,7 +102,9 @@ describe('webhook', () => {
     rx = await receiver([503, 500]);
     world = await start();
     await world.as('alice').send('fwd', 'hello');
-    await world.settle(); // the bot is woken by the message at once: attempt 1 fails, the retry waits 1 s of virtual time
+    // the bot is woken by the message at once: attempt 1 fails, the retry waits 1 s of virtual
+    // time
+    await world.settle();
     expect(rx.got.map((d) => d.status)).toEqual([503]);
     await world.advance('1s'); // attempt 2 fails: the next waits 2 s
     expect(rx.got.map((d) => d.status)).toEqual([503, 500]);

@@ -12,7 +12,8 @@ export { sign as signature, verify } from './lib/webhook-signature.js';
  * the step's `Idempotency-Key` and the body; what `webhook_in` checks, see
  * lib/webhook-signature.ts), carrying that `Idempotency-Key` (the same on every attempt and
  * after a restart, so a receiver can drop repeats). Each attempt is signed when it is sent, so
- * a retry after a long backoff is not refused as stale. A network error, a timeout or a 408/425/429/5xx answer is retried with doubling
+ * a retry after a long backoff is not refused as stale. A network error, a timeout or a
+ * 408/425/429/5xx answer is retried with doubling
  * backoff on the shared clock; any other answer ends the step.
  *
  * ```yaml
@@ -64,7 +65,8 @@ export default definePlugin({
         if (!url) throw new Error('no url: give url in the step, or plugins.config.webhook.url in config.yaml');
         if (!ctx.config.secret)
           throw new Error(
-            'no secret: set plugins.config.webhook.secret in config.yaml (at least 16 characters, e.g. "${env:WEBHOOK_SECRET}"); deliveries are always signed',
+            'no secret: set plugins.config.webhook.secret in config.yaml (at least 16 ' +
+              'characters, e.g. "${env:WEBHOOK_SECRET}"); deliveries are always signed',
           );
         const body = JSON.stringify(args.body ?? ctx.event);
         const headers = {
@@ -75,7 +77,8 @@ export default definePlugin({
         const secret = ctx.config.secret;
         let last = '';
         for (let attempt = 1; attempt <= ctx.config.retries + 1; attempt++) {
-          if (attempt > 1) await ctx.sleep(ctx.config.backoff_ms * 2 ** (attempt - 2)); // on the clock, off the step's timeout
+          // on the clock, off the step's timeout
+          if (attempt > 1) await ctx.sleep(ctx.config.backoff_ms * 2 ** (attempt - 2));
           try {
             // an attempt's timeout is wall time: waiting on the network is not virtual
             const r = await fetch(url, {

@@ -92,7 +92,9 @@ export default definePlugin({
           body: {
             error: {
               code: 'too_many_deliveries',
-              message: `more than ${ctx.config.max_remembered} deliveries within ${2 * tolerance} s (max_remembered); retry after ${retry} s`,
+              message:
+                `more than ${ctx.config.max_remembered} deliveries within ` +
+                `${2 * tolerance} s (max_remembered); retry after ${retry} s`,
             },
           },
         };

@@ -59,7 +59,12 @@ export function boundedDestination({
   return {
     write(line: string): boolean {
       if (unreported > 0) {
-        const report = `${JSON.stringify({ level: 40, time: Date.now(), msg: 'log lines dropped: stdout was slower than the log (log.buffer_bytes)', dropped: unreported })}\n`;
+        const report = `${JSON.stringify({
+          level: 40,
+          time: Date.now(),
+          msg: 'log lines dropped: stdout was slower than the log (log.buffer_bytes)',
+          dropped: unreported,
+        })}\n`;
         if (accept(report)) unreported = 0;
       }
       if (!accept(line)) {

@@ -6,7 +6,8 @@ import { OperatorError } from './util/operator-error.js';
 export class PortInUseError extends OperatorError {
   constructor(host: string, port: number) {
     super(
-      `port ${port} on ${host} is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).`,
+      `port ${port} on ${host} is already in use. Stop the other process, or start ` +
+        `with --port N (--port 0 picks a free port).`,
     );
     this.name = 'PortInUseError';
   }

@@ -37,7 +37,9 @@ export interface ServerOptions {
   config?: Config;
   host?: string;
   port?: number;
-  /** The store (default: the one `config.store` names: the journaled file store of `dataDir`, opened under its lock, or PostgreSQL). */
+  /**
+   * The store (default: the one `config.store` names: the journaled file store of `dataDir`,
+   * opened under its lock, or PostgreSQL). */
   store?: Store;
   /** The clock (default: the system clock, or a virtual one with `virtualClock`). */
   clock?: Clock;

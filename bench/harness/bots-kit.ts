@@ -62,7 +62,8 @@ export async function allRunning(
     if (performance.now() > until) {
       const other = bots.find((b) => b.status !== 'running');
       throw new Error(
-        `only ${running} of ${count} bots running after ${timeoutMs / 1000} s${other ? ` (e.g. ${other.name}: ${other.status} ${other.message ?? ''})` : ''}`,
+        `only ${running} of ${count} bots running after ${timeoutMs / 1000} ` +
+          `s${other ? ` (e.g. ${other.name}: ${other.status} ${other.message ?? ''})` : ''}`,
       );
     }
     progress(`  bots: ${running}/${count} running`);

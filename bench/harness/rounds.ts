@@ -116,7 +116,9 @@ export async function interleave<K extends string>(
       const r = await run(variants[n], variants[n].durationS ?? opts.durationS);
       const cpu = r.cpuUsPerReq === undefined ? '' : `, CPU ${Math.round(r.cpuUsPerReq)} µs/req`;
       opts.progress?.(
-        `  round ${round}/${opts.rounds} ${n}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}${loadProblem(r) ? ` (${loadProblem(r)})` : ''}`,
+        `  round ${round}/${opts.rounds} ${n}: ${Math.round(r.rps)} req/s, p50 ` +
+          `${r.p50} ms, p99 ${r.p99} ` +
+          `ms${cpu}${loadProblem(r) ? ` (${loadProblem(r)})` : ''}`,
       );
       out[n].push(r);
     }

@@ -86,7 +86,8 @@ try {
     times.sort((a, b) => a - b);
     const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
     console.log(
-      `${name.padEnd(28)} Carol GET /me p50 ${q(0.5)} ms, p99 ${q(0.99)} ms (${times.length} reads); Alice: ${JSON.stringify(statuses)}`,
+      `${name.padEnd(28)} Carol GET /me p50 ${q(0.5)} ms, p99 ${q(0.99)} ms ` +
+        `(${times.length} reads); Alice: ${JSON.stringify(statuses)}`,
     );
   }
 } finally {

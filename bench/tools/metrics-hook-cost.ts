@@ -32,5 +32,7 @@ const rounds: number[] = [];
 for (let r = 0; r < 15; r++) rounds.push(((pass(true) - pass(false)) * 1000) / N);
 rounds.sort((a, b) => a - b);
 console.log(
-  `metrics hook: ${rounds[7]!.toFixed(3)} µs per request (median of 15 rounds of ${N} requests, in process CPU time; min ${rounds[0]!.toFixed(3)}, max ${rounds[14]!.toFixed(3)})${sink < 0 ? '' : ''}`,
+  `metrics hook: ${rounds[7]!.toFixed(3)} µs per request (median of 15 rounds of ` +
+    `${N} requests, in process CPU time; min ${rounds[0]!.toFixed(3)}, max ` +
+    `${rounds[14]!.toFixed(3)})${sink < 0 ? '' : ''}`,
 );

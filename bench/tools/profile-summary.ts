@@ -63,7 +63,8 @@ function owner(url: string, name: string): string {
 }
 
 const label = (n: ProfileNode) =>
-  `${n.callFrame.functionName || '(anonymous)'}  ${owner(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
+  `${n.callFrame.functionName || '(anonymous)'}  ` +
+  `${owner(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
 const fns = new Map<string, number>();
 const owners = new Map<string, number>();
 const inclusive = new Map<string, number>();

@@ -33,6 +33,7 @@ for (const props of [0, 1, 3, 6]) {
   });
   const born = timeNs(() => set(new Born(socket), props));
   console.log(
-    `${String(props).padStart(14)} | ${plain.toFixed(0).padStart(9)} ns | ${swapped.toFixed(0).padStart(24)} ns | ${born.toFixed(0).padStart(24)} ns`,
+    `${String(props).padStart(14)} | ${plain.toFixed(0).padStart(9)} ns | ` +
+      `${swapped.toFixed(0).padStart(24)} ns | ${born.toFixed(0).padStart(24)} ns`,
   );
 }

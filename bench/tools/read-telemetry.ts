@@ -52,7 +52,8 @@ try {
   for (const k of ['off', 'on', 'traced'] as const)
     console.log(`${k}: ${Math.round(rps(k))} req/s, CPU ${cpu(k).toFixed(1)} µs/req`);
   console.log(
-    `metrics on − off: ${(cpu('on') - cpu('off')).toFixed(2)} µs CPU per request; traced − on: ${(cpu('traced') - cpu('on')).toFixed(1)} µs`,
+    `metrics on − off: ${(cpu('on') - cpu('off')).toFixed(2)} µs CPU per request; ` +
+      `traced − on: ${(cpu('traced') - cpu('on')).toFixed(1)} µs`,
   );
 } finally {
   await Promise.all([off.stop(), on.stop(), traced.stop()]);

@@ -154,11 +154,16 @@ for (let r = 0; r < ROUNDS; r++) {
   };
   rows.push(row);
   console.log(
-    `round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs wall/write, ${(WRITES / (appends - appends0)).toFixed(1)} writes per fdatasync`,
+    `round ${r + 1}: ${row.cpu.toFixed(1)} CPU µs/write, ${Math.round(row.bytes)} B ` +
+      `allocated/write, ${row.gcs.toFixed(2)} GCs/1k writes, ${row.wall.toFixed(1)} µs ` +
+      `wall/write, ${(WRITES / (appends - appends0)).toFixed(1)} writes per fdatasync`,
   );
 }
 console.log(
-  `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ${args.src ? 'src via tsx' : root}): ${median(rows.map((r) => r.cpu)).toFixed(1)} CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
+  `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ` +
+    `${args.src ? 'src via tsx' : root}): ${median(rows.map((r) => r.cpu)).toFixed(1)} ` +
+    `CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ` +
+    `${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
 );
 if (args['cpu-profile']) {
   const { profile } = await inspector!.post('Profiler.stop');
@@ -175,7 +180,9 @@ if (args['heap-sample']) {
   let total = 0;
   const walk = (n: Node) => {
     const f = n.callFrame;
-    const site = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${f.lineNumber + 1}`;
+    const site =
+      `${f.functionName || '(anonymous)'} ` +
+      `${f.url.replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${f.lineNumber + 1}`;
     bySite.set(site, (bySite.get(site) ?? 0) + n.selfSize);
     total += n.selfSize;
     for (const c of n.children) walk(c);

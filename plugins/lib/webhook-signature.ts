@@ -18,7 +18,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const SIGNATURE_HEADER = 'X-Pinbot-Signature';
 
 /** What a refused signature is told (the same whatever was wrong with it). */
-export const SIGNATURE_FORMAT = `${SIGNATURE_HEADER} must be t=<Unix seconds>,v1=<hex HMAC-SHA256 of t, a line feed, the Idempotency-Key, a line feed and the body> under the shared secret (see docs/plugins.md "webhook_in")`;
+export const SIGNATURE_FORMAT =
+  `${SIGNATURE_HEADER} must be t=<Unix seconds>,v1=<hex HMAC-SHA256 of t, a line feed, ` +
+  `the Idempotency-Key, a line feed and the body> under the shared secret (see ` +
+  `docs/plugins.md "webhook_in")`;
 
 /** The text that is signed. Internal. */
 const signedText = (t: number, key: string, body: string | Buffer) =>
@@ -83,7 +86,9 @@ export function verify(
     return {
       ok: false,
       code: 'stale_signature',
-      message: `the request was signed at t=${t}, ${Math.round(skew)} s from the server's time; at most ${toleranceS} s either way — sign each attempt when it is sent`,
+      message:
+        `the request was signed at t=${t}, ${Math.round(skew)} s from the server's ` +
+        `time; at most ${toleranceS} s either way — sign each attempt when it is sent`,
     };
   const want = Buffer.from(hmac(secret, t, key ?? '', body), 'hex');
   const match = v1.find((v) => timingSafeEqual(Buffer.from(v, 'hex'), want));

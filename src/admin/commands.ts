@@ -2,10 +2,8 @@ import { iso } from '../clock/clock.js';
 import { AdminError } from './errors.js';
 import { type AdminArgs, type AdminContext, type CommandTable, defineCommand } from './define.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
-import type { DomainEnv } from '../domain/env.js';
 import { createKey, Keys, listKeys, revokeKey } from '../domain/users/keys.js';
 import { createUser, publicUser, Users, userByPin, usersNamed } from '../domain/users/users.js';
-import type { Store } from '../store/core/types.js';
 import { parseDuration } from '../util/duration.js';
 import { DomainError } from '../domain/errors.js';
 import { grantMoney } from '../domain/wallet/grants.js';
@@ -59,7 +57,13 @@ export const adminCommands = {
       if (namesakes.length && !allowDuplicate) {
         throw new AdminError(
           // name the users as they are written ("Alice"), not as typed (" alice "): names match in any case
-          `a user named ${[...new Set(namesakes.map((u) => `"${u.display_name}"`))].join(' or ')} already exists (PIN ${namesakes.map((u) => u.pin_code).join(', ')}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
+          `a user named ${[...new Set(namesakes.map((u) => `"${u.display_name}"`))].join(
+            ' or ',
+          )} already exists (PIN ${namesakes
+            .map((u) => u.pin_code)
+            .join(
+              ', ',
+            )}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
         );
       }
       const user = createUser(tx, ctx.env, { name });
@@ -67,7 +71,9 @@ export const adminCommands = {
       return { user, key: createKey(tx, ctx.env, user.id), namesakes };
     });
     const warning = namesakes.length
-      ? `${namesakes.length + 1} users are now named "${user.display_name}" (${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name them by PIN`
+      ? `${namesakes.length + 1} users are now named "${user.display_name}" ` +
+        `(${[...namesakes.map((u) => u.pin_code), user.pin_code].join(', ')}): name ` +
+        `them by PIN`
       : undefined;
     return { ...publicUser(user), api_key: key.api_key, ...(warning ? { warning } : {}) };
   }),

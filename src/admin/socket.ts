@@ -98,7 +98,8 @@ export function callAdmin(dataDir: string, cmd: string, args: AdminArgs = {}, ti
       reject(
         connected
           ? new AdminError(
-              `the connection to the server's admin socket broke during ${cmd} (${err.message}); check whether it took effect`,
+              `the connection to the server's admin socket broke during ${cmd} ` +
+                `(${err.message}); check whether it took effect`,
             )
           : new AdminUnreachableError(socketPath(dataDir), err.message),
       );

@@ -67,7 +67,9 @@ function apiSteps(routes: readonly RouteDef[], deps: PipelineDeps, authenticate:
     });
 }
 
-/** `/healthz` (load balancers and monitors: 503 while the store cannot write; reads still work) and `/openapi.json`. Internal. */
+/**
+ * `/healthz` (load balancers and monitors: 503 while the store cannot write; reads still work)
+ * and `/openapi.json`. Internal. */
 function servicePaths(store: Store, openapiText: string) {
   const health = (call: Call) => {
     const h = store.health?.() ?? { writable: true };

@@ -34,7 +34,8 @@ const domainEntries = Object.fromEntries(
 /**
  * The error catalogue (API.md "Errors"): every code the API answers with and its status. The
  * domain's codes and messages come from `domain/errors.ts`; the HTTP-only ones are here.
- * Handlers throw `new ApiError(code)` (or the domain a DomainError); the error middleware renders `{ error: { code, message, details? } }`.
+ * Handlers throw `new ApiError(code)` (or the domain a DomainError); the error middleware
+ * renders `{ error: { code, message, details? } }`.
  */
 export const ERRORS = {
   ...domainEntries,
@@ -42,7 +43,8 @@ export const ERRORS = {
   unauthorized: [401, 'A valid API key is required: send it as X-API-Key: <key> or Authorization: Bearer <key>.'],
   malformed_request: [
     400,
-    'The request is not valid HTTP/1.1 (request line, a header or the framing). Check the client or proxy that sent it.',
+    'The request is not valid HTTP/1.1 (request line, a header or the framing). Check ' +
+      'the client or proxy that sent it.',
   ],
   not_found: [404, 'No such route. See GET /openapi.json for the routes this server has.'],
   request_timeout: [
@@ -63,7 +65,8 @@ export const ERRORS = {
   internal_error: [500, 'Something went wrong on our side. It has been logged with the request id.'],
   storage_unavailable: [
     503,
-    'The server cannot write to its storage right now (a full disk, or an unreachable database); nothing was changed. Retry after Retry-After seconds.',
+    'The server cannot write to its storage right now (a full disk, or an unreachable ' +
+      'database); nothing was changed. Retry after Retry-After seconds.',
   ],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -118,7 +118,9 @@ function inOrder(steps: readonly Step[], call: Call, next: Next, last: () => voi
   step();
 }
 
-/** What a read's answer needs of the request: what the client holds, and at which version its lists were built. Internal. */
+/**
+ * What a read's answer needs of the request: what the client holds, and at which version its
+ * lists were built. Internal. */
 interface ReadState {
   ifNoneMatch: string | undefined;
   holds: boolean;
@@ -128,7 +130,9 @@ interface ReadState {
 
 const DONE: Promise<void> = Promise.resolve();
 
-/** The query of a call as express's `simple` parser gave it (a fresh object: validation fills defaults in). Internal. */
+/**
+ * The query of a call as express's `simple` parser gave it (a fresh object: validation fills
+ * defaults in). Internal. */
 function queryOf(call: Call): Record<string, unknown> {
   const q = call.url.indexOf('?');
   return q === -1 ? {} : { ...parseQuery(call.url.slice(q + 1)) };

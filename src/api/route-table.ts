@@ -13,7 +13,9 @@
 export class RouteTable<V> {
   /** Routes without params by method, then by lower-case path. */
   private readonly exact = new Map<string, Map<string, V>>();
-  /** Routes with params by method, then by segment count (no key string made per request), each literal segment lower-cased. */
+  /**
+   * Routes with params by method, then by segment count (no key string made per request), each
+   * literal segment lower-cased. */
   private readonly shaped = new Map<
     string,
     Map<number, Array<{ segments: Array<string | { param: string }>; value: V }>>

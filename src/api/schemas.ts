@@ -97,7 +97,8 @@ export const idParams = {
     id: {
       type: 'string',
       description:
-        "an opaque id; one that names nothing you can see (whatever its length or characters) is 404 with the resource's not-found code",
+        'an opaque id; one that names nothing you can see (whatever its length or ' +
+        "characters) is 404 with the resource's not-found code",
     },
   },
 } as const;

@@ -28,7 +28,8 @@ const BUSY_WAIT_MS = 10_000;
 export function commandConfig(opts: CommonOptions): Config {
   if (opts.configGiven && !existsSync(opts.config)) {
     throw new AdminError(
-      `config file ${opts.config} does not exist. Check the path, or leave out --config to use ./config.yaml (or the defaults).`,
+      `config file ${opts.config} does not exist. Check the path, or leave out ` +
+        `--config to use ./config.yaml (or the defaults).`,
     );
   }
   return loadConfig(opts.config);
@@ -120,7 +121,9 @@ async function runUntyped(
     }
     if (Date.now() > deadline) {
       throw new AdminError(
-        `process ${lockHolder(dataDir) ?? '?'} holds ${dataDir} but has no admin socket (${socketPath(dataDir)}) after ${BUSY_WAIT_MS / 1000} s; is it a pinbot serve? Stop it or wait for it to finish.`,
+        `process ${lockHolder(dataDir) ?? '?'} holds ${dataDir} but has no admin ` +
+          `socket (${socketPath(dataDir)}) after ${BUSY_WAIT_MS / 1000} s; is it a ` +
+          `pinbot serve? Stop it or wait for it to finish.`,
       );
     }
     await sleep(100);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../admin/errors.js';
-import { callAdmin, socketPath } from '../admin/socket.js';
+import { socketPath } from '../admin/socket.js';
 
 /** `pinbot console`: a one-time sign-in link to the web console of the running server. Internal. */
 export function registerConsoleCommands(program: Command): void {
@@ -16,7 +16,8 @@ export function registerConsoleCommands(program: Command): void {
       const dataDir = resolve(opts.data);
       if (!existsSync(socketPath(dataDir)))
         throw new AdminError(
-          `no server runs on ${dataDir} (no admin socket ${socketPath(dataDir)}); start it with \`pinbot serve\`, then run \`pinbot console\` again`,
+          `no server runs on ${dataDir} (no admin socket ${socketPath(dataDir)}); ` +
+            `start it with \`pinbot serve\`, then run \`pinbot console\` again`,
         );
       const r = await askServer(dataDir, 'console.link', {});
       process.stdout.write(

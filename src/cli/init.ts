@@ -105,7 +105,8 @@ export function projectFiles(name: string, pinbot?: string): ProjectFile[] {
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
       scenarios:
-        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
+        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml ' +
+        '--coverage reports/coverage.html --coverage reports/coverage.json',
     },
     dependencies: { pinbot: pinbot ?? `^${PINBOT_VERSION}` },
     // the versions pinbot itself is tested with
@@ -143,7 +144,8 @@ export function initProject({ dir, force = false, name }: { dir: string; force?:
   const there = files.filter((f) => existsSync(join(root, ...f.path.split('/'))));
   if (there.length && !force) {
     throw new AdminError(
-      `nothing written: ${there.map((f) => f.path).join(', ')} ${there.length === 1 ? 'exists' : 'exist'} already in ${shown(root)}. ` +
+      `nothing written: ${there.map((f) => f.path).join(', ')} ` +
+        `${there.length === 1 ? 'exists' : 'exist'} already in ${shown(root)}. ` +
         `Run again with --force to add only the missing files (existing ones are kept), or pick an empty folder`,
     );
   }

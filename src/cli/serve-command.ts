@@ -70,7 +70,8 @@ export function registerServeCommand(program: Command): void {
         const link = (await server.command?.('console.link').catch(() => undefined)) as { url: string } | undefined;
         if (link)
           process.stdout.write(
-            `\nconsole: here is a first one-time link — open ${link.url}\n  (it works once; \`npx pinbot console\` prints another)\n\n`,
+            `\nconsole: here is a first one-time link — open ${link.url}\n  (it ` +
+              `works once; \`npx pinbot console\` prints another)\n\n`,
           );
       }
       let stopping = false;

@@ -100,7 +100,8 @@ function readFailure(res: RawResponse) {
 /**
  * The transport under the typed client: auth header, JSON, Idempotency-Key, conditional reads
  * (`If-None-Match` with the ETag of the last answer for that URL; a 304 returns that answer
- * again — a server without ETags is read as before), the rate budget, and the retry policy — 429 waits `Retry-After`; 5xx, timeouts and network errors back off
+ * again — a server without ETags is read as before), the rate budget, and the retry policy —
+ * 429 waits `Retry-After`; 5xx, timeouts and network errors back off
  * doubling to a cap; 401 throws UnauthorizedError at once; other 4xx throw ApiRequestError.
  * A POST without a key gets a random one, so the client's own retries never repeat an effect.
  */

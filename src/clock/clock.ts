@@ -150,7 +150,9 @@ export function iso(ms: number): string {
   t = (t - sec) / 60;
   const min = t % 60;
   const hour = (t - min) / 60;
-  return `${isoPrefix}${hour < 10 ? '0' : ''}${hour}:${min < 10 ? '0' : ''}${min}:${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  return `${isoPrefix}${hour < 10 ? '0' : ''}${hour}:${
+    min < 10 ? '0' : ''
+  }${min}:${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 /** The largest time a Date holds (ms from the epoch, either way). Internal. */

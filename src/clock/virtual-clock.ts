@@ -23,7 +23,9 @@ export interface VirtualClockOptions {
 export class ClockStalledError extends Error {
   constructor(labels: string[], ms: number) {
     super(
-      `the virtual clock waited ${Math.round(ms / 1000)} s of real time for work that did not finish: ${labels.slice(0, 5).join(', ') || 'unknown'}${labels.length > 5 ? ` and ${labels.length - 5} more` : ''}`,
+      `the virtual clock waited ${Math.round(ms / 1000)} s of real time for work ` +
+        `that did not finish: ` +
+        `${labels.slice(0, 5).join(', ') || 'unknown'}${labels.length > 5 ? ` and ${labels.length - 5} more` : ''}`,
     );
     this.name = 'ClockStalledError';
   }

@@ -41,12 +41,20 @@ export function botEnvRefusal(
   const allow = `list it in config.yaml under bots: { env_allow: [${name}] }`;
   if (rule) {
     return {
-      message: `\${env:${name}} is not allowed in ${rule.path}: bot files read only variables named ${rule.prefix}… there, so a shared file cannot send another secret to a server`,
-      hint: `name the variable ${rule.prefix}… (e.g. \${env:${rule.path === 'key' ? 'PINBOT_KEY_TIP_JAR' : 'PINBOT_SERVER_URL'}}); if ${name} is meant for bots, ${allow}`,
+      message:
+        `\${env:${name}} is not allowed in ${rule.path}: bot files read only variables ` +
+        `named ${rule.prefix}… there, so a shared file cannot send another secret to a ` +
+        `server`,
+      hint:
+        `name the variable ${rule.prefix}… (e.g. ` +
+        `\${env:${rule.path === 'key' ? 'PINBOT_KEY_TIP_JAR' : 'PINBOT_SERVER_URL'}}); ` +
+        `if ${name} is meant for bots, ${allow}`,
     };
   }
   return {
-    message: `\${env:${name}} is not allowed here: bot files read environment variables only in key (PINBOT_KEY_…) and server (PINBOT_SERVER…)`,
+    message:
+      `\${env:${name}} is not allowed here: bot files read environment variables only ` +
+      `in key (PINBOT_KEY_…) and server (PINBOT_SERVER…)`,
     hint: `put the secret in key: or server:; if ${name} is no secret, ${allow}`,
   };
 }

@@ -61,7 +61,9 @@ export const configSchema = {
           type: 'object',
           default: {},
           description:
-            'limits of their own for some users, by PIN or display name (e.g. the users bots act as): { "FAQ Bot": { general: 1000, messages: 300 } }, per the same windows',
+            'limits of their own for some users, by PIN or display name (e.g. the ' +
+            'users bots act as): { "FAQ Bot": { general: 1000, messages: 300 } }, per ' +
+            'the same windows',
           additionalProperties: {
             type: 'object',
             additionalProperties: false,
@@ -80,7 +82,8 @@ export const configSchema = {
         conditional: {
           ...bucket(600, '1m'),
           description:
-            'conditional reads answered 304 Not Modified, per user: they cost this bucket instead of general (If-None-Match: * costs general)',
+            'conditional reads answered 304 Not Modified, per user: they cost this ' +
+            'bucket instead of general (If-None-Match: * costs general)',
         },
       },
     },
@@ -153,7 +156,9 @@ export const configSchema = {
           pattern: DURATION_PATTERN,
           default: '15s',
           description:
-            'driver postgres: a process that has not renewed its bot leases for this long is taken for dead and its bots move to the others (renewed every third of it)',
+            'driver postgres: a process that has not renewed its bot leases for this ' +
+            'long is taken for dead and its bots move to the others (renewed every ' +
+            'third of it)',
         },
         env_allow: {
           type: 'array',
@@ -161,7 +166,8 @@ export const configSchema = {
           uniqueItems: true,
           default: [],
           description:
-            'environment variables bot files may read with ${env:NAME} anywhere (by default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
+            'environment variables bot files may read with ${env:NAME} anywhere (by ' +
+            'default only PINBOT_KEY_… in key and PINBOT_SERVER… in server)',
         },
         allowed_servers: {
           type: 'array',
@@ -194,7 +200,8 @@ export const configSchema = {
           default: {},
           propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
           description:
-            "each plugin's settings, by plugin name, checked against the plugin's configSchema at load (${env:VAR} allowed)",
+            "each plugin's settings, by plugin name, checked against the plugin's " +
+            'configSchema at load (${env:VAR} allowed)',
         },
         quarantine_after: {
           type: 'integer',
@@ -238,7 +245,8 @@ export const configSchema = {
           pattern: DURATION_PATTERN,
           default: '10s',
           description:
-            'working time an action, the conditions of a rule or a poll source may take before it fails with reason timeout (e.g. 10s, 500ms)',
+            'working time an action, the conditions of a rule or a poll source may ' +
+            'take before it fails with reason timeout (e.g. 10s, 500ms)',
         },
         safety_poll: {
           type: 'string',
@@ -264,13 +272,15 @@ export const configSchema = {
           enum: ['file', 'postgres'],
           default: 'file',
           description:
-            'file: the journaled data directory (one process); postgres: PostgreSQL, shared by several processes (docs/scaling.md)',
+            'file: the journaled data directory (one process); postgres: PostgreSQL, ' +
+            'shared by several processes (docs/scaling.md)',
         },
         url: {
           type: 'string',
           pattern: '^postgres(ql)?://',
           description:
-            'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} (postgres://user:password@host:5432/pinbot)',
+            'the PostgreSQL database of driver postgres, e.g. ${env:DATABASE_URL} ' +
+            '(postgres://user:password@host:5432/pinbot)',
         },
         schema: {
           type: 'string',
@@ -288,7 +298,8 @@ export const configSchema = {
         read_wait: {
           ...duration('5s'),
           description:
-            'driver postgres: longest a read waits for the database (a commit in flight, a catch-up) before it is answered 503 storage_unavailable',
+            'driver postgres: longest a read waits for the database (a commit in ' +
+            'flight, a catch-up) before it is answered 503 storage_unavailable',
         },
       },
     },
@@ -315,7 +326,8 @@ export const configSchema = {
         enabled: {
           type: 'boolean',
           description:
-            'the web console at /console: on by default only when server.host is a loopback address; true serves it on any address, false never',
+            'the web console at /console: on by default only when server.host is a ' +
+            'loopback address; true serves it on any address, false never',
         },
         link_ttl: {
           ...duration('10m'),
@@ -335,7 +347,11 @@ export const configSchema = {
         enabled: {
           type: 'boolean',
           description:
-            'GET /metrics (Prometheus): unset, served without a token on a loopback address and with `token` elsewhere (off without one); false: not served, and requests not counted (bot, store and job counters still feed the console); true: the same as unset, but a start on another address without `token` is an error',
+            'GET /metrics (Prometheus): unset, served without a token on a loopback ' +
+            'address and with `token` elsewhere (off without one); false: not served, ' +
+            'and requests not counted (bot, store and job counters still feed the ' +
+            'console); true: the same as unset, but a start on another address ' +
+            'without `token` is an error',
         },
         token: {
           type: 'string',
@@ -343,7 +359,9 @@ export const configSchema = {
           maxLength: 512,
           pattern: '^[\\x21-\\x7e]+$',
           description:
-            'the bearer token a scraper sends (Authorization: Bearer …), e.g. ${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once set it is asked on every address',
+            'the bearer token a scraper sends (Authorization: Bearer …), e.g. ' +
+            '${env:PINBOT_METRICS_TOKEN}: 16 to 512 visible ASCII characters; once ' +
+            'set it is asked on every address',
         },
       },
     },

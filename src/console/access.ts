@@ -37,7 +37,8 @@ const hash = (t: string) => createHash('sha256').update(t).digest('hex');
  * hashes, expire after `ttlMs` on `clock` and work once; sessions live in memory until the
  * server stops or they go unused for `idleMs`, and work only on `host` when one is given.
  *
- * @example const a = new ConsoleAccess(systemClock, { ttlMs: 600_000, idleMs: 1_800_000 }); const { token } = a.issueLink(); const s = a.redeem(token);
+ * @example const a = new ConsoleAccess(systemClock, { ttlMs: 600_000, idleMs: 1_800_000 });
+ * const { token } = a.issueLink(); const s = a.redeem(token);
  */
 export class ConsoleAccess {
   private readonly links = new Map<string, number>();

@@ -19,7 +19,8 @@ export interface ActedRequest {
  * key of its own for the console (kept like a bot's key, in `keysDir`, mode 0600), used only on
  * the server side — no key reaches the browser — and the user's rate limits apply.
  *
- * @example const a = new ActAs({ store, env, url, keysDir }); await a.request(bob, 'POST', '/wallet/send', { recipient_pin, amount: 5 });
+ * @example const a = new ActAs({ store, env, url, keysDir }); await a.request(bob, 'POST',
+ * '/wallet/send', { recipient_pin, amount: 5 });
  */
 export class ActAs {
   private readonly identity;

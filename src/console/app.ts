@@ -115,7 +115,8 @@ function checkSession(app: express.Express, st: ConsoleState): void {
         return plain(
           res,
           403,
-          'refused: this change carries no valid CSRF token (or comes from another site). Reload the console page and try again.',
+          'refused: this change carries no valid CSRF token (or comes from another ' +
+            'site). Reload the console page and try again.',
         );
     }
     // the changes this page's data already holds: taken before anything is read

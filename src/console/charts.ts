@@ -27,9 +27,17 @@ export function columns(o: {
   const bar = (v: number, i: number, cls: string) => {
     if (v <= 0) return '';
     const h = Math.max(1, Math.round((v / max) * (H - 2)));
-    return html`<rect class="${cls}" x="${(i * bw).toFixed(2)}" y="${H - h}" width="${Math.max(0.5, bw - 0.5).toFixed(2)}" height="${h}"></rect>`;
+    return html`<rect class="${cls}" x="${(i * bw).toFixed(
+      2,
+    )}" y="${H - h}" width="${Math.max(0.5, bw - 0.5).toFixed(2)}" height="${h}"></rect>`;
   };
-  return html`<svg class="chart" data-chart="${o.kind}" data-values="${o.total.join(',')}" data-failed="${o.part.join(',')}" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${text}"><title>${text}</title><line class="axis" x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}"></line>${o.total.map((v, i) => bar(v, i, 'bar'))}${o.part.map((v, i) => bar(v, i, 'bar-failed'))}</svg>`;
+  return html`<svg class="chart" data-chart="${o.kind}" data-values="${o.total.join(',')}" data-failed="${o.part.join(
+    ',',
+  )}" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${text}"><title>${
+    text
+  }</title><line class="axis" x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}"></line>${o.total.map((v, i) =>
+    bar(v, i, 'bar'),
+  )}${o.part.map((v, i) => bar(v, i, 'bar-failed'))}</svg>`;
 }
 
 /**
@@ -48,8 +56,19 @@ export function bars(o: {
   const barW = 220;
   const h = rowH * o.items.length;
   const text = `${o.label}: ${o.items.map((i) => `${i.name} ${i.count}`).join(', ') || 'none'}`;
-  return html`<svg class="chart bars" data-chart="${o.kind}" data-values="${o.items.map((i) => `${i.name}=${i.count}`).join(',')}" viewBox="0 0 ${labelW + barW + 40} ${Math.max(h, rowH)}" width="${labelW + barW + 40}" height="${Math.max(h, rowH)}" role="img" aria-label="${text}"><title>${text}</title>${o.items.map(
+  return html`<svg class="chart bars" data-chart="${o.kind}" data-values="${o.items
+    .map((i) => `${i.name}=${i.count}`)
+    .join(',')}" viewBox="0 0 ${labelW + barW + 40} ${Math.max(h, rowH)}" width="${
+    labelW + barW + 40
+  }" height="${Math.max(h, rowH)}" role="img" aria-label="${text}"><title>${text}</title>${o.items.map(
     (it, i) =>
-      html`<text class="label" x="0" y="${i * rowH + 12}">${it.name}</text><rect class="bar${o.kind === 'not-run' ? ' bar-notrun' : ''}" x="${labelW}" y="${i * rowH + 3}" width="${Math.max(it.count ? 1 : 0, Math.round((it.count / max) * barW))}" height="${rowH - 6}"></rect><text class="count" x="${labelW + Math.round((it.count / max) * barW) + 4}" y="${i * rowH + 12}">${it.count}${o.unit ?? ''}</text>`,
+      html`<text class="label" x="0" y="${i * rowH + 12}">${it.name}</text><rect class="bar${
+        o.kind === 'not-run' ? ' bar-notrun' : ''
+      }" x="${labelW}" y="${i * rowH + 3}" width="${Math.max(
+        it.count ? 1 : 0,
+        Math.round((it.count / max) * barW),
+      )}" height="${rowH - 6}"></rect><text class="count" x="${
+        labelW + Math.round((it.count / max) * barW) + 4
+      }" y="${i * rowH + 12}">${it.count}${o.unit ?? ''}</text>`,
   )}</svg>`;
 }

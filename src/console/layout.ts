@@ -32,18 +32,32 @@ export function page(o: {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${o.session ? html`<meta name="csrf-token" content="${o.session.csrf}"><meta name="live-seq" content="${o.seq ?? 0}">` : ''}${o.session && o.liveUser ? html`<meta name="live-user" content="${o.liveUser}">` : ''}
+${
+  o.session
+    ? html`<meta name="csrf-token" content="${o.session.csrf}"><meta name="live-seq" content="${o.seq ?? 0}">`
+    : ''
+}${o.session && o.liveUser ? html`<meta name="live-user" content="${o.liveUser}">` : ''}
 <title>${o.title} · pinbot console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>
 </head>
 <body>
 <header><strong>pinbot console</strong>
-${o.session ? html`<nav aria-label="Sections">${NAV.map(([k, label]) => html`<a href="/console/${k}"${k === o.section ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>` : ''}
+${
+  o.session
+    ? html`<nav aria-label="Sections">${NAV.map(
+        ([k, label]) => html`<a href="/console/${k}"${k === o.section ? html` aria-current="page"` : ''}>${label}</a>`,
+      )}</nav>`
+    : ''
+}
 <span id="live-state" role="status" aria-live="polite"></span>
 </header>
 <main>
-${flash ? html`<p class="flash ${flash.ok ? 'ok' : 'bad'}" role="${flash.ok ? 'status' : 'alert'}">${flash.text}</p>` : ''}
+${
+  flash
+    ? html`<p class="flash ${flash.ok ? 'ok' : 'bad'}" role="${flash.ok ? 'status' : 'alert'}">${flash.text}</p>`
+    : ''
+}
 ${o.body}
 </main>
 </body>

@@ -30,18 +30,30 @@ function pauseForm(b: BotStatus, s: ConsoleSession): SafeHtml | '' {
         ? 'pause'
         : undefined;
   if (!verb) return '';
-  return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${verb}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb === 'pause' ? 'Pause' : 'Resume'} ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
+  return html`<form method="post" action="/console/bots/${encodeURIComponent(b.name)}/${
+    verb
+  }" class="inline">${csrfField(s)}<button type="submit" aria-label="${
+    verb === 'pause' ? 'Pause' : 'Resume'
+  } ${b.name}">${verb === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
 }
 
 /** The server's health in one line: requests per second, 5xx in the last hour, commit time. */
 function healthLine(h: Health): SafeHtml {
-  return html`<p class="health" data-health data-rps="${h.rps.toFixed(2)}" data-errors="${h.errors}" data-commit-ms="${h.commitMs?.toFixed(2) ?? ''}">
+  return html`<p class="health" data-health data-rps="${h.rps.toFixed(
+    2,
+  )}" data-errors="${h.errors}" data-commit-ms="${h.commitMs?.toFixed(2) ?? ''}">
 <span>${h.rps < 10 ? h.rps.toFixed(1) : Math.round(h.rps)} requests/s</span>
-<span${h.errors ? html` class="bad"` : ''}>${h.errors} server error${h.errors === 1 ? '' : 's'} (5xx) in the last hour</span>
-<span>commit ${h.commitMs === undefined ? '—' : `${h.commitMs < 10 ? h.commitMs.toFixed(1) : Math.round(h.commitMs)} ms`} (journal + fsync)</span></p>`;
+<span${
+    h.errors ? html` class="bad"` : ''
+  }>${h.errors} server error${h.errors === 1 ? '' : 's'} (5xx) in the last hour</span>
+<span>commit ${
+    h.commitMs === undefined ? '—' : `${h.commitMs < 10 ? h.commitMs.toFixed(1) : Math.round(h.commitMs)} ms`
+  } (journal + fsync)</span></p>`;
 }
 
-/** The bots page: the server's health, every bot file with its state and why, last poll and last run, and its runs charted. */
+/**
+ * The bots page: the server's health, every bot file with its state and why, last poll and last
+ * run, and its runs charted. */
 export function botsBody(
   bots: readonly BotStatus[],
   s: ConsoleSession,
@@ -61,9 +73,13 @@ ${bots.length === 0 ? html`<p>No bots: put bot files in the bots folder (docs/bo
 <tbody>
 ${bots.map(
   (b) => html`<tr data-bot="${b.name ?? b.file}">
-<td>${b.name ? html`<a href="/console/bots/${encodeURIComponent(b.name)}">${b.name}</a>` : b.file}${b.dry_run ? html` <small>(dry run)</small>` : ''}</td>
+<td>${
+    b.name ? html`<a href="/console/bots/${encodeURIComponent(b.name)}">${b.name}</a>` : b.file
+  }${b.dry_run ? html` <small>(dry run)</small>` : ''}</td>
 <td><span class="state state-${b.status}">${STATE_WORDS[b.status] ?? b.status}</span> ${pauseForm(b, s)}</td>
-<td>${b.message ?? ''}${b.problems?.length ? html`<ul class="problems">${b.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}</td>
+<td>${b.message ?? ''}${
+    b.problems?.length ? html`<ul class="problems">${b.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''
+  }</td>
 <td>${b.last_poll ?? '—'}</td>
 <td>${b.last_run ?? '—'}</td>
 <td>${chart(b, 'hour')}</td>
@@ -73,11 +89,17 @@ ${bots.map(
 </tbody>
 </table>
 </section>
-<form method="post" action="/console/bots/reload">${csrfField(s)}<button type="submit">Reload bot files</button></form>`;
+<form method="post" action="/console/bots/reload">${csrfField(
+    s,
+  )}<button type="submit">Reload bot files</button></form>`;
 }
 
 function conditionTree(c: ConditionResult): SafeHtml {
-  return html`<li class="${c.ok ? 'held' : 'failed'}"><span aria-label="${c.ok ? 'held' : 'did not hold'}">${c.ok ? '✓' : '✗'}</span> ${c.label}${c.detail ? html` <span class="saw">(saw ${c.detail})</span>` : ''}${c.children?.length ? html`<ul>${c.children.map(conditionTree)}</ul>` : ''}</li>`;
+  return html`<li class="${c.ok ? 'held' : 'failed'}"><span aria-label="${
+    c.ok ? 'held' : 'did not hold'
+  }">${c.ok ? '✓' : '✗'}</span> ${c.label}${
+    c.detail ? html` <span class="saw">(saw ${c.detail})</span>` : ''
+  }${c.children?.length ? html`<ul>${c.children.map(conditionTree)}</ul>` : ''}</li>`;
 }
 
 const json = (v: unknown) => {
@@ -98,12 +120,35 @@ function traceItem(t: Trace, link: SafeHtml | '' = ''): SafeHtml {
   const label = t.outcome === 'not_run' ? 'NOT RUN' : t.outcome.toUpperCase();
   return html`<li class="run outcome-${t.outcome}" data-rule="${t.rule}">
 <div class="run-head"><time>${t.at}</time> <strong>${t.rule}</strong> <span class="event">${t.event.summary}</span>
-<span class="outcome">${label}</span>${t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''}${link}</div>
-${why ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''}.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>` : ''}
+<span class="outcome">${label}</span>${
+    t.outcome === 'done' ? html` <small>${t.duration_ms} ms</small>` : ''
+  }${link}</div>
+${
+  why
+    ? html`<p class="reason">${label}: <code>${why.code}</code> — ${why.meaning}${
+        t.message && t.reason !== 'condition_false' ? html` (${t.message})` : ''
+      }.${why.todo ? html` What to do: ${why.todo}.` : ''}</p>`
+    : ''
+}
 ${!why && t.outcome !== 'done' && t.message ? html`<p class="reason">${label}: ${t.message}</p>` : ''}
 ${t.outcome === 'done' && t.message ? html`<p class="note">${t.message}</p>` : ''}
 ${t.conditions ? html`<div class="conditions">if<ul>${conditionTree(t.conditions)}</ul></div>` : ''}
-${t.steps.length ? html`<ol class="steps">${t.steps.map((st) => html`<li class="step-${st.status}">${st.action}: ${st.status}${st.error ? html` — ${st.error}` : st.result !== undefined ? html` → <code>${json(st.result)}</code>` : st.args !== undefined && st.status === 'dry_run' ? html` (would do <code>${json(st.args)}</code>)` : ''}</li>`)}</ol>` : ''}
+${
+  t.steps.length
+    ? html`<ol class="steps">${t.steps.map(
+        (st) =>
+          html`<li class="step-${st.status}">${st.action}: ${st.status}${
+            st.error
+              ? html` — ${st.error}`
+              : st.result !== undefined
+                ? html` → <code>${json(st.result)}</code>`
+                : st.args !== undefined && st.status === 'dry_run'
+                  ? html` (would do <code>${json(st.args)}</code>)`
+                  : ''
+          }</li>`,
+      )}</ol>`
+    : ''
+}
 </li>`;
 }
 
@@ -115,8 +160,20 @@ function botCharts(o: {
 }): SafeHtml {
   const answered = o.latency.reduce((a, b) => a + b.count, 0);
   return html`<section data-live="charts" aria-label="Charts" class="charts">
-<figure><figcaption>From event to answer (${answered} answered)</figcaption>${bars({ label: `${o.name}: time from event to answer`, items: o.latency.map((l) => ({ name: l.le, count: l.count })), kind: 'latency' })}</figure>
-<figure><figcaption>Why rules did not run</figcaption>${o.reasons.length ? bars({ label: `${o.name}: not run, by reason`, items: o.reasons.map((r) => ({ name: r.reason, count: r.count })), kind: 'not-run' }) : html`<p>Every rule that was asked ran.</p>`}</figure>
+<figure><figcaption>From event to answer (${answered} answered)</figcaption>${bars({
+    label: `${o.name}: time from event to answer`,
+    items: o.latency.map((l) => ({ name: l.le, count: l.count })),
+    kind: 'latency',
+  })}</figure>
+<figure><figcaption>Why rules did not run</figcaption>${
+    o.reasons.length
+      ? bars({
+          label: `${o.name}: not run, by reason`,
+          items: o.reasons.map((r) => ({ name: r.reason, count: r.count })),
+          kind: 'not-run',
+        })
+      : html`<p>Every rule that was asked ran.</p>`
+  }</figure>
 </section>`;
 }
 
@@ -126,7 +183,11 @@ function dialogsSection(name: string, dialogs: readonly DialogView[] | undefined
     (d) => html`<tr data-dialog="${d.pin}">
 <td>${d.person}</td><td>${d.rule}</td><td>${d.question ?? html`<small>step ${d.step + 1}</small>`}</td>
 <td><time>${d.since}</time></td><td>${d.until ? html`<time>${d.until}</time>` : '—'}</td>
-<td><form method="post" action="/console/bots/${encodeURIComponent(name)}/dialogs/end" class="inline">${csrfField(s)}<input type="hidden" name="pin" value="${d.pin}"><input type="hidden" name="conversation" value="${d.conversation}"><button type="submit" aria-label="End the dialog with ${d.person}">End</button></form></td>
+<td><form method="post" action="/console/bots/${encodeURIComponent(name)}/dialogs/end" class="inline">${csrfField(
+      s,
+    )}<input type="hidden" name="pin" value="${d.pin}"><input type="hidden" name="conversation" value="${
+      d.conversation
+    }"><button type="submit" aria-label="End the dialog with ${d.person}">End</button></form></td>
 </tr>`,
   );
   return html`<section data-live="dialogs" aria-label="Dialogs"><h2>Dialogs</h2>
@@ -134,7 +195,9 @@ ${
   dialogs === undefined
     ? html`<p>Not running in this process.</p>`
     : rows.length
-      ? html`<table><thead><tr><th scope="col">Person</th><th scope="col">Rule</th><th scope="col">Question</th><th scope="col">Since</th><th scope="col">Until (timeout)</th><th scope="col"></th></tr></thead><tbody>${rows}</tbody></table>`
+      ? html`<table><thead><tr><th scope="col">Person</th><th scope="col">Rule</th><th scope="col">Question</th><th scope="col">Since</th><th scope="col">Until (timeout)</th><th scope="col"></th></tr></thead><tbody>${
+          rows
+        }</tbody></table>`
       : html`<p>No one is in a dialog with ${name} now.</p>`
 }</section>`;
 }
@@ -157,15 +220,29 @@ export function botBody(
 ): SafeHtml {
   const shown = [...o.traces].reverse().filter((t) => !o.onlyNotRun || t.outcome === 'not_run');
   return html`<h1>Bot ${o.name}</h1>
-<section data-live="bot-state" aria-label="State">${o.status ? html`<p>State: <span class="state state-${o.status.status}">${STATE_WORDS[o.status.status]}</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${o.status.last_run ?? '—'} ${pauseForm(o.status, s)}</p>` : html`<p>Not running in this process.</p>`}</section>
+<section data-live="bot-state" aria-label="State">${
+    o.status
+      ? html`<p>State: <span class="state state-${o.status.status}">${
+          STATE_WORDS[o.status.status]
+        }</span> ${o.status.message ?? ''} · last poll ${o.status.last_poll ?? '—'} · last run ${
+          o.status.last_run ?? '—'
+        } ${pauseForm(o.status, s)}</p>`
+      : html`<p>Not running in this process.</p>`
+  }</section>
 ${o.status ? whatIfForm(o.name, o.status.file, s) : ''}
 ${dialogsSection(o.name, o.dialogs, s)}
 ${botCharts(o)}
 <form method="get" action="/console/bots/${encodeURIComponent(o.name)}" class="filter">
-<label><input type="checkbox" name="why" value="1"${o.onlyNotRun ? html` checked` : ''}> Why didn't it fire? (only rules that did not run)</label>
+<label><input type="checkbox" name="why" value="1"${
+    o.onlyNotRun ? html` checked` : ''
+  }> Why didn't it fire? (only rules that did not run)</label>
 <button type="submit">Filter</button>
 </form>
 <section data-live="timeline" aria-label="Runs">
-${shown.length ? html`<ol class="timeline">${shown.map((t) => traceItem(t, scenarioLink(o.name, t, o.scenarioEvents)))}</ol>` : html`<p>No runs yet${o.onlyNotRun ? ' that did not fire' : ''}.</p>`}
+${
+  shown.length
+    ? html`<ol class="timeline">${shown.map((t) => traceItem(t, scenarioLink(o.name, t, o.scenarioEvents)))}</ol>`
+    : html`<p>No runs yet${o.onlyNotRun ? ' that did not fire' : ''}.</p>`
+}
 </section>`;
 }

@@ -30,7 +30,14 @@ ${
     ? html`<p>Running scenarios from the console needs <code>pinbot serve</code>; use <code>npx pinbot scenario run</code>.</p>`
     : o.files.length === 0
       ? html`<p>No scenario files in the scenarios folder (docs/scenarios.md); record one under Record.</p>`
-      : html`<ul class="scenario-files">${o.files.map((f) => html`<li><form method="post" action="/console/scenarios/run" class="inline">${csrfField(s)}<input type="hidden" name="file" value="${f}"><button type="submit" aria-label="Run ${f}">Run</button> <code>${f}</code></form></li>`)}</ul>`
+      : html`<ul class="scenario-files">${o.files.map(
+          (f) =>
+            html`<li><form method="post" action="/console/scenarios/run" class="inline">${csrfField(
+              s,
+            )}<input type="hidden" name="file" value="${
+              f
+            }"><button type="submit" aria-label="Run ${f}">Run</button> <code>${f}</code></form></li>`,
+        )}</ul>`
 }
 <section data-live="scenario-run" aria-label="Scenario run">
 ${
@@ -39,11 +46,17 @@ ${
 ${r.end?.error ? html`<pre class="failure">${r.end.error}</pre>` : ''}
 ${r.end?.problems?.length ? html`<ul class="problems">${r.end.problems.map((p) => html`<li>${p}</li>`)}</ul>` : ''}
 <ol class="scenario-steps">${r.steps.map(
-        (
-          st,
-        ) => html`<li class="step-${st.status}" data-step="${st.id}"><span aria-label="${st.status}">${MARK[st.status]}</span> ${st.id} ${st.label} <small>${stepInfo(st)}</small>
+        (st) => html`<li class="step-${st.status}" data-step="${st.id}"><span aria-label="${
+          st.status
+        }">${MARK[st.status]}</span> ${st.id} ${st.label} <small>${stepInfo(st)}</small>
 ${(st.logs ?? []).map((l) => html`<div class="log">log: ${l}</div>`)}
-${st.status === 'failed' ? html`<pre class="failure">${[st.error, st.diff, `at ${st.where} · scenario clock ${st.clock}`].filter(Boolean).join('\n')}</pre>` : ''}</li>`,
+${
+  st.status === 'failed'
+    ? html`<pre class="failure">${[st.error, st.diff, `at ${st.where} · scenario clock ${st.clock}`]
+        .filter(Boolean)
+        .join('\n')}</pre>`
+    : ''
+}</li>`,
       )}</ol>`
     : ''
 }

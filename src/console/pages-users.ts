@@ -35,7 +35,9 @@ export interface UserView {
 export function usersBody(users: readonly User[], s: ConsoleSession): SafeHtml {
   return html`<h1>Users</h1>
 <section data-live="users" aria-label="Users">
-<ul class="users">${users.map((u) => html`<li><a href="/console/users/${u.id}">Act as ${u.display_name}</a> <code>${u.pin_code}</code></li>`)}</ul>
+<ul class="users">${users.map(
+    (u) => html`<li><a href="/console/users/${u.id}">Act as ${u.display_name}</a> <code>${u.pin_code}</code></li>`,
+  )}</ul>
 </section>
 <form method="post" action="/console/users" class="card">
 <h2>Create a user</h2>
@@ -49,7 +51,9 @@ ${csrfField(s)}
 const who = (r: Ref) => `${r.display_name} (${r.pin_code})`;
 
 function answerForm(s: ConsoleSession, action: string, label: string, verb: string): SafeHtml {
-  return html`<form method="post" action="${action}" class="inline">${csrfField(s)}<button type="submit" aria-label="${verb} ${label}">${verb}</button></form>`;
+  return html`<form method="post" action="${action}" class="inline">${csrfField(
+    s,
+  )}<button type="submit" aria-label="${verb} ${label}">${verb}</button></form>`;
 }
 
 /** A user's page: wallet and what is pending, conversations, and forms to act as them. */
@@ -59,13 +63,72 @@ export function userBody(u: User, v: UserView, s: ConsoleSession, others: readon
 ${v.error ? html`<p class="flash bad" role="alert">${v.error}</p>` : ''}
 <section data-live="wallet" aria-label="Wallet">
 <p>Balance: <strong data-balance>${v.balance ?? '?'}</strong></p>
-${v.pending.length ? html`<h2>Pending transfers</h2><ul>${v.pending.map((p) => html`<li>${p.amount} from ${who(p.sender)}${p.note ? html` — “${p.note}”` : ''} ${answerForm(s, `${base}/transactions/${p.id}/accept`, `${p.amount} from ${p.sender.display_name}`, 'Accept')} ${answerForm(s, `${base}/transactions/${p.id}/decline`, `${p.amount} from ${p.sender.display_name}`, 'Decline')}</li>`)}</ul>` : ''}
-${v.requests.length ? html`<h2>Contact requests</h2><ul>${v.requests.map((r) => html`<li>${who(r.requester)} ${answerForm(s, `${base}/contact-requests/${r.id}/accept`, `request of ${r.requester.display_name}`, 'Accept')} ${answerForm(s, `${base}/contact-requests/${r.id}/decline`, `request of ${r.requester.display_name}`, 'Decline')}</li>`)}</ul>` : ''}
-${v.intros.length ? html`<h2>Introductions</h2><ul>${v.intros.map((i) => html`<li>${who(i.introducer)} introduces ${i.participants.map(who).join(', ')}${i.message ? html` — “${i.message}”` : ''} ${answerForm(s, `${base}/introductions/${i.id}/accept`, `introduction by ${i.introducer.display_name}`, 'Accept')} ${answerForm(s, `${base}/introductions/${i.id}/decline`, `introduction by ${i.introducer.display_name}`, 'Decline')}</li>`)}</ul>` : ''}
+${
+  v.pending.length
+    ? html`<h2>Pending transfers</h2><ul>${v.pending.map(
+        (p) =>
+          html`<li>${p.amount} from ${who(p.sender)}${p.note ? html` — “${p.note}”` : ''} ${answerForm(
+            s,
+            `${base}/transactions/${p.id}/accept`,
+            `${p.amount} from ${p.sender.display_name}`,
+            'Accept',
+          )} ${answerForm(
+            s,
+            `${base}/transactions/${p.id}/decline`,
+            `${p.amount} from ${p.sender.display_name}`,
+            'Decline',
+          )}</li>`,
+      )}</ul>`
+    : ''
+}
+${
+  v.requests.length
+    ? html`<h2>Contact requests</h2><ul>${v.requests.map(
+        (r) =>
+          html`<li>${who(r.requester)} ${answerForm(
+            s,
+            `${base}/contact-requests/${r.id}/accept`,
+            `request of ${r.requester.display_name}`,
+            'Accept',
+          )} ${answerForm(
+            s,
+            `${base}/contact-requests/${r.id}/decline`,
+            `request of ${r.requester.display_name}`,
+            'Decline',
+          )}</li>`,
+      )}</ul>`
+    : ''
+}
+${
+  v.intros.length
+    ? html`<h2>Introductions</h2><ul>${v.intros.map(
+        (i) =>
+          html`<li>${who(i.introducer)} introduces ${i.participants.map(who).join(', ')}${
+            i.message ? html` — “${i.message}”` : ''
+          } ${answerForm(
+            s,
+            `${base}/introductions/${i.id}/accept`,
+            `introduction by ${i.introducer.display_name}`,
+            'Accept',
+          )} ${answerForm(
+            s,
+            `${base}/introductions/${i.id}/decline`,
+            `introduction by ${i.introducer.display_name}`,
+            'Decline',
+          )}</li>`,
+      )}</ul>`
+    : ''
+}
 <p>Contacts: ${v.contacts.length ? v.contacts.map((c) => who(c.contact)).join(', ') : 'none'}</p>
 </section>
-<form method="post" action="${base}/check-balance" class="inline">${csrfField(s)}<button type="submit">Check balance</button> <small>(a request as ${u.display_name}: recorded with its answer while recording)</small></form>
-<datalist id="known-pins">${others.filter((o) => o.id !== u.id).map((o) => html`<option value="${o.pin_code}">${o.display_name}</option>`)}</datalist>
+<form method="post" action="${base}/check-balance" class="inline">${csrfField(
+    s,
+  )}<button type="submit">Check balance</button> <small>(a request as ${
+    u.display_name
+  }: recorded with its answer while recording)</small></form>
+<datalist id="known-pins">${others
+    .filter((o) => o.id !== u.id)
+    .map((o) => html`<option value="${o.pin_code}">${o.display_name}</option>`)}</datalist>
 <div class="forms">
 <form method="post" action="${base}/send-message" class="card">
 <h2>Send a message</h2>${csrfField(s)}
@@ -110,8 +173,15 @@ ${v.conversations.map(
       .map(who)
       .join(', ')
   }</h3>
-<ol class="messages">${c.messages.map((m) => html`<li class="message${m.sender.pin_code === u.pin_code ? ' mine' : ''}"><span class="from">${m.sender.display_name}</span>: <span class="content">${m.content}</span> <time>${m.created_at}</time></li>`)}</ol>
-<form method="post" action="${base}/conversations/${c.id}/messages" class="inline">${csrfField(s)}<label>Reply <input name="content" required></label><button type="submit">Reply</button></form>
+<ol class="messages">${c.messages.map(
+    (m) =>
+      html`<li class="message${m.sender.pin_code === u.pin_code ? ' mine' : ''}"><span class="from">${
+        m.sender.display_name
+      }</span>: <span class="content">${m.content}</span> <time>${m.created_at}</time></li>`,
+  )}</ol>
+<form method="post" action="${base}/conversations/${c.id}/messages" class="inline">${csrfField(
+    s,
+  )}<label>Reply <input name="content" required></label><button type="submit">Reply</button></form>
 </article>`,
 )}
 </section>`;

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { iso } from '../clock/clock.js';
-import { whatIfFile, type BotStatus, type Trace } from '../runtime/index.js';
+import { whatIfFile } from '../runtime/index.js';
 import { BOT_NAME } from '../util/bot-name.js';
 import { formatProblem } from '../util/yaml-errors.js';
 import type { ConsoleSession } from './access.js';

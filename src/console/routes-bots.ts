@@ -1,5 +1,4 @@
 import type { BotStatus, Trace } from '../runtime/index.js';
-import type { DialogView } from '../services/bot-dialogs.js';
 import { BOT_NAME } from '../util/bot-name.js';
 import type { ConsoleRoutes } from './console-routes.js';
 import { latencyBuckets, notRunReasons } from './metric-history.js';

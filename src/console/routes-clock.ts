@@ -1,6 +1,5 @@
 import { AdminError } from '../admin/errors.js';
 import { iso } from '../clock/clock.js';
-import type { PluginReport } from '../plugin-api/host.js';
 import type { ConsoleRoutes } from './console-routes.js';
 import { clockBody, pluginsBody } from './pages-misc.js';
 import { MAX_RECORDED } from './routes-users.js';

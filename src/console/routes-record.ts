@@ -31,7 +31,9 @@ function saveRecording(st: ConsoleState, given: unknown): { ok: boolean; text: s
   if (!FILE_NAME.test(name))
     return {
       ok: false,
-      text: 'file name: lower-case letters, digits, - and _ (e.g. tip-jar-recorded); it is saved as NAME.yaml in the scenarios folder',
+      text:
+        'file name: lower-case letters, digits, - and _ (e.g. tip-jar-recorded); it is ' +
+        'saved as NAME.yaml in the scenarios folder',
     };
   if (!st.recording.steps.length) return { ok: false, text: 'nothing recorded yet' };
   const file = join(st.scenariosDir, `${name}.yaml`);

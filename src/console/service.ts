@@ -52,7 +52,9 @@ function decide(ctx: ServerContext): { on: true } | { on: false; why: string } {
   if (enabled === true || isLoopback(host)) return { on: true };
   return {
     on: false,
-    why: `the server listens on ${host}, not on a loopback address; set console.enabled: true in config.yaml to serve the console there (docs/console.md)`,
+    why:
+      `the server listens on ${host}, not on a loopback address; set console.enabled: ` +
+      `true in config.yaml to serve the console there (docs/console.md)`,
   };
 }
 

@@ -14,7 +14,9 @@ import { pgTraceArchive } from './pg-traces.js';
 import { userChanges } from './user-changes.js';
 import { botKeysDir } from '../util/data-dir.js';
 
-/** What a BotHost inside a server is given: the embedded server, where bots keep what they keep, and (on a database) their placement. */
+/**
+ * What a BotHost inside a server is given: the embedded server, where bots keep what they keep,
+ * and (on a database) their placement. */
 export interface EmbeddedHostDeps {
   embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
   storage: BotStorage;
@@ -42,7 +44,8 @@ interface Embedding {
  * state is in the server's store (a file store of their own for remote bots), their traces are
  * files.
  *
- * @example new BotHost({ ...fileHostDeps({ store, commits, env, url, stateDir }), registry, log, clock, scheduler, stateDir, dir })
+ * @example new BotHost({ ...fileHostDeps({ store, commits, env, url, stateDir }), registry,
+ * log, clock, scheduler, stateDir, dir })
  */
 export function fileHostDeps(o: Embedding): EmbeddedHostDeps {
   return {

@@ -174,7 +174,8 @@ export class BotLeasing implements BotPlacement {
     // taken for dead (this process stalled past the ttl): its bots run elsewhere by now
     this.o.log.warn(
       { bots: this.mine.size },
-      'this process was taken for dead by the others (it did not renew its bot leases in time): its bots are stopped here and it joins again',
+      'this process was taken for dead by the others (it did not renew its bot leases ' +
+        'in time): its bots are stopped here and it joins again',
     );
     const lost = [...this.mine];
     this.mine.clear();
@@ -210,7 +211,8 @@ export class BotLeasing implements BotPlacement {
       this.seen.delete(b.id);
       this.o.log.warn(
         { worker: b.label, bots: b.bots },
-        `process ${b.label} stopped renewing its bot leases for ${this.o.ttlMs} ms: taken for dead, its ${b.bots} bots are free again`,
+        `process ${b.label} stopped renewing its bot leases for ${this.o.ttlMs} ms: ` +
+          `taken for dead, its ${b.bots} bots are free again`,
       );
     }
   }

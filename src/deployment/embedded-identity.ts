@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { DomainEnv } from '../domain/env.js';
 import { authenticate, createKey, Keys, revokeKey } from '../domain/users/keys.js';
 import { createUser, findUser, Users, type User } from '../domain/users/users.js';
@@ -20,7 +19,8 @@ const names = (u: User, as: string) =>
  * `create_user: true` creates a missing user; otherwise a missing user is IdentityPending (the
  * bot waits and says how to create it).
  *
- * @example const { user, apiKey } = await embeddedKey({ store, env, vault, bot: 'tip-jar', as: 'Tip Jar', createUser: true });
+ * @example const { user, apiKey } = await embeddedKey({ store, env, vault, bot: 'tip-jar', as:
+ * 'Tip Jar', createUser: true });
  */
 async function embeddedKey(o: {
   store: Store;
@@ -45,7 +45,8 @@ async function embeddedKey(o: {
   const user = find(o.store.read);
   if (!user && !o.createUser) {
     throw new IdentityPending(
-      `no user "${o.as}" on this server. Create it with \`pinbot users add --name "${o.as}"\`, or add create_user: true to the bot file`,
+      `no user "${o.as}" on this server. Create it with \`pinbot users add --name ` +
+        `"${o.as}"\`, or add create_user: true to the bot file`,
     );
   }
   if (user && saved) {

@@ -10,7 +10,9 @@ export async function prepareJobClaims(pool: pg.Pool, schema: string): Promise<v
   await createSharedTable(
     pool,
     schema,
-    `CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, due))`,
+    `CREATE TABLE IF NOT EXISTS "${schema}"."_job_runs" (name text NOT NULL, due ` +
+      `bigint NOT NULL, claimed_by text NOT NULL, claimed_at timestamptz NOT NULL ` +
+      `DEFAULT now(), PRIMARY KEY (name, due))`,
   );
 }
 

@@ -11,7 +11,8 @@ export async function prepareRateTable(pool: pg.Pool, schema: string): Promise<v
   await createSharedTable(
     pool,
     schema,
-    `CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY KEY, hits int NOT NULL, reset_at bigint NOT NULL)`,
+    `CREATE UNLOGGED TABLE IF NOT EXISTS "${schema}"."_rate_hits" (key text PRIMARY ` +
+      `KEY, hits int NOT NULL, reset_at bigint NOT NULL)`,
   );
 }
 

@@ -15,7 +15,9 @@ export function prepareTraceTable(pool: pg.Pool, schema: string): Promise<void> 
   return createSharedTable(
     pool,
     schema,
-    `CREATE TABLE IF NOT EXISTS ${table(schema)} (bot text NOT NULL, seq bigserial NOT NULL, at text NOT NULL, trace json NOT NULL);
+    `CREATE TABLE IF NOT EXISTS ${table(
+      schema,
+    )} (bot text NOT NULL, seq bigserial NOT NULL, at text NOT NULL, trace json NOT NULL);
      CREATE INDEX IF NOT EXISTS bot_traces_bot_seq ON ${table(schema)} (bot, seq)`,
   );
 }
@@ -30,7 +32,8 @@ export async function readPgTraces(pool: pg.Pool, schema: string, bot: string, l
   try {
     return (await newest(pool, schema, bot, limit)).traces;
   } catch (err) {
-    if ((err as { code?: string }).code === '42P01') return []; // no server has started on this database yet (e.g. right after `store import`)
+    // no server has started on this database yet (e.g. right after `store import`)
+    if ((err as { code?: string }).code === '42P01') return [];
     throw err;
   }
 }
@@ -80,7 +83,8 @@ export function pgTraceArchive(pool: pg.Pool, schema: string, bot: string): Trac
       rows += traces.length;
       if (rows > Math.max(1, keep) * 2) {
         await pool.query(
-          `DELETE FROM ${table(schema)} WHERE bot = $1 AND seq < (SELECT seq FROM ${table(schema)} WHERE bot = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
+          `DELETE FROM ${table(schema)} WHERE bot = $1 AND seq < (SELECT seq FROM ` +
+            `${table(schema)} WHERE bot = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)`,
           [bot, Math.max(1, keep) - 1],
         );
         rows = keep;

@@ -36,14 +36,20 @@ export function chargeUsage(tx: Tx, env: DomainEnv, userId: string, bytes: numbe
   if (groups > 0 && u.groups + groups > q.groups_per_user) {
     throw new DomainError(
       'quota_exceeded',
-      `You have created ${u.groups} groups, the most one user may (quotas.groups_per_user is ${q.groups_per_user}); nothing was written. Write in one of your groups, or ask the operator to raise the quota.`,
+      `You have created ${u.groups} groups, the most one user may ` +
+        `(quotas.groups_per_user is ${q.groups_per_user}); nothing was written. Write ` +
+        `in one of your groups, or ask the operator to raise the quota.`,
       [{ path, message: `groups per user: ${u.groups} of ${q.groups_per_user}` }],
     );
   }
   if (bytes > 0 && u.bytes + bytes > q.bytes_per_user) {
     throw new DomainError(
       'quota_exceeded',
-      `You keep ${mb(u.bytes)} of messages, notes and names, and this adds ${bytes} bytes: over the ${mb(q.bytes_per_user)} one user may keep (quotas.bytes_per_user); nothing was written. Older messages leave the store as conversations pass quotas.messages_per_conversation; or ask the operator to raise the quota.`,
+      `You keep ${mb(u.bytes)} of messages, notes and names, and this adds ${bytes} ` +
+        `bytes: over the ${mb(q.bytes_per_user)} one user may keep ` +
+        `(quotas.bytes_per_user); nothing was written. Older messages leave the store ` +
+        `as conversations pass quotas.messages_per_conversation; or ask the operator to ` +
+        `raise the quota.`,
       [{ path, message: `bytes per user: ${u.bytes} + ${bytes} over ${q.bytes_per_user}` }],
     );
   }

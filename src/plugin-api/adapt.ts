@@ -94,7 +94,10 @@ export function registerPlugin(registry: Registry, inst: PluginInstance, subscri
           const why = (validate.errors ?? [])
             .map(
               (e) =>
-                `args${e.instancePath.replace(/\//g, '.')} ${e.message}${e.keyword === 'type' || e.keyword === 'pattern' ? `, not ${JSON.stringify(e.data)}` : ''}`,
+                `args${e.instancePath.replace(/\//g, '.')} ` +
+                `${e.message}${
+                  e.keyword === 'type' || e.keyword === 'pattern' ? `, not ${JSON.stringify(e.data)}` : ''
+                }`,
             )
             .join('; ');
           throw new Error(`the arguments of ${full} after templates do not fit its schema: ${why}`);

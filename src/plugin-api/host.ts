@@ -81,7 +81,9 @@ export class PluginHost {
         name,
         t.name
           ? `the plugin ${name} (${t.origin.label}) did not load: ${t.problem}`
-          : `the plugin in ${t.origin.label} (${name}, by its ${t.origin.kind === 'package' ? 'package' : 'file'} name) did not load: ${t.problem}`,
+          : `the plugin in ${t.origin.label} (${name}, by its ` +
+              `${t.origin.kind === 'package' ? 'package' : 'file'} name) did not load: ` +
+              `${t.problem}`,
       );
     }
   }
@@ -107,7 +109,9 @@ export class PluginHost {
         const why = describeThrown(err);
         inst.stop('disabled', `setup failed: ${why}`);
         inst.log.error(
-          `plugin ${inst.name} (${inst.origin.label}) is disabled: ${why}. Its actions and conditions fail until it is fixed and pinbot restarts; the other plugins and every bot run.`,
+          `plugin ${inst.name} (${inst.origin.label}) is disabled: ${why}. Its ` +
+            `actions and conditions fail until it is fixed and pinbot restarts; the ` +
+            `other plugins and every bot run.`,
         );
       } finally {
         release();
@@ -192,7 +196,8 @@ export class PluginHost {
     const s = inst.checked.sources.find((x) => x.name === source);
     if (!s)
       throw new Error(
-        `plugin ${inst.name} has no source named ${JSON.stringify(source)}; its sources: ${inst.checked.sources.map((x) => x.name).join(', ') || 'none'}`,
+        `plugin ${inst.name} has no source named ${JSON.stringify(source)}; its ` +
+          `sources: ${inst.checked.sources.map((x) => x.name).join(', ') || 'none'}`,
       );
     if (s.spec.poll)
       throw new Error(
@@ -245,7 +250,9 @@ export class PluginHost {
   }
 }
 
-/** The plugin name a file or package suggests (`plugins/dice.ts`, `plugins/dice/index.ts`, `pinbot-plugin-dice`). Internal. */
+/**
+ * The plugin name a file or package suggests (`plugins/dice.ts`, `plugins/dice/index.ts`,
+ * `pinbot-plugin-dice`). Internal. */
 function nameFromOrigin(o: PluginOrigin): string | undefined {
   let base: string | undefined;
   if (o.kind === 'file' && o.file) {

@@ -22,7 +22,8 @@ export { compileRegex, regexProblem, type BotRegex as LinearRegex, type RegexPro
  * What `ctx.ask` rejects with when its dialog ended without an answer: `reason` is `timeout`,
  * `cancel` (a cancel word) or `invalid_answer` (no valid answer in `attempts`).
  *
- * @example try { await ctx.ask({ question: 'Size?' }) } catch (e) { if (!(e instanceof DialogEnded)) throw e; await ctx.reply('maybe later') }
+ * @example try { await ctx.ask({ question: 'Size?' }) } catch (e) { if (!(e instanceof
+ * DialogEnded)) throw e; await ctx.reply('maybe later') }
  */
 export { DialogEnded } from '../runtime/index.js';
 export type {

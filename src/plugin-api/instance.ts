@@ -97,7 +97,9 @@ export class PluginInstance implements BoundaryTarget {
     if (n > 0 && this.failures >= n && this.status !== 'quarantined' && this.status !== 'disabled') {
       this.stop('quarantined', `${this.failures} consecutive failures; the last: ${err.message}`);
       this.log.error(
-        `plugin ${this.name} quarantined after ${this.failures} consecutive failures (plugins.quarantine_after: ${n}); its actions, conditions and sources fail at once until pinbot restarts. Last failure: ${err.message}`,
+        `plugin ${this.name} quarantined after ${this.failures} consecutive failures ` +
+          `(plugins.quarantine_after: ${n}); its actions, conditions and sources fail ` +
+          `at once until pinbot restarts. Last failure: ${err.message}`,
       );
     }
   }
@@ -110,7 +112,8 @@ export class PluginInstance implements BoundaryTarget {
   strayError(err: unknown, frame?: string): void {
     const e = Object.assign(
       new Error(
-        `plugin ${this.name}: uncaught error from its own code (a timer, event or promise it started): ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`,
+        `plugin ${this.name}: uncaught error from its own code (a timer, event or ` +
+          `promise it started): ${describeThrown(err)}${frame ? ` (at ${frame})` : ''}`,
       ),
       { frame },
     );
@@ -155,7 +158,8 @@ export class PluginInstance implements BoundaryTarget {
       );
     if (typeof cron !== 'string' || !validateCron(cron))
       throw new Error(
-        `plugin ${this.name}: schedule: "${String(cron)}" is not a cron expression (minute hour day month weekday, e.g. "0 9 * * 1")`,
+        `plugin ${this.name}: schedule: "${String(cron)}" is not a cron expression ` +
+          `(minute hour day month weekday, e.g. "0 9 * * 1")`,
       );
     if (opts.timezone !== undefined && !validTimeZone(opts.timezone))
       throw new Error(`plugin ${this.name}: schedule: unknown time zone "${opts.timezone}"`);

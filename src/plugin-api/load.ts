@@ -149,7 +149,8 @@ function moduleTypeHint(err: unknown, file: string): string | undefined {
   const where = scope.packageJson ? shortPath(scope.packageJson) : 'the package.json of your project';
   return scope.type === 'module'
     ? `the file mixes ES module and CommonJS code; use import/export only (${where} has "type": "module")`
-    : `add "type": "module" to ${where} (it is "${scope.type}"), or name the file ${basename(file).replace(/\.[cm]?([jt])s$/, '.m$1s')}`;
+    : `add "type": "module" to ${where} (it is "${scope.type}"), or name the file ` +
+        `${basename(file).replace(/\.[cm]?([jt])s$/, '.m$1s')}`;
 }
 
 /** Imports one plugin module; a throw at import (syntax, a missing import, top-level code) is a problem. */
@@ -162,7 +163,9 @@ export async function importFile(file: string, origin?: PluginOrigin): Promise<I
         origin: o,
         problem: {
           message: 'the module has no default export',
-          hint: 'end it with `export default definePlugin({ name, version, pinbot, … })` (import { definePlugin } from "pinbot/plugin")',
+          hint:
+            'end it with `export default definePlugin({ name, version, pinbot, … })` ' +
+            '(import { definePlugin } from "pinbot/plugin")',
         },
       };
     }

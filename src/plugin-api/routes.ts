@@ -73,7 +73,9 @@ function requestIdOf(res: ServerResponse, call: EdgeCall | undefined): string {
   return id;
 }
 
-/** A new object without a prototype: a key sent from outside (`constructor`, `__proto__`) finds nothing inherited. Internal. */
+/**
+ * A new object without a prototype: a key sent from outside (`constructor`, `__proto__`) finds
+ * nothing inherited. Internal. */
 const bare = <T>(entries: Iterable<readonly [string, T]> = []): Record<string, T> =>
   Object.assign(Object.create(null) as Record<string, T>, Object.fromEntries(entries));
 

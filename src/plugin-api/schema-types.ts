@@ -2,7 +2,8 @@
  * The TypeScript type of a JSON Schema literal, for plugin authors: `Infer<{ type: 'object',
  * properties: { to: { type: 'string' } }, required: ['to'] }>` is `{ to: string }`. It covers
  * what plugin schemas use (type, properties, required, items, enum, const, anyOf, oneOf,
- * additionalProperties; `anyOf`/`oneOf` beside a `type` only constrain it) and stays cheap for the compiler, so a plugin with many actions
+ * additionalProperties; `anyOf`/`oneOf` beside a `type` only constrain it) and stays cheap for
+ * the compiler, so a plugin with many actions
  * type-checks fast. Properties with a `default` count as present (pinbot fills defaults in).
  * An object without `additionalProperties` is typed as closed (extra keys are not typed).
  */

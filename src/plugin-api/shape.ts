@@ -122,7 +122,8 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
   if (!isObj(value))
     return {
       problems: [
-        `the default export must be a plugin: export default definePlugin({ name, version, pinbot, … }); found ${kind(value)}`,
+        `the default export must be a plugin: export default definePlugin({ name, ` +
+          `version, pinbot, … }); found ${kind(value)}`,
       ],
     };
   const problems: string[] = [];
@@ -132,14 +133,16 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
   const name = v.name;
   if (typeof name !== 'string' || !PLUGIN_NAME.test(name))
     problems.push(
-      `name must be lower-case letters, digits and _, starting with a letter (e.g. "karma"); found ${JSON.stringify(name) ?? 'nothing'}`,
+      `name must be lower-case letters, digits and _, starting with a letter (e.g. ` +
+        `"karma"); found ${JSON.stringify(name) ?? 'nothing'}`,
     );
   const semver = semverLib();
   if (typeof v.version !== 'string' || !semver.valid(v.version))
     problems.push(`version must be a semver version like "1.0.0"; found ${JSON.stringify(v.version) ?? 'nothing'}`);
   if (typeof v.pinbot !== 'string' || !semver.validRange(v.pinbot))
     problems.push(
-      `pinbot must be a semver range of the pinbot versions the plugin works with, like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`,
+      `pinbot must be a semver range of the pinbot versions the plugin works with, ` +
+        `like "^0.1.0"; found ${JSON.stringify(v.pinbot) ?? 'nothing'}`,
     );
   if (v.description !== undefined && typeof v.description !== 'string')
     problems.push(`description must be a string; found ${kind(v.description)}`);
@@ -177,7 +180,9 @@ function check(value: unknown): { plugin?: CheckedPlugin; problems: string[] } {
       problems.push(`${at}.example must be an object (a sample event payload)`);
     if (spec.reads !== undefined && spec.reads !== 'outside' && spec.reads !== 'pinbot')
       problems.push(
-        `${at}.reads must be "outside" (a file, a feed: polled at its cadence) or "pinbot" (only pinbot's data: polled when it changes) — found ${JSON.stringify(spec.reads)}`,
+        `${at}.reads must be "outside" (a file, a feed: polled at its cadence) or ` +
+          `"pinbot" (only pinbot's data: polled when it changes) — found ` +
+          `${JSON.stringify(spec.reads)}`,
       );
     if (spec.reads !== undefined && spec.poll === undefined)
       problems.push(`${at}.reads is for poll sources; this one has no poll()`);

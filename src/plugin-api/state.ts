@@ -89,6 +89,37 @@ function recordOf(
   return col.get(idOf(plugin, bot, key)) ?? col.get(legacyIdOf(plugin, bot, key));
 }
 
+/** Refuses a write that would pass the bound; a write that does not grow the state always passes. Internal. */
+function checkRoom(
+  o: { plugin: string; bot: string; whose: string; limits: StateLimits },
+  col: { ids(index: string, key: string): readonly string[]; get(id: string): PluginStateRecord | undefined },
+  key: string,
+  cur: PluginStateRecord | undefined,
+  bytes: number,
+): void {
+  const { whose, limits } = o;
+  const ids = col.ids('scope', `${o.plugin}\u0000${o.bot}`);
+  if (!cur && ids.length >= limits.maxKeys) {
+    throw new StateFullError(
+      `state ${key}: the state of ${whose} is full: ${ids.length} keys, at most ` +
+        `${limits.maxKeys} (plugins.state.max_keys); nothing was written — delete ` +
+        `keys it no longer needs, or raise plugins.state.max_keys in config.yaml`,
+    );
+  }
+  const before = cur ? sizeOf(cur) : 0;
+  if (bytes <= before) return;
+  let total = 0;
+  for (const id of ids) total += sizeOf(col.get(id)!);
+  if (total - before + bytes > limits.maxBytes) {
+    throw new StateFullError(
+      `state ${key}: the state of ${whose} is full: ${total} bytes, and this write ` +
+        `needs ${bytes - before} more; at most ${limits.maxBytes} ` +
+        `(plugins.state.max_bytes); nothing was written — delete keys it no longer ` +
+        `needs, or raise plugins.state.max_bytes in config.yaml`,
+    );
+  }
+}
+
 /**
  * The `ctx.state` of a plugin for one bot (or shared, bot `''`): records of the `plugin_state`
  * collection in `store` (the bot's state store: the server's own for embedded bots). Every write
@@ -108,29 +139,6 @@ export function pluginState(
   let writes = 0;
   const mark = () => (stepKey ? `${stepKey}#${++writes}` : undefined);
   const whose = bot === SHARED ? `plugin ${plugin} (shared by every bot)` : `plugin ${plugin} for bot ${bot}`;
-  /** Refuses a write that would pass the bound; a write that does not grow the state always passes. Internal. */
-  const checkRoom = (
-    col: { ids(index: string, key: string): readonly string[]; get(id: string): PluginStateRecord | undefined },
-    key: string,
-    cur: PluginStateRecord | undefined,
-    bytes: number,
-  ) => {
-    const ids = col.ids('scope', `${plugin}\u0000${bot}`);
-    if (!cur && ids.length >= limits.maxKeys) {
-      throw new StateFullError(
-        `state ${key}: the state of ${whose} is full: ${ids.length} keys, at most ${limits.maxKeys} (plugins.state.max_keys); nothing was written — delete keys it no longer needs, or raise plugins.state.max_keys in config.yaml`,
-      );
-    }
-    const before = cur ? sizeOf(cur) : 0;
-    if (bytes <= before) return;
-    let total = 0;
-    for (const id of ids) total += sizeOf(col.get(id)!);
-    if (total - before + bytes > limits.maxBytes) {
-      throw new StateFullError(
-        `state ${key}: the state of ${whose} is full: ${total} bytes, and this write needs ${bytes - before} more; at most ${limits.maxBytes} (plugins.state.max_bytes); nothing was written — delete keys it no longer needs, or raise plugins.state.max_bytes in config.yaml`,
-      );
-    }
-  };
   const write = <T>(
     key: string,
     next: (cur: PluginStateRecord | undefined) => { value: unknown; bytes: number; out: T } | undefined,
@@ -144,7 +152,7 @@ export function pluginState(
       if (m && cur?.applied?.includes(m)) return replay(cur);
       const change = next(cur);
       if (!change) return undefined as T;
-      checkRoom(col, key, cur, change.bytes);
+      checkRoom({ plugin, bot, whose, limits }, col, key, cur, change.bytes);
       // a record under its legacy id moves to its id
       if (cur && cur.id !== id) col.delete(cur.id);
       const applied = m ? [...(cur?.applied ?? []), m].slice(-APPLIED_KEEP) : cur?.applied;

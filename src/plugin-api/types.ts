@@ -44,7 +44,9 @@ export interface Memory {
   /** Whose: the person's PIN (or the conversation's id); undefined when the event has none — every call then throws. */
   readonly subject: string | undefined;
   get<T = Json>(key: string): Promise<T | undefined>;
-  /** Keys are names (letters, digits, _); values JSON. Inside a step, a write is applied once even if the step runs again. */
+  /**
+   * Keys are names (letters, digits, _); values JSON. Inside a step, a write is applied once
+   * even if the step runs again. */
   set(key: string, value: Json): Promise<void>;
   delete(key: string): Promise<boolean>;
   /** Every live key and value. */
@@ -128,7 +130,8 @@ export interface ActionContext<C> extends BotContext<C> {
    * the action must make the same calls in the same order each time (docs/plugins.md
    * "Asking"). Rejects with a DialogEnded on a timeout, a cancel word, or no valid answer.
    *
-   * @example const size = await ctx.ask({ question: 'Size?', expect: { choice: ['small', 'large'] }, timeout: '10m' }); // 'small' | 'large'
+   * @example const size = await ctx.ask({ question: 'Size?', expect: { choice: ['small',
+   * 'large'] }, timeout: '10m' }); // 'small' | 'large'
    */
   ask<const E extends AskExpect = 'text'>(options: AskOptions<E>): Promise<Answer<E>>;
   /**

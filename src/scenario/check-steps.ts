@@ -157,7 +157,8 @@ function noKind(ch: Checker, y: LocatedYaml, step: Record<string, unknown>, path
       ch,
       y,
       path,
-      `this step has no kind: ${keys.map((k) => `"${k}"`).join(', ')} ${are} of ${theirs.map((t) => `a ${t}`).join(' or ')} step`,
+      `this step has no kind: ${keys.map((k) => `"${k}"`).join(', ')} ${are} of ` +
+        `${theirs.map((t) => `a ${t}`).join(' or ')} step`,
       `add "${theirs[0]}:" to it`,
     );
   }

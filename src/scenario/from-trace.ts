@@ -52,7 +52,17 @@ function runTraces(traces: Trace[], run: string): Trace[] {
       .slice(-5)
       .map((t) => `  ${t.event.key}  ${t.at}  ${t.event.summary}`);
     throw new FromTraceError(
-      `no run of this bot for ${JSON.stringify(run)} in its recorded traces; ${recent.length ? `the latest are:\n${recent.join('\n')}\ngive an event id (e.g. ${recent.at(-1)!.trim().split(/\s/)[0]!.split(':').pop()}) or last` : 'it has none yet'}`,
+      `no run of this bot for ${JSON.stringify(run)} in its recorded traces; ` +
+        `${
+          recent.length
+            ? `the latest are:\n${recent.join('\n')}\ngive an event id (e.g. ${recent
+                .at(-1)!
+                .trim()
+                .split(/\s/)[0]!
+                .split(':')
+                .pop()}) or last`
+            : 'it has none yet'
+        }`,
     );
   }
   return byStart.filter((t) => t.event.key === key);
@@ -247,17 +257,23 @@ export function scenarioFromTrace(o: FromTraceInput): string {
   const e = first.event;
   if (!e.payload)
     throw new FromTraceError(
-      `the run of ${e.key} has no recorded event (${e.payload_omitted ? 'it was too large to keep' : 'it was traced by an older pinbot'}): write this scenario by hand`,
+      `the run of ${e.key} has no recorded event ` +
+        `(${
+          e.payload_omitted ? 'it was too large to keep' : 'it was traced by an older pinbot'
+        }): write this scenario by hand`,
     );
   const recreate = RECREATE[e.type];
   if (!recreate)
     throw new FromTraceError(
-      `a ${e.type} event cannot be recreated by a scenario (a scenario can cause ${SCENARIO_EVENTS.join(', ')}): write its steps by hand — see docs/scenarios.md`,
+      `a ${e.type} event cannot be recreated by a scenario (a scenario can cause ` +
+        `${SCENARIO_EVENTS.join(', ')}): write its steps by hand — see ` +
+        `docs/scenarios.md`,
     );
   const me = run.find((t) => t.seen?.me)?.seen?.me;
   if (!me)
     throw new FromTraceError(
-      `the run of ${e.key} does not say who caused it or who the bot is: only runs recorded by this pinbot can be turned into scenarios`,
+      `the run of ${e.key} does not say who caused it or who the bot is: only runs ` +
+        `recorded by this pinbot can be turned into scenarios`,
     );
   const cast = new Cast();
   const made = recreate(e.payload, cast, me);
@@ -270,7 +286,8 @@ export function scenarioFromTrace(o: FromTraceInput): string {
   const doc = {
     name: `${first.bot}: ${e.summary.replace(/\s+from .*$/, '')} from ${made.actor} (run of ${first.at})`,
     description: [
-      `Made by pinbot bots trace ${first.bot} --scenario ${e.key.split(':').pop()} from the run at ${first.at}: ${e.summary}.`,
+      `Made by pinbot bots trace ${first.bot} --scenario ${e.key.split(':').pop()} ` +
+        `from the run at ${first.at}: ${e.summary}.`,
       ...notes,
     ].join('\n'),
     tags: ['from-trace'],

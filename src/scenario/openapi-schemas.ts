@@ -55,7 +55,9 @@ function responsePointer(spec: string): { ref?: string; problem?: string } {
   const m = /^\s*(GET|POST|DELETE|PUT|PATCH)\s+(\/\S*)(?:\s+(\d{3}))?\s*$/i.exec(spec);
   if (!m)
     return {
-      problem: `expected "METHOD /path" or "METHOD /path STATUS" (like "GET /wallet/balance"), found ${JSON.stringify(spec)}`,
+      problem:
+        `expected "METHOD /path" or "METHOD /path STATUS" (like "GET ` +
+        `/wallet/balance"), found ${JSON.stringify(spec)}`,
     };
   const method = m[1]!.toLowerCase();
   const raw = m[2]!.replace(/^\/api\/v1/, '');
@@ -79,7 +81,9 @@ function responsePointer(spec: string): { ref?: string; problem?: string } {
   const status = m[3] ?? Object.keys(responses).find((s) => s.startsWith('2'));
   if (!status || !responses[status])
     return {
-      problem: `${method.toUpperCase()} ${raw} documents no ${m[3] ?? 'success'} response; it documents ${Object.keys(responses).join(', ')}`,
+      problem:
+        `${method.toUpperCase()} ${raw} documents no ${m[3] ?? 'success'} response; it ` +
+        `documents ${Object.keys(responses).join(', ')}`,
     };
   const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
   return { ref: `#/paths/${esc(path)}/${method}/responses/${status}/content/${esc('application/json')}/schema` };
@@ -126,7 +130,9 @@ export function checkSchemaRefs(
       out.push({
         path: r.path,
         message: `no schema ${r.value} in the API's OpenAPI document`,
-        hint: `${hintFor(name, names, 'component schemas')}; for a whole response use { response: "GET /wallet/balance" }`,
+        hint:
+          `${hintFor(name, names, 'component schemas')}; for a whole response use { ` +
+          `response: "GET /wallet/balance" }`,
       });
     }
   }
@@ -168,6 +174,11 @@ export function checkSchema(schema: unknown, value: unknown, config: Record<stri
     .slice(0, 10)
     .map(
       (e) =>
-        `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})` : ''}`,
+        `${e.instancePath || '(root)'} ` +
+        `${e.message ?? 'is invalid'}${
+          e.params && 'additionalProperty' in e.params
+            ? ` (${String((e.params as { additionalProperty: string }).additionalProperty)})`
+            : ''
+        }`,
     );
 }

@@ -53,4 +53,6 @@ export function outsideRoot(file: string, root: string): string | undefined {
 
 /** The hint of a refused path: what to do. */
 export const OUTSIDE_HINT =
-  'scenarios read files only inside their project (the folder of config.yaml or package.json above them): move the file into it, or run with --allow-outside-root if you trust this scenario';
+  'scenarios read files only inside their project (the folder of config.yaml or ' +
+  'package.json above them): move the file into it, or run with --allow-outside-root ' +
+  'if you trust this scenario';

@@ -89,7 +89,9 @@ export interface RunAllOptions {
   reporters?: Reporter[];
   /** The worker processes load the scenarios again: as trusting as the main one (`--allow-outside-root`). */
   allowOutsideRoot?: boolean;
-  /** Run in `parallel` worker processes (several cores) instead of concurrently in this process (the name predates processes). */
+  /**
+   * Run in `parallel` worker processes (several cores) instead of concurrently in this process
+   * (the name predates processes). */
   threads?: boolean;
   /** `--keep`: failed scenarios' servers are left up and handed here (runs in this process). */
   keep?: RunScenarioOptions['keep'];

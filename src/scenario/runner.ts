@@ -101,7 +101,9 @@ export function runScenario(sc: LoadedScenario, o: RunScenarioOptions = {}): Pro
   );
 }
 
-/** `runScenario` without its span: embedded, the scenario's PINs, ids and keys come from its seed, so a run repeats them. Internal. */
+/**
+ * `runScenario` without its span: embedded, the scenario's PINs, ids and keys come from its
+ * seed, so a run repeats them. Internal. */
 function runSeeded(sc: LoadedScenario, o: RunScenarioOptions): Promise<ScenarioResult> {
   if (o.remote) return runSteps(sc, o);
   return withSeed(sc.seed, (source) => {

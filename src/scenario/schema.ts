@@ -36,7 +36,9 @@ function botsSchema(loose: boolean): JsonSchema {
   return {
     type: 'array',
     description:
-      'bots running during the scenario, acting as its users: a bot file (relative to this file), { file, as, vars } to act as another user with other vars, or an inline bot definition',
+      'bots running during the scenario, acting as its users: a bot file (relative to ' +
+      'this file), { file, as, vars } to act as another user with other vars, or an ' +
+      'inline bot definition',
     items: loose
       ? {}
       : {
@@ -96,7 +98,9 @@ export function topLevelSchema(loose: boolean, registry?: StepRegistry): JsonSch
         minimum: 0,
         maximum: 4294967295,
         description:
-          'seed of the PINs, ids and API keys of the embedded server and of {{ run_id }} (default: from the file name; --seed overrides); shown with every failure',
+          'seed of the PINs, ids and API keys of the embedded server and of {{ run_id ' +
+          '}} (default: from the file name; --seed overrides); shown with every ' +
+          'failure',
       },
       config: {
         type: 'object',

@@ -64,7 +64,8 @@ export function evalCondition(expr: string | boolean, scope: Record<string, unkn
 /** How scenario files compute a value before comparing it, or split a condition. */
 const SCENARIO_EXPRESSIONS: ExpressionWhere = {
   computeFirst:
-    'compute the value first in a set: step (set: { limit: "{{ limit | default: 20 }}" }), then compare the variable: amount < limit',
+    'compute the value first in a set: step (set: { limit: "{{ limit | default: 20 ' +
+    '}}" }), then compare the variable: amount < limit',
   split: 'split it into two assert steps, or compute a part first in a set: step',
 };
 

@@ -192,7 +192,9 @@ export interface CheckContext {
  * Schema, the validator and the docs are assembled from these entries.
  *
  * @example
- * const log: StepKind = { name: 'log', description: 'prints a line', schema: { properties: { log: { type: 'string' } } }, label: (s) => `log`, run: async (s, ctx) => ({ logs: [ctx.render(s.log)] }) };
+ * const log: StepKind = { name: 'log', description: 'prints a line', schema: { properties: {
+ * log: { type: 'string' } } }, label: (s) => `log`, run: async (s, ctx) => ({ logs:
+ * [ctx.render(s.log)] }) };
  */
 export interface StepKind<S extends Record<string, any> = Record<string, any>> {
   /** The key that marks a step of this kind (`request`, `clock`). */

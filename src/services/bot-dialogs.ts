@@ -70,7 +70,8 @@ export function dialogCommands(host: () => BotHost | undefined) {
         .toUpperCase();
       if (!/^[A-Z0-9]{6}$/.test(pin))
         throw new AdminError(
-          `--pin: "${String(args.pin ?? '')}" is not a PIN (6 letters or digits); \`pinbot bots dialogs ${name}\` lists who is in a dialog`,
+          `--pin: "${String(args.pin ?? '')}" is not a PIN (6 letters or digits); ` +
+            `\`pinbot bots dialogs ${name}\` lists who is in a dialog`,
         );
       const had = runner.dialogs().filter((d) => d.person.pin_code === pin);
       if (had.length === 0)

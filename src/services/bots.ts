@@ -77,7 +77,8 @@ export type BotCommands = ReturnType<typeof botAdminCommands>;
  * out; `serve --dry-run` makes every bot a dry run). Bots reach this
  * server over HTTP through the typed client, like any remote bot. The folder is watched: a
  * changed file is re-validated and swapped in, a removed one stops its bot. Adds the admin
- * commands `bots.status`, `bots.trace`, `bots.reload`, `bots.pause` and `bots.resume`. With PostgreSQL (a shared deployment)
+ * commands `bots.status`, `bots.trace`, `bots.reload`, `bots.pause` and `bots.resume`. With
+ * PostgreSQL (a shared deployment)
  * bots' keys and traces live in the database, so `bots.trace` shows any bot's history, whichever
  * process runs it.
  */
@@ -134,7 +135,10 @@ export function createBotsService(): ServerService {
       const elsewhere = report.filter((b) => b.status === 'elsewhere').length;
       log.info(
         { dir, bots: report.length, invalid: invalid.length, elsewhere },
-        `bots: ${report.length - invalid.length - elsewhere} of ${report.length} started from ${dir}${elsewhere ? `; ${elsewhere} run in other processes on the database` : ''}${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`,
+        `bots: ${report.length - invalid.length - elsewhere} of ${report.length} ` +
+          `started from ${dir}${
+            elsewhere ? `; ${elsewhere} run in other processes on the database` : ''
+          }${invalid.length ? `; ${invalid.length} invalid (problems above; fix the file and it reloads)` : ''}`,
       );
       unwatch = watchBots(dir, () => void host?.reload().catch((err) => log.error({ err }, 'bots reload failed')));
     },

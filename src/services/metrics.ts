@@ -28,7 +28,9 @@ export function metricsAccess(m: Config['metrics'], host: string): MetricsAccess
   const why = `the server listens on ${host}, not on a loopback address, and metrics.token is not set`;
   if (m.enabled === true)
     throw new Error(
-      `config.yaml: metrics.enabled is true but ${why}: /metrics would be open to anyone. Set metrics.token: \${env:PINBOT_METRICS_TOKEN} (16+ characters) and send it as Authorization: Bearer …`,
+      `config.yaml: metrics.enabled is true but ${why}: /metrics would be open to ` +
+        `anyone. Set metrics.token: \${env:PINBOT_METRICS_TOKEN} (16+ characters) and ` +
+        `send it as Authorization: Bearer …`,
     );
   return { serve: false, why };
 }

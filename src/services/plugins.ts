@@ -47,7 +47,8 @@ export function pluginsService({ processGuard = true }: PluginsServiceOptions = 
       await host.start({ clock: ctx.clock, scheduler: ctx.scheduler, log, store: ctx.store });
       const down = host.status().filter((p) => p.status === 'disabled');
       log.info(
-        `plugins: ${host.instances.length - down.length} of ${host.instances.length} running${down.length ? `; disabled: ${down.map((p) => p.name).join(', ')}` : ''}`,
+        `plugins: ${host.instances.length - down.length} of ${host.instances.length} ` +
+          `running${down.length ? `; disabled: ${down.map((p) => p.name).join(', ')}` : ''}`,
       );
     },
     async stop() {

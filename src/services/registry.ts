@@ -117,7 +117,9 @@ export async function buildRegistry(o: BuildRegistryOptions): Promise<ProjectReg
     o.log[p.warning ? 'warn' : 'error'](`plugin problem: ${p.where}: ${p.message}${p.hint ? ` — ${p.hint}` : ''}`);
   if (collected.instances.length)
     o.log.debug(
-      `plugins: ${collected.instances.map((i) => `${i.name} ${i.checked.version}`).join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`,
+      `plugins: ${collected.instances
+        .map((i) => `${i.name} ${i.checked.version}`)
+        .join(', ')} loaded${collected.problems.some((p) => !p.warning) ? '; some did not load (see above)' : ''}`,
     );
   return Object.assign(registry.freeze(), { plugins: host });
 }

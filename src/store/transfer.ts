@@ -50,13 +50,16 @@ export async function importIntoPostgres(
         rows += Number((await client.query(`SELECT count(*) AS n FROM ${q(schema, t)}`)).rows[0].n);
       if (head !== 0 || rows !== 0) {
         throw new TargetNotEmptyError(
-          `the PostgreSQL schema "${schema}" is not empty (transaction ${head}, ${rows} records): import only into an empty database or schema (store.schema)`,
+          `the PostgreSQL schema "${schema}" is not empty (transaction ${head}, ` +
+            `${rows} records): import only into an empty database or schema ` +
+            `(store.schema)`,
         );
       }
       for (const [name, records] of Object.entries(collections)) {
         checkCollectionName(name);
         await client.query(
-          `CREATE TABLE IF NOT EXISTS ${q(schema, name)} (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT '{}')`,
+          `CREATE TABLE IF NOT EXISTS ${q(schema, name)} (id text PRIMARY KEY, ` +
+            `record json NOT NULL, keys text[] NOT NULL DEFAULT '{}')`,
         );
         await client.query(`CREATE INDEX IF NOT EXISTS "${name}_keys" ON ${q(schema, name)} USING gin (keys)`);
         await client.query(`INSERT INTO ${q(schema, '_collections')} (name) VALUES ($1) ON CONFLICT DO NOTHING`, [

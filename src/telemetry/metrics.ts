@@ -73,7 +73,8 @@ export const metrics = {
   botDialogsWaiting: gauge(
     'pinbot_bot_dialogs_waiting',
     ['bot'],
-    'People in a dialog with a bot now (an ask, or a plugin ctx.ask, waiting for their answer), in the process running the bot',
+    'People in a dialog with a bot now (an ask, or a plugin ctx.ask, waiting for ' +
+      'their answer), in the process running the bot',
   ),
   pluginFailures: counter('pinbot_plugin_failures_total', ['plugin'], 'Plugin calls that threw or timed out'),
   jobsRun: counter('pinbot_scheduler_jobs_total', ['job', 'outcome'], 'Scheduled jobs run, by outcome (ok, failed)'),

@@ -11,14 +11,7 @@ import { createKey } from '../domain/users/keys.js';
 import { createUser } from '../domain/users/users.js';
 import { addContact, contactBetween } from '../domain/contacts/contacts.js';
 import { grantMoney } from '../domain/wallet/grants.js';
-import {
-  BotHost,
-  type BotStatus,
-  type HostOptions,
-  PluginStates,
-  type Registry,
-  type Trace,
-} from '../runtime/index.js';
+import { BotHost, type BotStatus, type HostOptions, PluginStates, type Trace } from '../runtime/index.js';
 import { startServer, type RunningServer } from '../server.js';
 import { botAdminCommands } from '../services/bots.js';
 import type { ServerContext, ServerService } from '../services/types.js';

@@ -64,7 +64,9 @@ export const DOCUMENTED_ENTRIES: readonly string[] = [
   `${DATA_DIR.consoleKeys}/`,
 ];
 
-/** The trace history of a bot in a bots state dir: `traces/<bot>.jsonl` (`remote/traces/` for a bot on another server). */
+/**
+ * The trace history of a bot in a bots state dir: `traces/<bot>.jsonl` (`remote/traces/` for a
+ * bot on another server). */
 export function botTraceFile(stateDir: string, bot: string, remote: boolean): string {
   return join(stateDir, remote ? 'remote/traces' : 'traces', `${bot}.jsonl`);
 }

@@ -107,7 +107,9 @@ function syntaxProblem(
     const what = /\[\d+\]|\w\.\w/.test(value) ? 'path' : 'value';
     return {
       ...base,
-      message: `the "${text[e.pos[0]]}" in ${value} is read as YAML syntax: inside { … } a value with brackets must be quoted`,
+      message:
+        `the "${text[e.pos[0]]}" in ${value} is read as YAML syntax: inside { … } a ` +
+        `value with brackets must be quoted`,
       hint: `quote the ${what}: "${value}"`,
     };
   }
@@ -139,7 +141,9 @@ function syntaxProblem(
   if (e.code === 'BLOCK_AS_IMPLICIT_KEY' || e.code === 'MULTILINE_IMPLICIT_KEY') {
     return {
       ...base,
-      hint: 'a ": " inside a value starts a mapping: quote the value (e.g. reply: "Note: open at 9"), or check the indentation of this line',
+      hint:
+        'a ": " inside a value starts a mapping: quote the value (e.g. reply: "Note: ' +
+        'open at 9"), or check the indentation of this line',
     };
   }
   if (e.code === 'TAB_AS_INDENT') return { ...base, hint: 'indent with spaces, not tabs' };
@@ -168,7 +172,9 @@ export function parseYaml(
     const more = doc.errors.length - 1;
     // a cause recognised above explains the parser's cascade; an unknown one says it follows
     if (more && first.hint === 'fix the YAML syntax')
-      first.hint = `${first.hint} (the parser reported ${more} more error${more === 1 ? '' : 's'} after this one; most follow from it)`;
+      first.hint =
+        `${first.hint} (the parser reported ${more} more error${more === 1 ? '' : 's'} ` +
+        `after this one; most follow from it)`;
     return { located, value: undefined, problems: [first] };
   }
   try {
@@ -188,7 +194,9 @@ export function parseYaml(
           line: pos.line,
           col: pos.col,
           path: '',
-          message: `the aliases (*name) of this file expand to more than ${MAX_ALIAS_COUNT} copies: refused (a few lines made huge is an alias bomb)`,
+          message:
+            `the aliases (*name) of this file expand to more than ${MAX_ALIAS_COUNT} ` +
+            `copies: refused (a few lines made huge is an alias bomb)`,
           hint: 'write the values out, or use fewer aliases',
         },
       ],
@@ -281,7 +289,9 @@ export function ajvProblems(y: LocatedYaml, errors: ErrorObject[] | null | undef
         break;
       }
       case 'enum':
-        message = `expected one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+        message = `expected one of ${(e.params as { allowedValues: unknown[] }).allowedValues
+          .map((v) => JSON.stringify(v))
+          .join(', ')}`;
         break;
       case 'required':
         message = `missing required key "${(e.params as { missingProperty: string }).missingProperty}"`;

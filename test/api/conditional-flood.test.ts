@@ -150,7 +150,11 @@ describe('conditional reads are cheap, not free', () => {
     expect((await alice.call('GET', '/conversations', { 'If-None-Match': tag })).status).toBe(200);
   });
 
-  it('the collections whose writes move no validator are collections of the data directory (a renamed one would move them all)', () => {
-    for (const name of UNSHOWN) expect(COLLECTIONS).toContain(name);
-  });
+  it(
+    'the collections whose writes move no validator are collections of the data ' +
+      'directory (a renamed one would move them all)',
+    () => {
+      for (const name of UNSHOWN) expect(COLLECTIONS).toContain(name);
+    },
+  );
 });

@@ -43,13 +43,17 @@ describe('the front of every request (api/app.ts)', () => {
     const alice = await api.user('Alice');
     const res = await rawRequest(
       port,
-      `GET http://127.0.0.1:${port}/api/v1/me?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`,
+      `GET http://127.0.0.1:${port}/api/v1/me?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${
+        alice.key
+      }\r\nConnection: close\r\n\r\n`,
     );
     expect(res).toMatch(/^HTTP\/1\.1 400 /); // the query names no field /me takes: the route itself answered
     expect(res).toContain('"query.x"');
     const ok = await rawRequest(
       port,
-      `GET http://127.0.0.1:${port}/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${alice.key}\r\nConnection: close\r\n\r\n`,
+      `GET http://127.0.0.1:${port}/api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${
+        alice.key
+      }\r\nConnection: close\r\n\r\n`,
     );
     expect(ok).toMatch(/^HTTP\/1\.1 200 /);
     expect(ok).toContain(`"id":"${alice.user.id}"`);

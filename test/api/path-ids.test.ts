@@ -52,19 +52,22 @@ describe('every :id route answers 404 with its not-found code for any id the cal
   });
   afterAll(() => api.close());
 
-  it('the route table has :id routes, each declaring exactly one not-found code, and no unknown kind of parameter', () => {
-    expect(idRoutes.length).toBeGreaterThanOrEqual(9);
-    for (const r of idRoutes)
-      expect(notFoundCode(r), `${r.method} ${r.path}: list its *_not_found code in errors`).toHaveLength(1);
-    const unknown = allRoutes.flatMap((r) =>
-      params(r)
-        .filter((p) => !(p in PARAM_KINDS))
-        .map((p) => `${r.method} ${r.path} :${p}`),
-    );
-    expect(unknown, 'a new kind of path parameter: decide how it answers a malformed value and add it here').toEqual(
-      [],
-    );
-  });
+  it(
+    'the route table has :id routes, each declaring exactly one not-found code, and no ' + 'unknown kind of parameter',
+    () => {
+      expect(idRoutes.length).toBeGreaterThanOrEqual(9);
+      for (const r of idRoutes)
+        expect(notFoundCode(r), `${r.method} ${r.path}: list its *_not_found code in errors`).toHaveLength(1);
+      const unknown = allRoutes.flatMap((r) =>
+        params(r)
+          .filter((p) => !(p in PARAM_KINDS))
+          .map((p) => `${r.method} ${r.path} :${p}`),
+      );
+      expect(unknown, 'a new kind of path parameter: decide how it answers a malformed value and add it here').toEqual(
+        [],
+      );
+    },
+  );
 
   const cases = idRoutes.flatMap((r) =>
     [...MALFORMED, ["a real id of another type (the caller's user id)", 'SELF']].map(

@@ -16,27 +16,30 @@ describe('rate limits', () => {
   });
   afterAll(() => api.close());
 
-  it('exactly the limit passes; the next request is 429 with Retry-After, RateLimit fields and the error body', async () => {
-    const alice = await api.user('Alice');
-    for (let i = 1; i <= 5; i++) {
-      const res = await api.http.get('/api/v1/me').set(alice.headers).expect(200);
-      expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
-      expect(res.headers['ratelimit']).toMatch(new RegExp(`^"general"; r=${5 - i}; t=\\d+$`));
-    }
-    const res = await api.http.get('/api/v1/me').set(alice.headers).expect(429);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    const retryAfter = Number(res.headers['retry-after']);
-    expect(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600).toBe(true);
-    expect(res.headers['ratelimit']).toMatch(/^"general"; r=0; t=\d+$/);
-    expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600/);
-    expect(res.body).toEqual({
-      error: {
-        code: 'rate_limited',
-        message: `Rate limit of the general bucket (5 per 1h) reached. Retry after ${retryAfter} s.`,
-        retry_after: retryAfter,
-      },
-    });
-  });
+  it(
+    'exactly the limit passes; the next request is 429 with Retry-After, RateLimit ' + 'fields and the error body',
+    async () => {
+      const alice = await api.user('Alice');
+      for (let i = 1; i <= 5; i++) {
+        const res = await api.http.get('/api/v1/me').set(alice.headers).expect(200);
+        expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
+        expect(res.headers['ratelimit']).toMatch(new RegExp(`^"general"; r=${5 - i}; t=\\d+$`));
+      }
+      const res = await api.http.get('/api/v1/me').set(alice.headers).expect(429);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      const retryAfter = Number(res.headers['retry-after']);
+      expect(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 3600).toBe(true);
+      expect(res.headers['ratelimit']).toMatch(/^"general"; r=0; t=\d+$/);
+      expect(res.headers['ratelimit-policy']).toMatch(/^"general"; q=5; w=3600/);
+      expect(res.body).toEqual({
+        error: {
+          code: 'rate_limited',
+          message: `Rate limit of the general bucket (5 per 1h) reached. Retry after ${retryAfter} s.`,
+          retry_after: retryAfter,
+        },
+      });
+    },
+  );
 
   it('the seconds to reset (t=) and Retry-After are measured on the server’s clock, virtual or real', async () => {
     // the test API runs on a virtual clock at 2026-11-21T12:00Z, years away from the wall clock
@@ -132,7 +135,9 @@ describe('the anonymous bucket: requests without a valid key, per client address
     expect(res.body).toEqual({
       error: {
         code: 'rate_limited',
-        message: `Rate limit of requests without a valid API key from your address (3 per 1h) reached. Retry after ${retryAfter} s.`,
+        message:
+          `Rate limit of requests without a valid API key from your address (3 per 1h) ` +
+          `reached. Retry after ${retryAfter} s.`,
         retry_after: retryAfter,
       },
     });

@@ -53,51 +53,60 @@ describe('several processes on one PostgreSQL database', () => {
     return Promise.all([one(), one()]);
   };
 
-  it('the same Idempotency-Key sent to two processes at once has one effect; the other request gets its replay', async () => {
-    const [a, b] = await twoProcesses();
-    const alice = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', {
-      name: 'Alice',
-      balance: '1000',
-    })) as { api_key: string };
-    const bob = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', { name: 'Bob' })) as {
-      pin_code: string;
-    };
-    await b.store.durable();
-    const send = (p: typeof a, key: string) =>
-      p.http
-        .post('/api/v1/wallet/send')
-        .set({ 'X-API-Key': alice.api_key, 'Idempotency-Key': key })
-        .send({ recipient_pin: bob.pin_code, amount: 1 });
-    for (let i = 0; i < 25; i++) {
-      const [ra, rb] = await Promise.all([send(a, `k${i}`), send(b, `k${i}`)]);
-      expect([ra.status, rb.status]).toEqual([201, 201]);
-      expect(ra.text).toBe(rb.text);
-      expect([ra.headers['idempotent-replayed'], rb.headers['idempotent-replayed']].filter(Boolean)).toEqual(['true']);
-    }
-    await a.store.durable();
-    const transfers = [...a.store.read.col(Transactions).all()].filter((t) => t.type === 'transfer');
-    expect(transfers.length).toBe(25);
-    const balance = await b.http.get('/api/v1/wallet/balance').set('X-API-Key', alice.api_key).expect(200);
-    expect(balance.body.balance).toBe(975);
-  });
+  it(
+    'the same Idempotency-Key sent to two processes at once has one effect; the other ' + 'request gets its replay',
+    async () => {
+      const [a, b] = await twoProcesses();
+      const alice = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', {
+        name: 'Alice',
+        balance: '1000',
+      })) as { api_key: string };
+      const bob = (await runAdminCommand({ store: a.store, env: a.env }, 'users.add', { name: 'Bob' })) as {
+        pin_code: string;
+      };
+      await b.store.durable();
+      const send = (p: typeof a, key: string) =>
+        p.http
+          .post('/api/v1/wallet/send')
+          .set({ 'X-API-Key': alice.api_key, 'Idempotency-Key': key })
+          .send({ recipient_pin: bob.pin_code, amount: 1 });
+      for (let i = 0; i < 25; i++) {
+        const [ra, rb] = await Promise.all([send(a, `k${i}`), send(b, `k${i}`)]);
+        expect([ra.status, rb.status]).toEqual([201, 201]);
+        expect(ra.text).toBe(rb.text);
+        expect([ra.headers['idempotent-replayed'], rb.headers['idempotent-replayed']].filter(Boolean)).toEqual([
+          'true',
+        ]);
+      }
+      await a.store.durable();
+      const transfers = [...a.store.read.col(Transactions).all()].filter((t) => t.type === 'transfer');
+      expect(transfers.length).toBe(25);
+      const balance = await b.http.get('/api/v1/wallet/balance').set('X-API-Key', alice.api_key).expect(200);
+      expect(balance.body.balance).toBe(975);
+    },
+  );
 
-  it('a key made a moment ago through another process works at once (an unknown key is looked up again after catching up)', async () => {
-    const [a, b] = await twoProcesses();
-    // a hears nothing of b's writes by notification: only the look-up after catching up can find the key
-    await (
-      a.store as unknown as { listener: { client: { query(q: string): Promise<unknown> } } }
-    ).listener.client.query('UNLISTEN *');
-    const u = (await runAdminCommand({ store: b.store, env: b.env }, 'users.add', { name: 'Dan' })) as {
-      api_key: string;
-      id: string;
-    };
-    const me = await a.http.get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
-    expect(me.body.id).toBe(u.id);
-    await a.http
-      .get('/api/v1/me')
-      .set('X-API-Key', 'pinbot_' + 'x'.repeat(43))
-      .expect(401);
-  });
+  it(
+    'a key made a moment ago through another process works at once (an unknown key is ' +
+      'looked up again after catching up)',
+    async () => {
+      const [a, b] = await twoProcesses();
+      // a hears nothing of b's writes by notification: only the look-up after catching up can find the key
+      await (
+        a.store as unknown as { listener: { client: { query(q: string): Promise<unknown> } } }
+      ).listener.client.query('UNLISTEN *');
+      const u = (await runAdminCommand({ store: b.store, env: b.env }, 'users.add', { name: 'Dan' })) as {
+        api_key: string;
+        id: string;
+      };
+      const me = await a.http.get('/api/v1/me').set('X-API-Key', u.api_key).expect(200);
+      expect(me.body.id).toBe(u.id);
+      await a.http
+        .get('/api/v1/me')
+        .set('X-API-Key', 'pinbot_' + 'x'.repeat(43))
+        .expect(401);
+    },
+  );
 
   it('a conditional read on one process sees a write made through the other (no stale 304)', async () => {
     const [a, b] = await twoProcesses();
@@ -180,7 +189,8 @@ describe('several processes on one PostgreSQL database', () => {
     for (const n of ['one', 'two'])
       writeFileSync(
         join(tmp.dir, 'bots', `${n}.yaml`),
-        `name: ${n}\nas: Bot ${n}\ncreate_user: true\nrules:\n  - id: r\n    on: message.received\n    do:\n      - reply: hi\n`,
+        `name: ${n}\nas: Bot ${n}\ncreate_user: true\nrules:\n  - id: r\n    on: ` +
+          `message.received\n    do:\n      - reply: hi\n`,
       );
     const config = configFrom({
       store: { driver: 'postgres', url },

@@ -448,7 +448,10 @@ describe('bad input table', () => {
     rows.map(
       (r) =>
         [
-          `${(r.method ?? 'post').toUpperCase()} ${r.path} ${r.raw !== undefined ? `raw ${r.raw.slice(0, 24)}` : JSON.stringify(r.body ?? null).slice(0, 90)} → ${r.status} ${r.code}`,
+          `${(r.method ?? 'post').toUpperCase()} ${r.path} ` +
+            `${
+              r.raw !== undefined ? `raw ${r.raw.slice(0, 24)}` : JSON.stringify(r.body ?? null).slice(0, 90)
+            } → ${r.status} ${r.code}`,
           r,
         ] as const,
     ),

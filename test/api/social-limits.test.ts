@@ -37,49 +37,53 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
     expect(res.headers['ratelimit-policy']).toContain(`"${bucket}"`);
   };
 
-  it('messages: POST /messages/send and POST /conversations/:id/messages share 30/min (here 3), per user across keys', async () => {
-    const alice = await api.user('Alice');
-    const bob = await api.user('Bob');
-    const secondKey = await api.store.transaction((tx) => createKey(tx, api.env, alice.user.id).api_key);
-    const first = await call(alice, 'post', '/messages/send', {
-      body: { recipient_pin: bob.user.pin_code, content: '1' },
-    });
-    expect(first.status).toBe(201);
-    expect(first.headers['ratelimit-policy']).toContain('"messages"');
-    const id = first.body.conversation_id;
-    expect(
-      (await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '2' } })).status,
-    ).toBe(201);
-    expect(
-      (
-        await call({ headers: { 'X-API-Key': secondKey } }, 'post', '/messages/send', {
-          body: { recipient_pin: bob.user.pin_code, content: '3' },
-        })
-      ).status,
-    ).toBe(201);
-    const before = socialState(api.store);
-    await expect429(
-      await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '4' } }),
-      'messages',
-    );
-    await expect429(
-      await call({ headers: { Authorization: `Bearer ${secondKey}` } }, 'post', '/messages/send', {
-        body: { recipient_pin: bob.user.pin_code, content: '4' },
-      }),
-      'messages',
-    );
-    expect(socialState(api.store)).toBe(before);
-    // Reading and opening conversations are not in the messages bucket; Bob has his own budget.
-    const page = await call(alice, 'get', '/conversations/:id/messages', { params: { id } });
-    expect(page.status).toBe(200);
-    expect(page.headers['ratelimit-policy']).not.toContain('"messages"');
-    expect((await call(alice, 'post', '/conversations', { body: { participant_pin: bob.user.pin_code } })).status).toBe(
-      200,
-    );
-    expect(
-      (await call(bob, 'post', '/conversations/:id/messages', { params: { id }, body: { content: 'mine' } })).status,
-    ).toBe(201);
-  });
+  it(
+    'messages: POST /messages/send and POST /conversations/:id/messages share 30/min ' +
+      '(here 3), per user across keys',
+    async () => {
+      const alice = await api.user('Alice');
+      const bob = await api.user('Bob');
+      const secondKey = await api.store.transaction((tx) => createKey(tx, api.env, alice.user.id).api_key);
+      const first = await call(alice, 'post', '/messages/send', {
+        body: { recipient_pin: bob.user.pin_code, content: '1' },
+      });
+      expect(first.status).toBe(201);
+      expect(first.headers['ratelimit-policy']).toContain('"messages"');
+      const id = first.body.conversation_id;
+      expect(
+        (await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '2' } })).status,
+      ).toBe(201);
+      expect(
+        (
+          await call({ headers: { 'X-API-Key': secondKey } }, 'post', '/messages/send', {
+            body: { recipient_pin: bob.user.pin_code, content: '3' },
+          })
+        ).status,
+      ).toBe(201);
+      const before = socialState(api.store);
+      await expect429(
+        await call(alice, 'post', '/conversations/:id/messages', { params: { id }, body: { content: '4' } }),
+        'messages',
+      );
+      await expect429(
+        await call({ headers: { Authorization: `Bearer ${secondKey}` } }, 'post', '/messages/send', {
+          body: { recipient_pin: bob.user.pin_code, content: '4' },
+        }),
+        'messages',
+      );
+      expect(socialState(api.store)).toBe(before);
+      // Reading and opening conversations are not in the messages bucket; Bob has his own budget.
+      const page = await call(alice, 'get', '/conversations/:id/messages', { params: { id } });
+      expect(page.status).toBe(200);
+      expect(page.headers['ratelimit-policy']).not.toContain('"messages"');
+      expect(
+        (await call(alice, 'post', '/conversations', { body: { participant_pin: bob.user.pin_code } })).status,
+      ).toBe(200);
+      expect(
+        (await call(bob, 'post', '/conversations/:id/messages', { params: { id }, body: { content: 'mine' } })).status,
+      ).toBe(201);
+    },
+  );
 
   it('contacts: POST /contacts/request is 20/hour (here 2)', async () => {
     const a = await api.user('A');
@@ -101,7 +105,8 @@ describe('rate-limit buckets (API.md "Rate limits")', () => {
     await expect429(await call(a, 'post', '/introductions', { body }), 'intros');
     expect(socialState(api.store)).toBe(before);
     const intro = (await call(a, 'get', '/introductions')).body.introductions[0];
-    expect((await call(b, 'post', '/introductions/:id/accept', { params: { id: intro.id } })).status).toBe(200); // answering is not in the bucket
+    // answering is not in the bucket
+    expect((await call(b, 'post', '/introductions/:id/accept', { params: { id: intro.id } })).status).toBe(200);
   });
 
   it('the buckets sit on exactly the routes API.md names', () => {

@@ -16,9 +16,13 @@ describe('the import graph of src/ (npm run imports prints it)', () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  it('keeps every rule: each area imports only what its rule allows, the runtime only through runtime/index.ts, the store only through its interface, stages in order', () => {
-    expect(violations(graph)).toEqual([]);
-  });
+  it(
+    'keeps every rule: each area imports only what its rule allows, the runtime only ' +
+      'through runtime/index.ts, the store only through its interface, stages in order',
+    () => {
+      expect(violations(graph)).toEqual([]);
+    },
+  );
 
   it('every area of src/ has a rule, and every runtime and store folder a place in its order', () => {
     const areas = new Set([...graph.keys()].map(area));
@@ -134,15 +138,19 @@ describe('one place assembles a deployment', () => {
     ).toBe(false);
   });
 
-  it('no part of the composition (a commit feed, the plugins, a deployment) carried in a WeakMap beside what it belongs to', () => {
-    // a cache keyed by an object (the bot validator of a registry) is not composition
-    const HIDDEN = /new WeakMap<[^>]*\b(CommitFeed|PluginHost|Deployment|Scheduler|ChangeFeed|InboxFeed)\b/;
-    expect(HIDDEN.test('const feeds = new WeakMap<Store, CommitFeed>();')).toBe(true);
-    const found = sources.flatMap((s) =>
-      codeLines(s.text)
-        .filter((l) => HIDDEN.test(l))
-        .map((l) => `${s.file}: ${l.trim()}`),
-    );
-    expect(found).toEqual([]);
-  });
+  it(
+    'no part of the composition (a commit feed, the plugins, a deployment) carried in a ' +
+      'WeakMap beside what it belongs to',
+    () => {
+      // a cache keyed by an object (the bot validator of a registry) is not composition
+      const HIDDEN = /new WeakMap<[^>]*\b(CommitFeed|PluginHost|Deployment|Scheduler|ChangeFeed|InboxFeed)\b/;
+      expect(HIDDEN.test('const feeds = new WeakMap<Store, CommitFeed>();')).toBe(true);
+      const found = sources.flatMap((s) =>
+        codeLines(s.text)
+          .filter((l) => HIDDEN.test(l))
+          .map((l) => `${s.file}: ${l.trim()}`),
+      );
+      expect(found).toEqual([]);
+    },
+  );
 });

@@ -57,7 +57,9 @@ function setup(o: { plugin?: boolean } = {}) {
   const config = join(tmp.dir, 'config.yaml');
   writeFileSync(
     config,
-    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nplugins: { dir: ${JSON.stringify(plugins)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} ` +
+      `}\nplugins: { dir: ${JSON.stringify(plugins)} }\nruntime: { safety_poll: 1s ` +
+      `}\nlog: { level: info }\n`,
   );
   return { data, args: ['--data', data, '--config', config] };
 }
@@ -91,7 +93,8 @@ const said = (api: Client, n: number) =>
   );
 
 describe('dialogs across kill -9', () => {
-  it('killed right after the second question went out (before it was recorded): the answer continues with the earlier answer, nothing twice', {
+  it('killed right after the second question went out (before it was recorded): the ' +
+    'answer continues with the earlier answer, nothing twice', {
     timeout: 150_000,
   }, async () => {
     const s = setup();

@@ -57,7 +57,8 @@ const said = (api: Client, n: number) =>
   );
 
 describe('dialogs on PostgreSQL', () => {
-  it('kill -9 of the process running the bot mid-dialog: the next one continues it with its answers; a timeout fires by itself', {
+  it('kill -9 of the process running the bot mid-dialog: the next one continues it with ' +
+    'its answers; a timeout fires by itself', {
     timeout: 150_000,
   }, async () => {
     const url = await testDatabase();
@@ -69,7 +70,9 @@ describe('dialogs on PostgreSQL', () => {
     const config = join(tmp.dir, 'config.yaml');
     writeFileSync(
       config,
-      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  ` +
+        `enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: ` +
+        `2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
     );
     const start = async (i: number) => {
       const c = await spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url });
@@ -144,7 +147,10 @@ describe('dialogs on PostgreSQL', () => {
     const config = join(tmp.dir, 'config.yaml');
     writeFileSync(
       config,
-      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nplugins:\n  dir: ${JSON.stringify(plugins)}\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  ` +
+        `enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: ` +
+        `2s\nplugins:\n  dir: ${JSON.stringify(plugins)}\nruntime: { safety_poll: 1s ` +
+        `}\nlog:\n  level: info\n`,
     );
     const start = async (i: number) => {
       const c = await spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], {

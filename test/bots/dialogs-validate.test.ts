@@ -15,7 +15,11 @@ describe('ask at validation: file:line:col', () => {
     [
       'ask on a schedule (nobody to ask)',
       `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - ask: { question: "How are you?" }\n`,
-      /^bot\.yaml:6:14: rules\.0\.do\.0\.ask: ask needs an event with someone to ask, and schedule has none — .*schedule or startup has nobody to answer/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:14: rules\.0\.do\.0\.ask: ask needs an event with someone ` +
+          String.raw`to ask, and schedule has none — .*schedule or startup has nobody to ` +
+          String.raw`answer`,
+      ),
     ],
     [
       'ask on startup',
@@ -24,18 +28,31 @@ describe('ask at validation: file:line:col', () => {
     ],
     [
       'answers.X no earlier ask saves, with did you mean',
-      `${head}  - on: message.received\n    do:\n      - ask: { question: "Size?", save: size }\n      - reply: "You said {{ answers.sise }}"\n`,
-      /^bot\.yaml:7:29: rules\.0\.do\.1\.reply: answers\.sise: no ask before this step saves "sise" — did you mean "size"\?/,
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "Size?", ` +
+        `save: size }\n      - reply: "You said {{ answers.sise }}"\n`,
+      new RegExp(
+        String.raw`^bot\.yaml:7:29: rules\.0\.do\.1\.reply: answers\.sise: no ask before ` +
+          String.raw`this step saves "sise" — did you mean "size"\?`,
+      ),
     ],
     [
       'answers.X read before the ask that saves it',
-      `${head}  - on: message.received\n    do:\n      - reply: "{{ answers.size }}"\n      - ask: { question: "Size?", save: size }\n`,
-      /^bot\.yaml:6:\d+: rules\.0\.do\.0\.reply: answers\.size: no ask before this step saves "size" — add save: NAME to an ask before this step/,
+      `${head}  - on: message.received\n    do:\n      - reply: "{{ answers.size ` +
+        `}}"\n      - ask: { question: "Size?", save: size }\n`,
+      new RegExp(
+        String.raw`^bot\.yaml:6:\d+: rules\.0\.do\.0\.reply: answers\.size: no ask before ` +
+          String.raw`this step saves "size" — add save: NAME to an ask before this step`,
+      ),
     ],
     [
       'answers.X in a liquid: condition of choose',
-      `${head}  - on: message.received\n    do:\n      - ask: { question: "OK?", save: ok, expect: yes_no }\n      - choose:\n          - if: { liquid: "answers.okay" }\n            do: [ { reply: yes } ]\n`,
-      /rules\.0\.do\.1\.choose\.0\.if\.liquid: answers\.okay: no ask before this step saves "okay" — did you mean "ok"\?/,
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "OK?", ` +
+        `save: ok, expect: yes_no }\n      - choose:\n          - if: { liquid: ` +
+        `"answers.okay" }\n            do: [ { reply: yes } ]\n`,
+      new RegExp(
+        String.raw`rules\.0\.do\.1\.choose\.0\.if\.liquid: answers\.okay: no ask before ` +
+          String.raw`this step saves "okay" — did you mean "ok"\?`,
+      ),
     ],
     [
       'a pattern the linear-time engine cannot run',
@@ -49,7 +66,8 @@ describe('ask at validation: file:line:col', () => {
     ],
     [
       'min above max',
-      `${head}  - on: message.received\n    do:\n      - ask: { question: "N?", expect: { number: { min: 5, max: 1 } } }\n`,
+      `${head}  - on: message.received\n    do:\n      - ask: { question: "N?", ` +
+        `expect: { number: { min: 5, max: 1 } } }\n`,
       /number: min 5 is more than max 1/,
     ],
   ])('%s', (_what, text, re) => {
@@ -57,7 +75,12 @@ describe('ask at validation: file:line:col', () => {
   });
 
   it('a valid dialog loads: on_timeout and on_cancel read the answers of do, named groups count as answers', () => {
-    const ok = `${head}  - on: message.received\n    cancel_words: [stop]\n    do:\n      - ask: { question: "Date?", expect: { matches: "^(?<day>\\\\d+)/(?<month>\\\\d+)$" } }\n      - reply: "day {{ answers.day }} month {{ answers.month }}"\n    on_timeout: [ { reply: "gave up at {{ answers.day | default: 'none' }}" } ]\n    on_cancel: [ { reply: "bye" } ]\n`;
+    const ok =
+      `${head}  - on: message.received\n    cancel_words: [stop]\n    do:\n      - ` +
+      `ask: { question: "Date?", expect: { matches: "^(?<day>\\\\d+)/(?<month>\\\\d+)$" ` +
+      `} }\n      - reply: "day {{ answers.day }} month {{ answers.month }}"\n    ` +
+      `on_timeout: [ { reply: "gave up at {{ answers.day | default: 'none' }}" } ]\n    ` +
+      `on_cancel: [ { reply: "bye" } ]\n`;
     expect(problems(ok)).toEqual([]);
   });
 });

@@ -66,25 +66,28 @@ async function say(name: string, text: string) {
 }
 
 describe('ask: a dialog of three questions', () => {
-  it('asks, waits, saves each answer; no other rule runs on the answers; after it, a message is plain again', async () => {
-    await pizza();
-    await say('alice', 'order');
-    expect(await said('alice')).toEqual(['What size? small, medium or large']);
-    await say('alice', 'LARGE');
-    await say('alice', '2');
-    await say('alice', 'yes');
-    expect(await said('alice')).toEqual([
-      'What size? small, medium or large',
-      'How many?',
-      'Confirm 2 large? yes or no',
-      'Ordered 2 large',
-    ]);
-    const answered = world!.traces('pizza').filter((t) => t.reason === 'answered_dialog');
-    expect(answered).toHaveLength(3);
-    expect(reasons('pizza')).not.toContain('echo: done');
-    await say('alice', 'hello');
-    expect((await said('alice')).at(-1)).toBe('echo hello');
-  });
+  it(
+    'asks, waits, saves each answer; no other rule runs on the answers; after it, a ' + 'message is plain again',
+    async () => {
+      await pizza();
+      await say('alice', 'order');
+      expect(await said('alice')).toEqual(['What size? small, medium or large']);
+      await say('alice', 'LARGE');
+      await say('alice', '2');
+      await say('alice', 'yes');
+      expect(await said('alice')).toEqual([
+        'What size? small, medium or large',
+        'How many?',
+        'Confirm 2 large? yes or no',
+        'Ordered 2 large',
+      ]);
+      const answered = world!.traces('pizza').filter((t) => t.reason === 'answered_dialog');
+      expect(answered).toHaveLength(3);
+      expect(reasons('pizza')).not.toContain('echo: done');
+      await say('alice', 'hello');
+      expect((await said('alice')).at(-1)).toBe('echo hello');
+    },
+  );
 
   it('an invalid answer is re-asked with retry; the index of a choice counts', async () => {
     await pizza();
@@ -210,18 +213,22 @@ rules:
 `;
 
 describe('dialogs and modes, ending, reloads', () => {
-  it('a question to a PIN (transfer.received) is answered in the direct conversation; a new trigger while it waits is skipped (in_dialog)', async () => {
-    world = await createTestWorld({ users: { alice: { balance: 20 }, tips: {} } });
-    await world.addBot(TIPS('queued'));
-    await world.as('alice').pay('tips', 2);
-    await world.settle();
-    await world.as('alice').pay('tips', 3);
-    await world.settle();
-    await world.as('alice').send('tips', 'coffee');
-    await world.settle();
-    expect(await said('alice')).toEqual(['Thanks for 2! What is it for?', 'Noted: 2 for coffee']);
-    expect(reasons('tips')).toContain('thanks: not_run in_dialog');
-  });
+  it(
+    'a question to a PIN (transfer.received) is answered in the direct conversation; a ' +
+      'new trigger while it waits is skipped (in_dialog)',
+    async () => {
+      world = await createTestWorld({ users: { alice: { balance: 20 }, tips: {} } });
+      await world.addBot(TIPS('queued'));
+      await world.as('alice').pay('tips', 2);
+      await world.settle();
+      await world.as('alice').pay('tips', 3);
+      await world.settle();
+      await world.as('alice').send('tips', 'coffee');
+      await world.settle();
+      expect(await said('alice')).toEqual(['Thanks for 2! What is it for?', 'Noted: 2 for coffee']);
+      expect(reasons('tips')).toContain('thanks: not_run in_dialog');
+    },
+  );
 
   it('mode restart: a new trigger by the same person ends the waiting dialog (restarted) and asks again', async () => {
     world = await createTestWorld({ users: { alice: { balance: 20 }, tips: {} } });
@@ -253,21 +260,28 @@ describe('dialogs and modes, ending, reloads', () => {
     expect((await said('alice')).at(-1)).toBe('echo large');
   });
 
-  it('a reload that removes the rule of a waiting dialog ends it (dialog_ended); one that keeps the ask keeps the dialog', async () => {
-    await pizza();
-    await say('alice', 'order');
-    await reload(
-      PIZZA.replace('"Ordered {{ answers.count }} {{ answers.size }}"', '"OK: {{ answers.count }} {{ answers.size }}"'),
-    );
-    await say('alice', 'small');
-    await say('alice', '2');
-    await say('alice', 'yes');
-    expect((await said('alice')).at(-1)).toBe('OK: 2 small');
-    await say('alice', 'order');
-    await reload(PIZZA.replace(/  - id: order[\s\S]*?(?=  - id: echo)/, ''));
-    expect(reasons('pizza')).toContain('order: failed dialog_ended');
-    await world!.as('alice').send('pizza', 'large');
-    await world!.advance('1m'); // the reloaded bot's next poll
-    expect((await said('alice')).at(-1)).toBe('echo large');
-  });
+  it(
+    'a reload that removes the rule of a waiting dialog ends it (dialog_ended); one ' +
+      'that keeps the ask keeps the dialog',
+    async () => {
+      await pizza();
+      await say('alice', 'order');
+      await reload(
+        PIZZA.replace(
+          '"Ordered {{ answers.count }} {{ answers.size }}"',
+          '"OK: {{ answers.count }} {{ answers.size }}"',
+        ),
+      );
+      await say('alice', 'small');
+      await say('alice', '2');
+      await say('alice', 'yes');
+      expect((await said('alice')).at(-1)).toBe('OK: 2 small');
+      await say('alice', 'order');
+      await reload(PIZZA.replace(/  - id: order[\s\S]*?(?=  - id: echo)/, ''));
+      expect(reasons('pizza')).toContain('order: failed dialog_ended');
+      await world!.as('alice').send('pizza', 'large');
+      await world!.advance('1m'); // the reloaded bot's next poll
+      expect((await said('alice')).at(-1)).toBe('echo large');
+    },
+  );
 });

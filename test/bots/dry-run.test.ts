@@ -95,48 +95,52 @@ describe('dry run', () => {
     ]);
   });
 
-  it('serve --dry-run (startServer({ dryRun: true })) makes every bot of the service a dry run; the admin socket answers status and traces', async () => {
-    const tmp = tempDir();
-    cleanups.push(tmp.cleanup);
-    const bots = join(tmp.dir, 'bots');
-    mkdirSync(bots);
-    writeFileSync(join(bots, 'chatty.yaml'), chatty);
-    const data = join(tmp.dir, 'data');
-    server = await startServer({
-      dataDir: data,
-      config: configFrom({ rate_limits: { enabled: false }, bots: { dir: bots } }),
-      port: 0,
-      log: pino({ level: 'silent' }),
-      dryRun: true,
-      services: [createBotsService()],
-    });
-    const status = await eventually(async () => {
-      const { bots: list } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
-      // running: its user's changes wake it (its first poll of messages waits for one)
-      return list[0]?.status === 'running' ? list[0] : undefined;
-    });
-    expect(status).toMatchObject({ name: 'chatty', status: 'running', dry_run: true });
-    const pin = /\(([A-Z0-9]{6})\)/.exec(status.message!)![1]!;
-    const s = server;
-    const key = await s.store.transaction((tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id));
-    const alice = createClient({ baseUrl: s.url, apiKey: key.api_key });
-    await alice.messages.send({ recipient_pin: pin, content: 'hello' });
-    const { traces } = (await eventually(async () => {
-      const r = (await callAdmin(data, 'bots.trace', { name: 'chatty' })) as { traces: Trace[] };
-      return r.traces.length ? r : undefined;
-    })) as { traces: Trace[] };
-    expect(traces[0]).toMatchObject({
-      outcome: 'dry_run',
-      steps: [{ status: 'done' }, { status: 'dry_run' }, { status: 'dry_run' }],
-    });
-    const [conv] = (await alice.conversations.list()).conversations;
-    expect((await alice.conversations.messages(conv!.id)).messages).toHaveLength(1);
-    await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow(
-      'no bot named nobody has traces; see `pinbot bots list`',
-    );
-    // a near miss names the bot that was meant
-    await expect(callAdmin(data, 'bots.trace', { name: 'chaty' })).rejects.toThrow(
-      'no bot named chaty has traces; did you mean "chatty"? see `pinbot bots list`',
-    );
-  });
+  it(
+    'serve --dry-run (startServer({ dryRun: true })) makes every bot of the service a ' +
+      'dry run; the admin socket answers status and traces',
+    async () => {
+      const tmp = tempDir();
+      cleanups.push(tmp.cleanup);
+      const bots = join(tmp.dir, 'bots');
+      mkdirSync(bots);
+      writeFileSync(join(bots, 'chatty.yaml'), chatty);
+      const data = join(tmp.dir, 'data');
+      server = await startServer({
+        dataDir: data,
+        config: configFrom({ rate_limits: { enabled: false }, bots: { dir: bots } }),
+        port: 0,
+        log: pino({ level: 'silent' }),
+        dryRun: true,
+        services: [createBotsService()],
+      });
+      const status = await eventually(async () => {
+        const { bots: list } = (await callAdmin(data, 'bots.status')) as { bots: BotStatus[] };
+        // running: its user's changes wake it (its first poll of messages waits for one)
+        return list[0]?.status === 'running' ? list[0] : undefined;
+      });
+      expect(status).toMatchObject({ name: 'chatty', status: 'running', dry_run: true });
+      const pin = /\(([A-Z0-9]{6})\)/.exec(status.message!)![1]!;
+      const s = server;
+      const key = await s.store.transaction((tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id));
+      const alice = createClient({ baseUrl: s.url, apiKey: key.api_key });
+      await alice.messages.send({ recipient_pin: pin, content: 'hello' });
+      const { traces } = (await eventually(async () => {
+        const r = (await callAdmin(data, 'bots.trace', { name: 'chatty' })) as { traces: Trace[] };
+        return r.traces.length ? r : undefined;
+      })) as { traces: Trace[] };
+      expect(traces[0]).toMatchObject({
+        outcome: 'dry_run',
+        steps: [{ status: 'done' }, { status: 'dry_run' }, { status: 'dry_run' }],
+      });
+      const [conv] = (await alice.conversations.list()).conversations;
+      expect((await alice.conversations.messages(conv!.id)).messages).toHaveLength(1);
+      await expect(callAdmin(data, 'bots.trace', { name: 'nobody' })).rejects.toThrow(
+        'no bot named nobody has traces; see `pinbot bots list`',
+      );
+      // a near miss names the bot that was meant
+      await expect(callAdmin(data, 'bots.trace', { name: 'chaty' })).rejects.toThrow(
+        'no bot named chaty has traces; did you mean "chatty"? see `pinbot bots list`',
+      );
+    },
+  );
 });

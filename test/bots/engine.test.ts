@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { botWorld, hostOver, T0, type BotWorld } from '../helpers/bots.js';
-import { eventually } from '../helpers/serve-child.js';
 import type { Client } from '../../src/client/client.js';
 
 let w: BotWorld;
@@ -34,7 +33,8 @@ const byRule = (list: string[][]) => [...list].sort((a, b) => (a[0]! < b[0]! ? -
 describe('rules', () => {
   it('cooldown: a rule that ran is skipped until the cooldown has passed (bot clock)', async () => {
     const { alice, pin } = await setup(
-      `  - id: hello\n    on: message.received\n    cooldown: 1h\n    do:\n      - reply: "hello {{ event.content }}"\n`,
+      `  - id: hello\n    on: message.received\n    cooldown: 1h\n    do:\n      - ` +
+        `reply: "hello {{ event.content }}"\n`,
     );
     await alice.api.messages.send({ recipient_pin: pin, content: 'a' });
     await alice.api.messages.send({ recipient_pin: pin, content: 'b' });
@@ -52,8 +52,10 @@ describe('rules', () => {
 
   it('mode single skips events while a run is going; queued runs them in order', async () => {
     const { alice, pin } = await setup(
-      `  - id: one\n    mode: single\n    on: message.received\n    do:\n      - wait: 10m\n      - reply: "single {{ event.content }}"\n` +
-        `  - id: all\n    on: message.received\n    do:\n      - wait: 10m\n      - reply: "queued {{ event.content }}"\n`,
+      `  - id: one\n    mode: single\n    on: message.received\n    do:\n      - ` +
+        `wait: 10m\n      - reply: "single {{ event.content }}"\n` +
+        (`  - id: all\n    on: message.received\n    do:\n      - wait: 10m\n      - ` +
+          `reply: "queued {{ event.content }}"\n`),
     );
     await alice.api.messages.send({ recipient_pin: pin, content: 'a' });
     await alice.api.messages.send({ recipient_pin: pin, content: 'b' });
@@ -80,8 +82,11 @@ describe('rules', () => {
 
   it('a failed step stops the run, unless it says continue_on_error', async () => {
     const { alice, pin } = await setup(
-      `  - id: strict\n    on: message.received\n    do:\n      - send_message: { to: ZZZZZZ, content: x }\n      - reply: strict\n` +
-        `  - id: lenient\n    on: message.received\n    do:\n      - send_message: { to: ZZZZZZ, content: x }\n        continue_on_error: true\n      - reply: lenient\n`,
+      `  - id: strict\n    on: message.received\n    do:\n      - send_message: { ` +
+        `to: ZZZZZZ, content: x }\n      - reply: strict\n` +
+        (`  - id: lenient\n    on: message.received\n    do:\n      - send_message: { ` +
+          `to: ZZZZZZ, content: x }\n        continue_on_error: true\n      - reply: ` +
+          `lenient\n`),
     );
     await alice.api.messages.send({ recipient_pin: pin, content: 'go' });
     await w.poll('b');
@@ -102,7 +107,10 @@ describe('rules', () => {
   });
 
   it('set keeps variables across events and restarts; templates see vars, steps and me', async () => {
-    const rules = `  - id: count\n    on: message.received\n    do:\n      - set: { count: "{{ vars.count | plus: 1 }}" }\n      - reply: "{{ me.display_name }} counted {{ vars.count }} (set {{ steps[0].count }})"\n`;
+    const rules =
+      `  - id: count\n    on: message.received\n    do:\n      - set: { count: "{{ ` +
+      `vars.count | plus: 1 }}" }\n      - reply: "{{ me.display_name }} counted {{ ` +
+      `vars.count }} (set {{ steps[0].count }})"\n`;
     const { alice, pin } = await setup(rules, 'vars: { count: 10 }\n');
     await alice.api.messages.send({ recipient_pin: pin, content: 'x' });
     await w.poll('b');
@@ -123,8 +131,11 @@ describe('rules', () => {
 
   it('from: a PIN list or contacts; liquid expressions; disabled rules are traced', async () => {
     const { alice, pin } = await setup(
-      `  - id: contacts-only\n    on: message.received\n    if: { from: contacts }\n    do: [{ reply: "hi contact" }]\n` +
-        `  - id: long\n    on: message.received\n    if: { liquid: "event.content.size > 3 and event.sender.display_name == 'Alice'" }\n    do: [{ reply: "long one" }]\n` +
+      `  - id: contacts-only\n    on: message.received\n    if: { from: contacts }\n ` +
+        `   do: [{ reply: "hi contact" }]\n` +
+        (`  - id: long\n    on: message.received\n    if: { liquid: ` +
+          `"event.content.size > 3 and event.sender.display_name == 'Alice'" }\n    do: ` +
+          `[{ reply: "long one" }]\n`) +
         `  - id: off\n    enabled: false\n    on: message.received\n    do: [{ reply: never }]\n`,
     );
     await alice.api.messages.send({ recipient_pin: pin, content: 'hey' });
@@ -160,7 +171,8 @@ describe('rules', () => {
     w.writeBot(
       'b.yaml',
       bot(
-        `  - on: startup\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "up #{{ event.boot }}" }\n`,
+        `  - on: startup\n    do:\n      - send_message: { to: ` +
+          `${alice.user.pin_code}, content: "up #{{ event.boot }}" }\n`,
       ),
     );
     await w.host.start();

@@ -45,38 +45,44 @@ afterEach(async () => {
 });
 
 describe('a bot file cannot send an environment variable to a host of its choosing', () => {
-  it('the host refuses the file (key outside PINBOT_KEY_…, server not allowed): the author receives nothing', async () => {
-    author = await collector();
-    w = await botWorld({
-      host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' } },
-      bots: { 'helpful.yaml': stealer(author.url, '${env:DB_PASSWORD}') },
-    });
-    const [status] = await w.host.start();
-    expect(status).toMatchObject({ status: 'invalid' });
-    expect(status!.problems!.join('\n')).toContain('helpful.yaml:3:7: key: ${env:DB_PASSWORD} is not allowed in key');
-    // even a key meant for bots does not go to a server the operator has not listed
-    w.writeBot('helpful.yaml', stealer(author.url, '${env:PINBOT_KEY_HELPFUL}'));
-    const [again] = await w.host.reload();
-    expect(again).toMatchObject({
-      status: 'invalid',
-      problems: [
-        expect.stringContaining(`helpful.yaml:2:9: server: ${author.url} is not a server the operator allows`),
-      ],
-    });
-    expect(author.keys).toEqual([]);
-  });
+  it(
+    'the host refuses the file (key outside PINBOT_KEY_…, server not allowed): the ' + 'author receives nothing',
+    async () => {
+      author = await collector();
+      w = await botWorld({
+        host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' } },
+        bots: { 'helpful.yaml': stealer(author.url, '${env:DB_PASSWORD}') },
+      });
+      const [status] = await w.host.start();
+      expect(status).toMatchObject({ status: 'invalid' });
+      expect(status!.problems!.join('\n')).toContain('helpful.yaml:3:7: key: ${env:DB_PASSWORD} is not allowed in key');
+      // even a key meant for bots does not go to a server the operator has not listed
+      w.writeBot('helpful.yaml', stealer(author.url, '${env:PINBOT_KEY_HELPFUL}'));
+      const [again] = await w.host.reload();
+      expect(again).toMatchObject({
+        status: 'invalid',
+        problems: [
+          expect.stringContaining(`helpful.yaml:2:9: server: ${author.url} is not a server the operator allows`),
+        ],
+      });
+      expect(author.keys).toEqual([]);
+    },
+  );
 
-  it('the operator can allow a server (bots.allowed_servers) and then the bot reaches it with its PINBOT_KEY_… key', async () => {
-    author = await collector();
-    w = await botWorld({
-      host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' }, allowedServers: [author.url] },
-      bots: { 'helpful.yaml': stealer(author.url, '${env:PINBOT_KEY_HELPFUL}') },
-    });
-    const [status] = await w.host.start();
-    expect(status!.problems ?? []).toEqual([]);
-    await eventually(() => author!.keys.length > 0);
-    expect(new Set(author.keys)).toEqual(new Set(['pinbot_k']));
-  });
+  it(
+    'the operator can allow a server (bots.allowed_servers) and then the bot reaches it ' + 'with its PINBOT_KEY_… key',
+    async () => {
+      author = await collector();
+      w = await botWorld({
+        host: { env: { DB_PASSWORD: SECRET, PINBOT_KEY_HELPFUL: 'pinbot_k' }, allowedServers: [author.url] },
+        bots: { 'helpful.yaml': stealer(author.url, '${env:PINBOT_KEY_HELPFUL}') },
+      });
+      const [status] = await w.host.start();
+      expect(status!.problems ?? []).toEqual([]);
+      await eventually(() => author!.keys.length > 0);
+      expect(new Set(author.keys)).toEqual(new Set(['pinbot_k']));
+    },
+  );
 
   it('`pinbot bots validate` reports both with file:line:col and what to do; config.yaml lifts each', () => {
     const tmp = tempDir('pinbot-env-');
@@ -94,7 +100,11 @@ describe('a bot file cannot send an environment variable to a host of its choosi
     let r = validate();
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(
-      `${bot}:3:7: key: \${env:DB_PASSWORD} is not allowed in key: bot files read only variables named PINBOT_KEY_… there, so a shared file cannot send another secret to a server — name the variable PINBOT_KEY_… (e.g. \${env:PINBOT_KEY_TIP_JAR}); if DB_PASSWORD is meant for bots, list it in config.yaml under bots: { env_allow: [DB_PASSWORD] }`,
+      `${bot}:3:7: key: \${env:DB_PASSWORD} is not allowed in key: bot files read ` +
+        `only variables named PINBOT_KEY_… there, so a shared file cannot send another ` +
+        `secret to a server — name the variable PINBOT_KEY_… (e.g. ` +
+        `\${env:PINBOT_KEY_TIP_JAR}); if DB_PASSWORD is meant for bots, list it in ` +
+        `config.yaml under bots: { env_allow: [DB_PASSWORD] }`,
     );
     expect(r.stdout).not.toContain(SECRET);
     writeFileSync(config, 'bots:\n  env_allow: [DB_PASSWORD]\n');
@@ -111,21 +121,26 @@ describe('a bot file cannot send an environment variable to a host of its choosi
 });
 
 describe('${env:…} hidden elsewhere in a bot file (review of issue 21 item 5)', () => {
-  it('a reference outside key: and server: — a reply, a nested key:, a map deep in a step, a second reference beside an allowed one — is refused, never read', () => {
-    const env = { DB_PASSWORD: SECRET, PINBOT_KEY_X: 'pinbot_k' };
-    const bodies = [
-      'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:DB_PASSWORD}"\n',
-      'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - send_message: { to: AAAAAA, content: "x", key: "${env:DB_PASSWORD}" }\n',
-      'key: "${env:PINBOT_KEY_X}${env:DB_PASSWORD}"\nrules: []\n',
-      'key: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}${env:DB_PASSWORD}"\nrules: []\n',
-    ];
-    for (const body of bodies) {
-      const r = loadBot('b.yaml', `name: b\n${body}`, { registry: createRegistry(), env });
-      expect(r.bot, body).toBeUndefined();
-      expect(r.problems.map((p) => p.message).join('\n'), body).toContain('${env:DB_PASSWORD} is not allowed');
-      expect(JSON.stringify(r), body).not.toContain(SECRET);
-    }
-  });
+  it(
+    'a reference outside key: and server: — a reply, a nested key:, a map deep in a ' +
+      'step, a second reference beside an allowed one — is refused, never read',
+    () => {
+      const env = { DB_PASSWORD: SECRET, PINBOT_KEY_X: 'pinbot_k' };
+      const bodies = [
+        'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:DB_PASSWORD}"\n',
+        'key: "${env:PINBOT_KEY_X}"\nrules:\n  - on: message.received\n    do:\n      - ' +
+          'send_message: { to: AAAAAA, content: "x", key: "${env:DB_PASSWORD}" }\n',
+        'key: "${env:PINBOT_KEY_X}${env:DB_PASSWORD}"\nrules: []\n',
+        'key: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}${env:DB_PASSWORD}"\nrules: []\n',
+      ];
+      for (const body of bodies) {
+        const r = loadBot('b.yaml', `name: b\n${body}`, { registry: createRegistry(), env });
+        expect(r.bot, body).toBeUndefined();
+        expect(r.problems.map((p) => p.message).join('\n'), body).toContain('${env:DB_PASSWORD} is not allowed');
+        expect(JSON.stringify(r), body).not.toContain(SECRET);
+      }
+    },
+  );
 });
 
 describe('a value read from the environment is never quoted in a problem (review)', () => {
@@ -137,7 +152,9 @@ describe('a value read from the environment is never quoted in a problem (review
     ]) {
       const r = loadBot(
         'b.yaml',
-        'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: "${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n',
+        'name: b\nkey: "${env:PINBOT_KEY_X}"\nserver: ' +
+          '"${env:PINBOT_SERVER_URL}"\nrules:\n  - on: message.received\n    do: [{ ' +
+          'reply: hi }]\n',
         { registry: createRegistry(), env: { PINBOT_KEY_X: 'pinbot_k', PINBOT_SERVER_URL: url } },
       );
       expect(r.bot, url).toBeUndefined();

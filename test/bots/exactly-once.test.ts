@@ -32,7 +32,8 @@ function setup(bot: string) {
   // safety_poll 1s: the bot polls on its own even when nothing wakes it (the test waits for a poll)
   writeFileSync(
     config,
-    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} ` +
+      `}\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
   );
   return { data, args: ['--data', data, '--config', config] };
 }
@@ -63,7 +64,8 @@ rules:
 `;
 
 describe('exactly once across kill -9', () => {
-  it('killed right after the payment, then right after the reply — each before it was recorded: one payment, one reply', {
+  it('killed right after the payment, then right after the reply — each before it was ' +
+    'recorded: one payment, one reply', {
     timeout: 120_000,
   }, async () => {
     const s = setup(payer);

@@ -25,35 +25,38 @@ async function conversationWith(api: Client, userId: string): Promise<string[]> 
 }
 
 describe('shipped example bots, against the embedded server', () => {
-  it('faq answers keywords in the conversation, and the "human" answer at most once an hour to one customer', async () => {
-    const faq = await start('faq');
-    const alice = await w.user('Alice');
-    for (const q of [
-      'What are your opening hours?',
-      'How much is a coffee?',
-      'Can I talk to a human?',
-      'A HUMAN please',
-      'nice weather',
-    ]) {
-      await alice.api.messages.send({ recipient_pin: faq.pin_code, content: q });
-    }
-    await w.poll('faq');
-    expect(await conversationWith(alice.api, faq.id)).toEqual([
-      'Alice: What are your opening hours?',
-      'Alice: How much is a coffee?',
-      'Alice: Can I talk to a human?',
-      'Alice: A HUMAN please',
-      'Alice: nice weather',
-      'FAQ: We are open Monday to Friday, 9:00 to 17:00 (UTC).',
-      'FAQ: A coffee is 2.50 and a cake 3.00.',
-      'FAQ: I am a bot. Write to the shop owner directly for anything else.',
-    ]);
-    const human = w.host
-      .traces('faq')!
-      .filter((t) => t.rule === 'human')
-      .map((t) => t.reason ?? t.outcome);
-    expect(human).toEqual(['condition_false', 'condition_false', 'done', 'cooldown', 'condition_false']);
-  });
+  it(
+    'faq answers keywords in the conversation, and the "human" answer at most once an ' + 'hour to one customer',
+    async () => {
+      const faq = await start('faq');
+      const alice = await w.user('Alice');
+      for (const q of [
+        'What are your opening hours?',
+        'How much is a coffee?',
+        'Can I talk to a human?',
+        'A HUMAN please',
+        'nice weather',
+      ]) {
+        await alice.api.messages.send({ recipient_pin: faq.pin_code, content: q });
+      }
+      await w.poll('faq');
+      expect(await conversationWith(alice.api, faq.id)).toEqual([
+        'Alice: What are your opening hours?',
+        'Alice: How much is a coffee?',
+        'Alice: Can I talk to a human?',
+        'Alice: A HUMAN please',
+        'Alice: nice weather',
+        'FAQ: We are open Monday to Friday, 9:00 to 17:00 (UTC).',
+        'FAQ: A coffee is 2.50 and a cake 3.00.',
+        'FAQ: I am a bot. Write to the shop owner directly for anything else.',
+      ]);
+      const human = w.host
+        .traces('faq')!
+        .filter((t) => t.rule === 'human')
+        .map((t) => t.reason ?? t.outcome);
+      expect(human).toEqual(['condition_false', 'condition_false', 'done', 'cooldown', 'condition_false']);
+    },
+  );
 
   it('faq hands over to a human once an hour per customer: a second customer asking is answered too', async () => {
     const faq = await start('faq');

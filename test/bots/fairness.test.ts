@@ -54,7 +54,8 @@ describe('fairness', () => {
     );
   });
 
-  it('three users flooding the FAQ bot at their message limit: a fourth is answered within two poll intervals', async () => {
+  it('three users flooding the FAQ bot at their message limit: a fourth is answered ' +
+    'within two poll intervals', async () => {
     world = await createTestWorld({
       // spec rate limits for everyone; the bot's user has limits of its own (rate_limits.users)
       config: { rate_limits: { enabled: true, users: { faq: { general: 1000, messages: 300 } } } },
@@ -62,7 +63,8 @@ describe('fairness', () => {
     });
     // loop_guard off: a person at 30 messages a minute would otherwise be paused as a bot would
     await world.addBot(
-      `name: faq\nas: faq\nloop_guard: false\nrules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "answer to {{ event.content }}" }]\n`,
+      `name: faq\nas: faq\nloop_guard: false\nrules:\n  - id: answer\n    on: ` +
+        `message.received\n    do: [{ reply: "answer to {{ event.content }}" }]\n`,
     );
     let asked = 0;
     for (let s = 0; s < 60; s += 2) {

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/domain/users/keys.js';
 import { botWorld, type BotWorld } from '../helpers/bots.js';
-import { eventually } from '../helpers/serve-child.js';
 
 let w: BotWorld;
 afterEach(() => w?.close());
 
 const echo = (name: string, identity: string) =>
-  `name: ${name}\n${identity}\npoll: 1s\nrules:\n  - on: message.received\n    do:\n      - reply: "${name} heard {{ event.content }}"\n`;
+  `name: ${name}\n${identity}\npoll: 1s\nrules:\n  - on: message.received\n    do:\n ` +
+  `     - reply: "${name} heard {{ event.content }}"\n`;
 
 describe('bots are isolated', () => {
   it('a 401 stops that bot only, and says why', async () => {
@@ -46,7 +46,8 @@ describe('bots are isolated', () => {
     expect(w.host.status()[0]).toMatchObject({
       status: 'waiting',
       message:
-        'no user "Nobody Yet" on this server. Create it with `pinbot users add --name "Nobody Yet"`, or add create_user: true to the bot file',
+        'no user "Nobody Yet" on this server. Create it with `pinbot users add --name ' +
+        '"Nobody Yet"`, or add create_user: true to the bot file',
     });
     await w.user('Nobody Yet');
     // it looks again after its poll interval (then doubling): on the virtual clock, a minute later

@@ -29,7 +29,12 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
     [
       'a filter after a comparison (the attack: true for every amount)',
       'event.amount < vars.limit | default: 20',
-      /^bot\.yaml:6:19: rules\.0\.if\.liquid: Liquid expression error: a filter after a comparison \("\| default: 20"\) applies to the result of the whole expression.* — a condition takes no filter after an operator: give a missing variable its value in vars:/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:19: rules\.0\.if\.liquid: Liquid expression error: a ` +
+          String.raw`filter after a comparison \("\| default: 20"\) applies to the result ` +
+          String.raw`of the whole expression.* — a condition takes no filter after an ` +
+          String.raw`operator: give a missing variable its value in vars:`,
+      ),
     ],
     [
       'a filter after an equality',
@@ -68,11 +73,16 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
 
   it('refuses the same forms in a template {% if %}, at the tag', () => {
     const got = problems(
-      `${head}  - on: transfer.received\n    do:\n      - reply: "ok{% if event.amount < vars.limit | default: 20 %} small{% endif %}"\n`,
+      `${head}  - on: transfer.received\n    do:\n      - reply: "ok{% if ` +
+        `event.amount < vars.limit | default: 20 %} small{% endif %}"\n`,
     );
     expect(got).toHaveLength(1);
     expect(got[0]).toMatch(
-      /^bot\.yaml:7:\d+: rules\.0\.do\.0\.reply: Liquid template error: \{% if event\.amount < vars\.limit \| default: 20 %\} \(template line 1, col 3\): a filter after a comparison/,
+      new RegExp(
+        String.raw`^bot\.yaml:7:\d+: rules\.0\.do\.0\.reply: Liquid template error: \{% ` +
+          String.raw`if event\.amount < vars\.limit \| default: 20 %\} \(template line 1, ` +
+          String.raw`col 3\): a filter after a comparison`,
+      ),
     );
   });
 
@@ -104,7 +114,10 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
   it('the attack moves no money: the file is refused, and written as the hint says, 25 is declined', async () => {
     world = await createTestWorld({ users: { bob: { balance: 100 }, jar: {} } });
     const file = (expr: string) =>
-      `name: jar\nas: jar\nvars: { limit: 20 }\nrules:\n  - id: small\n    on: transfer.received\n    if: { liquid: "${expr}" }\n    do: [accept]\n  - id: big\n    on: transfer.received\n    if: { not: { liquid: "${expr}" } }\n    do: [decline]\n`;
+      `name: jar\nas: jar\nvars: { limit: 20 }\nrules:\n  - id: small\n    on: ` +
+      `transfer.received\n    if: { liquid: "${expr}" }\n    do: [accept]\n  - id: ` +
+      `big\n    on: transfer.received\n    if: { not: { liquid: "${expr}" } }\n    ` +
+      `do: [decline]\n`;
     await expect(world.addBot(file('event.amount < vars.limit | default: 20'))).rejects.toThrow(
       /a filter after a comparison/,
     );
@@ -119,44 +132,57 @@ describe('liquid: conditions that liquidjs would read otherwise than written are
   });
 });
 
-describe('field conditions that compare with a value of another type never hold: refused with the way to write it (item 2)', () => {
-  const field = (cond: string, on = 'transfer.received') =>
-    `${head}  - on: ${on}\n    if: ${cond}\n    do: [{ log: hi }]\n`;
-  it.each([
-    [
-      'a comparison written as text',
-      field('{ amount: "< 20" }'),
-      /^bot\.yaml:6:19: rules\.0\.if\.amount: amount: "< 20" is text, and amount is a number: a field condition does not read comparisons, so it never holds — write amount: \{ max: 20 \} \(inclusive\), or liquid: "event\.amount < 20"$/,
-    ],
-    [
-      '>= as text',
-      field('{ amount: ">= 5" }'),
-      /write amount: \{ min: 5 \} \(inclusive\), or liquid: "event\.amount >= 5"/,
-    ],
-    [
-      'text in equals',
-      field('{ amount: { equals: five } }'),
-      /rules\.0\.if\.amount\.equals: amount: "five" is text, and amount is a number, so it never holds/,
-    ],
-    ['text in in:', field('{ amount: { in: [1, two] } }'), /rules\.0\.if\.amount\.in\.1: amount: "two" is text/],
-    [
-      'max on a text field',
-      field('{ content: { max: 5 } }', 'message.received'),
-      /rules\.0\.if\.content\.max: content is text, and max compares numbers, so it never holds — for its length: liquid: "event\.content\.size <= 5"/,
-    ],
-  ])('%s', (_what, text, re) => {
-    const got = problems(text);
-    expect(
-      got.some((p) => re.test(p)),
-      got.join('\n'),
-    ).toBe(true);
-  });
+describe(
+  'field conditions that compare with a value of another type never hold: refused with ' +
+    'the way to write it (item 2)',
+  () => {
+    const field = (cond: string, on = 'transfer.received') =>
+      `${head}  - on: ${on}\n    if: ${cond}\n    do: [{ log: hi }]\n`;
+    it.each([
+      [
+        'a comparison written as text',
+        field('{ amount: "< 20" }'),
+        new RegExp(
+          String.raw`^bot\.yaml:6:19: rules\.0\.if\.amount: amount: "< 20" is text, and ` +
+            String.raw`amount is a number: a field condition does not read comparisons, so ` +
+            String.raw`it never holds — write amount: \{ max: 20 \} \(inclusive\), or ` +
+            String.raw`liquid: "event\.amount < 20"$`,
+        ),
+      ],
+      [
+        '>= as text',
+        field('{ amount: ">= 5" }'),
+        /write amount: \{ min: 5 \} \(inclusive\), or liquid: "event\.amount >= 5"/,
+      ],
+      [
+        'text in equals',
+        field('{ amount: { equals: five } }'),
+        /rules\.0\.if\.amount\.equals: amount: "five" is text, and amount is a number, so it never holds/,
+      ],
+      ['text in in:', field('{ amount: { in: [1, two] } }'), /rules\.0\.if\.amount\.in\.1: amount: "two" is text/],
+      [
+        'max on a text field',
+        field('{ content: { max: 5 } }', 'message.received'),
+        new RegExp(
+          String.raw`rules\.0\.if\.content\.max: content is text, and max compares ` +
+            String.raw`numbers, so it never holds — for its length: liquid: ` +
+            String.raw`"event\.content\.size <= 5"`,
+        ),
+      ],
+    ])('%s', (_what, text, re) => {
+      const got = problems(text);
+      expect(
+        got.some((p) => re.test(p)),
+        got.join('\n'),
+      ).toBe(true);
+    });
 
-  it('a number as text still matches a number (YAML quoting), and text fields take text', () => {
-    expect(problems(field('{ amount: "5" }'))).toEqual([]);
-    expect(problems(field('{ content: "< 20" }', 'message.received'))).toEqual([]);
-  });
-});
+    it('a number as text still matches a number (YAML quoting), and text fields take text', () => {
+      expect(problems(field('{ amount: "5" }'))).toEqual([]);
+      expect(problems(field('{ content: "< 20" }', 'message.received'))).toEqual([]);
+    });
+  },
+);
 
 describe('the same forms inside {% liquid %} blocks and {% assign %}', () => {
   it.each([

@@ -10,7 +10,8 @@ afterEach(async () => {
 });
 
 const echo = (name: string, extra = '') =>
-  `name: ${name}\nas: ${name}\n${extra}rules:\n  - id: answer\n    on: message.received\n    do: [{ reply: "${name}!" }]\n`;
+  `name: ${name}\nas: ${name}\n${extra}rules:\n  - id: answer\n    on: ` +
+  `message.received\n    do: [{ reply: "${name}!" }]\n`;
 
 async function conversation(a: string, b: string): Promise<string[]> {
   const { conversations } = await world!.users[a]!.api.conversations.list();
@@ -18,7 +19,10 @@ async function conversation(a: string, b: string): Promise<string[]> {
   return (await world!.users[a]!.api.conversations.messages(c.id, { limit: 200 })).messages.map((m) => m.content);
 }
 
-const faq = `name: faq\nas: faq\nrules:\n  - id: hours\n    on: message.received\n    if: { content: { matches: "hours", flags: i } }\n    do: [{ reply: "answer to {{ event.content }}: 9 to 5" }]\n`;
+const faq =
+  `name: faq\nas: faq\nrules:\n  - id: hours\n    on: message.received\n    if: { ` +
+  `content: { matches: "hours", flags: i } }\n    do: [{ reply: "answer to {{ ` +
+  `event.content }}: 9 to 5" }]\n`;
 
 /** The questions the FAQ bot answered in a conversation. */
 async function answersIn(conversationId: string): Promise<string[]> {
@@ -29,23 +33,26 @@ async function answersIn(conversationId: string): Promise<string[]> {
 }
 
 describe('loops between bots', () => {
-  it('two echo bots in one conversation stop within 20 messages; the one that stopped traced loop_suspected', async () => {
-    world = await createTestWorld({ users: { ping: {}, pong: {} } });
-    await world.addBot(echo('ping'));
-    await world.addBot(echo('pong'));
-    await world.as('ping').send('pong', 'hello');
-    await world.advance('3m');
-    const talk = await conversation('ping', 'pong');
-    // each bot answers the first message and 5 machine-speed replies; the next pauses the exchange
-    expect(talk.length).toBeGreaterThanOrEqual(12);
-    expect(talk.length).toBeLessThanOrEqual(20);
-    // the bot that got the last word traced it instead of answering
-    const stopped = [...world.traces('ping'), ...world.traces('pong')].filter((t) => t.reason === 'loop_suspected');
-    expect(stopped).toHaveLength(1);
-    expect(stopped[0]!.message).toMatch(/6 replies in a row came within 60 s of the bot's answers .*paused until/);
-    await world.advance('5m');
-    expect(await conversation('ping', 'pong')).toHaveLength(talk.length);
-  });
+  it(
+    'two echo bots in one conversation stop within 20 messages; the one that stopped ' + 'traced loop_suspected',
+    async () => {
+      world = await createTestWorld({ users: { ping: {}, pong: {} } });
+      await world.addBot(echo('ping'));
+      await world.addBot(echo('pong'));
+      await world.as('ping').send('pong', 'hello');
+      await world.advance('3m');
+      const talk = await conversation('ping', 'pong');
+      // each bot answers the first message and 5 machine-speed replies; the next pauses the exchange
+      expect(talk.length).toBeGreaterThanOrEqual(12);
+      expect(talk.length).toBeLessThanOrEqual(20);
+      // the bot that got the last word traced it instead of answering
+      const stopped = [...world.traces('ping'), ...world.traces('pong')].filter((t) => t.reason === 'loop_suspected');
+      expect(stopped).toHaveLength(1);
+      expect(stopped[0]!.message).toMatch(/6 replies in a row came within 60 s of the bot's answers .*paused until/);
+      await world.advance('5m');
+      expect(await conversation('ping', 'pong')).toHaveLength(talk.length);
+    },
+  );
 
   it('two bots it does not know as bots (another server) stop too: their replies come at machine speed', async () => {
     world = await createTestWorld({ users: { ping: {}, human: {} } });

@@ -15,22 +15,37 @@ describe('memory in bot files: refused where the event has no person or conversa
     [
       'remember on a schedule',
       `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - remember: { seen: "yes" }\n`,
-      /^bot\.yaml:6:19: rules\.0\.do\.0\.remember: remember writes the memory of the person an event is about, and schedule events are about no person — use it with message\.received/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:19: rules\.0\.do\.0\.remember: remember writes the memory ` +
+          String.raw`of the person an event is about, and schedule events are about no ` +
+          String.raw`person — use it with message\.received`,
+      ),
     ],
     [
       'forget on startup',
       `${head}  - on: startup\n    do:\n      - forget: [seen]\n`,
-      /^bot\.yaml:6:17: rules\.0\.do\.0\.forget: forget writes the memory of the person an event is about, and startup events are about no person/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:17: rules\.0\.do\.0\.forget: forget writes the memory of ` +
+          String.raw`the person an event is about, and startup events are about no person`,
+      ),
     ],
     [
       'remember in a conversation on a transfer',
       `${head}  - on: transfer.received\n    do:\n      - remember: { in: conversation, x: "1" }\n`,
-      /^bot\.yaml:6:19: rules\.0\.do\.0\.remember: remember with in: conversation writes a conversation's memory, and transfer\.received events are in no conversation/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:19: rules\.0\.do\.0\.remember: remember with in: ` +
+          String.raw`conversation writes a conversation's memory, and transfer\.received ` +
+          String.raw`events are in no conversation`,
+      ),
     ],
     [
       'memory read on balance.changed',
       `${head}  - on: balance.changed\n    do:\n      - log: "{{ memory.x }}"\n`,
-      /^bot\.yaml:6:14: rules\.0\.do\.0\.log: memory\.x: balance\.changed events are about no person, so there is no memory to read — memory is per person/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:14: rules\.0\.do\.0\.log: memory\.x: balance\.changed ` +
+          String.raw`events are about no person, so there is no memory to read — memory is ` +
+          String.raw`per person`,
+      ),
     ],
     [
       'memory in a liquid condition of a schedule',
@@ -59,7 +74,8 @@ describe('memory in bot files: refused where the event has no person or conversa
     ],
     [
       'a bad ttl',
-      `name: t\nas: a\nmemory: { ttl: 90 days }\nrules:\n  - on: message.received\n    do: [{ remember: { a: "1" } }]\n`,
+      `name: t\nas: a\nmemory: { ttl: 90 days }\nrules:\n  - on: message.received\n  ` +
+        `  do: [{ remember: { a: "1" } }]\n`,
       /^bot\.yaml:3:16: memory\.ttl: expected a duration, not "90 days"/,
     ],
     [
@@ -76,7 +92,13 @@ describe('memory in bot files: refused where the event has no person or conversa
   });
 
   it('is fine on every trigger that has a person (and a conversation where it reads one)', () => {
-    const text = `${head}  - on: [message.received, transfer.received, transfer.accepted, introduction.received, contact_request.received, contact.added]\n    do:\n      - remember: { seen: "{{ memory.seen | default: 0 | plus: 1 }}" }\n      - forget: [old]\n  - on: message.received\n    do:\n      - remember: { in: conversation, t: "{{ conversation_memory.t }}" }\n      - forget: { in: conversation, keys: all }\n`;
+    const text =
+      `${head}  - on: [message.received, transfer.received, transfer.accepted, ` +
+      `introduction.received, contact_request.received, contact.added]\n    do:\n      ` +
+      `- remember: { seen: "{{ memory.seen | default: 0 | plus: 1 }}" }\n      - ` +
+      `forget: [old]\n  - on: message.received\n    do:\n      - remember: { in: ` +
+      `conversation, t: "{{ conversation_memory.t }}" }\n      - forget: { in: ` +
+      `conversation, keys: all }\n`;
     expect(problems(text)).toEqual([]);
   });
 });
@@ -93,7 +115,9 @@ describe('memory bounds: past one, a clear error and nothing written', () => {
     const err = await m.apply([person('AAA111', { d: 4 })]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MemoryFullError);
     expect((err as Error).message).toBe(
-      'remember d: the memory of person AAA111 for bot b would have 4 keys, at most 3 (memory.max_keys_per_person); nothing was written — forget keys it no longer needs, or raise memory.max_keys_per_person in the bot file',
+      'remember d: the memory of person AAA111 for bot b would have 4 keys, at most 3 ' +
+        '(memory.max_keys_per_person); nothing was written — forget keys it no longer ' +
+        'needs, or raise memory.max_keys_per_person in the bot file',
     );
     expect(m.read('person', 'AAA111')).toEqual({ a: 1, b: 2, c: 3 });
     // replacing a key does not grow it: allowed
@@ -110,32 +134,42 @@ describe('memory bounds: past one, a clear error and nothing written', () => {
     expect(m.usage()).toEqual({ keys: 0, bytes: 0 });
   });
 
-  it('the attack: many senders each writing fill the bot up to max_keys and no further; a changes set of two is all or nothing', async () => {
-    const store = new MemoryStore();
-    const m = new BotMemory(store, 'b', { ...opts, maxKeys: 50, maxBytes: 1_000_000 }, now);
-    const refused: string[] = [];
-    for (let i = 0; i < 200; i++) {
-      const pin = `P${String(i).padStart(5, '0')}`;
-      await m.apply([person(pin, { junk: 'spam' })]).catch((e: Error) => refused.push(e.message));
-    }
-    expect(m.usage().keys).toBe(50);
-    expect(refused).toHaveLength(150);
-    expect(refused[0]).toMatch(
-      /^remember junk: the memory of bot b is full: this write would make it 51 keys \(every person and conversation\), at most 50 \(memory\.max_keys\); nothing was written — set memory\.ttl so old entries age out, forget keys \(pinbot bots memory b --person PIN --forget KEY\), or raise memory\.max_keys/,
-    );
-    // records stay bounded too: a refused sender has none
-    expect([...store.read.col(BotMemories).all()].length).toBe(51); // 50 people and the usage record
-    // a stranger's forget leaves no empty record behind
-    await m.apply([{ scope: 'person', subject: 'ZZZ999', forget: 'all' }], 'step-1');
-    expect([...store.read.col(BotMemories).all()].length).toBe(51);
-    // bytes of the bot
-    const small = new BotMemory(new MemoryStore(), 'b', { ...opts, maxBytes: 60 }, now);
-    await small.apply([person('AAA111', { a: 'x'.repeat(40) })]);
-    await expect(
-      small.apply([person('BBB222', { b: 'y'.repeat(10) }), person('CCC333', { c: 'z'.repeat(10) })]),
-    ).rejects.toThrow(/\(memory\.max_bytes\); nothing was written/);
-    expect(small.read('person', 'BBB222')).toEqual({});
-  });
+  it(
+    'the attack: many senders each writing fill the bot up to max_keys and no further; ' +
+      'a changes set of two is all or nothing',
+    async () => {
+      const store = new MemoryStore();
+      const m = new BotMemory(store, 'b', { ...opts, maxKeys: 50, maxBytes: 1_000_000 }, now);
+      const refused: string[] = [];
+      for (let i = 0; i < 200; i++) {
+        const pin = `P${String(i).padStart(5, '0')}`;
+        await m.apply([person(pin, { junk: 'spam' })]).catch((e: Error) => refused.push(e.message));
+      }
+      expect(m.usage().keys).toBe(50);
+      expect(refused).toHaveLength(150);
+      expect(refused[0]).toMatch(
+        new RegExp(
+          String.raw`^remember junk: the memory of bot b is full: this write would make ` +
+            String.raw`it 51 keys \(every person and conversation\), at most 50 ` +
+            String.raw`\(memory\.max_keys\); nothing was written — set memory\.ttl so old ` +
+            String.raw`entries age out, forget keys \(pinbot bots memory b --person PIN ` +
+            String.raw`--forget KEY\), or raise memory\.max_keys`,
+        ),
+      );
+      // records stay bounded too: a refused sender has none
+      expect([...store.read.col(BotMemories).all()].length).toBe(51); // 50 people and the usage record
+      // a stranger's forget leaves no empty record behind
+      await m.apply([{ scope: 'person', subject: 'ZZZ999', forget: 'all' }], 'step-1');
+      expect([...store.read.col(BotMemories).all()].length).toBe(51);
+      // bytes of the bot
+      const small = new BotMemory(new MemoryStore(), 'b', { ...opts, maxBytes: 60 }, now);
+      await small.apply([person('AAA111', { a: 'x'.repeat(40) })]);
+      await expect(
+        small.apply([person('BBB222', { b: 'y'.repeat(10) }), person('CCC333', { c: 'z'.repeat(10) })]),
+      ).rejects.toThrow(/\(memory\.max_bytes\); nothing was written/);
+      expect(small.read('person', 'BBB222')).toEqual({});
+    },
+  );
 
   it('a write under a mark already applied (the same step after a crash) is not applied twice', async () => {
     const m = new BotMemory(new MemoryStore(), 'b', opts, now);
@@ -154,18 +188,22 @@ describe('memory bounds: past one, a clear error and nothing written', () => {
     );
   });
 
-  it('ttl: a write reclaims a few expired subjects on its way (its cost stays bounded); the sweep takes the rest, in batches', async () => {
-    let t = 0;
-    const store = new MemoryStore();
-    const m = new BotMemory(store, 'b', { ...opts, maxKeys: 5000, maxBytes: 1_000_000, ttlMs: 1000 }, () => t);
-    for (let i = 0; i < 1200; i++) await m.apply([person(`P${i}`, { a: 1 })]);
-    t = 1001;
-    expect(m.read('person', 'P0')).toEqual({});
-    await m.apply([person('NEW001', { a: 1 })]);
-    expect(m.usage().keys).toBe(1200 + 1 - 20);
-    expect(await m.sweep()).toBe(1180);
-    expect(m.usage()).toEqual({ keys: 1, bytes: 2 });
-    expect([...store.read.col(BotMemories).all()].length).toBe(2);
-    expect(await m.sweep()).toBe(0);
-  });
+  it(
+    'ttl: a write reclaims a few expired subjects on its way (its cost stays bounded); ' +
+      'the sweep takes the rest, in batches',
+    async () => {
+      let t = 0;
+      const store = new MemoryStore();
+      const m = new BotMemory(store, 'b', { ...opts, maxKeys: 5000, maxBytes: 1_000_000, ttlMs: 1000 }, () => t);
+      for (let i = 0; i < 1200; i++) await m.apply([person(`P${i}`, { a: 1 })]);
+      t = 1001;
+      expect(m.read('person', 'P0')).toEqual({});
+      await m.apply([person('NEW001', { a: 1 })]);
+      expect(m.usage().keys).toBe(1200 + 1 - 20);
+      expect(await m.sweep()).toBe(1180);
+      expect(m.usage()).toEqual({ keys: 1, bytes: 2 });
+      expect([...store.read.col(BotMemories).all()].length).toBe(2);
+      expect(await m.sweep()).toBe(0);
+    },
+  );
 });

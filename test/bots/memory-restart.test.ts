@@ -39,7 +39,8 @@ function setup() {
   const config = join(tmp.dir, 'config.yaml');
   writeFileSync(
     config,
-    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
+    `rate_limits: { enabled: false }\nbots: { dir: ${JSON.stringify(bots)} ` +
+      `}\nruntime: { safety_poll: 1s }\nlog: { level: info }\n`,
   );
   return { data, config, args: ['--data', data, '--config', config] };
 }
@@ -63,7 +64,8 @@ const cli = (args: string[]) =>
   });
 
 describe('memory across kill -9', () => {
-  it('killed after the memory write but before the step was recorded: the step runs again and does not count twice; memory survives; the CLI shows and forgets', {
+  it('killed after the memory write but before the step was recorded: the step runs ' +
+    'again and does not count twice; memory survives; the CLI shows and forgets', {
     timeout: 120_000,
   }, async () => {
     const s = setup();

@@ -75,7 +75,9 @@ rules:
   it('throttle: at most max_runs runs within a time, per sender', async () => {
     world = await createTestWorld({ users: { alice: {}, bob: {}, desk: {} } });
     await world.addBot(
-      `name: desk\nas: desk\nrules:\n  - id: answer\n    on: message.received\n    throttle: { max_runs: 2, within: 1h, per: sender }\n    do: [{ reply: "ok {{ event.content }}" }]\n`,
+      `name: desk\nas: desk\nrules:\n  - id: answer\n    on: message.received\n    ` +
+        `throttle: { max_runs: 2, within: 1h, per: sender }\n    do: [{ reply: "ok {{ ` +
+        `event.content }}" }]\n`,
     );
     for (const m of ['a1', 'a2', 'a3']) await world.as('alice').send('desk', m);
     await world.as('bob').send('desk', 'b1');
@@ -140,7 +142,9 @@ rules:
   it('mode restart: a new event stops the run going (in its wait) and starts over', async () => {
     world = await createTestWorld({ users: { alice: {}, desk: {} } });
     await world.addBot(
-      `name: desk\nas: desk\nrules:\n  - id: later\n    mode: restart\n    on: message.received\n    do:\n      - wait: 1m\n      - reply: "done {{ event.content }}"\n`,
+      `name: desk\nas: desk\nrules:\n  - id: later\n    mode: restart\n    on: ` +
+        `message.received\n    do:\n      - wait: 1m\n      - reply: "done {{ ` +
+        `event.content }}"\n`,
     );
     await world.as('alice').send('desk', 'first');
     await world.advance('30s');

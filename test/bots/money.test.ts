@@ -86,8 +86,10 @@ describe('transfer.accepted, transfer.declined, balance.changed', () => {
     w.writeBot(
       'watcher.yaml',
       `name: watcher\nas: Watcher\ncreate_user: true\nrules:\n` +
-        `  - on: [transfer.accepted, transfer.declined]\n    do:\n      - reply: "{{ event.type }} {{ event.amount }}"\n` +
-        `  - on: balance.changed\n    do:\n      - log: "balance {{ event.previous }} -> {{ event.balance }} ({{ event.delta }})"\n`,
+        (`  - on: [transfer.accepted, transfer.declined]\n    do:\n      - reply: "{{ ` +
+          `event.type }} {{ event.amount }}"\n`) +
+        (`  - on: balance.changed\n    do:\n      - log: "balance {{ event.previous ` +
+          `}} -> {{ event.balance }} ({{ event.delta }})"\n`),
     );
     await w.host.start();
     await w.host.runner('watcher')!.started;

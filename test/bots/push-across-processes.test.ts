@@ -30,7 +30,9 @@ describe('push sources across processes on one database', () => {
     mkdirSync(join(tmp.dir, 'bots'));
     writeFileSync(
       join(tmp.dir, 'bots', 'hooks.yaml'),
-      'name: hooks\nas: Hooks\ncreate_user: true\nrules:\n  - id: count\n    on: webhook_in.received\n    do:\n      - set:\n          hits: "{{ vars.hits | default: 0 | plus: 1 }}"\n          last: "{{ event.body.title }}"\n',
+      'name: hooks\nas: Hooks\ncreate_user: true\nrules:\n  - id: count\n    on: ' +
+        'webhook_in.received\n    do:\n      - set:\n          hits: "{{ vars.hits | ' +
+        'default: 0 | plus: 1 }}"\n          last: "{{ event.body.title }}"\n',
     );
     const config = configFrom({
       store: { driver: 'postgres', url },

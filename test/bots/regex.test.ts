@@ -21,7 +21,9 @@ const evilText = (n: number) => `${'a'.repeat(n - 1)}!`;
 const registry = createRegistry();
 const problems = (text: string) => loadBot('bot.yaml', text, { registry, env: {} }).problems.map(formatProblem);
 const matcherBot = (pattern: string, flags = '') =>
-  `name: t\nas: alice\nrules:\n  - on: message.received\n    if: { content: { matches: ${JSON.stringify(pattern)}${flags ? `, flags: ${flags}` : ''} } }\n    do: [{ reply: hi }]\n`;
+  `name: t\nas: alice\nrules:\n  - on: message.received\n    if: { content: { ` +
+  `matches: ${JSON.stringify(pattern)}${flags ? `, flags: ${flags}` : ''} } }\n    ` +
+  `do: [{ reply: hi }]\n`;
 const run = (fn: ConditionFn, content: string) =>
   fn({ scope: { event: { content } } } as unknown as Parameters<ConditionFn>[0]);
 /**
@@ -61,7 +63,13 @@ describe('bots validate flags what the linear-time engine cannot run, with file:
     [
       'a backreference',
       '(a)\\1',
-      /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: the pattern uses a backreference \(\\1\), which the linear-time regular expression engine cannot run — rewrite the pattern without it \(e\.g\. match both spellings with an alternation\), or test the text with a liquid: condition$/,
+      new RegExp(
+        String.raw`^bot\.yaml:5:31: rules\.0\.if\.content\.matches: the pattern uses a ` +
+          String.raw`backreference \(\\1\), which the linear-time regular expression engine ` +
+          String.raw`cannot run — rewrite the pattern without it \(e\.g\. match both ` +
+          String.raw`spellings with an alternation\), or test the text with a liquid: ` +
+          String.raw`condition$`,
+      ),
     ],
     ['a named backreference', '(?<x>a)\\k<x>', /^bot\.yaml:5:31: .*uses a named backreference/],
     ['a lookahead', 'foo(?=bar)', /^bot\.yaml:5:31: .*uses a lookahead/],
@@ -71,7 +79,10 @@ describe('bots validate flags what the linear-time engine cannot run, with file:
     [
       'JavaScript-only syntax',
       '[^]',
-      /^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular expression: missing closing \].* — bots use RE2 syntax/,
+      new RegExp(
+        String.raw`^bot\.yaml:5:31: rules\.0\.if\.content\.matches: invalid regular ` +
+          String.raw`expression: missing closing \].* — bots use RE2 syntax`,
+      ),
     ],
     [
       'a syntax error',
@@ -109,7 +120,9 @@ describe('a server with such a bot', { timeout: 90_000 }, () => {
     );
     writeFileSync(
       join(bots, 'words.yaml'),
-      `name: words\nas: Words\ncreate_user: true\npoll: 1s\nrules:\n  - id: words-only\n    on: message.received\n    if: { content: { matches: ${JSON.stringify(EVIL)} } }\n    do: [{ reply: "only words" }]\n`,
+      `name: words\nas: Words\ncreate_user: true\npoll: 1s\nrules:\n  - id: ` +
+        `words-only\n    on: message.received\n    if: { content: { matches: ` +
+        `${JSON.stringify(EVIL)} } }\n    do: [{ reply: "only words" }]\n`,
     );
     let url: string;
     ({ child, url } = await serve(data, ['--config', join(tmp.dir, 'config.yaml')]));

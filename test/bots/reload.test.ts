@@ -8,7 +8,8 @@ let w: BotWorld;
 afterEach(() => w?.close());
 
 const version = (word: string) =>
-  `name: echo\nas: Echo\ncreate_user: true\nrules:\n  - id: say\n    on: message.received\n    do:\n      - reply: "${word} {{ event.content }}"\n`;
+  `name: echo\nas: Echo\ncreate_user: true\nrules:\n  - id: say\n    on: ` +
+  `message.received\n    do:\n      - reply: "${word} {{ event.content }}"\n`;
 
 async function lastMessages(api: Client, n: number): Promise<string[]> {
   const [conv] = (await api.conversations.list()).conversations;

@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 
 const bot = (key: string) =>
-  `name: remote\nkey: ${key}\npoll: 1s\nrules:\n  - on: message.received\n    do: [{ reply: "remote got {{ event.content }}" }]\n`;
+  `name: remote\nkey: ${key}\npoll: 1s\nrules:\n  - on: message.received\n    do: [{ ` +
+  `reply: "remote got {{ event.content }}" }]\n`;
 
 describe('pinbot bots run --server URL', () => {
   it('a bot stopped by a 401 starts again once its file is fixed, as the message says', {

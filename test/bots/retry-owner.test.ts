@@ -8,9 +8,12 @@ let w: BotWorld;
 afterEach(() => w?.close());
 
 const ECHO =
-  'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
+  'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    ' +
+  'do:\n      - reply: "echo {{ event.content }}"\n';
 
-/** A fetch to the real server whose first `failures` requests matching `hit` answer 503 without reaching it; counts every try. */
+/**
+ * A fetch to the real server whose first `failures` requests matching `hit` answer 503 without
+ * reaching it; counts every try. */
 function flakyFetch(hit: (method: string, path: string) => boolean) {
   const hits = { tries: 0, reached: 0, failures: 0 };
   const f: typeof fetch = async (input, init) => {

@@ -10,7 +10,10 @@ describe('schedule (driven by the virtual clock)', () => {
     const alice = await w.user('Alice');
     w.writeBot(
       'daily.yaml',
-      `name: daily\nas: Daily\ncreate_user: true\nrules:\n  - on: { schedule: { cron: "0 9 * * *", timezone: Europe/Paris } }\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "tick {{ event.at }} (clock {{ now }})" }\n`,
+      `name: daily\nas: Daily\ncreate_user: true\nrules:\n  - on: { schedule: { ` +
+        `cron: "0 9 * * *", timezone: Europe/Paris } }\n    do:\n      - send_message: ` +
+        `{ to: ${alice.user.pin_code}, content: "tick {{ event.at }} (clock {{ now }})" ` +
+        `}\n`,
     );
     await w.host.start();
     await w.host.runner('daily')!.started;
@@ -33,7 +36,10 @@ describe('schedule (driven by the virtual clock)', () => {
     const alice = await w.user('Alice');
     w.writeBot(
       'weekdays.yaml',
-      `name: weekdays\nas: Weekdays\ncreate_user: true\nrules:\n  - on: { schedule: { cron: "0 9 * * 1-5", timezone: Europe/Paris } }\n    do:\n      - send_message: { to: ${alice.user.pin_code}, content: "Good morning! This is your 09:00 reminder." }\n`,
+      `name: weekdays\nas: Weekdays\ncreate_user: true\nrules:\n  - on: { schedule: ` +
+        `{ cron: "0 9 * * 1-5", timezone: Europe/Paris } }\n    do:\n      - ` +
+        `send_message: { to: ${alice.user.pin_code}, content: "Good morning! This is ` +
+        `your 09:00 reminder." }\n`,
     );
     await w.host.start();
     await w.host.runner('weekdays')!.started;

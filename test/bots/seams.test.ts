@@ -64,33 +64,38 @@ const traced = () =>
   w.host.traces('b')!.map((t) => ({ rule: t.rule, outcome: t.outcome, reason: t.reason, message: t.message }));
 
 describe('timeouts and error boundaries at the seams', () => {
-  it('a hung action fails its step with reason timeout, the run stops there, and the next event is handled', async () => {
-    const { calls, send } = await world(
-      `  - id: r\n    on: message.received\n    do:\n      - test.hang\n      - test.note\n`,
-    );
-    await send('one');
-    await w.poll('b');
-    expect(traced()).toEqual([
-      {
-        rule: 'r',
-        outcome: 'failed',
-        reason: 'timeout',
-        message: expect.stringMatching(
-          /^step 1 \(test\.hang\) of rule r took longer than 150 ms \(runtime\.step_timeout\)/,
-        ),
-      },
-    ]);
-    expect(calls).toEqual([]);
-    const [trace] = w.host.traces('b')!;
-    expect(trace!.steps).toMatchObject([{ action: 'test.hang', status: 'failed' }]);
-    await send('again');
-    await w.poll('b');
-    expect(w.host.traces('b')).toHaveLength(2);
-  });
+  it(
+    'a hung action fails its step with reason timeout, the run stops there, and the ' + 'next event is handled',
+    async () => {
+      const { calls, send } = await world(
+        `  - id: r\n    on: message.received\n    do:\n      - test.hang\n      - test.note\n`,
+      );
+      await send('one');
+      await w.poll('b');
+      expect(traced()).toEqual([
+        {
+          rule: 'r',
+          outcome: 'failed',
+          reason: 'timeout',
+          message: expect.stringMatching(
+            /^step 1 \(test\.hang\) of rule r took longer than 150 ms \(runtime\.step_timeout\)/,
+          ),
+        },
+      ]);
+      expect(calls).toEqual([]);
+      const [trace] = w.host.traces('b')!;
+      expect(trace!.steps).toMatchObject([{ action: 'test.hang', status: 'failed' }]);
+      await send('again');
+      await w.poll('b');
+      expect(w.host.traces('b')).toHaveLength(2);
+    },
+  );
 
   it('an action that throws synchronously fails its step with reason failed, naming the step', async () => {
     const { calls, send } = await world(
-      `  - id: r\n    on: message.received\n    do:\n      - test.boom\n      - test.note\n  - id: other\n    on: message.received\n    do:\n      - test.note\n`,
+      `  - id: r\n    on: message.received\n    do:\n      - test.boom\n      - ` +
+        `test.note\n  - id: other\n    on: message.received\n    do:\n      - ` +
+        `test.note\n`,
     );
     await send('two');
     await w.poll('b');
@@ -123,7 +128,8 @@ describe('timeouts and error boundaries at the seams', () => {
 
   it('a hung poll source no longer freezes polling: the other sources are read and their events handled', async () => {
     const { calls, send } = await world(
-      `  - id: stuck\n    on: test.stuck\n    do:\n      - test.note\n  - id: msg\n    on: message.received\n    do:\n      - test.note\n`,
+      `  - id: stuck\n    on: test.stuck\n    do:\n      - test.note\n  - id: msg\n  ` +
+        `  on: message.received\n    do:\n      - test.note\n`,
     );
     await send('four');
     await w.poll('b');
@@ -135,19 +141,22 @@ describe('timeouts and error boundaries at the seams', () => {
 });
 
 describe('wake-up topics are typed (issue 28 item 5)', () => {
-  it('a source naming a topic the server never reports is refused when it registers, with the topics that exist', () => {
-    const r = createRegistry();
-    const typo = {
-      name: 'test_typo',
-      description: 'a misspelt topic',
-      topics: ['wallets'],
-      poll: async () => ({ events: [], cursor: undefined }),
-    } as unknown as SourceDef;
-    expect(() => r.addSource(typo)).toThrow(
-      'source test_typo: unknown topic "wallets"; topics are messages, wallet, introductions, contacts',
-    );
-    expect(r.sources.has('test_typo')).toBe(false);
-  });
+  it(
+    'a source naming a topic the server never reports is refused when it registers, ' + 'with the topics that exist',
+    () => {
+      const r = createRegistry();
+      const typo = {
+        name: 'test_typo',
+        description: 'a misspelt topic',
+        topics: ['wallets'],
+        poll: async () => ({ events: [], cursor: undefined }),
+      } as unknown as SourceDef;
+      expect(() => r.addSource(typo)).toThrow(
+        'source test_typo: unknown topic "wallets"; topics are messages, wallet, introductions, contacts',
+      );
+      expect(r.sources.has('test_typo')).toBe(false);
+    },
+  );
 
   it('every built-in source names only topics that exist', () => {
     expect(() => createRegistry()).not.toThrow();

@@ -83,14 +83,17 @@ describe('watch source (outgoing transfers, introductions)', () => {
 });
 
 describe('pending source (transfers, requests awaiting an answer)', () => {
-  it('raises each pending item once, including those pending at the first poll, and forgets answered ones', async () => {
-    let list = [{ id: 'p1' }, { id: 'p2' }];
-    const src = pendingSource({ name: 'p', description: '', type: 'thing.received', list: async () => list });
-    let r = await src.poll(ctx, undefined);
-    expect(r.events.map((e) => e.key)).toEqual(['thing.received:p1', 'thing.received:p2']);
-    list = [{ id: 'p2' }, { id: 'p3' }];
-    r = await src.poll(ctx, r.cursor);
-    expect(r.events.map((e) => e.key)).toEqual(['thing.received:p3']);
-    expect(r.cursor).toEqual({ seen: ['p2', 'p3'] });
-  });
+  it(
+    'raises each pending item once, including those pending at the first poll, and ' + 'forgets answered ones',
+    async () => {
+      let list = [{ id: 'p1' }, { id: 'p2' }];
+      const src = pendingSource({ name: 'p', description: '', type: 'thing.received', list: async () => list });
+      let r = await src.poll(ctx, undefined);
+      expect(r.events.map((e) => e.key)).toEqual(['thing.received:p1', 'thing.received:p2']);
+      list = [{ id: 'p2' }, { id: 'p3' }];
+      r = await src.poll(ctx, r.cursor);
+      expect(r.events.map((e) => e.key)).toEqual(['thing.received:p3']);
+      expect(r.cursor).toEqual({ seen: ['p2', 'p3'] });
+    },
+  );
 });

@@ -16,7 +16,8 @@ describe('bots list and traces', () => {
     await world.addBot(`name: desk\nas: desk\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n`);
     await world.addBot(`name: ghost\nas: Nobody Yet\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n`);
     await world.addBot(
-      `name: locked\nkey: pinbot_not_a_real_key_0000000000000000\nrules:\n  - on: message.received\n    do: [{ reply: hi }]\n`,
+      `name: locked\nkey: pinbot_not_a_real_key_0000000000000000\nrules:\n  - on: ` +
+        `message.received\n    do: [{ reply: hi }]\n`,
     );
     await world.as('alice').send('desk', 'hello');
     await world.settle();
@@ -35,7 +36,10 @@ describe('bots list and traces', () => {
       message: expect.stringContaining('the server refused the API key (401)'),
     });
     expect(formatBotLine(byName.desk!)).toMatch(
-      /^desk +running +as desk \([A-Z0-9]{6}\)  last poll 2026-01-01 09:00:00Z, last run 2026-01-01 09:00:00Z  \S+bot-1\.yaml$/,
+      new RegExp(
+        String.raw`^desk +running +as desk \([A-Z0-9]{6}\)  last poll 2026-01-01 ` +
+          String.raw`09:00:00Z, last run 2026-01-01 09:00:00Z  \S+bot-1\.yaml$`,
+      ),
     );
     expect(formatBotLine(byName.ghost!)).toMatch(/^ghost +waiting +no user "Nobody Yet"/);
   });
@@ -43,7 +47,9 @@ describe('bots list and traces', () => {
   it('a liquid: condition that did not hold shows the values it saw', async () => {
     world = await createTestWorld({ users: { alice: { balance: 10 }, jar: {} } });
     await world.addBot(
-      `name: jar\nas: jar\nvars: { threshold: 10 }\nrules:\n  - id: big\n    on: transfer.received\n    if: { liquid: "event.amount > vars.threshold" }\n    do: [accept]\n`,
+      `name: jar\nas: jar\nvars: { threshold: 10 }\nrules:\n  - id: big\n    on: ` +
+        `transfer.received\n    if: { liquid: "event.amount > vars.threshold" }\n    ` +
+        `do: [accept]\n`,
     );
     await world.as('alice').pay('jar', 5);
     await world.settle();

@@ -38,7 +38,8 @@ describe('templates have no file system', () => {
 
   it('a {% liquid %} block cannot include either', () => {
     const got = problems(
-      `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: |\n          {% liquid\n            include 'config.yaml'\n          %}\n`,
+      `name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: ` +
+        `|\n          {% liquid\n            include 'config.yaml'\n          %}\n`,
     );
     expect(got.join('\n')).toMatch(
       /^bot\.yaml:8:13: rules\.0\.do\.0\.reply: Liquid template error: \{% include %\} is not available/,
@@ -70,7 +71,9 @@ describe('templates have no file system', () => {
 
 describe('${env:…} only where a secret belongs', () => {
   const remote = (extra: string) =>
-    `name: t\nkey: \${env:PINBOT_KEY_BOT}\nserver: https://\${env:PINBOT_SERVER_HOST}\n${extra}rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
+    `name: t\nkey: \${env:PINBOT_KEY_BOT}\nserver: https://\${env:PINBOT_SERVER_HOST}\n${
+      extra
+    }rules:\n  - on: message.received\n    do:\n      - reply: hi\n`;
 
   it('key and server read the environment', () => {
     const r = load(remote(''), { PINBOT_KEY_BOT: 'pinbot_abc', PINBOT_SERVER_HOST: 'api.example.com' });
@@ -81,7 +84,10 @@ describe('${env:…} only where a secret belongs', () => {
   it('a reply that reads the environment is refused at the reference, with what is allowed and what to do', () => {
     const got = problems(replyBot('"The key is ${env:BOT_KEY}"'), { BOT_KEY: 'pinbot_abc' });
     expect(got).toEqual([
-      'bot.yaml:6:28: rules.0.do.0.reply: ${env:BOT_KEY} is not allowed here: bot files read environment variables only in key (PINBOT_KEY_…) and server (PINBOT_SERVER…) — put the secret in key: or server:; if BOT_KEY is no secret, list it in config.yaml under bots: { env_allow: [BOT_KEY] }',
+      'bot.yaml:6:28: rules.0.do.0.reply: ${env:BOT_KEY} is not allowed here: bot ' +
+        'files read environment variables only in key (PINBOT_KEY_…) and server ' +
+        '(PINBOT_SERVER…) — put the secret in key: or server:; if BOT_KEY is no secret, ' +
+        'list it in config.yaml under bots: { env_allow: [BOT_KEY] }',
     ]);
   });
 
@@ -96,7 +102,8 @@ describe('${env:…} only where a secret belongs', () => {
 
   it('a step argument: refused, unless the operator allow-lists the name', () => {
     const text =
-      'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - send_message: { to: ABC123, content: "${env:GREETING}" }\n';
+      'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - ' +
+      'send_message: { to: ABC123, content: "${env:GREETING}" }\n';
     expect(problems(text, { GREETING: 'hello' })[0]).toMatch(
       /^bot\.yaml:6:47: rules\.0\.do\.0\.send_message\.content: \$\{env:GREETING\} is not allowed here/,
     );
@@ -133,7 +140,8 @@ describe('config.yaml bots.env_allow', () => {
       const bot = join(tmp.dir, 'bot.yaml');
       writeFileSync(
         bot,
-        'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - reply: "${env:GREETING}, and ${env:OTHER}"\n',
+        'name: t\nas: alice\nrules:\n  - on: message.received\n    do:\n      - ' +
+          'reply: "${env:GREETING}, and ${env:OTHER}"\n',
       );
       const r = spawnSync(process.execPath, ['bin/pinbot.js', 'bots', 'validate', '--config', config, bot], {
         encoding: 'utf8',

@@ -118,47 +118,51 @@ function hostOf(w: BotWorld, file: string, deps: Pick<HostOptions, 'embedded' | 
 }
 
 describe('the host and its dependencies', () => {
-  it("keeps a bot's traces in the archive its state stores give (no file), and ignore_bots asks the identity provider about other processes' bots", async () => {
-    w = await botWorld({ bots: { 'echo.yaml': echo } });
-    const stateDir = join(w.dir, 'data', 'bots');
-    const deps = w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir });
-    const archives = new Map<string, ReturnType<typeof memoryArchive>>();
-    const alice = await w.user('Alice');
-    const robot = await w.user('Robot'); // the user of a bot that runs in another process
-    const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
-    host = hostOf(w, 'echo.yaml', {
-      embedded: {
-        ...deps.embedded,
-        identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id },
-      },
-      storage: archivedStorage(
-        w,
-        (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!),
-      ),
-    });
-    await host.start();
-    await host.runner('echo')!.started;
-    const pin = host.runner('echo')!.me!.pin_code;
-    await host.runner('echo')!.pollNow(); // baseline
-    await robot.api.messages.send({ recipient_pin: pin, content: 'hello from a bot' });
-    await alice.api.messages.send({ recipient_pin: pin, content: 'hello from a person' });
-    await host.runner('echo')!.pollNow();
-    await host.runner('echo')!.pollNow();
-    const seen = host
-      .traces('echo')!
-      .map((t) => t.reason ?? t.outcome)
-      .sort();
-    expect(seen).toEqual(['done', 'from_bot']);
-    await host.stop();
-    host = undefined;
-    expect(
-      archives
-        .get('echo')!
-        .kept.map((t) => t.reason ?? t.outcome)
-        .sort(),
-    ).toEqual(['done', 'from_bot']);
-    expect(existsSync(join(stateDir, 'traces'))).toBe(false);
-  });
+  it(
+    "keeps a bot's traces in the archive its state stores give (no file), and " +
+      "ignore_bots asks the identity provider about other processes' bots",
+    async () => {
+      w = await botWorld({ bots: { 'echo.yaml': echo } });
+      const stateDir = join(w.dir, 'data', 'bots');
+      const deps = w.server.deployment.botHostDeps({ env: w.server.env, url: w.server.url, stateDir });
+      const archives = new Map<string, ReturnType<typeof memoryArchive>>();
+      const alice = await w.user('Alice');
+      const robot = await w.user('Robot'); // the user of a bot that runs in another process
+      const identity = embeddedIdentity({ store: w.server.store, env: w.server.env, keysDir: join(stateDir, 'keys') });
+      host = hostOf(w, 'echo.yaml', {
+        embedded: {
+          ...deps.embedded,
+          identity: { keyFor: (r) => identity.keyFor(r), isBotUser: (id) => id === robot.user.id },
+        },
+        storage: archivedStorage(
+          w,
+          (bot) => archives.get(bot) ?? (archives.set(bot, memoryArchive()), archives.get(bot)!),
+        ),
+      });
+      await host.start();
+      await host.runner('echo')!.started;
+      const pin = host.runner('echo')!.me!.pin_code;
+      await host.runner('echo')!.pollNow(); // baseline
+      await robot.api.messages.send({ recipient_pin: pin, content: 'hello from a bot' });
+      await alice.api.messages.send({ recipient_pin: pin, content: 'hello from a person' });
+      await host.runner('echo')!.pollNow();
+      await host.runner('echo')!.pollNow();
+      const seen = host
+        .traces('echo')!
+        .map((t) => t.reason ?? t.outcome)
+        .sort();
+      expect(seen).toEqual(['done', 'from_bot']);
+      await host.stop();
+      host = undefined;
+      expect(
+        archives
+          .get('echo')!
+          .kept.map((t) => t.reason ?? t.outcome)
+          .sort(),
+      ).toEqual(['done', 'from_bot']);
+      expect(existsSync(join(stateDir, 'traces'))).toBe(false);
+    },
+  );
 });
 
 describe('a bot that leaves this process and comes back', () => {

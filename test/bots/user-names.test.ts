@@ -25,7 +25,12 @@ describe('a user named in an action is a PIN', () => {
     [
       'send_message to: a display name',
       '      - send_message: { to: Bob, content: hi }\n',
-      /^bot\.yaml:7:29: rules\.0\.do\.0\.send_message\.to: to: "Bob" is not a PIN: actions name users by PIN .* — write the user's PIN \(pinbot users list shows it\), or a template such as "\{\{ event\.sender\.pin_code \}\}"$/,
+      new RegExp(
+        String.raw`^bot\.yaml:7:29: rules\.0\.do\.0\.send_message\.to: to: "Bob" is not a ` +
+          String.raw`PIN: actions name users by PIN .* — write the user's PIN \(pinbot ` +
+          String.raw`users list shows it\), or a template such as "\{\{ ` +
+          String.raw`event\.sender\.pin_code \}\}"$`,
+      ),
     ],
     [
       'send_money to: a display name',
@@ -58,7 +63,9 @@ describe('a user named in an action is a PIN', () => {
   it('PINs (any case) and templates are accepted', () => {
     expect(
       problems(
-        `${head}      - send_message: { to: abc123, content: hi }\n      - send_message: { to: "{{ event.sender.pin_code }}", content: hi }\n      - request_contact: ABC123\n`,
+        `${head}      - send_message: { to: abc123, content: hi }\n      - ` +
+          `send_message: { to: "{{ event.sender.pin_code }}", content: hi }\n      - ` +
+          `request_contact: ABC123\n`,
       ),
     ).toEqual([]);
   });
@@ -66,7 +73,8 @@ describe('a user named in an action is a PIN', () => {
   it('a template that renders a name fails its step saying so, not with a 404', async () => {
     world = await createTestWorld({ users: { alice: {}, desk: {} } });
     await world.addBot(
-      `name: desk\nas: desk\nrules:\n  - id: relay\n    on: message.received\n    do:\n      - send_message: { to: "{{ event.content }}", content: relayed }\n`,
+      `name: desk\nas: desk\nrules:\n  - id: relay\n    on: message.received\n    ` +
+        `do:\n      - send_message: { to: "{{ event.content }}", content: relayed }\n`,
     );
     await world.as('alice').send('desk', 'Bob');
     await world.settle();
@@ -94,7 +102,9 @@ describe('two users with one display name (item 10)', () => {
     const fresh = await world.addBot(desk('desk2'));
     expect(fresh.status).toBe('waiting');
     expect(fresh.message).toBe(
-      `as: 2 users are named "alice" (PINs ${world.users.alice!.pin_code}, ${twin.pin_code}): write the PIN of the one you mean instead of the name (pinbot users list)`,
+      `as: 2 users are named "alice" (PINs ${world.users.alice!.pin_code}, ` +
+        `${twin.pin_code}): write the PIN of the one you mean instead of the name ` +
+        `(pinbot users list)`,
     );
   });
 });

@@ -55,7 +55,10 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     [
       'a bad name, in words',
       'name: Tip Jar\nas: a\nrules:\n  - on: startup\n    do: [{ log: hi }]\n',
-      /^bot\.yaml:1:7: name: expected a name of lower-case letters, digits, - and _ .*, not "Tip Jar" — e\.g\. name: tip-jar$/,
+      new RegExp(
+        String.raw`^bot\.yaml:1:7: name: expected a name of lower-case letters, digits, - ` +
+          String.raw`and _ .*, not "Tip Jar" — e\.g\. name: tip-jar$`,
+      ),
     ],
     [
       'a bad poll, in words',
@@ -95,7 +98,11 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     [
       'a misspelt template variable',
       `${head}  - on: message.received\n    do:\n      - reply: "Hi {{ event.sender.dispaly_name }}"\n`,
-      /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: event\.sender\.dispaly_name: message\.received events have no field "sender\.dispaly_name" — did you mean "sender\.display_name"\?/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:16: rules\.0\.do\.0\.reply: event\.sender\.dispaly_name: ` +
+          String.raw`message\.received events have no field "sender\.dispaly_name" — did ` +
+          String.raw`you mean "sender\.display_name"\?`,
+      ),
     ],
     [
       'an unknown template variable',
@@ -135,7 +142,10 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     [
       'a misspelt event field',
       `${head}  - on: transfer.received\n    if: { amout: { max: 5 } }\n    do: [accept]\n`,
-      /^bot\.yaml:5:11: rules\.0\.if\.amout: unknown condition or event field "amout" for transfer\.received events — did you mean "amount"\?/,
+      new RegExp(
+        String.raw`^bot\.yaml:5:11: rules\.0\.if\.amout: unknown condition or event field ` +
+          String.raw`"amout" for transfer\.received events — did you mean "amount"\?`,
+      ),
     ],
     [
       'a misspelt condition',
@@ -155,12 +165,18 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     [
       'accept on an event with nothing to accept',
       `${head}  - on: message.received\n    do: [accept]\n`,
-      /^bot\.yaml:5:10: rules\.0\.do\.0: accept needs an event with something to accept, and message\.received has none/,
+      new RegExp(
+        String.raw`^bot\.yaml:5:10: rules\.0\.do\.0: accept needs an event with something ` +
+          String.raw`to accept, and message\.received has none`,
+      ),
     ],
     [
       'reply with no one to reply to',
       `${head}  - on: { schedule: "0 9 * * *" }\n    do:\n      - reply: hi\n`,
-      /^bot\.yaml:6:16: rules\.0\.do\.0\.reply: reply needs an event with someone to reply to, and schedule has none — use send_message/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:16: rules\.0\.do\.0\.reply: reply needs an event with ` +
+          String.raw`someone to reply to, and schedule has none — use send_message`,
+      ),
     ],
     [
       'a bad cron expression',
@@ -175,7 +191,10 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     [
       'a template error',
       `${head}  - on: transfer.received\n    do:\n      - reply: "Hi {{ event.sender | upcase_it }}"\n`,
-      /^bot\.yaml:6:20: rules\.0\.do\.0\.reply: Liquid template error: undefined filter: upcase_it \(template line 1, col 4\)/,
+      new RegExp(
+        String.raw`^bot\.yaml:6:20: rules\.0\.do\.0\.reply: Liquid template error: ` +
+          String.raw`undefined filter: upcase_it \(template line 1, col 4\)`,
+      ),
     ],
     [
       'a bad wait',
@@ -237,7 +256,8 @@ describe('bot files: every problem with file:line:col, what was expected and a h
 
   it('reports every problem of a file at once, in file order', () => {
     const got = problems(
-      `${head}  - on: transfer.recieved\n    do: [acept]\n  - on: message.received\n    if: { content: { matches: "(" } }\n    do: [{ replay: hi }]\n`,
+      `${head}  - on: transfer.recieved\n    do: [acept]\n  - on: message.received\n ` +
+        `   if: { content: { matches: "(" } }\n    do: [{ replay: hi }]\n`,
     );
     expect(
       got.map((p) => p.split(': ')[0]),
@@ -245,36 +265,59 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     ).toEqual(['bot.yaml:4:9', 'bot.yaml:5:10', 'bot.yaml:7:31', 'bot.yaml:8:12']);
   });
 
-  it('warns (the file stays valid) when send_money takes its recipient or amount from the event and the bot has no limits', () => {
-    const text = `${head}  - on: message.received\n    do:\n      - send_money: { to: "{{ event.sender.pin_code }}", amount: "{{ event.content }}" }\n`;
-    const r = loadBot('bot.yaml', text, { registry });
-    expect(r.problems).toEqual([]);
-    expect(r.bot).toBeDefined();
-    expect(r.warnings!.map(formatProblem)).toEqual([
-      'bot.yaml:6:21: rules.0.do.0.send_money: send_money takes its to and amount from a template and the bot has no limits: whoever causes the event decides what it pays — add limits: { max_per_transfer: 5, max_per_day: 20 } (and send_to: [PIN…] to allow only some recipients)',
-    ]);
-    expect(
-      loadBot('bot.yaml', text.replace('rules:', 'limits: { max_per_day: 20 }\nrules:'), { registry }).warnings,
-    ).toEqual([]);
-    expect(
-      loadBot('bot.yaml', `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: 1 }\n`, {
-        registry,
-      }).warnings,
-    ).toEqual([]);
-  });
+  it(
+    'warns (the file stays valid) when send_money takes its recipient or amount from ' +
+      'the event and the bot has no limits',
+    () => {
+      const text =
+        `${head}  - on: message.received\n    do:\n      - send_money: { to: "{{ ` +
+        `event.sender.pin_code }}", amount: "{{ event.content }}" }\n`;
+      const r = loadBot('bot.yaml', text, { registry });
+      expect(r.problems).toEqual([]);
+      expect(r.bot).toBeDefined();
+      expect(r.warnings!.map(formatProblem)).toEqual([
+        'bot.yaml:6:21: rules.0.do.0.send_money: send_money takes its to and amount ' +
+          'from a template and the bot has no limits: whoever causes the event decides ' +
+          'what it pays — add limits: { max_per_transfer: 5, max_per_day: 20 } (and ' +
+          'send_to: [PIN…] to allow only some recipients)',
+      ]);
+      expect(
+        loadBot('bot.yaml', text.replace('rules:', 'limits: { max_per_day: 20 }\nrules:'), { registry }).warnings,
+      ).toEqual([]);
+      expect(
+        loadBot(
+          'bot.yaml',
+          `${head}  - on: message.received\n    do:\n      - send_money: { to: ABC123, amount: 1 }\n`,
+          {
+            registry,
+          },
+        ).warnings,
+      ).toEqual([]);
+    },
+  );
 
   it('warns (the file stays valid) when a rule reads an event field only some of its triggers have', () => {
-    const text = `${head}  - on: [message.received, contact_request.received]\n    do:\n      - reply: "you said {{ event.content }}"\n`;
+    const text =
+      `${head}  - on: [message.received, contact_request.received]\n    do:\n      - ` +
+      `reply: "you said {{ event.content }}"\n`;
     const r = loadBot('bot.yaml', text, { registry });
     expect(r.problems).toEqual([]);
     expect(r.warnings!.map(formatProblem)).toEqual([
-      'bot.yaml:6:16: rules.0.do.0.reply: event.content: contact_request.received events have no field "content" (only message.received has it): a run for one fails — write {{ event.content | default: "" }} if it may be missing, or give contact_request.received a rule of its own',
+      'bot.yaml:6:16: rules.0.do.0.reply: event.content: contact_request.received ' +
+        'events have no field "content" (only message.received has it): a run for one ' +
+        'fails — write {{ event.content | default: "" }} if it may be missing, or give ' +
+        'contact_request.received a rule of its own',
     ]);
     // in a liquid: condition too; `| default:` says it may be missing; a field both have is fine
-    const liquidCond = `${head}  - on: [message.received, contact_request.received]\n    if: { liquid: "event.content == 'hi'" }\n    do: [{ log: x }]\n`;
+    const liquidCond =
+      `${head}  - on: [message.received, contact_request.received]\n    if: { liquid: ` +
+      `"event.content == 'hi'" }\n    do: [{ log: x }]\n`;
     expect(loadBot('bot.yaml', liquidCond, { registry }).warnings!.map(formatProblem)).toEqual([
       expect.stringMatching(
-        /^bot\.yaml:5:19: rules\.0\.if\.liquid: event\.content: contact_request\.received events have no field "content"/,
+        new RegExp(
+          String.raw`^bot\.yaml:5:19: rules\.0\.if\.liquid: event\.content: ` +
+            String.raw`contact_request\.received events have no field "content"`,
+        ),
       ),
     ]);
     expect(
@@ -283,27 +326,34 @@ describe('bot files: every problem with file:line:col, what was expected and a h
     expect(loadBot('bot.yaml', text.replace('event.content', 'event.id'), { registry }).warnings).toEqual([]);
   });
 
-  it('an unknown plugin condition says the plugin is not loaded (restart), and a near miss of a condition says "did you mean"', () => {
-    const withPlugin = createRegistry().addCondition({
-      name: 'crm.is_vip',
-      description: 'a VIP',
-      schema: { type: 'boolean' },
-      example: true,
-      compile: () => async () => ({ ok: true, label: 'vip' }),
-    });
-    const check = (reg: typeof registry, cond: string) =>
-      loadBot('bot.yaml', `${head}  - on: message.received\n    if: { ${cond}: true }\n    do: [{ log: x }]\n`, {
-        registry: reg,
-      }).problems.map(formatProblem);
-    expect(check(registry, 'shop.open')).toEqual([
-      'bot.yaml:5:11: rules.0.if.shop.open: unknown condition "shop.open" — no plugin named shop is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding shop, or check the name',
-    ]);
-    expect(check(withPlugin, 'crm.is_vp')).toEqual([
-      expect.stringMatching(
-        /unknown condition or event field "crm\.is_vp" for message\.received events — did you mean "crm\.is_vip"\?$/,
-      ),
-    ]);
-  });
+  it(
+    'an unknown plugin condition says the plugin is not loaded (restart), and a near ' +
+      'miss of a condition says "did you mean"',
+    () => {
+      const withPlugin = createRegistry().addCondition({
+        name: 'crm.is_vip',
+        description: 'a VIP',
+        schema: { type: 'boolean' },
+        example: true,
+        compile: () => async () => ({ ok: true, label: 'vip' }),
+      });
+      const check = (reg: typeof registry, cond: string) =>
+        loadBot('bot.yaml', `${head}  - on: message.received\n    if: { ${cond}: true }\n    do: [{ log: x }]\n`, {
+          registry: reg,
+        }).problems.map(formatProblem);
+      expect(check(registry, 'shop.open')).toEqual([
+        'bot.yaml:5:11: rules.0.if.shop.open: unknown condition "shop.open" — no plugin ' +
+          'named shop is loaded — plugins load when pinbot starts (from plugins/ and ' +
+          'plugins.packages): restart a running server after adding shop, or check the ' +
+          'name',
+      ]);
+      expect(check(withPlugin, 'crm.is_vp')).toEqual([
+        expect.stringMatching(
+          /unknown condition or event field "crm\.is_vp" for message\.received events — did you mean "crm\.is_vip"\?$/,
+        ),
+      ]);
+    },
+  );
 
   it('reads ${env:VAR} and compiles a valid file', () => {
     const r = loadBot(
@@ -331,9 +381,12 @@ describe('the published JSON Schema', () => {
       projectDir: join(import.meta.dirname, '../..'),
     });
 
-  it('schemas/bot.schema.json is up to date with the built-ins and the project plugins (run `npm run schemas`)', async () => {
-    expect(readFileSync(BOT_SCHEMA_FILE, 'utf8')).toBe(botSchemaText(await projectRegistry()));
-  });
+  it(
+    'schemas/bot.schema.json is up to date with the built-ins and the project plugins ' + '(run `npm run schemas`)',
+    async () => {
+      expect(readFileSync(BOT_SCHEMA_FILE, 'utf8')).toBe(botSchemaText(await projectRegistry()));
+    },
+  );
 
   it('accepts every example bot, as an editor would check it', async () => {
     const project = await projectRegistry();

@@ -15,7 +15,9 @@ afterEach(async () => {
 });
 
 const echo = (name: string, poll = '1h') =>
-  `name: ${name}\nas: ${name}\npoll: ${poll}\nrules:\n  - on: message.received\n    do: [{ reply: "${name} got {{ event.content }}" }]\n  - on: transfer.received\n    do: [{ reply: "${name} got {{ event.amount }}" }]\n`;
+  `name: ${name}\nas: ${name}\npoll: ${poll}\nrules:\n  - on: message.received\n    ` +
+  `do: [{ reply: "${name} got {{ event.content }}" }]\n  - on: transfer.received\n    ` +
+  `do: [{ reply: "${name} got {{ event.amount }}" }]\n`;
 
 /** Counts the HTTP requests made with a bot's key. */
 function requestsOf(w: TestWorld, bot: string): { count: number } {

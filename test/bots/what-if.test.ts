@@ -46,7 +46,10 @@ describe('bots what-if', () => {
       );
       expect(r.events[1]!.changes).toEqual([
         'rule thank-small-tips no longer runs: condition_false — amount max 5 (amount = 7)',
-        'rule refuse-large-tips now runs (amount min 5.01 (amount = 7)); before: condition_false — amount min 10.01 (amount = 7) → steps: decline, reply "That is very generous, alice, but this jar only takes tips up to 10. Your 7 is on its way back."',
+        'rule refuse-large-tips now runs (amount min 5.01 (amount = 7)); before: ' +
+          'condition_false — amount min 10.01 (amount = 7) → steps: decline, reply ' +
+          '"That is very generous, alice, but this jar only takes tips up to 10. Your 7 ' +
+          'is on its way back."',
       ]);
       // the unchanged file changes nothing
       const same = await whatIf(loadBot('same.yaml', TIP_JAR, { registry: createRegistry() }).bot!, traces);
@@ -86,9 +89,11 @@ describe('bots what-if', () => {
     }
   }, 120_000);
 
-  it('reads contact checks as recorded, and a condition reading something live (the wallet) fails closed and says so', async () => {
+  it('reads contact checks as recorded, and a condition reading something live (the ' +
+    'wallet) fails closed and says so', async () => {
     const FRIENDS =
-      'name: friends\nas: jar\nrules:\n  - id: friends\n    on: message.received\n    if: { from: contacts }\n    do:\n      - reply: "hi friend"\n';
+      'name: friends\nas: jar\nrules:\n  - id: friends\n    on: message.received\n    ' +
+      'if: { from: contacts }\n    do:\n      - reply: "hi friend"\n';
     const world = await createTestWorld({ users: { alice: { contacts: ['jar'] }, jar: {} } });
     try {
       await world.addBot(FRIENDS);
@@ -98,7 +103,8 @@ describe('bots what-if', () => {
       expect(traces[0]).toMatchObject({ outcome: 'done', seen: { contacts: { [world.users.alice!.pin_code]: true } } });
       const edited =
         FRIENDS.replace('if: { from: contacts }', 'if: { not: { from: contacts } }') +
-        '  - id: rich\n    on: message.received\n    if: { liquid: "wallet.balance > 5" }\n    do:\n      - reply: "rich"\n';
+        ('  - id: rich\n    on: message.received\n    if: { liquid: "wallet.balance > ' +
+          '5" }\n    do:\n      - reply: "rich"\n');
       const r = await whatIf(loadBot('friends.yaml', edited, { registry: createRegistry() }).bot!, traces);
       // alice was a contact when the bot decided: the edited rule reads that, and no longer runs
       expect(r.events[0]!.after[0]).toMatchObject({
@@ -113,7 +119,8 @@ describe('bots what-if', () => {
         rule: 'rich',
         decision: 'condition_false',
         condition:
-          'liquid wallet.balance > 5 (could not be evaluated: reads wallet, which the trace did not record, line:1, col:1)',
+          'liquid wallet.balance > 5 (could not be evaluated: reads wallet, which the ' +
+          'trace did not record, line:1, col:1)',
         steps: [],
       });
     } finally {

@@ -72,7 +72,8 @@ describe('pinbot init', () => {
       test: 'vitest run && pinbot scenario run scenarios/',
       validate: 'pinbot bots validate',
       scenarios:
-        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml --coverage reports/coverage.html --coverage reports/coverage.json',
+        'pinbot scenario run scenarios/ --reporter junit=reports/scenarios.xml ' +
+        '--coverage reports/coverage.html --coverage reports/coverage.json',
     });
     expect(Object.keys(pkg.devDependencies).sort()).toEqual(['@types/node', 'typescript', 'vitest']);
     expect(JSON.parse(read('tsconfig.json')).compilerOptions.strict).toBe(true);
@@ -122,7 +123,8 @@ describe('pinbot init', () => {
     expect(r.out).toContain('(its test: npx vitest run plugins/dice.test.ts)');
     expect(r.out).toContain('# yaml-language-server: $schema=../node_modules/pinbot/schemas/bot.schema.json');
     expect(r.out).toContain(
-      'Then: npx pinbot bots validate, and npm start (restart it if it is running: plugins load at start). See node_modules/pinbot/docs/plugins.md.',
+      'Then: npx pinbot bots validate, and npm start (restart it if it is running: ' +
+        'plugins load at start). See node_modules/pinbot/docs/plugins.md.',
     );
     expect(r.out).not.toContain('warning:');
     rmSync(join(project, 'plugins/dice.ts'));
@@ -134,7 +136,11 @@ describe('pinbot init', () => {
     const r = run(root, 'init', 'my-bots');
     expect(r.code).toBe(1);
     expect(r.out).toMatch(
-      /^pinbot: nothing written: \.github\/workflows\/pinbot\.yml, \.gitignore, bots\/welcome\.yaml, config\.yaml, .* exist already in \.\/my-bots\. Run again with --force to add only the missing files/,
+      new RegExp(
+        String.raw`^pinbot: nothing written: \.github\/workflows\/pinbot\.yml, ` +
+          String.raw`\.gitignore, bots\/welcome\.yaml, config\.yaml, .* exist already in ` +
+          String.raw`\.\/my-bots\. Run again with --force to add only the missing files`,
+      ),
     );
     expect(r.out.trim().split('\n')).toHaveLength(1);
     expect(read('config.yaml')).toBe('log: { level: warn }\n');

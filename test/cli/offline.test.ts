@@ -95,7 +95,8 @@ describe('the CLI without a running server', { timeout: 120_000 }, () => {
     const r = await pinbot(['users', 'list', '--data', join(tmp.dir, 'x'), '--config', join(tmp.dir, 'nope.yaml')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `pinbot: config file ${join(tmp.dir, 'nope.yaml')} does not exist. Check the path, or leave out --config to use ./config.yaml (or the defaults).\n`,
+      `pinbot: config file ${join(tmp.dir, 'nope.yaml')} does not exist. Check the ` +
+        `path, or leave out --config to use ./config.yaml (or the defaults).\n`,
     );
   });
 });

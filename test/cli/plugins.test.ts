@@ -51,7 +51,9 @@ describe('pinbot plugins', () => {
     mkdirSync(join(dir, 'bots'), { recursive: true });
     writeFileSync(
       join(dir, 'bots/greeter.yaml'),
-      'name: greeter\nas: Greeter\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - hello.greet: { name: "{{ event.sender.display_name }}" }\n',
+      'name: greeter\nas: Greeter\ncreate_user: true\nrules:\n  - on: ' +
+        'message.received\n    do:\n      - hello.greet: { name: "{{ ' +
+        'event.sender.display_name }}" }\n',
     );
     writeFileSync(
       join(dir, 'bots/typo.yaml'),
@@ -68,7 +70,8 @@ describe('pinbot plugins', () => {
   it('list shows each plugin, and a broken one with file:line:col and what to do', () => {
     writeFileSync(
       join(dir, 'plugins/broken.ts'),
-      "import { definePlugin } from 'pinbot/plugin';\nexport default definePlugin({\n  name: 'broken',\n  oops: here\n  version: '1.0.0',\n});\n",
+      "import { definePlugin } from 'pinbot/plugin';\nexport default definePlugin({\n " +
+        " name: 'broken',\n  oops: here\n  version: '1.0.0',\n});\n",
     );
     const r = pinbot('plugins', 'list');
     // a plugin that did not load fails the command (a CI job sees it), naming it
@@ -78,7 +81,8 @@ describe('pinbot plugins', () => {
     );
     expect(r.out).toMatch(/^hello +0\.1\.0 +loaded +plugins\/hello\.ts\n {4}actions: hello\.greet$/m);
     expect(r.out).toContain(
-      'plugins/broken.ts:5:3: syntax error: Expected "}" but found "version" — fix the code; the other plugins and every bot run meanwhile',
+      'plugins/broken.ts:5:3: syntax error: Expected "}" but found "version" — fix ' +
+        'the code; the other plugins and every bot run meanwhile',
     );
     expect(r.out).toContain(
       'pinbot: 1 plugin did not load: plugins/broken.ts: syntax error: Expected "}" but found "version"',
@@ -100,7 +104,9 @@ describe('pinbot plugins', () => {
     );
     const r = pinbot('bots', 'validate');
     expect(r.out).toContain(
-      'bots/roller.yaml:6:9: rules.0.do.0.broken.roll: unknown action "broken.roll" — the plugin in plugins/broken.ts (broken, by its file name) did not load: syntax error: Expected "}" but found "version"',
+      'bots/roller.yaml:6:9: rules.0.do.0.broken.roll: unknown action "broken.roll" — ' +
+        'the plugin in plugins/broken.ts (broken, by its file name) did not load: ' +
+        'syntax error: Expected "}" but found "version"',
     );
     expect(r.code).toBe(1);
   });

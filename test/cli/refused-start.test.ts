@@ -50,7 +50,11 @@ describe('pinbot serve refuses a data directory whose db.json is missing (issue 
     expect(readFileSync(join(image.dir, 'journal.jsonl'))).toEqual(journal);
     expect(existsSync(join(image.dir, 'db.json'))).toBe(false);
     expect(lines[0]).toMatch(
-      /^pinbot: .*journal\.jsonl:1: db\.json is missing, but the journal starts at transaction 2, not 1: .*Start-up refused .*Put db\.json back \(from a backup\)/,
+      new RegExp(
+        String.raw`^pinbot: .*journal\.jsonl:1: db\.json is missing, but the journal ` +
+          String.raw`starts at transaction 2, not 1: .*Start-up refused .*Put db\.json back ` +
+          String.raw`\(from a backup\)`,
+      ),
     );
   });
 });

@@ -86,7 +86,9 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      `pinbot: data directory ${data} is in use by another pinbot process (pid ${server.proc.pid}). Stop that process, or pass --data DIR to use another directory.\n`,
+      `pinbot: data directory ${data} is in use by another pinbot process (pid ` +
+        `${server.proc.pid}). Stop that process, or pass --data DIR to use another ` +
+        `directory.\n`,
     );
   });
 
@@ -96,7 +98,8 @@ describe('pinbot serve and the CLI against a running server', { timeout: 120_000
     const r = await pinbot(['serve', '--data', other, '--port', port]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `pinbot: port ${port} on 127.0.0.1 is already in use. Stop the other process, or start with --port N (--port 0 picks a free port).\n`,
+      `pinbot: port ${port} on 127.0.0.1 is already in use. Stop the other process, ` +
+        `or start with --port N (--port 0 picks a free port).\n`,
     );
     // It let go of its own data directory on the way out.
     expect(existsSync(join(other, 'pinbot.lock'))).toBe(false);

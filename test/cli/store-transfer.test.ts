@@ -63,7 +63,10 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     const again = await pinbot(['store', 'import', '--data', dataDir, '--url', url]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(
-      /^pinbot: the PostgreSQL schema "pinbot" is not empty \(transaction \d+, \d+ records\): import only into an empty database/,
+      new RegExp(
+        String.raw`^pinbot: the PostgreSQL schema "pinbot" is not empty \(transaction ` +
+          String.raw`\d+, \d+ records\): import only into an empty database`,
+      ),
     );
   });
 
@@ -79,15 +82,19 @@ describe('pinbot store import / export: a data directory into PostgreSQL and bac
     expect(JSON.parse(list.stdout).users.map((u: { display_name: string }) => u.display_name)).toEqual(['Ann', 'Ben']);
   });
 
-  it('export writes a new data directory that opens with the start-up checks and holds the same records; it refuses a used one', async () => {
-    const url = await testDatabase();
-    await importDataDir(dataDir, { url });
-    const out = join(tmp.dir, 'exported');
-    const report = await exportDataDir(out, { url });
-    expect(report.money).toEqual({ balances: 4700, pending: 300, credits: 5000 });
-    const f = await FileStore.open(out, { integrity: dataDirIntegrity });
-    expect(contents(f.dump())).toEqual(original);
-    await f.close();
-    await expect(exportDataDir(out, { url })).rejects.toThrow(/is not empty: export into a new directory/);
-  });
+  it(
+    'export writes a new data directory that opens with the start-up checks and holds ' +
+      'the same records; it refuses a used one',
+    async () => {
+      const url = await testDatabase();
+      await importDataDir(dataDir, { url });
+      const out = join(tmp.dir, 'exported');
+      const report = await exportDataDir(out, { url });
+      expect(report.money).toEqual({ balances: 4700, pending: 300, credits: 5000 });
+      const f = await FileStore.open(out, { integrity: dataDirIntegrity });
+      expect(contents(f.dump())).toEqual(original);
+      await f.close();
+      await expect(exportDataDir(out, { url })).rejects.toThrow(/is not empty: export into a new directory/);
+    },
+  );
 });

@@ -86,22 +86,26 @@ describe('rate budget shared by several bots of one user', () => {
 });
 
 describe('rate budget with conditional polls and actions', () => {
-  it('actions do not eat the polls share; once the server gives 304s back, polls are held to their share but not spread', async () => {
-    const f = fakeBudget(0.5);
-    f.budget.observe(f.headers(100, 60));
-    for (let i = 0; i < 40; i++) await f.budget.run({ kind: 'action', buckets: ['general'] }, async () => i);
-    f.budget.observe(f.headers(60, 59)); // the server counted the 40 actions
-    await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
-    expect(f.waits).toEqual([]); // the polls' half is untouched
-    // a server whose 304s cost nothing: polls go at once up to their share…
-    f.budget.observe(
-      new Headers({ RateLimit: '"general"; r=59; t=59', 'RateLimit-Policy': '"general"; q=100; w=60' }),
-      { notModified: true },
-    );
-    for (let i = 0; i < 49; i++) await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => i);
-    expect(f.waits).toEqual([]);
-    // …and no further (50 polls counted beside the 40 actions: the rest is the actions')
-    await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
-    expect(f.waits).toHaveLength(1);
-  });
+  it(
+    'actions do not eat the polls share; once the server gives 304s back, polls are ' +
+      'held to their share but not spread',
+    async () => {
+      const f = fakeBudget(0.5);
+      f.budget.observe(f.headers(100, 60));
+      for (let i = 0; i < 40; i++) await f.budget.run({ kind: 'action', buckets: ['general'] }, async () => i);
+      f.budget.observe(f.headers(60, 59)); // the server counted the 40 actions
+      await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
+      expect(f.waits).toEqual([]); // the polls' half is untouched
+      // a server whose 304s cost nothing: polls go at once up to their share…
+      f.budget.observe(
+        new Headers({ RateLimit: '"general"; r=59; t=59', 'RateLimit-Policy': '"general"; q=100; w=60' }),
+        { notModified: true },
+      );
+      for (let i = 0; i < 49; i++) await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => i);
+      expect(f.waits).toEqual([]);
+      // …and no further (50 polls counted beside the 40 actions: the rest is the actions')
+      await f.budget.run({ kind: 'poll', buckets: ['general'] }, async () => 1);
+      expect(f.waits).toHaveLength(1);
+    },
+  );
 });

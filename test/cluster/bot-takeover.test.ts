@@ -36,13 +36,17 @@ describe('bots across three processes on one database', () => {
     for (let i = 0; i < BOTS; i++) {
       writeFileSync(
         join(bots, `relay-${i}.yaml`),
-        `name: relay-${i}\nas: Relay ${i}\ncreate_user: true\npoll: 1s\nloop_guard: false\nrules:\n  - id: ack\n    on: message.received\n    do:\n      - reply: "ack {{ event.content }}"\n`,
+        `name: relay-${i}\nas: Relay ${i}\ncreate_user: true\npoll: 1s\nloop_guard: ` +
+          `false\nrules:\n  - id: ack\n    on: message.received\n    do:\n      - ` +
+          `reply: "ack {{ event.content }}"\n`,
       );
     }
     const config = join(tmp.dir, 'config.yaml');
     writeFileSync(
       config,
-      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nlog:\n  level: info\n`,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  ` +
+        `enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nlog:\n ` +
+        ` level: info\n`,
     );
     servers = await Promise.all(
       [1, 2, 3].map((i) =>
@@ -172,7 +176,10 @@ describe('bots across three processes on one database', () => {
     expect(twice).toEqual([]);
     expect(answers.size).toBe(expected.length);
     console.log(
-      `takeover: ${BOTS} bots, ${[...spread.values()].filter((i) => i === victim).length} on the killed process; all ${expected.length} messages answered once, ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+      `takeover: ${BOTS} bots, ` +
+        `${[...spread.values()].filter((i) => i === victim).length} on the killed ` +
+        `process; all ${expected.length} messages answered once, ` +
+        `${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
     );
   });
 });

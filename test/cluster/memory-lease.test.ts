@@ -53,7 +53,9 @@ describe('memory on PostgreSQL, across processes', () => {
     const config = join(tmp.dir, 'config.yaml');
     writeFileSync(
       config,
-      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: 2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
+      `store:\n  driver: postgres\n  url: \${env:DATABASE_URL}\nrate_limits:\n  ` +
+        `enabled: false\nbots:\n  dir: ${JSON.stringify(bots)}\n  lease_ttl: ` +
+        `2s\nruntime: { safety_poll: 1s }\nlog:\n  level: info\n`,
     );
     servers = await Promise.all(
       [1, 2].map((i) => spawnServe(['--data', join(tmp.dir, `data${i}`), '--config', config], { DATABASE_URL: url })),

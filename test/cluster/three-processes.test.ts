@@ -63,7 +63,8 @@ describe('three serve processes on one database', () => {
     expect(Object.keys(report.outcomes).some((k) => k.startsWith('race'))).toBe(true);
   });
 
-  it('the money simulator, requests spread over the three (sends, accept racing decline, idempotent retries): 0 violations', {
+  it('the money simulator, requests spread over the three (sends, accept racing decline, ' +
+    'idempotent retries): 0 violations', {
     timeout: 120_000,
   }, async () => {
     const report = await simulate({ seed: 11, ops: 1200, concurrency: 24, cluster: { urls, store: observer! } });

@@ -98,23 +98,28 @@ describe('config.yaml', () => {
     ]);
     expect(problems(f, { PB_PORT: 'http' })).toEqual([`${f}:2:9: server.port: expected an integer — found "http"`]);
   });
-  it('store.driver postgres needs store.url, a postgres:// URL (from the environment); the password is never echoed', () => {
-    const f = file('store:\n  driver: postgres\n');
-    expect(problems(f)).toEqual([
-      `${f}:2:11: store.driver: is postgres but store.url is not set — add store.url: \${env:DATABASE_URL} (a postgres:// URL), or use driver: file`,
-    ]);
-    const g = file('store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
-    expect(loadConfig(g, { DATABASE_URL: 'postgres://pinbot:secret@db:5432/pinbot' }).store).toEqual({
-      compact_bytes: 67_108_864,
-      driver: 'postgres',
-      url: 'postgres://pinbot:secret@db:5432/pinbot',
-      schema: 'pinbot',
-      pool_size: 10,
-      read_wait: '5s',
-    });
-    const bad = problems(g, { DATABASE_URL: 'mysql://pinbot:secret@db/pinbot' });
-    expect(bad).toEqual([`${g}:3:8: store.url: expected a value matching ^postgres(ql)?://`]);
-    expect(bad.join('')).not.toContain('secret');
-    expect(loadConfig(file('')).store.driver).toBe('file');
-  });
+  it(
+    'store.driver postgres needs store.url, a postgres:// URL (from the environment); ' +
+      'the password is never echoed',
+    () => {
+      const f = file('store:\n  driver: postgres\n');
+      expect(problems(f)).toEqual([
+        `${f}:2:11: store.driver: is postgres but store.url is not set — add ` +
+          `store.url: \${env:DATABASE_URL} (a postgres:// URL), or use driver: file`,
+      ]);
+      const g = file('store:\n  driver: postgres\n  url: ${env:DATABASE_URL}\n');
+      expect(loadConfig(g, { DATABASE_URL: 'postgres://pinbot:secret@db:5432/pinbot' }).store).toEqual({
+        compact_bytes: 67_108_864,
+        driver: 'postgres',
+        url: 'postgres://pinbot:secret@db:5432/pinbot',
+        schema: 'pinbot',
+        pool_size: 10,
+        read_wait: '5s',
+      });
+      const bad = problems(g, { DATABASE_URL: 'mysql://pinbot:secret@db/pinbot' });
+      expect(bad).toEqual([`${g}:3:8: store.url: expected a value matching ^postgres(ql)?://`]);
+      expect(bad.join('')).not.toContain('secret');
+      expect(loadConfig(file('')).store.driver).toBe('file');
+    },
+  );
 });

@@ -81,7 +81,8 @@ describe('console access', () => {
   it('is off on another address unless console.enabled is true; false turns it off everywhere', async () => {
     let s = await serve('0.0.0.0');
     await expect(s.command!('console.link')).rejects.toThrow(
-      'the web console is off: the server listens on 0.0.0.0, not on a loopback address; set console.enabled: true in config.yaml',
+      'the web console is off: the server listens on 0.0.0.0, not on a loopback ' +
+        'address; set console.enabled: true in config.yaml',
     );
     expect((await local(s, '/console/bots')).status).toBe(404);
     await s.close();
@@ -135,28 +136,32 @@ describe('a session cookie that leaks to another port (round 4)', () => {
     return { url, cookie, csrf };
   }
 
-  it('replayed at 127.0.0.1 or localhost (where a cookie of 127.0.0.1 would go to every port) reads nothing and creates no one', async () => {
-    const s = await serve('127.0.0.1');
-    const { url, cookie, csrf } = await signedIn(s);
-    expect(new URL(url).hostname).toMatch(/^c-[a-z2-7]{26}\.localhost$/);
-    const before = ((await s.command!('users.list')) as { users: unknown[] }).users.length;
-    for (const host of [`127.0.0.1:${s.port}`, `localhost:${s.port}`, `[::1]:${s.port}`]) {
-      const read = await local(s, '/console/users', { headers: { cookie, host } });
-      expect([host, read.status]).toEqual([host, 401]);
-      expect(await read.text()).not.toContain(csrf);
-      const made = await local(s, '/console/users', {
-        method: 'POST',
-        headers: { cookie, host, 'content-type': FORM, 'x-csrf-token': csrf },
-        body: new URLSearchParams({ name: 'Mallory', balance: '1000', _csrf: csrf }).toString(),
-      });
-      expect([host, made.status]).toEqual([host, 401]);
-    }
-    expect(((await s.command!('users.list')) as { users: unknown[] }).users).toHaveLength(before);
-    // the 401 page does not tell the console's host name
-    expect(await (await local(s, '/console/users')).text()).not.toContain(new URL(url).hostname);
-    // at its own name the same cookie works
-    expect((await to(url, '/console/users', { headers: { cookie } })).status).toBe(200);
-  });
+  it(
+    'replayed at 127.0.0.1 or localhost (where a cookie of 127.0.0.1 would go to every ' +
+      'port) reads nothing and creates no one',
+    async () => {
+      const s = await serve('127.0.0.1');
+      const { url, cookie, csrf } = await signedIn(s);
+      expect(new URL(url).hostname).toMatch(/^c-[a-z2-7]{26}\.localhost$/);
+      const before = ((await s.command!('users.list')) as { users: unknown[] }).users.length;
+      for (const host of [`127.0.0.1:${s.port}`, `localhost:${s.port}`, `[::1]:${s.port}`]) {
+        const read = await local(s, '/console/users', { headers: { cookie, host } });
+        expect([host, read.status]).toEqual([host, 401]);
+        expect(await read.text()).not.toContain(csrf);
+        const made = await local(s, '/console/users', {
+          method: 'POST',
+          headers: { cookie, host, 'content-type': FORM, 'x-csrf-token': csrf },
+          body: new URLSearchParams({ name: 'Mallory', balance: '1000', _csrf: csrf }).toString(),
+        });
+        expect([host, made.status]).toEqual([host, 401]);
+      }
+      expect(((await s.command!('users.list')) as { users: unknown[] }).users).toHaveLength(before);
+      // the 401 page does not tell the console's host name
+      expect(await (await local(s, '/console/users')).text()).not.toContain(new URL(url).hostname);
+      // at its own name the same cookie works
+      expect((await to(url, '/console/users', { headers: { cookie } })).status).toBe(200);
+    },
+  );
 
   it('a sign-in link opened at 127.0.0.1 is refused and not used up; at its own name it signs in', async () => {
     const s = await serve('127.0.0.1');
@@ -184,15 +189,19 @@ describe('a session cookie that leaks to another port (round 4)', () => {
     expect((await to(url, '/console/bots', { headers: { cookie } })).status).toBe(401);
   });
 
-  it('a keyless flood from a local process does not keep the operator’s sign-in link at 429 (a valid token is not anonymous)', async () => {
-    const s = await serve('127.0.0.1');
-    const { url } = (await s.command!('console.link')) as { url: string };
-    const limit = configFrom({}).rate_limits.anonymous.limit;
-    for (let i = 0; i <= limit; i++) await local(s, '/console/bots');
-    expect((await local(s, '/console/bots')).status).toBe(429);
-    expect((await to(url, `/console/signin?token=${'A'.repeat(43)}`)).status).toBe(429);
-    expect((await to(url, signInPath(url))).status).toBe(303);
-  });
+  it(
+    'a keyless flood from a local process does not keep the operator’s sign-in link at ' +
+      '429 (a valid token is not anonymous)',
+    async () => {
+      const s = await serve('127.0.0.1');
+      const { url } = (await s.command!('console.link')) as { url: string };
+      const limit = configFrom({}).rate_limits.anonymous.limit;
+      for (let i = 0; i <= limit; i++) await local(s, '/console/bots');
+      expect((await local(s, '/console/bots')).status).toBe(429);
+      expect((await to(url, `/console/signin?token=${'A'.repeat(43)}`)).status).toBe(429);
+      expect((await to(url, signInPath(url))).status).toBe(303);
+    },
+  );
 });
 
 describe('the recorder', () => {

@@ -100,51 +100,58 @@ const POSTS = [
 ];
 
 describe('console under attack', () => {
-  it('no route answers without a session: no cookie, a forged one, a malformed one (401, nothing logged as an error)', async () => {
-    const s = await serve();
-    for (const cookie of [
-      undefined,
-      'pinbot_console=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
-      'pinbot_console=%',
-      'pinbot_console=%E0%A4%A',
-    ]) {
-      for (const path of GETS)
-        expect([path, cookie, (await at(s, path, { headers: cookie ? { cookie } : {} })).status]).toEqual([
-          path,
-          cookie,
-          401,
-        ]);
-      for (const path of POSTS)
-        expect([
-          path,
-          cookie,
-          (
-            await at(s, path, {
-              method: 'POST',
-              headers: { 'content-type': FORM, ...(cookie ? { cookie } : {}) },
-              body: form({ name: 'x', duration: '1d' }),
-            })
-          ).status,
-        ]).toEqual([path, cookie, 401]);
-    }
-    expect(logged.filter((l) => l.includes('console request failed'))).toEqual([]);
-  });
+  it(
+    'no route answers without a session: no cookie, a forged one, a malformed one (401, ' +
+      'nothing logged as an error)',
+    async () => {
+      const s = await serve();
+      for (const cookie of [
+        undefined,
+        'pinbot_console=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        'pinbot_console=%',
+        'pinbot_console=%E0%A4%A',
+      ]) {
+        for (const path of GETS)
+          expect([path, cookie, (await at(s, path, { headers: cookie ? { cookie } : {} })).status]).toEqual([
+            path,
+            cookie,
+            401,
+          ]);
+        for (const path of POSTS)
+          expect([
+            path,
+            cookie,
+            (
+              await at(s, path, {
+                method: 'POST',
+                headers: { 'content-type': FORM, ...(cookie ? { cookie } : {}) },
+                body: form({ name: 'x', duration: '1d' }),
+              })
+            ).status,
+          ]).toEqual([path, cookie, 401]);
+      }
+      expect(logged.filter((l) => l.includes('console request failed'))).toEqual([]);
+    },
+  );
 
-  it('a body it would refuse to parse is not parsed before the session is checked (401, not 500 and an error log)', async () => {
-    const s = await serve();
-    const many = Array.from({ length: 60 }, (_, i) => `k${i}=v`).join('&');
-    for (const body of [many, 'x='.padEnd(70_000, 'a')]) {
-      const r = await at(s, '/console/users', { method: 'POST', headers: { 'content-type': FORM }, body });
-      expect(r.status).toBe(401);
-    }
-    // signed in, the same bodies are refused as the sender’s error (413), not a failure of the console
-    const { cookie } = await signIn(s);
-    for (const body of [many, 'x='.padEnd(70_000, 'a')]) {
-      const r = await at(s, '/console/users', { method: 'POST', headers: { cookie, 'content-type': FORM }, body });
-      expect(r.status).toBe(413);
-    }
-    expect(logged.filter((l) => l.includes('console request failed'))).toEqual([]);
-  });
+  it(
+    'a body it would refuse to parse is not parsed before the session is checked (401, ' + 'not 500 and an error log)',
+    async () => {
+      const s = await serve();
+      const many = Array.from({ length: 60 }, (_, i) => `k${i}=v`).join('&');
+      for (const body of [many, 'x='.padEnd(70_000, 'a')]) {
+        const r = await at(s, '/console/users', { method: 'POST', headers: { 'content-type': FORM }, body });
+        expect(r.status).toBe(401);
+      }
+      // signed in, the same bodies are refused as the sender’s error (413), not a failure of the console
+      const { cookie } = await signIn(s);
+      for (const body of [many, 'x='.padEnd(70_000, 'a')]) {
+        const r = await at(s, '/console/users', { method: 'POST', headers: { cookie, 'content-type': FORM }, body });
+        expect(r.status).toBe(413);
+      }
+      expect(logged.filter((l) => l.includes('console request failed'))).toEqual([]);
+    },
+  );
 
   it('every change needs the session’s CSRF token and a same-site request', async () => {
     const s = await serve();
@@ -185,74 +192,82 @@ describe('console under attack', () => {
     }
   });
 
-  it('a display name or message with markup stays text in every page, attributes included, and in the recorded YAML', async () => {
-    const s = await serve();
-    const { cookie, csrf } = await signIn(s);
-    const post = (path: string, o: Record<string, string>) =>
-      at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
-    const evil = `"'><img src=x onerror=alert(1)><script>alert(2)</script>`;
-    const a = await post('/console/users', { name: `A${evil}`, balance: '10' });
-    const aId = /\/console\/users\/(usr_\w+)/.exec(a.headers.get('location') ?? '')![1]!;
-    const b = await post('/console/users', { name: `B${evil}` });
-    const bId = /\/console\/users\/(usr_\w+)/.exec(b.headers.get('location') ?? '')![1]!;
-    const bPin = /\(([A-Z0-9]{6})\)/.exec(
-      await (await at(s, `/console/users/${bId}`, { headers: { cookie } })).text(),
-    )![1]!;
-    await post('/console/record/start', {});
-    const content = `${evil}\nsteps:\n  - clock: { advance: 1d }\n---\nname: injected`;
-    expect((await post(`/console/users/${aId}/send-message`, { to: bPin, content })).status).toBe(303);
-    expect((await post(`/console/users/${aId}/send-money`, { to: bPin, amount: '1', note: evil })).status).toBe(303);
-    for (const path of ['/console/users', `/console/users/${aId}`, `/console/users/${bId}`, '/console/record']) {
-      const text = await (await at(s, path, { headers: { cookie } })).text();
-      expect(text, path).not.toMatch(/<img|<script>alert|onerror=alert\(1\)>|"'>/);
-    }
-    const yaml = await (await at(s, '/console/record.yaml', { headers: { cookie } })).text();
-    const doc = parse(yaml) as { name: string; steps: Array<{ body?: { content?: string; note?: string } }> };
-    expect(doc.name).toBe('recorded in the console');
-    expect(doc.steps[0]!.body!.content).toBe(content);
-    expect(doc.steps[1]!.body!.note).toBe(evil);
-  });
+  it(
+    'a display name or message with markup stays text in every page, attributes ' +
+      'included, and in the recorded YAML',
+    async () => {
+      const s = await serve();
+      const { cookie, csrf } = await signIn(s);
+      const post = (path: string, o: Record<string, string>) =>
+        at(s, path, { method: 'POST', headers: { cookie, 'content-type': FORM }, body: form({ _csrf: csrf, ...o }) });
+      const evil = `"'><img src=x onerror=alert(1)><script>alert(2)</script>`;
+      const a = await post('/console/users', { name: `A${evil}`, balance: '10' });
+      const aId = /\/console\/users\/(usr_\w+)/.exec(a.headers.get('location') ?? '')![1]!;
+      const b = await post('/console/users', { name: `B${evil}` });
+      const bId = /\/console\/users\/(usr_\w+)/.exec(b.headers.get('location') ?? '')![1]!;
+      const bPin = /\(([A-Z0-9]{6})\)/.exec(
+        await (await at(s, `/console/users/${bId}`, { headers: { cookie } })).text(),
+      )![1]!;
+      await post('/console/record/start', {});
+      const content = `${evil}\nsteps:\n  - clock: { advance: 1d }\n---\nname: injected`;
+      expect((await post(`/console/users/${aId}/send-message`, { to: bPin, content })).status).toBe(303);
+      expect((await post(`/console/users/${aId}/send-money`, { to: bPin, amount: '1', note: evil })).status).toBe(303);
+      for (const path of ['/console/users', `/console/users/${aId}`, `/console/users/${bId}`, '/console/record']) {
+        const text = await (await at(s, path, { headers: { cookie } })).text();
+        expect(text, path).not.toMatch(/<img|<script>alert|onerror=alert\(1\)>|"'>/);
+      }
+      const yaml = await (await at(s, '/console/record.yaml', { headers: { cookie } })).text();
+      const doc = parse(yaml) as { name: string; steps: Array<{ body?: { content?: string; note?: string } }> };
+      expect(doc.name).toBe('recorded in the console');
+      expect(doc.steps[0]!.body!.content).toBe(content);
+      expect(doc.steps[1]!.body!.note).toBe(evil);
+    },
+  );
 });
 
 describe('a recording replays what was typed, not a template', () => {
-  it('{{ }} and {% %} in a message and in an answer are literal in the saved scenario: it loads, replays the same text, never a key', async () => {
-    tmp = tempDir('pinbot-console-attack-');
-    const alice = { id: 'usr_aaaaaaaaaaaa', display_name: 'Alice', pin_code: 'AAAAAA' };
-    const bob = { id: 'usr_bbbbbbbbbbbb', display_name: 'Bob', pin_code: 'BBBBBB' };
-    const content = "key {{ users.Alice.api_key }} {% if true %}x{% endif %} {{- '{%' }} and an unclosed {% if";
-    const yaml = writeScenarioYaml({
-      name: 'r',
-      userByPin: (pin) => (pin === bob.pin_code ? bob : undefined),
-      steps: [
-        {
-          kind: 'request',
-          balanceBefore: 0,
-          req: {
-            user: alice,
-            method: 'POST',
-            path: '/messages/send',
-            body: { recipient_pin: 'BBBBBB', content },
-            status: 201,
-            answer: { content, sender: alice },
+  it(
+    '{{ }} and {% %} in a message and in an answer are literal in the saved scenario: ' +
+      'it loads, replays the same text, never a key',
+    async () => {
+      tmp = tempDir('pinbot-console-attack-');
+      const alice = { id: 'usr_aaaaaaaaaaaa', display_name: 'Alice', pin_code: 'AAAAAA' };
+      const bob = { id: 'usr_bbbbbbbbbbbb', display_name: 'Bob', pin_code: 'BBBBBB' };
+      const content = "key {{ users.Alice.api_key }} {% if true %}x{% endif %} {{- '{%' }} and an unclosed {% if";
+      const yaml = writeScenarioYaml({
+        name: 'r',
+        userByPin: (pin) => (pin === bob.pin_code ? bob : undefined),
+        steps: [
+          {
+            kind: 'request',
+            balanceBefore: 0,
+            req: {
+              user: alice,
+              method: 'POST',
+              path: '/messages/send',
+              body: { recipient_pin: 'BBBBBB', content },
+              status: 201,
+              answer: { content, sender: alice },
+            },
           },
-        },
-      ],
-    });
-    const doc = parse(yaml) as {
-      steps: Array<{ body: Record<string, unknown>; expect: { body: Record<string, unknown> } }>;
-    };
-    const scope = { users: { Alice: { api_key: 'SECRET', pin_code: 'AAAAAA' }, Bob: { pin_code: 'BBBBBB' } } };
-    expect(render(doc.steps[0]!.body, scope)).toEqual({ recipient_pin: 'BBBBBB', content });
-    expect(render(doc.steps[0]!.expect.body, scope)).toEqual({ content });
-    // and the file is a scenario that loads and passes
-    mkdirSync(join(tmp.dir, 'scenarios'));
-    const file = join(tmp.dir, 'scenarios', 'recorded.yaml');
-    writeFileSync(file, yaml);
-    const { scenarios, problems } = await loadAll([file]);
-    expect(problems).toEqual([]);
-    const result = await runScenario(scenarios[0]!);
-    expect(result.status, JSON.stringify(result.steps.map((s) => s.error))).toBe('passed');
-  });
+        ],
+      });
+      const doc = parse(yaml) as {
+        steps: Array<{ body: Record<string, unknown>; expect: { body: Record<string, unknown> } }>;
+      };
+      const scope = { users: { Alice: { api_key: 'SECRET', pin_code: 'AAAAAA' }, Bob: { pin_code: 'BBBBBB' } } };
+      expect(render(doc.steps[0]!.body, scope)).toEqual({ recipient_pin: 'BBBBBB', content });
+      expect(render(doc.steps[0]!.expect.body, scope)).toEqual({ content });
+      // and the file is a scenario that loads and passes
+      mkdirSync(join(tmp.dir, 'scenarios'));
+      const file = join(tmp.dir, 'scenarios', 'recorded.yaml');
+      writeFileSync(file, yaml);
+      const { scenarios, problems } = await loadAll([file]);
+      expect(problems).toEqual([]);
+      const result = await runScenario(scenarios[0]!);
+      expect(result.status, JSON.stringify(result.steps.map((s) => s.error))).toBe('passed');
+    },
+  );
 });
 
 describe('what a signed-in browser can make the server hold', () => {
@@ -344,35 +359,39 @@ describe('file names from a form', () => {
 });
 
 describe('the anonymous budget', () => {
-  it('a signed-in console is not limited by it: live pages held open and a keyless flood from its address leave it working', async () => {
-    tmp = tempDir('pinbot-console-attack-');
-    server = await startServer({
-      dataDir: join(tmp.dir, 'data'),
-      config: configFrom({}),
-      host: '127.0.0.1',
-      port: 0,
-      virtualClock: Date.parse('2026-11-21T12:00:00Z'),
-      log: pino({ level: 'silent' }),
-      services: [consoleService()],
-    });
-    const s = server;
-    const { cookie } = await signIn(s);
-    // 30 live pages (tabs) open at once
-    const readers = [];
-    for (let i = 0; i < 30; i++) {
-      const r = (await at(s, '/console/events', { headers: { cookie } })).body!.getReader();
-      await r.read();
-      readers.push(r);
-    }
-    expect((await at(s, '/console/bots', { headers: { cookie } })).status).toBe(200);
-    // a keyless flood from the same address (loopback: every local client) spends the budget
-    for (let i = 0; i < 40; i++) await (await at(s, '/api/v1/me')).arrayBuffer();
-    expect((await at(s, '/api/v1/me')).status).toBe(429);
-    expect((await at(s, '/console/users', { headers: { cookie } })).status).toBe(200);
-    // without a session the console is limited as before
-    expect((await at(s, '/console/users')).status).toBe(429);
-    for (const r of readers) await r.cancel();
-  });
+  it(
+    'a signed-in console is not limited by it: live pages held open and a keyless flood ' +
+      'from its address leave it working',
+    async () => {
+      tmp = tempDir('pinbot-console-attack-');
+      server = await startServer({
+        dataDir: join(tmp.dir, 'data'),
+        config: configFrom({}),
+        host: '127.0.0.1',
+        port: 0,
+        virtualClock: Date.parse('2026-11-21T12:00:00Z'),
+        log: pino({ level: 'silent' }),
+        services: [consoleService()],
+      });
+      const s = server;
+      const { cookie } = await signIn(s);
+      // 30 live pages (tabs) open at once
+      const readers = [];
+      for (let i = 0; i < 30; i++) {
+        const r = (await at(s, '/console/events', { headers: { cookie } })).body!.getReader();
+        await r.read();
+        readers.push(r);
+      }
+      expect((await at(s, '/console/bots', { headers: { cookie } })).status).toBe(200);
+      // a keyless flood from the same address (loopback: every local client) spends the budget
+      for (let i = 0; i < 40; i++) await (await at(s, '/api/v1/me')).arrayBuffer();
+      expect((await at(s, '/api/v1/me')).status).toBe(429);
+      expect((await at(s, '/console/users', { headers: { cookie } })).status).toBe(200);
+      // without a session the console is limited as before
+      expect((await at(s, '/console/users')).status).toBe(429);
+      for (const r of readers) await r.cancel();
+    },
+  );
 });
 
 describe('behind a TLS proxy', () => {
@@ -397,19 +416,22 @@ describe('behind a TLS proxy', () => {
 });
 
 describe("the console's mount", () => {
-  it("only /console and what is under it reach the console: /consoles and /console-x are the API's (its JSON 404)", async () => {
-    const s = await serve();
-    for (const path of ['/consoles', '/console-x', '/consoles/bots']) {
-      const r = await at(s, path);
-      expect([path, r.status, r.headers.get('content-type') ?? '']).toEqual([
-        path,
-        404,
-        expect.stringContaining('application/json'),
-      ]);
-    }
-    for (const path of ['/console', '/console?x=1', '/console/bots'])
-      expect([path, (await at(s, path)).status]).toEqual([path, 401]);
-  });
+  it(
+    'only /console and what is under it reach the console: /consoles and /console-x are ' + "the API's (its JSON 404)",
+    async () => {
+      const s = await serve();
+      for (const path of ['/consoles', '/console-x', '/consoles/bots']) {
+        const r = await at(s, path);
+        expect([path, r.status, r.headers.get('content-type') ?? '']).toEqual([
+          path,
+          404,
+          expect.stringContaining('application/json'),
+        ]);
+      }
+      for (const path of ['/console', '/console?x=1', '/console/bots'])
+        expect([path, (await at(s, path)).status]).toEqual([path, 401]);
+    },
+  );
 });
 
 describe('the clock moves forward only (round 4)', () => {

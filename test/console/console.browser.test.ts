@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -112,126 +112,138 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     tmp?.cleanup();
   });
 
-  it('signs in through a one-time link; a reused or expired link is refused; the cookie is HttpOnly and SameSite=Strict', async () => {
-    const page = await context.newPage();
-    watch(page);
-    const anonymous = await page.goto(`${server.url}/console/bots`);
-    expect(anonymous!.status()).toBe(401);
-    expect(await page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
-
-    const url = await link();
-    const res = await page.goto(url);
-    expect(res!.status()).toBe(200);
-    expect(new URL(page.url()).pathname).toBe('/console/bots');
-    await page.getByRole('heading', { name: 'Bots' }).waitFor();
-    const [cookie] = await context.cookies();
-    expect(cookie).toMatchObject({ name: 'pinbot_console', httpOnly: true, sameSite: 'Strict', path: '/console' });
-    const headers = res!.request().redirectedFrom() ? (await page.reload())!.headers() : res!.headers();
-    expect(headers['content-security-policy']).toContain("default-src 'self'");
-    expect(headers['content-security-policy']).toContain("script-src 'self'");
-    expect(headers['x-frame-options']).toBe('DENY');
-    expect(headers['referrer-policy']).toBe('no-referrer');
-
-    // the same link again, in a browser without the session: refused
-    const other = await browser.newContext();
-    const again = await other.newPage();
-    expect((await again.goto(url))!.status()).toBe(403);
-    await again.getByRole('heading', { name: /does not work/ }).waitFor();
-    // a fresh link that waited longer than console.link_ttl (10 minutes): refused
-    const late = await link();
-    await linkClock.advance(10 * 60_000 + 1);
-    expect((await again.goto(late))!.status()).toBe(403);
-    expect(await other.cookies()).toEqual([]);
-    await other.close();
-    await shot(page, 'bots');
-    await page.close();
-  });
-
-  it('the session cookie does not go to another listener of 127.0.0.1 or localhost (cookies are not scoped by port)', async () => {
-    // another local program's web page, which the operator opens in the same browser
-    const cookies: string[] = [];
-    const other = createServer((req, res) => {
-      if (req.url !== '/favicon.ico') cookies.push(req.headers.cookie ?? '');
-      res.end('another program');
-    });
-    await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
-    const port = (other.address() as AddressInfo).port;
-    try {
+  it(
+    'signs in through a one-time link; a reused or expired link is refused; the cookie ' +
+      'is HttpOnly and SameSite=Strict',
+    async () => {
       const page = await context.newPage();
-      await open(page, '/console/bots');
+      watch(page);
+      const anonymous = await page.goto(`${server.url}/console/bots`);
+      expect(anonymous!.status()).toBe(401);
+      expect(await page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+
+      const url = await link();
+      const res = await page.goto(url);
+      expect(res!.status()).toBe(200);
+      expect(new URL(page.url()).pathname).toBe('/console/bots');
       await page.getByRole('heading', { name: 'Bots' }).waitFor();
-      expect((await context.cookies()).map((c) => c.name)).toContain('pinbot_console');
-      for (const url of [
-        `http://127.0.0.1:${port}/`,
-        `http://localhost:${port}/`,
-        `http://127.0.0.1:${port}/console/bots`,
-      ])
-        await page.goto(url);
-      expect(cookies).toHaveLength(3);
-      expect(cookies.filter((c) => c.includes('pinbot_console'))).toEqual([]);
+      const [cookie] = await context.cookies();
+      expect(cookie).toMatchObject({ name: 'pinbot_console', httpOnly: true, sameSite: 'Strict', path: '/console' });
+      const headers = res!.request().redirectedFrom() ? (await page.reload())!.headers() : res!.headers();
+      expect(headers['content-security-policy']).toContain("default-src 'self'");
+      expect(headers['content-security-policy']).toContain("script-src 'self'");
+      expect(headers['x-frame-options']).toBe('DENY');
+      expect(headers['referrer-policy']).toBe('no-referrer');
+
+      // the same link again, in a browser without the session: refused
+      const other = await browser.newContext();
+      const again = await other.newPage();
+      expect((await again.goto(url))!.status()).toBe(403);
+      await again.getByRole('heading', { name: /does not work/ }).waitFor();
+      // a fresh link that waited longer than console.link_ttl (10 minutes): refused
+      const late = await link();
+      await linkClock.advance(10 * 60_000 + 1);
+      expect((await again.goto(late))!.status()).toBe(403);
+      expect(await other.cookies()).toEqual([]);
+      await other.close();
+      await shot(page, 'bots');
       await page.close();
-    } finally {
-      await new Promise((r) => other.close(r));
-    }
-  });
+    },
+  );
 
-  it("tip jar: Bob (created with a grant) tips 5; the jar's run and Bob's thank-you appear without a reload, and the rule that did not fire says why", async () => {
-    const bots = await context.newPage();
-    watch(bots);
-    await open(bots, '/console/bots');
-    await bots.locator('tr[data-bot="tip-jar"] .state-running').waitFor();
-    const jar = findUser(server.store.read, 'Tip Jar')!;
+  it(
+    'the session cookie does not go to another listener of 127.0.0.1 or localhost ' +
+      '(cookies are not scoped by port)',
+    async () => {
+      // another local program's web page, which the operator opens in the same browser
+      const cookies: string[] = [];
+      const other = createServer((req, res) => {
+        if (req.url !== '/favicon.ico') cookies.push(req.headers.cookie ?? '');
+        res.end('another program');
+      });
+      await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
+      const port = (other.address() as AddressInfo).port;
+      try {
+        const page = await context.newPage();
+        await open(page, '/console/bots');
+        await page.getByRole('heading', { name: 'Bots' }).waitFor();
+        expect((await context.cookies()).map((c) => c.name)).toContain('pinbot_console');
+        for (const url of [
+          `http://127.0.0.1:${port}/`,
+          `http://localhost:${port}/`,
+          `http://127.0.0.1:${port}/console/bots`,
+        ])
+          await page.goto(url);
+        expect(cookies).toHaveLength(3);
+        expect(cookies.filter((c) => c.includes('pinbot_console'))).toEqual([]);
+        await page.close();
+      } finally {
+        await new Promise((r) => other.close(r));
+      }
+    },
+  );
 
-    const bob = await context.newPage();
-    watch(bob);
-    await open(bob, '/console/users');
-    await bob.getByLabel('Name').fill('Bob');
-    await bob.getByLabel('Grant').fill('20');
-    await bob.getByRole('button', { name: 'Create user' }).click();
-    await bob.getByRole('heading', { name: /Acting as Bob/ }).waitFor();
-    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('20');
+  it(
+    "tip jar: Bob (created with a grant) tips 5; the jar's run and Bob's thank-you " +
+      'appear without a reload, and the rule that did not fire says why',
+    async () => {
+      const bots = await context.newPage();
+      watch(bots);
+      await open(bots, '/console/bots');
+      await bots.locator('tr[data-bot="tip-jar"] .state-running').waitFor();
+      const jar = findUser(server.store.read, 'Tip Jar')!;
 
-    await bots.getByRole('link', { name: 'tip-jar' }).click();
-    await bots.getByRole('heading', { name: 'Bot tip-jar' }).waitFor();
-    await bots.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+      const bob = await context.newPage();
+      watch(bob);
+      await open(bob, '/console/users');
+      await bob.getByLabel('Name').fill('Bob');
+      await bob.getByLabel('Grant').fill('20');
+      await bob.getByRole('button', { name: 'Create user' }).click();
+      await bob.getByRole('heading', { name: /Acting as Bob/ }).waitFor();
+      await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('20');
 
-    const money = bob.locator('form[action$="/send-money"]');
-    await money.getByLabel('To (PIN)').fill(jar.pin_code);
-    await money.getByLabel('Amount').fill('5');
-    await money.getByRole('button', { name: 'Send money' }).click();
-    await bob.getByRole('status').filter({ hasText: 'POST /wallet/send → 201' }).waitFor();
-    await bob.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+      await bots.getByRole('link', { name: 'tip-jar' }).click();
+      await bots.getByRole('heading', { name: 'Bot tip-jar' }).waitFor();
+      await bots.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
 
-    // the bot page, opened before the tip, shows the runs as they happen
-    const done = bots.locator('li.run[data-rule="thank-small-tips"]');
-    await done.locator('.outcome', { hasText: 'DONE' }).waitFor();
-    await expect.poll(() => done.locator('.steps').textContent()).toMatch(/accept: done[\s\S]*reply: done/);
-    const notRun = bots.locator('li.run[data-rule="refuse-large-tips"]');
-    await notRun.locator('.outcome', { hasText: 'NOT RUN' }).waitFor();
-    // in the words of the trace-reason catalogue
-    const words = TRACE_REASONS.condition_false;
-    expect(await notRun.locator('.reason').textContent()).toBe(
-      `NOT RUN: condition_false — ${words.meaning.replace(/`/g, '')}. What to do: ${words.todo.replace(/`/g, '')}.`,
-    );
-    expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe(
-      '✗ amount min 10.01 (saw amount = 5)',
-    );
-    // Bob's page shows the thank-you when it arrives
-    await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 5!' }).waitFor();
-    await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('15');
-    expect(await bots.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
-    expect(await bob.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+      const money = bob.locator('form[action$="/send-money"]');
+      await money.getByLabel('To (PIN)').fill(jar.pin_code);
+      await money.getByLabel('Amount').fill('5');
+      await money.getByRole('button', { name: 'Send money' }).click();
+      await bob.getByRole('status').filter({ hasText: 'POST /wallet/send → 201' }).waitFor();
+      await bob.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
 
-    // "why didn't it fire": only the rules that did not run
-    await bots.getByLabel(/Why didn't it fire/).check();
-    await bots.getByRole('button', { name: 'Filter' }).click();
-    await bots.locator('li.run[data-rule="refuse-large-tips"]').waitFor();
-    expect(await bots.locator('li.run[data-rule="thank-small-tips"]').count()).toBe(0);
-    await shot(bots, 'bot-timeline');
-    await shot(bob, 'act-as-bob');
-    await bots.close();
-    await bob.close();
-  });
+      // the bot page, opened before the tip, shows the runs as they happen
+      const done = bots.locator('li.run[data-rule="thank-small-tips"]');
+      await done.locator('.outcome', { hasText: 'DONE' }).waitFor();
+      await expect.poll(() => done.locator('.steps').textContent()).toMatch(/accept: done[\s\S]*reply: done/);
+      const notRun = bots.locator('li.run[data-rule="refuse-large-tips"]');
+      await notRun.locator('.outcome', { hasText: 'NOT RUN' }).waitFor();
+      // in the words of the trace-reason catalogue
+      const words = TRACE_REASONS.condition_false;
+      expect(await notRun.locator('.reason').textContent()).toBe(
+        `NOT RUN: condition_false — ${words.meaning.replace(/`/g, '')}. What to do: ${words.todo.replace(/`/g, '')}.`,
+      );
+      expect(await notRun.locator('.conditions li.failed').first().textContent()).toBe(
+        '✗ amount min 10.01 (saw amount = 5)',
+      );
+      // Bob's page shows the thank-you when it arrives
+      await bob.locator('.message .content', { hasText: 'Thank you Bob for the tip of 5!' }).waitFor();
+      await expect.poll(() => bob.locator('[data-balance]').textContent()).toBe('15');
+      expect(await bots.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+      expect(await bob.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+
+      // "why didn't it fire": only the rules that did not run
+      await bots.getByLabel(/Why didn't it fire/).check();
+      await bots.getByRole('button', { name: 'Filter' }).click();
+      await bots.locator('li.run[data-rule="refuse-large-tips"]').waitFor();
+      expect(await bots.locator('li.run[data-rule="thank-small-tips"]').count()).toBe(0);
+      await shot(bots, 'bot-timeline');
+      await shot(bob, 'act-as-bob');
+      await bots.close();
+      await bob.close();
+    },
+  );
 
   it('pauses a bot (a tip waits) and resumes it (the tip is handled)', async () => {
     const bots = await context.newPage();
@@ -259,52 +271,56 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await bob.close();
   });
 
-  it("charts: each bot's runs over the last hour and day, its answer times and not-run reasons, and the server's health line", async () => {
-    const { traces } = (await server.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as {
-      traces: Array<{ outcome: string; reason?: string; rule: string }>;
-    };
-    const ran = traces.filter((t) => t.outcome !== 'not_run').length;
-    const notRun = traces.filter((t) => t.reason === 'condition_false').length;
-    expect(ran).toBe(2); // the tips of 5 and 3
-    const page = await context.newPage();
-    watch(page);
-    await open(page, '/console/bots');
-    const row = page.locator('tr[data-bot="tip-jar"]');
-    const hour = row.locator('svg[data-chart="runs-hour"]');
-    const values = (await hour.getAttribute('data-values'))!.split(',').map(Number);
-    expect(values).toHaveLength(60);
-    expect(values.reduce((a, b) => a + b, 0)).toBe(ran);
-    expect((await hour.getAttribute('data-failed'))!.split(',').every((v) => v === '0')).toBe(true);
-    // one rect per minute that had runs, drawn inside the chart
-    expect(await hour.locator('rect.bar').count()).toBe(values.filter((v) => v > 0).length);
-    expect(await hour.getAttribute('aria-label')).toBe(`tip-jar: runs, last hour: ${ran} runs, 0 failed`);
-    const day = row.locator('svg[data-chart="runs-day"]');
-    expect(
-      (await day.getAttribute('data-values'))!
-        .split(',')
-        .map(Number)
-        .reduce((a, b) => a + b, 0),
-    ).toBe(ran);
-    const health = page.locator('[data-health]');
-    expect(await health.getAttribute('data-errors')).toBe('0');
-    expect(Number(await health.getAttribute('data-commit-ms'))).toBeGreaterThan(0);
-    expect(await health.textContent()).toMatch(
-      /requests\/s[\s\S]*0 server errors \(5xx\) in the last hour[\s\S]*commit [\d.]+ ms/,
-    );
-    await shot(page, 'bots');
+  it(
+    "charts: each bot's runs over the last hour and day, its answer times and not-run " +
+      "reasons, and the server's health line",
+    async () => {
+      const { traces } = (await server.command!('bots.trace', { name: 'tip-jar', limit: 100 })) as {
+        traces: Array<{ outcome: string; reason?: string; rule: string }>;
+      };
+      const ran = traces.filter((t) => t.outcome !== 'not_run').length;
+      const notRun = traces.filter((t) => t.reason === 'condition_false').length;
+      expect(ran).toBe(2); // the tips of 5 and 3
+      const page = await context.newPage();
+      watch(page);
+      await open(page, '/console/bots');
+      const row = page.locator('tr[data-bot="tip-jar"]');
+      const hour = row.locator('svg[data-chart="runs-hour"]');
+      const values = (await hour.getAttribute('data-values'))!.split(',').map(Number);
+      expect(values).toHaveLength(60);
+      expect(values.reduce((a, b) => a + b, 0)).toBe(ran);
+      expect((await hour.getAttribute('data-failed'))!.split(',').every((v) => v === '0')).toBe(true);
+      // one rect per minute that had runs, drawn inside the chart
+      expect(await hour.locator('rect.bar').count()).toBe(values.filter((v) => v > 0).length);
+      expect(await hour.getAttribute('aria-label')).toBe(`tip-jar: runs, last hour: ${ran} runs, 0 failed`);
+      const day = row.locator('svg[data-chart="runs-day"]');
+      expect(
+        (await day.getAttribute('data-values'))!
+          .split(',')
+          .map(Number)
+          .reduce((a, b) => a + b, 0),
+      ).toBe(ran);
+      const health = page.locator('[data-health]');
+      expect(await health.getAttribute('data-errors')).toBe('0');
+      expect(Number(await health.getAttribute('data-commit-ms'))).toBeGreaterThan(0);
+      expect(await health.textContent()).toMatch(
+        /requests\/s[\s\S]*0 server errors \(5xx\) in the last hour[\s\S]*commit [\d.]+ ms/,
+      );
+      await shot(page, 'bots');
 
-    await page.getByRole('link', { name: 'tip-jar' }).click();
-    await page.getByRole('heading', { name: 'Bot tip-jar' }).waitFor();
-    const reasons = page.locator('svg[data-chart="not-run"]');
-    expect(await reasons.getAttribute('data-values')).toBe(`condition_false=${notRun}`);
-    expect(await reasons.locator('text.count').first().textContent()).toBe(String(notRun));
-    const latency = page.locator('svg[data-chart="latency"]');
-    const answered = (await latency.getAttribute('data-values'))!.split(',').map((kv) => Number(kv.split('=')[1]));
-    expect(answered.reduce((a, b) => a + b, 0)).toBe(ran);
-    expect(await page.getByText(`From event to answer (${ran} answered)`).isVisible()).toBe(true);
-    await shot(page, 'bot-charts');
-    await page.close();
-  });
+      await page.getByRole('link', { name: 'tip-jar' }).click();
+      await page.getByRole('heading', { name: 'Bot tip-jar' }).waitFor();
+      const reasons = page.locator('svg[data-chart="not-run"]');
+      expect(await reasons.getAttribute('data-values')).toBe(`condition_false=${notRun}`);
+      expect(await reasons.locator('text.count').first().textContent()).toBe(String(notRun));
+      const latency = page.locator('svg[data-chart="latency"]');
+      const answered = (await latency.getAttribute('data-values'))!.split(',').map((kv) => Number(kv.split('=')[1]));
+      expect(answered.reduce((a, b) => a + b, 0)).toBe(ran);
+      expect(await page.getByText(`From event to answer (${ran} answered)`).isVisible()).toBe(true);
+      await shot(page, 'bot-charts');
+      await page.close();
+    },
+  );
 
   it("the clock: advancing a virtual day fires UBI, listed as it happens, and Bob's balance moves live", async () => {
     const bob = await context.newPage();
@@ -434,7 +450,11 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     expect(yaml).toContain('{{ tx1 }}');
     expect(yaml).toContain('{{ users.Carol.pin_code }}');
     expect(yaml).toMatch(
-      /- clock:\n\s+advance: 1d\n\s+- as: Alice\n\s+request: GET \/wallet\/balance\n\s+expect:\n\s+status: 200\n\s+body:\n\s+balance: 23.5/,
+      new RegExp(
+        String.raw`- clock:\n\s+advance: 1d\n\s+- as: Alice\n\s+request: GET ` +
+          String.raw`\/wallet\/balance\n\s+expect:\n\s+status: 200\n\s+body:\n\s+balance: ` +
+          String.raw`23.5`,
+      ),
     );
     await shot(page, 'record');
     await page.getByLabel('File name').fill('lunch-recorded');
@@ -456,7 +476,8 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
   it('runs a scenario file of the project and shows its steps as they end; a failure shows its diff', async () => {
     writeFileSync(
       join(tmp.dir, 'scenarios', 'broken.yaml'),
-      'name: broken\nusers: { alice: { balance: 5 } }\nsteps:\n  - as: alice\n    request: GET /wallet/balance\n    expect: { body: { balance: 6 } }\n',
+      'name: broken\nusers: { alice: { balance: 5 } }\nsteps:\n  - as: alice\n    ' +
+        'request: GET /wallet/balance\n    expect: { body: { balance: 6 } }\n',
     );
     const page = await context.newPage();
     watch(page);
@@ -506,36 +527,41 @@ describe.skipIf(SKIP_BROWSER)('the web console in a browser', () => {
     await page.close();
   });
 
-  it("dialogs: Alice's dialog with the shop shows on its page with the question; End ends it and it is gone", async () => {
-    const [alice, shop] = ['Alice', 'Shop'].map((n) => findUser(server.store.read, n)!);
-    const page = await context.newPage();
-    watch(page);
-    await open(page, `/console/users/${alice!.id}`);
-    const send = page.locator('form[action$="/send-message"]');
-    await send.getByLabel('To (PIN)').fill(shop!.pin_code);
-    await send.getByLabel('Message').fill('order');
-    await send.getByRole('button', { name: 'Send message' }).click();
-    await page.getByRole('status').filter({ hasText: 'POST /messages/send → 201' }).waitFor();
-    await open(page, '/console/bots/shop');
-    const row = page.locator(`tr[data-dialog="${alice!.pin_code}"]`);
-    await expect
-      .poll(async () => {
-        if (await row.count()) return true;
-        await page.reload();
-        return false;
-      })
-      .toBe(true);
-    expect(await row.textContent()).toMatch(/Alice \([A-Z0-9]{6}\)[\s\S]*order[\s\S]*What size\?/);
-    await shot(page, 'bot-dialogs');
-    await row.getByRole('button', { name: 'End' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: `ended: Alice (${alice!.pin_code})` })
-      .waitFor();
-    expect(await page.locator('tr[data-dialog]').count()).toBe(0);
-    expect(await page.locator('[data-live="dialogs"]').textContent()).toContain('No one is in a dialog with shop now.');
-    await page.close();
-  });
+  it(
+    "dialogs: Alice's dialog with the shop shows on its page with the question; End " + 'ends it and it is gone',
+    async () => {
+      const [alice, shop] = ['Alice', 'Shop'].map((n) => findUser(server.store.read, n)!);
+      const page = await context.newPage();
+      watch(page);
+      await open(page, `/console/users/${alice!.id}`);
+      const send = page.locator('form[action$="/send-message"]');
+      await send.getByLabel('To (PIN)').fill(shop!.pin_code);
+      await send.getByLabel('Message').fill('order');
+      await send.getByRole('button', { name: 'Send message' }).click();
+      await page.getByRole('status').filter({ hasText: 'POST /messages/send → 201' }).waitFor();
+      await open(page, '/console/bots/shop');
+      const row = page.locator(`tr[data-dialog="${alice!.pin_code}"]`);
+      await expect
+        .poll(async () => {
+          if (await row.count()) return true;
+          await page.reload();
+          return false;
+        })
+        .toBe(true);
+      expect(await row.textContent()).toMatch(/Alice \([A-Z0-9]{6}\)[\s\S]*order[\s\S]*What size\?/);
+      await shot(page, 'bot-dialogs');
+      await row.getByRole('button', { name: 'End' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `ended: Alice (${alice!.pin_code})` })
+        .waitFor();
+      expect(await page.locator('tr[data-dialog]').count()).toBe(0);
+      expect(await page.locator('[data-live="dialogs"]').textContent()).toContain(
+        'No one is in a dialog with shop now.',
+      );
+      await page.close();
+    },
+  );
 
   it('no API key appears in any page, URL, cookie or browser storage', async () => {
     const keysDir = join(tmp.dir, 'data', 'console', 'keys');

@@ -54,7 +54,9 @@ async function serve(): Promise<RunningServer> {
   return server;
 }
 
-/** Signs in as a browser would (the link's host name); returns a fetch of console paths with the cookie, and the CSRF token. */
+/**
+ * Signs in as a browser would (the link's host name); returns a fetch of console paths with the
+ * cookie, and the CSRF token. */
 async function signIn(s: RunningServer) {
   const link = new URL(((await s.command!('console.link')) as { url: string }).url);
   const cookie = (await hostFetch(link.href)).headers.get('set-cookie')!.split(';')[0]!;
@@ -91,7 +93,8 @@ async function startDialog(s: RunningServer, name: string, content: string): Pro
 }
 
 describe('console: a bot page shows its dialogs and ends one', () => {
-  it('lists who waits (person, rule, question, since, until); End ends it, traced dialog_ended; a bad PIN changes nothing', async () => {
+  it('lists who waits (person, rule, question, since, until); End ends it, traced ' +
+    'dialog_ended; a bad PIN changes nothing', async () => {
     const s = await serve();
     const d = await startDialog(s, 'Alice', 'order tea');
     expect(d).toMatchObject({ rule: 'order', question: 'Size? order tea' });

@@ -73,46 +73,54 @@ const seqOf = async (r: Response) => Number(/name="live-seq" content="(\d+)"/.ex
 const remaining = (r: Response) => Number(/"general"; r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1]);
 
 describe('a live page for a user (round 4)', () => {
-  it('spends none of the user’s rate limit: 20 renders of its page, and its own next request still has 99 of 100 left', async () => {
-    const { add, api, page } = await setUp();
-    const jar = await add('Tip Jar');
-    const bob = await add('Bob', '20');
-    await api(bob, 'POST', '/messages/send', { recipient_pin: jar.pin_code, content: 'hello jar' });
-    for (let i = 0; i < 20; i++) {
-      const r = await page(`/console/users/${jar.id}`, { 'x-console-live': '1' });
-      expect(r.status).toBe(200);
-      expect(await r.text()).toContain('hello jar');
-    }
-    const own = await api(jar, 'GET', '/me');
-    expect(own.status).toBe(200);
-    expect(remaining(own)).toBe(99);
-  });
+  it(
+    'spends none of the user’s rate limit: 20 renders of its page, and its own next ' +
+      'request still has 99 of 100 left',
+    async () => {
+      const { add, api, page } = await setUp();
+      const jar = await add('Tip Jar');
+      const bob = await add('Bob', '20');
+      await api(bob, 'POST', '/messages/send', { recipient_pin: jar.pin_code, content: 'hello jar' });
+      for (let i = 0; i < 20; i++) {
+        const r = await page(`/console/users/${jar.id}`, { 'x-console-live': '1' });
+        expect(r.status).toBe(200);
+        expect(await r.text()).toContain('hello jar');
+      }
+      const own = await api(jar, 'GET', '/me');
+      expect(own.status).toBe(200);
+      expect(remaining(own)).toBe(99);
+    },
+  );
 
-  it('other users’ traffic does not refresh it; a change of its user does; a flood reaches any page at most once a second', async () => {
-    const { add, api, page, liveClock } = await setUp();
-    const jar = await add('Tip Jar');
-    const bob = await add('Bob', '20');
-    const mallory = await add('Mallory');
-    const jarPage = changes(await page(`/console/events?user=${jar.id}`));
-    const botsPage = changes(await page('/console/events'));
-    // Mallory's 20 messages to Bob, each its own commit
-    for (let i = 0; i < 20; i++)
-      expect(
-        (await api(mallory, 'POST', '/messages/send', { recipient_pin: bob.pin_code, content: `spam ${i}` })).status,
-      ).toBe(201);
-    const afterFlood = await seqOf(await page('/console/bots'));
-    expect(afterFlood).toBeGreaterThanOrEqual(20);
-    // the bots page: the first change at once, the other 19 held until a second has passed, then one event
-    expect((await botsPage()).seq).toBeLessThan(afterFlood);
-    await liveClock.advance(1000);
-    expect(await botsPage()).toEqual({ seq: afterFlood, topics: ['commit'] });
-    // the jar's page heard nothing of it: its first event is Bob's tip to the jar
-    expect((await api(bob, 'POST', '/wallet/send', { recipient_pin: jar.pin_code, amount: 5 })).status).toBe(201);
-    const tipped = await seqOf(await page('/console/bots'));
-    expect(await jarPage()).toEqual({ seq: tipped, topics: ['commit'] });
-    // and the page it then fetches costs the jar nothing
-    const view = await page(`/console/users/${jar.id}`, { 'x-console-live': '1' });
-    expect(await view.text()).toContain('5 from Bob');
-    expect(remaining(await api(jar, 'GET', '/me'))).toBe(99);
-  });
+  it(
+    'other users’ traffic does not refresh it; a change of its user does; a flood ' +
+      'reaches any page at most once a second',
+    async () => {
+      const { add, api, page, liveClock } = await setUp();
+      const jar = await add('Tip Jar');
+      const bob = await add('Bob', '20');
+      const mallory = await add('Mallory');
+      const jarPage = changes(await page(`/console/events?user=${jar.id}`));
+      const botsPage = changes(await page('/console/events'));
+      // Mallory's 20 messages to Bob, each its own commit
+      for (let i = 0; i < 20; i++)
+        expect(
+          (await api(mallory, 'POST', '/messages/send', { recipient_pin: bob.pin_code, content: `spam ${i}` })).status,
+        ).toBe(201);
+      const afterFlood = await seqOf(await page('/console/bots'));
+      expect(afterFlood).toBeGreaterThanOrEqual(20);
+      // the bots page: the first change at once, the other 19 held until a second has passed, then one event
+      expect((await botsPage()).seq).toBeLessThan(afterFlood);
+      await liveClock.advance(1000);
+      expect(await botsPage()).toEqual({ seq: afterFlood, topics: ['commit'] });
+      // the jar's page heard nothing of it: its first event is Bob's tip to the jar
+      expect((await api(bob, 'POST', '/wallet/send', { recipient_pin: jar.pin_code, amount: 5 })).status).toBe(201);
+      const tipped = await seqOf(await page('/console/bots'));
+      expect(await jarPage()).toEqual({ seq: tipped, topics: ['commit'] });
+      // and the page it then fetches costs the jar nothing
+      const view = await page(`/console/users/${jar.id}`, { 'x-console-live': '1' });
+      expect(await view.text()).toContain('5 from Bob');
+      expect(remaining(await api(jar, 'GET', '/me'))).toBe(99);
+    },
+  );
 });

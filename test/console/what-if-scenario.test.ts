@@ -101,7 +101,8 @@ const text = (html: string) =>
     .replace(/&amp;/g, '&');
 
 describe('console: What if? on a bot page', () => {
-  it('replays the file on disk against the recorded decisions as the CLI does, acting on nothing; POST with CSRF only', async () => {
+  it('replays the file on disk against the recorded decisions as the CLI does, acting on ' +
+    'nothing; POST with CSRF only', async () => {
     const { s, dir, botFile, cli, jarPin } = await project();
     const { at, origin, csrf } = await signIn(s);
     const bot = await (await at('/console/bots/tip-jar')).text();

@@ -112,7 +112,10 @@ describe.skipIf(SKIP_BROWSER)('What if? and Make a scenario in a browser', () =>
     expect(await changed.getAttribute('data-status')).toBe('changed');
     expect(await changed.locator('.changes li').allTextContents()).toEqual([
       'rule thank-small-tips no longer runs: condition_false — amount max 5 (amount = 7)',
-      'rule refuse-large-tips now runs (amount min 5.01 (amount = 7)); before: condition_false — amount min 10.01 (amount = 7) → steps: decline, reply "That is very generous, Bob, but this jar only takes tips up to 10. Your 7 is on its way back."',
+      'rule refuse-large-tips now runs (amount min 5.01 (amount = 7)); before: ' +
+        'condition_false — amount min 10.01 (amount = 7) → steps: decline, reply "That ' +
+        'is very generous, Bob, but this jar only takes tips up to 10. Your 7 is on its ' +
+        'way back."',
     ]);
     // the decision that stays the same is folded away
     expect(await page.locator(`li[data-event="transfer.received:${tipIds[0]}"]`).isVisible()).toBe(false);

@@ -27,25 +27,29 @@ describe('contacts: state table', () => {
   const answer = (who: Who, id: string, what: 'accept' | 'decline') =>
     call(who, 'post', `/contacts/requests/:id/${what}`, { params: { id } });
 
-  it('(none) → POST /contacts/request with a PIN → awaiting the recipient; the recipient sees it in /contacts/requests/pending', async () => {
-    const [a, b] = await pair();
-    const r = await call(a, 'post', '/contacts/request', { body: { pin_code: ` ${b.user.pin_code.toLowerCase()}` } });
-    expect(r.status).toBe(201);
-    expect(r.body).toEqual({
-      id: expect.stringMatching(/^creq_/),
-      requester: u(a),
-      recipient: u(b),
-      status: 'pending',
-      created_at: '2026-11-21T12:00:00.000Z',
-    });
-    expect(await pending(b)).toEqual([{ id: r.body.id, requester: u(a), created_at: r.body.created_at }]);
-    expect(await pending(a)).toEqual([]); // outgoing requests are not listed as pending for the requester
-    expect(await contacts(a)).toEqual([]);
-    expect(await check(a, b)).toEqual({
-      is_contact: false,
-      user: { id: b.user.id, display_name: b.user.display_name },
-    });
-  });
+  it(
+    '(none) → POST /contacts/request with a PIN → awaiting the recipient; the recipient ' +
+      'sees it in /contacts/requests/pending',
+    async () => {
+      const [a, b] = await pair();
+      const r = await call(a, 'post', '/contacts/request', { body: { pin_code: ` ${b.user.pin_code.toLowerCase()}` } });
+      expect(r.status).toBe(201);
+      expect(r.body).toEqual({
+        id: expect.stringMatching(/^creq_/),
+        requester: u(a),
+        recipient: u(b),
+        status: 'pending',
+        created_at: '2026-11-21T12:00:00.000Z',
+      });
+      expect(await pending(b)).toEqual([{ id: r.body.id, requester: u(a), created_at: r.body.created_at }]);
+      expect(await pending(a)).toEqual([]); // outgoing requests are not listed as pending for the requester
+      expect(await contacts(a)).toEqual([]);
+      expect(await check(a, b)).toEqual({
+        is_contact: false,
+        user: { id: b.user.id, display_name: b.user.display_name },
+      });
+    },
+  );
 
   it('awaiting → accept by the recipient → accepted; a mutual contact is created', async () => {
     const [a, b] = await pair();
@@ -153,15 +157,18 @@ describe('contacts: state table', () => {
     expect(socialState(api.store)).toBe(after);
   });
 
-  it('GET /contacts/check/:pin: unknown PIN 404 user_not_found, own PIN 400 cannot_target_self, PINs normalised', async () => {
-    const [a, b] = await pair();
-    const unknown = await call(a, 'get', '/contacts/check/:pin', { params: { pin: 'ZZZZZZZ' } });
-    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'user_not_found']);
-    const self = await call(a, 'get', '/contacts/check/:pin', { params: { pin: a.user.pin_code } });
-    expect([self.status, self.body.error.code]).toEqual([400, 'cannot_target_self']);
-    const lower = await call(a, 'get', '/contacts/check/:pin', { params: { pin: b.user.pin_code.toLowerCase() } });
-    expect(lower.body.user.id).toBe(b.user.id);
-  });
+  it(
+    'GET /contacts/check/:pin: unknown PIN 404 user_not_found, own PIN 400 ' + 'cannot_target_self, PINs normalised',
+    async () => {
+      const [a, b] = await pair();
+      const unknown = await call(a, 'get', '/contacts/check/:pin', { params: { pin: 'ZZZZZZZ' } });
+      expect([unknown.status, unknown.body.error.code]).toEqual([404, 'user_not_found']);
+      const self = await call(a, 'get', '/contacts/check/:pin', { params: { pin: a.user.pin_code } });
+      expect([self.status, self.body.error.code]).toEqual([400, 'cannot_target_self']);
+      const lower = await call(a, 'get', '/contacts/check/:pin', { params: { pin: b.user.pin_code.toLowerCase() } });
+      expect(lower.body.user.id).toBe(b.user.id);
+    },
+  );
 
   it('lists are newest first', async () => {
     const [hub] = await pair();

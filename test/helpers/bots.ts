@@ -15,7 +15,8 @@ export const T0 = Date.parse('2026-11-21T12:00:00Z');
 
 /** A bot file that answers every message with `echo <content>`, acting as a user it creates. */
 export const ECHO_BOT =
-  'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    do:\n      - reply: "echo {{ event.content }}"\n';
+  'name: echo\nas: Echo\ncreate_user: true\nrules:\n  - on: message.received\n    ' +
+  'do:\n      - reply: "echo {{ event.content }}"\n';
 
 /** What a test gives a host: the defaults (built-in registry, silent log, no jitter) may be left out. */
 export type TestHostOptions = Omit<HostOptions, 'registry' | 'log'> & Partial<Pick<HostOptions, 'registry' | 'log'>>;

@@ -72,7 +72,8 @@ export async function findChromium(opts: { prefer?: 'bundled'; systemPaths?: str
   if (named !== undefined && named !== '' && opts.prefer !== 'bundled') {
     if (!existsSync(named)) {
       throw new Error(
-        `PINBOT_CHROMIUM=${named}: no such file; name a Chromium or Chrome binary, or unset it to use the system's or the bundled one`,
+        `PINBOT_CHROMIUM=${named}: no such file; name a Chromium or Chrome binary, ` +
+          `or unset it to use the system's or the bundled one`,
       );
     }
     return { executablePath: named, source: 'PINBOT_CHROMIUM', env: {} };
@@ -103,7 +104,8 @@ export async function launchChromium(
 export async function bundledChromium(): Promise<ChromiumChoice> {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(
-      `no browser: the bundled Chromium (@sparticuz/chromium) is for Linux x64 and this is ${process.platform} ${process.arch}; ` +
+      `no browser: the bundled Chromium (@sparticuz/chromium) is for Linux x64 and ` +
+        `this is ${process.platform} ${process.arch}; ` +
         'set PINBOT_CHROMIUM to a Chromium or Chrome binary, or PINBOT_SKIP_BROWSER=1 to skip the browser tests',
     );
   }
@@ -143,7 +145,8 @@ async function unpack(bin: string, dir: string): Promise<void> {
     writeFileSync(
       join(tmp, 'fontconfig', 'fonts.conf'),
       `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n` +
-        `  <dir>${join(dir, 'fontconfig', 'fonts')}</dir>\n  <cachedir>${join(dir, 'fontconfig', 'cache')}</cachedir>\n</fontconfig>\n`,
+        (`  <dir>${join(dir, 'fontconfig', 'fonts')}</dir>\n  ` +
+          `<cachedir>${join(dir, 'fontconfig', 'cache')}</cachedir>\n</fontconfig>\n`),
     );
     try {
       renameSync(tmp, dir);

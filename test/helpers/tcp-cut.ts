@@ -6,7 +6,8 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
  * packets), `cut()` ends every connection and refuses new ones at once (the server is gone),
  * `restore()` passes everything again (what was held, then the rest).
  *
- * @example const relay = await tcpRelay(5432); const url = `postgres://postgres@127.0.0.1:${relay.port}/db`; relay.cut();
+ * @example const relay = await tcpRelay(5432); const url =
+ * `postgres://postgres@127.0.0.1:${relay.port}/db`; relay.cut();
  */
 export interface TcpRelay {
   port: number;

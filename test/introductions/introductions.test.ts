@@ -35,34 +35,38 @@ describe('introductions: state table', () => {
   const answer = (who: Who, id: string, what: 'accept' | 'decline') =>
     call(who, 'post', `/introductions/:id/${what}`, { params: { id } });
 
-  it('(none) → POST /introductions with two or more PINs → awaiting responses; recipients see it in /introductions/pending', async () => {
-    const intro = await introduce(alice, [bob, carol], 'You both like chess');
-    expect(intro).toEqual({
-      id: expect.stringMatching(/^int_/),
-      introducer: u(alice),
-      participants: [
-        { ...u(bob), response: 'pending' },
-        { ...u(carol), response: 'pending' },
-      ],
-      message: 'You both like chess',
-      status: 'pending',
-      created_at: '2026-11-21T12:00:00.000Z',
-    });
-    expect('conversation_id' in intro).toBe(false);
-    expect(await pendingIds(bob)).toContain(intro.id);
-    expect(await pendingIds(carol)).toContain(intro.id);
-    expect(await pendingIds(alice)).not.toContain(intro.id); // the introducer does not answer
-    expect(await pendingIds(dave)).not.toContain(intro.id);
-    for (const who of [alice, bob, carol]) {
-      const list = (await call(who, 'get', '/introductions')).body.introductions;
-      expect(list.find((i: { id: string }) => i.id === intro.id)).toEqual(intro);
-    }
-    expect(
-      (await call(dave, 'get', '/introductions')).body.introductions.map((i: { id: string }) => i.id),
-    ).not.toContain(intro.id);
-    const noMessage = await introduce(alice, [bob, carol]);
-    expect(noMessage.message).toBe('');
-  });
+  it(
+    '(none) → POST /introductions with two or more PINs → awaiting responses; ' +
+      'recipients see it in /introductions/pending',
+    async () => {
+      const intro = await introduce(alice, [bob, carol], 'You both like chess');
+      expect(intro).toEqual({
+        id: expect.stringMatching(/^int_/),
+        introducer: u(alice),
+        participants: [
+          { ...u(bob), response: 'pending' },
+          { ...u(carol), response: 'pending' },
+        ],
+        message: 'You both like chess',
+        status: 'pending',
+        created_at: '2026-11-21T12:00:00.000Z',
+      });
+      expect('conversation_id' in intro).toBe(false);
+      expect(await pendingIds(bob)).toContain(intro.id);
+      expect(await pendingIds(carol)).toContain(intro.id);
+      expect(await pendingIds(alice)).not.toContain(intro.id); // the introducer does not answer
+      expect(await pendingIds(dave)).not.toContain(intro.id);
+      for (const who of [alice, bob, carol]) {
+        const list = (await call(who, 'get', '/introductions')).body.introductions;
+        expect(list.find((i: { id: string }) => i.id === intro.id)).toEqual(intro);
+      }
+      expect(
+        (await call(dave, 'get', '/introductions')).body.introductions.map((i: { id: string }) => i.id),
+      ).not.toContain(intro.id);
+      const noMessage = await introduce(alice, [bob, carol]);
+      expect(noMessage.message).toBe('');
+    },
+  );
 
   it('awaiting → accept, not all have accepted → still awaiting; the caller’s acceptance is recorded', async () => {
     const intro = await introduce(alice, [bob, carol, dave]);
@@ -79,57 +83,73 @@ describe('introductions: state table', () => {
     expect(await pendingIds(carol)).toContain(intro.id);
   });
 
-  it('awaiting → accept, all have accepted (two people) → accepted; their direct conversation is created and its id returned', async () => {
-    const intro = await introduce(alice, [bob, eve]);
-    expect((await answer(eve, intro.id, 'accept')).body).toEqual({ id: intro.id, status: 'pending' });
-    const last = await answer(bob, intro.id, 'accept');
-    expect(last.body).toEqual({ id: intro.id, status: 'accepted', conversation_id: expect.stringMatching(/^cnv_/) });
-    const conv = await call(bob, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
-    expect(conv.body).toMatchObject({ type: 'direct', name: null, participants: [u(bob), u(eve)], last_message: null });
-    expect((await call(alice, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } })).status).toBe(
-      404,
-    ); // the introducer is not in it
-    const listed = (await call(alice, 'get', '/introductions')).body.introductions.find(
-      (i: { id: string }) => i.id === intro.id,
-    );
-    expect(listed).toMatchObject({ status: 'accepted', conversation_id: last.body.conversation_id });
-    expect(listed.participants.map((p: { response: string }) => p.response)).toEqual(['accepted', 'accepted']);
-    // The two can chat there, and a direct message between them lands in the same conversation.
-    const m = await call(eve, 'post', '/messages/send', {
-      body: { recipient_pin: bob.user.pin_code, content: 'hi Bob' },
-    });
-    expect(m.body.conversation_id).toBe(last.body.conversation_id);
-  });
+  it(
+    'awaiting → accept, all have accepted (two people) → accepted; their direct ' +
+      'conversation is created and its id returned',
+    async () => {
+      const intro = await introduce(alice, [bob, eve]);
+      expect((await answer(eve, intro.id, 'accept')).body).toEqual({ id: intro.id, status: 'pending' });
+      const last = await answer(bob, intro.id, 'accept');
+      expect(last.body).toEqual({ id: intro.id, status: 'accepted', conversation_id: expect.stringMatching(/^cnv_/) });
+      const conv = await call(bob, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
+      expect(conv.body).toMatchObject({
+        type: 'direct',
+        name: null,
+        participants: [u(bob), u(eve)],
+        last_message: null,
+      });
+      expect(
+        (await call(alice, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } })).status,
+      ).toBe(404); // the introducer is not in it
+      const listed = (await call(alice, 'get', '/introductions')).body.introductions.find(
+        (i: { id: string }) => i.id === intro.id,
+      );
+      expect(listed).toMatchObject({ status: 'accepted', conversation_id: last.body.conversation_id });
+      expect(listed.participants.map((p: { response: string }) => p.response)).toEqual(['accepted', 'accepted']);
+      // The two can chat there, and a direct message between them lands in the same conversation.
+      const m = await call(eve, 'post', '/messages/send', {
+        body: { recipient_pin: bob.user.pin_code, content: 'hi Bob' },
+      });
+      expect(m.body.conversation_id).toBe(last.body.conversation_id);
+    },
+  );
 
-  it('awaiting → accept, all have accepted, two people who already talk → their existing direct conversation is reused', async () => {
-    const dm = await call(carol, 'post', '/messages/send', {
-      body: { recipient_pin: dave.user.pin_code, content: 'we met before' },
-    });
-    const intro = await introduce(eve, [dave, carol]);
-    await answer(dave, intro.id, 'accept');
-    const last = await answer(carol, intro.id, 'accept');
-    expect(last.body.conversation_id).toBe(dm.body.conversation_id);
-  });
+  it(
+    'awaiting → accept, all have accepted, two people who already talk → their existing ' +
+      'direct conversation is reused',
+    async () => {
+      const dm = await call(carol, 'post', '/messages/send', {
+        body: { recipient_pin: dave.user.pin_code, content: 'we met before' },
+      });
+      const intro = await introduce(eve, [dave, carol]);
+      await answer(dave, intro.id, 'accept');
+      const last = await answer(carol, intro.id, 'accept');
+      expect(last.body.conversation_id).toBe(dm.body.conversation_id);
+    },
+  );
 
-  it('awaiting → accept, all have accepted (three people) → accepted; a group of the participants is created', async () => {
-    const intro = await introduce(alice, [bob, carol, dave]);
-    await answer(carol, intro.id, 'accept');
-    await answer(dave, intro.id, 'accept');
-    const last = await answer(bob, intro.id, 'accept');
-    expect(last.body.status).toBe('accepted');
-    const conv = await call(dave, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
-    expect(conv.body).toMatchObject({
-      type: 'group',
-      name: 'Introduced by Alice',
-      participants: [u(bob), u(carol), u(dave)],
-    });
-    const again = await introduce(alice, [bob, carol, dave]);
-    for (const who of [bob, carol, dave]) await answer(who, again.id, 'accept');
-    const second = (await call(alice, 'get', '/introductions')).body.introductions.find(
-      (i: { id: string }) => i.id === again.id,
-    );
-    expect(second.conversation_id).not.toBe(last.body.conversation_id); // a group is never reused
-  });
+  it(
+    'awaiting → accept, all have accepted (three people) → accepted; a group of the ' + 'participants is created',
+    async () => {
+      const intro = await introduce(alice, [bob, carol, dave]);
+      await answer(carol, intro.id, 'accept');
+      await answer(dave, intro.id, 'accept');
+      const last = await answer(bob, intro.id, 'accept');
+      expect(last.body.status).toBe('accepted');
+      const conv = await call(dave, 'get', '/conversations/:id', { params: { id: last.body.conversation_id } });
+      expect(conv.body).toMatchObject({
+        type: 'group',
+        name: 'Introduced by Alice',
+        participants: [u(bob), u(carol), u(dave)],
+      });
+      const again = await introduce(alice, [bob, carol, dave]);
+      for (const who of [bob, carol, dave]) await answer(who, again.id, 'accept');
+      const second = (await call(alice, 'get', '/introductions')).body.introductions.find(
+        (i: { id: string }) => i.id === again.id,
+      );
+      expect(second.conversation_id).not.toBe(last.body.conversation_id); // a group is never reused
+    },
+  );
 
   it('awaiting → decline → declined; the response carries status declined; one decline ends it', async () => {
     const intro = await introduce(alice, [bob, carol, dave]);

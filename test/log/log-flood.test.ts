@@ -104,7 +104,8 @@ describe('a keyless flood with 14 kB headers (issue 13, item 1), short version',
     return statuses;
   };
 
-  it('is refused per address after rate_limits.anonymous; refusals are not logged one by one; keyed users are served', async () => {
+  it('is refused per address after rate_limits.anonymous; refusals are not logged one by ' +
+    'one; keyed users are served', async () => {
     const { port, key, sink, dest } = await serve({ enabled: true, anonymous: { limit: 30, window: '1h' } });
     const statuses = await flood(port, 400);
     expect(statuses.filter((s) => s === 401).length).toBe(30);

@@ -140,27 +140,30 @@ describe('since is a binary search over the conversation index (domain, property
     );
   });
 
-  it('a conversation survives a restart of the file store: same pages, and the next timestamp still increases', async () => {
-    const tmp = tempDir();
-    try {
-      const clock = new VirtualClock(Date.parse('2026-11-21T12:00:00Z'));
-      let store: FileStore = await FileStore.open(tmp.dir);
-      const { env, a, convId } = await setup(store, clock);
-      for (let i = 0; i < 20; i++) await store.transaction((tx) => sendToConversation(tx, env, a, convId, `m${i}`));
-      const before = listMessages(store.read, convId, { since: 0, limit: 200 });
-      await store.close();
-      store = await FileStore.open(tmp.dir);
-      expect(listMessages(store.read, convId, { since: 0, limit: 200 })).toEqual(before);
-      expect(listMessages(store.read, convId, { since: before.messages[9]!.timestamp, limit: 3 }).messages).toEqual(
-        before.messages.slice(10, 13),
-      );
-      clock.set(clock.now() - 60_000);
-      const next = await store.transaction((tx) => sendToConversation(tx, env, a, convId, 'after restart'));
-      expect(next.timestamp).toBe(before.timestamp + 1);
-      expect(store.read.col(ConversationActivity).get(convId)!.last_message_id).toBe(next.id);
-      await store.close();
-    } finally {
-      tmp.cleanup();
-    }
-  });
+  it(
+    'a conversation survives a restart of the file store: same pages, and the next ' + 'timestamp still increases',
+    async () => {
+      const tmp = tempDir();
+      try {
+        const clock = new VirtualClock(Date.parse('2026-11-21T12:00:00Z'));
+        let store: FileStore = await FileStore.open(tmp.dir);
+        const { env, a, convId } = await setup(store, clock);
+        for (let i = 0; i < 20; i++) await store.transaction((tx) => sendToConversation(tx, env, a, convId, `m${i}`));
+        const before = listMessages(store.read, convId, { since: 0, limit: 200 });
+        await store.close();
+        store = await FileStore.open(tmp.dir);
+        expect(listMessages(store.read, convId, { since: 0, limit: 200 })).toEqual(before);
+        expect(listMessages(store.read, convId, { since: before.messages[9]!.timestamp, limit: 3 }).messages).toEqual(
+          before.messages.slice(10, 13),
+        );
+        clock.set(clock.now() - 60_000);
+        const next = await store.transaction((tx) => sendToConversation(tx, env, a, convId, 'after restart'));
+        expect(next.timestamp).toBe(before.timestamp + 1);
+        expect(store.read.col(ConversationActivity).get(convId)!.last_message_id).toBe(next.id);
+        await store.close();
+      } finally {
+        tmp.cleanup();
+      }
+    },
+  );
 });

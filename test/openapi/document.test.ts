@@ -55,20 +55,24 @@ describe('operations that take no body document none (issue 13, item 17)', () =>
 describe('response headers are documented (issue 13, item 18)', () => {
   const refs = (headers: Record<string, { $ref: string }> | undefined) => Object.keys(headers ?? {});
 
-  it('RateLimit and RateLimit-Policy on every 2xx and 4xx; Retry-After on 429; WWW-Authenticate on 401; X-Request-Id everywhere', () => {
-    for (const { method, path, op: o } of eachOperation(doc)) {
-      for (const [status, r] of Object.entries(o.responses)) {
-        const at = `${method} ${path} ${status}`;
-        const h = refs(r.headers);
-        expect(h, at).toContain('X-Request-Id');
-        if (Number(status) < 500) expect(h, at).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy']));
-        if (status === '429') expect(h, at).toContain('Retry-After');
-        if (status === '401') expect(h, at).toContain('WWW-Authenticate');
-        for (const name of h) expect(doc.components.headers[name], `${at} ${name}`).toBeDefined();
+  it(
+    'RateLimit and RateLimit-Policy on every 2xx and 4xx; Retry-After on 429; ' +
+      'WWW-Authenticate on 401; X-Request-Id everywhere',
+    () => {
+      for (const { method, path, op: o } of eachOperation(doc)) {
+        for (const [status, r] of Object.entries(o.responses)) {
+          const at = `${method} ${path} ${status}`;
+          const h = refs(r.headers);
+          expect(h, at).toContain('X-Request-Id');
+          if (Number(status) < 500) expect(h, at).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy']));
+          if (status === '429') expect(h, at).toContain('Retry-After');
+          if (status === '401') expect(h, at).toContain('WWW-Authenticate');
+          for (const name of h) expect(doc.components.headers[name], `${at} ${name}`).toBeDefined();
+        }
       }
-    }
-    expect(refs(op('post', '/wallet/send').responses['201']!.headers)).toContain('Idempotent-Replayed');
-  });
+      expect(refs(op('post', '/wallet/send').responses['201']!.headers)).toContain('Idempotent-Replayed');
+    },
+  );
 
   describe('and the server sends what the document says', () => {
     let api: TestApi;

@@ -228,7 +228,9 @@ export async function recordExamples(): Promise<RecordedExamples> {
       (c) => c.status === 404,
     )!.response;
     return {
-      note: 'Recorded from a real server run by `npm run openapi-examples` (test/openapi/record-examples.ts); test/openapi/examples.test.ts checks them.',
+      note:
+        'Recorded from a real server run by `npm run openapi-examples` ' +
+        '(test/openapi/record-examples.ts); test/openapi/examples.test.ts checks them.',
       operations,
       schemas: {
         Pin: [me.pin_code],

@@ -10,5 +10,6 @@ const file = new URL('../../src/api/openapi/examples.json', import.meta.url);
 writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`);
 const calls = Object.values(recorded.operations).reduce((n, c) => n + c.length, 0);
 console.log(
-  `wrote ${calls} recorded calls of ${Object.keys(recorded.operations).length} operations to src/api/openapi/examples.json`,
+  `wrote ${calls} recorded calls of ${Object.keys(recorded.operations).length} ` +
+    `operations to src/api/openapi/examples.json`,
 );

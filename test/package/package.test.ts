@@ -37,7 +37,9 @@ function pinbot(cwd: string, args: string[]) {
   const hook =
     'data:text/javascript,' +
     encodeURIComponent(
-      "export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes('/node_modules/tsx/')) console.error('tsx loaded: ' + r.url); return r; }",
+      'export async function resolve(s, c, next) { const r = await next(s, c); if ' +
+        "(r.url.includes('/node_modules/tsx/')) console.error('tsx loaded: ' + r.url); " +
+        'return r; }',
     );
   const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hook)})`;
   const r = spawnSync(process.execPath, ['--import', register, join(pkg, 'bin/pinbot.js'), ...args], {
@@ -76,23 +78,26 @@ afterAll(() => tmp?.cleanup());
 
 // npm pack --dry-run takes 10-40 s on a busy 2-core machine
 describe('the tarball', { timeout: 120_000 }, () => {
-  it('holds dist/ (JavaScript, declarations, source maps), bin, schemas and docs; no tests, benches, data or keys', () => {
-    const files = packList(pkg);
-    for (const e of PUBLIC_ENTRIES) for (const ext of ['.js', '.d.ts', '.js.map']) expect(files).toContain(e + ext);
-    expect(files).toContain('dist/api/openapi/examples.json');
-    expect(files).toContain('bin/pinbot.js');
-    expect(files).toContain('schemas/bot.schema.json');
-    expect(files).toContain('templates/project/_gitignore'); // pinbot init's files
-    expect(
-      files.filter(
-        (f) =>
-          !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(
-            f,
-          ),
-      ),
-    ).toEqual([]);
-    expect(files.filter((f) => /^(test|bench|data|keys|src)\/|\.env$|\.key$|\.test\./.test(f))).toEqual([]);
-  });
+  it(
+    'holds dist/ (JavaScript, declarations, source maps), bin, schemas and docs; no ' + 'tests, benches, data or keys',
+    () => {
+      const files = packList(pkg);
+      for (const e of PUBLIC_ENTRIES) for (const ext of ['.js', '.d.ts', '.js.map']) expect(files).toContain(e + ext);
+      expect(files).toContain('dist/api/openapi/examples.json');
+      expect(files).toContain('bin/pinbot.js');
+      expect(files).toContain('schemas/bot.schema.json');
+      expect(files).toContain('templates/project/_gitignore'); // pinbot init's files
+      expect(
+        files.filter(
+          (f) =>
+            !/^(dist\/|bin\/pinbot\.js$|schemas\/|docs\/|templates\/project\/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)/.test(
+              f,
+            ),
+        ),
+      ).toEqual([]);
+      expect(files.filter((f) => /^(test|bench|data|keys|src)\/|\.env$|\.key$|\.test\./.test(f))).toEqual([]);
+    },
+  );
 
   it('of this checkout lists only allowed paths', () => {
     const files = packList(ROOT);
@@ -106,55 +111,59 @@ describe('the tarball', { timeout: 120_000 }, () => {
     ).toEqual([]);
   });
 
-  it('exports types and code for pinbot, pinbot/plugin and pinbot/testing; the types need only its dependencies and augment nothing global', () => {
-    const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as {
-      exports: Record<string, { types: string; import: string }>;
-      dependencies: Record<string, string>;
-    };
-    for (const [sub, entry] of [
-      ['.', 'dist/index'],
-      ['./plugin', 'dist/plugin-api/index'],
-      ['./testing', 'dist/testing/index'],
-    ] as const) {
-      expect(manifest.exports[sub]).toMatchObject({ types: `./${entry}.d.ts`, import: `./${entry}.js` });
-    }
-    // Every module the public declarations reach, and every package they import from
-    const seen = new Set<string>();
-    const packages = new Set<string>();
-    const walk = (file: string) => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
-      expect(text, file).not.toMatch(/declare global|declare module ['"]|\/\/\/ <reference types=/);
-      for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"]([^'"]+)['"]/g)) {
-        const spec = m[1]!;
-        if (!spec.startsWith('.'))
-          packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
-        else
-          walk(
-            existsSync(resolve(dirname(file), spec.replace(/\.js$/, '.d.ts')))
-              ? resolve(dirname(file), spec.replace(/\.js$/, '.d.ts'))
-              : resolve(dirname(file), spec, 'index.d.ts'),
-          );
-      }
-    };
-    for (const e of PUBLIC_ENTRIES) walk(join(pkg, `${e}.d.ts`));
-    expect(seen.size).toBeGreaterThan(3);
-    for (const p of packages) {
-      if (p.startsWith('node:')) continue; // the user's @types/node
-      // the package ships its types, or its @types package is a dependency (not a devDependency)
-      const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as {
-        types?: string;
-        typings?: string;
-        exports?: unknown;
+  it(
+    'exports types and code for pinbot, pinbot/plugin and pinbot/testing; the types ' +
+      'need only its dependencies and augment nothing global',
+    () => {
+      const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as {
+        exports: Record<string, { types: string; import: string }>;
+        dependencies: Record<string, string>;
       };
-      const typed =
-        Boolean(own.types ?? own.typings) ||
-        JSON.stringify(own.exports ?? '').includes('"types"') ||
-        `@types/${p}` in manifest.dependencies;
-      expect({ p, dependency: p in manifest.dependencies, typed }).toEqual({ p, dependency: true, typed: true });
-    }
-  });
+      for (const [sub, entry] of [
+        ['.', 'dist/index'],
+        ['./plugin', 'dist/plugin-api/index'],
+        ['./testing', 'dist/testing/index'],
+      ] as const) {
+        expect(manifest.exports[sub]).toMatchObject({ types: `./${entry}.d.ts`, import: `./${entry}.js` });
+      }
+      // Every module the public declarations reach, and every package they import from
+      const seen = new Set<string>();
+      const packages = new Set<string>();
+      const walk = (file: string) => {
+        if (seen.has(file)) return;
+        seen.add(file);
+        const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+        expect(text, file).not.toMatch(/declare global|declare module ['"]|\/\/\/ <reference types=/);
+        for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"]([^'"]+)['"]/g)) {
+          const spec = m[1]!;
+          if (!spec.startsWith('.'))
+            packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+          else
+            walk(
+              existsSync(resolve(dirname(file), spec.replace(/\.js$/, '.d.ts')))
+                ? resolve(dirname(file), spec.replace(/\.js$/, '.d.ts'))
+                : resolve(dirname(file), spec, 'index.d.ts'),
+            );
+        }
+      };
+      for (const e of PUBLIC_ENTRIES) walk(join(pkg, `${e}.d.ts`));
+      expect(seen.size).toBeGreaterThan(3);
+      for (const p of packages) {
+        if (p.startsWith('node:')) continue; // the user's @types/node
+        // the package ships its types, or its @types package is a dependency (not a devDependency)
+        const own = JSON.parse(readFileSync(join(ROOT, 'node_modules', p, 'package.json'), 'utf8')) as {
+          types?: string;
+          typings?: string;
+          exports?: unknown;
+        };
+        const typed =
+          Boolean(own.types ?? own.typings) ||
+          JSON.stringify(own.exports ?? '').includes('"types"') ||
+          `@types/${p}` in manifest.dependencies;
+        expect({ p, dependency: p in manifest.dependencies, typed }).toEqual({ p, dependency: true, typed: true });
+      }
+    },
+  );
 });
 
 describe('the compiled CLI', () => {
@@ -186,7 +195,10 @@ describe('the compiled CLI', () => {
 
     writeFileSync(
       join(project, 'plugins/dice.ts'),
-      "import { definePlugin } from 'pinbot/plugin';\nconst sides: number = 6;\nexport default definePlugin({ name: 'dice', version: '0.1.0', pinbot: '>=0.1.0', actions: { roll: { schema: { type: 'object' }, run: async () => { void sides; } } } });\n",
+      "import { definePlugin } from 'pinbot/plugin';\nconst sides: number = " +
+        "6;\nexport default definePlugin({ name: 'dice', version: '0.1.0', pinbot: " +
+        "'>=0.1.0', actions: { roll: { schema: { type: 'object' }, run: async () => { " +
+        'void sides; } } } });\n',
     );
     const r = pinbot(project, ['plugins', 'list']);
     expect(r.out).toMatch(/^dice +0\.1\.0 +loaded +plugins\/dice\.ts\n {4}actions: dice\.roll$/m);
@@ -198,7 +210,9 @@ describe('the compiled CLI', () => {
     const project = join(tmp.dir, 'cjs-project');
     writeFileSync(
       join(project, 'plugins/wait.ts'),
-      "import { definePlugin } from 'pinbot/plugin';\nconst n = await Promise.resolve(1);\nexport default definePlugin({ name: 'wait', version: '0.1.0', pinbot: '>=0.1.0' });\n",
+      "import { definePlugin } from 'pinbot/plugin';\nconst n = await " +
+        "Promise.resolve(1);\nexport default definePlugin({ name: 'wait', version: " +
+        "'0.1.0', pinbot: '>=0.1.0' });\n",
     );
     writeFileSync(
       join(project, 'plugins/esm.js'),
@@ -206,10 +220,15 @@ describe('the compiled CLI', () => {
     );
     const r = pinbot(project, ['plugins', 'list']);
     expect(r.out).toContain(
-      'plugins/wait.ts:2:11: syntax error: Top-level await is currently not supported with the "cjs" output format — add "type": "module" to package.json (it is "commonjs"), or name the file wait.mts',
+      'plugins/wait.ts:2:11: syntax error: Top-level await is currently not supported ' +
+        'with the "cjs" output format — add "type": "module" to package.json (it is ' +
+        '"commonjs"), or name the file wait.mts',
     );
     expect(r.out).toMatch(
-      /plugins\/esm\.js:1: syntax error: .+ — add "type": "module" to package\.json \(it is "commonjs"\), or name the file esm\.mjs/,
+      new RegExp(
+        String.raw`plugins\/esm\.js:1: syntax error: .+ — add "type": "module" to ` +
+          String.raw`package\.json \(it is "commonjs"\), or name the file esm\.mjs`,
+      ),
     );
     expect(r.out).toMatch(/^dice +0\.1\.0 +loaded/m);
   });

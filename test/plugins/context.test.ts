@@ -13,7 +13,11 @@ import { MemoryStore } from '../../src/store/core/memory-store.js';
 
 const NOTES = 'test/plugins/fixtures/notes.ts';
 const noteBot = (name: string) =>
-  `name: ${name}\nas: ${name}\nrules:\n  - id: add\n    on: message.received\n    if: { content: { matches: "^note " } }\n    do:\n      - notes.add: { text: "{{ event.content | remove_first: 'note ' }}" }\n  - id: remind\n    on: message.received\n    if: { content: remind }\n    do:\n      - notes.remind: {}\n`;
+  `name: ${name}\nas: ${name}\nrules:\n  - id: add\n    on: message.received\n    ` +
+  `if: { content: { matches: "^note " } }\n    do:\n      - notes.add: { text: "{{ ` +
+  `event.content | remove_first: 'note ' }}" }\n  - id: remind\n    on: ` +
+  `message.received\n    if: { content: remind }\n    do:\n      - notes.remind: ` +
+  `{}\n`;
 
 let world: TestWorld | undefined;
 afterEach(async () => {
@@ -57,27 +61,31 @@ describe('the plugin context', () => {
     expect(await world.state('notes', 'n1')).toEqual({ notes: ['milk', 'eggs', 'tea'] });
   });
 
-  it('schedule: a job from setup and one from an action fire at their virtual times; scheduling again replaces', async () => {
-    world = await createTestWorld({
-      start: '2026-01-01T09:00:00Z',
-      users: { alice: {}, n1: {} },
-      plugins: [NOTES],
-      bots: [noteBot('n1')],
-      config: { rate_limits: { enabled: false } },
-    });
-    await world.as('alice').send('n1', 'note one');
-    await world.as('alice').send('n1', 'remind');
-    await world.as('alice').send('n1', 'remind');
-    await world.advance('5s');
-    expect(await world.state('notes')).toEqual({});
-    await world.advance('9h'); // 18:00:05: the reminder job of bot n1, once (the second replaced the first)
-    expect((await world.inbox('alice')).map((m) => m.content).filter((c) => c.startsWith('reminder'))).toEqual([
-      'reminder: 1 notes',
-    ]);
-    await world.advanceTo('2026-01-03T09:30:00Z'); // the setup job: Jan 2 and Jan 3 at 09:00; a second reminder on Jan 2
-    expect(await world.state('notes')).toEqual({ digests: 2 });
-    expect((await world.inbox('alice')).filter((m) => m.content.startsWith('reminder'))).toHaveLength(2);
-  });
+  it(
+    'schedule: a job from setup and one from an action fire at their virtual times; ' + 'scheduling again replaces',
+    async () => {
+      world = await createTestWorld({
+        start: '2026-01-01T09:00:00Z',
+        users: { alice: {}, n1: {} },
+        plugins: [NOTES],
+        bots: [noteBot('n1')],
+        config: { rate_limits: { enabled: false } },
+      });
+      await world.as('alice').send('n1', 'note one');
+      await world.as('alice').send('n1', 'remind');
+      await world.as('alice').send('n1', 'remind');
+      await world.advance('5s');
+      expect(await world.state('notes')).toEqual({});
+      await world.advance('9h'); // 18:00:05: the reminder job of bot n1, once (the second replaced the first)
+      expect((await world.inbox('alice')).map((m) => m.content).filter((c) => c.startsWith('reminder'))).toEqual([
+        'reminder: 1 notes',
+      ]);
+      // the setup job: Jan 2 and Jan 3 at 09:00; a second reminder on Jan 2
+      await world.advanceTo('2026-01-03T09:30:00Z');
+      expect(await world.state('notes')).toEqual({ digests: 2 });
+      expect((await world.inbox('alice')).filter((m) => m.content.startsWith('reminder'))).toHaveLength(2);
+    },
+  );
 });
 
 describe('plugin state', () => {

@@ -29,7 +29,8 @@ beforeAll(async () => {
   mkdirSync(bots);
   writeFileSync(
     join(bots, 'victim.yaml'),
-    `name: victim\nas: Victim\ncreate_user: true\nrules:\n  - id: all\n    on: startup\n    do:\n${['throws', 'rejects', 'hangs', 'garbage', 'timer'].map(step).join('')}`,
+    `name: victim\nas: Victim\ncreate_user: true\nrules:\n  - id: all\n    on: ` +
+      `startup\n    do:\n${['throws', 'rejects', 'hangs', 'garbage', 'timer'].map(step).join('')}`,
   );
   writeFileSync(
     join(bots, 'other.yaml'),
@@ -38,7 +39,9 @@ beforeAll(async () => {
   const config = join(tmp.dir, 'config.yaml');
   writeFileSync(
     config,
-    `plugins: { dir: ${JSON.stringify(FIXTURES)}, quarantine_after: 0 }\nbots: { dir: ${JSON.stringify(bots)} }\nruntime: { step_timeout: 500ms }\nlog: { level: info }\n`,
+    `plugins: { dir: ${JSON.stringify(FIXTURES)}, quarantine_after: 0 }\nbots: { ` +
+      `dir: ${JSON.stringify(bots)} }\nruntime: { step_timeout: 500ms }\nlog: { level: ` +
+      `info }\n`,
   );
   child = await spawnServe(['--data', dataDir, '--config', config]);
 }, 60_000);
@@ -56,7 +59,11 @@ describe('pinbot serve with a hostile plugin', () => {
     await eventually(() => logged(/uncaught error from its own code/).length >= 3, 15_000, 'the three stray errors');
     const stray = logged(/uncaught error from its own code/).join('\n');
     expect(stray).toMatch(
-      /plugin stray: uncaught error from its own code \(a timer, event or promise it started\): setup timer threw \(at test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+\)/,
+      new RegExp(
+        String.raw`plugin stray: uncaught error from its own code \(a timer, event or ` +
+          String.raw`promise it started\): setup timer threw \(at ` +
+          String.raw`test\/plugins\/fixtures\/crash\/stray\.ts:\d+:\d+\)`,
+      ),
     );
     expect(stray).toContain('setup timer rejected');
     expect(stray).toContain('action timer threw');

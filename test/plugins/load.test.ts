@@ -6,7 +6,6 @@ import { loadConfig } from '../../src/config/load.js';
 import { formatPluginProblem } from '../../src/plugin-api/collect.js';
 import { createRegistry } from '../../src/runtime/registry.js';
 import { loadBot } from '../../src/runtime/define/loader.js';
-import type { Registry } from '../../src/runtime/contract/registry.js';
 import { buildRegistry, type ProjectRegistry } from '../../src/services/registry.js';
 import { formatProblem } from '../../src/util/yaml-errors.js';
 import { tempDir } from '../helpers/api.js';
@@ -31,9 +30,11 @@ const files: Record<string, string> = {
   'syntax_js.js': "export default {\n  name: 'syntax_js',\n  oops here\n};\n",
   'nodefault.ts': "export const plugin = { name: 'nodefault' };\n",
   'shape.ts':
-    "export default { name: 'Bad Name', version: 'one', pinbot: 'whatever', actions: { give: { run: 5 } }, actoins: {} };\n",
+    "export default { name: 'Bad Name', version: 'one', pinbot: 'whatever', actions: " +
+    '{ give: { run: 5 } }, actoins: {} };\n',
   'entries.ts':
-    "export default { name: 'vip', version: '1.2.0', pinbot: '^0.1.0', conditions: { is_vip: { schema: 'nope', run: () => true } } };\n",
+    "export default { name: 'vip', version: '1.2.0', pinbot: '^0.1.0', conditions: { " +
+    "is_vip: { schema: 'nope', run: () => true } } };\n",
   'clash_a.ts': good('clash'),
   'clash_b.ts': good('clash'),
   'reserved.ts': good('sender'),
@@ -99,7 +100,9 @@ describe('loading plugins', () => {
 
   it('a module without a default export says what to write', () => {
     expect(line('plugins/nodefault.ts')).toBe(
-      'plugins/nodefault.ts: the module has no default export — end it with `export default definePlugin({ name, version, pinbot, … })` (import { definePlugin } from "pinbot/plugin")',
+      'plugins/nodefault.ts: the module has no default export — end it with `export ' +
+        'default definePlugin({ name, version, pinbot, … })` (import { definePlugin } ' +
+        'from "pinbot/plugin")',
     );
   });
 
@@ -121,38 +124,51 @@ describe('loading plugins', () => {
       status: 'invalid',
       message: expect.stringContaining('conditions.is_vip.schema must be a JSON Schema object'),
     });
-    const bot = `name: b\nas: alice\nrules:\n  - on: message.received\n    if: { vip.is_vip: true }\n    do: [{ log: x }]\n`;
+    const bot =
+      `name: b\nas: alice\nrules:\n  - on: message.received\n    if: { vip.is_vip: ` + `true }\n    do: [{ log: x }]\n`;
     expect(loadBot('b.yaml', bot, { registry }).problems.map(formatProblem)).toEqual([
       expect.stringMatching(
-        /^b\.yaml:5:11: rules\.0\.if\.vip\.is_vip: unknown condition "vip\.is_vip" — the plugin vip \(.*entries\.ts\) did not load: not a valid plugin: .*conditions\.is_vip\.schema must be a JSON Schema object/,
+        new RegExp(
+          String.raw`^b\.yaml:5:11: rules\.0\.if\.vip\.is_vip: unknown condition ` +
+            String.raw`"vip\.is_vip" — the plugin vip \(.*entries\.ts\) did not load: not a ` +
+            String.raw`valid plugin: .*conditions\.is_vip\.schema must be a JSON Schema ` +
+            String.raw`object`,
+        ),
       ),
     ]);
   });
 
   it('a name clash, a reserved name and a host range mismatch are refused, naming both sides', () => {
     expect(line('plugins/clash_b.ts')).toBe(
-      'plugins/clash_b.ts: the name clash is already taken by the plugin of plugins/clash_a.ts — two plugins may not have the same name: rename one, or remove one',
+      'plugins/clash_b.ts: the name clash is already taken by the plugin of ' +
+        'plugins/clash_a.ts — two plugins may not have the same name: rename one, or ' +
+        'remove one',
     );
     expect(line('plugins/reserved.ts')).toMatch(
       /^plugins\/reserved\.ts: the name sender is taken by the field sender of .* events/,
     );
     expect(line('plugins/future.ts')).toBe(
-      'plugins/future.ts: future 1.0.0 needs pinbot ^9.0.0, and this is pinbot 0.1.0 — use a version of future made for pinbot 0.1.0, or a pinbot that ^9.0.0 accepts',
+      'plugins/future.ts: future 1.0.0 needs pinbot ^9.0.0, and this is pinbot 0.1.0 ' +
+        '— use a version of future made for pinbot 0.1.0, or a pinbot that ^9.0.0 ' +
+        'accepts',
     );
   });
 
   it('settings that fail the configSchema name config.yaml:line:col; settings for no plugin are a warning', () => {
     expect(line('config.yaml:5')).toBe(
-      'config.yaml:5:18: plugins.config.strict.questions: expected an array — found "not-a-list"; the settings of plugin strict (plugins/strict.ts)',
+      'config.yaml:5:18: plugins.config.strict.questions: expected an array — found ' +
+        '"not-a-list"; the settings of plugin strict (plugins/strict.ts)',
     );
     expect(line('config.yaml:6')).toBe(
-      'config.yaml:6:5: plugins.config.nobody: no plugin named nobody is loaded — check the name, or remove these settings',
+      'config.yaml:6:5: plugins.config.nobody: no plugin named nobody is loaded — ' +
+        'check the name, or remove these settings',
     );
   });
 
   it('top-level code that throws, and a package that is not installed, say what to do', () => {
     expect(line('plugins/throws.ts')).toBe(
-      'plugins/throws.ts:1:7: loading it threw: top-level boom — its top-level code must not throw; move work into setup()',
+      'plugins/throws.ts:1:7: loading it threw: top-level boom — its top-level code ' +
+        'must not throw; move work into setup()',
     );
     expect(line('npm pinbot-plugin-missing')).toMatch(
       /^npm pinbot-plugin-missing: the npm package pinbot-plugin-missing is not installed in .* — run `npm install pinbot-plugin-missing`, or remove it from plugins.packages in config.yaml$/,
@@ -162,13 +178,19 @@ describe('loading plugins', () => {
   it('skips test files, and a bot naming a plugin that did not load is told why', () => {
     expect(lines.some((l) => l.includes('helper.test'))).toBe(false);
     const bot =
-      'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { to: me }\n      - strict.hi: { to: me }\n';
+      'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - good.hi: { ' +
+      'to: me }\n      - strict.hi: { to: me }\n';
     const problems = loadBot('b.yaml', bot, { registry })
       .problems.map(formatProblem)
       .map((l) => l.replaceAll(dir + '/', ''));
     expect(problems).toEqual([
       expect.stringMatching(
-        /^b\.yaml:7:9: rules\.0\.do\.1\.strict\.hi: unknown action "strict\.hi" — the plugin strict \(plugins\/strict\.ts\) did not load: invalid settings: plugins\.config\.strict\.questions: expected an array$/,
+        new RegExp(
+          String.raw`^b\.yaml:7:9: rules\.0\.do\.1\.strict\.hi: unknown action ` +
+            String.raw`"strict\.hi" — the plugin strict \(plugins\/strict\.ts\) did not ` +
+            String.raw`load: invalid settings: plugins\.config\.strict\.questions: expected ` +
+            String.raw`an array$`,
+        ),
       ),
     ]);
   });
@@ -178,7 +200,10 @@ describe('loading plugins', () => {
     // plugins loaded at start do not have it; the hint must say to restart, not list built-ins
     const bot = 'name: b\nas: x\nrules:\n  - on: message.received\n    do:\n      - dice.greet: { name: x }\n';
     expect(loadBot('b.yaml', bot, { registry: createRegistry().freeze() }).problems.map(formatProblem)).toEqual([
-      'b.yaml:6:9: rules.0.do.0.dice.greet: unknown action "dice.greet" — no plugin named dice is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding dice, or check the name',
+      'b.yaml:6:9: rules.0.do.0.dice.greet: unknown action "dice.greet" — no plugin ' +
+        'named dice is loaded — plugins load when pinbot starts (from plugins/ and ' +
+        'plugins.packages): restart a running server after adding dice, or check the ' +
+        'name',
     ]);
   });
 

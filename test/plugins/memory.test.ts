@@ -65,52 +65,60 @@ afterEach(async () => {
 });
 
 describe('ctx.memory', () => {
-  it("a plugin reads and writes the memory of the event's person, shared with the YAML rules; the test kit reads and seeds it", async () => {
-    world = await createTestWorld({
-      users: { alice: {}, bob: {}, door: {} },
-      config: { rate_limits: { enabled: false } },
-      plugins: [visits],
-      bots: [BOT],
-    });
-    await world.remember('door', 'bob', { visits: 41 });
-    await world.as('alice').send('door', 'hi');
-    await world.as('bob').send('door', 'hi');
-    await world.as('alice').send('door', 'hi');
-    await world.advance('5s');
-    await world.as('alice').send('door', 'show');
-    await world.advance('5s');
-    expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
-      'visit 1',
-      'visit 2',
-      `you came 2 times; last here ${world.users.alice!.pin_code}`,
-    ]);
-    expect((await world.inbox('bob')).map((m) => m.content)).toEqual(['visit 42']);
-    expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
-    expect(await world.memory('door', world.users.bob!.pin_code)).toEqual({ visits: 42 });
-    const [conv] = (await world.users.alice!.api.conversations.list()).conversations;
-    expect(await world.memory('door', { conversation: conv!.id })).toEqual({
-      last_visitor: world.users.alice!.pin_code,
-    });
-    // it survives a restart of the server and its bots
-    await world.restart();
-    expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
-  });
+  it(
+    "a plugin reads and writes the memory of the event's person, shared with the YAML " +
+      'rules; the test kit reads and seeds it',
+    async () => {
+      world = await createTestWorld({
+        users: { alice: {}, bob: {}, door: {} },
+        config: { rate_limits: { enabled: false } },
+        plugins: [visits],
+        bots: [BOT],
+      });
+      await world.remember('door', 'bob', { visits: 41 });
+      await world.as('alice').send('door', 'hi');
+      await world.as('bob').send('door', 'hi');
+      await world.as('alice').send('door', 'hi');
+      await world.advance('5s');
+      await world.as('alice').send('door', 'show');
+      await world.advance('5s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
+        'visit 1',
+        'visit 2',
+        `you came 2 times; last here ${world.users.alice!.pin_code}`,
+      ]);
+      expect((await world.inbox('bob')).map((m) => m.content)).toEqual(['visit 42']);
+      expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
+      expect(await world.memory('door', world.users.bob!.pin_code)).toEqual({ visits: 42 });
+      const [conv] = (await world.users.alice!.api.conversations.list()).conversations;
+      expect(await world.memory('door', { conversation: conv!.id })).toEqual({
+        last_visitor: world.users.alice!.pin_code,
+      });
+      // it survives a restart of the server and its bots
+      await world.restart();
+      expect(await world.memory('door', 'alice')).toEqual({ visits: 2 });
+    },
+  );
 
-  it("past the bot's bound: the write is refused (reason limit, the plugin not blamed), what was written before stays", async () => {
-    world = await createTestWorld({
-      users: { alice: {}, door: {} },
-      config: { rate_limits: { enabled: false } },
-      plugins: [visits],
-      bots: [BOT],
-    });
-    await world.as('alice').send('door', 'fill');
-    await world.advance('5s');
-    const t = world.traces('door').find((x) => x.rule === 'fill')!;
-    expect(t).toMatchObject({ outcome: 'failed', reason: 'limit' });
-    expect(t.message).toMatch(/would have 3 keys, at most 2 \(memory\.max_keys_per_person\); nothing was written/);
-    expect(await world.memory('door', 'alice')).toEqual({ a: 1, b: 1 });
-    expect(world.plugins().find((p) => p.name === 'visits')).toMatchObject({ status: 'running' });
-  });
+  it(
+    "past the bot's bound: the write is refused (reason limit, the plugin not blamed), " +
+      'what was written before stays',
+    async () => {
+      world = await createTestWorld({
+        users: { alice: {}, door: {} },
+        config: { rate_limits: { enabled: false } },
+        plugins: [visits],
+        bots: [BOT],
+      });
+      await world.as('alice').send('door', 'fill');
+      await world.advance('5s');
+      const t = world.traces('door').find((x) => x.rule === 'fill')!;
+      expect(t).toMatchObject({ outcome: 'failed', reason: 'limit' });
+      expect(t.message).toMatch(/would have 3 keys, at most 2 \(memory\.max_keys_per_person\); nothing was written/);
+      expect(await world.memory('door', 'alice')).toEqual({ a: 1, b: 1 });
+      expect(world.plugins().find((p) => p.name === 'visits')).toMatchObject({ status: 'running' });
+    },
+  );
 
   it('an event about no person: ctx.memory says so', async () => {
     world = await createTestWorld({

@@ -32,7 +32,9 @@ function closedKey(checker: ts.TypeChecker, type: ts.Type): boolean {
   );
 }
 
-/** Whether lookups in `type` cannot reach an inherited member of Object.prototype: arrays, strings, typed arrays. Internal. */
+/**
+ * Whether lookups in `type` cannot reach an inherited member of Object.prototype: arrays,
+ * strings, typed arrays. Internal. */
 function indexedByPosition(checker: ts.TypeChecker, type: ts.Type): boolean {
   const t = checker.getNonNullableType(type);
   const parts = t.isUnion() ? t.types : [t];

@@ -20,7 +20,8 @@ afterEach(async () => {
 });
 
 const notify = (name: string, on: string, content: string) =>
-  `name: ${name}\nas: ${name}\nrules:\n  - on: ${on}\n    do:\n      - send_message: { to: "{{ vars.to }}", content: "${content}" }\n`;
+  `name: ${name}\nas: ${name}\nrules:\n  - on: ${on}\n    do:\n      - send_message: ` +
+  `{ to: "{{ vars.to }}", content: "${content}" }\n`;
 
 /**
  * A plugin whose poll source `line` reads the lines of a temp file: outside pinbot, so nothing
@@ -55,62 +56,68 @@ function linesSource({ withNumber }: { withNumber: boolean }) {
 }
 
 describe('plugin event sources', () => {
-  it('a poll source runs on the poll cadence from its persisted cursor; nothing is seen twice across a restart', async () => {
-    world = await createTestWorld({
-      users: { alice: {}, reader: {} },
-      config: { rate_limits: { enabled: false } },
-      plugins: [feed],
-    });
-    await world.addBot(
-      notify('reader', 'feed.item', 'new: {{ event.title }}').replace(
-        'rules:',
-        `vars: { to: "${world.users.alice!.pin_code}" }\nrules:`,
-      ),
-    );
-    items.push({ id: 1, title: 'one' }, { id: 2, title: 'two' });
-    await world.advance('5s');
-    items.push({ id: 3, title: 'three' });
-    await world.restart();
-    await world.advance('5s');
-    expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['new: one', 'new: two', 'new: three']);
-    expect(world.traces('reader').map((t) => [t.event.type, t.event.key, t.outcome])).toEqual([
-      ['feed.item', 'feed.item:1', 'done'],
-      ['feed.item', 'feed.item:2', 'done'],
-      ['feed.item', 'feed.item:3', 'done'],
-    ]);
-  });
-
-  it('a poll source reading a file is polled at its cadence on the virtual clock, with no other change in pinbot', async () => {
-    const { dir, file, lines } = linesSource({ withNumber: true });
-    try {
+  it(
+    'a poll source runs on the poll cadence from its persisted cursor; nothing is seen ' + 'twice across a restart',
+    async () => {
       world = await createTestWorld({
         users: { alice: {}, reader: {} },
         config: { rate_limits: { enabled: false } },
-        plugins: [lines],
+        plugins: [feed],
       });
       await world.addBot(
-        notify('reader', 'lines.line', 'line {{ event.n }}: {{ event.text }}').replace(
+        notify('reader', 'feed.item', 'new: {{ event.title }}').replace(
           'rules:',
-          `poll: 10s\nvars: { to: "${world.users.alice!.pin_code}" }\nrules:`,
+          `vars: { to: "${world.users.alice!.pin_code}" }\nrules:`,
         ),
       );
-      await world.advance('1m'); // whatever the start changed has settled: only the cadence is left
-      writeFileSync(file, 'first\n');
-      await world.advance('10s');
-      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line 1: first']);
-      // an hour of nothing in pinbot, then two more lines
-      await world.advance('1h');
-      writeFileSync(file, 'first\nsecond\nthird\n');
-      await world.advance('10s');
-      expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
-        'line 1: first',
-        'line 2: second',
-        'line 3: third',
+      items.push({ id: 1, title: 'one' }, { id: 2, title: 'two' });
+      await world.advance('5s');
+      items.push({ id: 3, title: 'three' });
+      await world.restart();
+      await world.advance('5s');
+      expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['new: one', 'new: two', 'new: three']);
+      expect(world.traces('reader').map((t) => [t.event.type, t.event.key, t.outcome])).toEqual([
+        ['feed.item', 'feed.item:1', 'done'],
+        ['feed.item', 'feed.item:2', 'done'],
+        ['feed.item', 'feed.item:3', 'done'],
       ]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
+
+  it(
+    'a poll source reading a file is polled at its cadence on the virtual clock, with ' + 'no other change in pinbot',
+    async () => {
+      const { dir, file, lines } = linesSource({ withNumber: true });
+      try {
+        world = await createTestWorld({
+          users: { alice: {}, reader: {} },
+          config: { rate_limits: { enabled: false } },
+          plugins: [lines],
+        });
+        await world.addBot(
+          notify('reader', 'lines.line', 'line {{ event.n }}: {{ event.text }}').replace(
+            'rules:',
+            `poll: 10s\nvars: { to: "${world.users.alice!.pin_code}" }\nrules:`,
+          ),
+        );
+        await world.advance('1m'); // whatever the start changed has settled: only the cadence is left
+        writeFileSync(file, 'first\n');
+        await world.advance('10s');
+        expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['line 1: first']);
+        // an hour of nothing in pinbot, then two more lines
+        await world.advance('1h');
+        writeFileSync(file, 'first\nsecond\nthird\n');
+        await world.advance('10s');
+        expect((await world.inbox('alice')).map((m) => m.content)).toEqual([
+          'line 1: first',
+          'line 2: second',
+          'line 3: third',
+        ]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('a file source keeps its cadence beside a built-in source whose idle poll (a heartbeat) comes first', async () => {
     const { dir, file, lines } = linesSource({ withNumber: false });
@@ -123,7 +130,9 @@ describe('plugin event sources', () => {
       const to = world.users.alice!.pin_code;
       // poll 7s: the messages source's idle poll every 10 min falls between two file polls (595 s, 602 s)
       await world.addBot(
-        `name: reader\nas: reader\npoll: 7s\nrules:\n  - on: lines.line\n    do:\n      - send_message: { to: "${to}", content: "line: {{ event.text }}" }\n  - on: message.received\n    do:\n      - reply: "hi"\n`,
+        `name: reader\nas: reader\npoll: 7s\nrules:\n  - on: lines.line\n    do:\n   ` +
+          `   - send_message: { to: "${to}", content: "line: {{ event.text }}" }\n  - ` +
+          `on: message.received\n    do:\n      - reply: "hi"\n`,
       );
       await world.advance('11m');
       writeFileSync(file, 'late\n');

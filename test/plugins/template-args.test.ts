@@ -27,7 +27,9 @@ const DICE = definePlugin({
 });
 
 const bot = (args: string) =>
-  `name: dicer\nas: dicer\nrules:\n  - id: roll\n    on: message.received\n    if: { content: { matches: "^roll (?<max>\\\\w+)" } }\n    do:\n      - dice.roll: ${args}\n      - reply: "rolled a d{{ steps[0].max }}"\n`;
+  `name: dicer\nas: dicer\nrules:\n  - id: roll\n    on: message.received\n    if: { ` +
+  `content: { matches: "^roll (?<max>\\\\w+)" } }\n    do:\n      - dice.roll: ` +
+  `${args}\n      - reply: "rolled a d{{ steps[0].max }}"\n`;
 
 let world: TestWorld | undefined;
 afterEach(async () => {
@@ -49,26 +51,37 @@ describe('plugin arguments from templates', () => {
     expect((await world.inbox('alice')).map((m) => m.content)).toEqual(['rolled a d6']);
   });
 
-  it('the rendered value is checked when the step runs: text that is no number fails the step, naming the argument', async () => {
-    world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
-    await world.addBot(bot('{ max: "{{ match.max }}" }'));
-    await world.as('alice').send('dicer', 'roll many');
-    await world.as('alice').send('dicer', 'roll 1000');
-    await world.settle();
-    const failed = world.traces('dicer').map((t) => t.message);
-    expect(failed).toContain(
-      'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be integer, not "many"',
-    );
-    expect(failed).toContain(
-      'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not fit its schema: args.max must be <= 100',
-    );
-  });
+  it(
+    'the rendered value is checked when the step runs: text that is no number fails the ' + 'step, naming the argument',
+    async () => {
+      world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
+      await world.addBot(bot('{ max: "{{ match.max }}" }'));
+      await world.as('alice').send('dicer', 'roll many');
+      await world.as('alice').send('dicer', 'roll 1000');
+      await world.settle();
+      const failed = world.traces('dicer').map((t) => t.message);
+      expect(failed).toContain(
+        'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not ' +
+          'fit its schema: args.max must be integer, not "many"',
+      );
+      expect(failed).toContain(
+        'step 1 (dice.roll) failed: the arguments of dice.roll after templates do not ' +
+          'fit its schema: args.max must be <= 100',
+      );
+    },
+  );
 
-  it('literals are still checked at load: a word is neither a number nor a template, 0 is below the minimum', async () => {
-    world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
-    await expect(world.addBot(bot('{ max: six }'))).rejects.toThrow(
-      /rules\.0\.do\.0\.dice\.roll\.max: expected an integer, not "six" — write the value, or a template such as "\{\{ match\.max \}\}"/,
-    );
-    await expect(world.addBot(bot('{ max: 0 }'))).rejects.toThrow(/rules\.0\.do\.0\.dice\.roll\.max: must be >= 1/);
-  });
+  it(
+    'literals are still checked at load: a word is neither a number nor a template, 0 ' + 'is below the minimum',
+    async () => {
+      world = await createTestWorld({ users: { alice: {}, dicer: {} }, plugins: [DICE] });
+      await expect(world.addBot(bot('{ max: six }'))).rejects.toThrow(
+        new RegExp(
+          String.raw`rules\.0\.do\.0\.dice\.roll\.max: expected an integer, not "six" — ` +
+            String.raw`write the value, or a template such as "\{\{ match\.max \}\}"`,
+        ),
+      );
+      await expect(world.addBot(bot('{ max: 0 }'))).rejects.toThrow(/rules\.0\.do\.0\.dice\.roll\.max: must be >= 1/);
+    },
+  );
 });

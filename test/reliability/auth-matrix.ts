@@ -167,7 +167,9 @@ export async function runMatrix({
             (namesResource && wrote.length)
           ) {
             leak(
-              `[non-party] ${describe(m.wire, res)}${foreign.length ? ` (shows ${foreign.slice(0, 3).join(', ')})` : ''}${wrote.length ? ' (wrote)' : ''}`,
+              `[non-party] ${describe(m.wire, res)}${
+                foreign.length ? ` (shows ${foreign.slice(0, 3).join(', ')})` : ''
+              }${wrote.length ? ' (wrote)' : ''}`,
             );
           }
         }
@@ -198,7 +200,12 @@ export async function runMatrix({
       if (row.covered) f.covered++;
       else
         f.uncovered.push(
-          `${row.route}: ${row.realResource === false ? 'no party ever got a real answer for an id, so its 404s prove nothing; teach the world builder to create this resource' : 'not probed'}`,
+          `${row.route}: ${
+            row.realResource === false
+              ? 'no party ever got a real answer for an id, so its 404s prove nothing; ' +
+                'teach the world builder to create this resource'
+              : 'not probed'
+          }`,
         );
       f.rows.push(row);
     }

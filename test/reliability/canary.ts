@@ -62,7 +62,9 @@ export function misplacedKeyHeaders(key: string): Array<Record<string, string>> 
   ];
 }
 
-/** Query strings (as sent) that carry `key`: percent-encoded, fully, twice, upper-case hex, its secret part alone, as a name. */
+/**
+ * Query strings (as sent) that carry `key`: percent-encoded, fully, twice, upper-case hex, its
+ * secret part alone, as a name. */
 export function misplacedKeyQueries(key: string): string[] {
   const full = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
   return [
@@ -104,13 +106,17 @@ export function revealing500(res: Pick<WireResponse, 'status' | 'text' | 'json'>
   );
 }
 
-/** Every table of the database at `url` (outside PostgreSQL's own schemas), each as the text of all its rows. Internal. */
+/**
+ * Every table of the database at `url` (outside PostgreSQL's own schemas), each as the text of
+ * all its rows. Internal. */
 async function tableTexts(url: string): Promise<Array<[string, string]>> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
     const tables = await c.query(
-      `SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+      `SELECT table_schema AS s, table_name AS t FROM information_schema.tables ` +
+        `WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', ` +
+        `'information_schema')`,
     );
     const out: Array<[string, string]> = [];
     for (const { s, t } of tables.rows as Array<{ s: string; t: string }>) {

@@ -44,7 +44,8 @@ const program = new Command('torture')
   )
   .option(
     '--database-url <url>',
-    'postgres: the server to make the databases on (a role with CREATEDB; default $DATABASE_URL, else a throw-away server is started)',
+    'postgres: the server to make the databases on (a role with CREATEDB; default ' +
+      '$DATABASE_URL, else a throw-away server is started)',
   )
   .option(
     '--processes <n>',
@@ -142,7 +143,8 @@ if (opts.kills !== undefined || nothing) {
           const acked = live.reduce((n, y) => n + (y?.acknowledged ?? 0), 0);
           const lost = live.reduce((n, y) => n + (y?.lost ?? 0), 0);
           progress(
-            `kill ${done}/${kills}  acknowledged ${acked}  lost ${lost}  ${(done / ((Date.now() - started) / 60_000)).toFixed(1)} kills/min`,
+            `kill ${done}/${kills}  acknowledged ${acked}  lost ${lost}  ` +
+              `${(done / ((Date.now() - started) / 60_000)).toFixed(1)} kills/min`,
           );
         },
         stopWhen: () => Date.now() > deadline,
@@ -155,7 +157,9 @@ if (opts.kills !== undefined || nothing) {
     ? `, PostgreSQL store${opts.processes > 1 ? `, ${opts.processes} serve processes per database` : ''}`
     : '';
   console.log(
-    `\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ${(f.kills / (f.ms / 60_000)).toFixed(1)} kills/min${loops > 1 ? `, ${loops} loops side by side` : ''}${on})`,
+    `\ncrash loop (${(f.ms / 1000).toFixed(0)} s, ` +
+      `${(f.kills / (f.ms / 60_000)).toFixed(1)} ` +
+      `kills/min${loops > 1 ? `, ${loops} loops side by side` : ''}${on})`,
   );
   line('kills (SIGKILL)', f.kills);
   line('  of which during start-up / recovery', f.killsDuringStart);
@@ -260,7 +264,9 @@ if (opts.logFlood !== undefined) {
   });
   process.stderr.write('\n');
   console.log(
-    `\nlog flood (${f.seconds} s, stdout ${opts.floodReader}${opts.floodNoLimits ? ', rate limits off' : ''}, ${opts.floodRoot})`,
+    `\nlog flood (${f.seconds} s, stdout ` +
+      `${opts.floodReader}${opts.floodNoLimits ? ', rate limits off' : ''}, ` +
+      `${opts.floodRoot})`,
   );
   line('attack requests answered', f.answered);
   line(

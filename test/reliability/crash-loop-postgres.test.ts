@@ -20,7 +20,8 @@ async function sql(url: string | undefined, text: string): Promise<void> {
 }
 
 describe('crash loop on the PostgreSQL store: SIGKILL serve processes sharing one database, restart, verify', () => {
-  it('two processes, 6 kills: every acknowledged write survives, every start loads, retries happen once, money adds up in the API and in a fresh load', async () => {
+  it('two processes, 6 kills: every acknowledged write survives, every start loads, ' +
+    'retries happen once, money adds up in the API and in a fresh load', async () => {
     const f = await runCrashLoop({
       kills: 6,
       seed: 20261121,
@@ -57,7 +58,10 @@ describe('crash loop on the PostgreSQL store: SIGKILL serve processes sharing on
   }, 240_000);
 
   // The harness can fail on PostgreSQL too: the database is damaged after the kill.
-  const addBalance = `UPDATE pinbot.wallet_accounts SET record = (record::jsonb || jsonb_build_object('balance_cents', (record->>'balance_cents')::bigint + 500))::json`;
+  const addBalance =
+    `UPDATE pinbot.wallet_accounts SET record = (record::jsonb || ` +
+    `jsonb_build_object('balance_cents', (record->>'balance_cents')::bigint + ` +
+    `500))::json`;
 
   it('the fresh load of the database reports books that do not balance', async () => {
     const url = await testDatabase();

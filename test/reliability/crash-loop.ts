@@ -203,7 +203,9 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       return undefined;
     }
   };
-  /** Starts every process that is down; the first one started (the one to verify through), or undefined if one would not start. */
+  /**
+   * Starts every process that is down; the first one started (the one to verify through), or
+   * undefined if one would not start. */
   const startDown = async (): Promise<ServeProcess | undefined> => {
     let first: ServeProcess | undefined;
     for (const [slot, s] of servers.entries()) {
@@ -230,7 +232,8 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       if (!v.money.holds)
         f.invariantViolations++,
           sample(
-            `after kill ${f.kills}: balances ${v.money.balances} + pending ${v.money.pending} ≠ credits ${v.money.credits} (cents)`,
+            `after kill ${f.kills}: balances ${v.money.balances} + pending ` +
+              `${v.money.pending} ≠ credits ${v.money.credits} (cents)`,
           );
     }
     if (database) {

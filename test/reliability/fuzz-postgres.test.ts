@@ -3,7 +3,8 @@ import { testDatabase } from '../helpers/pg-db.js';
 import { runFuzz } from './fuzz.js';
 
 describe('fuzz from /openapi.json on the PostgreSQL store (fast-check, seeded)', () => {
-  it('400 valid and broken requests: no 5xx, no response outside the document, no state or money change from a rejected request', async () => {
+  it('400 valid and broken requests: no 5xx, no response outside the document, no state ' +
+    'or money change from a rejected request', async () => {
     const f = await runFuzz({ requests: 400, seed: 20261121, database: await testDatabase() });
     const figures = {
       requests: f.requests,

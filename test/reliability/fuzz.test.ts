@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { runFuzz } from './fuzz.js';
 
 describe('fuzz from /openapi.json (fast-check, seeded)', () => {
-  it('2,000 valid and broken requests: no 5xx, no response outside the document, no state or money change from a rejected request', async () => {
+  it('2,000 valid and broken requests: no 5xx, no response outside the document, no ' +
+    'state or money change from a rejected request', async () => {
     const f = await runFuzz({ requests: 2000, seed: 20261121 });
     const figures = {
       requests: f.requests,

@@ -132,13 +132,17 @@ export async function runFuzz({
           // The client refused to send it (e.g. a header node:http will not write): not a request.
           if ((err as NodeJS.ErrnoException).code?.startsWith('ERR_')) continue;
           throw new Error(
-            `${m.wire.method} ${m.wire.path.slice(0, 120)} [${plan.mutation ?? 'valid'}] ${JSON.stringify(m.wire.headers)} body ${String(m.wire.body?.length)}: ${(err as Error).message}`,
+            `${m.wire.method} ${m.wire.path.slice(0, 120)} ` +
+              `[${plan.mutation ?? 'valid'}] ${JSON.stringify(m.wire.headers)} body ` +
+              `${String(m.wire.body?.length)}: ${(err as Error).message}`,
           );
         }
         f.requests++;
         if (plan.mutation === null) f.valid++;
         f.byStatus[res.status] = (f.byStatus[res.status] ?? 0) + 1;
-        const what = `${m.wire.method} ${m.wire.path.slice(0, 120)} [${plan.mutation ?? 'valid'}] → ${res.status} ${res.text.slice(0, 200)}`;
+        const what =
+          `${m.wire.method} ${m.wire.path.slice(0, 120)} [${plan.mutation ?? 'valid'}] ` +
+          `→ ${res.status} ${res.text.slice(0, 200)}`;
         if (res.status >= 500) {
           f.serverErrors++;
           sample('5xx', what);

@@ -59,7 +59,8 @@ export interface HarnessOptions {
 }
 
 /**
- * The API in this process over a real FileStore in a temp dir (or a PgStore on `database`), served on an ephemeral port,
+ * The API in this process over a real FileStore in a temp dir (or a PgStore on `database`),
+ * served on an ephemeral port,
  * with every write recorded and the pino output captured. Shared by the fuzz, the authorization
  * matrix and the canary.
  *

@@ -41,7 +41,8 @@ export function responseProblems(
     const validate = successValidator(op.route, res.status);
     if (validate && !validate(res.json)) {
       out.push(
-        `${res.status} body breaks its schema: ${validate.errors?.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`,
+        `${res.status} body breaks its schema: ` +
+          `${validate.errors?.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`,
       );
     }
     return out;

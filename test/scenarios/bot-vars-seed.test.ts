@@ -43,7 +43,9 @@ describe('scenarios test real bot files', () => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(
       file,
-      `users: { alice: {}, jar: {} }\nbots:\n  - { file: ../../bots/owner-jar.yaml, as: jar, vars: { owner: "{{ users.alcie.pin_code }}" } }\nsteps: [{ log: hi }]\n`,
+      `users: { alice: {}, jar: {} }\nbots:\n  - { file: ../../bots/owner-jar.yaml, ` +
+        `as: jar, vars: { owner: "{{ users.alcie.pin_code }}" } }\nsteps: [{ log: hi ` +
+        `}]\n`,
     );
     try {
       const { scenarios, problems } = await loadAll([file]);

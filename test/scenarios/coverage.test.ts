@@ -28,7 +28,8 @@ async function report(): Promise<CoverageReport> {
 }
 
 describe('scenario coverage', () => {
-  it('counts operations × statuses and codes, rules × triggered/ran/why not, branches, and lines never exercised', async () => {
+  it('counts operations × statuses and codes, rules × triggered/ran/why not, branches, ' +
+    'and lines never exercised', async () => {
     const r = await report();
     const op = (name: string) => r.api.operations.find((o) => o.operation === name)!;
     expect(r.api.operations).toHaveLength(r.totals.operations.total);
@@ -75,7 +76,8 @@ describe('scenario coverage', () => {
     );
   }, 60_000);
 
-  it('the CLI writes the summary, the JSON and one HTML page; --coverage-min below the numbers exits 1; a browser shows the page', async () => {
+  it('the CLI writes the summary, the JSON and one HTML page; --coverage-min below the ' +
+    'numbers exits 1; a browser shows the page', async () => {
     const html = join(tmp.dir, 'reports/coverage.html');
     const json = join(tmp.dir, 'reports/coverage.json');
     const r = await pinbot([

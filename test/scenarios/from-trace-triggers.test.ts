@@ -147,7 +147,9 @@ describe('runs of every trigger a scenario can cause, turned into scenarios', ()
       // the schedule cannot be caused by a scenario: refused, naming what can
       expect(() => scenarioFromTrace({ traces, run: runOf(traces, 'schedule'), botFile: 'x' })).toThrow(
         new FromTraceError(
-          `a schedule event cannot be recreated by a scenario (a scenario can cause ${SCENARIO_EVENTS.join(', ')}): write its steps by hand — see docs/scenarios.md`,
+          `a schedule event cannot be recreated by a scenario (a scenario can cause ` +
+            `${SCENARIO_EVENTS.join(', ')}): write its steps by hand — see ` +
+            `docs/scenarios.md`,
         ),
       );
     } finally {

@@ -25,7 +25,8 @@ async function runScenarioFile(file: string) {
 }
 
 describe('a run turned into a scenario', () => {
-  it('passes against the unchanged bot, fails after the bot is broken; the CLI writes the same from the recorded traces', async () => {
+  it('passes against the unchanged bot, fails after the bot is broken; the CLI writes ' +
+    'the same from the recorded traces', async () => {
     const project = join(tmp.dir, 'project');
     mkdirSync(join(project, 'bots'), { recursive: true });
     mkdirSync(join(project, 'scenarios'));

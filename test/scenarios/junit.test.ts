@@ -30,7 +30,9 @@ describe('the JUnit report', () => {
     const local = new Date(result.started);
     const pad = (n: number) => String(n).padStart(2, '0');
     expect(suite).toContain(
-      `timestamp="${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(local.getDate())}T${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}"`,
+      `timestamp="${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(
+        local.getDate(),
+      )}T${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}"`,
     );
     expect(suite).toContain(`hostname="${hostname()}"`);
   });

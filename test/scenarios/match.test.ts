@@ -66,7 +66,9 @@ describe('matchers', () => {
       out,
     );
     expect(formatMismatches(out)).toBe(
-      '  body.transaction.status\n    - expected "accepted"\n    + actual   "pending"\n  body.transaction.amount\n    - expected a number ≥ 5\n    + actual   2.5',
+      '  body.transaction.status\n    - expected "accepted"\n    + actual   ' +
+        '"pending"\n  body.transaction.amount\n    - expected a number ≥ 5\n    + ' +
+        'actual   2.5',
     );
   });
 

@@ -18,7 +18,8 @@ mkdirSync(join(project, 'scenarios', 'fragments'), { recursive: true });
 writeFileSync(join(project, 'package.json'), '{"name":"victim"}\n');
 const frag = 'params: [who]\nsteps:\n  - as: "{{ who }}"\n    request: GET /me\n';
 writeFileSync(join(project, 'scenarios', 'fragments', 'me.yaml'), frag);
-// outside the project: a secret that happens to be a valid fragment, a bot, and a plugin that leaves a mark when imported
+// outside the project: a secret that happens to be a valid fragment, a bot, and a plugin that
+// leaves a mark when imported
 writeFileSync(join(tmp.dir, 'secret.yaml'), `# the secret is 12345\n${frag}`);
 writeFileSync(
   join(tmp.dir, 'bot.yaml'),
@@ -27,7 +28,9 @@ writeFileSync(
 const mark = join(tmp.dir, 'imported');
 writeFileSync(
   join(tmp.dir, 'evil.js'),
-  `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(mark)}, 'ran');\nexport default { name: 'evil', version: '1.0.0', pinbot: '*', setup() {} };\n`,
+  `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(mark)}, ` +
+    `'ran');\nexport default { name: 'evil', version: '1.0.0', pinbot: '*', setup() {} ` +
+    `};\n`,
 );
 symlinkSync(join(tmp.dir, 'secret.yaml'), join(project, 'scenarios', 'fragments', 'link.yaml'));
 
@@ -40,7 +43,9 @@ const scenario = (name: string, body: string) => {
 const problems = async (file: string, allowOutsideRoot = false) =>
   (await loadScenario(file, { steps, allowOutsideRoot })).problems.map(formatProblem);
 const HINT =
-  'scenarios read files only inside their project (the folder of config.yaml or package.json above them): move the file into it, or run with --allow-outside-root if you trust this scenario';
+  'scenarios read files only inside their project (the folder of config.yaml or ' +
+  'package.json above them): move the file into it, or run with --allow-outside-root ' +
+  'if you trust this scenario';
 
 describe('scenario files read nothing outside their project root', () => {
   it('the root is the folder of package.json or config.yaml above the scenario', () => {
@@ -50,7 +55,8 @@ describe('scenario files read nothing outside their project root', () => {
   it('use: with ../ out of the project is refused at file:line:col', async () => {
     const file = scenario('rel', 'steps:\n  - use: ../../secret.yaml\n    with: { who: alice }\n');
     expect(await problems(file)).toEqual([
-      `${file}:4:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root ${project} — ${HINT}`,
+      `${file}:4:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is ` +
+        `not read: it is outside the project root ${project} — ${HINT}`,
     ]);
   });
 
@@ -58,7 +64,8 @@ describe('scenario files read nothing outside their project root', () => {
     const file = scenario('abs', 'steps:\n  - use: /etc/passwd\n');
     const got = await problems(file);
     expect(got).toEqual([
-      `${file}:4:10: steps.0.use: the fragment /etc/passwd is not read: it is outside the project root ${project} — ${HINT}`,
+      `${file}:4:10: steps.0.use: the fragment /etc/passwd is not read: it is ` +
+        `outside the project root ${project} — ${HINT}`,
     ]);
     expect(got.join('\n')).not.toContain('root:');
   });
@@ -66,7 +73,10 @@ describe('scenario files read nothing outside their project root', () => {
   it('a symbolic link inside the project that leads out of it is refused', async () => {
     const file = scenario('link', 'steps:\n  - use: fragments/link.yaml\n    with: { who: alice }\n');
     expect((await problems(file))[0]).toContain(
-      `steps.0.use: the fragment ${join(project, 'scenarios', 'fragments', 'link.yaml')} is not read: it leads outside the project root ${project} (to ${join(tmp.dir, 'secret.yaml')}, through a symbolic link)`,
+      `steps.0.use: the fragment ` +
+        `${join(project, 'scenarios', 'fragments', 'link.yaml')} is not read: it leads ` +
+        `outside the project root ${project} (to ${join(tmp.dir, 'secret.yaml')}, ` +
+        `through a symbolic link)`,
     );
   });
 
@@ -77,29 +87,35 @@ describe('scenario files read nothing outside their project root', () => {
     ]);
   });
 
-  it('a fragment inside the project whose own use: leads out is refused at the fragment’s line; a scenario’s config cannot lift the bot rules (review)', async () => {
-    writeFileSync(
-      join(project, 'scenarios', 'fragments', 'hop.yaml'),
-      'steps:\n  - use: ../../../secret.yaml\n    with: { who: alice }\n',
-    );
-    const hop = scenario('hop', 'steps:\n  - use: fragments/hop.yaml\n');
-    expect((await problems(hop)).join('\n')).toContain(
-      `hop.yaml:2:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root ${project}`,
-    );
-    // config: of a scenario reaches its embedded server, not the checks of its bots
-    const cfg = scenario(
-      'cfg',
-      'config:\n  bots: { env_allow: [HOME], allowed_servers: ["http://author.example"] }\nbots:\n  - { name: x, as: alice, server: "http://author.example", rules: [] }\n  - { name: y, as: alice, key: "${env:HOME}", rules: [] }\nsteps:\n  - clock: { advance: 1s }\n',
-    );
-    const got = (await problems(cfg)).join('\n');
-    expect(got).toContain('bots.1.key: ${env:HOME} is not allowed in key');
-    expect(got).toContain('http://author.example is not a server the operator allows');
-  });
+  it(
+    'a fragment inside the project whose own use: leads out is refused at the ' +
+      'fragment’s line; a scenario’s config cannot lift the bot rules (review)',
+    async () => {
+      writeFileSync(
+        join(project, 'scenarios', 'fragments', 'hop.yaml'),
+        'steps:\n  - use: ../../../secret.yaml\n    with: { who: alice }\n',
+      );
+      const hop = scenario('hop', 'steps:\n  - use: fragments/hop.yaml\n');
+      expect((await problems(hop)).join('\n')).toContain(
+        `hop.yaml:2:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is ` +
+          `not read: it is outside the project root ${project}`,
+      );
+      // config: of a scenario reaches its embedded server, not the checks of its bots
+      const cfg = scenario(
+        'cfg',
+        'config:\n  bots: { env_allow: [HOME], allowed_servers: ["http://author.example"] }\nbots:\n  - { name: x, as: alice, server: "http://author.example", rules: [] }\n  - { name: y, as: alice, key: "${env:HOME}", rules: [] }\nsteps:\n  - clock: { advance: 1s }\n',
+      );
+      const got = (await problems(cfg)).join('\n');
+      expect(got).toContain('bots.1.key: ${env:HOME} is not allowed in key');
+      expect(got).toContain('http://author.example is not a server the operator allows');
+    },
+  );
 
   it('a plugins: file out of the project is refused and never imported', async () => {
     const file = scenario('plugins', 'plugins: [../../evil.js]\nsteps:\n  - as: alice\n    request: GET /me\n');
     expect(await problems(file)).toEqual([
-      `${file}:3:11: plugins.0: plugin file ../../evil.js is not read: it is outside the project root ${project} — ${HINT}`,
+      `${file}:3:11: plugins.0: plugin file ../../evil.js is not read: it is outside ` +
+        `the project root ${project} — ${HINT}`,
     ]);
     expect(existsSync(mark)).toBe(false);
   });
@@ -119,7 +135,8 @@ describe('scenario files read nothing outside their project root', () => {
     expect(refused.status).toBe(2);
     // the CLI names files as given relative to the working directory (run-all.ts)
     expect(refused.stderr).toContain(
-      `${relative(process.cwd(), file)}:4:10: steps.0.use: the fragment ${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root`,
+      `${relative(process.cwd(), file)}:4:10: steps.0.use: the fragment ` +
+        `${join(tmp.dir, 'secret.yaml')} is not read: it is outside the project root`,
     );
     const allowed = run('--allow-outside-root');
     expect(allowed.stderr).toBe('');
@@ -141,7 +158,8 @@ describe('a scenario file that is itself a link out of the project (round 4)', (
     const got = await loadScenario(link, { steps });
     expect(got.scenario).toBeUndefined();
     expect(got.problems.map(formatProblem)).toEqual([
-      `${link}:1:1: the scenario file is not read: it leads outside the project root ${project} (to ${outsider}, through a symbolic link) — ${HINT}`,
+      `${link}:1:1: the scenario file is not read: it leads outside the project root ` +
+        `${project} (to ${outsider}, through a symbolic link) — ${HINT}`,
     ]);
     expect((await loadScenario(link, { steps, allowOutsideRoot: true })).scenario?.name).toBe('the secret is 12345');
   });

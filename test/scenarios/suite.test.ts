@@ -40,7 +40,8 @@ describe('the scenario suite', () => {
     for (const [path, ops] of Object.entries(openapiDocument().paths as Record<string, object>)) {
       for (const method of Object.keys(ops)) {
         const re = new RegExp(
-          `request: ${method.toUpperCase()} ${path.replace('/api/v1', '').replace(/\{[^}]+\}/g, '(\\{\\{[^}]*\\}\\}|[^\\s/]+)')}\\s*$`,
+          `request: ${method.toUpperCase()} ` +
+            `${path.replace('/api/v1', '').replace(/\{[^}]+\}/g, '(\\{\\{[^}]*\\}\\}|[^\\s/]+)')}\\s*$`,
           'm',
         );
         if (!re.test(text)) missing.push(`${method.toUpperCase()} ${path}`);

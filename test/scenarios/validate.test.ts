@@ -47,12 +47,14 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
     ],
     [
       'a template with an unknown capture',
-      `${head}  - as: alice\n    request: GET /me\n    save: { me: id }\n  - as: alice\n    request: GET /contacts/check/{{ mee }}\n`,
+      `${head}  - as: alice\n    request: GET /me\n    save: { me: id }\n  - as: ` +
+        `alice\n    request: GET /contacts/check/{{ mee }}\n`,
       /^DIR\/s\.yaml:8:14: steps\.1\.request: unknown variable "mee" .* did you mean "me"\?/,
     ],
     [
       'a capture used before the step that saves it',
-      `${head}  - as: alice\n    request: GET /contacts/check/{{ me }}\n  - as: alice\n    request: GET /me\n    save: { me: id }\n`,
+      `${head}  - as: alice\n    request: GET /contacts/check/{{ me }}\n  - as: ` +
+        `alice\n    request: GET /me\n    save: { me: id }\n`,
       /^DIR\/s\.yaml:5:14: steps\.0\.request: unknown variable "me"/,
     ],
     [
@@ -63,7 +65,11 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
     [
       'a $ref to a schema that does not exist',
       `${head}  - as: alice\n    request: GET /me\n    expect: { schema: { $ref: "#/components/schemas/Usr" } }\n`,
-      /^DIR\/s\.yaml:6:\d+: steps\.0\.expect\.schema\.\$ref: no schema #\/components\/schemas\/Usr in the API's OpenAPI document — did you mean "User"\?/,
+      new RegExp(
+        String.raw`^DIR\/s\.yaml:6:\d+: steps\.0\.expect\.schema\.\$ref: no schema ` +
+          String.raw`#\/components\/schemas\/Usr in the API's OpenAPI document — did you ` +
+          String.raw`mean "User"\?`,
+      ),
     ],
     [
       'a response schema of an unknown operation',
@@ -98,16 +104,26 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
     [
       'keys of a kind without the kind',
       `${head}  - as: alice\n    body: {}\n`,
-      /^DIR\/s\.yaml:4:5: steps\.0: this step has no kind: "as", "body" are keys of a request or a say step — add "request:" to it$/,
+      new RegExp(
+        String.raw`^DIR\/s\.yaml:4:5: steps\.0: this step has no kind: "as", "body" are ` +
+          String.raw`keys of a request or a say step — add "request:" to it$`,
+      ),
     ],
     [
       'an unquoted path with brackets in a { } mapping: one problem, "quote the path"',
-      `${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: transactions[0].id }\n  - log: "{{ tx }}"\n`,
-      /^DIR\/s\.yaml:6:29: the "\[" in transactions\[0\]\.id is read as YAML syntax: inside \{ … \} a value with brackets must be quoted — quote the path: "transactions\[0\]\.id"$/,
+      `${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: ` +
+        `transactions[0].id }\n  - log: "{{ tx }}"\n`,
+      new RegExp(
+        String.raw`^DIR\/s\.yaml:6:29: the "\[" in transactions\[0\]\.id is read as YAML ` +
+          String.raw`syntax: inside \{ … \} a value with brackets must be quoted — quote ` +
+          String.raw`the path: "transactions\[0\]\.id"$`,
+      ),
     ],
     [
       'an alias bomb, refused at its first alias',
-      `name: t\nvars:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n  d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\nsteps: []\n`,
+      `name: t\nvars:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, ` +
+        `*a, *a, *a, *a, *a, *a, *a]\n  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, ` +
+        `*b]\n  d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\nsteps: []\n`,
       /^DIR\/s\.yaml:4:10: the aliases \(\*name\) of this file expand to more than 100 copies: refused/,
     ],
     [
@@ -140,7 +156,8 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
 
   it("a YAML mistake is one problem at its cause, not the parser's cascade", async () => {
     const flow = await problems(
-      `${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: transactions[0].id, n: transactions[1].id }\n  - log: "{{ tx }}"\n`,
+      `${head}  - as: alice\n    request: GET /wallet/transactions\n    save: { tx: ` +
+        `transactions[0].id, n: transactions[1].id }\n  - log: "{{ tx }}"\n`,
     );
     expect(flow).toHaveLength(1);
     const other = await problems(`${head}  - log: [a\n  - log: b: c\n`);
@@ -150,15 +167,18 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
 
   it('a fragment missing a parameter, an unknown parameter, and a missing fragment', async () => {
     const frag =
-      'params: { to: {}, amount: { default: 1 } }\nsteps:\n  - as: alice\n    request: GET /contacts/check/{{ users[to].pin_code }}\n';
+      'params: { to: {}, amount: { default: 1 } }\nsteps:\n  - as: alice\n    ' +
+      'request: GET /contacts/check/{{ users[to].pin_code }}\n';
     const ps = await problems(
       `${head}  - use: fragments/f.yaml\n    with: { amont: 2 }\n  - use: fragments/nope.yaml\n`,
       { 'fragments/f.yaml': frag },
     );
     expect(ps).toEqual([
       'DIR/s.yaml:4:10: steps.0.use: fragment DIR/fragments/f.yaml needs the parameter "to" — add it: with: { to: … }',
-      'DIR/s.yaml:5:13: steps.0.with.amont: fragment DIR/fragments/f.yaml has no parameter "amont" — did you mean "amount"?',
-      'DIR/s.yaml:6:10: steps.1.use: cannot read the fragment DIR/fragments/nope.yaml: no such file — the path is relative to this file',
+      'DIR/s.yaml:5:13: steps.0.with.amont: fragment DIR/fragments/f.yaml has no ' +
+        'parameter "amont" — did you mean "amount"?',
+      'DIR/s.yaml:6:10: steps.1.use: cannot read the fragment ' +
+        'DIR/fragments/nope.yaml: no such file — the path is relative to this file',
     ]);
   });
 
@@ -175,21 +195,28 @@ describe('scenario validation: bad input gets file:line:col, what was expected a
 
   it('an inline bot is checked with the bot validator, at its place in the scenario', async () => {
     const ps = await problems(
-      'name: t\nusers: { jar: {} }\nbots:\n  - name: b\n    as: jar\n    rules: [{ on: transfer.received, do: [acept] }]\nsteps: []\n',
+      'name: t\nusers: { jar: {} }\nbots:\n  - name: b\n    as: jar\n    rules: [{ ' +
+        'on: transfer.received, do: [acept] }]\nsteps: []\n',
     );
     expect(ps.join('\n')).toMatch(/^DIR\/s\.yaml:\d+:\d+: .*acept/);
   });
 
   it('remote mode: clock steps, user set-up and bots need the embedded server; users need keys', async () => {
     const ps = await problems(
-      'name: t\nusers: { alice: { balance: 3 }, bob: {} }\nsteps:\n  - clock: { advance: 1d }\n  - if: mode == "embedded"\n    restart: true\n',
+      'name: t\nusers: { alice: { balance: 3 }, bob: {} }\nsteps:\n  - clock: { ' +
+        'advance: 1d }\n  - if: mode == "embedded"\n    restart: true\n',
       {},
       ['alice'],
     );
     expect(ps).toEqual([
-      "DIR/s.yaml:2:19: users.alice.balance: users.alice.balance needs the embedded server (a remote server's users are set up by its operator) — remove it, or run without --server",
-      'DIR/s.yaml:2:33: users.bob: no API key for user "bob" in the keys file — add "bob: pinbot_…" to the file given with --keys',
-      'DIR/s.yaml:4:5: steps.0.clock: step 1 (clock advance 1d): clock control needs the embedded server (a remote server runs on real time): run without --server, or wait with expect_event / eventually',
+      'DIR/s.yaml:2:19: users.alice.balance: users.alice.balance needs the embedded ' +
+        "server (a remote server's users are set up by its operator) — remove it, or " +
+        'run without --server',
+      'DIR/s.yaml:2:33: users.bob: no API key for user "bob" in the keys file — add ' +
+        '"bob: pinbot_…" to the file given with --keys',
+      'DIR/s.yaml:4:5: steps.0.clock: step 1 (clock advance 1d): clock control needs ' +
+        'the embedded server (a remote server runs on real time): run without --server, ' +
+        'or wait with expect_event / eventually',
     ]);
   });
 
@@ -210,27 +237,30 @@ describe('the published JSON Schema', () => {
     expect(readFileSync(SCENARIO_SCHEMA_FILE, 'utf8')).toBe(scenarioSchemaText());
   });
 
-  it('accepts every shipped and suite scenario and fragment, as an editor would check it, and names each step kind', () => {
-    const schema = JSON.parse(readFileSync(SCENARIO_SCHEMA_FILE, 'utf8'));
-    expect(
-      Object.keys(schema.definitions)
-        .filter((k) => k.startsWith('step_'))
-        .map((k) => k.slice(5)),
-    ).toEqual(steps.names());
-    const validate = new Ajv({ strict: false }).compile(schema);
-    const all = [
-      ...scenarioFiles([join(ROOT, 'scenarios'), join(ROOT, 'test/scenarios/suite')]).files,
-      join(ROOT, 'scenarios/fragments/ask.yaml'),
-      join(ROOT, 'test/scenarios/suite/fragments/pay.yaml'),
-    ];
-    for (const f of all) {
-      const text = readFileSync(f, 'utf8');
-      expect(text.split('\n')[0], f).toMatch(
-        /^# yaml-language-server: \$schema=(\.\.\/)+schemas\/scenario\.schema\.json$/,
-      );
-      expect(validate(parse(text)), `${f}: ${JSON.stringify(validate.errors?.slice(0, 3))}`).toBe(true);
-    }
-    expect(validate(parse('steps: [{ reqest: GET /me }]'))).toBe(false);
-    expect(validate(parse('steps: [{ request: GET /me, within: 1s }]'))).toBe(false);
-  });
+  it(
+    'accepts every shipped and suite scenario and fragment, as an editor would check ' + 'it, and names each step kind',
+    () => {
+      const schema = JSON.parse(readFileSync(SCENARIO_SCHEMA_FILE, 'utf8'));
+      expect(
+        Object.keys(schema.definitions)
+          .filter((k) => k.startsWith('step_'))
+          .map((k) => k.slice(5)),
+      ).toEqual(steps.names());
+      const validate = new Ajv({ strict: false }).compile(schema);
+      const all = [
+        ...scenarioFiles([join(ROOT, 'scenarios'), join(ROOT, 'test/scenarios/suite')]).files,
+        join(ROOT, 'scenarios/fragments/ask.yaml'),
+        join(ROOT, 'test/scenarios/suite/fragments/pay.yaml'),
+      ];
+      for (const f of all) {
+        const text = readFileSync(f, 'utf8');
+        expect(text.split('\n')[0], f).toMatch(
+          /^# yaml-language-server: \$schema=(\.\.\/)+schemas\/scenario\.schema\.json$/,
+        );
+        expect(validate(parse(text)), `${f}: ${JSON.stringify(validate.errors?.slice(0, 3))}`).toBe(true);
+      }
+      expect(validate(parse('steps: [{ reqest: GET /me }]'))).toBe(false);
+      expect(validate(parse('steps: [{ request: GET /me, within: 1s }]'))).toBe(false);
+    },
+  );
 });

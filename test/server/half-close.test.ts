@@ -46,7 +46,9 @@ describe('a request followed by a half-close is answered', () => {
     const body = JSON.stringify({ recipient_pin: bob.pin_code, amount: 1 });
     const answer = await raw(
       server.port,
-      `POST /api/v1/wallet/send HTTP/1.1\r\nHost: x\r\nX-API-Key: ${alice.key}\r\nContent-Type: application/json\r\nIdempotency-Key: half-1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `POST /api/v1/wallet/send HTTP/1.1\r\nHost: x\r\nX-API-Key: ` +
+        `${alice.key}\r\nContent-Type: application/json\r\nIdempotency-Key: ` +
+        `half-1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       { end: true },
     );
     expect(balance(alice.user)).toBe(900);

@@ -98,7 +98,8 @@ async function runHere(seeds: number[], progress: boolean): Promise<{ failed: nu
     }
     if (progress && (n + 1) % 50 === 0)
       console.log(
-        `${n + 1}/${seeds.length} seeds, ${failed.length} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`,
+        `${n + 1}/${seeds.length} seeds, ${failed.length} failed, ` +
+          `${((performance.now() - started) / 1000).toFixed(1)} s`,
       );
   }
   return { failed, requests };
@@ -181,7 +182,9 @@ const { failed, requests } = jobs > 1 ? await runSharded(jobs) : await runHere(a
 const secs = (performance.now() - started) / 1000;
 const where = databases ? ` on ${databases.where}` : '';
 console.log(
-  `${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ${opts.store} store${where}, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} requests in ${secs.toFixed(1)} s`,
+  `${all.length} seeds × ${opts.ops} ops (${opts.concurrency} in flight, ` +
+    `${opts.store} store${where}, ${jobs} job${jobs > 1 ? 's' : ''}): ${requests} ` +
+    `requests in ${secs.toFixed(1)} s`,
 );
 if (failed.length) console.log(`failing seeds: ${failed.join(' ')}  (replay one: npm run sim -- --seed N --verbose)`);
 console.log(`${all.length - failed.length} passed, ${failed.length} failed`);

@@ -62,7 +62,8 @@ function withDatabase(url: string, name: string): string {
 }
 
 const NO_CREATEDB =
-  ' The role needs CREATEDB (ALTER ROLE … CREATEDB), or leave out --database-url / DATABASE_URL to start a throw-away server.';
+  ' The role needs CREATEDB (ALTER ROLE … CREATEDB), or leave out --database-url / ' +
+  'DATABASE_URL to start a throw-away server.';
 
 /** Runs `sql` on a short-lived connection to `url`; errors name the server and what to do. Internal. */
 async function adminQuery(url: string, sql: string): Promise<pg.QueryResult> {
@@ -73,7 +74,9 @@ async function adminQuery(url: string, sql: string): Promise<pg.QueryResult> {
     const e = err as NodeJS.ErrnoException;
     throw new Error(
       `cannot reach PostgreSQL at ${redactUrl(url)}: ${e.code ?? ''} ${e.message}`.trim() +
-        '. Is the server running, and are the host, port, user and database of --database-url / DATABASE_URL right? (Leave both out to start a throw-away server.)',
+        ('. Is the server running, and are the host, port, user and database of ' +
+          '--database-url / DATABASE_URL right? (Leave both out to start a throw-away ' +
+          'server.)'),
     );
   }
   try {
@@ -102,7 +105,8 @@ export async function databaseSource({ url }: { url?: string }): Promise<Databas
     );
     if (!role.rows[0]?.ok)
       throw new Error(
-        `the role ${JSON.stringify(role.rows[0]?.name)} of ${redactUrl(url)} cannot create databases (each run part gets a fresh one).${NO_CREATEDB}`,
+        `the role ${JSON.stringify(role.rows[0]?.name)} of ${redactUrl(url)} cannot ` +
+          `create databases (each run part gets a fresh one).${NO_CREATEDB}`,
       );
   } else {
     server = await startPostgres();

@@ -34,7 +34,8 @@ export function assertConserved(db: ReadView, context = ''): Ledger {
   const l = ledger(db);
   if (l.balances + l.pending !== l.ubi + l.grants) {
     throw new Error(
-      `conservation broken${context ? ` (${context})` : ''}: balances ${l.balances} + pending ${l.pending} ≠ ubi ${l.ubi} + grants ${l.grants} (cents)`,
+      `conservation broken${context ? ` (${context})` : ''}: balances ${l.balances} ` +
+        `+ pending ${l.pending} ≠ ubi ${l.ubi} + grants ${l.grants} (cents)`,
     );
   }
   return l;

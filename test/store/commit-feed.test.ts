@@ -57,60 +57,68 @@ const stores: Array<[string, () => Promise<Store>]> = [
 ];
 
 describe.each(stores)('commit feed: %s', (_name, make) => {
-  it('reports each committed transaction with its writes (before and after) and its cause; a failed one is not reported', async () => {
-    let cause = 'key_a';
-    const { store, commits } = observeCommits(await make(), { cause: () => cause });
-    const heard: Array<{ writes: CommittedWrite[]; cause: unknown }> = [];
-    commits.subscribe((writes, _read, c) => heard.push({ writes: [...writes], cause: c }));
-    await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
-    cause = 'key_b';
-    await store.transaction((tx) => tx.col(Notes).update('n1', { text: 'two' }));
-    await expect(
-      store.transaction((tx) => {
-        tx.col(Notes).insert({ id: 'n2', text: 'x' });
-        throw new Error('no');
-      }),
-    ).rejects.toThrow('no');
-    await store.transaction((tx) => void tx.col(Notes).get('n1')); // nothing written: nothing heard
-    expect(heard).toEqual([
-      {
-        writes: [{ collection: 'feed_notes', id: 'n1', before: null, after: { id: 'n1', text: 'one' } }],
-        cause: 'key_a',
-      },
-      {
-        writes: [
-          { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } },
-        ],
-        cause: 'key_b',
-      },
-    ]);
-    expect(store.read.col(Notes).get('n2')).toBeUndefined();
-  });
+  it(
+    'reports each committed transaction with its writes (before and after) and its ' +
+      'cause; a failed one is not reported',
+    async () => {
+      let cause = 'key_a';
+      const { store, commits } = observeCommits(await make(), { cause: () => cause });
+      const heard: Array<{ writes: CommittedWrite[]; cause: unknown }> = [];
+      commits.subscribe((writes, _read, c) => heard.push({ writes: [...writes], cause: c }));
+      await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
+      cause = 'key_b';
+      await store.transaction((tx) => tx.col(Notes).update('n1', { text: 'two' }));
+      await expect(
+        store.transaction((tx) => {
+          tx.col(Notes).insert({ id: 'n2', text: 'x' });
+          throw new Error('no');
+        }),
+      ).rejects.toThrow('no');
+      await store.transaction((tx) => void tx.col(Notes).get('n1')); // nothing written: nothing heard
+      expect(heard).toEqual([
+        {
+          writes: [{ collection: 'feed_notes', id: 'n1', before: null, after: { id: 'n1', text: 'one' } }],
+          cause: 'key_a',
+        },
+        {
+          writes: [
+            { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } },
+          ],
+          cause: 'key_b',
+        },
+      ]);
+      expect(store.read.col(Notes).get('n2')).toBeUndefined();
+    },
+  );
 
-  it('reports every write in order, a record written twice once per write, puts and deletes with what they replaced', async () => {
-    const { store, commits } = observeCommits(await make());
-    const heard: CommittedWrite[][] = [];
-    commits.subscribe((writes) => heard.push([...writes]));
-    await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
-    await store.transaction((tx) => {
-      tx.col(Notes).put({ id: 'n1', text: 'two' });
-      tx.col(Notes).update('n1', { text: 'three' });
-      tx.col(Notes).put({ id: 'n2', text: 'new' });
-      expect(tx.col(Notes).delete('nope')).toBe(false); // nothing to delete: no write
-      tx.col(Notes).delete('n2');
-    });
-    expect(heard[1]).toEqual([
-      { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } },
-      { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'two' }, after: { id: 'n1', text: 'three' } },
-      { collection: 'feed_notes', id: 'n2', before: null, after: { id: 'n2', text: 'new' } },
-      { collection: 'feed_notes', id: 'n2', before: { id: 'n2', text: 'new' }, after: null },
-    ]);
-    // what listeners are given is the stored state: frozen, no caller can change it
-    const after = heard[1]![1]!.after as Note;
-    expect(Object.isFrozen(after)).toBe(true);
-    expect(() => ((after as { text: string }).text = 'changed')).toThrow(TypeError);
-    expect(store.read.col(Notes).get('n1')).toBe(after);
-  });
+  it(
+    'reports every write in order, a record written twice once per write, puts and ' +
+      'deletes with what they replaced',
+    async () => {
+      const { store, commits } = observeCommits(await make());
+      const heard: CommittedWrite[][] = [];
+      commits.subscribe((writes) => heard.push([...writes]));
+      await store.transaction((tx) => tx.col(Notes).insert({ id: 'n1', text: 'one' }));
+      await store.transaction((tx) => {
+        tx.col(Notes).put({ id: 'n1', text: 'two' });
+        tx.col(Notes).update('n1', { text: 'three' });
+        tx.col(Notes).put({ id: 'n2', text: 'new' });
+        expect(tx.col(Notes).delete('nope')).toBe(false); // nothing to delete: no write
+        tx.col(Notes).delete('n2');
+      });
+      expect(heard[1]).toEqual([
+        { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'one' }, after: { id: 'n1', text: 'two' } },
+        { collection: 'feed_notes', id: 'n1', before: { id: 'n1', text: 'two' }, after: { id: 'n1', text: 'three' } },
+        { collection: 'feed_notes', id: 'n2', before: null, after: { id: 'n2', text: 'new' } },
+        { collection: 'feed_notes', id: 'n2', before: { id: 'n2', text: 'new' }, after: null },
+      ]);
+      // what listeners are given is the stored state: frozen, no caller can change it
+      const after = heard[1]![1]!.after as Note;
+      expect(Object.isFrozen(after)).toBe(true);
+      expect(() => ((after as { text: string }).text = 'changed')).toThrow(TypeError);
+      expect(store.read.col(Notes).get('n1')).toBe(after);
+    },
+  );
 });
 
 describe('commit feed of the file store', () => {

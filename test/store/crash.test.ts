@@ -134,7 +134,8 @@ describe.concurrent('file store under crashes (child processes)', { timeout: 120
     const { code } = await child.exited;
     expect(code).toBe(1);
     expect(child.stderr().trim()).toBe(
-      `data directory ${d} is in use by another pinbot process (pid ${process.pid}). Stop that process, or pass --data DIR to use another directory.`,
+      `data directory ${d} is in use by another pinbot process (pid ${process.pid}). ` +
+        `Stop that process, or pass --data DIR to use another directory.`,
     );
     expect(child.stdout()).toBe('');
     expect(store.read.col(Items).count()).toBe(0);

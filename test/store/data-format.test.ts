@@ -130,7 +130,10 @@ describe('data directory formats', () => {
     const err = (await open(dir).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(DataFormatError);
     expect(err.message).toBe(
-      `${dir} holds data format 3, written by a newer pinbot; this one reads formats up to ${DATA_FORMAT}. Install the newer pinbot again (npm install pinbot@latest), or start this one on a backup taken before the upgrade (data/backup-format-${DATA_FORMAT}-*)`,
+      `${dir} holds data format 3, written by a newer pinbot; this one reads formats ` +
+        `up to ${DATA_FORMAT}. Install the newer pinbot again (npm install ` +
+        `pinbot@latest), or start this one on a backup taken before the upgrade ` +
+        `(data/backup-format-${DATA_FORMAT}-*)`,
     );
     expect(readdirSync(dir).sort()).toEqual(before);
     for (const f of ['db.json', 'journal.jsonl'])

@@ -163,7 +163,10 @@ describe('file store', () => {
     const err = await FileStore.open(image).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(JournalCorruptError);
     expect((err as Error).message).toMatch(
-      /journal\.jsonl:3: unreadable line, and later lines are intact.*Start-up refused .*Restore the data directory from a backup/,
+      new RegExp(
+        String.raw`journal\.jsonl:3: unreadable line, and later lines are ` +
+          String.raw`intact.*Start-up refused .*Restore the data directory from a backup`,
+      ),
     );
   });
 
@@ -182,7 +185,10 @@ describe('file store', () => {
     const d = dir();
     writeFileSync(join(d, 'db.json'), JSON.stringify({ schema_version: 99, seq: 0, collections: {} }));
     await expect(FileStore.open(d)).rejects.toThrow(
-      /db\.json holds data format 99, written by a newer pinbot; this one reads formats up to 2\. Install the newer pinbot again/,
+      new RegExp(
+        String.raw`db\.json holds data format 99, written by a newer pinbot; this one ` +
+          String.raw`reads formats up to 2\. Install the newer pinbot again`,
+      ),
     );
     expect(existsSync(join(d, 'pinbot.lock'))).toBe(false);
   });
@@ -211,46 +217,51 @@ describe('file store', () => {
     expect(readFileSync(join(d, 'journal.jsonl'), 'utf8')).toContain('item_1');
   });
 
-  it('a copy taken while running — db.json, the old journals, journal.jsonl, again if a snapshot was written meanwhile — always restores', async () => {
-    const d = dir();
-    const store = await open(d, { compactBytes: 4096 });
-    let n = 0;
-    const burst = () => addItems(store, (n += 7) - 7, 7);
-    /** What a compaction changes: db.json's inode, the set of old journals (docs/operations.md, "Backups"). */
-    const listing = () =>
-      readdirSync(d)
-        .filter((f) => f === 'db.json' || /^journal\.old/.test(f))
-        .map((f) => `${f}:${statSync(join(d, f)).ino}`)
-        .sort()
-        .join(' ');
-    let retried = 0;
-    for (let round = 0; round < 15; round++) {
-      let copy: string;
-      for (let attempt = 0; ; attempt++) {
-        copy = dir();
-        const before = listing();
-        // Writes and compactions keep running between the copies of the files (on a retry,
-        // a write that triggers no compaction: compactions are rare in real life).
-        const busy = attempt === 0 ? burst : () => addItems(store, (n += 1) - 1, 1);
-        if (existsSync(join(d, 'db.json'))) copyFileSync(join(d, 'db.json'), join(copy, 'db.json'));
-        await busy();
-        if (round % 3 === 0 && attempt === 0) await Promise.all([store.compact(), burst()]);
-        for (const f of readdirSync(d).filter((f) => /^journal\.old/.test(f))) copyFileSync(join(d, f), join(copy, f));
-        await busy();
-        copyFileSync(join(d, 'journal.jsonl'), join(copy, 'journal.jsonl'));
-        if (listing() === before) break;
-        retried++;
-        if (attempt > 20) throw new Error('a compaction ran during every copy');
+  it(
+    'a copy taken while running — db.json, the old journals, journal.jsonl, again if a ' +
+      'snapshot was written meanwhile — always restores',
+    async () => {
+      const d = dir();
+      const store = await open(d, { compactBytes: 4096 });
+      let n = 0;
+      const burst = () => addItems(store, (n += 7) - 7, 7);
+      /** What a compaction changes: db.json's inode, the set of old journals (docs/operations.md, "Backups"). */
+      const listing = () =>
+        readdirSync(d)
+          .filter((f) => f === 'db.json' || /^journal\.old/.test(f))
+          .map((f) => `${f}:${statSync(join(d, f)).ino}`)
+          .sort()
+          .join(' ');
+      let retried = 0;
+      for (let round = 0; round < 15; round++) {
+        let copy: string;
+        for (let attempt = 0; ; attempt++) {
+          copy = dir();
+          const before = listing();
+          // Writes and compactions keep running between the copies of the files (on a retry,
+          // a write that triggers no compaction: compactions are rare in real life).
+          const busy = attempt === 0 ? burst : () => addItems(store, (n += 1) - 1, 1);
+          if (existsSync(join(d, 'db.json'))) copyFileSync(join(d, 'db.json'), join(copy, 'db.json'));
+          await busy();
+          if (round % 3 === 0 && attempt === 0) await Promise.all([store.compact(), burst()]);
+          for (const f of readdirSync(d).filter((f) => /^journal\.old/.test(f)))
+            copyFileSync(join(d, f), join(copy, f));
+          await busy();
+          copyFileSync(join(d, 'journal.jsonl'), join(copy, 'journal.jsonl'));
+          if (listing() === before) break;
+          retried++;
+          if (attempt > 20) throw new Error('a compaction ran during every copy');
+        }
+        const restored = await open(copy);
+        const items = restored.read.col(Items);
+        expect(restored.read.col(Counters).get('count')?.value ?? 0).toBe(items.count());
+        for (let i = 0; i < items.count(); i++)
+          expect(items.one('n', String(i)), `round ${round}, item ${i}`).toBeDefined();
+        await restored.close();
       }
-      const restored = await open(copy);
-      const items = restored.read.col(Items);
-      expect(restored.read.col(Counters).get('count')?.value ?? 0).toBe(items.count());
-      for (let i = 0; i < items.count(); i++)
-        expect(items.one('n', String(i)), `round ${round}, item ${i}`).toBeDefined();
-      await restored.close();
-    }
-    expect(retried).toBeGreaterThan(0); // the check had something to catch
-  });
+      expect(retried).toBeGreaterThan(0); // the check had something to catch
+    },
+  );
 });
 
 describe('isDurable: whether a read has anything to wait for', () => {

@@ -84,22 +84,26 @@ describe('journal integrity (issue 13, item 4)', () => {
       expect(JSON.parse(l)).toMatchObject({ k: expect.stringMatching(/^[0-9a-f]{8}$/), s: expect.any(Number) });
   });
 
-  it('refuses a line changed after it was written (still valid JSON), naming file:line, keeping a copy of the journal', async () => {
-    const d = await crashedWith(5);
-    const ls = lines(d);
-    ls[2] = ls[2]!.replace('"n":2', '"n":2000');
-    writeLines(d, ls);
-    const before = readFileSync(journalOf(d));
-    const err = await refusal(d);
-    expect(err.message).toContain(`${journalOf(d)}:3: the checksum does not match the line`);
-    expect(err.message).toContain('Start-up refused (the journal is kept as');
-    expect(copies(d)).toHaveLength(1);
-    expect(readFileSync(join(d, copies(d)[0]!))).toEqual(before);
-    expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
-    // A restart loop on the same damage does not pile up copies.
-    await refusal(d);
-    expect(copies(d)).toHaveLength(1);
-  });
+  it(
+    'refuses a line changed after it was written (still valid JSON), naming file:line, ' +
+      'keeping a copy of the journal',
+    async () => {
+      const d = await crashedWith(5);
+      const ls = lines(d);
+      ls[2] = ls[2]!.replace('"n":2', '"n":2000');
+      writeLines(d, ls);
+      const before = readFileSync(journalOf(d));
+      const err = await refusal(d);
+      expect(err.message).toContain(`${journalOf(d)}:3: the checksum does not match the line`);
+      expect(err.message).toContain('Start-up refused (the journal is kept as');
+      expect(copies(d)).toHaveLength(1);
+      expect(readFileSync(join(d, copies(d)[0]!))).toEqual(before);
+      expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
+      // A restart loop on the same damage does not pile up copies.
+      await refusal(d);
+      expect(copies(d)).toHaveLength(1);
+    },
+  );
 
   it('refuses a changed last line too, instead of dropping it as a torn write', async () => {
     const d = await crashedWith(4);
@@ -241,35 +245,39 @@ describe('snapshot and journal must follow each other (issue 13, items 3 and 13)
     expect((await open(image)).read.col(Counters).get('count')?.value).toBe(8);
   });
 
-  it('a compaction whose snapshot failed leaves journal.old.jsonl; the next one moves the journal to journal.old.2.jsonl, never copying', async () => {
-    let fail = true;
-    let atRotation: string[] = [];
-    const d = dir();
-    const journals = () =>
-      readdirSync(d)
-        .filter((f) => f.startsWith('journal.'))
-        .sort();
-    const compaction = (step: string) => {
-      if (step !== 'rotated') return;
-      if (fail) throw new Error('disk full');
-      atRotation = journals();
-    };
-    const store = await open(d, { ...checks, hooks: { compaction } });
-    await addItems(store, 0, 3);
-    await expect(store.compact()).rejects.toThrow('disk full');
-    await addItems(store, 3, 2);
-    const crashed = dir();
-    cpSync(store.dir, crashed, { recursive: true });
-    expect(readdirSync(crashed).filter((f) => f.startsWith('journal.'))).toEqual([
-      'journal.jsonl',
-      'journal.old.jsonl',
-    ]);
-    expect((await open(crashed)).read.col(Items).count()).toBe(5); // replayed, then compacted at open
-    fail = false;
-    await store.compact();
-    expect(atRotation).toEqual(['journal.jsonl', 'journal.old.2.jsonl', 'journal.old.jsonl']);
-    expect(journals()).toEqual(['journal.jsonl']);
-  });
+  it(
+    'a compaction whose snapshot failed leaves journal.old.jsonl; the next one moves ' +
+      'the journal to journal.old.2.jsonl, never copying',
+    async () => {
+      let fail = true;
+      let atRotation: string[] = [];
+      const d = dir();
+      const journals = () =>
+        readdirSync(d)
+          .filter((f) => f.startsWith('journal.'))
+          .sort();
+      const compaction = (step: string) => {
+        if (step !== 'rotated') return;
+        if (fail) throw new Error('disk full');
+        atRotation = journals();
+      };
+      const store = await open(d, { ...checks, hooks: { compaction } });
+      await addItems(store, 0, 3);
+      await expect(store.compact()).rejects.toThrow('disk full');
+      await addItems(store, 3, 2);
+      const crashed = dir();
+      cpSync(store.dir, crashed, { recursive: true });
+      expect(readdirSync(crashed).filter((f) => f.startsWith('journal.'))).toEqual([
+        'journal.jsonl',
+        'journal.old.jsonl',
+      ]);
+      expect((await open(crashed)).read.col(Items).count()).toBe(5); // replayed, then compacted at open
+      fail = false;
+      await store.compact();
+      expect(atRotation).toEqual(['journal.jsonl', 'journal.old.2.jsonl', 'journal.old.jsonl']);
+      expect(journals()).toEqual(['journal.jsonl']);
+    },
+  );
 });
 
 describe('a torn tail is cut, its bytes kept (issue 13, item 13)', () => {
@@ -292,20 +300,24 @@ describe('a torn tail is cut, its bytes kept (issue 13, item 13)', () => {
 describe('only the last line can be torn (issue 21 item 10)', () => {
   // A damaged acknowledged line followed by a torn last line was dropped with it as a "torn
   // tail": the server started without acknowledged writes (pending transfers 5 → 3).
-  it('an unreadable line followed by a torn last line stops start-up at the damaged line, cutting nothing', async () => {
-    const d = await crashedWith(5);
-    const ls = lines(d);
-    ls[4] = ls[4]!.slice(0, 40); // the last acknowledged line, cut short in place (bit rot, a bad sector)
-    writeLines(d, ls);
-    appendFileSync(journalOf(d), '{"k":"00000000","s":6,"c":[["items","item_t'); // then a crash mid-append
-    const before = readFileSync(journalOf(d));
-    const err = await refusal(d);
-    expect(err.message).toContain(
-      `${journalOf(d)}:5: unreadable line, and it is not the last line (a torn line 6 follows it), so it is not a write cut short by a crash`,
-    );
-    expect(err.message).toContain('Restore the data directory from a backup');
-    expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
-  });
+  it(
+    'an unreadable line followed by a torn last line stops start-up at the damaged ' + 'line, cutting nothing',
+    async () => {
+      const d = await crashedWith(5);
+      const ls = lines(d);
+      ls[4] = ls[4]!.slice(0, 40); // the last acknowledged line, cut short in place (bit rot, a bad sector)
+      writeLines(d, ls);
+      appendFileSync(journalOf(d), '{"k":"00000000","s":6,"c":[["items","item_t'); // then a crash mid-append
+      const before = readFileSync(journalOf(d));
+      const err = await refusal(d);
+      expect(err.message).toContain(
+        `${journalOf(d)}:5: unreadable line, and it is not the last line (a torn line ` +
+          `6 follows it), so it is not a write cut short by a crash`,
+      );
+      expect(err.message).toContain('Restore the data directory from a backup');
+      expect(readFileSync(journalOf(d))).toEqual(before); // nothing cut
+    },
+  );
 
   it('two unreadable lines at the end: the first is damage, not a torn tail', async () => {
     const d = await crashedWith(4);
@@ -331,20 +343,23 @@ describe('only the last line can be torn (issue 21 item 10)', () => {
 });
 
 describe('the collections a data directory may hold', () => {
-  it('COLLECTIONS lists every collection declared in src/ (a missing one would be refused at the next start)', async () => {
-    const { COLLECTIONS } = await import('../../src/deployment/store-integrity.js');
-    const declared = new Set<string>();
-    const walk = (d: string) => {
-      for (const e of readdirSync(d, { withFileTypes: true })) {
-        const p = join(d, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts'))
-          for (const m of readFileSync(p, 'utf8').matchAll(/defineCollection(?:<[^>]*>)?\(\{\s*name:\s*'([^']+)'/g))
-            declared.add(m[1]!);
-      }
-    };
-    walk(join(import.meta.dirname, '../../src'));
-    expect(declared.size).toBeGreaterThan(10);
-    expect([...COLLECTIONS].sort()).toEqual([...declared].sort());
-  });
+  it(
+    'COLLECTIONS lists every collection declared in src/ (a missing one would be ' + 'refused at the next start)',
+    async () => {
+      const { COLLECTIONS } = await import('../../src/deployment/store-integrity.js');
+      const declared = new Set<string>();
+      const walk = (d: string) => {
+        for (const e of readdirSync(d, { withFileTypes: true })) {
+          const p = join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else if (p.endsWith('.ts'))
+            for (const m of readFileSync(p, 'utf8').matchAll(/defineCollection(?:<[^>]*>)?\(\{\s*name:\s*'([^']+)'/g))
+              declared.add(m[1]!);
+        }
+      };
+      walk(join(import.meta.dirname, '../../src'));
+      expect(declared.size).toBeGreaterThan(10);
+      expect([...COLLECTIONS].sort()).toEqual([...declared].sort());
+    },
+  );
 });

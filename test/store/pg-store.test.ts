@@ -71,38 +71,45 @@ describe('PgStore: the store on PostgreSQL', () => {
     }
   });
 
-  it('records come back exactly after a restart (key order, NUL, lone surrogates); index keys are kept for SQL', async () => {
-    const url = await testDatabase();
-    const a = await store(url);
-    const odd = { id: 'r1', note: 'a\u0000b\ud800c', n: 3, tag: 'é\u0000' };
-    await a.transaction((tx) => tx.col(Counters).insert(odd));
-    await a.close();
-    const b = await store(url);
-    expect(JSON.stringify(b.read.col(Counters).get('r1'))).toBe(JSON.stringify(odd));
-    expect(b.read.col(Counters).one('tag', 'é\u0000')?.id).toBe('r1');
-    expect(b.read.col(Counters).ids('parity', 'odd')).toEqual(['r1']);
-    const rows = await sql(url, `SELECT id, keys FROM pinbot.pg_counters WHERE keys @> ARRAY['parity="odd"']`);
-    expect(rows).toEqual([{ id: 'r1', keys: ['tag="é\\u0000"', 'parity="odd"'] }]);
-  });
+  it(
+    'records come back exactly after a restart (key order, NUL, lone surrogates); index ' + 'keys are kept for SQL',
+    async () => {
+      const url = await testDatabase();
+      const a = await store(url);
+      const odd = { id: 'r1', note: 'a\u0000b\ud800c', n: 3, tag: 'é\u0000' };
+      await a.transaction((tx) => tx.col(Counters).insert(odd));
+      await a.close();
+      const b = await store(url);
+      expect(JSON.stringify(b.read.col(Counters).get('r1'))).toBe(JSON.stringify(odd));
+      expect(b.read.col(Counters).one('tag', 'é\u0000')?.id).toBe('r1');
+      expect(b.read.col(Counters).ids('parity', 'odd')).toEqual(['r1']);
+      const rows = await sql(url, `SELECT id, keys FROM pinbot.pg_counters WHERE keys @> ARRAY['parity="odd"']`);
+      expect(rows).toEqual([{ id: 'r1', keys: ['tag="é\\u0000"', 'parity="odd"'] }]);
+    },
+  );
 
-  it('a commit refused because another process committed first catches up from the refusal and runs again on the new state', async () => {
-    const url = await testDatabase();
-    const a = await store(url);
-    const b = await store(url);
-    await (a as unknown as { listener: { client: pg.Client } }).listener.client.query('UNLISTEN *');
-    await b.transaction((tx) => tx.col(Counters).insert({ id: 'n1', n: 1, note: 'from b \u0000 \ud800' }));
-    // a does not know n1 yet: its first run sees no record, the run after the refusal does
-    const runs: boolean[] = [];
-    const seen = await a.transaction((tx) => {
-      runs.push(tx.col(Counters).get('n1') !== undefined);
-      tx.col(Counters).put({ id: 'n2', n: 2 });
-      return tx.col(Counters).get('n1')?.note;
-    });
-    expect(runs).toEqual([false, true]);
-    expect(seen).toBe('from b \u0000 \ud800');
-    await b.durable();
-    expect(b.read.col(Counters).get('n2')?.n).toBe(2);
-  });
+  it(
+    'a commit refused because another process committed first catches up from the ' +
+      'refusal and runs again on the new state',
+    async () => {
+      const url = await testDatabase();
+      const a = await store(url);
+      const b = await store(url);
+      await (a as unknown as { listener: { client: pg.Client } }).listener.client.query('UNLISTEN *');
+      await b.transaction((tx) => tx.col(Counters).insert({ id: 'n1', n: 1, note: 'from b \u0000 \ud800' }));
+      // a does not know n1 yet: its first run sees no record, the run after the refusal does
+      const runs: boolean[] = [];
+      const seen = await a.transaction((tx) => {
+        runs.push(tx.col(Counters).get('n1') !== undefined);
+        tx.col(Counters).put({ id: 'n2', n: 2 });
+        return tx.col(Counters).get('n1')?.note;
+      });
+      expect(runs).toEqual([false, true]);
+      expect(seen).toBe('from b \u0000 \ud800');
+      await b.durable();
+      expect(b.read.col(Counters).get('n2')?.n).toBe(2);
+    },
+  );
 
   it('a transaction that throws changes nothing; the others of its batch commit', async () => {
     const url = await testDatabase();
@@ -150,17 +157,22 @@ describe('PgStore: the store on PostgreSQL', () => {
     expect(b.seq).toBe(a.seq);
   });
 
-  it('a schema written by a newer pinbot (a higher table version) is refused in one line, and left as it is', async () => {
-    const url = await testDatabase();
-    await (await store(url)).close();
-    await sql(url, 'UPDATE pinbot._head SET schema_version = 7 WHERE id = 1');
-    const err = (await PgStore.open({ url, warn: () => undefined }).catch((e: unknown) => e)) as Error;
-    expect(err).toBeInstanceOf(DataFormatError);
-    expect(err.message).toBe(
-      'the PostgreSQL schema "pinbot" holds pinbot table version 7, written by a newer pinbot; this one reads version 1. Install the newer pinbot again on every process, or point store.schema at a schema this version wrote',
-    );
-    expect(await sql(url, 'SELECT schema_version FROM pinbot._head')).toEqual([{ schema_version: 7 }]);
-  });
+  it(
+    'a schema written by a newer pinbot (a higher table version) is refused in one ' + 'line, and left as it is',
+    async () => {
+      const url = await testDatabase();
+      await (await store(url)).close();
+      await sql(url, 'UPDATE pinbot._head SET schema_version = 7 WHERE id = 1');
+      const err = (await PgStore.open({ url, warn: () => undefined }).catch((e: unknown) => e)) as Error;
+      expect(err).toBeInstanceOf(DataFormatError);
+      expect(err.message).toBe(
+        'the PostgreSQL schema "pinbot" holds pinbot table version 7, written by a ' +
+          'newer pinbot; this one reads version 1. Install the newer pinbot again on ' +
+          'every process, or point store.schema at a schema this version wrote',
+      );
+      expect(await sql(url, 'SELECT schema_version FROM pinbot._head')).toEqual([{ schema_version: 7 }]);
+    },
+  );
 
   it('start-up checks: money that does not add up in the tables refuses the start, naming the record', async () => {
     const url = await testDatabase();
@@ -174,7 +186,8 @@ describe('PgStore: the store on PostgreSQL', () => {
     await a.close();
     await sql(
       url,
-      `UPDATE pinbot.${Accounts.name} SET record = json_build_object('id', id, 'balance_cents', 900, 'ubi_through', null) WHERE id = $1`,
+      `UPDATE pinbot.${Accounts.name} SET record = json_build_object('id', id, ` +
+        `'balance_cents', 900, 'ubi_through', null) WHERE id = $1`,
       [user.id],
     );
     await expect(PgStore.open({ url, integrity: dataDirIntegrity })).rejects.toThrow(StoreDamagedError);
@@ -191,7 +204,8 @@ describe('PgStore: the store on PostgreSQL', () => {
     const held = await (a as unknown as { pool: pg.Pool }).pool.connect();
     await sql(
       url,
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ` +
+        `current_database() AND pid <> pg_backend_pid()`,
     );
     for (let t = 0; t < 200 && !warnings.some((w) => /connection failed/.test(w)); t++)
       await new Promise((r) => setTimeout(r, 25));
@@ -199,50 +213,55 @@ describe('PgStore: the store on PostgreSQL', () => {
     expect(warnings.some((w) => /a PostgreSQL connection failed/.test(w))).toBe(true);
   });
 
-  it('connections cut mid-load: every acknowledged transaction is stored, every refused one is not, and writes resume', async () => {
-    const url = await testDatabase();
-    const a = await store(url, { retry: { firstMs: 20, maxMs: 100 } });
-    const acked = new Set<string>();
-    const refused = new Set<string>();
-    const writes: Array<Promise<void>> = [];
-    for (let i = 0; i < 400; i++) {
-      const id = `w${i}`;
-      writes.push(
-        a
-          .transaction((tx) => void tx.col(Counters).insert({ id, n: i }))
+  it(
+    'connections cut mid-load: every acknowledged transaction is stored, every refused ' +
+      'one is not, and writes resume',
+    async () => {
+      const url = await testDatabase();
+      const a = await store(url, { retry: { firstMs: 20, maxMs: 100 } });
+      const acked = new Set<string>();
+      const refused = new Set<string>();
+      const writes: Array<Promise<void>> = [];
+      for (let i = 0; i < 400; i++) {
+        const id = `w${i}`;
+        writes.push(
+          a
+            .transaction((tx) => void tx.col(Counters).insert({ id, n: i }))
+            .then(
+              () => void acked.add(id),
+              (err) => {
+                expect(err).toBeInstanceOf(StorageUnavailableError);
+                refused.add(id);
+              },
+            ),
+        );
+        if (i === 150)
+          await sql(
+            url,
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ` +
+              `current_database() AND pid <> pg_backend_pid()`,
+          );
+        if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
+      }
+      await Promise.all(writes);
+      expect(acked.size + refused.size).toBe(400);
+      expect(acked.size).toBeGreaterThan(0);
+      const stored = new Set((await sql(url, 'SELECT id FROM pinbot.pg_counters')).map((r) => r.id as string));
+      for (const id of acked) expect(stored.has(id)).toBe(true);
+      for (const id of refused) expect(stored.has(id)).toBe(false);
+      // the store takes writes again by itself, and its memory is the database's
+      let ok = false;
+      for (let t = 0; t < 100 && !ok; t++) {
+        ok = await a
+          .transaction((tx) => void tx.col(Counters).put({ id: 'after', n: 1 }))
           .then(
-            () => void acked.add(id),
-            (err) => {
-              expect(err).toBeInstanceOf(StorageUnavailableError);
-              refused.add(id);
-            },
-          ),
-      );
-      if (i === 150)
-        await sql(
-          url,
-          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
-        );
-      if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
-    }
-    await Promise.all(writes);
-    expect(acked.size + refused.size).toBe(400);
-    expect(acked.size).toBeGreaterThan(0);
-    const stored = new Set((await sql(url, 'SELECT id FROM pinbot.pg_counters')).map((r) => r.id as string));
-    for (const id of acked) expect(stored.has(id)).toBe(true);
-    for (const id of refused) expect(stored.has(id)).toBe(false);
-    // the store takes writes again by itself, and its memory is the database's
-    let ok = false;
-    for (let t = 0; t < 100 && !ok; t++) {
-      ok = await a
-        .transaction((tx) => void tx.col(Counters).put({ id: 'after', n: 1 }))
-        .then(
-          () => true,
-          async () => (await new Promise((r) => setTimeout(r, 50)), false),
-        );
-    }
-    expect(ok).toBe(true);
-    await a.durable();
-    expect([...a.read.col(Counters).all()].length).toBe(stored.size + 1);
-  });
+            () => true,
+            async () => (await new Promise((r) => setTimeout(r, 50)), false),
+          );
+      }
+      expect(ok).toBe(true);
+      await a.durable();
+      expect([...a.read.col(Counters).all()].length).toBe(stored.size + 1);
+    },
+  );
 });

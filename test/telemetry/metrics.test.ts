@@ -264,21 +264,24 @@ describe('GET /metrics', () => {
     expect(await scrape(t, { authorization: `Bearer ${token}` })).toContain('pinbot_http_requests_total');
   });
 
-  it('off the loopback address: not served without a token; `enabled: true` there without one is refused at start', async () => {
-    expect(metricsAccess({}, '0.0.0.0')).toEqual({
-      serve: false,
-      why: expect.stringContaining('metrics.token is not set'),
-    });
-    expect(() => metricsAccess({ enabled: true }, '0.0.0.0')).toThrow(
-      /metrics\.enabled is true but the server listens on 0\.0\.0\.0.*metrics\.token/,
-    );
-    expect(metricsAccess({ token: 'x'.repeat(16) }, '0.0.0.0')).toEqual({ serve: 'token', token: 'x'.repeat(16) });
-    expect(metricsAccess({ enabled: false, token: 'x'.repeat(16) }, '127.0.0.1')).toMatchObject({ serve: false });
-    expect(metricsAccess({}, '::1')).toEqual({ serve: 'open' });
-    const s = await serveWithBots({}, '0.0.0.0');
-    const port = new URL(s.url).port;
-    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
-  });
+  it(
+    'off the loopback address: not served without a token; `enabled: true` there ' + 'without one is refused at start',
+    async () => {
+      expect(metricsAccess({}, '0.0.0.0')).toEqual({
+        serve: false,
+        why: expect.stringContaining('metrics.token is not set'),
+      });
+      expect(() => metricsAccess({ enabled: true }, '0.0.0.0')).toThrow(
+        /metrics\.enabled is true but the server listens on 0\.0\.0\.0.*metrics\.token/,
+      );
+      expect(metricsAccess({ token: 'x'.repeat(16) }, '0.0.0.0')).toEqual({ serve: 'token', token: 'x'.repeat(16) });
+      expect(metricsAccess({ enabled: false, token: 'x'.repeat(16) }, '127.0.0.1')).toMatchObject({ serve: false });
+      expect(metricsAccess({}, '::1')).toEqual({ serve: 'open' });
+      const s = await serveWithBots({}, '0.0.0.0');
+      const port = new URL(s.url).port;
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+    },
+  );
 
   it('config.yaml: a short token or an unknown key is refused, naming the field', () => {
     expect(() => configFrom({ metrics: { token: 'short' } })).toThrow(

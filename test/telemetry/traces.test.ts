@@ -124,119 +124,134 @@ describe('OpenTelemetry traces', () => {
     );
   });
 
-  it('one trace follows a message: request → commit → bot woken → poll → rule run → step → the bot’s own request', async () => {
-    const warnings: string[] = [];
-    expect(await startTracing(process.env, (m) => warnings.push(m))).toBe(true);
-    expect(tracingOn()).toBe(true);
-    const tmp = tempDir();
-    cleanup = tmp.cleanup;
-    const botsDir = join(tmp.dir, 'bots-src');
-    mkdirSync(botsDir);
-    writeFileSync(join(botsDir, 'pinger.yaml'), PINGER);
-    mkdirSync(join(tmp.dir, 'data'));
-    const config = configFrom({ rate_limits: { enabled: false }, bots: { dir: botsDir } });
-    const s = (server = await startServer({
-      dataDir: join(tmp.dir, 'data'),
-      config,
-      host: '127.0.0.1',
-      port: 0,
-      log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
-      services: [createBotsService()],
-    }));
-    const key = await s.store.transaction(
-      (tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id).api_key,
-    );
-    const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
-    // once running, the bot has its baseline: a message sent before it would not be new
-    await eventually(
-      async () =>
-        ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running',
-      10_000,
-      'the bot running',
-    );
-
-    const sent = await fetch(`${s.url}/api/v1/messages/send`, {
-      method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ recipient_pin: bot.pin_code, content: 'ping' }),
-    });
-    expect(sent.status).toBe(201);
-    const root = await eventually(
-      () =>
-        receiver.spans.find(
-          (x) =>
-            x.name === 'POST /api/v1/messages/send' && !x.parentSpanId && attr(x, 'http.request.method') === 'POST',
-        ),
-      10_000,
-      'the send span',
-    );
-    const inTrace = () => receiver.spans.filter((x) => x.traceId === root.traceId);
-    const byId = () => new Map(inTrace().map((x) => [x.spanId, x]));
-    // the reply's own server span, in the same trace
-    const replyServer = await eventually(
-      () =>
-        inTrace().find((x) => x.kind === 2 && x.spanId !== root.spanId && attr(x, 'http.request.method') === 'POST'),
-      15_000,
-      'the reply request in the trace',
-    ).catch((e) => {
-      throw new Error(
-        `${(e as Error).message}: ${JSON.stringify(receiver.spans.map((x) => [x.name, x.traceId.slice(0, 6), x.spanId.slice(0, 6), x.parentSpanId?.slice(0, 6)]))} ${warnings.join('; ')}`,
+  it(
+    'one trace follows a message: request → commit → bot woken → poll → rule run → step ' + '→ the bot’s own request',
+    async () => {
+      const warnings: string[] = [];
+      expect(await startTracing(process.env, (m) => warnings.push(m))).toBe(true);
+      expect(tracingOn()).toBe(true);
+      const tmp = tempDir();
+      cleanup = tmp.cleanup;
+      const botsDir = join(tmp.dir, 'bots-src');
+      mkdirSync(botsDir);
+      writeFileSync(join(botsDir, 'pinger.yaml'), PINGER);
+      mkdirSync(join(tmp.dir, 'data'));
+      const config = configFrom({ rate_limits: { enabled: false }, bots: { dir: botsDir } });
+      const s = (server = await startServer({
+        dataDir: join(tmp.dir, 'data'),
+        config,
+        host: '127.0.0.1',
+        port: 0,
+        log: pino({ level: process.env.TEST_LOG ?? 'silent' }),
+        services: [createBotsService()],
+      }));
+      const key = await s.store.transaction(
+        (tx) => createKey(tx, s.env, createUser(tx, s.env, { name: 'Alice' }).id).api_key,
       );
-    });
-    // spans are exported as they end: a parent (the rule run) ends after its children
-    const chainOf = (leaf: OtlpSpan) => {
-      const names: string[] = [];
-      for (let x: OtlpSpan | undefined = leaf; x; x = x.parentSpanId ? byId().get(x.parentSpanId) : undefined)
-        names.unshift(x.name);
-      return names;
-    };
-    const chain = await eventually(
-      () => (chainOf(replyServer)[0] === root.name ? chainOf(replyServer) : undefined),
-      10_000,
-      'the whole chain',
-    );
-    expect(chain).toEqual([
-      'POST /api/v1/messages/send',
-      'pinbot.store.commit',
-      'pinbot.bot.wake',
-      'pinbot.bot.poll',
-      'pinbot.rule.run',
-      'pinbot.step reply',
-      expect.stringMatching(/^POST \/conversations\/:id\/messages$|^POST \/messages\/send$/),
-      expect.stringMatching(/^POST \/api\/v1\/(conversations\/:id\/messages|messages\/send)$/),
-    ]);
-    const run = inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'pong')!;
-    expect({
-      bot: attr(run, 'pinbot.bot'),
-      outcome: attr(run, 'pinbot.outcome'),
-      type: attr(run, 'pinbot.event.type'),
-    }).toEqual({ bot: 'pinger', outcome: 'done', type: 'message.received' });
-    // the rule that did not run is traced too, with its reason
-    const never = await eventually(
-      () => inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'never'),
-      10_000,
-      'the not-run span',
-    );
-    expect({ outcome: attr(never, 'pinbot.outcome'), reason: attr(never, 'pinbot.reason') }).toEqual({
-      outcome: 'not_run',
-      reason: 'condition_false',
-    });
-    // the client span's traceparent made the reply's server span its child
-    const client = byId().get(replyServer.parentSpanId!)!;
-    expect(client.kind).toBe(3);
-    expect(attr(client, 'http.response.status_code')).toBe(201);
-    // spans name routes, never ids or PINs
-    for (const x of inTrace()) expect(JSON.stringify(x), x.name).not.toContain(bot.pin_code);
-    expect(receiver.requests.every((r) => r.path === '/v1/traces' && r.type.startsWith('application/json'))).toBe(true);
-  });
+      const bot = await eventually(() => findUser(s.store.read, 'Pinger Bot'), 10_000, 'the bot user');
+      // once running, the bot has its baseline: a message sent before it would not be new
+      await eventually(
+        async () =>
+          ((await s.command!('bots.status')) as { bots: Array<{ status: string }> }).bots[0]?.status === 'running',
+        10_000,
+        'the bot running',
+      );
 
-  it('a scenario run is one trace: the scenario, a span per step, the server’s spans under the step that called', async () => {
-    expect(tracingOn()).toBe(true);
-    const tmp = tempDir();
-    const file = join(tmp.dir, 'traced.scenario.yaml');
-    writeFileSync(
-      file,
-      `name: traced
+      const sent = await fetch(`${s.url}/api/v1/messages/send`, {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ recipient_pin: bot.pin_code, content: 'ping' }),
+      });
+      expect(sent.status).toBe(201);
+      const root = await eventually(
+        () =>
+          receiver.spans.find(
+            (x) =>
+              x.name === 'POST /api/v1/messages/send' && !x.parentSpanId && attr(x, 'http.request.method') === 'POST',
+          ),
+        10_000,
+        'the send span',
+      );
+      const inTrace = () => receiver.spans.filter((x) => x.traceId === root.traceId);
+      const byId = () => new Map(inTrace().map((x) => [x.spanId, x]));
+      // the reply's own server span, in the same trace
+      const replyServer = await eventually(
+        () =>
+          inTrace().find((x) => x.kind === 2 && x.spanId !== root.spanId && attr(x, 'http.request.method') === 'POST'),
+        15_000,
+        'the reply request in the trace',
+      ).catch((e) => {
+        throw new Error(
+          `${(e as Error).message}: ` +
+            `${JSON.stringify(
+              receiver.spans.map((x) => [
+                x.name,
+                x.traceId.slice(0, 6),
+                x.spanId.slice(0, 6),
+                x.parentSpanId?.slice(0, 6),
+              ]),
+            )} ${warnings.join('; ')}`,
+        );
+      });
+      // spans are exported as they end: a parent (the rule run) ends after its children
+      const chainOf = (leaf: OtlpSpan) => {
+        const names: string[] = [];
+        for (let x: OtlpSpan | undefined = leaf; x; x = x.parentSpanId ? byId().get(x.parentSpanId) : undefined)
+          names.unshift(x.name);
+        return names;
+      };
+      const chain = await eventually(
+        () => (chainOf(replyServer)[0] === root.name ? chainOf(replyServer) : undefined),
+        10_000,
+        'the whole chain',
+      );
+      expect(chain).toEqual([
+        'POST /api/v1/messages/send',
+        'pinbot.store.commit',
+        'pinbot.bot.wake',
+        'pinbot.bot.poll',
+        'pinbot.rule.run',
+        'pinbot.step reply',
+        expect.stringMatching(/^POST \/conversations\/:id\/messages$|^POST \/messages\/send$/),
+        expect.stringMatching(/^POST \/api\/v1\/(conversations\/:id\/messages|messages\/send)$/),
+      ]);
+      const run = inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'pong')!;
+      expect({
+        bot: attr(run, 'pinbot.bot'),
+        outcome: attr(run, 'pinbot.outcome'),
+        type: attr(run, 'pinbot.event.type'),
+      }).toEqual({ bot: 'pinger', outcome: 'done', type: 'message.received' });
+      // the rule that did not run is traced too, with its reason
+      const never = await eventually(
+        () => inTrace().find((x) => x.name === 'pinbot.rule.run' && attr(x, 'pinbot.rule') === 'never'),
+        10_000,
+        'the not-run span',
+      );
+      expect({ outcome: attr(never, 'pinbot.outcome'), reason: attr(never, 'pinbot.reason') }).toEqual({
+        outcome: 'not_run',
+        reason: 'condition_false',
+      });
+      // the client span's traceparent made the reply's server span its child
+      const client = byId().get(replyServer.parentSpanId!)!;
+      expect(client.kind).toBe(3);
+      expect(attr(client, 'http.response.status_code')).toBe(201);
+      // spans name routes, never ids or PINs
+      for (const x of inTrace()) expect(JSON.stringify(x), x.name).not.toContain(bot.pin_code);
+      expect(receiver.requests.every((r) => r.path === '/v1/traces' && r.type.startsWith('application/json'))).toBe(
+        true,
+      );
+    },
+  );
+
+  it(
+    'a scenario run is one trace: the scenario, a span per step, the server’s spans ' + 'under the step that called',
+    async () => {
+      expect(tracingOn()).toBe(true);
+      const tmp = tempDir();
+      const file = join(tmp.dir, 'traced.scenario.yaml');
+      writeFileSync(
+        file,
+        `name: traced
 users: { alice: {}, bob: {} }
 steps:
   - as: alice
@@ -247,36 +262,37 @@ steps:
     request: GET /conversations
     expect: { status: 200 }
 `,
-    );
-    try {
-      const loaded = await loadScenario(file, { steps: builtinSteps(), allowOutsideRoot: true });
-      expect(loaded.problems).toEqual([]);
-      expect((await runScenario(loaded.scenario!)).status).toBe('passed');
-      const top = await eventually(
-        () => receiver.spans.find((x) => x.name === 'pinbot.scenario' && attr(x, 'pinbot.scenario') === 'traced'),
-        10_000,
-        'the scenario span',
       );
-      expect(top.parentSpanId ?? '').toBe('');
-      expect(attr(top, 'pinbot.scenario.status')).toBe('passed');
-      const steps = await eventually(
-        () => {
-          const found = receiver.spans.filter((x) => x.traceId === top.traceId && x.name === 'pinbot.scenario.step');
-          return found.length === 2 ? found : undefined;
-        },
-        10_000,
-        'the step spans',
-      );
-      expect(steps.every((x) => x.parentSpanId === top.spanId)).toBe(true);
-      const first = steps.find((x) => attr(x, 'pinbot.step.id') === '1')!;
-      const send = await eventually(
-        () => receiver.spans.find((x) => x.traceId === top.traceId && x.name === 'POST /api/v1/messages/send'),
-        10_000,
-        'the server span',
-      );
-      expect(send.parentSpanId).toBe(first.spanId);
-    } finally {
-      tmp.cleanup();
-    }
-  });
+      try {
+        const loaded = await loadScenario(file, { steps: builtinSteps(), allowOutsideRoot: true });
+        expect(loaded.problems).toEqual([]);
+        expect((await runScenario(loaded.scenario!)).status).toBe('passed');
+        const top = await eventually(
+          () => receiver.spans.find((x) => x.name === 'pinbot.scenario' && attr(x, 'pinbot.scenario') === 'traced'),
+          10_000,
+          'the scenario span',
+        );
+        expect(top.parentSpanId ?? '').toBe('');
+        expect(attr(top, 'pinbot.scenario.status')).toBe('passed');
+        const steps = await eventually(
+          () => {
+            const found = receiver.spans.filter((x) => x.traceId === top.traceId && x.name === 'pinbot.scenario.step');
+            return found.length === 2 ? found : undefined;
+          },
+          10_000,
+          'the step spans',
+        );
+        expect(steps.every((x) => x.parentSpanId === top.spanId)).toBe(true);
+        const first = steps.find((x) => attr(x, 'pinbot.step.id') === '1')!;
+        const send = await eventually(
+          () => receiver.spans.find((x) => x.traceId === top.traceId && x.name === 'POST /api/v1/messages/send'),
+          10_000,
+          'the server span',
+        );
+        expect(send.parentSpanId).toBe(first.spanId);
+      } finally {
+        tmp.cleanup();
+      }
+    },
+  );
 });

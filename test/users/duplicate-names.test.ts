@@ -25,9 +25,13 @@ describe('users add: one display name, one user unless --allow-duplicate', { tim
     cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
     const first = (await callAdmin(t.dir, 'users.add', { name: 'Alice' }, 5_000)) as { pin_code: string };
     await expect(callAdmin(t.dir, 'users.add', { name: ' alice ' }, 5_000)).rejects.toThrow(
-      `a user named "Alice" already exists (PIN ${first.pin_code}): a second one makes the name ambiguous, and bots or scripts that name it (as: alice) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
+      `a user named "Alice" already exists (PIN ${first.pin_code}): a second one ` +
+        `makes the name ambiguous, and bots or scripts that name it (as: alice) would ` +
+        `have to use the PIN. Choose another name, or add --allow-duplicate to create ` +
+        `it anyway`,
     );
-    expect(((await callAdmin(t.dir, 'users.list', {}, 5_000)) as { users: unknown[] }).users).toHaveLength(1); // nothing was created
+    // nothing was created
+    expect(((await callAdmin(t.dir, 'users.list', {}, 5_000)) as { users: unknown[] }).users).toHaveLength(1);
     const second = (await callAdmin(t.dir, 'users.add', { name: 'Alice', allow_duplicate: true }, 5_000)) as {
       pin_code: string;
       warning: string;
@@ -46,7 +50,10 @@ describe('users add: one display name, one user unless --allow-duplicate', { tim
     const again = await pinbot(['users', 'add', '--name', 'Alice', '--data', data]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(
-      /^pinbot: a user named "Alice" already exists \(PIN [A-Z0-9]{6}\): .* add --allow-duplicate to create it anyway\n$/,
+      new RegExp(
+        String.raw`^pinbot: a user named "Alice" already exists \(PIN [A-Z0-9]{6}\): .* ` +
+          String.raw`add --allow-duplicate to create it anyway\n$`,
+      ),
     );
     const forced = await pinbot(['users', 'add', '--name', 'Alice', '--allow-duplicate', '--data', data]);
     expect(forced.code).toBe(0);

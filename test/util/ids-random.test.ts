@@ -22,13 +22,17 @@ vi.mock('node:crypto', async (importOriginal) => {
 const { newId } = await import('../../src/util/ids.js');
 
 describe('newId random digits', () => {
-  it('are the next 40 bits of the CSPRNG block, in radix 32, most significant first; a block is refilled when used up', () => {
-    const ids = Array.from({ length: 2000 }, () => newId('msg'));
-    expect(fills.length).toBe(3); // 819 ids per block of 4,095 bytes
-    ids.forEach((id, i) => {
-      const block = fills[Math.floor(i / 819)]!;
-      const bits = block.readUIntBE((i % 819) * 5, 5);
-      expect(id.slice(-8)).toBe(bits.toString(32).padStart(8, '0'));
-    });
-  });
+  it(
+    'are the next 40 bits of the CSPRNG block, in radix 32, most significant first; a ' +
+      'block is refilled when used up',
+    () => {
+      const ids = Array.from({ length: 2000 }, () => newId('msg'));
+      expect(fills.length).toBe(3); // 819 ids per block of 4,095 bytes
+      ids.forEach((id, i) => {
+        const block = fills[Math.floor(i / 819)]!;
+        const bits = block.readUIntBE((i % 819) * 5, 5);
+        expect(id.slice(-8)).toBe(bits.toString(32).padStart(8, '0'));
+      });
+    },
+  );
 });

@@ -35,7 +35,8 @@ export const contactRoutes: RouteDef[] = [
     etag: true,
     summary: 'Your contacts, newest first',
     description:
-      "Your contact list, newest first. Each entry's id (con_…) is what DELETE /contacts/{id} takes; contact is the other user.",
+      "Your contact list, newest first. Each entry's id (con_…) is what DELETE " +
+      '/contacts/{id} takes; contact is the other user.',
     tags: ['contacts'],
     schemas: {
       responses: {
@@ -54,7 +55,9 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts/request',
     summary: 'Ask a user by PIN to become a contact (if they already asked you, you become contacts at once)',
     description:
-      'Sends a contact request to the user with this PIN. If they already asked you, you become contacts at once (201, status accepted). Already contacts: 409 already_contacts; a pending request from you exists: 409 request_exists.',
+      'Sends a contact request to the user with this PIN. If they already asked you, ' +
+      'you become contacts at once (201, status accepted). Already contacts: 409 ' +
+      'already_contacts; a pending request from you exists: 409 request_exists.',
     tags: ['contacts'],
     buckets: ['contacts'],
     write: true,
@@ -127,7 +130,10 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts/requests/:id/accept',
     summary: 'Accept a contact request addressed to you',
     description:
-      'Accepts a contact request addressed to you: you become contacts; the answer has the new entry of your list. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
+      'Accepts a contact request addressed to you: you become contacts; the answer ' +
+      'has the new entry of your list. Takes no body. The requester gets 403 ' +
+      'forbidden; anyone else 404; an answered request 409 ' +
+      'contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: {
@@ -153,7 +159,9 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts/requests/:id/decline',
     summary: 'Decline a contact request addressed to you',
     description:
-      'Declines a contact request addressed to you. Takes no body. The requester gets 403 forbidden; anyone else 404; an answered request 409 contact_request_not_pending.',
+      'Declines a contact request addressed to you. Takes no body. The requester gets ' +
+      '403 forbidden; anyone else 404; an answered request 409 ' +
+      'contact_request_not_pending.',
     tags: ['contacts'],
     write: true,
     schemas: { params: idParams, body: emptyBody, responses: { 200: messageOnly } },
@@ -179,7 +187,8 @@ export const contactRoutes: RouteDef[] = [
     path: '/contacts/check/:pin',
     summary: 'Whether the user with this PIN is one of your contacts',
     description:
-      'Whether the user with this PIN is one of your contacts, with their id and name. An unknown PIN is 404 user_not_found.',
+      'Whether the user with this PIN is one of your contacts, with their id and ' +
+      'name. An unknown PIN is 404 user_not_found.',
     tags: ['contacts'],
     schemas: {
       params: { type: 'object', additionalProperties: false, required: ['pin'], properties: { pin: { $ref: 'Pin' } } },

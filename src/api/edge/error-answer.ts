@@ -23,7 +23,9 @@ export function toApiError(err: unknown): ApiError | undefined {
   return undefined;
 }
 
-/** `err` with every detail that names a key-shaped field as `[redacted]` (a key pasted as a field name is not echoed). Internal. */
+/**
+ * `err` with every detail that names a key-shaped field as `[redacted]` (a key pasted as a
+ * field name is not echoed). Internal. */
 function redacted(err: ApiError): ApiError {
   if (!err.details?.some((d) => containsKey(d.path))) return err;
   const details = err.details.map((d) => (containsKey(d.path) ? { ...d, path: '[redacted]' } : d));

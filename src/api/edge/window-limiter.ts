@@ -39,7 +39,8 @@ const MAX_KEYS = 10_000;
  * wall clock, so under a virtual clock `t` was wrong.
  *
  * @example
- * const general = windowLimiter({ name: 'general', windowMs: 60_000, limit: () => 100, key: (c) => c.user!.id, store, clock, passOnStoreError: false, refuse });
+ * const general = windowLimiter({ name: 'general', windowMs: 60_000, limit: () => 100, key: (c)
+ * => c.user!.id, store, clock, passOnStoreError: false, refuse });
  */
 export function windowLimiter(o: WindowLimiterOptions): Step {
   const windowSeconds = Math.ceil(o.windowMs / 1000);

@@ -53,7 +53,12 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions',
     summary: 'Introduce two or more people to each other by PIN',
     description:
-      'Introduces 2 to messaging.max_group_size other users to each other, with an optional message (≤ 1,000 characters). Each of them accepts or declines; when the last one accepts, a conversation among them is opened (direct for two, reusing an existing one; group for more). Repeated PINs: 400 validation_failed; an unknown PIN: 404 user_not_found; your own: 400 cannot_target_self.',
+      'Introduces 2 to messaging.max_group_size other users to each other, with an ' +
+      'optional message (≤ 1,000 characters). Each of them accepts or declines; when ' +
+      'the last one accepts, a conversation among them is opened (direct for two, ' +
+      'reusing an existing one; group for more). Repeated PINs: 400 ' +
+      'validation_failed; an unknown PIN: 404 user_not_found; your own: 400 ' +
+      'cannot_target_self.',
     tags: ['introductions'],
     buckets: ['intros'],
     write: true,
@@ -109,7 +114,10 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions/:id/accept',
     summary: 'Accept an introduction; the last acceptance creates the conversation',
     description:
-      'Accepts an introduction you are a participant of. Takes no body. Answers its status: pending until the last participant accepts, then accepted with the conversation_id of their conversation. The introducer gets 403 forbidden; anyone else 404; already answered or ended: 409 introduction_not_pending.',
+      'Accepts an introduction you are a participant of. Takes no body. Answers its ' +
+      'status: pending until the last participant accepts, then accepted with the ' +
+      'conversation_id of their conversation. The introducer gets 403 forbidden; ' +
+      'anyone else 404; already answered or ended: 409 introduction_not_pending.',
     tags: ['introductions'],
     write: true,
     schemas: {
@@ -139,7 +147,9 @@ export const introductionRoutes: RouteDef[] = [
     path: '/introductions/:id/decline',
     summary: 'Decline an introduction (one decline ends it)',
     description:
-      'Declines an introduction you are a participant of: one decline ends it for everyone. Takes no body. The introducer gets 403 forbidden; anyone else 404; already answered or ended: 409 introduction_not_pending.',
+      'Declines an introduction you are a participant of: one decline ends it for ' +
+      'everyone. Takes no body. The introducer gets 403 forbidden; anyone else 404; ' +
+      'already answered or ended: 409 introduction_not_pending.',
     tags: ['introductions'],
     write: true,
     schemas: {

@@ -48,7 +48,14 @@ export const inboxRoutes: RouteDef[] = [
     etag: true,
     summary: 'New messages across all your conversations, in the order they were written (extension)',
     description:
-      'New messages across all your conversations (pinbot extension), oldest first in the order they were written, with the conversations they are in. The first read gives since (a timestamp: only messages with timestamp > since; default 0); each next one gives after = the next_after of the answer before: a client that always does never misses and never repeats a message, whichever conversation it is in. has_more: more follow at once. One request instead of one per conversation (a bot in 1,000 conversations). since and after together: 400 validation_failed.',
+      'New messages across all your conversations (pinbot extension), oldest first in ' +
+      'the order they were written, with the conversations they are in. The first ' +
+      'read gives since (a timestamp: only messages with timestamp > since; default ' +
+      '0); each next one gives after = the next_after of the answer before: a client ' +
+      'that always does never misses and never repeats a message, whichever ' +
+      'conversation it is in. has_more: more follow at once. One request instead of ' +
+      'one per conversation (a bot in 1,000 conversations). since and after together: ' +
+      '400 validation_failed.',
     tags: ['messaging'],
     schemas: { query: inboxQuery, responses: { 200: inboxPageSchema } },
     handler: ({ db, user, query }) => ({

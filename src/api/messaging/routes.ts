@@ -30,7 +30,9 @@ export const messagingRoutes: RouteDef[] = [
     path: '/messages/send',
     summary: 'Send a direct message by PIN (creates the direct conversation if none exists)',
     description:
-      'Sends a message to a user by PIN, in the direct conversation of the two of you, which is created if none exists. Content is 1 to messaging.max_length code points, not only whitespace.',
+      'Sends a message to a user by PIN, in the direct conversation of the two of ' +
+      'you, which is created if none exists. Content is 1 to messaging.max_length ' +
+      'code points, not only whitespace.',
     tags,
     buckets: ['messages'],
     write: true,
@@ -55,7 +57,11 @@ export const messagingRoutes: RouteDef[] = [
     etag: true,
     summary: 'Your conversations, most recent activity first, each with its last message (paged)',
     description:
-      'Your conversations, most recent activity first, each with its participants and last message. Paged (pinbot extension): limit (default 50) and before = next_before of the previous page; has_more tells whether more follow. A conversation that moves to the top while you page is not repeated in the pages after your cursor; poll the first page to see what changed.',
+      'Your conversations, most recent activity first, each with its participants and ' +
+      'last message. Paged (pinbot extension): limit (default 50) and before = ' +
+      'next_before of the previous page; has_more tells whether more follow. A ' +
+      'conversation that moves to the top while you page is not repeated in the pages ' +
+      'after your cursor; poll the first page to see what changed.',
     tags,
     schemas: { query: conversationsQuery, responses: { 200: conversationPageSchema } },
     handler: ({ db, user, query }) => ({
@@ -67,9 +73,13 @@ export const messagingRoutes: RouteDef[] = [
     method: 'post',
     path: '/conversations',
     summary:
-      'Open a direct conversation ({ participant_pin }: 200 if it exists) or create a group ({ participant_pins, name })',
+      'Open a direct conversation ({ participant_pin }: 200 if it exists) or create a ' +
+      'group ({ participant_pins, name })',
     description:
-      'Either { participant_pin }: the direct conversation with that user, 200 if it exists or 201 when new. Or { participant_pins, name }: a new group of you and 1 to messaging.max_group_size - 1 others (201), counted in the groups rate bucket. Repeated PINs or a wrong combination of fields: 400 validation_failed.',
+      'Either { participant_pin }: the direct conversation with that user, 200 if it ' +
+      'exists or 201 when new. Or { participant_pins, name }: a new group of you and ' +
+      '1 to messaging.max_group_size - 1 others (201), counted in the groups rate ' +
+      'bucket. Repeated PINs or a wrong combination of fields: 400 validation_failed.',
     tags,
     // Creating a group counts in its own bucket; opening a direct conversation does not.
     buckets: ['groups'],
@@ -101,7 +111,10 @@ export const messagingRoutes: RouteDef[] = [
     path: '/conversations/:id/leave',
     summary: 'Leave a group (extension): it goes on without you and no longer exists for you',
     description:
-      'Leaves a group you are in (pinbot extension). The group and its messages go on without you; it no longer exists for you (404), and nobody can add you back to it. Takes no body. A direct conversation cannot be left: 400 cannot_leave_direct.',
+      'Leaves a group you are in (pinbot extension). The group and its messages go on ' +
+      'without you; it no longer exists for you (404), and nobody can add you back to ' +
+      'it. Takes no body. A direct conversation cannot be left: 400 ' +
+      'cannot_leave_direct.',
     tags,
     write: true,
     schemas: { params: idParams, body: emptyBody, responses: { 200: messageOnly } },
@@ -117,7 +130,11 @@ export const messagingRoutes: RouteDef[] = [
     etag: true,
     summary: 'Messages of a conversation, oldest first; poll with since = the timestamp last returned',
     description:
-      'Messages oldest first. With since: the oldest limit messages with timestamp > since, and has_more when newer ones remain; without: the newest limit messages. timestamp is that of the last message returned (else since, else 0): polling with it never misses or repeats a message, as timestamps strictly increase within a conversation.',
+      'Messages oldest first. With since: the oldest limit messages with timestamp > ' +
+      'since, and has_more when newer ones remain; without: the newest limit ' +
+      'messages. timestamp is that of the last message returned (else since, else 0): ' +
+      'polling with it never misses or repeats a message, as timestamps strictly ' +
+      'increase within a conversation.',
     tags,
     schemas: { params: idParams, query: messagesQuery, responses: { 200: messagePageSchema } },
     errors: ['conversation_not_found'],
@@ -131,7 +148,8 @@ export const messagingRoutes: RouteDef[] = [
     path: '/conversations/:id/messages',
     summary: 'Send a message to one of your conversations',
     description:
-      'Sends a message to one of your conversations. Content is 1 to messaging.max_length code points, not only whitespace.',
+      'Sends a message to one of your conversations. Content is 1 to ' +
+      'messaging.max_length code points, not only whitespace.',
     tags,
     buckets: ['messages'],
     write: true,

@@ -87,7 +87,14 @@ function description(r: RouteDef): string {
   const parts = [r.description ?? r.summary];
   if (r.buckets?.length)
     parts.push(
-      `Rate limits: general and ${r.buckets.join(', ')}${r.bucketWhen ? ` (${Object.keys(r.bucketWhen).join(', ')}: only ${r.bucketWhen.groups ? 'when creating a group' : 'some requests'})` : ''}.`,
+      `Rate limits: general and ` +
+        `${r.buckets.join(', ')}${
+          r.bucketWhen
+            ? ` (${Object.keys(r.bucketWhen).join(
+                ', ',
+              )}: only ${r.bucketWhen.groups ? 'when creating a group' : 'some requests'})`
+            : ''
+        }.`,
     );
   if (r.method === 'post' && r.write)
     parts.push('Send an Idempotency-Key to make a retry safe: the first answer is replayed, nothing is done twice.');
@@ -151,7 +158,9 @@ function errorCodes(r: RouteDef): Map<number, string[]> {
   return byStatus;
 }
 
-/** Adds the error answers of a route to `responses`, a real answer as each code's example where one was recorded. Internal. */
+/**
+ * Adds the error answers of a route to `responses`, a real answer as each code's example where
+ * one was recorded. Internal. */
 function addErrorResponses(r: RouteDef, calls: RecordedCall[], responses: Record<string, unknown>): void {
   for (const [status, list] of errorCodes(r)) {
     const example = (code: string): [string, unknown] => {
@@ -192,7 +201,8 @@ function addHeaderParams(
       in: 'header' as 'path',
       required: false,
       description:
-        'Any 1–255 characters, unique per operation you mean: a retry with the same key, method, path and body gets the first answer back.',
+        'Any 1–255 characters, unique per operation you mean: a retry with the same ' +
+        'key, method, path and body gets the first answer back.',
       schema: { type: 'string', minLength: 1, maxLength: 255 },
       ...(key !== undefined ? { example: key } : {}),
     });
@@ -204,20 +214,25 @@ function addHeaderParams(
     in: 'header' as 'path',
     required: false,
     description:
-      'The ETag of an earlier answer to this request: 304 Not Modified (no body; counted against the conditional bucket instead of general) if nothing changed. * is answered like any read.',
+      'The ETag of an earlier answer to this request: 304 Not Modified (no body; ' +
+      'counted against the conditional bucket instead of general) if nothing changed. ' +
+      '* is answered like any read.',
     schema: { type: 'string', maxLength: 512 },
     example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"',
   });
   // no body: no media type
   responses['304'] = {
     description:
-      'Not Modified: the answer would be the one whose ETag was sent in If-None-Match. No body; counted against the conditional bucket, not general.',
+      'Not Modified: the answer would be the one whose ETag was sent in ' +
+      'If-None-Match. No body; counted against the conditional bucket, not general.',
     headers: headersFor(r, 304),
     content: {},
   };
 }
 
-/** The request body of a route, with the bodies of recorded successful calls as examples; none for a body without fields. Internal. */
+/**
+ * The request body of a route, with the bodies of recorded successful calls as examples; none
+ * for a body without fields. Internal. */
 function requestBody(r: RouteDef, calls: RecordedCall[], bind: Bind): unknown {
   // Accept/decline and leave take no body (an empty object is tolerated): none is documented.
   const body = r.schemas.body ? (bind(r.schemas.body) as JsonSchema) : undefined;
@@ -306,7 +321,9 @@ export function buildOpenApi(
       title: 'pinbot /api/v1',
       version,
       description:
-        'Messaging, wallet with UBI, introductions and contacts. Request bodies are limited to 100 kB. See docs/api.md for the conventions (paging, idempotency, rate limits, errors).',
+        'Messaging, wallet with UBI, introductions and contacts. Request bodies are ' +
+        'limited to 100 kB. See docs/api.md for the conventions (paging, idempotency, ' +
+        'rate limits, errors).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [

@@ -8,19 +8,23 @@ import type { RouteDef } from '../route.js';
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
     description:
-      'The id of this request in the server log: your own X-Request-Id if it was 1–64 characters of [A-Za-z0-9_.-], else a new UUID.',
+      'The id of this request in the server log: your own X-Request-Id if it was 1–64 ' +
+      'characters of [A-Za-z0-9_.-], else a new UUID.',
     schema: { type: 'string', maxLength: 64 },
     example: '0b1e3c2a-6f0e-4d7e-9a55-3f1c0a9e2b11',
   },
   RateLimit: {
     description:
-      'IETF RateLimit fields (draft 8): one entry per bucket the request counted against; r = requests remaining, t = seconds until the window resets. Absent when the operator turned rate limits off.',
+      'IETF RateLimit fields (draft 8): one entry per bucket the request counted ' +
+      'against; r = requests remaining, t = seconds until the window resets. Absent ' +
+      'when the operator turned rate limits off.',
     schema: { type: 'string', maxLength: 512 },
     example: '"general"; r=99; t=60',
   },
   'RateLimit-Policy': {
     description:
-      'IETF RateLimit-Policy fields (draft 8): one entry per bucket; q = requests per window, w = window in seconds, pk = partition key.',
+      'IETF RateLimit-Policy fields (draft 8): one entry per bucket; q = requests per ' +
+      'window, w = window in seconds, pk = partition key.',
     schema: { type: 'string', maxLength: 512 },
     example: '"general"; q=100; w=60; pk=:YzY5MTFiYjViZDY1:',
   },
@@ -38,13 +42,15 @@ export const RESPONSE_HEADERS = {
   },
   ETag: {
     description:
-      'The entity tag of this answer (a hash of its body: it changes exactly when the body does). Send it back in If-None-Match: 304 if nothing changed (extension).',
+      'The entity tag of this answer (a hash of its body: it changes exactly when the ' +
+      'body does). Send it back in If-None-Match: 304 if nothing changed (extension).',
     schema: { type: 'string', maxLength: 64 },
     example: '"hY4k3cXl0dyqfNHxq7hJ2m1Xc9E"',
   },
   'Idempotent-Replayed': {
     description:
-      'Present (true) when this is the stored answer to an earlier request with the same Idempotency-Key, replayed byte for byte.',
+      'Present (true) when this is the stored answer to an earlier request with the ' +
+      'same Idempotency-Key, replayed byte for byte.',
     schema: { type: 'string', enum: ['true'] },
     example: 'true',
   },

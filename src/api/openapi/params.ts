@@ -24,7 +24,10 @@ export function paramDescription(route: RouteDef, name: string, schema: JsonSche
     const what = route.path.startsWith('/contacts/requests/')
       ? 'contact request (creq_…, from GET /contacts/requests/pending)'
       : (ID_OF[area] ?? 'resource');
-    return `The id of a ${what}. An id you cannot see — unknown, of another user, malformed — answers 404 as if it did not exist.`;
+    return (
+      `The id of a ${what}. An id you cannot see — unknown, of another user, malformed ` +
+      `— answers 404 as if it did not exist.`
+    );
   }
   if (typeof schema.description === 'string') return schema.description;
   return COMMON[name] ?? name;

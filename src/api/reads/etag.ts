@@ -24,7 +24,9 @@ export function notModified(ifNoneMatch: string | undefined, tag: string): boole
   });
 }
 
-/** Whether an `If-None-Match` header is `*` (or holds it): "any version", which says nothing of what the client holds. */
+/**
+ * Whether an `If-None-Match` header is `*` (or holds it): "any version", which says nothing of
+ * what the client holds. */
 export function matchesAny(ifNoneMatch: string | undefined): boolean {
   return ifNoneMatch !== undefined && ifNoneMatch.split(',').some((t) => t.trim() === '*');
 }

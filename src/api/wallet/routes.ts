@@ -36,7 +36,10 @@ export const walletRoutes: RouteDef[] = [
     path: '/wallet/send',
     summary: 'Send money to a PIN: debited now, pending until the recipient accepts or declines',
     description:
-      'Sends money to a user by PIN. The amount (> 0, at most 2 decimals, at most wallet.max_transfer, else 400 invalid_amount) leaves your balance at once (400 insufficient_funds if it is short) and stays pending until the recipient accepts (credited to them) or declines (refunded to you).',
+      'Sends money to a user by PIN. The amount (> 0, at most 2 decimals, at most ' +
+      'wallet.max_transfer, else 400 invalid_amount) leaves your balance at once (400 ' +
+      'insufficient_funds if it is short) and stays pending until the recipient ' +
+      'accepts (credited to them) or declines (refunded to you).',
     tags,
     write: true,
     schemas: { body: sendBody, responses: { 201: transactionResult } },
@@ -59,7 +62,9 @@ export const walletRoutes: RouteDef[] = [
     etag: true,
     summary: 'Your transactions (sent and received, UBI, grants), newest first',
     description:
-      'Your transactions — transfers sent and received, UBI credits, operator grants — newest first. Page with limit and before = the id of the last transaction you got.',
+      'Your transactions — transfers sent and received, UBI credits, operator grants ' +
+      '— newest first. Page with limit and before = the id of the last transaction ' +
+      'you got.',
     tags,
     schemas: { query: transactionsQuery, responses: { 200: pageSchema } },
     handler: ({ db, user, query }) => ({ status: 200, body: listTransactions(db, user.id, query) }),
@@ -79,7 +84,9 @@ export const walletRoutes: RouteDef[] = [
     path: '/wallet/transactions/:id/accept',
     summary: 'Accept an incoming transfer: the amount is credited to you',
     description:
-      'Accepts a transfer sent to you: the amount is credited to your balance. Takes no body. The sender gets 403 forbidden; anyone else 404; a transfer no longer pending 409 transaction_not_pending.',
+      'Accepts a transfer sent to you: the amount is credited to your balance. Takes ' +
+      'no body. The sender gets 403 forbidden; anyone else 404; a transfer no longer ' +
+      'pending 409 transaction_not_pending.',
     tags,
     write: true,
     schemas: { body: emptyBody, params: idParams, responses: { 200: transactionResult } },
@@ -97,7 +104,9 @@ export const walletRoutes: RouteDef[] = [
     path: '/wallet/transactions/:id/decline',
     summary: 'Decline an incoming transfer: the amount goes back to the sender',
     description:
-      'Declines a transfer sent to you: the amount goes back to the sender. Takes no body. The sender gets 403 forbidden; anyone else 404; a transfer no longer pending 409 transaction_not_pending.',
+      'Declines a transfer sent to you: the amount goes back to the sender. Takes no ' +
+      'body. The sender gets 403 forbidden; anyone else 404; a transfer no longer ' +
+      'pending 409 transaction_not_pending.',
     tags,
     write: true,
     schemas: { body: emptyBody, params: idParams, responses: { 200: transactionResult } },
@@ -118,7 +127,8 @@ export const walletRoutes: RouteDef[] = [
     path: '/wallet/subscription',
     summary: 'Your subscription',
     description:
-      'Your subscription: active until end_date (inclusive), expired after, none if you never had one. New users get a trial.',
+      'Your subscription: active until end_date (inclusive), expired after, none if ' +
+      'you never had one. New users get a trial.',
     tags,
     schemas: { responses: { 200: subscriptionSchema } },
     handler: ({ db, env, user }) => ({ status: 200, body: subscriptionView(db, user.id, env.clock.now()) }),

@@ -10,7 +10,10 @@ export function formatDialog(d: DialogView): string {
   const where = d.conversation === 'direct' ? 'direct' : d.conversation;
   const state = d.waiting ? `waiting until ${d.until ?? '?'}` : 'handling an answer';
   const asked = d.question ? `  asked ${JSON.stringify(d.question.slice(0, 60))}` : '';
-  return `${d.person.padEnd(24)} since ${d.since}  rule ${d.rule} step ${d.step}${asked}  ${state}  in ${where}${d.queued ? `  (${d.queued} unread)` : ''}`;
+  return (
+    `${d.person.padEnd(24)} since ${d.since}  rule ${d.rule} step ${d.step}${asked}  ` +
+    `${state}  in ${where}${d.queued ? `  (${d.queued} unread)` : ''}`
+  );
 }
 
 /**

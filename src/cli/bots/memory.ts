@@ -8,9 +8,7 @@ import { loadConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { createRegistry, loadBotFile } from '../../runtime/index.js';
 import { formatMemory, memoryCommand, offlineMemory, type MemoryView } from '../../services/bot-memory.js';
-import type { Store } from '../../store/core/types.js';
 import { lockHolder } from '../../store/file/lock.js';
-import { DATA_DIR } from '../../util/data-dir.js';
 import { serverRunning } from './shared.js';
 
 interface MemoryOpts {
@@ -23,7 +21,9 @@ interface MemoryOpts {
   json?: boolean;
 }
 
-/** The bot file of `name` in the bots folder, compiled with the built-ins (its memory options), if it loads. Internal. */
+/**
+ * The bot file of `name` in the bots folder, compiled with the built-ins (its memory options),
+ * if it loads. Internal. */
 function botFileNamed(config: Config, name: string) {
   const dir = resolve(config.bots.dir);
   if (!existsSync(dir)) return undefined;
@@ -39,7 +39,9 @@ function botFileNamed(config: Config, name: string) {
   return undefined;
 }
 
-/** With no server on the data directory: opens the store the bot's state lives in and runs the command there. Internal. */
+/**
+ * With no server on the data directory: opens the store the bot's state lives in and runs the
+ * command there. Internal. */
 async function offline(name: string, args: Record<string, unknown>, opts: MemoryOpts): Promise<MemoryView> {
   const config = loadConfig(opts.config);
   const dataDir = resolve(opts.data);

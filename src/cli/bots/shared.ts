@@ -1,6 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
 import type { DataOptions as Common } from '../output.js';
 import { AdminError } from '../../admin/errors.js';
 import { socketPath } from '../../admin/socket.js';

@@ -30,7 +30,8 @@ export function registerWhatIf(bots: Command): void {
   bots
     .command('what-if')
     .description(
-      "replay the bot's recorded decisions against an edited file, acting on nothing: exit 0 when none changes, 1 when one does",
+      "replay the bot's recorded decisions against an edited file, acting on nothing: " +
+        'exit 0 when none changes, 1 when one does',
     )
     .argument('<file>', 'the edited bot file')
     .option('--bot <name>', "whose traces to replay (default: the file's name:)")
@@ -78,7 +79,9 @@ async function run(file: string, opts: WhatIfOptions): Promise<void> {
     const { problems } = report;
     for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
     throw new AdminError(
-      `${file} is not a valid bot (${problems.length} problem${problems.length === 1 ? '' : 's'} above): fix it first — a what-if replays a bot that can run`,
+      `${file} is not a valid bot (${problems.length} ` +
+        `problem${problems.length === 1 ? '' : 's'} above): fix it first — a what-if ` +
+        `replays a bot that can run`,
     );
   }
   process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : `${formatWhatIf(report, opts.all)}\n`);

@@ -26,7 +26,8 @@ export function registerKeysCommands(program: Command): void {
         x.keys
           .map(
             (k: any) =>
-              `${k.id}  created ${k.created_at}  last used ${k.last_used_at ?? 'never'}${k.revoked_at ? `  REVOKED ${k.revoked_at}` : ''}`,
+              `${k.id}  created ${k.created_at}  last used ` +
+              `${k.last_used_at ?? 'never'}${k.revoked_at ? `  REVOKED ${k.revoked_at}` : ''}`,
           )
           .join('\n') || 'no keys',
     );

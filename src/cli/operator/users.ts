@@ -24,7 +24,8 @@ export function registerUsersCommands(program: Command): void {
         r,
         !!opts.json,
         (u) =>
-          `created ${u.display_name}  pin ${u.pin_code}  id ${u.id}\napi key (shown once): ${u.api_key}${u.warning ? `\nwarning: ${u.warning}` : ''}`,
+          `created ${u.display_name}  pin ${u.pin_code}  id ${u.id}\napi key (shown ` +
+          `once): ${u.api_key}${u.warning ? `\nwarning: ${u.warning}` : ''}`,
       );
     },
   );

@@ -26,7 +26,8 @@ export function registerPluginsNew(plugins: Command): void {
 async function newPlugin(name: string, opts: Common): Promise<void> {
   if (!PLUGIN_NAME.test(name))
     throw new AdminError(
-      `"${name}" cannot name a plugin: use lower-case letters, digits and _, starting with a letter (e.g. hello or tip_jar)`,
+      `"${name}" cannot name a plugin: use lower-case letters, digits and _, ` +
+        `starting with a letter (e.g. hello or tip_jar)`,
     );
   const builtins = createRegistry();
   const taken = [...builtins.actions.keys(), ...builtins.conditions.keys(), ...builtins.triggers.keys()].find(
@@ -55,7 +56,9 @@ async function newPlugin(name: string, opts: Common): Promise<void> {
         if (w.changed) out.push(`updated ${relative('.', w.file)} (editors now complete ${name}.*)`);
   } else
     out.push(
-      `(editors complete ${name}.* in bot files once \`npx pinbot schemas\` has written schemas/ with your plugins: point their first line at ../schemas/bot.schema.json)`,
+      `(editors complete ${name}.* in bot files once \`npx pinbot schemas\` has ` +
+        `written schemas/ with your plugins: point their first line at ` +
+        `../schemas/bot.schema.json)`,
     );
   const doc = docRef('plugins.md');
   out.push(
@@ -63,7 +66,8 @@ async function newPlugin(name: string, opts: Common): Promise<void> {
     'Use it in a bot, e.g. ' + `${config.bots.dir}/${name}-demo.yaml:`,
     '',
     exampleBot(name, schemaRef('bot.schema.json', config.bots.dir)),
-    `Then: npx pinbot bots validate, and ${startCommand()} (restart it if it is running: plugins load at start).${doc ? ` See ${doc}.` : ''}`,
+    `Then: npx pinbot bots validate, and ${startCommand()} (restart it if it is ` +
+      `running: plugins load at start).${doc ? ` See ${doc}.` : ''}`,
   );
   process.stdout.write(out.join('\n') + '\n');
 }

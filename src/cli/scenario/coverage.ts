@@ -23,7 +23,8 @@ export async function coverageSetup(files: string[] | true | undefined, min: str
   for (const f of list)
     if (!/\.(html?|json)$/i.test(f))
       throw new InvalidArgumentError(
-        `--coverage ${f}: expected a file ending .html (the page) or .json (the data), e.g. --coverage reports/coverage.html`,
+        `--coverage ${f}: expected a file ending .html (the page) or .json (the ` +
+          `data), e.g. --coverage reports/coverage.html`,
       );
   return {
     async report(

@@ -26,7 +26,9 @@ export async function holdKept(kept: KeptHandle[]): Promise<void> {
     ].join('\n'),
   );
   process.stderr.write(
-    `kept ${kept.length} failed scenario${kept.length === 1 ? "'s server" : "s' servers"} up until Ctrl-C (then stopped, data removed):\n${lines.join('\n')}\n`,
+    `kept ${kept.length} failed ` +
+      `scenario${kept.length === 1 ? "'s server" : "s' servers"} up until Ctrl-C (then ` +
+      `stopped, data removed):\n${lines.join('\n')}\n`,
   );
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));

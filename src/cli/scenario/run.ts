@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { LoadedScenario } from '../../scenario/load.js';
 import type { ReporterName } from '../../scenario/reporters/index.js';
-import type { RunAllOptions } from '../../scenario/run-all.js';
 import { runPlan } from '../../scenario/run-plan.js';
 import { hintFor } from '../../util/suggest.js';
 import { formatProblem } from '../../util/yaml-errors.js';
@@ -92,7 +91,9 @@ export function registerScenarioRun(scenario: Command): void {
     .argument('[paths...]', 'files or folders (default: scenarios/)')
     .option(
       '--parallel <n>',
-      `scenarios at once (default: by the number of files — a small suite runs in this process, a larger one in one worker process per core, here ${availableParallelism()})`,
+      `scenarios at once (default: by the number of files — a small suite runs in ` +
+        `this process, a larger one in one worker process per core, here ` +
+        `${availableParallelism()})`,
       positive,
     )
     .option('--grep <regex>', 'only scenarios whose name matches')
@@ -122,12 +123,14 @@ export function registerScenarioRun(scenario: Command): void {
     )
     .option(
       '--seed <n>',
-      "every scenario's seed: its PINs, ids, keys and run_id repeat across runs (default: seed: of the file, else from its name)",
+      "every scenario's seed: its PINs, ids, keys and run_id repeat across runs " +
+        '(default: seed: of the file, else from its name)',
       seedArg,
     )
     .option(
       '--coverage [file]',
-      'report what the run exercised: API operations × statuses, bot rules, branches and lines (a summary; FILE.html a page, FILE.json the data; repeatable)',
+      'report what the run exercised: API operations × statuses, bot rules, branches ' +
+        'and lines (a summary; FILE.html a page, FILE.json the data; repeatable)',
       collectFiles,
     )
     .option(
@@ -150,7 +153,9 @@ function rejectReportFlags(opts: RunOptions): void {
     const given = opts[name];
     if (given !== undefined)
       throw new InvalidArgumentError(
-        `--${name} is not an option: write --reporter ${name}=${typeof given === 'string' ? given : REPORT_EXAMPLE[name]} for a ${name} report in a file (or --reporter ${name} for stdout)`,
+        `--${name} is not an option: write --reporter ` +
+          `${name}=${typeof given === 'string' ? given : REPORT_EXAMPLE[name]} for a ` +
+          `${name} report in a file (or --reporter ${name} for stdout)`,
       );
   }
 }
@@ -232,7 +237,8 @@ async function runScenarios(paths: string[], opts: RunOptions): Promise<void> {
   const coverage = await coverageSetup(opts.coverage, opts.coverageMin);
   if (coverage && remote)
     throw new InvalidArgumentError(
-      '--coverage needs the embedded server (it counts what the server answered and what its bots did): run without --server',
+      '--coverage needs the embedded server (it counts what the server answered and ' +
+        'what its bots did): run without --server',
     );
   const plan = runPlan(selected.length, { parallel: opts.parallel, inProcess: opts.inProcess || opts.keep });
   const list = reporters.map((r) => fileReporter(r.name, r.file));

@@ -22,13 +22,16 @@ export function registerScenarioValidate(scenario: Command): void {
       for (const p of problems) process.stderr.write(`${formatProblem(p)}\n`);
       if (problems.length || missing.length || !files.length) {
         process.stderr.write(
-          `${problems.length} problem${problems.length === 1 ? '' : 's'} in ${files.length - scenarios.length} of ${files.length} file${files.length === 1 ? '' : 's'}\n`,
+          `${problems.length} problem${problems.length === 1 ? '' : 's'} in ` +
+            `${files.length - scenarios.length} of ${files.length} ` +
+            `file${files.length === 1 ? '' : 's'}\n`,
         );
         process.exitCode = EXIT_INVALID;
         return;
       }
       process.stdout.write(
-        `${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'} valid (${scenarios.reduce((n, s) => n + s.steps.length, 0)} steps)\n`,
+        `${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'} valid ` +
+          `(${scenarios.reduce((n, s) => n + s.steps.length, 0)} steps)\n`,
       );
     });
 }

@@ -158,7 +158,8 @@ export function openConversation(
   if (direct === group) {
     throw invalid(
       'body',
-      'send either participant_pin (a direct conversation) or participant_pins with name (a group), not both or neither',
+      'send either participant_pin (a direct conversation) or participant_pins with ' +
+        'name (a group), not both or neither',
     );
   }
   if (direct) {

@@ -74,7 +74,9 @@ export function findUser(db: ReadView, nameOrPin: string): User | undefined {
   if (ids.length > 1) {
     const pins = ids.map((id) => db.col(Users).get(id)!.pin_code).join(', ');
     throw new Error(
-      `${ids.length} users are named ${JSON.stringify(nameOrPin.trim())} (PINs ${pins}): write the PIN of the one you mean instead of the name (pinbot users list)`,
+      `${ids.length} users are named ${JSON.stringify(nameOrPin.trim())} (PINs ` +
+        `${pins}): write the PIN of the one you mean instead of the name (pinbot users ` +
+        `list)`,
     );
   }
   return undefined;

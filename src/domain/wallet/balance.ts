@@ -17,7 +17,8 @@ export interface BalanceView {
 /**
  * The caller's balance with their subscription and the next Shmita, as of the clock's now.
  *
- * @example walletBalance(db, env, user.id) // { balance: 12.5, subscription_days: 30.5, is_subscribed: true, next_shmita: '2029-09-09' }
+ * @example walletBalance(db, env, user.id) // { balance: 12.5, subscription_days: 30.5,
+ * is_subscribed: true, next_shmita: '2029-09-09' }
  */
 export function walletBalance(db: ReadView, env: DomainEnv, userId: string): BalanceView {
   const now = env.clock.now();

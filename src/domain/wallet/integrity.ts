@@ -62,7 +62,10 @@ export const walletIntegrity: Required<Pick<StoreIntegrity, 'records' | 'conserv
   verify(records) {
     const sum = moneyTotals(records);
     if (sum.balances + sum.pending === sum.credits) return undefined;
-    return `money does not add up: balances ${sum.balances} + pending ${sum.pending} ≠ UBI + grants ${sum.credits} (cents)`;
+    return (
+      `money does not add up: balances ${sum.balances} + pending ${sum.pending} ≠ UBI ` +
+      `+ grants ${sum.credits} (cents)`
+    );
   },
 };
 

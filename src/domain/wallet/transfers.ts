@@ -35,7 +35,8 @@ export function sendMoney(tx: Tx, env: DomainEnv, sender: User, input: SendInput
   if (balance < cents) {
     throw new DomainError(
       'insufficient_funds',
-      `Your balance is ${formatAmount(balance)}, less than the ${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`,
+      `Your balance is ${formatAmount(balance)}, less than the ` +
+        `${formatAmount(cents)} you tried to send. Check GET /api/v1/wallet/balance.`,
     );
   }
   if (input.note) chargeUsage(tx, env, sender.id, byteSize(input.note), 'body.note');

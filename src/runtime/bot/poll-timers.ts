@@ -33,7 +33,9 @@ export class PollTimers {
     if (next !== Infinity) this.arm(next, heartbeat);
   }
 
-  /** Makes the timer fire by `at`: keeps one that fires no later, unless it is a heartbeat and this one must fire anyway. */
+  /**
+   * Makes the timer fire by `at`: keeps one that fires no later, unless it is a heartbeat and
+   * this one must fire anyway. */
   arm(at: number, heartbeat: boolean): void {
     if (this.stopped) return;
     if (this.cancelTimer && this.timerAt <= at && (heartbeat || !this.timerHeartbeat)) return;

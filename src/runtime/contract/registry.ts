@@ -11,7 +11,8 @@ const NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
  *
  * @example
  * const registry = createRegistry();
- * registry.addAction({ name: 'karma.give', description: '…', schema: { type: 'object' }, example: {}, effect: 'api', run: async () => ({}) });
+ * registry.addAction({ name: 'karma.give', description: '…', schema: { type: 'object' },
+ * example: {}, effect: 'api', run: async () => ({}) });
  */
 export class Registry {
   readonly triggers = new Map<string, TriggerDef>();
@@ -40,7 +41,8 @@ export class Registry {
   private add<T extends { name: string }>(map: Map<string, T>, kind: string, def: T): this {
     if (this.frozen)
       throw new Error(
-        `cannot add the ${kind} ${def.name}: the registry is frozen once built (register from a plugin, which buildRegistry loads)`,
+        `cannot add the ${kind} ${def.name}: the registry is frozen once built ` +
+          `(register from a plugin, which buildRegistry loads)`,
       );
     if (!NAME.test(def.name))
       throw new Error(`${kind} name ${JSON.stringify(def.name)} must be lower-case words joined by dots`);
@@ -108,7 +110,11 @@ export class Registry {
     )
       return undefined;
     if (this.unnamedFailures.length)
-      return `no plugin named ${plugin} is loaded; ${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not load and may be it: ${this.unnamedFailures.join('; ')}`;
+      return (
+        `no plugin named ${plugin} is loaded; ` +
+        `${this.unnamedFailures.length === 1 ? 'this plugin' : 'these plugins'} did not ` +
+        `load and may be it: ${this.unnamedFailures.join('; ')}`
+      );
     // a typo of a built-in or plugin entry (`mesage.received`): the usual "did you mean" says which
     if (
       suggest(
@@ -119,7 +125,11 @@ export class Registry {
       return undefined;
     // The usual case: a plugin file added while the server runs (`pinbot plugins new` then a
     // bot using it), which the bot reload sees but the plugins loaded at start do not have.
-    return `no plugin named ${plugin} is loaded — plugins load when pinbot starts (from plugins/ and plugins.packages): restart a running server after adding ${plugin}, or check the name`;
+    return (
+      `no plugin named ${plugin} is loaded — plugins load when pinbot starts (from ` +
+      `plugins/ and plugins.packages): restart a running server after adding ${plugin}, ` +
+      `or check the name`
+    );
   }
 
   addSource(def: SourceDef): this {
@@ -127,7 +137,9 @@ export class Registry {
     const unknown = (def.topics ?? []).filter((t) => !(TOPICS as readonly string[]).includes(t));
     if (unknown.length)
       throw new Error(
-        `source ${def.name}: unknown topic ${unknown.map((t) => JSON.stringify(t)).join(', ')}; topics are ${TOPICS.join(', ')}`,
+        `source ${def.name}: unknown topic ` +
+          `${unknown.map((t) => JSON.stringify(t)).join(', ')}; topics are ` +
+          `${TOPICS.join(', ')}`,
       );
     return this.add(this.sources, 'source', def);
   }

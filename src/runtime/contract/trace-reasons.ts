@@ -25,7 +25,8 @@ export const TRACE_REASONS = {
   condition_false: {
     outcome: 'not_run',
     meaning:
-      'a condition of `if:` did not hold (or could not be evaluated: a liquid: condition fails closed); the trace shows each condition and the value it saw',
+      'a condition of `if:` did not hold (or could not be evaluated: a liquid: ' +
+      'condition fails closed); the trace shows each condition and the value it saw',
     todo: 'compare the value seen with the condition; nothing to do if the rule was meant to skip this event',
   },
   cooldown: {
@@ -56,14 +57,21 @@ export const TRACE_REASONS = {
   loop_suspected: {
     outcome: 'not_run',
     meaning:
-      "this counterpart kept replying to the bot's answers at machine speed in this conversation: the loop guard paused that exchange (others in the conversation are still answered)",
+      "this counterpart kept replying to the bot's answers at machine speed in this " +
+      'conversation: the loop guard paused that exchange (others in the conversation ' +
+      'are still answered)',
     todo: 'find the other bot or auto-responder; tune (`reply_within`, `max_replies`) or turn off `loop_guard`',
   },
   limit: {
     outcome: 'failed',
     meaning:
-      "a guardrail refused a step: a money limit (`limits.max_per_transfer`, `max_per_day`, `send_to`), a plugin's state is full (`plugins.state`), or the bot's memory would pass a bound (`memory.max_keys`, …)",
-    todo: 'raise the limit in the bot file if the transfer was meant; for a full plugin state, delete keys it no longer needs or raise `plugins.state` in config.yaml; for memory, set `memory.ttl`, forget keys or raise the bound',
+      'a guardrail refused a step: a money limit (`limits.max_per_transfer`, ' +
+      "`max_per_day`, `send_to`), a plugin's state is full (`plugins.state`), or the " +
+      "bot's memory would pass a bound (`memory.max_keys`, …)",
+    todo:
+      'raise the limit in the bot file if the transfer was meant; for a full plugin ' +
+      'state, delete keys it no longer needs or raise `plugins.state` in config.yaml; ' +
+      'for memory, set `memory.ttl`, forget keys or raise the bound',
   },
   api: {
     outcome: 'failed',
@@ -108,19 +116,24 @@ export const TRACE_REASONS = {
   answered_dialog: {
     outcome: 'not_run',
     meaning:
-      "the message was an answer: its sender's dialog (`ask`) waited in that conversation, so no rule ran on it; the dialog's rule shows what it did with it",
+      "the message was an answer: its sender's dialog (`ask`) waited in that " +
+      "conversation, so no rule ran on it; the dialog's rule shows what it did with " +
+      'it',
     todo: 'nothing: that is the routing of dialogs; a message after the dialog ended is an ordinary one again',
   },
   in_dialog: {
     outcome: 'not_run',
     meaning:
-      "the rule asks, and the same person's dialog of this rule was still waiting (from another conversation or trigger)",
+      "the rule asks, and the same person's dialog of this rule was still waiting " +
+      '(from another conversation or trigger)',
     todo: 'use `mode: restart` to start the dialog over on a new trigger; or end the dialog (`pinbot bots end-dialog`)',
   },
   waiting_for_answer: {
     outcome: 'waiting',
     meaning: 'an `ask` sent its question and the run waits for the answer (until the time shown)',
-    todo: 'nothing: an answer, a cancel word or the timeout continues the run; `pinbot bots dialogs NAME` lists who is in a dialog',
+    todo:
+      'nothing: an answer, a cancel word or the timeout continues the run; `pinbot bots ' +
+      'dialogs NAME` lists who is in a dialog',
   },
   dialog_timeout: {
     outcome: 'done',
@@ -140,7 +153,8 @@ export const TRACE_REASONS = {
   dialog_ended: {
     outcome: 'failed',
     meaning:
-      'a waiting dialog was ended from outside: by `pinbot bots end-dialog` (or the console), or because a reload removed the step that asked',
+      'a waiting dialog was ended from outside: by `pinbot bots end-dialog` (or the ' +
+      'console), or because a reload removed the step that asked',
     todo: 'nothing: the person can start again',
   },
   stopping: {

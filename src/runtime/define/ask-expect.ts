@@ -46,7 +46,8 @@ const NO = new Set(['no', 'n', 'nope', 'nah', 'false', 'non', 'nein', '👎']);
 
 export const expectSchema: JsonSchema = {
   description:
-    'what an answer must be: text, number, yes_no, pin, { number: { min, max } }, { choice: [..] }, { matches: "regex" }',
+    'what an answer must be: text, number, yes_no, pin, { number: { min, max } }, { ' +
+    'choice: [..] }, { matches: "regex" }',
   oneOf: [
     { enum: ['text', 'number', 'yes_no', 'pin'] },
     {

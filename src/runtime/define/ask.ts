@@ -40,8 +40,11 @@ const text = { type: 'string', minLength: 1 };
 export const askAction: ActionDef = {
   name: 'ask',
   description:
-    'Asks the person who caused the event a question (where reply would send it) and waits for their next message in that conversation: ' +
-    'the answer is checked against expect, re-asked with retry up to attempts, and saved as answers.NAME. No answer within timeout runs on_timeout; a cancel word runs on_cancel.',
+    'Asks the person who caused the event a question (where reply would send it) and ' +
+    'waits for their next message in that conversation: ' +
+    ('the answer is checked against expect, re-asked with retry up to attempts, and ' +
+      'saved as answers.NAME. No answer within timeout runs on_timeout; a cancel word ' +
+      'runs on_cancel.'),
   schema: {
     type: 'object',
     additionalProperties: false,
@@ -59,7 +62,9 @@ export const askAction: ActionDef = {
         type: 'integer',
         minimum: 1,
         maximum: 20,
-        description: `answers tried (default ${DEFAULT_ATTEMPTS}); after the last invalid one the run fails with error.code invalid_answer`,
+        description:
+          `answers tried (default ${DEFAULT_ATTEMPTS}); after the last invalid one the ` +
+          `run fails with error.code invalid_answer`,
       },
       timeout: {
         type: 'string',

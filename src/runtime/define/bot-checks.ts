@@ -78,7 +78,8 @@ function checkNeeds(action: ActionDef, triggers: TriggerDef[], path: Path): Chec
       const whom = action.name === 'ask' ? 'ask' : 'reply to';
       const hint =
         action.name === 'ask'
-          ? 'ask in a rule on message.received (or another event someone caused); a schedule or startup has nobody to answer'
+          ? 'ask in a rule on message.received (or another event someone caused); a ' +
+            'schedule or startup has nobody to answer'
           : 'use send_message: { to: PIN, content: "…" }';
       out.push({
         path,
@@ -100,10 +101,13 @@ function checkMemoryNeeds(action: ActionDef, args: unknown, triggers: TriggerDef
     message:
       whose === 'person'
         ? `${action.name} writes the memory of the person an event is about, and ${t.name} events are about no person`
-        : `${action.name} with in: conversation writes a conversation's memory, and ${t.name} events are in no conversation`,
+        : `${action.name} with in: conversation writes a conversation's memory, and ` +
+          `${t.name} events are in no conversation`,
     hint:
       whose === 'person'
-        ? 'use it with message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars: (set)'
+        ? 'use it with message.received, transfer.*, introduction.*, ' +
+          'contact_request.received or contact.added; keep what belongs to the bot in ' +
+          'vars: (set)'
         : 'use it with message.received (or introduction.completed); or remember for the person',
   }));
 }
@@ -295,8 +299,12 @@ function moneyWarnings(spec: Record<string, unknown>, rules: unknown[]): CheckPr
         out.push({
           path: ['rules', i, 'do', j, 'send_money'],
           warning: true,
-          message: `send_money takes its ${steered.join(' and ')} from a template and the bot has no limits: whoever causes the event decides what it pays`,
-          hint: 'add limits: { max_per_transfer: 5, max_per_day: 20 } (and send_to: [PIN…] to allow only some recipients)',
+          message:
+            `send_money takes its ${steered.join(' and ')} from a template and the bot ` +
+            `has no limits: whoever causes the event decides what it pays`,
+          hint:
+            'add limits: { max_per_transfer: 5, max_per_day: 20 } (and send_to: [PIN…] ' +
+            'to allow only some recipients)',
         });
       }
     });

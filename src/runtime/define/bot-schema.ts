@@ -35,7 +35,8 @@ const BOT_PROPERTIES: Record<string, JsonSchema> = {
     type: 'string',
     pattern: '^(embedded|https?://.+)$',
     description:
-      '"embedded" (default: the server of `pinbot serve`) or the base URL of a remote server listed in config.yaml bots.allowed_servers',
+      '"embedded" (default: the server of `pinbot serve`) or the base URL of a remote ' +
+      'server listed in config.yaml bots.allowed_servers',
   },
   poll: duration('how often to poll for events (default 5s, at least 1s)'),
   enabled: { type: 'boolean', description: 'false: the bot is validated but not run (default true)' },
@@ -99,7 +100,10 @@ const BOT_PROPERTIES: Record<string, JsonSchema> = {
   },
   loop_guard: {
     description:
-      "stops a bot answering another bot for ever: more than max_replies replies in a row that come within reply_within of the bot's answers (machine speed), from one counterpart in one conversation, pause that exchange for `pause` (default 5, 2s, 10m); false turns it off",
+      'stops a bot answering another bot for ever: more than max_replies replies in a ' +
+      "row that come within reply_within of the bot's answers (machine speed), from " +
+      'one counterpart in one conversation, pause that exchange for `pause` (default ' +
+      '5, 2s, 10m); false turns it off',
     if: { type: 'boolean' },
     then: { const: false },
     else: {
@@ -122,7 +126,9 @@ const BOT_PROPERTIES: Record<string, JsonSchema> = {
     type: 'object',
     additionalProperties: false,
     description:
-      'bounds per sender: runs of a queued rule are taken round robin by sender; max_queued caps what one sender may have waiting (more are traced sender_backlog)',
+      'bounds per sender: runs of a queued rule are taken round robin by sender; ' +
+      'max_queued caps what one sender may have waiting (more are traced ' +
+      'sender_backlog)',
     properties: {
       max_queued: { type: 'integer', minimum: 1, description: 'events of one sender waiting for a rule at once' },
     },
@@ -156,11 +162,14 @@ const RULE: JsonSchema = {
     mode: {
       enum: ['queued', 'single', 'parallel', 'restart'],
       description:
-        'when an event arrives while a run of this rule is going: queued (default, wait), single (skip it), parallel (run at once), restart (stop that run, start this one)',
+        'when an event arrives while a run of this rule is going: queued (default, ' +
+        'wait), single (skip it), parallel (run at once), restart (stop that run, ' +
+        'start this one)',
     },
     cooldown: {
       description:
-        'after a run starts, skip events for this long: a duration (for the whole rule), or { for, per: rule | sender | conversation }',
+        'after a run starts, skip events for this long: a duration (for the whole ' +
+        'rule), or { for, per: rule | sender | conversation }',
       if: { type: 'string' },
       then: duration('e.g. 1h'),
       else: {
@@ -178,7 +187,8 @@ const RULE: JsonSchema = {
       additionalProperties: false,
       required: ['max_runs', 'within'],
       description:
-        'at most max_runs runs within a time, for the rule, each sender or each conversation; more are traced throttled',
+        'at most max_runs runs within a time, for the rule, each sender or each ' +
+        'conversation; more are traced throttled',
       properties: {
         max_runs: { type: 'integer', minimum: 1 },
         within: duration('e.g. 1h'),

@@ -10,7 +10,9 @@ export interface LoopGuardOptions {
   pauseMs: number;
 }
 
-/** On unless a bot says `loop_guard: false`: more than 5 replies in a row within 2 s of the bot's answers pause that exchange for 10 minutes. */
+/**
+ * On unless a bot says `loop_guard: false`: more than 5 replies in a row within 2 s of the
+ * bot's answers pause that exchange for 10 minutes. */
 export const DEFAULT_LOOP_GUARD: LoopGuardOptions = { maxReplies: 5, replyWithinMs: 2_000, pauseMs: 600_000 };
 
 /** What a cooldown or throttle counts runs by: the rule, who caused the event, or its conversation. */

@@ -28,13 +28,15 @@ export const matcherSchema: JsonSchema = {
       matches: {
         type: 'string',
         description:
-          'regular expression (RE2 syntax: no backreferences or lookaround) the field (as text) matches; matching takes linear time',
+          'regular expression (RE2 syntax: no backreferences or lookaround) the field ' +
+          '(as text) matches; matching takes linear time',
       },
       flags: {
         type: 'string',
         pattern: '^[imsu]*$',
         description:
-          'regular expression flags: i (ignore case), m (^ and $ at line ends), s (. matches newlines), u (accepted; text is always Unicode)',
+          'regular expression flags: i (ignore case), m (^ and $ at line ends), s (. ' +
+          'matches newlines), u (accepted; text is always Unicode)',
       },
       min: { type: 'number', description: 'the field is a number ≥ this' },
       max: { type: 'number', description: 'the field is a number ≤ this' },
@@ -138,7 +140,9 @@ function neverHolds(field: string, spec: unknown, triggers: TriggerDef[]): Check
       const bound = op === '<' || op === '<=' ? `{ max: ${n} }` : op === '>' || op === '>=' ? `{ min: ${n} }` : n;
       out.push({
         path,
-        message: `${field}: ${JSON.stringify(v)} is text, and ${field} is a number: a field condition does not read comparisons, so it never holds`,
+        message:
+          `${field}: ${JSON.stringify(v)} is text, and ${field} is a number: a field ` +
+          `condition does not read comparisons, so it never holds`,
         hint: `write ${field}: ${bound} (inclusive), or liquid: "event.${field} ${op === '=' ? '==' : op} ${n}"`,
       });
     } else
@@ -154,7 +158,9 @@ function neverHolds(field: string, spec: unknown, triggers: TriggerDef[]): Check
     if (m[k] !== undefined && type !== 'number') {
       out.push({
         path: [k],
-        message: `${field} is ${type === 'string' ? 'text' : `a${type === 'array' || type === 'object' ? 'n' : ''} ${type}`}, and ${k} compares numbers, so it never holds`,
+        message: `${field} is ${
+          type === 'string' ? 'text' : `a${type === 'array' || type === 'object' ? 'n' : ''} ${type}`
+        }, and ${k} compares numbers, so it never holds`,
         hint:
           type === 'string' || type === 'array'
             ? `for its length: liquid: "event.${field}.size ${k === 'min' ? '>=' : '<='} ${m[k]}"`

@@ -27,7 +27,8 @@ const FLAG_BITS: Record<string, number> = {
 };
 
 const UNSUPPORTED_HINT =
-  'rewrite the pattern without it (e.g. match both spellings with an alternation), or test the text with a liquid: condition';
+  'rewrite the pattern without it (e.g. match both spellings with an alternation), or ' +
+  'test the text with a liquid: condition';
 
 /**
  * JavaScript's `\uXXXX` and `\u{X…}` escapes in RE2's spelling (`\x{XXXX}`); everything else is
@@ -112,7 +113,9 @@ export function regexProblem(pattern: string, flags = ''): RegexProblem | undefi
     const reason = String((err as Error).message).replace(/^error parsing regexp: /, '');
     return {
       message: `invalid regular expression: ${reason}`,
-      hint: 'bots use RE2 syntax (JavaScript\'s, less backreferences and lookaround); see docs/bots.md "Regular expressions"',
+      hint:
+        "bots use RE2 syntax (JavaScript's, less backreferences and lookaround); see " +
+        'docs/bots.md "Regular expressions"',
     };
   }
 }

@@ -26,7 +26,12 @@ export function serverProblem(server: unknown, allowed: readonly string[]): Chec
   if (allowed.some((a) => originOf(a) === origin)) return undefined;
   return {
     path: ['server'],
-    message: `${origin} is not a server the operator allows: a bot file may name only embedded or a server listed in config.yaml (bots.allowed_servers), since its key is sent there`,
-    hint: `if ${origin} is yours, add it to config.yaml under bots: { allowed_servers: ["${origin}"] }; or run the bot with pinbot bots run --server URL`,
+    message:
+      `${origin} is not a server the operator allows: a bot file may name only ` +
+      `embedded or a server listed in config.yaml (bots.allowed_servers), since its key ` +
+      `is sent there`,
+    hint:
+      `if ${origin} is yours, add it to config.yaml under bots: { allowed_servers: ` +
+      `["${origin}"] }; or run the bot with pinbot bots run --server URL`,
   };
 }

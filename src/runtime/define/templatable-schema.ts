@@ -33,7 +33,8 @@ function walk(n: unknown, f: (n: Node) => Node): unknown {
  * when the step runs, where it is checked (see {@link coerceRendered}). A literal is checked as
  * the schema says (`max: 0` against `minimum: 1`; `max: abc` is neither a number nor a template).
  *
- * @example acceptTemplates({ type: 'integer', minimum: 1 }) // { type: ['integer', 'string'], pattern: '\\{\\{|\\{%', minimum: 1, 'x-templated': 'integer' }
+ * @example acceptTemplates({ type: 'integer', minimum: 1 }) // { type: ['integer', 'string'],
+ * pattern: '\\{\\{|\\{%', minimum: 1, 'x-templated': 'integer' }
  */
 export function acceptTemplates(schema: JsonSchema): JsonSchema {
   return walk(schema, (n) => {

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BotMemory } from '../state/memory.js';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { formatProblem } from '../../util/yaml-errors.js';
 import type { BotRunner } from '../bot/bot-runner.js';
 import type { BotEvent } from '../contract/types.js';
@@ -195,7 +195,10 @@ export class BotHost {
     if (server === 'embedded' && !this.o.embedded)
       return 'server: embedded needs `pinbot serve`; run it there, or pass --server URL';
     if ('as' in bot.identity && (server !== 'embedded' || !this.o.embedded))
-      return 'as: works only with the embedded server of `pinbot serve`; use key: ${env:PINBOT_KEY_NAME} to run against a remote server';
+      return (
+        'as: works only with the embedded server of `pinbot serve`; use key: ' +
+        '${env:PINBOT_KEY_NAME} to run against a remote server'
+      );
     return undefined;
   }
 

@@ -81,13 +81,17 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
     if (COMPARISONS.has(word)) {
       if (++comparisons > 1)
         return {
-          message: `two comparisons in a row ("${expr.slice(tokens[0]!.begin, tok.end)} …"): Liquid reads a == b == c as a == (b == c)`,
+          message:
+            `two comparisons in a row ("${expr.slice(tokens[0]!.begin, tok.end)} …"): ` +
+            `Liquid reads a == b == c as a == (b == c)`,
           hint: `join comparisons with and / or: a == b and b == c`,
         };
       const next = tokens[i + 1];
       if (ORDERINGS.has(word) && next && TypeGuards.isQuotedToken(next) && NUMBER.test(next.content)) {
         return {
-          message: `"${word} ${text(next)}" compares with the text ${text(next)}, and text is compared letter by letter ("25" < "5")`,
+          message:
+            `"${word} ${text(next)}" compares with the text ${text(next)}, and text is ` +
+            `compared letter by letter ("25" < "5")`,
           hint: `write the number without quotes: ${word} ${next.content}`,
         };
       }
@@ -112,7 +116,10 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
   if (filterAt !== -1 && operators > 0) {
     const shown = expr.slice(filterAt).trim();
     return {
-      message: `a filter after a comparison ("${shown}") applies to the result of the whole expression, not to the value before it: Liquid reads it as (${expr.slice(0, filterAt).trim()}) ${shown}, which is not what it says`,
+      message:
+        `a filter after a comparison ("${shown}") applies to the result of the whole ` +
+        `expression, not to the value before it: Liquid reads it as ` +
+        `(${expr.slice(0, filterAt).trim()}) ${shown}, which is not what it says`,
       hint: `a condition takes no filter after an operator: ${where.computeFirst}`,
     };
   }
@@ -120,12 +127,16 @@ export function expressionProblem(liquid: Liquid, expr: string, where: Expressio
 }
 
 const GRAMMAR =
-  'write values joined by operators, like event.amount > 5 and vars.open (==, !=, <, >, <=, >=, contains, and, or, not)';
+  'write values joined by operators, like event.amount > 5 and vars.open (==, !=, <, ' +
+  '>, <=, >=, contains, and, or, not)';
 
 /** How bot files compute a value before comparing it, or split a condition. */
 export const BOT_EXPRESSIONS: ExpressionWhere = {
   computeFirst:
-    'give a missing variable its value in vars: (vars: { limit: 20 }) and compare it as it is (event.amount < vars.limit); use .size, .first, .last without a filter (event.content.size > 3); or set: the computed value in a step and compare it in a choose: branch',
+    'give a missing variable its value in vars: (vars: { limit: 20 }) and compare it ' +
+    'as it is (event.amount < vars.limit); use .size, .first, .last without a filter ' +
+    '(event.content.size > 3); or set: the computed value in a step and compare it in ' +
+    'a choose: branch',
   split: 'write the parts as separate conditions (if: [ … ] all hold; any: [ … ] for or)',
 };
 

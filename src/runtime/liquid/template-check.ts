@@ -114,7 +114,10 @@ function memoryProblems(root: string, shown: string, triggers: TriggerDef[]): Ch
         {
           path: [],
           message: `${shown}: ${names} events are about no person, so there is no memory to read`,
-          hint: 'memory is per person: read it in rules on message.received, transfer.*, introduction.*, contact_request.received or contact.added; keep what belongs to the bot in vars',
+          hint:
+            'memory is per person: read it in rules on message.received, transfer.*, ' +
+            'introduction.*, contact_request.received or contact.added; keep what ' +
+            'belongs to the bot in vars',
         },
       ]
     : [
@@ -142,7 +145,10 @@ function onlySomeHave(p: VarPath, triggers: TriggerDef[], text: string | undefin
   return {
     path: [],
     warning: true,
-    message: `${show(p)}: ${names} events have no field "${rest.map(String).join('.')}" (only ${having.join(', ')} ${having.length > 1 ? 'have' : 'has'} it): a run for ${lacking.length > 1 ? 'them' : 'one'} fails`,
+    message:
+      `${show(p)}: ${names} events have no field "${rest.map(String).join('.')}" (only ` +
+      `${having.join(', ')} ${having.length > 1 ? 'have' : 'has'} it): a run for ` +
+      `${lacking.length > 1 ? 'them' : 'one'} fails`,
     hint: `write {{ ${show(p)} | default: "" }} if it may be missing, or give ${names} a rule of its own`,
   };
 }

@@ -68,7 +68,8 @@ async function startAsk(o: StepRun, done: (sp: StepProgress) => StepProgress): P
   progress.steps[step.index] = { status: 'started', sig: step.sig, args, dialog: newDialog(o, to.who, to.target) };
   const held = await openDialog(o, to.who, to.target);
   if (!held) return undefined;
-  const message = `${to.who.display_name} (${to.who.pin_code}) is already in a dialog of rule ${held.rule} in this conversation`;
+  const message =
+    `${to.who.display_name} (${to.who.pin_code}) is already in a dialog of rule ` + `${held.rule} in this conversation`;
   return done({ status: 'failed', args, error: { kind: 'failed', code: 'dialog_busy', message } });
 }
 

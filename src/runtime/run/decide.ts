@@ -48,7 +48,10 @@ export async function decide(
       return {
         run: false,
         reason: 'throttled',
-        message: `throttle ${scopeWords(t.per, key)}: ${recent.length} runs in ${Math.round(t.withinMs / 1000)} s (max_runs ${t.maxRuns}); again in ${again} s`,
+        message:
+          `throttle ${scopeWords(t.per, key)}: ${recent.length} runs in ` +
+          `${Math.round(t.withinMs / 1000)} s (max_runs ${t.maxRuns}); again in ` +
+          `${again} s`,
         conditions,
       };
     }

@@ -90,7 +90,10 @@ export async function dialogMode(
   return {
     run: false,
     reason: 'in_dialog',
-    message: `${actor.display_name} (${actor.pin_code}) is in a dialog of this rule since ${since}; this event is skipped (mode ${rule.mode}; mode restart would start the dialog over)`,
+    message:
+      `${actor.display_name} (${actor.pin_code}) is in a dialog of this rule since ` +
+      `${since}; this event is skipped (mode ${rule.mode}; mode restart would start the ` +
+      `dialog over)`,
     conditions,
   };
 }

@@ -71,7 +71,8 @@ async function startAsk(o: StepRun, replay: StepReplay): Promise<StepProgress | 
   record(o, replay, { status: 'started', asking: replay.pending, dialog: newDialog(o, to.who, to.target) });
   const held = await openDialog(o, to.who, to.target);
   if (!held) return undefined;
-  const message = `${to.who.display_name} (${to.who.pin_code}) is already in a dialog of rule ${held.rule} in this conversation`;
+  const message =
+    `${to.who.display_name} (${to.who.pin_code}) is already in a dialog of rule ` + `${held.rule} in this conversation`;
   return record(o, replay, { status: 'failed', error: { kind: 'failed', code: 'dialog_busy', message } });
 }
 
@@ -140,7 +141,10 @@ function swallowed(o: StepRun, replay: StepReplay, out: StepProgress): StepProgr
     error: {
       kind: 'plugin_failed',
       ...(plugin ? { plugin } : {}),
-      message: `${whatOf(o)}: ctx.ask (call ${replay.pending!.at + 1}) was waiting for its answer, but the action ${how} instead of letting its Suspended error through — a try/catch around ctx.ask must rethrow what is not a DialogEnded`,
+      message:
+        `${whatOf(o)}: ctx.ask (call ${replay.pending!.at + 1}) was waiting for its ` +
+        `answer, but the action ${how} instead of letting its Suspended error through — ` +
+        `a try/catch around ctx.ask must rethrow what is not a DialogEnded`,
     },
   });
 }

@@ -13,7 +13,9 @@ import type { PluginAsk, ReplayEntry } from '../state/bot-state.js';
 export class Suspended extends Error {
   constructor(readonly at: number) {
     super(
-      `ctx.ask (call ${at + 1}) is waiting for its answer; this error unwinds the action until the answer comes — rethrow what you catch unless it is a DialogEnded`,
+      `ctx.ask (call ${at + 1}) is waiting for its answer; this error unwinds the ` +
+        `action until the answer comes — rethrow what you catch unless it is a ` +
+        `DialogEnded`,
     );
     this.name = 'Suspended';
   }
@@ -25,7 +27,8 @@ export class Suspended extends Error {
  * A plugin may catch it and carry on; uncaught, a timeout runs the rule's `on_timeout` steps, a
  * cancel word its `on_cancel` ones, and `invalid_answer` fails the step (`on_error` runs).
  *
- * @example try { await ctx.ask({ question: 'Size?' }) } catch (e) { if (e instanceof DialogEnded && e.reason === 'timeout') … else throw e }
+ * @example try { await ctx.ask({ question: 'Size?' }) } catch (e) { if (e instanceof
+ * DialogEnded && e.reason === 'timeout') … else throw e }
  */
 export class DialogEnded extends Error {
   constructor(
@@ -129,7 +132,10 @@ export class StepReplay implements StepDialog {
     const had = this.history[at];
     if (had && (had.k === 'ask' ? 'ctx.ask' : had.name) !== kind && !(had.k === 'ask' && kind === 'ctx.ask'))
       throw new ReplayMismatch(
-        `${this.what}: call ${at + 1} is ${kind}, but when the action first ran it was ${had.k === 'ask' ? `ctx.ask(${short(had.q)})` : had.name} — an action that asks runs again from its start after each answer and must make the same calls in the same order (see docs/plugins.md "Asking")`,
+        `${this.what}: call ${at + 1} is ${kind}, but when the action first ran it ` +
+          `was ${had.k === 'ask' ? `ctx.ask(${short(had.q)})` : had.name} — an action ` +
+          `that asks runs again from its start after each answer and must make the same ` +
+          `calls in the same order (see docs/plugins.md "Asking")`,
       );
     return at;
   }
@@ -145,7 +151,10 @@ export class StepReplay implements StepDialog {
     if (had.k !== 'ask') throw new Error('unreachable');
     if (had.q !== q.question)
       throw new ReplayMismatch(
-        `${this.what}: call ${at + 1} asks ${short(q.question)}, but when the action first ran it asked ${short(had.q)} there — an action that asks runs again from its start after each answer and must ask the same questions in the same order (see docs/plugins.md "Asking")`,
+        `${this.what}: call ${at + 1} asks ${short(q.question)}, but when the action ` +
+          `first ran it asked ${short(had.q)} there — an action that asks runs again ` +
+          `from its start after each answer and must ask the same questions in the same ` +
+          `order (see docs/plugins.md "Asking")`,
       );
     if (had.ended) throw (this.thrown = new DialogEnded(had.ended, had.message ?? `the dialog ended: ${had.ended}`));
     return { value: structuredClone(had.value), ...(had.groups ? { groups: { ...had.groups } } : {}) };

@@ -165,7 +165,10 @@ export async function converse(
       return { end: 'answered', value: r.value, answer: cur.text.trim(), ...(r.groups ? { groups: r.groups } : {}) };
     dl.invalid++;
     if (dl.invalid >= q.attempts) {
-      const message = `no valid answer in ${q.attempts} attempt${q.attempts === 1 ? '' : 's'} (expected ${describeExpect(q.expect)}; last: ${JSON.stringify(cur.text.slice(0, 60))})`;
+      const message =
+        `no valid answer in ${q.attempts} attempt${q.attempts === 1 ? '' : 's'} ` +
+        `(expected ${describeExpect(q.expect)}; last: ` +
+        `${JSON.stringify(cur.text.slice(0, 60))})`;
       return { end: 'invalid', message };
     }
   }

@@ -48,7 +48,9 @@ export interface StepFailure {
 /** Step errors whose message already names what ran out of time. */
 const TIMEOUTS: ReadonlySet<string> = new Set(['timeout', 'plugin_timeout']);
 
-/** How a failed step ends its run: the reason (state written before 0.2 says `error`), and a message naming the step. */
+/**
+ * How a failed step ends its run: the reason (state written before 0.2 says `error`), and a
+ * message naming the step. */
 export function stepFailure({ step, error }: { step: CompiledStep; error: StepProgress['error'] }): StepFailure {
   const reason: StepFailureReason = error?.kind === undefined || error.kind === 'error' ? 'failed' : error.kind;
   const message = error?.message ?? 'failed';

@@ -93,7 +93,10 @@ export class LoopGuard {
     return {
       until: end,
       tripped: true,
-      message: `${key}: ${x.streak} replies in a row came within ${Math.round(within / 1000)} s of the bot's answers (a loop between bots, not a person): paused until ${iso(end)} (loop_guard)`,
+      message:
+        `${key}: ${x.streak} replies in a row came within ${Math.round(within / 1000)} ` +
+        `s of the bot's answers (a loop between bots, not a person): paused until ` +
+        `${iso(end)} (loop_guard)`,
     };
   }
 

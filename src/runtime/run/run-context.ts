@@ -25,7 +25,8 @@ import { BotMemory } from '../state/memory.js';
  * in this process or after a kill -9 and restart — sends the same key and the server replays
  * the first outcome instead of paying or replying twice.
  *
- * @example idempotencyKey('tip-jar', 'thanks', 'transfer.received:txn_1', 1, 'a1b2c3d4') // 'pinbot:tip-jar:thanks:…:1-a1b2c3d4'
+ * @example idempotencyKey('tip-jar', 'thanks', 'transfer.received:txn_1', 1, 'a1b2c3d4') //
+ * 'pinbot:tip-jar:thanks:…:1-a1b2c3d4'
  */
 export function idempotencyKey(bot: string, rule: string, eventKey: string, step: number, sig = ''): string {
   const h = createHash('sha256').update(eventKey).digest('hex').slice(0, 24);
@@ -193,7 +194,8 @@ export function actionContext(o: {
       if (limits.sendTo && !limits.sendTo.has(pin)) throw new LimitError(`${pin} is not in limits.send_to`);
       if (limits.maxPerTransfer !== undefined && cents > limits.maxPerTransfer) {
         throw new LimitError(
-          `${(cents / 100).toFixed(2)} is more than limits.max_per_transfer (${(limits.maxPerTransfer / 100).toFixed(2)})`,
+          `${(cents / 100).toFixed(2)} is more than limits.max_per_transfer ` +
+            `(${(limits.maxPerTransfer / 100).toFixed(2)})`,
         );
       }
     },

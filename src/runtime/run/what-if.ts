@@ -72,7 +72,9 @@ function stoppedClock(at: number): Clock {
 const HELD_BACK = new Set(['cooldown', 'throttled', 'loop_suspected', 'from_bot', 'single_running', 'sender_backlog']);
 /** A step's arguments in full (compared as text: traces keep them up to 1,000 characters). Internal. */
 const shown = (v: unknown) => JSON.stringify(v ?? null);
-/** A condition's result as text; one with no value of its own says what its parts found (`not (from contacts ✓)`). Internal. */
+/**
+ * A condition's result as text; one with no value of its own says what its parts found (`not
+ * (from contacts ✓)`). Internal. */
 const conditionText = (c?: ConditionResult): string | undefined => {
   if (!c) return undefined;
   if (c.detail) return `${c.label} (${c.detail})`;
@@ -87,7 +89,9 @@ const failing = (c: ConditionResult): ConditionResult =>
 /** A recorded step as a line. Internal. */
 function stepLine(action: string, args: unknown, result?: unknown): string {
   if (action === 'choose')
-    return `choose → ${(result as { label?: string } | undefined)?.label ?? /"label":"([^"]+)"/.exec(String(result))?.[1] ?? '?'}`;
+    return `choose → ${
+      (result as { label?: string } | undefined)?.label ?? /"label":"([^"]+)"/.exec(String(result))?.[1] ?? '?'
+    }`;
   return args === null || args === undefined ? action : `${action} ${shown(args)}`;
 }
 
@@ -265,7 +269,9 @@ export async function whatIf(bot: CompiledBot, traces: Trace[]): Promise<WhatIfR
     traces: traces.length,
     events: out,
     changed,
-    summary: `this edit changes ${changed} of the last ${out.length} decision${out.length === 1 ? '' : 's'} of ${bot.name}`,
+    summary:
+      `this edit changes ${changed} of the last ${out.length} ` +
+      `decision${out.length === 1 ? '' : 's'} of ${bot.name}`,
   };
 }
 
@@ -281,11 +287,19 @@ function compare(before: ReplayedRule[], after: ReplayedRule[]): string[] {
     const runsNow = a?.decision === 'runs';
     if (ranBefore && !runsNow)
       out.push(
-        `rule ${id} no longer runs: ${a ? `${a.decision}${a.condition ? ` — ${a.condition}` : ''}` : 'the edited bot has no such rule for this event'}`,
+        `rule ${id} no longer runs: ` +
+          `${
+            a
+              ? `${a.decision}${a.condition ? ` — ${a.condition}` : ''}`
+              : 'the edited bot has no such rule for this event'
+          }`,
       );
     else if (!ranBefore && runsNow)
       out.push(
-        `rule ${id} now runs${a.condition ? ` (${a.condition})` : ''}; before: ${b ? `${b.decision}${b.condition ? ` — ${b.condition}` : ''}` : 'not triggered'} → steps: ${a.steps.join(', ') || 'none'}`,
+        `rule ${id} now runs${a.condition ? ` (${a.condition})` : ''}; before: ` +
+          `${
+            b ? `${b.decision}${b.condition ? ` — ${b.condition}` : ''}` : 'not triggered'
+          } → steps: ${a.steps.join(', ') || 'none'}`,
       );
     else if (ranBefore && runsNow) {
       const n = Math.max(b!.steps.length, a!.steps.length);

@@ -204,7 +204,8 @@ export class BotState {
         const spent = m.spend.date === w.spend.date ? m.spend.cents : 0;
         if (w.spend.max !== undefined && spent + w.spend.cents > w.spend.max) {
           throw new DailyCapError(
-            `the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed (${(spent / 100).toFixed(2)} sent today)`,
+            `the daily cap of ${(w.spend.max / 100).toFixed(2)} would be passed ` +
+              `(${(spent / 100).toFixed(2)} sent today)`,
           );
         }
         next = { ...next, spend: { date: w.spend.date, cents: spent + w.spend.cents } };

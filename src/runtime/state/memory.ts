@@ -5,7 +5,7 @@ import { MEMORY_KEY_PATTERN, type MemoryOptions } from '../contract/memory-subje
 export { DEFAULT_MEMORY, MEMORY_KEY_PATTERN, type MemoryOptions } from '../contract/memory-subjects.js';
 
 const KEY = new RegExp(MEMORY_KEY_PATTERN);
-import { BotMemories, type MemoryRecord, type MemoryScope } from './bot-records.js';
+import { BotMemories, type MemoryScope } from './bot-records.js';
 
 // A bot's memory of people and conversations (`remember`, `forget`, `memory.KEY`,
 // `ctx.memory`): one record per person (by PIN) or conversation (by id), in the bot's state
@@ -58,7 +58,8 @@ const entryBytes = (key: string, value: unknown) =>
 export function checkMemoryKey(key: unknown): string {
   if (typeof key !== 'string' || !KEY.test(key)) {
     throw new Error(
-      `memory key ${JSON.stringify(key)}: a key is a name of letters, digits and _ (at most 64, not starting with a digit), e.g. usual_size`,
+      `memory key ${JSON.stringify(key)}: a key is a name of letters, digits and _ ` +
+        `(at most 64, not starting with a digit), e.g. usual_size`,
     );
   }
   return key;
@@ -318,7 +319,8 @@ export class BotMemory {
     const [, what, setting, todo] = passed;
     const keys = Object.keys(c.set ?? {}).join(', ');
     throw new MemoryFullError(
-      `remember ${keys}: ${what} (memory.${setting}); nothing was written — ${todo}, or raise memory.${setting} in the bot file`,
+      `remember ${keys}: ${what} (memory.${setting}); nothing was written — ${todo}, ` +
+        `or raise memory.${setting} in the bot file`,
     );
   }
 }

@@ -84,7 +84,9 @@ export function formatTrace(t: Trace): string {
         ? askLine(s)
         : s.status === 'dry_run'
           ? `would ${s.action} ${short(s.args)}`
-          : `${s.action}${s.status === 'failed' ? `: ${s.error}` : s.result !== undefined ? ` → ${gist(s.result)}` : ''}`;
+          : `${s.action}${
+              s.status === 'failed' ? `: ${s.error}` : s.result !== undefined ? ` → ${gist(s.result)}` : ''
+            }`;
     lines.push(`      do ${mark} ${what}${s.resumed ? ' (before the restart)' : ''}`);
   }
   return lines.join('\n');

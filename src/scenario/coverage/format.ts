@@ -31,7 +31,9 @@ export function parseCoverageMin(specs: string[]): Partial<Record<CoverageKind, 
     const n = Number(m?.[2]);
     if (!m || (m[1] !== undefined && !kind) || n > 100) {
       throw new Error(
-        `--coverage-min ${spec}: expected a percent (80: every measure) or MEASURE=PERCENT (rules=100), MEASURE one of ${Object.keys(ALIASES).join(', ')}`,
+        `--coverage-min ${spec}: expected a percent (80: every measure) or ` +
+          `MEASURE=PERCENT (rules=100), MEASURE one of ` +
+          `${Object.keys(ALIASES).join(', ')}`,
       );
     }
     for (const k of kind ? [kind] : (Object.keys(COVERAGE_KINDS) as CoverageKind[])) out[k] = n;
@@ -79,7 +81,8 @@ export function coverageSummary(r: CoverageReport): string {
     for (const rule of b.rules) {
       const why = Object.keys(rule.not_run).length ? ` · not run: ${counts(rule.not_run)}` : '';
       out.push(
-        `    ${rule.ran ? '✓' : '✗'} rule ${rule.id}  triggered ${rule.triggered} · ran ${rule.ran}${why}  ${rule.where}`,
+        `    ${rule.ran ? '✓' : '✗'} rule ${rule.id}  triggered ${rule.triggered} · ` +
+          `ran ${rule.ran}${why}  ${rule.where}`,
       );
     }
     for (const o of b.outcomes.filter((x) => !x.taken))
@@ -95,11 +98,17 @@ const bar = (r: Ratio) => `<div class="bar"><span style="width:${r.percent}%"></
 /** The HTML page: one file, no external assets (styles inline, no scripts), readable offline. */
 export function coverageHtml(r: CoverageReport, title = 'pinbot scenario coverage'): string {
   const total = (name: string, ratio: Ratio, id: string) =>
-    `<div class="total" id="total-${id}"><h2>${esc(name)}</h2><p><b>${ratio.percent}%</b> · ${ratio.covered} of ${ratio.total}</p>${bar(ratio)}</div>`;
+    `<div class="total" id="total-${id}"><h2>${esc(
+      name,
+    )}</h2><p><b>${ratio.percent}%</b> · ${ratio.covered} of ${ratio.total}</p>${bar(ratio)}</div>`;
   const ops = r.api.operations
     .map(
       (o) =>
-        `<tr class="${o.calls ? 'hit' : 'miss'}"><td><code>${esc(o.operation)}</code></td><td>${o.calls}</td><td>${o.by_steps}</td><td>${esc(counts(o.statuses)) || '—'}</td><td>${esc(counts(o.codes)) || '—'}</td><td>${esc(o.never_produced.join(' ')) || '—'}</td></tr>`,
+        `<tr class="${o.calls ? 'hit' : 'miss'}"><td><code>${esc(o.operation)}</code></td><td>${
+          o.calls
+        }</td><td>${o.by_steps}</td><td>${esc(counts(o.statuses)) || '—'}</td><td>${
+          esc(counts(o.codes)) || '—'
+        }</td><td>${esc(o.never_produced.join(' ')) || '—'}</td></tr>`,
     )
     .join('\n');
   const bots = r.bots
@@ -107,22 +116,39 @@ export function coverageHtml(r: CoverageReport, title = 'pinbot scenario coverag
       const rules = b.rules
         .map(
           (x) =>
-            `<tr class="${x.ran ? 'hit' : 'miss'}"><td><code>${esc(x.id)}</code></td><td>${x.triggered}</td><td>${x.ran}</td><td>${esc(counts(x.not_run)) || '—'}</td><td><code>${esc(x.where)}</code></td></tr>`,
+            `<tr class="${x.ran ? 'hit' : 'miss'}"><td><code>${esc(x.id)}</code></td><td>${
+              x.triggered
+            }</td><td>${x.ran}</td><td>${esc(counts(x.not_run)) || '—'}</td><td><code>${esc(x.where)}</code></td></tr>`,
         )
         .join('\n');
       const outs = b.outcomes
         .map(
           (o) =>
-            `<tr class="${o.taken ? 'hit' : 'miss'}"><td><code>${esc(o.rule)}</code> step ${o.step} <code>${esc(o.action)}</code></td><td>${esc(o.outcome)}</td><td>${o.taken}</td><td><code>${esc(o.where)}</code></td></tr>`,
+            `<tr class="${o.taken ? 'hit' : 'miss'}"><td><code>${esc(o.rule)}</code> ` +
+            `step ${o.step} <code>${esc(o.action)}</code></td><td>${esc(
+              o.outcome,
+            )}</td><td>${o.taken}</td><td><code>${esc(o.where)}</code></td></tr>`,
         )
         .join('\n');
       const missed = b.lines.missed
         .map((m) => `<li><code>${esc(m.where)}</code> <code class="src">${esc(m.text)}</code></li>`)
         .join('\n');
       return `<section class="bot"><h3>bot ${esc(b.name)} <small>${esc(b.file)}</small></h3>
-<table><thead><tr><th>rule</th><th>triggered</th><th>ran</th><th>not run (why)</th><th>where</th></tr></thead><tbody>${rules}</tbody></table>
-${outs ? `<table><thead><tr><th>step</th><th>branch / outcome</th><th>taken</th><th>where</th></tr></thead><tbody>${outs}</tbody></table>` : ''}
-<p>lines exercised: ${b.lines.covered} of ${b.lines.total}</p>${missed ? `<details open><summary>lines never exercised (${b.lines.missed.length})</summary><ul class="missed">${missed}</ul></details>` : ''}</section>`;
+<table><thead><tr><th>rule</th><th>triggered</th><th>ran</th><th>not run (why)</th><th>where</th></tr></thead><tbody>${
+        rules
+      }</tbody></table>
+${
+  outs
+    ? `<table><thead><tr><th>step</th><th>branch / ` +
+      `outcome</th><th>taken</th><th>where</th></tr></thead><tbody>${outs}</tbody></table>`
+    : ''
+}
+<p>lines exercised: ${b.lines.covered} of ${b.lines.total}</p>${
+        missed
+          ? `<details open><summary>lines never exercised ` +
+            `(${b.lines.missed.length})</summary><ul class="missed">${missed}</ul></details>`
+          : ''
+      }</section>`;
     })
     .join('\n');
   const unmatched = Object.entries(r.api.unmatched)
@@ -142,7 +168,15 @@ code{font:12px ui-monospace,monospace}.missed{columns:2}.src{color:#555}
 @media (prefers-color-scheme:dark){body{background:#111;color:#eee}th,td{border-color:#333}.total{border-color:#333}.src{color:#aaa}}
 </style></head><body>
 <h1>${esc(title)}</h1><p>${r.scenarios} scenario run${r.scenarios === 1 ? '' : 's'}</p>
-<div class="totals">${total('API operations called', r.totals.operations, 'operations')}${total('bot rules that ran', r.totals.rules, 'rules')}${total('branches and outcomes taken', r.totals.outcomes, 'outcomes')}${total('bot lines exercised', r.totals.lines, 'lines')}</div>
+<div class="totals">${total('API operations called', r.totals.operations, 'operations')}${total(
+    'bot rules that ran',
+    r.totals.rules,
+    'rules',
+  )}${total(
+    'branches and outcomes taken',
+    r.totals.outcomes,
+    'outcomes',
+  )}${total('bot lines exercised', r.totals.lines, 'lines')}</div>
 <h2 style="margin-top:2rem">API operations</h2>
 <table id="operations"><thead><tr><th>operation</th><th>calls</th><th>by steps</th><th>statuses seen</th><th>error codes seen</th><th>documented, never produced</th></tr></thead><tbody>
 ${ops}

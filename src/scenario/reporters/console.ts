@@ -4,6 +4,12 @@ import { reproduceLabel, type Reporter, type Summary } from './types.js';
 
 type Out = { write(s: string): unknown; isTTY?: boolean };
 
+/** ANSI colours, or none. Internal. */
+function palette(color: boolean) {
+  const paint = (code: number) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+  return { green: paint(32), red: paint(31), dim: paint(2), bold: paint(1) };
+}
+
 /**
  * The console report: one block per scenario with each step's name, result and duration; a
  * failed step shows its message, the expected-vs-actual diff, where it is written, the
@@ -24,12 +30,8 @@ export function consoleReporter({
   keep?: boolean;
   remote?: boolean;
 } = {}): Reporter {
-  color ??= !!out.isTTY && !process.env.NO_COLOR;
-  const paint = (code: number) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
-  const green = paint(32);
-  const red = paint(31);
-  const dim = paint(2);
-  const bold = paint(1);
+  const { green, red, dim, bold } = palette(color ?? (!!out.isTTY && !process.env.NO_COLOR));
+  const header = (sc: { name: string; file: string }) => `${bold(sc.name)} ${dim(sc.file)}`;
   const streaming = parallel <= 1;
   const running = new Map<string, { name: string; done: number; total: number }>();
   let status = false;
@@ -65,15 +67,18 @@ export function consoleReporter({
       // a failed embedded scenario is kept when the run keeps them (--keep): known before it ends
       if (s.curl)
         lines.push(
-          `${pad}    ${dim(reproduceLabel({ mode: remote ? 'remote' : 'embedded', kept: 'kept' in r && r.kept ? r.kept : keep }))} ${s.curl}`,
+          `${pad}    ${dim(
+            reproduceLabel({ mode: remote ? 'remote' : 'embedded', kept: 'kept' in r && r.kept ? r.kept : keep }),
+          )} ${s.curl}`,
         );
     }
     return lines;
   };
-  const header = (sc: { name: string; file: string }) => `${bold(sc.name)} ${dim(sc.file)}`;
   const footer = (r: ScenarioResult) => {
     const n = r.steps.length;
-    const text = `${r.status === 'passed' ? green('✓ passed') : red('✗ failed')} ${dim(`${n} step${n === 1 ? '' : 's'} · ${r.ms} ms · clock ${r.clock}`)}`;
+    const text =
+      `${r.status === 'passed' ? green('✓ passed') : red('✗ failed')} ` +
+      `${dim(`${n} step${n === 1 ? '' : 's'} · ${r.ms} ms · clock ${r.clock}`)}`;
     const kept = r.kept ? `\n  ${bold('kept up until Ctrl-C:')} server ${r.kept.url} · data ${r.kept.dataDir}` : '';
     return `${r.error ? `  ${red(r.error)}\n` : ''}  ${text}${kept}`;
   };
@@ -97,20 +102,22 @@ export function consoleReporter({
     scenarioEnd(r) {
       running.delete(r.file);
       if (streaming) write(`${footer(r)}\n\n`);
-      else
-        write(
-          `${header(r)}\n${r.steps.flatMap((s) => stepLines(r, s)).join('\n')}${r.steps.length ? '\n' : ''}${footer(r)}\n\n`,
-        );
+      else write(`${[header(r), ...r.steps.flatMap((s) => stepLines(r, s)), footer(r)].join('\n')}\n\n`);
     },
     finish(results, sum: Summary) {
       clearStatus();
       const failed = results.filter((r) => r.status === 'failed');
-      const line = `${sum.total} scenario${sum.total === 1 ? '' : 's'}: ${green(`${sum.passed} passed`)}${sum.failed ? `, ${red(`${sum.failed} failed`)}` : ''} ${dim(`(${(sum.ms / 1000).toFixed(1)} s, parallel ${sum.parallel})`)}`;
+      const line =
+        `${sum.total} scenario${sum.total === 1 ? '' : 's'}: ` +
+        `${green(`${sum.passed} passed`)}${
+          sum.failed ? `, ${red(`${sum.failed} failed`)}` : ''
+        } ${dim(`(${(sum.ms / 1000).toFixed(1)} s, parallel ${sum.parallel})`)}`;
       out.write(`${line}\n`);
       for (const r of failed) {
         const step = r.steps.find((s) => s.status === 'failed');
         out.write(
-          `  ${red('✗')} ${r.name} ${dim(r.file)}${step ? ` — step ${step.id} ${step.label}` : r.error ? ` — ${r.error}` : ''}\n`,
+          `  ${red('✗')} ${r.name} ` +
+            `${dim(r.file)}${step ? ` — step ${step.id} ${step.label}` : r.error ? ` — ${r.error}` : ''}\n`,
         );
       }
     },

@@ -30,7 +30,10 @@ export function flatSteps(r: ScenarioResult) {
 export function reproduceLabel(r: { mode?: 'embedded' | 'remote'; kept?: { keys: string } | boolean }): string {
   if (r.mode === 'remote') return 'reproduce (keys masked):';
   if (r.kept)
-    return `reproduce on the kept server (keys masked: source ${typeof r.kept === 'object' ? r.kept.keys : 'the keys file below'}):`;
+    return (
+      `reproduce on the kept server (keys masked: source ` +
+      `${typeof r.kept === 'object' ? r.kept.keys : 'the keys file below'}):`
+    );
   return 'reproduce (keys masked; this server stopped with the scenario — run with --keep to keep a failed one up):';
 }
 

@@ -7,12 +7,14 @@ interface ClockStep {
 }
 
 export const CLOCK_NEEDS_EMBEDDED =
-  'clock control needs the embedded server (a remote server runs on real time): run without --server, or wait with expect_event / eventually';
+  'clock control needs the embedded server (a remote server runs on real time): run ' +
+  'without --server, or wait with expect_event / eventually';
 
 export const clockStep: StepKind<ClockStep> = {
   name: 'clock',
   description:
-    'moves the virtual clock: every due job (UBI, bot schedules, waits) fires at its own time, in order, and the step returns when every effect has settled',
+    'moves the virtual clock: every due job (UBI, bot schedules, waits) fires at its ' +
+    'own time, in order, and the step returns when every effect has settled',
   embeddedOnly: CLOCK_NEEDS_EMBEDDED,
   schema: {
     properties: {

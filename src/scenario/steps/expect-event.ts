@@ -57,7 +57,8 @@ function checkSpec(key: 'expect_event' | 'expect_none', spec: EventSpec, c: Chec
   if (kinds.length !== 1)
     return c.problem(
       [key],
-      `expected exactly one event kind (${EVENT_KINDS.join(', ')}), found ${kinds.length ? kinds.join(' and ') : 'none'}`,
+      `expected exactly one event kind (${EVENT_KINDS.join(', ')}), found ` +
+        `${kinds.length ? kinds.join(' and ') : 'none'}`,
     );
   const kind = kinds[0]!;
   const filter = (spec[kind] ?? {}) as Record<string, unknown>;
@@ -91,7 +92,10 @@ export const expectEventStep: StepKind<{ expect_event: EventSpec; save?: Record<
   name: 'expect_event',
   acts: false,
   description:
-    'waits for something a bot (or anyone) causes — a message, a transfer, an introduction, a contact request — within a duration; on the virtual clock it advances to each next due timer until the event is seen. Each event is matched once, one caused since the last step that acted first',
+    'waits for something a bot (or anyone) causes — a message, a transfer, an ' +
+    'introduction, a contact request — within a duration; on the virtual clock it ' +
+    'advances to each next due timer until the event is seen. Each event is matched ' +
+    'once, one caused since the last step that acted first',
   schema: {
     properties: {
       expect_event: filterSchema('what to wait for'),
@@ -184,7 +188,10 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
   name: 'expect_none',
   acts: false,
   description:
-    'asserts that nothing of a kind (matching the filter) happens from the start of the last step before it that acted (a request, a clock move, a restart, a use:) until `within` after this step starts: it lets exactly that much scenario time pass, then checks. Events matched by an expect_event are not counted',
+    'asserts that nothing of a kind (matching the filter) happens from the start of ' +
+    'the last step before it that acted (a request, a clock move, a restart, a use:) ' +
+    'until `within` after this step starts: it lets exactly that much scenario time ' +
+    'pass, then checks. Events matched by an expect_event are not counted',
   schema: { properties: { expect_none: filterSchema('what must not happen') }, required: ['expect_none'] },
   label: label('expect_none') as never,
   check: (s, c) => checkSpec('expect_none', s.expect_none, c),
@@ -205,7 +212,8 @@ export const expectNoneStep: StepKind<{ expect_none: EventSpec }> = {
     );
     if (seen.length) {
       throw new StepFailure(
-        `expected no ${kind} matching ${JSON.stringify(filter)} ${since} and within ${spec.within} after; ${seen.length} happened`,
+        `expected no ${kind} matching ${JSON.stringify(filter)} ${since} and within ` +
+          `${spec.within} after; ${seen.length} happened`,
         {
           diff: seen
             .slice(0, 5)

@@ -44,7 +44,8 @@ export const RESTART_NEEDS_EMBEDDED = 'restart needs the embedded server: run wi
 export const restartStep: StepKind<{ restart: true }> = {
   name: 'restart',
   description:
-    'restarts the embedded server and its bots on the same data directory (same port and clock): what was stored survives, nothing is done twice',
+    'restarts the embedded server and its bots on the same data directory (same port ' +
+    'and clock): what was stored survives, nothing is done twice',
   embeddedOnly: RESTART_NEEDS_EMBEDDED,
   schema: { properties: { restart: { const: true, description: 'true' } }, required: ['restart'] },
   label: () => 'restart the server',

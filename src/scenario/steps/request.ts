@@ -32,14 +32,16 @@ function fullPath(path: string): string {
 export const requestStep: StepKind<RequestStep> = {
   name: 'request',
   description:
-    'an HTTP request as a user (`as:`), checked with `expect` (status, headers, body by partial deep match with matchers, JSON Schema) and captured with `save`',
+    'an HTTP request as a user (`as:`), checked with `expect` (status, headers, body ' +
+    'by partial deep match with matchers, JSON Schema) and captured with `save`',
   schema: {
     properties: {
       request: {
         type: 'string',
         pattern: REQUEST_LINE,
         description:
-          '"METHOD /path", e.g. "GET /wallet/balance" (paths are under /api/v1 unless they start with /api/, /healthz or /openapi.json)',
+          '"METHOD /path", e.g. "GET /wallet/balance" (paths are under /api/v1 unless ' +
+          'they start with /api/, /healthz or /openapi.json)',
       },
       as: {
         type: 'string',
@@ -72,7 +74,9 @@ export const requestStep: StepKind<RequestStep> = {
           schema: {
             type: 'object',
             description:
-              'a JSON Schema the body must be valid against; $ref into the API\'s OpenAPI document ("#/components/schemas/User") or { response: "GET /wallet/balance" }',
+              "a JSON Schema the body must be valid against; $ref into the API's " +
+              'OpenAPI document ("#/components/schemas/User") or { response: "GET ' +
+              '/wallet/balance" }',
           },
         },
       },
@@ -156,7 +160,8 @@ export const requestStep: StepKind<RequestStep> = {
           ? ` (${JSON.stringify((answer.body as { error?: { code?: string } }).error?.code ?? '')})`
           : '';
       throw new StepFailure(
-        `${method} ${pathText} answered ${answer.status}${got}; ${out.length} expectation${out.length > 1 ? 's' : ''} failed`,
+        `${method} ${pathText} answered ${answer.status}${got}; ${out.length} ` +
+          `expectation${out.length > 1 ? 's' : ''} failed`,
         { diff: formatMismatches(out, ctx.mask), curl: curl() },
       );
     }

@@ -17,7 +17,8 @@ interface SayStep {
 export const sayStep: StepKind<SayStep> = {
   name: 'say',
   description:
-    'sends a message as a user (as:) to another user of the scenario or a PIN (to:): talking to a bot, answering its questions (templates allowed)',
+    'sends a message as a user (as:) to another user of the scenario or a PIN (to:): ' +
+    'talking to a bot, answering its questions (templates allowed)',
   schema: {
     properties: {
       say: { type: 'string', minLength: 1, description: 'the message text (a template)' },
@@ -48,7 +49,8 @@ export const sayStep: StepKind<SayStep> = {
     await ctx.target.settle();
     if (answer.status >= 400)
       throw new StepFailure(
-        `${who.name} could not send the message: ${answer.status} ${ctx.mask(JSON.stringify(answer.body)).slice(0, 300)}`,
+        `${who.name} could not send the message: ${answer.status} ` +
+          `${ctx.mask(JSON.stringify(answer.body)).slice(0, 300)}`,
       );
     return { detail: `${answer.status}` };
   },

@@ -11,7 +11,8 @@ import { OperatorError } from '../../util/operator-error.js';
  * anything else happens, so whatever the operator does next, the original bytes survive.
  *
  * @example
- * throw new StoreDamagedError('data/journal.jsonl:812', 'checksum mismatch', 'Restore the data directory from a backup.');
+ * throw new StoreDamagedError('data/journal.jsonl:812', 'checksum mismatch', 'Restore the data
+ * directory from a backup.');
  */
 export class StoreDamagedError extends OperatorError {
   constructor(
@@ -40,7 +41,8 @@ export class JournalCorruptError extends StoreDamagedError {
 
 /** What to do about a damaged journal line. Internal. */
 export const JOURNAL_REMEDY =
-  'Restore the data directory from a backup, or keep only the lines before this one (docs/operations.md, "When start-up refuses")';
+  'Restore the data directory from a backup, or keep only the lines before this one ' +
+  '(docs/operations.md, "When start-up refuses")';
 
 /**
  * The store cannot write to its disk (full, read-only, failing). Nothing of the refused
@@ -55,7 +57,8 @@ export class StorageUnavailableError extends Error {
     medium = 'its disk',
   ) {
     super(
-      `the store cannot write to ${medium} (${reason}); nothing was changed. Retry in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`,
+      `the store cannot write to ${medium} (${reason}); nothing was changed. Retry ` +
+        `in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`,
     );
     this.name = 'StorageUnavailableError';
   }

@@ -78,7 +78,9 @@ export class WriteGate {
       const delayMs = this.o.retry.firstMs;
       this.down = { reason, since: this.o.now(), delayMs, retryAt: this.o.now() + delayMs };
       this.o.warn(
-        `${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): writes are refused until a test write succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`,
+        `${this.o.subject ?? 'the journal'} cannot be written (${errText(err)}): ` +
+          `writes are refused until a test write ` +
+          `succeeds${this.o.readsGoOn === false ? '' : '; reads go on'}`,
         { reason },
       );
     }
@@ -133,7 +135,8 @@ export class WriteGate {
     clearTimeout(d.timer);
     this.down = undefined;
     this.o.warn(
-      `${this.o.subject ?? 'the journal'} takes writes again (refused for ${Math.round((this.o.now() - d.since) / 1000)} s)`,
+      `${this.o.subject ?? 'the journal'} takes writes again (refused for ` +
+        `${Math.round((this.o.now() - d.since) / 1000)} s)`,
     );
   }
 }

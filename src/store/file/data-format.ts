@@ -59,12 +59,14 @@ export function readDataFormat(dir: string): FoundFormat {
     format = (JSON.parse(readFileSync(file, 'utf8')) as { format?: unknown }).format;
   } catch (err) {
     throw new DataFormatError(
-      `${file} is not a data format record (${(err as Error).message}): it holds {"format":${DATA_FORMAT}} — restore it from a backup of this directory`,
+      `${file} is not a data format record (${(err as Error).message}): it holds ` +
+        `{"format":${DATA_FORMAT}} — restore it from a backup of this directory`,
     );
   }
   if (!Number.isSafeInteger(format) || (format as number) < 1)
     throw new DataFormatError(
-      `${file}: "format" is ${JSON.stringify(format)}, not a whole number ≥ 1 — restore it from a backup of this directory`,
+      `${file}: "format" is ${JSON.stringify(format)}, not a whole number ≥ 1 — ` +
+        `restore it from a backup of this directory`,
     );
   checkFormat(format as number, dir);
   return { format: format as number, fresh: false, recorded: true };
@@ -75,7 +77,8 @@ export function checkFormat(format: number, where: string): void {
   if (format <= DATA_FORMAT) return;
   throw new DataFormatError(
     `${where} holds data format ${format}, written by a newer pinbot; this one reads formats up to ${DATA_FORMAT}. ` +
-      `Install the newer pinbot again (npm install pinbot@latest), or start this one on a backup taken before the upgrade (data/backup-format-${DATA_FORMAT}-*)`,
+      (`Install the newer pinbot again (npm install pinbot@latest), or start this one ` +
+        `on a backup taken before the upgrade (data/backup-format-${DATA_FORMAT}-*)`),
   );
 }
 
@@ -175,7 +178,8 @@ export async function openInFormat<S>(
       await o.upgrade(store);
       writeDataFormat(dir);
       o.warn(
-        `upgraded the data directory ${dir} from format ${found.format} to ${DATA_FORMAT}; a copy as it was is kept in ${backup}`,
+        `upgraded the data directory ${dir} from format ${found.format} to ` +
+          `${DATA_FORMAT}; a copy as it was is kept in ${backup}`,
         { backup },
       );
     } else if (!found.recorded) writeDataFormat(dir);

@@ -352,7 +352,9 @@ export class FileStore extends EngineStore implements NotingStore {
       if (await this.gate.retryNow()) await this.compact();
       else
         this.warn(
-          `closing without a snapshot: the disk still refuses writes (${this.gate.refusal().reason}); the journal holds every acknowledged write`,
+          `closing without a snapshot: the disk still refuses writes ` +
+            `(${this.gate.refusal().reason}); the journal holds every acknowledged ` +
+            `write`,
         );
     } finally {
       await this.journal.close().catch(() => undefined);

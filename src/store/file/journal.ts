@@ -161,7 +161,8 @@ export function replayJournal(
         } else if (badAt) {
           throw new JournalCorruptError(
             `${file}:${badAt.line}`,
-            `unreadable line, and it is not the last line (line ${lineNo} follows it), so it is not a write cut short by a crash`,
+            `unreadable line, and it is not the last line (line ${lineNo} follows ` +
+              `it), so it is not a write cut short by a crash`,
           );
         } else {
           badAt = { offset: offset + start, line: lineNo };
@@ -179,14 +180,16 @@ export function replayJournal(
     if (badAt)
       throw new JournalCorruptError(
         `${file}:${badAt.line}`,
-        `unreadable line, and it is not the last line (a torn line ${lineNo + 1} follows it), so it is not a write cut short by a crash`,
+        `unreadable line, and it is not the last line (a torn line ${lineNo + 1} ` +
+          `follows it), so it is not a write cut short by a crash`,
       );
     badAt = { offset, line: lineNo + 1 };
   }
   if (badAt) {
     const copy = keepDamagedCopy(file, now, badAt.offset);
     warn(
-      `${file}:${badAt.line}: dropped a torn tail (a write cut short by a crash, never acknowledged); its bytes are kept in ${copy}`,
+      `${file}:${badAt.line}: dropped a torn tail (a write cut short by a crash, ` +
+        `never acknowledged); its bytes are kept in ${copy}`,
       {
         file,
         line: badAt.line,

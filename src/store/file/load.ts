@@ -206,14 +206,19 @@ function missingStart(where: string, first: number, snapSeq: number, snapshotFil
   if (snapSeq === 0 && !existsSync(snapshotFile)) {
     return new StoreDamagedError(
       where,
-      `db.json is missing, but the journal starts at transaction ${first}, not 1: transactions 1–${first - 1} are only in a snapshot`,
-      `Put db.json back (from a backup) and keep the journal files; starting without it would lose every user and key it holds`,
+      `db.json is missing, but the journal starts at transaction ${first}, not 1: ` +
+        `transactions 1–${first - 1} are only in a snapshot`,
+      `Put db.json back (from a backup) and keep the journal files; starting without ` +
+        `it would lose every user and key it holds`,
     );
   }
   return new StoreDamagedError(
     where,
-    `the journal starts at transaction ${first}, but db.json ends at ${snapSeq}: transactions ${snapSeq + 1}–${first - 1} are missing`,
-    `db.json is older than the journal (restored from an old backup?). Put back the db.json that goes with this journal, or restore the whole data directory from one backup`,
+    `the journal starts at transaction ${first}, but db.json ends at ${snapSeq}: ` +
+      `transactions ${snapSeq + 1}–${first - 1} are missing`,
+    `db.json is older than the journal (restored from an old backup?). Put back the ` +
+      `db.json that goes with this journal, or restore the whole data directory from ` +
+      `one backup`,
   );
 }
 
@@ -221,7 +226,10 @@ function missingStart(where: string, first: number, snapSeq: number, snapshotFil
 function snapshotAhead(where: string, seq: number, snapSeq: number, move: string): StoreDamagedError {
   return new StoreDamagedError(
     where,
-    `db.json (transaction ${snapSeq}) is ahead of the journal (transaction ${seq}): the journal is older than the snapshot`,
-    `If this directory is a copy taken while the server ran, db.json already holds these lines: move ${move} aside and start again. Otherwise restore the data directory from a backup`,
+    `db.json (transaction ${snapSeq}) is ahead of the journal (transaction ${seq}): ` +
+      `the journal is older than the snapshot`,
+    `If this directory is a copy taken while the server ran, db.json already holds ` +
+      `these lines: move ${move} aside and start again. Otherwise restore the data ` +
+      `directory from a backup`,
   );
 }

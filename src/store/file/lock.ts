@@ -12,7 +12,8 @@ export class DataDirLockedError extends OperatorError {
   ) {
     super(
       pid === process.pid
-        ? `data directory ${dir} is already open in this process. Close the other store first, or use another directory.`
+        ? `data directory ${dir} is already open in this process. Close the other ` +
+            `store first, or use another directory.`
         : `data directory ${dir} is in use by another pinbot process (pid ${pid}). ` +
             `Stop that process, or pass --data DIR to use another directory.`,
     );

@@ -152,7 +152,9 @@ export class SnapshotFile implements Adapter<Snapshot | null> {
     const tmp = join(dirname(this.file), tmpName(basename(this.file)));
     const fh = await open(tmp, 'w', 0o600);
     try {
-      let buf = `{"schema_version":${JSON.stringify(snap.schema_version)},"seq":${JSON.stringify(snap.seq)},"collections":{\n`;
+      let buf = `{"schema_version":${JSON.stringify(
+        snap.schema_version,
+      )},"seq":${JSON.stringify(snap.seq)},"collections":{\n`;
       const flush = async () => {
         if (buf.length >= CHUNK) {
           await fh.writeFile(buf);

@@ -32,7 +32,8 @@ const IDENT = /^[a-z_][a-z0-9_]{0,47}$/;
 export function checkSchemaName(schema: string): string {
   if (!IDENT.test(schema))
     throw new Error(
-      `store.schema ${JSON.stringify(schema)} is not a lower-case SQL name of at most 48 characters (letters, digits, _)`,
+      `store.schema ${JSON.stringify(schema)} is not a lower-case SQL name of at ` +
+        `most 48 characters (letters, digits, _)`,
     );
   return schema;
 }
@@ -68,7 +69,10 @@ CREATE TABLE IF NOT EXISTS ${q(s, '_log')} (
   at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS ${q(s, '_collections')} (name text PRIMARY KEY);
-CREATE OR REPLACE FUNCTION ${q(s, 'commit')}(expected bigint, origin text, entry_sizes int[], cols text[], ids text[], recs text[],
+CREATE OR REPLACE FUNCTION ${q(
+    s,
+    'commit',
+  )}(expected bigint, origin text, entry_sizes int[], cols text[], ids text[], recs text[],
   key_counts int[], keys text[], logs text[], new_tables text[])
 RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -86,7 +90,9 @@ BEGIN
          FROM (SELECT seq, changes FROM ${q(s, '_log')} WHERE seq > expected ORDER BY seq LIMIT 1000) l));
   END IF;
   FOREACH t IN ARRAY new_tables LOOP
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT ''{}'')', '${s}', t);
+    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (id text PRIMARY KEY, record json NOT NULL, keys text[] NOT NULL DEFAULT ''{}'')', '${
+      s
+    }', t);
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin (keys)', t || '_keys', '${s}', t);
     INSERT INTO ${q(s, '_collections')} (name) VALUES (t) ON CONFLICT DO NOTHING;
   END LOOP;
@@ -98,7 +104,9 @@ BEGIN
       IF recs[i] IS NULL THEN
         EXECUTE format('DELETE FROM %I.%I WHERE id = $1', '${s}', cols[i]) USING ids[i];
       ELSE
-        EXECUTE format('INSERT INTO %I.%I (id, record, keys) VALUES ($1, $2::json, $3) ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, keys = EXCLUDED.keys', '${s}', cols[i])
+        EXECUTE format('INSERT INTO %I.%I (id, record, keys) VALUES ($1, $2::json, $3) ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, keys = EXCLUDED.keys', '${
+          s
+        }', cols[i])
           USING ids[i], recs[i], keys[ko + 1 : ko + key_counts[i]];
       END IF;
       ko := ko + key_counts[i];
@@ -129,7 +137,8 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
       const version = v.rows[0]?.schema_version as number | undefined;
       if (version === undefined || !Number.isSafeInteger(version) || version > PG_SCHEMA_VERSION) {
         throw new DataFormatError(
-          `the PostgreSQL schema "${schema}" holds pinbot table version ${version}, written by a newer pinbot; this one reads version ${PG_SCHEMA_VERSION}. ` +
+          `the PostgreSQL schema "${schema}" holds pinbot table version ${version}, ` +
+            `written by a newer pinbot; this one reads version ${PG_SCHEMA_VERSION}. ` +
             `Install the newer pinbot again on every process, or point store.schema at a schema this version wrote`,
         );
       }

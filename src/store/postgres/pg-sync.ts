@@ -70,7 +70,10 @@ export async function fetchLog(
   const r = await db.query({
     text: `SELECT (SELECT seq FROM ${q(schema, '_head')} WHERE id = 1) AS head, l.seq, l.changes
        FROM (SELECT 1) one
-       LEFT JOIN LATERAL (SELECT seq, changes FROM ${q(schema, '_log')} WHERE seq > $1 ORDER BY seq LIMIT ${FETCH}) l ON true`,
+       LEFT JOIN LATERAL (SELECT seq, changes FROM ${q(
+         schema,
+         '_log',
+       )} WHERE seq > $1 ORDER BY seq LIMIT ${FETCH}) l ON true`,
     values: [from],
     rowMode: 'array',
   });

@@ -11,7 +11,8 @@ const steps = { type: 'array', minItems: 1, items: { $ref: '#/definitions/step' 
 export const chooseAction: ActionDef = {
   name: 'choose',
   description:
-    'Runs the steps of the first branch whose conditions hold: a list of { if: conditions, do: [steps] }, optionally ending with { else: [steps] }.',
+    'Runs the steps of the first branch whose conditions hold: a list of { if: ' +
+    'conditions, do: [steps] }, optionally ending with { else: [steps] }.',
   schema: {
     type: 'array',
     minItems: 1,

@@ -16,7 +16,8 @@ export function typed(v: unknown): unknown {
 const set: ActionDef = {
   name: 'set',
   description:
-    'Sets persistent bot variables (read as vars.NAME). Rendered text that looks like a number or true/false is stored as one.',
+    'Sets persistent bot variables (read as vars.NAME). Rendered text that looks like ' +
+    'a number or true/false is stored as one.',
   schema: {
     type: 'object',
     minProperties: 1,
@@ -39,7 +40,8 @@ const set: ActionDef = {
 const wait: ActionDef = {
   name: 'wait',
   description:
-    'Pauses this run for a duration (90s, 15m, 2h, 1d). Survives restarts: the deadline is persisted. Uses the bot clock (virtual clocks included).',
+    'Pauses this run for a duration (90s, 15m, 2h, 1d). Survives restarts: the ' +
+    'deadline is persisted. Uses the bot clock (virtual clocks included).',
   schema: { type: 'string', description: 'a duration like 30s, 15m, 2h (or a Liquid template giving one)' },
   example: '10m',
   effect: 'local',

@@ -92,7 +92,8 @@ const remember: ActionDef = {
 const forget: ActionDef = {
   name: 'forget',
   description:
-    'Forgets keys of the memory of the person the event is about: a list of keys, or all; { in: conversation, keys: [...] } for its conversation.',
+    'Forgets keys of the memory of the person the event is about: a list of keys, or ' +
+    'all; { in: conversation, keys: [...] } for its conversation.',
   schema: {
     if: { type: 'array' },
     then: keyList,

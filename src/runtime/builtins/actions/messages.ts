@@ -13,7 +13,8 @@ const nonEmpty = (s: unknown, what: string) => {
 const reply: ActionDef = {
   name: 'reply',
   description:
-    "Sends a message back: in the event's conversation (message.received, introduction.completed), else directly to the user who caused the event.",
+    "Sends a message back: in the event's conversation (message.received, " +
+    'introduction.completed), else directly to the user who caused the event.',
   schema: content,
   example: 'Thanks {{ event.sender.display_name }}!',
   effect: 'api',

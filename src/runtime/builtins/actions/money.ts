@@ -26,7 +26,8 @@ export function toCents(amount: unknown): number {
 const sendMoney: ActionDef = {
   name: 'send_money',
   description:
-    "Sends money to a PIN, within the bot's `limits` (max_per_transfer, max_per_day, send_to allow-list). The recipient must accept it.",
+    "Sends money to a PIN, within the bot's `limits` (max_per_transfer, max_per_day, " +
+    'send_to allow-list). The recipient must accept it.',
   schema: {
     type: 'object',
     additionalProperties: false,

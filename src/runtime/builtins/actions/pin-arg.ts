@@ -17,7 +17,9 @@ export function checkPinArg(value: unknown, path: Array<string | number>, field:
   return [
     {
       path,
-      message: `${field}: "${value}" is not a PIN: actions name users by PIN (6 letters or digits) — a display name is not unique, and differs from server to server`,
+      message:
+        `${field}: "${value}" is not a PIN: actions name users by PIN (6 letters or ` +
+        `digits) — a display name is not unique, and differs from server to server`,
       hint: `write the user's PIN (pinbot users list shows it), or a template such as "{{ event.sender.pin_code }}"`,
     },
   ];

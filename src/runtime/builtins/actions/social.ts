@@ -37,7 +37,8 @@ const introduce: ActionDef = {
 const requestContact: ActionDef = {
   name: 'request_contact',
   description:
-    'Sends a contact request to a PIN. If you are already contacts, or a request is already pending, the step succeeds and says so.',
+    'Sends a contact request to a PIN. If you are already contacts, or a request is ' +
+    'already pending, the step succeeds and says so.',
   schema: pin,
   example: '{{ event.sender.pin_code }}',
   effect: 'api',

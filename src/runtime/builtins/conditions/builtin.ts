@@ -10,7 +10,8 @@ const PIN = '^\\s*[A-Za-z0-9]{6}\\s*$';
 const from: ConditionDef = {
   name: 'from',
   description:
-    "The user who caused the event (sender, requester, introducer…) is one of these PINs, or — with `contacts` — one of the bot's contacts.",
+    'The user who caused the event (sender, requester, introducer…) is one of these ' +
+    "PINs, or — with `contacts` — one of the bot's contacts.",
   schema: {
     if: { type: 'string' },
     then: { enum: ['contacts'], description: '"contacts": only the bot\'s contacts' },
@@ -37,7 +38,9 @@ const from: ConditionDef = {
         problems.push({
           path: at,
           message: `${p} is a number, not a PIN`,
-          hint: `quote PINs made of digits, e.g. from: ["${String(p).padStart(6, '0')}"] (YAML reads 012345 as the number 12345)`,
+          hint:
+            `quote PINs made of digits, e.g. from: ["${String(p).padStart(6, '0')}"] ` +
+            `(YAML reads 012345 as the number 12345)`,
         });
       else if (p !== 'contacts' && !new RegExp(PIN).test(p))
         problems.push({

@@ -109,7 +109,9 @@ export const scheduleTrigger: TriggerDef = {
         missed: {
           enum: ['skip', 'once', 'all'],
           description:
-            'fires missed while the bot did not run: skip them, once (default: one event for the latest, event.missed_count says how many), or all (at most 100)',
+            'fires missed while the bot did not run: skip them, once (default: one ' +
+            'event for the latest, event.missed_count says how many), or all (at most ' +
+            '100)',
         },
       },
     },
