@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
+import { packageFile } from '../util/project-files.js';
 
 /**
  * The commands and files the CLI's hints name, as they are in the user's project (the working
@@ -40,23 +41,7 @@ export function startCommand(): string {
   return /\bserve\b/.test(projectPackage()?.scripts?.start ?? '') ? 'npm start' : 'npx pinbot serve';
 }
 
-/** The package's own copy of `rel` (schemas/…, docs/…), as a path from the working directory. */
-function packageFile(rel: string): string | undefined {
-  // through node_modules when installed there (a symlinked install has another real path)
-  const installed = resolve('node_modules/pinbot', rel);
-  if (existsSync(installed)) return installed;
-  const own = resolve(import.meta.dirname, '../..', rel);
-  return existsSync(own) ? own : undefined;
-}
-
-/**
- * What the `# yaml-language-server: $schema=` line of a file in `fromDir` points at: the
- * project's own `schemas/` (written by `pinbot schemas`, with its plugins), else the package's.
- */
-export function schemaRef(name: 'bot.schema.json' | 'scenario.schema.json', fromDir: string): string | undefined {
-  const file = existsSync(resolve('schemas', name)) ? resolve('schemas', name) : packageFile(`schemas/${name}`);
-  return file ? relative(resolve(fromDir), file).split('\\').join('/') : undefined;
-}
+export { schemaRef } from '../util/project-files.js';
 
 /** Where the user reads a page of pinbot's manual: `docs/plugins.md` here, or in the package. */
 export function docRef(page: string): string | undefined {

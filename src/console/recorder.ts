@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import type { ActedRequest } from './act-as.js';
+import { scenarioSchemaLine } from '../util/project-files.js';
 
 /** What a recording holds: requests as users and clock moves, in order. */
 export type RecordedStep =
@@ -132,6 +133,8 @@ export function writeScenarioYaml(o: {
   steps: readonly RecordedStep[];
   userByPin: (pin: string) => { display_name: string } | undefined;
   startIso?: string;
+  /** The folder the scenario is saved in (its `$schema` line points from there; default `scenarios`). */
+  dir?: string;
 }): string {
   const taken = new Set<string>();
   const users = new Map<string, { key: string; balance?: number }>(); // by PIN
@@ -201,7 +204,7 @@ export function writeScenarioYaml(o: {
   if (o.startIso) doc.clock = { start: o.startIso };
   doc.users = Object.fromEntries([...users.values()].map((u) => [u.key, u.balance ? { balance: u.balance } : {}]));
   doc.steps = steps;
-  return `# yaml-language-server: $schema=../schemas/scenario.schema.json\n${stringify(doc, { lineWidth: 0 })}`;
+  return `${scenarioSchemaLine(o.dir ?? 'scenarios')}${stringify(doc, { lineWidth: 0 })}`;
 }
 
 /** A duration in the scenario's words (1d, 2h, 90s). Internal. */

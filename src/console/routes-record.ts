@@ -18,6 +18,7 @@ const yamlOf = (st: ConsoleState) =>
     steps: st.recording.steps,
     startIso: st.recording.startIso,
     userByPin: (p) => st.ctx.store.read.col(Users).one('pin', p),
+    dir: st.scenariosDir,
   });
 
 /**

@@ -40,7 +40,7 @@ export function scenarioPort(dir: string): ScenarioPort {
       return { status: result.status, error: result.error };
     },
     // paths in a scenario are relative to its file: the scenarios folder, as the CLI writes them
-    fromTrace: (o) => scenarioFromTrace({ ...o, botFile: relative(resolve(dir), resolve(o.botFile)) }),
+    fromTrace: (o) => scenarioFromTrace({ ...o, botFile: relative(resolve(dir), resolve(o.botFile)), dir }),
     fromTraceEvents: SCENARIO_EVENTS,
   };
 }

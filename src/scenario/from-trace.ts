@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import type { Trace } from '../runtime/index.js';
 import { USER_NAME_PATTERN } from './schema.js';
+import { scenarioSchemaLine } from '../util/project-files.js';
 
 /** What the scenario is made from: a bot's traces, which run, and where its file is from the scenario. */
 export interface FromTraceInput {
@@ -10,6 +11,8 @@ export interface FromTraceInput {
   run: string;
   /** The bot file, as the scenario names it (relative to the scenario file). */
   botFile: string;
+  /** The folder the scenario is written to (its `$schema` line points from there; default `scenarios`). */
+  dir?: string;
 }
 
 /** A run that cannot be turned into a scenario, with what to do. */
@@ -296,7 +299,7 @@ export function scenarioFromTrace(o: FromTraceInput): string {
     bots: [{ file: o.botFile, as: bot, ...(vars && Object.keys(vars).length ? { vars } : {}) }],
     steps,
   };
-  return `# yaml-language-server: $schema=../schemas/scenario.schema.json\n${stringify(doc, { lineWidth: 0 })}`;
+  return `${scenarioSchemaLine(o.dir ?? 'scenarios')}${stringify(doc, { lineWidth: 0 })}`;
 }
 
 /** The PIN of who caused an event, as the trigger names them. Internal. */

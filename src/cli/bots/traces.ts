@@ -76,7 +76,7 @@ export async function traceScenario(
   // paths in a scenario are relative to its file: to --out's folder, else to ./scenarios (where scenarios live)
   const dir = o.out ? dirname(resolve(o.out)) : existsSync('scenarios') ? resolve('scenarios') : process.cwd();
   try {
-    return { text: scenarioFromTrace({ traces, run, botFile: relative(dir, botFile) }), out: o.out };
+    return { text: scenarioFromTrace({ traces, run, botFile: relative(dir, botFile), dir }), out: o.out };
   } catch (err) {
     if (err instanceof FromTraceError) throw new AdminError(err.message);
     throw err;
