@@ -22,11 +22,22 @@ export function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, timeoutM
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  // a child outlives no test run: killed when this process exits (a test that timed out before
+  // it could hand the child to its afterEach leaves it to this)
+  const orphan = () => proc.kill('SIGKILL');
+  process.once('exit', orphan);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on('exit', (code, signal) => resolve({ code, signal })),
+    proc.on('exit', (code, signal) => {
+      process.removeListener('exit', orphan);
+      resolve({ code, signal });
+    }),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${lines.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // one that never listened is nobody's to stop: stop it here
+      proc.kill('SIGKILL');
+      reject(new Error(`serve did not start:\n${lines.join('\n')}`));
+    }, timeoutMs);
     let buf = '';
     const onData = (chunk: Buffer) => {
       buf += chunk.toString('utf8');
