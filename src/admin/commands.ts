@@ -55,15 +55,13 @@ export const adminCommands = {
       // a second user of one name makes the name ambiguous: `as: NAME` bots could no longer find theirs
       const namesakes = usersNamed(tx, name);
       if (namesakes.length && !allowDuplicate) {
+        // name the users as they are written ("Alice"), not as typed (" alice "): names match in any case
+        const named = [...new Set(namesakes.map((u) => `"${u.display_name}"`))].join(' or ');
+        const pins = namesakes.map((u) => u.pin_code).join(', ');
         throw new AdminError(
-          // name the users as they are written ("Alice"), not as typed (" alice "): names match in any case
-          `a user named ${[...new Set(namesakes.map((u) => `"${u.display_name}"`))].join(
-            ' or ',
-          )} already exists (PIN ${namesakes
-            .map((u) => u.pin_code)
-            .join(
-              ', ',
-            )}): a second one makes the name ambiguous, and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. Choose another name, or add --allow-duplicate to create it anyway`,
+          `a user named ${named} already exists (PIN ${pins}): a second one makes the name ambiguous, ` +
+            `and bots or scripts that name it (as: ${name.trim()}) would have to use the PIN. ` +
+            'Choose another name, or add --allow-duplicate to create it anyway',
         );
       }
       const user = createUser(tx, ctx.env, { name });

@@ -27,17 +27,15 @@ export function columns(o: {
   const bar = (v: number, i: number, cls: string) => {
     if (v <= 0) return '';
     const h = Math.max(1, Math.round((v / max) * (H - 2)));
-    return html`<rect class="${cls}" x="${(i * bw).toFixed(
-      2,
-    )}" y="${H - h}" width="${Math.max(0.5, bw - 0.5).toFixed(2)}" height="${h}"></rect>`;
+    const x = (i * bw).toFixed(2);
+    const width = Math.max(0.5, bw - 0.5).toFixed(2);
+    return html`<rect class="${cls}" x="${x}" y="${H - h}" width="${width}" height="${h}"></rect>`;
   };
-  return html`<svg class="chart" data-chart="${o.kind}" data-values="${o.total.join(',')}" data-failed="${o.part.join(
-    ',',
-  )}" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${text}"><title>${
-    text
-  }</title><line class="axis" x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}"></line>${o.total.map((v, i) =>
-    bar(v, i, 'bar'),
-  )}${o.part.map((v, i) => bar(v, i, 'bar-failed'))}</svg>`;
+  const data = html`data-chart="${o.kind}" data-values="${o.total.join(',')}" data-failed="${o.part.join(',')}"`;
+  const frame = html`viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${text}"`;
+  const axis = html`<line class="axis" x1="0" y1="${H - 0.5}" x2="${W}" y2="${H - 0.5}"></line>`;
+  const columns = [...o.total.map((v, i) => bar(v, i, 'bar')), ...o.part.map((v, i) => bar(v, i, 'bar-failed'))];
+  return html`<svg class="chart" ${data} ${frame}><title>${text}</title>${axis}${columns}</svg>`;
 }
 
 /**
@@ -56,19 +54,20 @@ export function bars(o: {
   const barW = 220;
   const h = rowH * o.items.length;
   const text = `${o.label}: ${o.items.map((i) => `${i.name} ${i.count}`).join(', ') || 'none'}`;
-  return html`<svg class="chart bars" data-chart="${o.kind}" data-values="${o.items
-    .map((i) => `${i.name}=${i.count}`)
-    .join(',')}" viewBox="0 0 ${labelW + barW + 40} ${Math.max(h, rowH)}" width="${
-    labelW + barW + 40
-  }" height="${Math.max(h, rowH)}" role="img" aria-label="${text}"><title>${text}</title>${o.items.map(
-    (it, i) =>
-      html`<text class="label" x="0" y="${i * rowH + 12}">${it.name}</text><rect class="bar${
-        o.kind === 'not-run' ? ' bar-notrun' : ''
-      }" x="${labelW}" y="${i * rowH + 3}" width="${Math.max(
-        it.count ? 1 : 0,
-        Math.round((it.count / max) * barW),
-      )}" height="${rowH - 6}"></rect><text class="count" x="${
-        labelW + Math.round((it.count / max) * barW) + 4
-      }" y="${i * rowH + 12}">${it.count}${o.unit ?? ''}</text>`,
-  )}</svg>`;
+  const values = o.items.map((i) => `${i.name}=${i.count}`).join(',');
+  const width = labelW + barW + 40;
+  const height = Math.max(h, rowH);
+  const cls = o.kind === 'not-run' ? 'bar bar-notrun' : 'bar';
+  const row = (it: { name: string; count: number }, i: number) => {
+    const len = Math.round((it.count / max) * barW);
+    const y = i * rowH;
+    const label = html`<text class="label" x="0" y="${y + 12}">${it.name}</text>`;
+    const w = Math.max(it.count ? 1 : 0, len);
+    const rect = html`<rect class="${cls}" x="${labelW}" y="${y + 3}" width="${w}" height="${rowH - 6}"></rect>`;
+    const count = html`<text class="count" x="${labelW + len + 4}" y="${y + 12}">${it.count}${o.unit ?? ''}</text>`;
+    return html`${label}${rect}${count}`;
+  };
+  const frame = html`viewBox="0 0 ${width} ${height}" width="${width}" height="${height}"`;
+  const svg = html`<svg class="chart bars" data-chart="${o.kind}" data-values="${values}" ${frame} role="img"`;
+  return html`${svg} aria-label="${text}"><title>${text}</title>${o.items.map(row)}</svg>`;
 }

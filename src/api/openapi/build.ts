@@ -85,17 +85,13 @@ function parameters(route: RouteDef, where: 'path' | 'query', schema: JsonSchema
 /** The routes' own descriptions, with what every operation shares appended. Internal. */
 function description(r: RouteDef): string {
   const parts = [r.description ?? r.summary];
-  if (r.buckets?.length)
-    parts.push(
-      `Rate limits: general and ` +
-        `${r.buckets.join(', ')}${
-          r.bucketWhen
-            ? ` (${Object.keys(r.bucketWhen).join(
-                ', ',
-              )}: only ${r.bucketWhen.groups ? 'when creating a group' : 'some requests'})`
-            : ''
-        }.`,
-    );
+  if (r.buckets?.length) {
+    const when = r.bucketWhen
+      ? ` (${Object.keys(r.bucketWhen).join(', ')}: only ` +
+        `${r.bucketWhen.groups ? 'when creating a group' : 'some requests'})`
+      : '';
+    parts.push(`Rate limits: general and ${r.buckets.join(', ')}${when}.`);
+  }
   if (r.method === 'post' && r.write)
     parts.push('Send an Idempotency-Key to make a retry safe: the first answer is replayed, nothing is done twice.');
   return parts.join('\n\n');
