@@ -2,19 +2,13 @@
 import { listInbox } from '../../domain/messaging/inbox.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { limitQuery } from '../schemas.js';
-import { conversationSchema } from './schemas.js';
+import { conversationSchema, sinceQuery } from './schemas.js';
 
 const inboxQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    since: {
-      type: 'integer',
-      format: 'int64',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: 'the first read: only messages with timestamp > since (ms); default 0, every message',
-    },
+    since: sinceQuery('the first read: only messages with timestamp > since (ms); default 0, every message'),
     after: {
       type: 'string',
       maxLength: 80,

@@ -94,17 +94,15 @@ export const conversationPageSchema = {
   },
 } as const;
 
+/** A `since` query parameter: a timestamp in ms, only messages written after it. */
+export const sinceQuery = <D extends string>(description: D) =>
+  ({ type: 'integer', format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }) as const;
+
 export const messagesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    since: {
-      type: 'integer',
-      format: 'int64',
-      minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: 'a timestamp (ms): only messages with timestamp > since',
-    },
+    since: sinceQuery('a timestamp (ms): only messages with timestamp > since'),
     limit: limitQuery(),
   },
 } as const;
