@@ -13,7 +13,7 @@ exitQuietlyOnClosedPipe();
  */
 
 /** The commands' modules, by the name that selects them. Internal. */
-const GROUPS: Record<string, () => Promise<(program: Command) => void>> = {
+const GROUPS: Record<string, () => Promise<(program: Command) => void | Promise<void>>> = {
   serve: async () => (await import('./serve-command.js')).registerServeCommand,
   users: async () => (await import('./operator-commands.js')).registerOperatorCommands,
   bots: async () => (await import('./bots-commands.js')).registerBotCommands,
@@ -60,7 +60,7 @@ try {
     : process.argv.slice(2).some((a) => a === '-V' || a === '--version') && name === undefined
       ? []
       : [...new Set(Object.values(GROUPS))];
-  for (const register of await Promise.all(wanted.map((load) => load()))) register(program);
+  for (const register of await Promise.all(wanted.map((load) => load()))) await register(program);
   await program.parseAsync(process.argv);
 } catch (err) {
   const e = err as Error;

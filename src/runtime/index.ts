@@ -34,7 +34,8 @@ export { coerceRendered } from './define/templatable-schema.js';
 export { botSchemaText } from './define/write-schema.js';
 export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './define/regex.js';
 
-// liquid/: the grammar of boolean expressions, shared with scenarios
+// liquid/: the sandboxed engine and the grammar of boolean expressions, shared with scenarios
+export { sandboxedLiquid } from './liquid/templates.js';
 export {
   expressionProblem,
   tagExpressionProblems,

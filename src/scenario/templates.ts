@@ -1,5 +1,5 @@
-import { Liquid } from 'liquidjs';
 import {
+  sandboxedLiquid,
   expressionProblem,
   tagExpressionProblems,
   type ExpressionProblem,
@@ -11,9 +11,12 @@ import {
  * filters (`{{ amount | times: 2 }}`). A string that is exactly one `{{ … }}` keeps the type of
  * its value (a number stays a number), so `amount: "{{ tip }}"` sends a number.
  *
+ * Sandboxed as bot templates are (runtime/liquid/templates.ts): a scenario is shared between
+ * people, and `{% include 'config.yaml' %}` reads no file.
+ *
  * @example render({ amount: '{{ tip }}' }, { tip: 5 }) // { amount: 5 }
  */
-const liquid = new Liquid({ strictVariables: true, strictFilters: true, ownPropertyOnly: true });
+const liquid = sandboxedLiquid('scenario', { strictVariables: true });
 
 const WHOLE = /^\s*\{\{-?\s*([\s\S]*?)\s*-?\}\}\s*$/;
 

@@ -1,4 +1,4 @@
-import { Tokenizer, TypeGuards, type Liquid } from 'liquidjs';
+import { Tokenizer, TypeGuards, type Liquid } from './liquidjs.js';
 
 /** What is wrong with a boolean expression, and how to write it instead. */
 export interface ExpressionProblem {

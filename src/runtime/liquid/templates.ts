@@ -1,62 +1,73 @@
-import { Liquid, Tag, type FS, type Template } from 'liquidjs';
+import { Liquid, Tag, type FS, type Template } from './liquidjs.js';
 
 /** The Liquid tags that read files; bot templates have none of them. */
 export const FILE_TAGS = ['include', 'render', 'layout'] as const;
 
-const refuse = (what: string) => new Error(`bot templates cannot read files (${what})`);
+const refuse = (what: string, whose = 'bot') => new Error(`${whose} templates cannot read files (${what})`);
 
 /**
  * A file system that has no files: every lookup misses and every read throws. Liquid's default
  * reads the process's working directory (config.yaml, data/bots/keys, the journal). Internal.
  */
-const noFiles: FS = {
-  exists: async () => false,
-  existsSync: () => false,
-  readFile: async (file) => Promise.reject(refuse(file)),
-  readFileSync: (file) => {
-    throw refuse(file);
-  },
-  resolve: (_dir, file) => file,
-  contains: async () => false,
-  containsSync: () => false,
-  sep: '/',
-};
+function noFiles(whose: string): FS {
+  return {
+    exists: async () => false,
+    existsSync: () => false,
+    readFile: async (file) => Promise.reject(refuse(file, whose)),
+    readFileSync: (file) => {
+      throw refuse(file, whose);
+    },
+    resolve: (_dir, file) => file,
+    contains: async () => false,
+    containsSync: () => false,
+    sep: '/',
+  };
+}
 
 /**
- * The Liquid engine of bot templates: sandboxed (no JavaScript, own properties only, so no
- * `constructor` or prototype tricks), no file system (`include`, `render` and `layout` are
- * parse errors, and the file system beneath them has no files), unknown filters are errors,
- * and parse/render/memory are bounded so one template cannot stall the process.
+ * A sandboxed Liquid engine: no JavaScript, own properties only (so no `constructor` or
+ * prototype tricks), no file system (`include`, `render` and `layout` are parse errors, and the
+ * file system beneath them has no files), unknown filters are errors, and parse/render/memory
+ * are bounded so one template cannot stall the process. `options` may add to it (scenarios
+ * make unknown variables errors) but never give a file system back.
+ *
+ * @example const engine = sandboxedLiquid('scenario', { strictVariables: true });
  */
-export const liquid = new Liquid({
-  fs: noFiles,
-  root: [],
-  partials: [],
-  layouts: [],
-  relativeReference: false,
-  ownPropertyOnly: true,
-  strictFilters: true,
-  strictVariables: false,
-  parseLimit: 100_000,
-  renderLimit: 2_000,
-  memoryLimit: 10_000_000,
-  cache: 1_000,
-});
-
-for (const name of FILE_TAGS) {
-  liquid.registerTag(
-    name,
-    class extends Tag {
-      constructor(...args: ConstructorParameters<typeof Tag>) {
-        super(...args);
-        throw new Error(`{% ${name} %} is not available: bot templates cannot read files`);
-      }
-      render(): never {
-        throw refuse(name);
-      }
-    },
-  );
+export function sandboxedLiquid(whose = 'bot', options: { strictVariables?: boolean } = {}): Liquid {
+  const engine = new Liquid({
+    strictVariables: false,
+    ...options,
+    fs: noFiles(whose),
+    root: [],
+    partials: [],
+    layouts: [],
+    relativeReference: false,
+    ownPropertyOnly: true,
+    strictFilters: true,
+    parseLimit: 100_000,
+    renderLimit: 2_000,
+    memoryLimit: 10_000_000,
+    cache: 1_000,
+  });
+  for (const name of FILE_TAGS) {
+    engine.registerTag(
+      name,
+      class extends Tag {
+        constructor(...args: ConstructorParameters<typeof Tag>) {
+          super(...args);
+          throw new Error(`{% ${name} %} is not available: ${whose} templates cannot read files`);
+        }
+        render(): never {
+          throw refuse(name, whose);
+        }
+      },
+    );
+  }
+  return engine;
 }
+
+/** The Liquid engine of bot templates (sandboxedLiquid). */
+export const liquid = sandboxedLiquid();
 
 const parsed = new Map<string, Template[]>();
 
