@@ -46,6 +46,8 @@ export function createLogger({
   sink,
 }: LoggerOptions = {}): Logger {
   const redact = { paths: REDACT, censor: '[redacted]' };
+  // a silent logger writes nothing: no formatter to load (`bots validate` at a terminal)
+  if (level === 'silent') pretty = false;
   if (destination) return pino({ level, redact }, destination as unknown as pino.DestinationStream);
   const bounded = boundedDestination({ maxBytes: bufferBytes, sink });
   let out: pino.DestinationStream = bounded;

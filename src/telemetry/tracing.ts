@@ -10,17 +10,29 @@
  * → the bot's own API request (client span, `traceparent` sent, so a remote pinbot's server span
  * joins the trace).
  */
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Context, Span } from '@opentelemetry/api';
+
+/**
+ * `@opentelemetry/api`, loaded when tracing starts: every function below does nothing (or only
+ * calls its `fn`) while tracing is off, so a process that never traces never loads it (its
+ * CommonJS build is some 40 files: a tenth of `pinbot bots validate`'s start-up). Internal.
+ */
+let api: typeof OtelApi | undefined;
+
+/**
+ * The API's span kinds and status codes (OpenTelemetry's numbering, fixed by its
+ * specification), so callers can name them while the API is not loaded.
+ */
+export const SpanKind = { INTERNAL: 0, SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const satisfies Record<
+  keyof typeof OtelApi.SpanKind,
+  OtelApi.SpanKind
+>;
+export type SpanKind = OtelApi.SpanKind;
+export const SpanStatusCode = { UNSET: 0, OK: 1, ERROR: 2 } as const satisfies Record<
+  keyof typeof OtelApi.SpanStatusCode,
+  OtelApi.SpanStatusCode
+>;
 
 let on = false;
 let stopSdk: (() => Promise<void>) | undefined;
@@ -56,6 +68,7 @@ export async function startTracing(
   warn: (msg: string) => void = () => undefined,
 ): Promise<boolean> {
   if (on || !tracingWanted(env)) return on;
+  api = await import('@opentelemetry/api');
   const { startSdk } = await import('./otel-sdk.js');
   stopSdk = await startSdk(env, warn);
   on = true;
@@ -71,7 +84,7 @@ export async function stopTracing(): Promise<void> {
 }
 
 /** The tracer of pinbot's spans. Internal. */
-const tracer = () => trace.getTracer('pinbot');
+const tracer = () => api!.trace.getTracer('pinbot');
 
 /**
  * Runs `fn` in a span `name` (a child of the active one, or of `parent`), ending it when `fn`
@@ -84,7 +97,8 @@ export function inSpan<T>(
   fn: (span: Span | undefined) => T,
   o: { kind?: SpanKind; parent?: Context } = {},
 ): T {
-  if (!on) return fn(undefined);
+  if (!on || !api) return fn(undefined);
+  const { context, trace } = api;
   const span = tracer().startSpan(
     name,
     { kind: o.kind ?? SpanKind.INTERNAL, attributes },
@@ -122,21 +136,32 @@ export function inSpan<T>(
  * under it (what follows from that moment goes there). Undefined with tracing off.
  */
 export function markSpan(name: string, attributes: Attributes): Context | undefined {
-  if (!on) return undefined;
+  if (!on || !api) return undefined;
+  const { context, trace } = api;
   const parent = context.active();
   const span = tracer().startSpan(name, { attributes }, parent);
   span.end();
   return trace.setSpan(parent, span);
 }
 
+/**
+ * The empty context while the API is not loaded (nothing is traced then): it holds nothing, and
+ * a value set on it lands on the API's own root context once tracing has started. Internal.
+ */
+const ROOT: Context = {
+  getValue: () => undefined,
+  setValue: (key, value) => (api ? api.ROOT_CONTEXT.setValue(key, value) : ROOT),
+  deleteValue: () => ROOT,
+};
+
 /** The empty context: a span started under it begins a trace of its own (a scenario's). */
 export function rootContext(): Context {
-  return ROOT_CONTEXT;
+  return api?.ROOT_CONTEXT ?? ROOT;
 }
 
 /** The active context, to resume later (`inSpan(…, { parent })`); undefined with tracing off. */
 export function activeContext(): Context | undefined {
-  return on ? context.active() : undefined;
+  return on ? api?.context.active() : undefined;
 }
 
 /** The most events whose cause (the span that polled them) is kept for their rule runs. */
@@ -160,13 +185,12 @@ export function causeOf(key: string): Context | undefined {
 
 /** Adds the W3C `traceparent` (and `tracestate`) of the active span to outgoing `headers`. */
 export function injectTraceHeaders(headers: Record<string, string>): void {
-  if (on) propagation.inject(context.active(), headers);
+  if (on && api) api.propagation.inject(api.context.active(), headers);
 }
 
 /** The context a request's `traceparent` names (the root context without one). */
 export function extractTraceContext(headers: Record<string, string | string[] | undefined>): Context {
-  return propagation.extract(context.active(), headers);
+  return api ? api.propagation.extract(api.context.active(), headers) : ROOT;
 }
 
-export { SpanKind, SpanStatusCode };
 export type { Context, Span };
