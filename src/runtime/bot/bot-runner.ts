@@ -237,20 +237,21 @@ export class BotRunner {
   private ruleRunner(identity: Identity, state: BotState): RuleRunner {
     const signal = this.ac.signal;
     return new RuleRunner({
-      bot: this.o.bot,
-      state,
-      api: identity.api,
-      me: identity.me,
-      traces: this.o.traces,
-      log: this.o.log,
-      clock: this.o.clock,
-      dryRun: this.o.dryRun,
-      signal,
-      isContact: (pin) => this.isContact(pin),
+      self: {
+        bot: this.o.bot,
+        api: identity.api,
+        me: identity.me,
+        isContact: (pin) => this.isContact(pin),
+        isBot: (id) => this.o.identity.isBot(id),
+      },
+      writes: { state, traces: this.o.traces, log: this.o.log, dryRun: this.o.dryRun },
+      limits: {
+        clock: this.o.clock,
+        signal,
+        retryBaseMs: this.o.retryBaseMs,
+        stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      },
       onUnauthorized: () => this.unauthorized(),
-      isBot: (id) => this.o.identity.isBot(id),
-      retryBaseMs: this.o.retryBaseMs,
-      stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       wake: (id) => {
         const entry = this.state?.entry(id);
         if (entry && !signal.aborted) this.dispatch(entry, true);

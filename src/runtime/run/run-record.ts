@@ -12,13 +12,13 @@ export function triggerOf({ rule, entry }: { rule: CompiledRule; entry: InboxEnt
 
 /** A new trace of a run, at the bot clock's now. */
 export function newTrace(run: RuleRun, resumed: boolean): Trace {
-  const d = run.runner.deps;
+  const { self, limits } = run.runner;
   return startTrace({
-    bot: d.bot,
+    bot: self.bot,
     rule: run.rule.id,
     event: run.entry.event,
-    who: triggerOf(run).actor?.(run.entry.event.payload, d.me),
-    at: d.clock.now(),
+    who: triggerOf(run).actor?.(run.entry.event.payload, self.me),
+    at: limits.clock.now(),
     resumed,
   });
 }
@@ -34,9 +34,13 @@ export interface RunWriteContext {
 
 /** The write of a run's progress with its pending changes (call `written` once it is durable). */
 export function runWrite({ run, progress, pending, finish = false }: RunWriteContext): RunWrite {
-  const d = run.runner.deps;
+  const { self, limits } = run.runner;
   const spend = pending.spend
-    ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined }
+    ? {
+        date: spendDate(limits.clock),
+        cents: pending.spend,
+        max: pending.spend > 0 ? self.bot.limits.maxPerDay : undefined,
+      }
     : undefined;
   return {
     entry: run.entry.id,
@@ -52,7 +56,7 @@ export function runWrite({ run, progress, pending, finish = false }: RunWriteCon
 
 /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
 export async function flush(c: RunWriteContext): Promise<void> {
-  await c.run.runner.deps.state.write(runWrite(c));
+  await c.run.runner.writes.state.write(runWrite(c));
   written(c.pending);
 }
 
