@@ -116,28 +116,28 @@ export class BotIdentities {
     // bot's held work while they last (see Clock.hold)
     const sleep = (ms: number, s?: AbortSignal) => waitingOffTheClock(() => clock.sleep(ms, s, { parked: true }));
     const newBudget = () => createRateBudget({ now: () => clock.now(), sleep });
-    const client = (budget: RateBudget) =>
-      createClient({
-        baseUrl: base,
-        apiKey,
-        budget,
-        sleep,
-        owner: bot.name,
-        onRetry: (i) => log.debug(i, 'waiting out a 429'),
-        ...this.o.client,
-        // one owner for retries: the loop around each call (docs/architecture.md "Retries")
-        retry: { ...this.o.client?.retry, attempts: 0 },
-      });
-    // a key whose user is not known (`key:`) asks GET /me first, on a budget of its own; the
-    // embedded provider says who its keys are, so an `as:` bot's client is built once
-    const probe = known ? undefined : client(newBudget());
-    const me = known ?? (await probe!.me({ signal }));
+    const budgetOf = (userId: string) => {
+      const key = `${base}\u0000${userId}`;
+      let budget = this.budgets.get(key);
+      if (!budget) this.budgets.set(key, (budget = newBudget()));
+      return budget;
+    };
+    // one client: a key whose user is not known (`key:`) asks GET /me first, on a budget of its
+    // own, then moves onto its user's; the embedded provider says who its keys are (`as:`)
+    const api = createClient({
+      baseUrl: base,
+      apiKey,
+      budget: known ? budgetOf(known.id) : newBudget(),
+      sleep,
+      owner: bot.name,
+      onRetry: (i) => log.debug(i, 'waiting out a 429'),
+      ...this.o.client,
+      // one owner for retries: the loop around each call (docs/architecture.md "Retries")
+      retry: { ...this.o.client?.retry, attempts: 0 },
+    });
+    const me = known ?? (await api.me({ signal }));
+    if (!known) api.http.shareBudget(budgetOf(me.id));
     this.users.add(me.id);
-    const budgetKey = `${base}\u0000${me.id}`;
-    let budget = this.budgets.get(budgetKey);
-    if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
-    const api = client(budget);
-    if (probe) api.http.lastDate = probe.http.lastDate;
     return { api, me, keyId };
   }
 
