@@ -11,7 +11,7 @@ import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from
 import { BotMemory } from '../state/memory.js';
 import { varsTrace } from '../state/traces.js';
 import type { BotEvent } from '../contract/types.js';
-import { findIdentity, serverOffset, type Identity } from './identity.js';
+import { serverOffset, type Identity } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
 import { WakeUps } from './wake-ups.js';
 import { DEFAULT_STEP_TIMEOUT_MS, type RunnerOptions, type RunnerStatus } from './runner-options.js';
@@ -205,17 +205,7 @@ export class BotRunner {
       this.message = message;
       this.ready();
     };
-    const { bot, log, clock } = this.o;
-    const identity = await findIdentity({
-      bot,
-      log,
-      clock,
-      signal: this.ac.signal,
-      identity: this.o.identity,
-      waiting,
-      pause,
-      resume,
-    });
+    const identity = await this.o.identity.find({ signal: this.ac.signal, waiting, pause, resume });
     if (identity === 'unauthorized') return void this.unauthorized();
     if (!identity) return void this.ready();
     return identity;
