@@ -24,7 +24,7 @@ export function newTrace(run: RuleRun, resumed: boolean): Trace {
 }
 
 /** What one write of a run carries: its progress, its pending changes, and whether the entry is done. */
-export interface RunWriteContext {
+interface RunWriteParts {
   run: RuleRun;
   progress: RunProgress;
   pending: Pending;
@@ -33,7 +33,7 @@ export interface RunWriteContext {
 }
 
 /** The write of a run's progress with its pending changes (call `written` once it is durable). */
-export function runWrite({ run, progress, pending, finish = false }: RunWriteContext): RunWrite {
+export function runWrite({ run, progress, pending, finish = false }: RunWriteParts): RunWrite {
   const { self, limits } = run.runner;
   const spend = pending.spend
     ? {
@@ -55,7 +55,7 @@ export function runWrite({ run, progress, pending, finish = false }: RunWriteCon
 }
 
 /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
-export async function flush(c: RunWriteContext): Promise<void> {
+export async function flush(c: RunWriteParts): Promise<void> {
   await c.run.runner.writes.state.write(runWrite(c));
   written(c.pending);
 }
@@ -69,7 +69,7 @@ export function written(pending: Pending): void {
 }
 
 /** Ends a run: marks it done and writes it; the entry's last run removes the entry. */
-export async function finishRun({ run, progress, pending }: RunWriteContext): Promise<void> {
+export async function finishRun({ run, progress, pending }: RunWriteParts): Promise<void> {
   run.shared.remaining--;
   progress.done = true;
   await flush({ run, progress, pending, finish: run.shared.remaining === 0 });
