@@ -5,7 +5,7 @@ import type { RunnerContext } from './runner-deps.js';
 /** Raised inside a run when the bot is stopping: the entry stays for the next start. */
 export class Interrupted extends Error {}
 
-/** What the retry loop needs: of the runner its limits, log and clock hold; what is retried and how. */
+/** What the retry loop needs: the runner's limits, log and clock hold; what is retried, how. */
 interface Retried<T> {
   runner: Pick<RunnerContext, 'limits' | 'writes' | 'busy'>;
   /** For the log line: `condition`, or the action's name. */
