@@ -107,7 +107,7 @@ function readFailure(res: RawResponse) {
  */
 export class Http {
   readonly base: string;
-  readonly budget: RateBudget;
+  private shared: RateBudget;
   /** The `Date` header of the last response (the server's clock, to a second). */
   lastDate?: string;
   private readonly learned = new Map<string, string[]>();
@@ -120,10 +120,24 @@ export class Http {
   constructor(private readonly opts: HttpOptions) {
     const trimmed = opts.baseUrl.replace(/\/+$/, '');
     this.base = trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
-    this.budget = opts.budget ?? createRateBudget({ sleep: opts.sleep });
+    this.shared = opts.budget ?? createRateBudget({ sleep: opts.sleep });
     this.retry = { attempts: 5, baseMs: 500, capMs: 30_000, max429: 10, ...opts.retry };
     this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeTransport;
     this.sleep = opts.sleep ?? realSleep;
+  }
+
+  /** The rate budget the client's requests wait on. */
+  get budget(): RateBudget {
+    return this.shared;
+  }
+
+  /**
+   * Moves the client onto `budget`, shared with the other clients of its user (the server counts
+   * every key of a user together): for a client made before its user was known, which `GET /me`
+   * then told. A request already waiting keeps the budget it waits on.
+   */
+  shareBudget(budget: RateBudget): void {
+    this.shared = budget;
   }
 
   /** Ms to wait before retry number `attempt` (1-based): doubling with jitter, capped. */

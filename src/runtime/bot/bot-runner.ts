@@ -11,7 +11,7 @@ import { BotState, describeVarChanges, type DialogRecord, type InboxEntry } from
 import { BotMemory } from '../state/memory.js';
 import { varsTrace } from '../state/traces.js';
 import type { BotEvent } from '../contract/types.js';
-import { findIdentity, serverOffset, type Identity } from './identity.js';
+import { serverOffset, type Identity } from './identity.js';
 import { setUpTriggers } from './trigger-setup.js';
 import { WakeUps } from './wake-ups.js';
 import { DEFAULT_STEP_TIMEOUT_MS, type RunnerOptions, type RunnerStatus } from './runner-options.js';
@@ -205,17 +205,7 @@ export class BotRunner {
       this.message = message;
       this.ready();
     };
-    const { bot, log, clock } = this.o;
-    const identity = await findIdentity({
-      bot,
-      log,
-      clock,
-      signal: this.ac.signal,
-      identity: this.o.identity,
-      waiting,
-      pause,
-      resume,
-    });
+    const identity = await this.o.identity.find({ signal: this.ac.signal, waiting, pause, resume });
     if (identity === 'unauthorized') return void this.unauthorized();
     if (!identity) return void this.ready();
     return identity;
@@ -237,20 +227,21 @@ export class BotRunner {
   private ruleRunner(identity: Identity, state: BotState): RuleRunner {
     const signal = this.ac.signal;
     return new RuleRunner({
-      bot: this.o.bot,
-      state,
-      api: identity.api,
-      me: identity.me,
-      traces: this.o.traces,
-      log: this.o.log,
-      clock: this.o.clock,
-      dryRun: this.o.dryRun,
-      signal,
-      isContact: (pin) => this.isContact(pin),
+      self: {
+        bot: this.o.bot,
+        api: identity.api,
+        me: identity.me,
+        isContact: (pin) => this.isContact(pin),
+        isBot: (id) => this.o.identity.isBot(id),
+      },
+      writes: { state, traces: this.o.traces, log: this.o.log, dryRun: this.o.dryRun },
+      limits: {
+        clock: this.o.clock,
+        signal,
+        retryBaseMs: this.o.retryBaseMs,
+        stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      },
       onUnauthorized: () => this.unauthorized(),
-      isBot: (id) => this.o.identity.isBot(id),
-      retryBaseMs: this.o.retryBaseMs,
-      stepTimeoutMs: this.o.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       wake: (id) => {
         const entry = this.state?.entry(id);
         if (entry && !signal.aborted) this.dispatch(entry, true);

@@ -18,13 +18,9 @@ export interface Identity {
   keyId?: string;
 }
 
-/** What finding a bot's identity needs, and how it reports that the bot waits. */
-export interface IdentityContext {
-  bot: CompiledBot;
-  log: Logger;
-  clock: Clock;
+/** How a bot's runner waits for its identity: its stop, and what it does while it waits. */
+export interface IdentityWait {
   signal: AbortSignal;
-  identity: BotIdentity;
   /** The bot waits (for its user, or for the server): the status message. */
   waiting(message: string): void;
   /** Around the wait: the bot's start is not held work while it waits. */
@@ -37,11 +33,15 @@ export interface IdentityContext {
  * or the server cannot be reached (doubling from 1 s), up to a minute between tries.
  * `unauthorized`: the key was refused (401); undefined: the bot stopped first.
  */
-export async function findIdentity(c: IdentityContext): Promise<Identity | 'unauthorized' | undefined> {
-  const { bot, log, signal } = c;
+async function findIdentity(
+  identify: (signal: AbortSignal) => Promise<Identity>,
+  { bot, log, clock }: { bot: CompiledBot; log: Logger; clock: Clock },
+  c: IdentityWait,
+): Promise<Identity | 'unauthorized' | undefined> {
+  const { signal } = c;
   for (let attempt = 1; !signal.aborted; attempt++) {
     try {
-      return await c.identity.identify(signal);
+      return await identify(signal);
     } catch (err) {
       if (signal.aborted) return undefined;
       if (err instanceof UnauthorizedError) return 'unauthorized';
@@ -50,7 +50,7 @@ export async function findIdentity(c: IdentityContext): Promise<Identity | 'unau
       c.waiting(message);
       if (attempt === 1 || !waiting) log.warn(`bot ${bot.name} is waiting: ${message}`);
       c.pause();
-      await c.clock
+      await clock
         .sleep(Math.min(60_000, (waiting ? bot.pollMs : 1000) * 2 ** Math.min(attempt - 1, 6)), signal)
         .catch(() => undefined);
       c.resume();
@@ -74,10 +74,10 @@ export function serverOffset(api: Client, now: number): number {
 /** One bot's identity, as its runner sees it (made by BotIdentities). */
 export interface BotIdentity {
   /**
-   * Who the bot is: its key, its user, and its client (on the rate budget of its user). May
-   * throw IdentityPending or UnauthorizedError.
+   * Who the bot is: its key, its user, and its client (on the rate budget of its user), found
+   * as findIdentity says. `unauthorized`: the key was refused; undefined: the bot stopped first.
    */
-  identify(signal: AbortSignal): Promise<Identity>;
+  find(wait: IdentityWait): Promise<Identity | 'unauthorized' | undefined>;
   /** Whether a user is one that bots act as (for `ignore_bots`). */
   isBot(userId: string): boolean;
 }
@@ -97,7 +97,12 @@ export class BotIdentities {
   /** The identity of `bot`, talking to the server at `base` (`remote`: not the embedded one). */
   of(bot: CompiledBot, o: { base: string; remote: boolean; log: Logger }): BotIdentity {
     return {
-      identify: (signal) => this.identify(bot, o.base, o.log, signal),
+      find: (wait) =>
+        findIdentity(
+          (signal) => this.identify(bot, o.base, o.log, signal),
+          { bot, log: o.log, clock: this.o.clock },
+          wait,
+        ),
       isBot: (id) => this.users.has(id) || (!o.remote && this.o.embedded?.isBotUser?.(id) === true),
     };
   }
@@ -116,28 +121,28 @@ export class BotIdentities {
     // bot's held work while they last (see Clock.hold)
     const sleep = (ms: number, s?: AbortSignal) => waitingOffTheClock(() => clock.sleep(ms, s, { parked: true }));
     const newBudget = () => createRateBudget({ now: () => clock.now(), sleep });
-    const client = (budget: RateBudget) =>
-      createClient({
-        baseUrl: base,
-        apiKey,
-        budget,
-        sleep,
-        owner: bot.name,
-        onRetry: (i) => log.debug(i, 'waiting out a 429'),
-        ...this.o.client,
-        // one owner for retries: the loop around each call (docs/architecture.md "Retries")
-        retry: { ...this.o.client?.retry, attempts: 0 },
-      });
-    // a key whose user is not known (`key:`) asks GET /me first, on a budget of its own; the
-    // embedded provider says who its keys are, so an `as:` bot's client is built once
-    const probe = known ? undefined : client(newBudget());
-    const me = known ?? (await probe!.me({ signal }));
+    const budgetOf = (userId: string) => {
+      const key = `${base}\u0000${userId}`;
+      let budget = this.budgets.get(key);
+      if (!budget) this.budgets.set(key, (budget = newBudget()));
+      return budget;
+    };
+    // one client: a key whose user is not known (`key:`) asks GET /me first, on a budget of its
+    // own, then moves onto its user's; the embedded provider says who its keys are (`as:`)
+    const api = createClient({
+      baseUrl: base,
+      apiKey,
+      budget: known ? budgetOf(known.id) : newBudget(),
+      sleep,
+      owner: bot.name,
+      onRetry: (i) => log.debug(i, 'waiting out a 429'),
+      ...this.o.client,
+      // one owner for retries: the loop around each call (docs/architecture.md "Retries")
+      retry: { ...this.o.client?.retry, attempts: 0 },
+    });
+    const me = known ?? (await api.me({ signal }));
+    if (!known) api.http.shareBudget(budgetOf(me.id));
     this.users.add(me.id);
-    const budgetKey = `${base}\u0000${me.id}`;
-    let budget = this.budgets.get(budgetKey);
-    if (!budget) this.budgets.set(budgetKey, (budget = newBudget()));
-    const api = client(budget);
-    if (probe) api.http.lastDate = probe.http.lastDate;
     return { api, me, keyId };
   }
 

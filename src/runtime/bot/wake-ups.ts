@@ -1,20 +1,11 @@
-import type { Registry } from '../contract/registry.js';
-import type { CompiledBot } from '../define/bot.js';
-import type { ChangeFeed } from '../ports.js';
 import type { PollLoop } from './poll-loop.js';
+import type { RunnerOptions } from './runner-options.js';
 
 /** `runtime.safety_poll` when nothing says otherwise: woken sources are polled this often anyway. */
 export const DEFAULT_SAFETY_POLL_MS = 600_000;
 
-/** What decides when a bot's sources are polled. */
-export interface WakeUpContext {
-  bot: CompiledBot;
-  registry: Registry;
-  /** Changes of the embedded server by user: the bot polls at once when one concerns it. */
-  changes?: ChangeFeed;
-  /** With `changes`: how often woken sources are polled anyway (default 10 minutes). */
-  safetyPollMs?: number;
-}
+/** What decides when a bot's sources are polled: of the runner's options, these. */
+type WakeUpOptions = Pick<RunnerOptions, 'bot' | 'registry' | 'changes' | 'safetyPollMs'>;
 
 /**
  * When a bot's sources are polled. On the embedded server (`changes`) a source with topics is
@@ -27,7 +18,7 @@ export class WakeUps {
   /** Topics of changes heard before polling started (woken then). */
   private early = new Set<string>();
 
-  constructor(private readonly c: WakeUpContext) {}
+  constructor(private readonly c: WakeUpOptions) {}
 
   private topicsOf(source: string): readonly string[] | undefined {
     return this.c.registry.sources.get(source)?.topics;

@@ -219,7 +219,7 @@ export interface ConditionCompiler {
 }
 
 /** What a condition's static check knows: the rule's triggers. */
-export interface ConditionCheckContext {
+interface ConditionCheckContext {
   triggers: TriggerDef[];
   check(spec: unknown, path: Array<string | number>): CheckProblem[];
 }

@@ -47,7 +47,7 @@ async function prepareAsk(o: StepRun): Promise<AskArgs> {
  */
 async function startAsk(o: StepRun, done: (sp: StepProgress) => StepProgress): Promise<StepProgress | undefined> {
   const { run, step, progress, trigger } = o;
-  const d = run.runner.deps;
+  const { writes } = run.runner;
   let args: AskArgs;
   try {
     args = await prepareAsk(o);
@@ -61,8 +61,8 @@ async function startAsk(o: StepRun, done: (sp: StepProgress) => StepProgress): P
       args,
       error: { kind: 'failed', message: `${trigger.name} events have no one to ask` },
     });
-  if (d.dryRun) {
-    d.log.info({ rule: run.rule.id, step: step.index, args }, 'dry run: would ask');
+  if (writes.dryRun) {
+    writes.log.info({ rule: run.rule.id, step: step.index, args }, 'dry run: would ask');
     return done({ status: 'dry_run', args });
   }
   progress.steps[step.index] = { status: 'started', sig: step.sig, args, dialog: newDialog(o, to.who, to.target) };
@@ -118,7 +118,7 @@ function askOutcome(args: AskArgs, dl: AskProgress, t: Exclude<TurnEnd, { end: '
  */
 export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
   const { run, step, progress } = o;
-  const d = run.runner.deps;
+  const { self } = run.runner;
   const t0 = performance.now();
   const done = (sp: StepProgress) =>
     (progress.steps[step.index] = { ...sp, sig: step.sig, duration_ms: Math.round(performance.now() - t0) });
@@ -130,7 +130,7 @@ export async function askStep(o: StepRun): Promise<StepProgress | Parked> {
   const sp = progress.steps[step.index]!;
   const args = sp.args as AskArgs;
   const dl = sp.dialog!;
-  const key = idempotencyKey(d.bot.name, run.rule.id, run.entry.key, step.index, step.sig);
+  const key = idempotencyKey(self.bot.name, run.rule.id, run.entry.key, step.index, step.sig);
   const target = o.trigger.replyTo?.(o.scope.event, o.scope.me);
   const t = await converse(o, args, dl, key, target!);
   if ('parked' in t) return { parked: true, quiet: quiet && t.quiet };

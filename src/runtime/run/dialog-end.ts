@@ -14,12 +14,12 @@ import type { RuleRun, RunnerContext } from './runner-deps.js';
  * parked (it is handling an answer): nothing changes.
  */
 export async function endParked(
-  runner: RunnerContext,
+  runner: Pick<RunnerContext, 'self' | 'writes' | 'limits' | 'wake' | 'timers' | 'dialogs'>,
   rec: DialogRecord,
   how: { reason: TraceReason; message: string },
 ): Promise<boolean> {
-  const d = runner.deps;
-  const entry = d.state.entry(rec.entry);
+  const { self, writes, limits } = runner;
+  const entry = writes.state.entry(rec.entry);
   const run = entry?.runs[rec.rule];
   if (!rec.waiting && entry && run && !run.done) return false;
   let write;
@@ -32,7 +32,7 @@ export async function endParked(
       error: { kind: 'failed', code: 'dialog_ended', message: how.message },
     };
     progress.done = true;
-    const rules = d.bot.rules.filter(
+    const rules = self.bot.rules.filter(
       (r) =>
         r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id),
     );
@@ -43,14 +43,14 @@ export async function endParked(
   const requeued = await runner.dialogs.end(rec.id, write, rec.entry);
   if (entry) {
     const trace = startTrace({
-      bot: d.bot,
+      bot: self.bot,
       rule: rec.rule,
       event: entry.event,
       who: rec.person,
-      at: d.clock.now(),
+      at: limits.clock.now(),
       resumed: true,
     });
-    d.traces.add({
+    writes.traces.add({
       ...trace,
       outcome: 'failed',
       reason: how.reason,
@@ -58,7 +58,7 @@ export async function endParked(
       steps: [{ index: rec.step, action: 'ask', status: 'failed', error: how.message }],
     });
   }
-  for (const e of requeued) d.wake?.(e.id);
+  for (const e of requeued) runner.wake?.(e.id);
   return true;
 }
 

@@ -57,9 +57,12 @@ function record(o: StepRun, replay: StepReplay, sp: StepProgress): StepProgress 
 
 /** A `ctx.ask` with no answer yet: its dialog opens (the step's progress written with it). */
 async function startAsk(o: StepRun, replay: StepReplay): Promise<StepProgress | undefined> {
-  const d = o.run.runner.deps;
-  if (d.dryRun) {
-    d.log.info({ rule: o.run.rule.id, step: o.step.index, question: replay.pending!.question }, 'dry run: would ask');
+  const { writes } = o.run.runner;
+  if (writes.dryRun) {
+    writes.log.info(
+      { rule: o.run.rule.id, step: o.step.index, question: replay.pending!.question },
+      'dry run: would ask',
+    );
     return record(o, replay, { status: 'dry_run' });
   }
   const to = askee(o);
@@ -83,10 +86,10 @@ async function startAsk(o: StepRun, replay: StepReplay): Promise<StepProgress | 
  */
 async function answerAsk(o: StepRun, sp: StepProgress): Promise<StepProgress | Parked | undefined> {
   const { run, step, progress } = o;
-  const d = run.runner.deps;
+  const { self } = run.runner;
   const ask = sp.asking!;
   const dl = sp.dialog!;
-  const key = `${idempotencyKey(d.bot.name, run.rule.id, run.entry.key, step.index, step.sig)}:a${ask.at + 1}`;
+  const key = `${idempotencyKey(self.bot.name, run.rule.id, run.entry.key, step.index, step.sig)}:a${ask.at + 1}`;
   const target = o.trigger.replyTo?.(o.scope.event, o.scope.me);
   const t = await converse(o, { ...ask, expect: ask.expect as Expect }, dl, key, target!);
   if ('parked' in t) return t;

@@ -39,8 +39,8 @@ const contentOf = (e: BotEvent) => (typeof e.payload.content === 'string' ? e.pa
 
 /** Who is asked, and where the question goes: the event's actor, where `reply` would go. */
 export function askee(o: StepRun): { who: UserRef; target: ReplyTarget } | undefined {
-  const d = o.run.runner.deps;
-  const who = o.trigger.actor?.(o.run.entry.event.payload, d.me);
+  const { self } = o.run.runner;
+  const who = o.trigger.actor?.(o.run.entry.event.payload, self.me);
   const target = o.trigger.replyTo?.(o.scope.event, o.scope.me);
   return who && target ? { who, target } : undefined;
 }
@@ -52,17 +52,17 @@ export function askee(o: StepRun): { who: UserRef; target: ReplyTarget } | undef
  */
 export async function openDialog(o: StepRun, who: UserRef, target: ReplyTarget): Promise<DialogRecord | undefined> {
   const { run, step, progress, pending } = o;
-  const d = run.runner.deps;
+  const { self, limits } = run.runner;
   const conversation = 'conversation_id' in target ? target.conversation_id : 'direct';
   const rec: DialogRecord = {
-    id: dialogId(d.bot.name, who.pin_code, conversation),
-    bot: d.bot.name,
+    id: dialogId(self.bot.name, who.pin_code, conversation),
+    bot: self.bot.name,
     rule: run.rule.id,
     entry: run.entry.id,
     step: step.index,
     conversation,
     person: { id: who.id, pin_code: who.pin_code, display_name: who.display_name },
-    since: d.clock.now(),
+    since: limits.clock.now(),
     waiting: false,
     queue: [],
   };
@@ -74,7 +74,7 @@ export async function openDialog(o: StepRun, who: UserRef, target: ReplyTarget):
 /** A new dialog's progress: the record id of that person and conversation. */
 export function newDialog(o: StepRun, who: UserRef, target: ReplyTarget): AskProgress {
   const conversation = 'conversation_id' in target ? target.conversation_id : 'direct';
-  return { key: dialogId(o.run.runner.deps.bot.name, who.pin_code, conversation), sent: 0, invalid: 0, answers: [] };
+  return { key: dialogId(o.run.runner.self.bot.name, who.pin_code, conversation), sent: 0, invalid: 0, answers: [] };
 }
 
 /**
@@ -92,12 +92,12 @@ export async function closeDialog(o: StepRun, dl: AskProgress): Promise<void> {
 
 /** Sends the question, or after an invalid answer its retry (one Idempotency-Key per question sent). */
 async function sendNext(o: StepRun, q: Question, dl: AskProgress, key: string, target: ReplyTarget) {
-  const d = o.run.runner.deps;
+  const { self, limits } = o.run.runner;
   const text = dl.sent === 0 ? q.question : (q.retry ?? q.question);
   await send(o, target, text, `${key}:q${dl.sent + 1}`);
   // the worst moment: the question went out and the write saying so did not happen
-  crashPoint(`after-action:${d.bot.name}:${o.run.rule.id}:${o.step.index}`);
-  const now = d.clock.now();
+  crashPoint(`after-action:${self.bot.name}:${o.run.rule.id}:${o.step.index}`);
+  const now = limits.clock.now();
   Object.assign(dl, { sent: dl.sent + 1, asked_at: now, until: now + q.timeout_ms });
   await o.run.runner.dialogs.asked(dl.key, now, dl.until!, runWrite(o));
   written(o.pending);
@@ -107,7 +107,7 @@ async function sendNext(o: StepRun, q: Question, dl: AskProgress, key: string, t
 async function takeAnswer(o: StepRun, dl: AskProgress): Promise<'parked' | 'timeout' | 'gone' | 'taken'> {
   const { run, pending } = o;
   const { runner } = run;
-  const now = runner.deps.clock.now();
+  const now = runner.limits.clock.now();
   const taken = await runner.dialogs.take(dl.key, now, dl.until!, (answer) => {
     dl.current = { key: answer.key, text: contentOf(answer), at: now };
     return runWrite(o);
@@ -176,7 +176,7 @@ export async function converse(
 
 /** Sends a question where `reply` would (retrying transient failures, under the step timeout). */
 function send({ run, step }: StepRun, target: ReplyTarget, text: string, idempotencyKey: string): Promise<unknown> {
-  const d = run.runner.deps;
+  const { self, limits } = run.runner;
   const what = `step ${step.index} (ask) of rule ${run.rule.id}`;
   return retryTransient({
     runner: run.runner,
@@ -184,14 +184,14 @@ function send({ run, step }: StepRun, target: ReplyTarget, text: string, idempot
     fn: () =>
       withStepTimeout(
         what,
-        d.stepTimeoutMs,
+        limits.stepTimeoutMs,
         (signal) => {
           const o = { idempotencyKey, signal };
           if ('conversation_id' in target)
-            return d.api.conversations.send(target.conversation_id, { content: text }, o);
-          return d.api.messages.send({ recipient_pin: target.pin, content: text }, o);
+            return self.api.conversations.send(target.conversation_id, { content: text }, o);
+          return self.api.messages.send({ recipient_pin: target.pin, content: text }, o);
         },
-        d.signal,
+        limits.signal,
       ),
   });
 }

@@ -31,8 +31,8 @@ const sectionOf = (step: CompiledStep) =>
 
 /** Events the bot does not answer whatever its rules say: from bots (`ignore_bots`). */
 function screen({ run, actor }: { run: RuleRun; actor: UserRef | undefined }): Decision | undefined {
-  const d = run.runner.deps;
-  if (d.bot.ignoreBots && actor && d.isBot?.(actor.id)) {
+  const { self } = run.runner;
+  if (self.bot.ignoreBots && actor && self.isBot?.(actor.id)) {
     return {
       run: false,
       reason: 'from_bot',
@@ -55,16 +55,16 @@ async function loopCheck({
   actor: UserRef | undefined;
   loopKey: string | undefined;
 }): Promise<Decision | undefined> {
-  const d = run.runner.deps;
+  const { self, writes, limits } = run.runner;
   const verdict = await run.runner.guard.check(
     loopKey,
     run.entry.event,
-    !!actor && d.isBot?.(actor.id) === true,
-    d.clock.now(),
+    !!actor && self.isBot?.(actor.id) === true,
+    limits.clock.now(),
   );
   if (!verdict) return undefined;
   if (verdict.tripped)
-    d.log.warn({ rule: run.rule.id, key: loopKey }, `bot ${d.bot.name}: loop suspected: ${verdict.message}`);
+    writes.log.warn({ rule: run.rule.id, key: loopKey }, `bot ${self.bot.name}: loop suspected: ${verdict.message}`);
   return { run: false, reason: 'loop_suspected', message: verdict.message };
 }
 
@@ -83,30 +83,30 @@ function decideRule({
   trigger: TriggerDef;
   seen: TraceSeen;
 }): Promise<Decision> {
-  const d = run.runner.deps;
+  const { self, writes, limits } = run.runner;
   const { rule } = run;
   // the contact checks are kept in the trace: a replay of the decision reads them as recorded
-  const isContact = async (pin: string) => ((seen.contacts ??= {})[pin] = await d.isContact(pin));
+  const isContact = async (pin: string) => ((seen.contacts ??= {})[pin] = await self.isContact(pin));
   const once = (signal: AbortSignal) =>
     decide(
       rule,
       {
         scope,
-        api: d.api,
+        api: self.api,
         trigger,
         isContact,
         signal,
-        store: d.state.store,
-        log: d.log.child({ rule: rule.id }),
-        clock: d.clock,
+        store: writes.state.store,
+        log: writes.log.child({ rule: rule.id }),
+        clock: limits.clock,
       },
-      d.state,
-      d.clock,
+      writes.state,
+      limits.clock,
     );
   return retryTransient({
     runner: run.runner,
     what: 'condition',
-    fn: () => withStepTimeout(`the conditions of rule ${rule.id}`, d.stepTimeoutMs, once, d.signal),
+    fn: () => withStepTimeout(`the conditions of rule ${rule.id}`, limits.stepTimeoutMs, once, limits.signal),
   });
 }
 
@@ -119,14 +119,14 @@ function decideRule({
  */
 export function runRule(run: RuleRun): Promise<void> {
   if (!tracingOn()) return runRuleTraced(run, undefined);
-  const d = run.runner.deps;
+  const { self } = run.runner;
   const attributes = {
-    'pinbot.bot': d.bot.name,
+    'pinbot.bot': self.bot.name,
     'pinbot.rule': run.rule.id,
     'pinbot.event.type': run.entry.event.type,
   };
   return inSpan('pinbot.rule.run', attributes, (span) => runRuleTraced(run, span), {
-    parent: causeOf(`${d.bot.name}\u0000${run.entry.event.key}`),
+    parent: causeOf(`${self.bot.name}\u0000${run.entry.event.key}`),
   });
 }
 
@@ -157,12 +157,12 @@ interface StepsSoFar {
 
 /** `runRule`, its outcome told to `span`. Internal. */
 async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void> {
-  const d = run.runner.deps;
+  const { writes, limits } = run.runner;
   run.runner.busy(1);
   const t0 = performance.now();
   const g = openRun(run);
   try {
-    if (d.signal.aborted) throw new Interrupted();
+    if (limits.signal.aborted) throw new Interrupted();
     if (!(await decideOnce(g))) return;
     await begin(g);
     const { failed, parked } = await takeSteps(g);
@@ -174,7 +174,7 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
   } catch (err) {
     await abandon(g, err);
   } finally {
-    g.trace.finished({ durationMs: performance.now() - t0, span, traces: d.traces });
+    g.trace.finished({ durationMs: performance.now() - t0, span, traces: writes.traces });
     release(g);
   }
 }
@@ -185,9 +185,9 @@ async function runRuleTraced(run: RuleRun, span: Span | undefined): Promise<void
  */
 function openRun(run: RuleRun): Going {
   const { rule, entry } = run;
-  const d = run.runner.deps;
+  const { self, writes, limits } = run.runner;
   // the entry may have moved on while this run was queued: take its latest progress
-  const current = d.state.entry(entry.id) ?? entry;
+  const current = writes.state.entry(entry.id) ?? entry;
   const progress: RunProgress = structuredClone(current.runs[rule.id] ?? { steps: [] });
   // after a reload, progress is kept only for the leading steps that did not change
   const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
@@ -198,16 +198,16 @@ function openRun(run: RuleRun): Going {
   const trigger = triggerOf(run);
   const pending: Pending = { spend: 0 };
   const scope = runScope({
-    bot: d.bot,
+    bot: self.bot,
     event: entry.event,
-    me: d.me,
-    state: d.state,
-    clock: d.clock,
-    api: d.api,
+    me: self.me,
+    state: writes.state,
+    clock: limits.clock,
+    api: self.api,
     steps: progress.steps.map((s) => s.result),
     pendingVars: () => pending.vars,
   });
-  const actor = trigger.actor?.(entry.event.payload, d.me);
+  const actor = trigger.actor?.(entry.event.payload, self.me);
   return {
     run,
     progress,
@@ -228,13 +228,13 @@ function openRun(run: RuleRun): Going {
 async function decideOnce(g: Going): Promise<boolean> {
   const { run, progress, scope, actor, trace } = g;
   const { runner, rule } = run;
-  const d = runner.deps;
+  const { self, limits } = runner;
   if (progress.decision) {
     trace.decidedBefore(progress.decision);
     return going(g);
   }
   const vars = replayable(scope.vars);
-  const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: d.me };
+  const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: self.me };
   trace.seen(seen);
   let decision =
     screen({ run, actor }) ??
@@ -254,7 +254,7 @@ async function decideOnce(g: Going): Promise<boolean> {
   // named groups of `matches:` (match.NAME) are kept with the decision: a resumed run sees them
   if (decision.run && scope.match) decision = { ...decision, match: scope.match };
   progress.decision = decision;
-  progress.started_at = d.clock.now();
+  progress.started_at = limits.clock.now();
   trace.decided(decision);
   if (!decision.run) {
     await finishRun({ run, progress, pending: g.pending });
@@ -280,7 +280,7 @@ function going(g: Going): true {
  * before it just decides again). Internal.
  */
 function limitsOf({ run: { rule, runner }, scope, actor, pending }: Going): void {
-  const now = runner.deps.clock.now();
+  const now = runner.limits.clock.now();
   if (rule.cooldownMs)
     pending.lastRun = {
       key: limitKey(rule.id, rule.cooldownPer, scope.event, actor),
@@ -311,11 +311,11 @@ async function begin(g: Going): Promise<void> {
  */
 async function takeSteps(g: Going): Promise<StepsSoFar> {
   const { run, progress, scope } = g;
-  const d = run.runner.deps;
+  const { limits } = run.runner;
   const s: StepsSoFar = {};
   scope.answers = {};
   for (const step of run.rule.steps) {
-    if (d.signal.aborted) throw new Interrupted();
+    if (limits.signal.aborted) throw new Interrupted();
     if (g.runSignal?.aborted) throw new Restarted();
     if (sectionOf(step) !== (s.failed ? 'error' : (g.ended ?? 'main')) || !guardHolds(step, progress)) continue;
     const done = progress.steps[step.index];
@@ -369,7 +369,7 @@ function failedFor(g: Going, step: CompiledStep, sp: StepProgress, s: StepsSoFar
 function stepOf(g: Going, step: CompiledStep): Promise<StepProgress | Parked> {
   const { run, progress, scope, trigger, pending, runSignal } = g;
   const { runner, rule } = run;
-  const d = runner.deps;
+  const { self, writes, limits } = runner;
   if (step.branches)
     return chooseBranch(
       step,
@@ -382,18 +382,18 @@ function stepOf(g: Going, step: CompiledStep): Promise<StepProgress | Parked> {
           fn: () =>
             withStepTimeout(
               `step ${step.index + 1} (choose) of rule ${rule.id}: ${what}`,
-              d.stepTimeoutMs,
+              limits.stepTimeoutMs,
               fn,
-              d.signal,
+              limits.signal,
             ),
         }),
       {
-        api: d.api,
+        api: self.api,
         trigger,
-        isContact: (pin) => d.isContact(pin),
-        store: d.state.store,
-        log: d.log.child({ rule: rule.id }),
-        clock: d.clock,
+        isContact: (pin) => self.isContact(pin),
+        store: writes.state.store,
+        log: writes.log.child({ rule: rule.id }),
+        clock: limits.clock,
       },
     );
   if (step.action === askAction) return askStep({ run, step, progress, scope, trigger, pending, runSignal });
@@ -416,15 +416,15 @@ function stepOf(g: Going, step: CompiledStep): Promise<StepProgress | Parked> {
  */
 function answered({ run, progress, trace, loopKey }: Going): void {
   const { runner, rule, entry } = run;
-  const d = runner.deps;
+  const { self, limits } = runner;
   const acted = rule.steps.filter((st) => st.action.effect === 'api' && progress.steps[st.index]?.status === 'done');
   if (!acted.length) return;
   // the answer's server time: from its result, else the event's time plus the time since the bot
   // saw it
-  const now = d.clock.now();
+  const now = limits.clock.now();
   const fallback = entry.event.ts !== undefined ? entry.event.ts + (now - entry.event.at) : now;
   if (!trace.resumed)
-    metrics.botEventToAction.observe([d.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
+    metrics.botEventToAction.observe([self.bot.name], Math.max(0, now - (entry.event.ts ?? entry.event.at)) / 1000);
   runner.guard.answered(
     loopKey,
     answeredAt(
@@ -440,17 +440,21 @@ function answered({ run, progress, trace, loopKey }: Going): void {
  */
 async function abandon(g: Going, err: unknown): Promise<void> {
   const { run, progress, pending } = g;
-  const d = run.runner.deps;
-  const ending = runEnding({ err, restarted: !!g.runSignal?.aborted && !d.signal.aborted, stopping: d.signal.aborted });
+  const { writes, limits } = run.runner;
+  const ending = runEnding({
+    err,
+    restarted: !!g.runSignal?.aborted && !limits.signal.aborted,
+    stopping: limits.signal.aborted,
+  });
   g.trace.ended(ending);
   // mode restart: a newer event took over; this run ends here, for good
   if (ending.reason === 'restarted')
     await finishRun({ run, progress, pending }).catch((e) =>
-      d.log.error({ err: e }, 'could not record a restarted run'),
+      writes.log.error({ err: e }, 'could not record a restarted run'),
     );
-  else if (ending.reason === 'unauthorized' && err instanceof UnauthorizedError) d.onUnauthorized(err);
+  else if (ending.reason === 'unauthorized' && err instanceof UnauthorizedError) run.runner.onUnauthorized(err);
   else if (ending.outcome === 'failed')
-    d.log.error({ err, rule: run.rule.id, event: run.entry.key }, 'rule run failed');
+    writes.log.error({ err, rule: run.rule.id, event: run.entry.key }, 'rule run failed');
 }
 
 /**
@@ -461,6 +465,6 @@ function release(g: Going): void {
   const { runner, rule } = g.run;
   if (g.counted) runner.running.set(rule.id, (runner.running.get(rule.id) ?? 1) - 1);
   g.restartDone?.();
-  for (const id of g.run.requeued?.splice(0) ?? []) runner.deps.wake?.(id);
+  for (const id of g.run.requeued?.splice(0) ?? []) runner.wake?.(id);
   runner.busy(-1);
 }

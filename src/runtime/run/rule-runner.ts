@@ -39,14 +39,16 @@ export class RuleRunner {
 
   constructor(private readonly d: RunnerDeps) {
     const guard = new LoopGuard(
-      d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD),
-      d.state,
+      d.self.bot.loopGuard === false ? undefined : (d.self.bot.loopGuard ?? DEFAULT_LOOP_GUARD),
+      d.writes.state,
     );
-    const timers = new DialogTimers(d.clock);
-    const dialogs = new DialogState(d.state);
+    const timers = new DialogTimers(d.limits.clock);
+    const dialogs = new DialogState(d.writes.state);
     // served at /metrics while this runner runs the bot
-    const gauge = metrics.botDialogsWaiting.source(() => [{ labels: { bot: d.bot.name }, value: dialogs.count() }]);
-    d.signal.addEventListener(
+    const gauge = metrics.botDialogsWaiting.source(() => [
+      { labels: { bot: d.self.bot.name }, value: dialogs.count() },
+    ]);
+    d.limits.signal.addEventListener(
       'abort',
       () => {
         timers.clear();
@@ -55,7 +57,7 @@ export class RuleRunner {
       { once: true },
     );
     this.ctx = {
-      deps: d,
+      ...d,
       guard,
       running: new Map(),
       restarts: new Restarts(),
@@ -90,10 +92,10 @@ export class RuleRunner {
    */
   async endOrphans(): Promise<void> {
     for (const rec of this.ctx.dialogs.list()) {
-      const rule = this.d.bot.rules.find((r) => r.id === rec.rule);
+      const rule = this.d.self.bot.rules.find((r) => r.id === rec.rule);
       const step = rule?.steps[rec.step];
       // an ask step, or a plugin's action (its ctx.ask)
-      if ((step?.action.name === 'ask' || step?.action.plugin) && this.d.state.entry(rec.entry)) continue;
+      if ((step?.action.name === 'ask' || step?.action.plugin) && this.d.writes.state.entry(rec.entry)) continue;
       const why = !rule
         ? `rule ${rec.rule} was removed from the bot file`
         : `step ${rec.step} of rule ${rec.rule} no longer asks (the bot file changed)`;
@@ -103,12 +105,12 @@ export class RuleRunner {
 
   /** A dialog's timer fired: its run is woken (held, so a virtual clock's advance waits for it). */
   private dialogDue(id: string): void {
-    if (this.d.signal.aborted) return;
-    const release = this.d.clock.hold(`bot ${this.d.bot.name}: dialog timeout`);
+    if (this.d.limits.signal.aborted) return;
+    const release = this.d.limits.clock.hold(`bot ${this.d.self.bot.name}: dialog timeout`);
     this.ctx.dialogs
-      .due(id, this.d.clock.now())
+      .due(id, this.d.limits.clock.now())
       .then((rec) => rec && this.d.wake?.(rec.entry))
-      .catch((err) => this.d.log.error({ err, dialog: id }, 'a dialog timeout could not be handled'))
+      .catch((err) => this.d.writes.log.error({ err, dialog: id }, 'a dialog timeout could not be handled'))
       .finally(release);
   }
 
@@ -123,22 +125,22 @@ export class RuleRunner {
     if (!pin || this.ctx.dialogs.ofPerson(pin).length === 0) return false;
     const direct = (e.payload.conversation as { type?: string } | undefined)?.type === 'direct';
     const ids = [
-      dialogId(this.d.bot.name, pin, String(e.payload.conversation_id)),
-      ...(direct ? [dialogId(this.d.bot.name, pin, 'direct')] : []),
+      dialogId(this.d.self.bot.name, pin, String(e.payload.conversation_id)),
+      ...(direct ? [dialogId(this.d.self.bot.name, pin, 'direct')] : []),
     ];
     this.busy(1);
     try {
       const r = await this.ctx.dialogs.route(entry, ids);
       if (!r) return false;
       const trace = startTrace({
-        bot: this.d.bot,
+        bot: this.d.self.bot,
         rule: r.rec.rule,
         event: e,
         who: r.rec.person,
-        at: this.d.clock.now(),
+        at: this.d.limits.clock.now(),
         resumed: false,
       });
-      this.d.traces.add({
+      this.d.writes.traces.add({
         ...trace,
         outcome: 'not_run',
         reason: 'answered_dialog',
@@ -154,7 +156,7 @@ export class RuleRunner {
   /** Handles an entry; resolves when every rule's run for it has ended (or the bot stops). */
   async handle(entry: InboxEntry): Promise<void> {
     if (await this.routed(entry)) return;
-    const rules = this.d.bot.rules.filter(
+    const rules = this.d.self.bot.rules.filter(
       (r) =>
         r.triggers.some((t) => t.def.name === entry.event.type) && (!entry.event.rule || entry.event.rule === r.id),
     );
@@ -162,7 +164,7 @@ export class RuleRunner {
     if (todo.length === 0) {
       this.busy(1);
       try {
-        await this.d.state.finish(entry.id);
+        await this.d.writes.state.finish(entry.id);
       } finally {
         this.busy(-1);
       }
@@ -185,7 +187,7 @@ export class RuleRunner {
 
   private busy(delta: number): void {
     this.active += delta;
-    if (delta > 0) this.holds.push(this.d.clock.hold(`bot ${this.d.bot.name}: run`));
+    if (delta > 0) this.holds.push(this.d.limits.clock.hold(`bot ${this.d.self.bot.name}: run`));
     else this.holds.pop()?.();
     if (this.active === 0) {
       const w = this.waiters;
@@ -199,8 +201,8 @@ export class RuleRunner {
     const { rule, entry } = run;
     if (rule.mode !== 'queued') return runRule(run);
     let queue = this.queues.get(rule.id);
-    if (!queue) this.queues.set(rule.id, (queue = new FairQueue(this.d.bot.perSender?.maxQueued)));
-    const actor = triggerOf(run).actor?.(entry.event.payload, this.d.me);
+    if (!queue) this.queues.set(rule.id, (queue = new FairQueue(this.d.self.bot.perSender?.maxQueued)));
+    const actor = triggerOf(run).actor?.(entry.event.payload, this.d.self.me);
     // a run resumed after a restart is not refused: it had its place already
     const resumed = !!entry.runs[rule.id]?.decision;
     const queued =
@@ -211,7 +213,7 @@ export class RuleRunner {
     return this.skip(
       run,
       'sender_backlog',
-      `${who} already has ${this.d.bot.perSender!.maxQueued} events waiting for this rule (per_sender.max_queued)`,
+      `${who} already has ${this.d.self.bot.perSender!.maxQueued} events waiting for this rule (per_sender.max_queued)`,
     );
   }
 
@@ -221,7 +223,7 @@ export class RuleRunner {
     try {
       const trace = { ...newTrace(run, false), outcome: 'not_run' as const, reason, message };
       await finishRun({ run, progress: { decision: { run: false, reason }, steps: [] }, pending: { spend: 0 } });
-      this.d.traces.add(trace);
+      this.d.writes.traces.add(trace);
     } finally {
       this.busy(-1);
     }

@@ -12,19 +12,19 @@ export function triggerOf({ rule, entry }: { rule: CompiledRule; entry: InboxEnt
 
 /** A new trace of a run, at the bot clock's now. */
 export function newTrace(run: RuleRun, resumed: boolean): Trace {
-  const d = run.runner.deps;
+  const { self, limits } = run.runner;
   return startTrace({
-    bot: d.bot,
+    bot: self.bot,
     rule: run.rule.id,
     event: run.entry.event,
-    who: triggerOf(run).actor?.(run.entry.event.payload, d.me),
-    at: d.clock.now(),
+    who: triggerOf(run).actor?.(run.entry.event.payload, self.me),
+    at: limits.clock.now(),
     resumed,
   });
 }
 
 /** What one write of a run carries: its progress, its pending changes, and whether the entry is done. */
-export interface RunWriteContext {
+interface RunWriteParts {
   run: RuleRun;
   progress: RunProgress;
   pending: Pending;
@@ -33,10 +33,14 @@ export interface RunWriteContext {
 }
 
 /** The write of a run's progress with its pending changes (call `written` once it is durable). */
-export function runWrite({ run, progress, pending, finish = false }: RunWriteContext): RunWrite {
-  const d = run.runner.deps;
+export function runWrite({ run, progress, pending, finish = false }: RunWriteParts): RunWrite {
+  const { self, limits } = run.runner;
   const spend = pending.spend
-    ? { date: spendDate(d.clock), cents: pending.spend, max: pending.spend > 0 ? d.bot.limits.maxPerDay : undefined }
+    ? {
+        date: spendDate(limits.clock),
+        cents: pending.spend,
+        max: pending.spend > 0 ? self.bot.limits.maxPerDay : undefined,
+      }
     : undefined;
   return {
     entry: run.entry.id,
@@ -51,8 +55,8 @@ export function runWrite({ run, progress, pending, finish = false }: RunWriteCon
 }
 
 /** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
-export async function flush(c: RunWriteContext): Promise<void> {
-  await c.run.runner.deps.state.write(runWrite(c));
+export async function flush(c: RunWriteParts): Promise<void> {
+  await c.run.runner.writes.state.write(runWrite(c));
   written(c.pending);
 }
 
@@ -65,7 +69,7 @@ export function written(pending: Pending): void {
 }
 
 /** Ends a run: marks it done and writes it; the entry's last run removes the entry. */
-export async function finishRun({ run, progress, pending }: RunWriteContext): Promise<void> {
+export async function finishRun({ run, progress, pending }: RunWriteParts): Promise<void> {
   run.shared.remaining--;
   progress.done = true;
   await flush({ run, progress, pending, finish: run.shared.remaining === 0 });

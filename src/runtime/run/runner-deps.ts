@@ -11,34 +11,51 @@ import type { DialogTimers } from './dialog-timers.js';
 import type { LoopGuard } from './loop-guard.js';
 import type { Restarts } from './run-control.js';
 
-/** What a RuleRunner is given by the bot runner: its bot, state, client, clock and callbacks. */
-export interface RunnerDeps {
+/** Who the bot is: its file, its user and client, and what it knows of the people it meets. */
+export interface RunnerSelf {
   bot: CompiledBot;
-  state: BotState;
-  api: Client;
   me: UserRef;
-  traces: TraceLog;
-  log: Logger;
-  clock: Clock;
-  dryRun: boolean;
-  signal: AbortSignal;
+  api: Client;
   isContact(pin: string): Promise<boolean>;
-  /** The key was refused: the bot must stop. */
-  onUnauthorized(err: UnauthorizedError): void;
   /** Whether a user is one that bots act as (for `ignore_bots`). */
   isBot?(userId: string): boolean;
+}
+
+/** Where its runs are written: its state, traces and log; a dry run only logs its API effects. */
+export interface RunnerWrites {
+  state: BotState;
+  traces: TraceLog;
+  log: Logger;
+  dryRun: boolean;
+}
+
+/** Its time and limits: the clock, the signal of its stop, a step's working time, retry waits. */
+export interface RunnerLimits {
+  clock: Clock;
+  signal: AbortSignal;
   /** Working time an action, the conditions of a rule, may take (`runtime.step_timeout`). */
   stepTimeoutMs: number;
   /** First wait after a transient failure (doubles to `retryCapMs`). */
   retryBaseMs?: number;
   retryCapMs?: number;
+}
+
+/**
+ * What a RuleRunner is given by the bot runner, in three parts (a function takes only the parts
+ * it uses), and two calls back to the bot runner.
+ */
+export interface RunnerDeps {
+  self: RunnerSelf;
+  writes: RunnerWrites;
+  limits: RunnerLimits;
+  /** The key was refused: the bot must stop. */
+  onUnauthorized(err: UnauthorizedError): void;
   /** Hands an inbox entry to the runner again (a dialog's answer or timer woke its run). */
   wake?(entryId: string): void;
 }
 
 /** What every run of one RuleRunner shares: its deps, the loop guard, who runs, and its clock holds. */
-export interface RunnerContext {
-  deps: RunnerDeps;
+export interface RunnerContext extends RunnerDeps {
   guard: LoopGuard;
   /** Per rule: runs that decided to run and have not ended (mode single skips while one goes). */
   running: Map<string, number>;

@@ -43,23 +43,23 @@ export async function takeStep({
   dialog,
 }: StepRun): Promise<StepProgress> {
   const { runner, rule, entry } = run;
-  const d = runner.deps;
+  const { self, writes, limits } = runner;
   const { action } = step;
   const t0 = performance.now();
   const effects: StepEffects = {};
   // a local step (a wait) of a restart rule also stops when a newer event takes over; a request does not
-  const signal = runSignal && action.effect === 'local' ? AbortSignal.any([d.signal, runSignal]) : d.signal;
+  const signal = runSignal && action.effect === 'local' ? AbortSignal.any([limits.signal, runSignal]) : limits.signal;
   const ctx = actionContext({
-    bot: d.bot,
-    api: d.api,
+    bot: self.bot,
+    api: self.api,
     scope,
     trigger,
-    key: idempotencyKey(d.bot.name, rule.id, entry.key, step.index, step.sig),
+    key: idempotencyKey(self.bot.name, rule.id, entry.key, step.index, step.sig),
     signal,
-    log: d.log.child({ rule: rule.id, step: step.index }),
-    clock: d.clock,
+    log: writes.log.child({ rule: rule.id, step: step.index }),
+    clock: limits.clock,
     rule: rule.id,
-    store: d.state.store,
+    store: writes.state.store,
     effects,
     onPark: (parked) => runner.busy(parked ? -1 : 1),
     dialog,
@@ -75,7 +75,7 @@ export async function takeStep({
   };
   const fail = (err: unknown, args: unknown) => {
     const error = stepErrorOf({ err, action });
-    d.log.info({ rule: rule.id, step: step.index, action: action.name, err: error.message }, 'step failed');
+    writes.log.info({ rule: rule.id, step: step.index, action: action.name, err: error.message }, 'step failed');
     return record({ status: 'failed', args, error });
   };
   let args: unknown;
@@ -90,8 +90,8 @@ export async function takeStep({
     } catch (err) {
       return fail(err, undefined);
     }
-    if (d.dryRun && action.effect === 'api') {
-      d.log.info({ rule: rule.id, step: step.index, action: action.name, args }, `dry run: would ${action.name}`);
+    if (writes.dryRun && action.effect === 'api') {
+      writes.log.info({ rule: rule.id, step: step.index, action: action.name, args }, `dry run: would ${action.name}`);
       return record({ status: 'dry_run', args });
     }
     if (action.effect === 'api' || action.durable) {
@@ -115,7 +115,7 @@ export async function takeStep({
     result = await retryTransient({
       runner,
       what: action.name,
-      fn: () => withStepTimeout(what, d.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal),
+      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal),
     });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
@@ -125,7 +125,7 @@ export async function takeStep({
     pending.spend -= effects.spendCents ?? 0;
     return fail(err, args);
   }
-  crashPoint(`after-action:${d.bot.name}:${rule.id}:${step.index}`);
+  crashPoint(`after-action:${self.bot.name}:${rule.id}:${step.index}`);
   if (effects.vars) pending.vars = { ...pending.vars, ...effects.vars };
   return record({ status: 'done', args, result });
 }
