@@ -25,7 +25,8 @@ export interface WindowInfo {
   limit: number;
   used: number;
   remaining: number;
-  resetTime: Date | undefined;
+  /** When the window ends (ms on the server's clock), if the store says. */
+  resetAt: number | undefined;
   key: string;
 }
 

@@ -26,6 +26,15 @@ export class ClockRateStore implements Store {
   }
 
   increment(key: string): ClientRateLimitInfo {
+    const e = this.hit(key);
+    return { totalHits: e.totalHits, resetTime: new Date(e.resetAt) };
+  }
+
+  /**
+   * Counts a hit and returns the key's window itself (read it at once: the next hit changes
+   * it) — what api/edge/window-limiter.ts reads per request, without a Date or an object.
+   */
+  hit(key: string): { readonly totalHits: number; readonly resetAt: number } {
     const now = this.clock.now();
     let e = this.hits.get(key);
     if (!e || e.resetAt <= now) {
@@ -34,7 +43,7 @@ export class ClockRateStore implements Store {
       if (this.hits.size >= this.sweepAt) this.sweep(now);
     }
     e.totalHits++;
-    return { totalHits: e.totalHits, resetTime: new Date(e.resetAt) };
+    return e;
   }
 
   decrement(key: string): void {

@@ -80,7 +80,7 @@ export function createLimiters(
       onStoreError: (err) => onStoreError?.(err, name),
       refuse: (call, next) => {
         const info = call.rateLimit;
-        const reset = info?.resetTime?.getTime() ?? clock.now() + windowMs;
+        const reset = info?.resetAt ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
         limited.value++;
         if (perAddress && (info?.used ?? 0) > bucket.limit + 1) call.quiet = true;

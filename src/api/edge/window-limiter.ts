@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { ClientRateLimitInfo, Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 import type { Call, Next, Step, WindowInfo } from './call.js';
+import { ClockRateStore } from './clock-rate-store.js';
 
 export interface WindowLimiterOptions {
   /** The bucket's name, as the `RateLimit` fields name it. */
@@ -58,35 +59,35 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     return text;
   };
 
-  const counted = (call: Call, next: Next, key: string, hits: ClientRateLimitInfo) => {
+  const counted = (call: Call, next: Next, key: string, totalHits: number, resetAt: number | undefined) => {
     const limit = o.limit(call);
     const res = call.res;
-    const info: WindowInfo = {
-      limit,
-      used: hits.totalHits,
-      remaining: Math.max(limit - hits.totalHits, 0),
-      resetTime: hits.resetTime,
-      key,
-    };
+    const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     call.rateLimit = info;
     if (!res.headersSent) {
-      const reset = info.resetTime
-        ? Math.max(0, Math.ceil((info.resetTime.getTime() - o.clock.now()) / 1000))
-        : windowSeconds;
+      const reset = resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - o.clock.now()) / 1000)) : windowSeconds;
       res.appendHeader('RateLimit', `"${o.name}"; r=${info.remaining}; t=${reset}`);
       res.appendHeader('RateLimit-Policy', policyOf(key, limit));
     }
-    if (hits.totalHits > limit) return o.refuse(call, next);
+    if (totalHits > limit) return o.refuse(call, next);
     next();
   };
+  const countedInfo = (call: Call, next: Next, key: string, hits: ClientRateLimitInfo) =>
+    counted(call, next, key, hits.totalHits, hits.resetTime?.getTime());
   const failed = (next: Next, err: unknown) => {
     if (!o.passOnStoreError) return next(err);
     o.onStoreError?.(err);
     next();
   };
 
+  // the clock's own store is counted in place: no promise, no Date, no object per request
+  const local = o.store instanceof ClockRateStore ? o.store : undefined;
   return (call, next) => {
     const key = o.key(call);
+    if (local) {
+      const hit = local.hit(key);
+      return counted(call, next, key, hit.totalHits, hit.resetAt);
+    }
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
       hits = o.store.increment(key);
@@ -98,13 +99,13 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
       hits.then(
         (h) => {
           try {
-            counted(call, next, key, h);
+            countedInfo(call, next, key, h);
           } catch (err) {
             next(err);
           }
         },
         (err: unknown) => failed(next, err),
       );
-    } else counted(call, next, key, hits);
+    } else countedInfo(call, next, key, hits);
   };
 }
