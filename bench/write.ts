@@ -8,11 +8,26 @@ import { median, type Figure } from './harness/figure.js';
 import { MESSAGE_BODY, postMessages, SMALL_STORE } from './harness/messages-load.js';
 import { probe, startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
+import { type LoadRequest, UNIQUE_ID } from './harness/load-spec.js';
 import { interleave, throughputFigure, withCpuRatio } from './harness/rounds.js';
 import { spawnServer } from './harness/server-process.js';
 
 /** The anchor (issue 33): Fastify 5 with the same group-commit journal. */
 const FASTIFY_MIN = 0.8;
+
+/** pinbot as `serve` runs it: rate limits on (limits no load reaches), the request log, metrics. */
+const AS_SERVE = {
+  rate_limits: {
+    enabled: true,
+    general: { limit: 1_000_000_000, window: '1m' },
+    messages: { limit: 1_000_000_000, window: '1m' },
+  },
+};
+
+/** Every write of pinbot's carries an Idempotency-Key of its own, as a careful client sends. */
+function withIdempotencyKeys(requests: LoadRequest[]): LoadRequest[] {
+  return requests.map((r) => ({ ...r, headers: { ...r.headers, 'Idempotency-Key': `write-${UNIQUE_ID}` } }));
+}
 
 /**
  * The disk's floor: `ms` of 200-byte appends each followed by its own fdatasync, one after the
@@ -64,10 +79,15 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times: number[] = [];
   const t0 = performance.now();
+  let n = 0;
   try {
     while (performance.now() - t0 < ms) {
       const s = performance.now();
-      const status = await post(agent, url, path, headers, MESSAGE_BODY);
+      // a fresh Idempotency-Key each time: a repeated one would be a replay, not a write
+      const fresh = Object.fromEntries(
+        Object.entries(headers).map(([k, v]) => [k, v.replace(UNIQUE_ID, `alone-${++n}`)]),
+      );
+      const status = await post(agent, url, path, fresh, MESSAGE_BODY);
       if (status !== 201) throw new Error(`a write alone answered ${status}`);
       times.push((performance.now() - s) * 1000);
     }
@@ -78,7 +98,8 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
 }
 
 /**
- * write: POST /conversations/:id/messages (each answered after the fsync of its journal line)
+ * write: POST /conversations/:id/messages as `serve` runs it (rate limits on, the request log,
+ * metrics; each with an Idempotency-Key of its own; each answered after the fsync of its journal line)
  * against Fastify 5 (the target) and a bare Express 5 app, each appending a 200-byte line with
  * group-commit fdatasync, interleaved; then fdatasync alone on the same file system, the floor
  * of any durable write. Store: 200 users, 1k messages; connection i posts into its own direct
@@ -94,7 +115,7 @@ export default defineBench({
     const tmp = runDir('write');
     copyStore(ds, join(tmp.dir, 'data'));
     const meta = join(ds.dir, 'meta.json');
-    const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
+    const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data'), config: AS_SERVE });
     const bare = await spawnServer({
       name: 'bare-write',
       args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')],
@@ -105,13 +126,15 @@ export default defineBench({
     });
     try {
       const requests = postMessages(ds.meta, ctx.connections);
+      const keyed = withIdempotencyKeys(requests);
       const first = requests[0]!;
-      for (const [name, url] of [
-        ['pinbot', pinbot.url],
-        ['fastify', fastify.url],
-        ['express', bare.url],
+      for (const [name, url, r] of [
+        ['pinbot', pinbot.url, keyed[0]!],
+        ['fastify', fastify.url, first],
+        ['express', bare.url, first],
       ] as const) {
-        const p = await probe(url, 'POST', first.path, first.headers, MESSAGE_BODY);
+        const headers = { ...r.headers, 'Idempotency-Key': `probe-${name}` };
+        const p = await probe(url, 'POST', first.path, headers, MESSAGE_BODY);
         if (p.status !== 201)
           throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
       }
@@ -120,17 +143,17 @@ export default defineBench({
         {
           fastify: { url: fastify.url, server: fastify, requests },
           bare: { url: bare.url, server: bare, requests },
-          pinbot: { url: pinbot.url, server: pinbot, requests },
+          pinbot: { url: pinbot.url, server: pinbot, requests: keyed },
         },
         ctx,
       );
       const floor = fdatasyncFloor(join(tmp.dir, 'data'), Math.min(3000, ctx.durationS * 1000));
       const alone = {
-        pinbot: await aloneUs(pinbot.url, first.path, first.headers ?? {}, 1500),
+        pinbot: await aloneUs(pinbot.url, first.path, keyed[0]!.headers ?? {}, 1500),
         fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500),
       };
       const row = withCpuRatio(
-        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, {
+        throughputFigure('write', 'write POST /conversations/:id/messages (as serve, Idempotency-Key)', runs.pinbot, {
           name: 'fastify 5 + fsync',
           runs: runs.fastify,
           min: FASTIFY_MIN,
