@@ -69,6 +69,27 @@ export interface WriteOutcome {
   replayed: boolean;
 }
 
+/**
+ * What a request is recognised by: the hash of its target and its body with object keys sorted
+ * (`current`, what is stored), and the form outcomes stored before fingerprints were canonical
+ * have — the body in its received key order —, so a retry of such a request (a bot resuming
+ * across an upgrade) still matches. The legacy form is hashed only when a stored outcome does
+ * not match the current one: a first write (the common case) needs one hash, not two. Internal.
+ */
+class Fingerprints {
+  readonly current: string;
+  private legacyHash: string | undefined;
+
+  constructor(private readonly call: WriteCall) {
+    this.current = sha(`${call.target}\n${canonicalJson(call.body ?? null)}`);
+  }
+
+  legacy(): string {
+    this.legacyHash ??= sha(`${this.call.target}\n${JSON.stringify(this.call.body ?? null)}`);
+    return this.legacyHash;
+  }
+}
+
 /** What a transaction of a claimed key returns: its outcome, or the outcome another process stored first. Internal. */
 type InTx = WriteOutcome | { prior: IdempotencyRecord };
 
@@ -82,7 +103,7 @@ export class Claim {
     private readonly owner: Idempotency,
     readonly id: string,
     private readonly userId: string,
-    private readonly fingerprints: { current: string; legacy: string },
+    private readonly fingerprints: Fingerprints,
   ) {}
 
   /**
@@ -158,23 +179,21 @@ export class Idempotency {
       ]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
-    const target = `${call.target}\n`;
-    const current = sha(`${target}${canonicalJson(call.body ?? null)}`);
-    // Outcomes stored before fingerprints were canonical hashed the body in its received key
-    // order; a retry of such a request (a bot resuming across an upgrade) still matches.
-    const legacy = sha(`${target}${JSON.stringify(call.body ?? null)}`);
+    const f = new Fingerprints(call);
     // "In use" is checked first: the first request's outcome is in memory before its journal
     // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
-    if (existing) return this.replay(existing, { current, legacy });
+    if (existing) return this.replay(existing, f);
     this.running.add(id);
-    return new Claim(this, id, userId, { current, legacy });
+    return new Claim(this, id, userId, f);
   }
 
   /** A stored outcome, replayed when the request is the same. Internal. */
-  replay(prior: IdempotencyRecord, f: { current: string; legacy: string }): WriteOutcome {
-    if (prior.fingerprint !== f.current && prior.fingerprint !== f.legacy) throw new ApiError('idempotency_key_reused');
+  replay(prior: IdempotencyRecord, f: Fingerprints): WriteOutcome {
+    if (prior.fingerprint !== f.current && prior.fingerprint !== f.legacy()) {
+      throw new ApiError('idempotency_key_reused');
+    }
     return { status: prior.status, body: prior.body, replayed: true };
   }
 
