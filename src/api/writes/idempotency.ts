@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
 import type { Clock } from '../../clock/clock.js';
 import { utcDate } from '../../clock/clock.js';
@@ -35,21 +35,29 @@ const NOT_STORED = new Set([
 /** How long a stored outcome is kept at least (the sweep removes older days). */
 export const IDEMPOTENCY_RETENTION_DAYS = 2;
 
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+// the one-shot form: no Hash object per call (three per keyed write before)
+const sha = (s: string) => hash('sha256', s, 'hex');
 
 /**
  * JSON text of a parsed body with every object's keys sorted, so `{"a":1,"b":2}` and
  * `{"b":2,"a":1}` are one request (JSON objects are unordered). Internal.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  // loops, not map/filter/join: this runs on every keyed write
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i] ?? null);
+    return `${out}]`;
+  }
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value)
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .sort();
-    return `{${keys
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+    const keys = Object.keys(value).sort();
+    let out = '{';
+    for (const k of keys) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value ?? null);
 }
