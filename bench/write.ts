@@ -72,6 +72,18 @@ function post(agent: Agent, url: string, path: string, headers: Record<string, s
 }
 
 /**
+ * How many writes shared each fdatasync over the whole run (warm-ups included), from the
+ * server's /metrics: its answered POSTs to the route over its group commits. Internal.
+ */
+async function writesPerSync(url: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  const commits = sum(/^pinbot_store_commit_duration_seconds_count\{[^}]*\} (\d+)/gm);
+  const posts = sum(/^pinbot_http_requests_total\{[^}]*route="[^"]*:id\/messages"[^}]*method="POST"[^}]*\} (\d+)/gm);
+  return commits > 0 && posts > 0 ? posts / commits : undefined;
+}
+
+/**
  * The latency of one durable write with nothing else in flight: `ms` of POSTs one after the
  * other on one connection; the median in µs. Internal.
  */
@@ -147,6 +159,7 @@ export default defineBench({
         },
         ctx,
       );
+      const perSync = await writesPerSync(pinbot.url);
       const floor = fdatasyncFloor(join(tmp.dir, 'data'), Math.min(3000, ctx.durationS * 1000));
       const alone = {
         pinbot: await aloneUs(pinbot.url, first.path, keyed[0]!.headers ?? {}, 1500),
@@ -165,7 +178,8 @@ export default defineBench({
       row.note =
         `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
         `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
-        `${(alone.fastify / floor.medianUs).toFixed(1)}×)`;
+        `${(alone.fastify / floor.medianUs).toFixed(1)}×)` +
+        (perSync === undefined ? '' : `; ${perSync.toFixed(1)} writes per fdatasync`);
       const fig: Figure = {
         bench: 'write',
         name: 'fdatasync alone (same file system)',
