@@ -112,7 +112,8 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
 /**
  * write: POST /conversations/:id/messages as `serve` runs it (rate limits on, the request log,
  * metrics; each with an Idempotency-Key of its own; each answered after the fsync of its journal line)
- * against Fastify 5 (the target) and a bare Express 5 app, each appending a 200-byte line with
+ * (and, beside it, the same writes with rate limits off and no key) against Fastify 5 (the
+ * target) and a bare Express 5 app, each appending a 200-byte line with
  * group-commit fdatasync, interleaved; then fdatasync alone on the same file system, the floor
  * of any durable write. Store: 200 users, 1k messages; connection i posts into its own direct
  * conversation.
@@ -126,8 +127,11 @@ export default defineBench({
     const ds = await dataset<MessagesMeta>('messages', SMALL_STORE, ctx.progress);
     const tmp = runDir('write');
     copyStore(ds, join(tmp.dir, 'data'));
+    copyStore(ds, join(tmp.dir, 'data-plain'));
     const meta = join(ds.dir, 'meta.json');
     const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data'), config: AS_SERVE });
+    // the same writes with rate limits off and no key: what the key and the limits cost, same run
+    const plain = await startPinbot({ name: 'pinbot-plain', runDir: tmp.dir, dataDir: join(tmp.dir, 'data-plain') });
     const bare = await spawnServer({
       name: 'bare-write',
       args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')],
@@ -142,6 +146,7 @@ export default defineBench({
       const first = requests[0]!;
       for (const [name, url, r] of [
         ['pinbot', pinbot.url, keyed[0]!],
+        ['pinbot-plain', plain.url, first],
         ['fastify', fastify.url, first],
         ['express', bare.url, first],
       ] as const) {
@@ -156,6 +161,7 @@ export default defineBench({
           fastify: { url: fastify.url, server: fastify, requests },
           bare: { url: bare.url, server: bare, requests },
           pinbot: { url: pinbot.url, server: pinbot, requests: keyed },
+          plain: { url: plain.url, server: plain, requests },
         },
         ctx,
       );
@@ -191,6 +197,14 @@ export default defineBench({
       };
       return [
         row,
+        withCpuRatio(
+          throughputFigure('write', 'write POST …/messages (rate limits off, no key)', runs.plain!, {
+            name: 'fastify 5 + fsync',
+            runs: runs.fastify,
+          }),
+          runs.plain!,
+          runs.fastify,
+        ),
         throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
           name: 'bare express + fsync',
           runs: runs.bare,
@@ -203,7 +217,7 @@ export default defineBench({
         fig,
       ];
     } finally {
-      await Promise.all([pinbot.stop(), bare.stop(), fastify.stop()]);
+      await Promise.all([pinbot.stop(), plain.stop(), bare.stop(), fastify.stop()]);
       tmp.cleanup();
     }
   },
