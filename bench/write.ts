@@ -8,7 +8,7 @@ import { median, type Figure } from './harness/figure.js';
 import { MESSAGE_BODY, postMessages, SMALL_STORE } from './harness/messages-load.js';
 import { probe, startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
-import { type LoadRequest, UNIQUE_ID } from './harness/load-spec.js';
+import { type LoadRequest, type LoadResult, UNIQUE_ID } from './harness/load-spec.js';
 import { interleave, throughputFigure, withCpuRatio } from './harness/rounds.js';
 import { spawnServer } from './harness/server-process.js';
 
@@ -109,6 +109,62 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
   return median(times);
 }
 
+type Floor = ReturnType<typeof fdatasyncFloor>;
+
+/** The bench's rows from its runs, the fdatasync floor and the lone writes. Internal. */
+function figures(
+  runs: Record<'fastify' | 'bare' | 'pinbot' | 'plain', LoadResult[]>,
+  floor: Floor,
+  alone: { pinbot: number; fastify: number },
+  perSync: number | undefined,
+): Figure[] {
+  const row = withCpuRatio(
+    throughputFigure('write', 'write POST /conversations/:id/messages (as serve, Idempotency-Key)', runs.pinbot, {
+      name: 'fastify 5 + fsync',
+      runs: runs.fastify,
+      min: FASTIFY_MIN,
+    }),
+    runs.pinbot,
+    runs.fastify,
+  );
+  // how close a durable write is to the disk: one write alone, against one append + fdatasync
+  row.note =
+    `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
+    `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
+    `${(alone.fastify / floor.medianUs).toFixed(1)}×)` +
+    (perSync === undefined ? '' : `; ${perSync.toFixed(1)} writes per fdatasync`);
+  const fig: Figure = {
+    bench: 'write',
+    name: 'fdatasync alone (same file system)',
+    p50: floor.medianUs / 1000,
+    p99: floor.p99Us / 1000,
+    value:
+      `${Math.round(floor.perS)} append+fdatasync/s one after the other, ` +
+      `${Math.round(floor.medianUs)} µs each (median)`,
+  };
+  return [
+    row,
+    withCpuRatio(
+      throughputFigure('write', 'write POST …/messages (rate limits off, no key)', runs.plain, {
+        name: 'fastify 5 + fsync',
+        runs: runs.fastify,
+      }),
+      runs.plain,
+      runs.fastify,
+    ),
+    throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
+      name: 'bare express + fsync',
+      runs: runs.bare,
+    }),
+    throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
+    throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
+      name: 'fastify 5 + fsync',
+      runs: runs.fastify,
+    }),
+    fig,
+  ];
+}
+
 /**
  * write: POST /conversations/:id/messages as `serve` runs it (rate limits on, the request log,
  * metrics; each with an Idempotency-Key of its own; each answered after the fsync of its journal line)
@@ -171,51 +227,7 @@ export default defineBench({
         pinbot: await aloneUs(pinbot.url, first.path, keyed[0]!.headers ?? {}, 1500),
         fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500),
       };
-      const row = withCpuRatio(
-        throughputFigure('write', 'write POST /conversations/:id/messages (as serve, Idempotency-Key)', runs.pinbot, {
-          name: 'fastify 5 + fsync',
-          runs: runs.fastify,
-          min: FASTIFY_MIN,
-        }),
-        runs.pinbot,
-        runs.fastify,
-      );
-      // how close a durable write is to the disk: one write alone, against one append + fdatasync
-      row.note =
-        `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
-        `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
-        `${(alone.fastify / floor.medianUs).toFixed(1)}×)` +
-        (perSync === undefined ? '' : `; ${perSync.toFixed(1)} writes per fdatasync`);
-      const fig: Figure = {
-        bench: 'write',
-        name: 'fdatasync alone (same file system)',
-        p50: floor.medianUs / 1000,
-        p99: floor.p99Us / 1000,
-        value:
-          `${Math.round(floor.perS)} append+fdatasync/s one after the other, ` +
-          `${Math.round(floor.medianUs)} µs each (median)`,
-      };
-      return [
-        row,
-        withCpuRatio(
-          throughputFigure('write', 'write POST …/messages (rate limits off, no key)', runs.plain!, {
-            name: 'fastify 5 + fsync',
-            runs: runs.fastify,
-          }),
-          runs.plain!,
-          runs.fastify,
-        ),
-        throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
-          name: 'bare express + fsync',
-          runs: runs.bare,
-        }),
-        throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
-        throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
-          name: 'fastify 5 + fsync',
-          runs: runs.fastify,
-        }),
-        fig,
-      ];
+      return figures(runs, floor, alone, perSync);
     } finally {
       await Promise.all([pinbot.stop(), plain.stop(), bare.stop(), fastify.stop()]);
       tmp.cleanup();
