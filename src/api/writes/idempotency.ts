@@ -227,7 +227,10 @@ export class Idempotency {
       n += await this.store.transaction((tx) => {
         const coll = tx.col(IdempotencyRecords);
         let deleted = 0;
-        for (const rid of [...coll.ids('day', day)]) deleted += coll.delete(rid) ? 1 : 0;
+        // newest first: each id leaves the end of the day's list (a pop), where oldest first
+        // shifted the whole list once per id — O(n²) for a day of n outcomes
+        const ids = [...coll.ids('day', day)];
+        for (let i = ids.length - 1; i >= 0; i--) deleted += coll.delete(ids[i]!) ? 1 : 0;
         return deleted;
       });
     }
