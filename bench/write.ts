@@ -8,11 +8,26 @@ import { median, type Figure } from './harness/figure.js';
 import { MESSAGE_BODY, postMessages, SMALL_STORE } from './harness/messages-load.js';
 import { probe, startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
+import { type LoadRequest, type LoadResult, UNIQUE_ID } from './harness/load-spec.js';
 import { interleave, throughputFigure, withCpuRatio } from './harness/rounds.js';
 import { spawnServer } from './harness/server-process.js';
 
 /** The anchor (issue 33): Fastify 5 with the same group-commit journal. */
 const FASTIFY_MIN = 0.8;
+
+/** pinbot as `serve` runs it: rate limits on (limits no load reaches), the request log, metrics. */
+const AS_SERVE = {
+  rate_limits: {
+    enabled: true,
+    general: { limit: 1_000_000_000, window: '1m' },
+    messages: { limit: 1_000_000_000, window: '1m' },
+  },
+};
+
+/** Every write of pinbot's carries an Idempotency-Key of its own, as a careful client sends. */
+function withIdempotencyKeys(requests: LoadRequest[]): LoadRequest[] {
+  return requests.map((r) => ({ ...r, headers: { ...r.headers, 'Idempotency-Key': `write-${UNIQUE_ID}` } }));
+}
 
 /**
  * The disk's floor: `ms` of 200-byte appends each followed by its own fdatasync, one after the
@@ -57,6 +72,18 @@ function post(agent: Agent, url: string, path: string, headers: Record<string, s
 }
 
 /**
+ * How many writes shared each fdatasync over the whole run (warm-ups included), from the
+ * server's /metrics: its answered POSTs to the route over its group commits. Internal.
+ */
+async function writesPerSync(url: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  const commits = sum(/^pinbot_store_commit_duration_seconds_count\{[^}]*\} (\d+)/gm);
+  const posts = sum(/^pinbot_http_requests_total\{[^}]*route="[^"]*:id\/messages"[^}]*method="POST"[^}]*\} (\d+)/gm);
+  return commits > 0 && posts > 0 ? posts / commits : undefined;
+}
+
+/**
  * The latency of one durable write with nothing else in flight: `ms` of POSTs one after the
  * other on one connection; the median in µs. Internal.
  */
@@ -64,10 +91,15 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times: number[] = [];
   const t0 = performance.now();
+  let n = 0;
   try {
     while (performance.now() - t0 < ms) {
       const s = performance.now();
-      const status = await post(agent, url, path, headers, MESSAGE_BODY);
+      // a fresh Idempotency-Key each time: a repeated one would be a replay, not a write
+      const fresh = Object.fromEntries(
+        Object.entries(headers).map(([k, v]) => [k, v.replace(UNIQUE_ID, `alone-${++n}`)]),
+      );
+      const status = await post(agent, url, path, fresh, MESSAGE_BODY);
       if (status !== 201) throw new Error(`a write alone answered ${status}`);
       times.push((performance.now() - s) * 1000);
     }
@@ -77,9 +109,67 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
   return median(times);
 }
 
+type Floor = ReturnType<typeof fdatasyncFloor>;
+
+/** The bench's rows from its runs, the fdatasync floor and the lone writes. Internal. */
+function figures(
+  runs: Record<'fastify' | 'bare' | 'pinbot' | 'plain', LoadResult[]>,
+  floor: Floor,
+  alone: { pinbot: number; fastify: number },
+  perSync: number | undefined,
+): Figure[] {
+  const row = withCpuRatio(
+    throughputFigure('write', 'write POST /conversations/:id/messages (as serve, Idempotency-Key)', runs.pinbot, {
+      name: 'fastify 5 + fsync',
+      runs: runs.fastify,
+      min: FASTIFY_MIN,
+    }),
+    runs.pinbot,
+    runs.fastify,
+  );
+  // how close a durable write is to the disk: one write alone, against one append + fdatasync
+  row.note =
+    `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
+    `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
+    `${(alone.fastify / floor.medianUs).toFixed(1)}×)` +
+    (perSync === undefined ? '' : `; ${perSync.toFixed(1)} writes per fdatasync`);
+  const fig: Figure = {
+    bench: 'write',
+    name: 'fdatasync alone (same file system)',
+    p50: floor.medianUs / 1000,
+    p99: floor.p99Us / 1000,
+    value:
+      `${Math.round(floor.perS)} append+fdatasync/s one after the other, ` +
+      `${Math.round(floor.medianUs)} µs each (median)`,
+  };
+  return [
+    row,
+    withCpuRatio(
+      throughputFigure('write', 'write POST …/messages (rate limits off, no key)', runs.plain, {
+        name: 'fastify 5 + fsync',
+        runs: runs.fastify,
+      }),
+      runs.plain,
+      runs.fastify,
+    ),
+    throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
+      name: 'bare express + fsync',
+      runs: runs.bare,
+    }),
+    throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
+    throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
+      name: 'fastify 5 + fsync',
+      runs: runs.fastify,
+    }),
+    fig,
+  ];
+}
+
 /**
- * write: POST /conversations/:id/messages (each answered after the fsync of its journal line)
- * against Fastify 5 (the target) and a bare Express 5 app, each appending a 200-byte line with
+ * write: POST /conversations/:id/messages as `serve` runs it (rate limits on, the request log,
+ * metrics; each with an Idempotency-Key of its own; each answered after the fsync of its journal line)
+ * (and, beside it, the same writes with rate limits off and no key) against Fastify 5 (the
+ * target) and a bare Express 5 app, each appending a 200-byte line with
  * group-commit fdatasync, interleaved; then fdatasync alone on the same file system, the floor
  * of any durable write. Store: 200 users, 1k messages; connection i posts into its own direct
  * conversation.
@@ -93,8 +183,11 @@ export default defineBench({
     const ds = await dataset<MessagesMeta>('messages', SMALL_STORE, ctx.progress);
     const tmp = runDir('write');
     copyStore(ds, join(tmp.dir, 'data'));
+    copyStore(ds, join(tmp.dir, 'data-plain'));
     const meta = join(ds.dir, 'meta.json');
-    const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data') });
+    const pinbot = await startPinbot({ runDir: tmp.dir, dataDir: join(tmp.dir, 'data'), config: AS_SERVE });
+    // the same writes with rate limits off and no key: what the key and the limits cost, same run
+    const plain = await startPinbot({ name: 'pinbot-plain', runDir: tmp.dir, dataDir: join(tmp.dir, 'data-plain') });
     const bare = await spawnServer({
       name: 'bare-write',
       args: ['bin/run-ts.js', 'bench/baselines/bare-write.ts', meta, join(tmp.dir, 'bare.log')],
@@ -105,13 +198,16 @@ export default defineBench({
     });
     try {
       const requests = postMessages(ds.meta, ctx.connections);
+      const keyed = withIdempotencyKeys(requests);
       const first = requests[0]!;
-      for (const [name, url] of [
-        ['pinbot', pinbot.url],
-        ['fastify', fastify.url],
-        ['express', bare.url],
+      for (const [name, url, r] of [
+        ['pinbot', pinbot.url, keyed[0]!],
+        ['pinbot-plain', plain.url, first],
+        ['fastify', fastify.url, first],
+        ['express', bare.url, first],
       ] as const) {
-        const p = await probe(url, 'POST', first.path, first.headers, MESSAGE_BODY);
+        const headers = { ...r.headers, 'Idempotency-Key': `probe-${name}` };
+        const p = await probe(url, 'POST', first.path, headers, MESSAGE_BODY);
         if (p.status !== 201)
           throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
       }
@@ -120,53 +216,20 @@ export default defineBench({
         {
           fastify: { url: fastify.url, server: fastify, requests },
           bare: { url: bare.url, server: bare, requests },
-          pinbot: { url: pinbot.url, server: pinbot, requests },
+          pinbot: { url: pinbot.url, server: pinbot, requests: keyed },
+          plain: { url: plain.url, server: plain, requests },
         },
         ctx,
       );
+      const perSync = await writesPerSync(pinbot.url);
       const floor = fdatasyncFloor(join(tmp.dir, 'data'), Math.min(3000, ctx.durationS * 1000));
       const alone = {
-        pinbot: await aloneUs(pinbot.url, first.path, first.headers ?? {}, 1500),
+        pinbot: await aloneUs(pinbot.url, first.path, keyed[0]!.headers ?? {}, 1500),
         fastify: await aloneUs(fastify.url, first.path, first.headers ?? {}, 1500),
       };
-      const row = withCpuRatio(
-        throughputFigure('write', 'write POST /conversations/:id/messages', runs.pinbot, {
-          name: 'fastify 5 + fsync',
-          runs: runs.fastify,
-          min: FASTIFY_MIN,
-        }),
-        runs.pinbot,
-        runs.fastify,
-      );
-      // how close a durable write is to the disk: one write alone, against one append + fdatasync
-      row.note =
-        `${row.note}; one write alone ${Math.round(alone.pinbot)} µs = ` +
-        `${(alone.pinbot / floor.medianUs).toFixed(1)}× one fdatasync (fastify ` +
-        `${(alone.fastify / floor.medianUs).toFixed(1)}×)`;
-      const fig: Figure = {
-        bench: 'write',
-        name: 'fdatasync alone (same file system)',
-        p50: floor.medianUs / 1000,
-        p99: floor.p99Us / 1000,
-        value:
-          `${Math.round(floor.perS)} append+fdatasync/s one after the other, ` +
-          `${Math.round(floor.medianUs)} µs each (median)`,
-      };
-      return [
-        row,
-        throughputFigure('write', 'write ÷ bare express + fsync', runs.pinbot, {
-          name: 'bare express + fsync',
-          runs: runs.bare,
-        }),
-        throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
-        throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
-          name: 'fastify 5 + fsync',
-          runs: runs.fastify,
-        }),
-        fig,
-      ];
+      return figures(runs, floor, alone, perSync);
     } finally {
-      await Promise.all([pinbot.stop(), bare.stop(), fastify.stop()]);
+      await Promise.all([pinbot.stop(), plain.stop(), bare.stop(), fastify.stop()]);
       tmp.cleanup();
     }
   },

@@ -19,6 +19,8 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
+    /** `[<id>]` in a request becomes a fresh id in each one sent. */
+    idReplacement?: boolean;
     requests?: Array<Record<string, unknown>>;
     setupClient?: (client: { setRequests(r: unknown[]): void }) => void;
   }

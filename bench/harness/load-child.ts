@@ -2,7 +2,7 @@
 // with what it measured. It runs in its own process (pinned away from the server) and lives for
 // a whole bench, so a run costs no process start and the harness never steals the server's CPU.
 import autocannon from 'autocannon';
-import type { LoadResult, LoadSpec } from './load-spec.js';
+import { type LoadResult, type LoadSpec, UNIQUE_ID } from './load-spec.js';
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
   let next = 0;
@@ -17,6 +17,9 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       client.setRequests([{ method: r.method, path: r.path, headers: r.headers ?? {}, body: r.body }]);
     },
     requests: [{ method: spec.requests[0]!.method, path: spec.requests[0]!.path }],
+    // `[<id>]` in a request's headers or body becomes a fresh id in every request sent
+    // (an Idempotency-Key per write)
+    idReplacement: spec.requests.some((r) => JSON.stringify(r).includes(UNIQUE_ID)),
   });
   const statusCodes: Record<string, number> = {};
   for (const [code, v] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = Number(v.count);

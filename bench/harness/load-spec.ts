@@ -1,3 +1,6 @@
+/** Written in a request's header or body, it is a fresh id in every request sent (load-child.ts). */
+export const UNIQUE_ID = '[<id>]';
+
 /** One kind of request a connection sends over and over. */
 export interface LoadRequest {
   method: 'GET' | 'POST';

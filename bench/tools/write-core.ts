@@ -16,6 +16,8 @@
 // `--heap-sample` also samples every allocation of the rounds (collected objects included) and
 // prints the functions that allocate most, by self bytes; `--cpu-profile FILE` writes a CPU profile
 // of the rounds only (not the set-up nor the snapshot at close) for bench/tools/profile-summary.ts.
+// `--idempotency`: each write with an Idempotency-Key of its own, as the write bench sends them:
+// the key claimed (its hashes), the outcome recorded in the same transaction (the `day` index).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,6 +36,7 @@ const { values: args } = parseArgs({
     dir: { type: 'string' },
     'heap-sample': { type: 'boolean', default: false },
     'cpu-profile': { type: 'string' },
+    idempotency: { type: 'boolean', default: false },
   },
 });
 const WRITES = Number(args.writes);
@@ -59,6 +62,8 @@ const { directConversation } = await load<typeof import('../../src/domain/messag
 );
 const { sendToConversation } = await load<typeof import('../../src/domain/messaging/send.js')>('domain/messaging/send');
 const { toMessage } = await load<typeof import('../../src/domain/messaging/messages.js')>('domain/messaging/messages');
+const { Idempotency, Claim } =
+  await load<typeof import('../../src/api/writes/idempotency.js')>('api/writes/idempotency');
 
 // --dir /dev/shm: the journal on tmpfs, where fdatasync does nothing and a write is a copy, so
 // the figures are the JS side's (the kernel's disk work, the noisiest part, left out)
@@ -75,6 +80,8 @@ const opened = await FileStore.open(join(dir, 'data'), {
 const { store, commits } = observeCommits(opened);
 const counters = ChangeCounters.of(commits);
 const env = { clock: systemClock, config: configFrom({}) };
+const idempotency = new Idempotency(store, systemClock);
+let keys = 0;
 
 // 2C users, C direct conversations: connection i writes as user 2i into conversation i.
 const seats = await store.transaction((tx) => {
@@ -96,13 +103,20 @@ async function writes(n: number): Promise<void> {
     while (left > 0) {
       left--;
       // the request key as the API gives it: the commit's cause (builds before it ignore the option)
-      await store.transaction(
-        (tx) => {
-          const m = sendToConversation(tx, env, seat.user, seat.conv, CONTENT);
-          return { status: 201, body: toMessage(tx, m) };
-        },
-        { cause: seat.keyId },
-      );
+      const op = (tx: Parameters<Parameters<typeof store.transaction>[0]>[0]) => {
+        const m = sendToConversation(tx, env, seat.user, seat.conv, CONTENT);
+        return { status: 201, body: toMessage(tx, m) };
+      };
+      if (args.idempotency) {
+        const call = { target: `POST /api/v1/conversations/${seat.conv}/messages`, body: { content: CONTENT } };
+        const claim = idempotency.claim(call, seat.user.id, `write-core-${++keys}`);
+        if (!(claim instanceof Claim)) throw new Error('a fresh key was replayed');
+        try {
+          claim.outcome(await store.transaction((tx) => claim.run(tx, op), { cause: seat.keyId }));
+        } finally {
+          claim.release();
+        }
+      } else await store.transaction(op, { cause: seat.keyId });
       counters.version(seat.user.id); // what a conditional read would ask
     }
   };
@@ -161,7 +175,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 console.log(
   `median of ${ROUNDS} × ${WRITES} writes (${CONC} in flight, ` +
-    `${args.src ? 'src via tsx' : root}): ${median(rows.map((r) => r.cpu)).toFixed(1)} ` +
+    `${args.src ? 'src via tsx' : root}${args.idempotency ? ', Idempotency-Key' : ''}): ${median(rows.map((r) => r.cpu)).toFixed(1)} ` +
     `CPU µs/write, ${Math.round(median(rows.map((r) => r.bytes)))} B/write, ` +
     `${median(rows.map((r) => r.gcs)).toFixed(2)} GCs/1k writes`,
 );

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyRecords } from '../../src/api/writes/idempotency.js';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
@@ -108,6 +109,32 @@ describe('Idempotency-Key', () => {
     expect((await post(api, alice.headers, 'k-new', { text: 'new' }).expect(201)).headers['idempotent-replayed']).toBe(
       'true',
     );
+  });
+
+  it('an outcome stored with a fingerprint of the body in received key order (before canonical ones) still replays', async () => {
+    // as stored before fingerprints were canonical: the hash of the body as received
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+    const raw = '{"text":"legacy","count":2}';
+    const id = `idem_${sha(`${alice.user.id}\u0000k-legacy`)}`;
+    await api.store.transaction((tx) =>
+      tx.col(IdempotencyRecords).insert({
+        id,
+        user_id: alice.user.id,
+        fingerprint: sha(`POST /api/v1/test/notes\n${raw}`),
+        status: 201,
+        body: '{"stored":"before the upgrade"}',
+        created_at: api.clock.now(),
+      }),
+    );
+    const before = count(alice);
+    const again = await post(api, alice.headers, 'k-legacy', raw).expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe('{"stored":"before the upgrade"}');
+    // the legacy form is the order received: another order or another body is another request
+    const reordered = await post(api, alice.headers, 'k-legacy', '{"count":2,"text":"legacy"}').expect(409);
+    expect(reordered.body.error.code).toBe('idempotency_key_reused');
+    await post(api, alice.headers, 'k-legacy', { text: 'other' }).expect(409);
+    expect(count(alice)).toBe(before);
   });
 });
 

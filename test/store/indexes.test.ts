@@ -96,6 +96,64 @@ describe('store indexes follow inserts, updates, deletes and rollbacks', () => {
       store.transaction((tx) => tx.col(Items).update('i1', { code: 'A', owner: 'bob' })),
     ).resolves.toBeDefined();
   });
+
+  it('keeps id lists ascending and without repeats when ids come in any order (hash ids)', async () => {
+    // ids that do not sort by time, as idempotency records' (idem_<sha>) do: random order of
+    // inserts, deletes, key moves, repeated keys in one record and rolled-back transactions,
+    // each list read between the steps and checked against a plain model
+    const store = new MemoryStore();
+    const model = new Map<string, Item>();
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const owners = ['ann', 'bob'];
+    const tags = ['red', 'blue', 'green'];
+    const expected = (pick: (i: Item) => string[], key: string) =>
+      [...model.values()]
+        .filter((i) => pick(i).includes(key))
+        .map((i) => i.id)
+        .sort();
+    for (let step = 0; step < 600; step++) {
+      const id = `idem_${(rnd(1 << 30) * 7919).toString(16).padStart(10, '0').slice(0, 6)}`;
+      const item: Item = { id, owner: owners[rnd(2)]!, tags: [tags[rnd(3)]!, tags[rnd(3)]!] };
+      const existing = [...model.keys()];
+      const victim = existing.length > 0 ? existing[rnd(existing.length)]! : undefined;
+      const kind = rnd(10);
+      if (kind < 5 && !model.has(id)) {
+        await store.transaction((tx) => tx.col(Items).insert(item));
+        model.set(id, item);
+      } else if (kind < 7 && victim) {
+        await store.transaction((tx) => tx.col(Items).delete(victim));
+        model.delete(victim);
+      } else if (kind < 9 && victim) {
+        const moved = { ...model.get(victim)!, owner: item.owner, tags: item.tags };
+        await store.transaction((tx) => tx.col(Items).update(victim, { owner: moved.owner, tags: moved.tags }));
+        model.set(victim, moved);
+      } else {
+        await expect(
+          store.transaction((tx) => {
+            if (!model.has(id)) tx.col(Items).insert(item);
+            if (victim) tx.col(Items).delete(victim);
+            throw new Error('rolled back');
+          }),
+        ).rejects.toThrow('rolled back');
+      }
+      if (step % 3 === 0) {
+        const key = step % 2 === 0 ? owners[rnd(2)]! : tags[rnd(3)]!;
+        const pick = owners.includes(key) ? (i: Item) => [i.owner] : (i: Item) => i.tags;
+        const index = owners.includes(key) ? 'owner' : 'tag';
+        expect([...store.read.col(Items).ids(index, key)], `step ${step}, ${index} ${key}`).toEqual(
+          expected(pick, key),
+        );
+      }
+    }
+    for (const o of owners) expect([...store.read.col(Items).ids('owner', o)]).toEqual(expected((i) => [i.owner], o));
+    for (const t of tags) expect([...store.read.col(Items).ids('tag', t)]).toEqual(expected((i) => i.tags, t));
+    const keysNow = [...store.read.col(Items).keys('tag')].sort();
+    expect(keysNow).toEqual(tags.filter((t) => expected((i) => i.tags, t).length > 0).sort());
+  });
 });
 
 describe('a reopened file store rebuilds its indexes from snapshot and journal', () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { defineCollection, type Store, type Tx } from '../../store/core/types.js';
 import type { Clock } from '../../clock/clock.js';
 import { utcDate } from '../../clock/clock.js';
@@ -35,21 +35,29 @@ const NOT_STORED = new Set([
 /** How long a stored outcome is kept at least (the sweep removes older days). */
 export const IDEMPOTENCY_RETENTION_DAYS = 2;
 
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+// the one-shot form: no Hash object per call (three per keyed write before)
+const sha = (s: string) => hash('sha256', s, 'hex');
 
 /**
  * JSON text of a parsed body with every object's keys sorted, so `{"a":1,"b":2}` and
  * `{"b":2,"a":1}` are one request (JSON objects are unordered). Internal.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(',')}]`;
+  // loops, not map/filter/join: this runs on every keyed write
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i] ?? null);
+    return `${out}]`;
+  }
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value)
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .sort();
-    return `{${keys
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+    const keys = Object.keys(value).sort();
+    let out = '{';
+    for (const k of keys) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -69,6 +77,27 @@ export interface WriteOutcome {
   replayed: boolean;
 }
 
+/**
+ * What a request is recognised by: the hash of its target and its body with object keys sorted
+ * (`current`, what is stored), and the form outcomes stored before fingerprints were canonical
+ * have — the body in its received key order —, so a retry of such a request (a bot resuming
+ * across an upgrade) still matches. The legacy form is hashed only when a stored outcome does
+ * not match the current one: a first write (the common case) needs one hash, not two. Internal.
+ */
+class Fingerprints {
+  readonly current: string;
+  private legacyHash: string | undefined;
+
+  constructor(private readonly call: WriteCall) {
+    this.current = sha(`${call.target}\n${canonicalJson(call.body ?? null)}`);
+  }
+
+  legacy(): string {
+    this.legacyHash ??= sha(`${this.call.target}\n${JSON.stringify(this.call.body ?? null)}`);
+    return this.legacyHash;
+  }
+}
+
 /** What a transaction of a claimed key returns: its outcome, or the outcome another process stored first. Internal. */
 type InTx = WriteOutcome | { prior: IdempotencyRecord };
 
@@ -82,7 +111,7 @@ export class Claim {
     private readonly owner: Idempotency,
     readonly id: string,
     private readonly userId: string,
-    private readonly fingerprints: { current: string; legacy: string },
+    private readonly fingerprints: Fingerprints,
   ) {}
 
   /**
@@ -158,23 +187,21 @@ export class Idempotency {
       ]);
     }
     const id = `idem_${sha(`${userId}\u0000${key}`)}`;
-    const target = `${call.target}\n`;
-    const current = sha(`${target}${canonicalJson(call.body ?? null)}`);
-    // Outcomes stored before fingerprints were canonical hashed the body in its received key
-    // order; a retry of such a request (a bot resuming across an upgrade) still matches.
-    const legacy = sha(`${target}${JSON.stringify(call.body ?? null)}`);
+    const f = new Fingerprints(call);
     // "In use" is checked first: the first request's outcome is in memory before its journal
     // line is fsync'd, and a retry must not be answered with an outcome a crash could undo.
     if (this.running.has(id)) throw new ApiError('idempotency_key_in_use');
     const existing = this.store.read.col(IdempotencyRecords).get(id);
-    if (existing) return this.replay(existing, { current, legacy });
+    if (existing) return this.replay(existing, f);
     this.running.add(id);
-    return new Claim(this, id, userId, { current, legacy });
+    return new Claim(this, id, userId, f);
   }
 
   /** A stored outcome, replayed when the request is the same. Internal. */
-  replay(prior: IdempotencyRecord, f: { current: string; legacy: string }): WriteOutcome {
-    if (prior.fingerprint !== f.current && prior.fingerprint !== f.legacy) throw new ApiError('idempotency_key_reused');
+  replay(prior: IdempotencyRecord, f: Fingerprints): WriteOutcome {
+    if (prior.fingerprint !== f.current && prior.fingerprint !== f.legacy()) {
+      throw new ApiError('idempotency_key_reused');
+    }
     return { status: prior.status, body: prior.body, replayed: true };
   }
 
@@ -200,7 +227,10 @@ export class Idempotency {
       n += await this.store.transaction((tx) => {
         const coll = tx.col(IdempotencyRecords);
         let deleted = 0;
-        for (const rid of [...coll.ids('day', day)]) deleted += coll.delete(rid) ? 1 : 0;
+        // newest first: each id leaves the end of the day's list (a pop), where oldest first
+        // shifted the whole list once per id — O(n²) for a day of n outcomes
+        const ids = [...coll.ids('day', day)];
+        for (let i = ids.length - 1; i >= 0; i--) deleted += coll.delete(ids[i]!) ? 1 : 0;
         return deleted;
       });
     }

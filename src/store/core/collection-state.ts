@@ -43,7 +43,7 @@ interface UniqueIndex {
 interface MultiIndex {
   readonly name: string;
   readonly key: KeyFn;
-  readonly map: Map<string, string[]>;
+  readonly lists: IdLists;
 }
 
 /** Whether two index keys (a key or a list of keys) are the same. Internal. */
@@ -54,23 +54,58 @@ function sameKeys(a: string | readonly string[] | undefined, b: string | readonl
   return true;
 }
 
-/** Adds `id` under `key`, keeping the id list ascending (appending is the common case). */
-function addId(map: Map<string, string[]>, key: string, id: string): void {
-  const arr = map.get(key);
-  if (!arr) map.set(key, [id]);
-  else if (arr[arr.length - 1]! < id) arr.push(id);
-  else {
-    const at = lowerBound(arr, id);
-    if (arr[at] !== id) arr.splice(at, 0, id);
-  }
-}
+/**
+ * The id lists of one multi index, each ascending when read. An id that does not sort after
+ * its list's last (ids that are hashes, as the idempotency records' `day` index holds) is
+ * appended and the list marked: it is put in order when next read or removed from, so a write
+ * costs O(1) instead of a splice into a list of every record under the key. Internal.
+ */
+class IdLists {
+  readonly map = new Map<string, string[]>();
+  /** The keys whose lists have ids appended out of order since they were last put in order. */
+  private readonly unsorted = new Set<string>();
 
-function removeId(map: Map<string, string[]>, key: string, id: string): void {
-  const arr = map.get(key);
-  if (!arr) return;
-  const at = lowerBound(arr, id);
-  if (arr[at] === id) arr.splice(at, 1);
-  if (arr.length === 0) map.delete(key);
+  /** The ids under `key`, ascending (an empty list when none). */
+  get(key: string): readonly string[] {
+    if (this.unsorted.size > 0 && this.unsorted.has(key)) return this.order(key);
+    return this.map.get(key) ?? [];
+  }
+
+  /** Adds `id` under `key` (once, however often it is added). */
+  add(key: string, id: string): void {
+    const arr = this.map.get(key);
+    if (!arr) this.map.set(key, [id]);
+    else if (arr[arr.length - 1]! < id) arr.push(id);
+    else if (arr[arr.length - 1] !== id) {
+      arr.push(id);
+      this.unsorted.add(key);
+    }
+  }
+
+  remove(key: string, id: string): void {
+    const arr = this.unsorted.has(key) ? this.order(key) : this.map.get(key);
+    if (!arr) return;
+    const at = lowerBound(arr, id);
+    if (arr[at] === id) {
+      if (at === arr.length - 1) arr.pop();
+      else arr.splice(at, 1);
+    }
+    if (arr.length === 0) this.map.delete(key);
+  }
+
+  /**
+   * Sorts the list of `key` in place (the ascending prefix is one run to TimSort: O(n + k log
+   * k) for k ids appended out of order) and drops repeats. Internal.
+   */
+  private order(key: string): string[] {
+    this.unsorted.delete(key);
+    const arr = this.map.get(key)!;
+    arr.sort();
+    let w = 1;
+    for (let r = 1; r < arr.length; r++) if (arr[r] !== arr[w - 1]) arr[w++] = arr[r]!;
+    arr.length = w;
+    return arr;
+  }
 }
 
 /**
@@ -91,7 +126,7 @@ export class CollectionState {
   writer: WriteCollection<StoredRecord> | undefined;
   private def: CollectionDef<StoredRecord> | undefined;
   private readonly uniques = new Map<string, Map<string, string>>();
-  private readonly multis = new Map<string, Map<string, string[]>>();
+  private readonly multis = new Map<string, IdLists>();
   private uniqueList: UniqueIndex[] = [];
   private multiList: MultiIndex[] = [];
 
@@ -109,10 +144,10 @@ export class CollectionState {
     this.multiList = Object.entries(def.multi ?? {}).map(([name, key]) => ({
       name,
       key,
-      map: new Map<string, string[]>(),
+      lists: new IdLists(),
     }));
     for (const u of this.uniqueList) this.uniques.set(u.name, u.map);
-    for (const m of this.multiList) this.multis.set(m.name, m.map);
+    for (const m of this.multiList) this.multis.set(m.name, m.lists);
     if (this.uniqueList.length + this.multiList.length === 0) return;
     // Indexing in id order makes every multi-index insertion an append. Records loaded from a
     // snapshot usually come in id order already (they were inserted in it): then no sort.
@@ -141,13 +176,13 @@ export class CollectionState {
   }
 
   ids(index: string, key: string): readonly string[] {
-    const map = this.multis.get(index);
-    if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
-    return map.get(key) ?? [];
+    const lists = this.multis.get(index);
+    if (!lists) throw new Error(`collection ${this.name} has no index ${index}`);
+    return lists.get(key);
   }
 
   keys(index: string): IterableIterator<string> {
-    const map = this.multis.get(index) ?? this.uniques.get(index);
+    const map = this.multis.get(index)?.map ?? this.uniques.get(index);
     if (!map) throw new Error(`collection ${this.name} has no index ${index}`);
     return map.keys();
   }
@@ -181,10 +216,10 @@ export class CollectionState {
       const before = prev && m.key(prev);
       const after = next ? m.key(next) : undefined;
       if (sameKeys(before, after)) continue;
-      if (typeof before === 'string') removeId(m.map, before, id);
-      else if (before) for (const k of before) removeId(m.map, k, id);
-      if (typeof after === 'string') addId(m.map, after, id);
-      else if (after) for (const k of after) addId(m.map, k, id);
+      if (typeof before === 'string') m.lists.remove(before, id);
+      else if (before) for (const k of before) m.lists.remove(k, id);
+      if (typeof after === 'string') m.lists.add(after, id);
+      else if (after) for (const k of after) m.lists.add(k, id);
     }
   }
 
@@ -214,8 +249,8 @@ export class CollectionState {
     }
     for (const m of this.multiList) {
       const key = m.key(record);
-      if (typeof key === 'string') addId(m.map, key, record.id);
-      else if (key) for (const k of key) addId(m.map, k, record.id);
+      if (typeof key === 'string') m.lists.add(key, record.id);
+      else if (key) for (const k of key) m.lists.add(k, record.id);
     }
   }
 
