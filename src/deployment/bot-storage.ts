@@ -35,6 +35,8 @@ export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; state
   return {
     forBot: (name, o) => ({
       open: o.remote ? openRemote : openEmbedded,
+      // the server's file store: the bot's writes and its requests' commits share one journal
+      ordered: !o.remote,
       traces: { file: botTraceFile(stateDir, name, o.remote) },
     }),
     async close() {

@@ -39,6 +39,13 @@ export interface BotStore {
    */
   open(): Promise<Store>;
   /**
+   * The store `open` gives is the one the bot's requests commit to, one journal made durable in
+   * commit order (an embedded bot on the file store): a write of the bot followed by a request
+   * is durable once the request's answer is, so the bot does not wait for each write's own fsync
+   * (BotState.ordered). False or absent: every write waits for its own durability.
+   */
+  ordered?: boolean;
+  /**
    * Where its trace history is kept: a JSONL file (kept open across restarts of the bot), or an
    * archive read afresh at each start (on a database, so a bot's history follows it to
    * whichever process runs it).

@@ -75,6 +75,7 @@ export class BotSlots {
       bot,
       registry: this.o.registry,
       openStore: storage.open,
+      orderedStore: storage.ordered === true,
       traces,
       log,
       clock: this.o.clock,
