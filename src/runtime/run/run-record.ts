@@ -79,5 +79,5 @@ export async function finishRun({ run, progress, pending }: RunWriteContext): Pr
   run.shared.remaining--;
   progress.done = true;
   await flush({ run, progress, pending, finish: run.shared.remaining === 0 }, 'commit');
-  crashPoint(`after-run:${run.runner.deps.bot.name}:${run.rule.id}`);
+  crashPoint('after-run', run.runner.deps.bot.name, run.rule.id);
 }

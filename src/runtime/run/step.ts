@@ -107,7 +107,7 @@ export async function takeStep({
         pending.spend -= effects.spendCents ?? 0;
         return fail(err, args);
       }
-      crashPoint(`before-action:${d.bot.name}:${rule.id}:${step.index}`);
+      crashPoint('before-action', d.bot.name, rule.id, step.index);
     }
   }
   let result: unknown;
@@ -128,7 +128,7 @@ export async function takeStep({
     pending.spend -= effects.spendCents ?? 0;
     return fail(err, args);
   }
-  crashPoint(`after-action:${d.bot.name}:${rule.id}:${step.index}`);
+  crashPoint('after-action', d.bot.name, rule.id, step.index);
   if (effects.vars) pending.vars = { ...pending.vars, ...effects.vars };
   return record({ status: 'done', args, result });
 }
