@@ -46,6 +46,12 @@ export interface BotStore {
    */
   ordered?: boolean;
   /**
+   * Headers its client sends with every request: on an ordered store, the commit-ack token
+   * (util/commit-ack.ts), so the server answers its writes once committed — what the bot does
+   * next commits after them, so it need not wait for their fsync either.
+   */
+  headers?: Record<string, string>;
+  /**
    * Where its trace history is kept: a JSONL file (kept open across restarts of the bot), or an
    * archive read afresh at each start (on a database, so a bot's history follows it to
    * whichever process runs it).

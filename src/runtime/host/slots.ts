@@ -89,7 +89,7 @@ export class BotSlots {
       firstSpreadMs,
       // shared out between processes: pushes received by another process arrive in the inbox
       inbox: storage.inbox,
-      identity: this.identities.of(bot, { base, remote, log }),
+      identity: this.identities.of(bot, { base, remote, log, headers: storage.headers }),
     });
     slot.runner = runner;
     runner.start();
