@@ -135,6 +135,44 @@ function addShares(dir: string, t: Map<string, number>): boolean {
   return true;
 }
 
+/** GET /metrics of a server (loopback: no token), or '' when it cannot be read. Internal. */
+async function metricsOf(url: string): Promise<string> {
+  try {
+    const res = await fetch(`${url}/metrics`);
+    return res.ok ? await res.text() : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The sum of a metric's samples whose line matches `labels` (a regex of the label set). Internal. */
+function metricSum(text: string, name: string, labels = /.*/): number {
+  let n = 0;
+  for (const line of text.split('\n')) {
+    const m = /^(\w+)(\{[^}]*\})? ([\d.e+-]+)$/.exec(line);
+    if (m && m[1] === name && labels.test(m[2] ?? '')) n += Number(m[3]);
+  }
+  return n;
+}
+
+/**
+ * What one answered event cost the server, from its CPU time and its /metrics over the run:
+ * CPU ms, group commits (journal fsyncs), the bots' polls (`GET /messages`) and replies, and the
+ * mean wait of a group commit. Internal.
+ */
+function costOf(cpuMs: number | undefined, text: string, answered: number): string {
+  if (!answered) return 'no event answered';
+  const commits = metricSum(text, 'pinbot_store_commit_duration_seconds_count');
+  const commitS = metricSum(text, 'pinbot_store_commit_duration_seconds_sum');
+  const polls = metricSum(text, 'pinbot_http_requests_total', /route="\/api\/v1\/messages",method="GET"/);
+  const per = (n: number) => (n / answered).toFixed(2);
+  return (
+    `per answered event: server CPU ${cpuMs === undefined ? '?' : (cpuMs / answered).toFixed(2)} ms, ` +
+    `${per(commits)} group commits (mean ${commits ? ((1000 * commitS) / commits).toFixed(1) : '?'} ms), ` +
+    `${per(polls)} polls`
+  );
+}
+
 /** Where the profiles' self time goes: pinbot's runtime (bots, templates), its API, its store, the rest. Internal. */
 function cpuShares(profileDirs: string[]): string {
   const t = new Map<string, number>();
@@ -241,12 +279,18 @@ export default defineBench({
     const bots = ds.meta.users.slice(0, BOTS);
     let load = { sent: 0, refused: {} as Record<number, number> };
     let traces = '';
+    let cpuMs: number | undefined;
+    let text = '';
     try {
       await sleep(3000); // the bots start
+      const cpu0 = srv.cpuMs();
       load = await sendLoad(ctx.progress, 'bots-throughput', [srv.url], ds.meta.users.slice(BOTS), bots);
       // longer than a poll interval (a bot whose backlog was full looks again after one, 5 s) and
       // than one poll of a bot's 1,000 conversations on a busy machine (no commit while it reads)
       await quiet(() => bytesOf(dataDir), 30_000, 300_000);
+      const cpu1 = srv.cpuMs();
+      cpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0;
+      text = await metricsOf(srv.url);
       traces = await traceSummary(
         dataDir,
         bots.map((_, i) => `echo-${i}`),
@@ -258,7 +302,8 @@ export default defineBench({
       const store = await FileStore.open(dataDir);
       try {
         const row = countRow(store.read, 'file store', new Set(bots.map((b) => b.id)), load, cpuShares([prof.dir]));
-        row.note = `${row.note}; the bots' last traces: ${traces}`;
+        const answered = Number(/(\d+) answered/.exec(row.note ?? '')?.[1] ?? 0);
+        row.note = `${row.note}; ${costOf(cpuMs, text, answered)}; the bots' last traces: ${traces}`;
         return [row];
       } finally {
         await store.close();

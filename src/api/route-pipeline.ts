@@ -1,9 +1,10 @@
 import { parse as parseQuery } from 'node:querystring';
 import express from 'express';
 import type { DomainEnv } from '../domain/env.js';
-import type { Store } from '../store/core/types.js';
+import type { Store, Tx } from '../store/core/types.js';
 import { markRoute, routeCells } from '../telemetry/http-metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
+import { COMMIT_ACK_HEADER, isCommitAck } from '../util/commit-ack.js';
 import { readBody, sendJson } from '../util/http.js';
 import { bindConfig } from './config-bound.js';
 import type { Call, Next, Step } from './edge/call.js';
@@ -216,6 +217,29 @@ function reader(route: RouteDef, deps: PipelineDeps) {
 }
 
 /**
+ * A write's transaction (made with the call's key: its commit's cause), resolved once durable —
+ * or, for a bot embedded in this server that presents the store's commit-ack token
+ * (util/commit-ack.ts), once committed: the bot's state is in the same journal, made durable in
+ * commit order, and what it does next commits after this, so a crash loses both or neither; no
+ * one else sees the write before it is durable (reads wait for it, the commit feed tells of it
+ * then). A store that does not commit at once (PostgreSQL) is always waited for. Internal.
+ */
+function commit<R>(store: Store, call: Call, fn: (tx: Tx) => R): Promise<R> {
+  const options = { cause: call.keyId };
+  if (!isCommitAck(store, call.req.headers[COMMIT_ACK_HEADER])) return store.transaction(fn, options);
+  let done: { result: R } | undefined;
+  const durable = store.transaction((tx) => {
+    const result = fn(tx);
+    done = { result };
+    return result;
+  }, options);
+  if (done === undefined) return durable;
+  // a commit the disk then refuses is taken back with everything after it; the store reports it
+  durable.catch(() => undefined);
+  return Promise.resolve(done.result);
+}
+
+/**
  * A write route's handler run: one store transaction made with the call's key (its commit's
  * cause), answered once durable; with `Idempotency-Key`, the key is claimed first (a stored
  * outcome is replayed) and the outcome recorded in the same transaction — or, for a refusal
@@ -224,17 +248,16 @@ function reader(route: RouteDef, deps: PipelineDeps) {
 function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
   const op = (ctx: RouteContext) => (tx: Parameters<WriteRoute['handler']>[0]['tx']) => route.handler({ ...ctx, tx });
   const plain = async (call: Call, ctx: RouteContext): Promise<WriteOutcome> => {
-    const r: RouteResult = await store.transaction(op(ctx), { cause: call.keyId });
+    const r: RouteResult = await commit(store, call, op(ctx));
     return { status: r.status, body: JSON.stringify(r.body), replayed: false };
   };
   const claimed = async (call: Call, ctx: RouteContext, claim: Claim): Promise<WriteOutcome> => {
-    const cause = { cause: call.keyId };
     try {
-      return claim.outcome(await store.transaction((tx) => claim.run(tx, op(ctx)), cause));
+      return claim.outcome(await commit(store, call, (tx) => claim.run(tx, op(ctx))));
     } catch (err) {
       const refusal = claim.refusal(err);
       if (!refusal) throw err;
-      return claim.outcome(await store.transaction((tx) => claim.refused(tx, refusal), cause));
+      return claim.outcome(await commit(store, call, (tx) => claim.refused(tx, refusal)));
     } finally {
       claim.release();
     }

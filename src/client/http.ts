@@ -33,6 +33,8 @@ export interface HttpOptions {
    * poll room by owner.
    */
   owner?: string;
+  /** Sent with every request besides the client's own (a bot embedded in the server: its commit-ack token). */
+  headers?: Record<string, string>;
   /** Told about every retry (for logs). */
   onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; reason: string }) => void;
 }
@@ -188,6 +190,7 @@ export class Http {
       'X-API-Key': this.opts.apiKey,
       Accept: 'application/json',
       'User-Agent': 'pinbot-client',
+      ...this.opts.headers,
     };
     let payload: string | undefined;
     // a conditional read when the server gave an ETag for this URL: 304 costs no body

@@ -14,6 +14,7 @@ import { FileStore } from '../store/file/file-store.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { inboxFeed } from './inbox-feed.js';
+import { COMMIT_ACK_HEADER, commitAckToken } from '../util/commit-ack.js';
 import { botTraceFile } from '../util/data-dir.js';
 
 /**
@@ -35,6 +36,9 @@ export function fileBotStorage({ embedded, stateDir }: { embedded?: Store; state
   return {
     forBot: (name, o) => ({
       open: o.remote ? openRemote : openEmbedded,
+      // the server's file store: the bot's writes and its requests' commits share one journal
+      ordered: !o.remote,
+      headers: !o.remote && embedded ? { [COMMIT_ACK_HEADER]: commitAckToken(embedded) } : undefined,
       traces: { file: botTraceFile(stateDir, name, o.remote) },
     }),
     async close() {

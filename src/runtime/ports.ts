@@ -39,6 +39,19 @@ export interface BotStore {
    */
   open(): Promise<Store>;
   /**
+   * The store `open` gives is the one the bot's requests commit to, one journal made durable in
+   * commit order (an embedded bot on the file store): a write of the bot followed by a request
+   * is durable once the request's answer is, so the bot does not wait for each write's own fsync
+   * (BotState.ordered). False or absent: every write waits for its own durability.
+   */
+  ordered?: boolean;
+  /**
+   * Headers its client sends with every request: on an ordered store, the commit-ack token
+   * (util/commit-ack.ts), so the server answers its writes once committed — what the bot does
+   * next commits after them, so it need not wait for their fsync either.
+   */
+  headers?: Record<string, string>;
+  /**
    * Where its trace history is kept: a JSONL file (kept open across restarts of the bot), or an
    * archive read afresh at each start (on a database, so a bot's history follows it to
    * whichever process runs it).

@@ -4,6 +4,7 @@ import { FileStore } from '../../src/store/file/file-store.js';
 import { openAppendFile, type OpenAppend } from '../../src/store/file/journal-file.js';
 import type { Tx } from '../../src/store/core/types.js';
 import type { CommittedWrite } from '../../src/store/core/commit-signal.js';
+import { COMMIT_ACK_HEADER, commitAckToken } from '../../src/util/commit-ack.js';
 import { tempDir, testApi } from '../helpers/api.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
@@ -118,6 +119,50 @@ describe('responses never show state that is not durable yet', () => {
       release();
       await api.close();
       tmp.cleanup();
+    }
+  });
+});
+
+describe('commit-ack: the server answers its own bots at commit (util/commit-ack.ts)', () => {
+  it('a write with the store token is answered before it is durable; without it, or with a wrong one, after', async () => {
+    const slow = new SlowDiskStore();
+    const api = await testApi({ routes: testRoutes, store: slow });
+    try {
+      const alice = await api.user('Alice');
+      const token = commitAckToken(api.store);
+      slow.hold();
+      const answered: string[] = [];
+      const post = (name: string, headers: Record<string, string>) =>
+        api.http
+          .post('/api/v1/test/notes')
+          .set({ ...alice.headers, ...headers })
+          .send({ text: name })
+          .then((r) => (answered.push(name), r));
+      // the token's write is answered while the disk holds every commit
+      const acked = await post('acked', { [COMMIT_ACK_HEADER]: token });
+      expect(acked.status).toBe(201);
+      expect(answered).toEqual(['acked']);
+      const wrong = post('wrong', { [COMMIT_ACK_HEADER]: `${token.slice(1)}x` });
+      const plain = post('plain', {});
+      while (slow.read.col(Notes).count() < 3) await new Promise((r) => setImmediate(r));
+      // both have reached the store and wait for the disk; give a wrong answer every chance to come
+      await new Promise((r) => setTimeout(r, 100));
+      expect(answered).toEqual(['acked']);
+      // nobody else reads the early-answered write before it is durable
+      let read = false;
+      const reading = api.http
+        .get('/api/v1/test/notes')
+        .set(alice.headers)
+        .then((r) => ((read = true), r));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(read).toBe(false);
+      slow.release();
+      expect((await wrong).status).toBe(201);
+      expect((await plain).status).toBe(201);
+      expect((await reading).body).toEqual({ total: 3 });
+    } finally {
+      slow.release();
+      await api.close();
     }
   });
 });

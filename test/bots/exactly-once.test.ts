@@ -117,3 +117,54 @@ describe('exactly once across kill -9', () => {
     ]);
   });
 });
+
+const echo = `name: echo
+as: Echo
+create_user: true
+poll: 1s
+rules:
+  - id: echo
+    on: message.received
+    do:
+      - reply: "echo {{ event.content }}"
+`;
+
+/**
+ * An embedded bot on the file store writes its progress without waiting for each write's own
+ * fsync (its requests commit after it in the same journal): killed at either of those writes,
+ * before it was durable, the bot still answers exactly once.
+ */
+describe('exactly once across kill -9 at writes not yet durable (an ordered store)', () => {
+  for (const at of ['before-action:echo:echo:0', 'after-run:echo:echo']) {
+    it(`killed at ${at}: one reply after the restart`, { timeout: 120_000 }, async () => {
+      const s = setup(echo);
+      const first = await spawnServe(s.args, { PINBOT_CRASH_AT: at });
+      children.push(first);
+      const bot = await polled(s.data, 'echo');
+      const botPin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
+      const alice = (await callAdmin(s.data, 'users.add', { name: 'Alice' })) as { api_key: string };
+      await createClient({ baseUrl: first.url, apiKey: alice.api_key }).messages.send({
+        recipient_pin: botPin,
+        content: 'hi',
+      });
+      expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
+
+      const second = await spawnServe(s.args);
+      children.push(second);
+      const api = createClient({ baseUrl: second.url, apiKey: alice.api_key });
+      // the reply (sent before the kill, or by the resumed run); the written but unsynced page of
+      // the journal may survive a process kill, so the run may have nothing left to resume
+      const contents = async () => {
+        const [conv] = (await api.conversations.list()).conversations;
+        return (await api.conversations.messages(conv!.id)).messages.map((m) => m.content);
+      };
+      await eventually(async () => (await contents()).includes('echo hi'), 40_000, 'the reply');
+      // a resumed run goes before a later message of the same sender (mode queued)
+      await api.messages.send({ recipient_pin: botPin, content: 'again' });
+      await eventually(async () => (await contents()).includes('echo again'), 40_000, 'the second reply');
+      expect(await contents()).toEqual(['hi', 'echo hi', 'again', 'echo again']);
+      const { traces } = (await callAdmin(s.data, 'bots.trace', { name: 'echo' })) as { traces: Trace[] };
+      expect(traces.filter((t) => t.outcome !== 'done')).toEqual([]);
+    });
+  }
+});

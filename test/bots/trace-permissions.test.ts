@@ -1,8 +1,8 @@
-import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/file-store.js';
-import { TraceLog, type Trace } from '../../src/runtime/state/traces.js';
+import { readTraces, TraceLog, type Trace } from '../../src/runtime/state/traces.js';
 import { tempDir } from '../helpers/api.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -61,5 +61,33 @@ describe('bot state on disk is private (issue 13, item 10)', () => {
     cleanups.push(() => store.close());
     expect(mode(join(t.dir, 'bots'))).toBe(0o700);
     expect(mode(join(t.dir, 'bots', 'remote'))).toBe(0o700);
+  });
+});
+
+describe('the trace file of a bot', () => {
+  it('holds every trace once its write is done, in order; a line torn by a crash goes at the rewrite', async () => {
+    const t = tempDir('pinbot-traces-');
+    cleanups.push(t.cleanup);
+    const file = join(t.dir, 'traces', 'tip-jar.jsonl');
+    const log = TraceLog.open(file, 3);
+    log.add(trace(0));
+    log.add(trace(1));
+    await log.flush();
+    expect(readTraces(file, 10).map((x) => x.event.key)).toEqual(['k0', 'k1']);
+    await log.close();
+    appendFileSync(file, '{"bot":"tip-jar","ver'); // a crash mid-append
+    const again = TraceLog.open(file, 3);
+    expect(again.list().map((x) => x.event.key)).toEqual(['k0', 'k1']);
+    for (let i = 2; i < 6; i++) again.add(trace(i)); // past twice the limit: rewritten to the newest 3
+    await again.flush();
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean).length).toBeLessThanOrEqual(6);
+    expect(
+      readTraces(file, 10)
+        .map((x) => x.event.key)
+        .slice(-3),
+    ).toEqual(['k3', 'k4', 'k5']);
+    for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean))
+      expect(() => JSON.parse(line)).not.toThrow();
+    await again.close();
   });
 });

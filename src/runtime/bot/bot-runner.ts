@@ -98,6 +98,7 @@ export class BotRunner {
     for (const c of this.cleanups.splice(0)) c();
     await this.mainDone;
     await Promise.allSettled([...this.inflight]);
+    await this.state?.store.durable().catch(() => undefined);
     await this.o.traces.flush();
     if (this.status !== 'failed') this.status = 'stopped';
   }
@@ -119,6 +120,8 @@ export class BotRunner {
     await this.started;
     await this.pollLoop?.whenIdle();
     await this.rules?.idle();
+    // a run's last write may not wait for its fsync (an ordered store): idle is durable too
+    await this.state?.store.durable().catch(() => undefined);
   }
 
   /**
@@ -182,7 +185,7 @@ export class BotRunner {
     this.api = identity.api;
     this.me = identity.me;
     const store = await this.openStore();
-    this.state = new BotState(store, this.o.bot.name);
+    this.state = new BotState(store, this.o.bot.name, this.o.orderedStore === true && !this.o.dryRun);
     // listen for changes before the baseline is taken: nothing between the two is missed
     const unlisten = this.wakeUps.listen({ userId: identity.me.id, ownKey: identity.keyId });
     if (unlisten) this.cleanups.push(unlisten);

@@ -95,14 +95,13 @@ export class BotIdentities {
   constructor(private readonly o: { clock: Clock; client?: Partial<ClientOptions>; embedded?: IdentityProvider }) {}
 
   /** The identity of `bot`, talking to the server at `base` (`remote`: not the embedded one). */
-  of(bot: CompiledBot, o: { base: string; remote: boolean; log: Logger }): BotIdentity {
+  of(
+    bot: CompiledBot,
+    o: { base: string; remote: boolean; log: Logger; headers?: Record<string, string> },
+  ): BotIdentity {
     return {
       find: (wait) =>
-        findIdentity(
-          (signal) => this.identify(bot, o.base, o.log, signal),
-          { bot, log: o.log, clock: this.o.clock },
-          wait,
-        ),
+        findIdentity((signal) => this.identify(bot, o, signal), { bot, log: o.log, clock: this.o.clock }, wait),
       isBot: (id) => this.users.has(id) || (!o.remote && this.o.embedded?.isBotUser?.(id) === true),
     };
   }
@@ -114,7 +113,11 @@ export class BotIdentities {
   }
 
   /** Finds who `bot` is and builds its client on its user's budget. Internal. */
-  private async identify(bot: CompiledBot, base: string, log: Logger, signal: AbortSignal): Promise<Identity> {
+  private async identify(
+    bot: CompiledBot,
+    { base, log, headers }: { base: string; log: Logger; headers?: Record<string, string> },
+    signal: AbortSignal,
+  ): Promise<Identity> {
     const { apiKey, known, keyId } = await this.keyOf(bot, log);
     const { clock } = this.o;
     // waits of the client (pacing, Retry-After, backoff) are on the clock, and park the
@@ -137,6 +140,7 @@ export class BotIdentities {
       owner: bot.name,
       onRetry: (i) => log.debug(i, 'waiting out a 429'),
       ...this.o.client,
+      headers,
       // one owner for retries: the loop around each call (docs/architecture.md "Retries")
       retry: { ...this.o.client?.retry, attempts: 0 },
     });

@@ -20,6 +20,8 @@ export interface RunnerOptions {
   identity: BotIdentity;
   /** The store of the bot's state (opened once the identity is known). */
   openStore(): Promise<Store>;
+  /** That store is ordered with the server's commits (BotStore.ordered). */
+  orderedStore?: boolean;
   traces: TraceLog;
   log: Logger;
   clock: Clock;

@@ -75,6 +75,7 @@ export class BotSlots {
       bot,
       registry: this.o.registry,
       openStore: storage.open,
+      orderedStore: storage.ordered === true,
       traces,
       log,
       clock: this.o.clock,
@@ -88,7 +89,7 @@ export class BotSlots {
       firstSpreadMs,
       // shared out between processes: pushes received by another process arrive in the inbox
       inbox: storage.inbox,
-      identity: this.identities.of(bot, { base, remote, log }),
+      identity: this.identities.of(bot, { base, remote, log, headers: storage.headers }),
     });
     slot.runner = runner;
     runner.start();

@@ -188,12 +188,26 @@ export class RuleRunner {
   private busy(delta: number): void {
     this.active += delta;
     if (delta > 0) this.holds.push(this.d.limits.clock.hold(`bot ${this.d.self.bot.name}: run`));
-    else this.holds.pop()?.();
+    else this.release(this.holds.pop());
     if (this.active === 0) {
       const w = this.waiters;
       this.waiters = [];
       for (const f of w) f();
     }
+  }
+
+  /**
+   * Gives a clock hold back. On a virtual clock, once what the run committed is durable: an
+   * embedded bot's writes are answered at commit, and the commit feed (which wakes the bots its
+   * replies concern) tells of them only then — an advance waits for it.
+   */
+  private release(hold: Release | undefined): void {
+    if (!hold) return;
+    if (!this.d.limits.clock.virtual) return hold();
+    void this.d.writes.state.store
+      .durable()
+      .catch(() => undefined)
+      .finally(hold);
   }
 
   /** Starts a run as its rule's mode says: at once, or in the rule's fair queue (bounded per sender). */

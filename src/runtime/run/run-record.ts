@@ -2,6 +2,7 @@ import type { CompiledRule } from '../define/bot.js';
 import type { TriggerDef } from '../contract/types.js';
 import type { InboxEntry, RunProgress, RunWrite } from '../state/bot-state.js';
 import { startTrace, type Trace } from '../state/traces.js';
+import { crashPoint } from './crash-points.js';
 import { spendDate } from './run-context.js';
 import type { Pending, RuleRun } from './runner-deps.js';
 
@@ -54,9 +55,13 @@ export function runWrite({ run, progress, pending, finish = false }: RunWritePar
   };
 }
 
-/** Writes the run's progress with its pending changes (and removes the entry when `finish`). */
-export async function flush(c: RunWriteParts): Promise<void> {
-  await c.run.runner.writes.state.write(runWrite(c));
+/**
+ * Writes the run's progress with its pending changes (and removes the entry when `finish`).
+ * `until: 'commit'`: resolves once committed when the bot's store is ordered with the server's
+ * commits (BotState.ordered): what the run does next commits after it and waits for the fsync.
+ */
+export async function flush(c: RunWriteParts, until: 'durable' | 'commit' = 'durable'): Promise<void> {
+  await c.run.runner.writes.state.write(runWrite(c), { until });
   written(c.pending);
 }
 
@@ -68,9 +73,15 @@ export function written(pending: Pending): void {
   pending.throttled = undefined;
 }
 
-/** Ends a run: marks it done and writes it; the entry's last run removes the entry. */
+/**
+ * Ends a run: marks it done and writes it; the entry's last run removes the entry. On an ordered
+ * store the run does not wait for that write's fsync (the next commit carries it): a crash before
+ * it resumes the run, whose steps are done or written ahead with their Idempotency-Key, so
+ * nothing is done twice.
+ */
 export async function finishRun({ run, progress, pending }: RunWriteParts): Promise<void> {
   run.shared.remaining--;
   progress.done = true;
-  await flush({ run, progress, pending, finish: run.shared.remaining === 0 });
+  await flush({ run, progress, pending, finish: run.shared.remaining === 0 }, 'commit');
+  crashPoint('after-run', run.runner.self.bot.name, run.rule.id);
 }

@@ -99,12 +99,15 @@ export async function takeStep({
       record({ status: 'started', args });
       pending.spend += effects.spendCents ?? 0;
       try {
-        await flush({ run, progress, pending });
+        // a built-in action's request commits after this write in the same journal (an ordered
+        // store): its answer waits for the one fsync of both. A plugin may act outside: it waits.
+        await flush({ run, progress, pending }, action.effect === 'api' && !action.plugin ? 'commit' : 'durable');
       } catch (err) {
         if (!(err instanceof DailyCapError)) throw err;
         pending.spend -= effects.spendCents ?? 0;
         return fail(err, args);
       }
+      crashPoint('before-action', self.bot.name, rule.id, step.index);
     }
   }
   let result: unknown;
@@ -125,7 +128,7 @@ export async function takeStep({
     pending.spend -= effects.spendCents ?? 0;
     return fail(err, args);
   }
-  crashPoint(`after-action:${self.bot.name}:${rule.id}:${step.index}`);
+  crashPoint('after-action', self.bot.name, rule.id, step.index);
   if (effects.vars) pending.vars = { ...pending.vars, ...effects.vars };
   return record({ status: 'done', args, result });
 }

@@ -97,9 +97,16 @@ export class DailyCapError extends Error {}
  * something is one store transaction, durable when it resolves.
  */
 export class BotState {
+  /**
+   * @param ordered The store is the one the bot's requests commit to, in one journal made durable
+   *   in commit order (an embedded bot on the file store): a write made before a request is
+   *   durable once the request's answer is, so such a write need not wait for its own fsync
+   *   (`write(w, { await: 'commit' })`).
+   */
   constructor(
     readonly store: Store,
     readonly bot: string,
+    readonly ordered = false,
   ) {}
 
   meta(): BotMeta {
@@ -188,9 +195,24 @@ export class BotState {
     });
   }
 
-  /** Writes a run's progress with what goes with it (vars, spend, cooldown), all or nothing. */
-  async write(w: RunWrite): Promise<void> {
-    await this.store.transaction((tx) => this.writeIn(tx, w));
+  /**
+   * Writes a run's progress with what goes with it (vars, spend, cooldown), all or nothing.
+   * Resolves once it is durable — or, with `until: 'commit'` on an `ordered` store, once it is
+   * committed (visible, and ahead of every later commit in the journal): what comes after it
+   * (the step's request, the next write) is what waits for the fsync, one for both. A write the
+   * disk then refuses is taken back with every later one, the store says so in its log, and the
+   * writes after it are refused.
+   */
+  async write(w: RunWrite, o: { until?: 'durable' | 'commit' } = {}): Promise<void> {
+    if (o.until !== 'commit' || !this.ordered) return void (await this.store.transaction((tx) => this.writeIn(tx, w)));
+    let committed = false;
+    const durable = this.store.transaction((tx) => {
+      this.writeIn(tx, w);
+      committed = true;
+    });
+    // refused before it ran (the disk is down) or thrown by it (the daily cap): nothing written
+    if (!committed) return durable;
+    durable.catch(() => undefined);
   }
 
   /** BotState.write inside a transaction of the caller's (a dialog's write goes with it). */
