@@ -42,7 +42,7 @@ export class RuleRunner {
       d.bot.loopGuard === false ? undefined : (d.bot.loopGuard ?? DEFAULT_LOOP_GUARD),
       d.state,
     );
-    const timers = new DialogTimers(d.clock);
+    const timers = new DialogTimers(d.clock, (id) => this.dialogDue(id));
     const dialogs = new DialogState(d.state);
     // served at /metrics while this runner runs the bot
     const gauge = metrics.botDialogsWaiting.source(() => [{ labels: { bot: d.bot.name }, value: dialogs.count() }]);

@@ -1,6 +1,9 @@
 import type { BotEvent } from '../contract/types.js';
 import { BotDialogs, BotInbox, type BotState, type DialogRecord, type InboxEntry, type RunWrite } from './bot-state.js';
 
+/** A dialog record rebuilt from its JSON: V8 then shares its hidden classes (see RunWrite.compact). */
+const compactRecord = (rec: DialogRecord): DialogRecord => JSON.parse(JSON.stringify(rec)) as DialogRecord;
+
 /** What taking the next answer of a dialog found. */
 export type Taken = { answer: BotEvent } | 'parked' | 'timeout' | 'gone';
 
@@ -56,12 +59,15 @@ export class DialogState {
     });
   }
 
-  /** A question went out: when, and when its answer is due. */
+  /**
+   * A question went out: when, and when its answer is due. The run's entry and the record are
+   * written compact (see RunWrite.compact): they stay in memory while the person thinks.
+   */
   async asked(id: string, at: number, until: number, w: RunWrite): Promise<void> {
     await this.store.transaction((tx) => {
       const rec = tx.col(BotDialogs).get(id);
-      if (rec) tx.col(BotDialogs).put({ ...rec, asked_at: at, until });
-      this.state.writeIn(tx, w);
+      if (rec) tx.col(BotDialogs).put(compactRecord({ ...rec, asked_at: at, until }));
+      this.state.writeIn(tx, { ...w, compact: true });
     });
   }
 
@@ -82,7 +88,7 @@ export class DialogState {
         return { answer };
       }
       if (until <= now) return 'timeout';
-      if (!rec.waiting) col.put({ ...rec, waiting: true });
+      if (!rec.waiting) col.put(compactRecord({ ...rec, waiting: true }));
       return 'parked';
     });
   }
