@@ -69,7 +69,16 @@ const keptOf = (p: RunProgress): RunProgress => (p.done ? { steps: [], done: tru
  */
 function compacted(entry: InboxEntry): InboxEntry {
   const runs = Object.fromEntries(Object.entries(entry.runs).map(([r, p]) => [r, p.done ? keptOf(p) : p]));
-  return JSON.parse(JSON.stringify({ ...entry, runs })) as InboxEntry;
+  // a text that comes twice (a conversation id, the sender in the participants) is kept once
+  const seen = new Map<string, string>();
+  const once = (_k: string, v: unknown) => {
+    if (typeof v !== 'string' || v.length < 8) return v;
+    const had = seen.get(v);
+    if (had !== undefined) return had;
+    seen.set(v, v);
+    return v;
+  };
+  return JSON.parse(JSON.stringify({ ...entry, runs }), once) as InboxEntry;
 }
 
 /** A variable whose value the bot file changed: what the bot had, what the file says now. */
