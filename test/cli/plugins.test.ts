@@ -35,7 +35,7 @@ describe('pinbot plugins', () => {
   it('new scaffolds a plugin and its test; it refuses a name in use or not allowed', () => {
     const r = pinbot('plugins', 'new', 'hello');
     expect(r.code).toBe(0);
-    expect(r.out).toContain('created plugins/hello.ts (the plugin: action hello.greet)');
+    expect(r.out).toContain('created plugins/hello.ts (the plugin: actions hello.greet, hello.welcome)');
     expect(r.out).toContain('created plugins/hello.test.ts');
     expect(readFileSync(join(dir, 'plugins/hello.ts'), 'utf8')).toContain("pinbot: '^0.1.0'");
     expect(pinbot('plugins', 'new', 'hello')).toEqual({
@@ -79,7 +79,7 @@ describe('pinbot plugins', () => {
     expect(r.out).toMatch(
       /^\? +invalid +plugins\/broken\.ts\n {4}why: syntax error: Expected "}" but found "version"/m,
     );
-    expect(r.out).toMatch(/^hello +0\.1\.0 +loaded +plugins\/hello\.ts\n {4}actions: hello\.greet$/m);
+    expect(r.out).toMatch(/^hello +0\.1\.0 +loaded +plugins\/hello\.ts\n {4}actions: hello\.greet, hello\.welcome$/m);
     expect(r.out).toContain(
       'plugins/broken.ts:5:3: syntax error: Expected "}" but found "version" — fix ' +
         'the code; the other plugins and every bot run meanwhile',
@@ -117,7 +117,7 @@ describe('pinbot plugins', () => {
       [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'plugins/hello.test.ts'],
       { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', CI: '1' } },
     );
-    expect(r.stdout + r.stderr).toMatch(/Tests +1 passed/);
+    expect(r.stdout + r.stderr).toMatch(/Tests +2 passed/);
     expect(r.status).toBe(0);
   }, 60_000);
 });

@@ -270,7 +270,7 @@ describe('a project made by pinbot init on the built package', () => {
       encoding: 'utf8',
       env,
     });
-    expect(vitest.stdout + vitest.stderr).toMatch(/Tests +1 passed/);
+    expect(vitest.stdout + vitest.stderr).toMatch(/Tests +2 passed/);
     expect(vitest.status).toBe(0);
   }, 120_000);
 

@@ -45,7 +45,7 @@ async function newPlugin(name: string, opts: Common): Promise<void> {
   writeFileSync(file, pluginSource(name, PINBOT_VERSION));
   writeFileSync(test, pluginTest(name));
   const out = [
-    `created ${relative('.', file)} (the plugin: action ${name}.greet)`,
+    `created ${relative('.', file)} (the plugin: actions ${name}.greet, ${name}.welcome)`,
     `created ${relative('.', test)} (its test: ${testCommand(relative('.', test))})`,
   ];
   if (existsSync(resolve('schemas'))) {

@@ -113,7 +113,8 @@ async function takeAnswer(o: StepRun, dl: AskProgress): Promise<'parked' | 'time
     return runWrite(o);
   });
   if (taken === 'parked') {
-    runner.timers.arm(dl.key, dl.until!, () => runner.dialogDue(dl.key));
+    // the timer holds the dialog's id only: a closure here would keep the whole parked run
+    runner.timers.arm(dl.key, dl.until!);
     return 'parked';
   }
   if (typeof taken === 'string') return taken;

@@ -42,7 +42,7 @@ export class RuleRunner {
       d.self.bot.loopGuard === false ? undefined : (d.self.bot.loopGuard ?? DEFAULT_LOOP_GUARD),
       d.writes.state,
     );
-    const timers = new DialogTimers(d.limits.clock);
+    const timers = new DialogTimers(d.limits.clock, (id) => this.dialogDue(id));
     const dialogs = new DialogState(d.writes.state);
     // served at /metrics while this runner runs the bot
     const gauge = metrics.botDialogsWaiting.source(() => [
@@ -64,7 +64,6 @@ export class RuleRunner {
       busy: (delta) => this.busy(delta),
       dialogs,
       timers,
-      dialogDue: (id) => this.dialogDue(id),
     };
   }
 

@@ -66,8 +66,6 @@ export interface RunnerContext extends RunnerDeps {
   /** The bot's dialogs (`ask`), and the timers of those that wait. */
   dialogs: DialogState;
   timers: DialogTimers;
-  /** A dialog's timer fired: its run is woken when it still waits. */
-  dialogDue(id: string): void;
 }
 
 /** One rule's run for one inbox entry. `shared.remaining`: the entry's runs not ended yet. */

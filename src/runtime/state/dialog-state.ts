@@ -1,6 +1,26 @@
 import type { BotEvent } from '../contract/types.js';
 import { BotDialogs, BotInbox, type BotState, type DialogRecord, type InboxEntry, type RunWrite } from './bot-state.js';
 
+/** The texts of `v` (8 characters or more), each under itself. Internal. */
+function textsOf(v: unknown, into: Map<string, string>): Map<string, string> {
+  if (typeof v === 'string') {
+    if (v.length >= 8) into.set(v, v);
+  } else if (v && typeof v === 'object') for (const x of Object.values(v)) textsOf(x, into);
+  return into;
+}
+
+/**
+ * A dialog record rebuilt from its JSON: V8 then shares its hidden classes (see
+ * RunWrite.compact), and its texts that the run's entry holds too (its id, the conversation,
+ * the person) are the entry's, not copies.
+ */
+function compactRecord(rec: DialogRecord, entry: unknown): DialogRecord {
+  const known = textsOf(entry, new Map());
+  return JSON.parse(JSON.stringify(rec), (_k, v: unknown) =>
+    typeof v === 'string' ? (known.get(v) ?? v) : v,
+  ) as DialogRecord;
+}
+
 /** What taking the next answer of a dialog found. */
 export type Taken = { answer: BotEvent } | 'parked' | 'timeout' | 'gone';
 
@@ -56,12 +76,15 @@ export class DialogState {
     });
   }
 
-  /** A question went out: when, and when its answer is due. */
+  /**
+   * A question went out: when, and when its answer is due. The run's entry and the record are
+   * written compact (see RunWrite.compact): they stay in memory while the person thinks.
+   */
   async asked(id: string, at: number, until: number, w: RunWrite): Promise<void> {
     await this.store.transaction((tx) => {
+      this.state.writeIn(tx, { ...w, compact: true });
       const rec = tx.col(BotDialogs).get(id);
-      if (rec) tx.col(BotDialogs).put({ ...rec, asked_at: at, until });
-      this.state.writeIn(tx, w);
+      if (rec) tx.col(BotDialogs).put(compactRecord({ ...rec, asked_at: at, until }, tx.col(BotInbox).get(w.entry)));
     });
   }
 
@@ -82,7 +105,7 @@ export class DialogState {
         return { answer };
       }
       if (until <= now) return 'timeout';
-      if (!rec.waiting) col.put({ ...rec, waiting: true });
+      if (!rec.waiting) col.put(compactRecord({ ...rec, waiting: true }, tx.col(BotInbox).get(rec.entry)));
       return 'parked';
     });
   }
