@@ -91,7 +91,8 @@ export interface CrashOptions {
   sabotage?: (dataDir: string, database?: string) => void | Promise<void>;
   /**
    * Kill only once this many writes of the cycle were acknowledged (waiting past the burst, up
-   * to 30 s), so a test's sabotage always has acknowledged writes to damage. Default 0.
+   * to 30 s; 100 s with a sabotage), so a test's sabotage always has acknowledged writes to damage.
+   * Default 0.
    */
   killAfterAcks?: number;
 }
@@ -300,7 +301,10 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       );
       const acksBefore = model.acks.total;
       await sleep(rnd.int(burstMs[0], burstMs[1]));
-      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < 30_000; waited += 20)
+      // a sabotage needs what it damages written first: its kill waits for the acks however slow
+      // the start (a loaded machine); a plain kill comes after 30 s at the latest
+      const ackWaitMs = sabotage ? 100_000 : 30_000;
+      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < ackWaitMs; waited += 20)
         await sleep(20);
       stopped = true;
       // One process dies; with several, the others keep serving the requests in flight.
