@@ -276,7 +276,12 @@ function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
         : await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
             claim ? claimed(call, ctx, claim) : plain(call, ctx),
           );
-    if (out.replayed) call.res.setHeader('Idempotent-Replayed', 'true');
+    if (out.replayed) {
+      // an outcome answered at commit (an embedded bot's, above) may not be durable yet: a
+      // replay shows it to whoever sent the key again only once it is
+      if (!store.isDurable?.()) await store.durable();
+      call.res.setHeader('Idempotent-Replayed', 'true');
+    }
     sendJson(call.res, out.status, out.body);
   };
 }

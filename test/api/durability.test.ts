@@ -165,4 +165,35 @@ describe('commit-ack: the server answers its own bots at commit (util/commit-ack
       await api.close();
     }
   });
+
+  it('a replay of an outcome answered at commit waits until it is durable', async () => {
+    const slow = new SlowDiskStore();
+    const api = await testApi({ routes: testRoutes, store: slow });
+    try {
+      const alice = await api.user('Alice');
+      const token = commitAckToken(api.store);
+      slow.hold();
+      const post = (headers: Record<string, string>) =>
+        api.http
+          .post('/api/v1/test/notes')
+          .set({ ...alice.headers, 'Idempotency-Key': 'note-1', ...headers })
+          .send({ text: 'once' });
+      const acked = await post({ [COMMIT_ACK_HEADER]: token });
+      expect(acked.status).toBe(201);
+      // the same key sent again without the token: its replay shows the outcome once durable
+      let replayed = false;
+      const again = post({}).then((r) => ((replayed = true), r));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(replayed).toBe(false);
+      slow.release();
+      const r = await again;
+      expect(r.status).toBe(201);
+      expect(r.headers['idempotent-replayed']).toBe('true');
+      expect(r.body).toEqual(acked.body);
+      expect(slow.read.col(Notes).count()).toBe(1);
+    } finally {
+      slow.release();
+      await api.close();
+    }
+  });
 });
