@@ -4,7 +4,7 @@ import type { DomainEnv } from '../domain/env.js';
 import type { Store, Tx } from '../store/core/types.js';
 import { markRoute, routeCells } from '../telemetry/http-metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
-import { COMMIT_ACK_HEADER, isCommitAck } from '../util/commit-ack.js';
+import { COMMIT_ACK_HEADER, isCommitAck, onceCommitted } from '../util/commit-ack.js';
 import { readBody, sendJson } from '../util/http.js';
 import { bindConfig } from './config-bound.js';
 import type { Call, Next, Step } from './edge/call.js';
@@ -227,16 +227,7 @@ function reader(route: RouteDef, deps: PipelineDeps) {
 function commit<R>(store: Store, call: Call, fn: (tx: Tx) => R): Promise<R> {
   const options = { cause: call.keyId };
   if (!isCommitAck(store, call.req.headers[COMMIT_ACK_HEADER])) return store.transaction(fn, options);
-  let done: { result: R } | undefined;
-  const durable = store.transaction((tx) => {
-    const result = fn(tx);
-    done = { result };
-    return result;
-  }, options);
-  if (done === undefined) return durable;
-  // a commit the disk then refuses is taken back with everything after it; the store reports it
-  durable.catch(() => undefined);
-  return Promise.resolve(done.result);
+  return onceCommitted((f: (tx: Tx) => R) => store.transaction(f, options), fn);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import type { UserRef } from '../client/types.js';
+import type { Expect } from '../runtime/index.js';
 
 import type { Infer } from './schema-types.js';
 
@@ -142,16 +143,8 @@ export interface ActionContext<C> extends BotContext<C> {
   once<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
 }
 
-/** What `ctx.ask` may expect of an answer: the `expect:` kinds of a bot's `ask` step. */
-export type AskExpect =
-  | 'text'
-  | 'number'
-  | 'yes_no'
-  | 'pin'
-  | { text: { min_length?: number; max_length?: number } }
-  | { number: { min?: number; max?: number; integer?: boolean } }
-  | { choice: readonly string[] }
-  | { matches: string; flags?: string };
+/** What `ctx.ask` may expect of an answer: the `expect:` kinds of a bot's `ask` step (one type). */
+export type AskExpect = Expect;
 
 /**
  * What `ctx.ask` gives for an `expect`: text (`text`, `pin`: upper-cased), a number, a boolean

@@ -31,6 +31,7 @@ export { validTimeZone } from './builtins/triggers/timed.js';
 // define/: a bot file → a compiled bot
 export { loadBot, loadBotFile } from './define/loader.js';
 export { coerceRendered } from './define/templatable-schema.js';
+export type { Expect } from './define/ask-expect.js';
 export { botSchemaText } from './define/write-schema.js';
 export { compileRegex, regexProblem, type BotRegex, type RegexProblem } from './define/regex.js';
 

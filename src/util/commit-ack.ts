@@ -29,3 +29,24 @@ export function isCommitAck(store: object, value: string | string[] | undefined)
   if (token === undefined || value.length !== token.length) return false;
   return timingSafeEqual(Buffer.from(value), Buffer.from(token));
 }
+
+/**
+ * Runs a transaction through `run`, resolved once it has committed rather than once durable,
+ * when the store commits at once (the file store runs `fn` before `run` returns). A store that
+ * commits later (PostgreSQL), or a transaction refused or thrown, gives `run`'s own promise. A
+ * commit the disk then refuses is taken back with everything after it; the store reports it.
+ * The API answers its own bots with it, and a bot's run writes its state with it.
+ *
+ * @example await onceCommitted((fn) => store.transaction(fn), (tx) => write(tx));
+ */
+export function onceCommitted<T, R>(run: (fn: (tx: T) => R) => Promise<R>, fn: (tx: T) => R): Promise<R> {
+  let done: { result: R } | undefined;
+  const durable = run((tx) => {
+    const result = fn(tx);
+    done = { result };
+    return result;
+  });
+  if (done === undefined) return durable;
+  durable.catch(() => undefined);
+  return Promise.resolve((done as { result: R }).result);
+}

@@ -14,7 +14,7 @@ export type Expect =
   | 'pin'
   | { text: { min_length?: number; max_length?: number } }
   | { number: { min?: number; max?: number; integer?: boolean } }
-  | { choice: string[] }
+  | { choice: readonly string[] }
   | { matches: string; flags?: string };
 
 /** An answer read: its value, and the named groups of a `matches:` pattern. */

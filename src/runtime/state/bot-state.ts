@@ -1,4 +1,5 @@
 import type { Store, Tx } from '../../store/core/types.js';
+import { onceCommitted } from '../../util/commit-ack.js';
 import {
   BotMemories,
   BotMetas,
@@ -235,15 +236,9 @@ export class BotState {
    * writes after it are refused.
    */
   async write(w: RunWrite, o: { until?: 'durable' | 'commit' } = {}): Promise<void> {
-    if (o.until !== 'commit' || !this.ordered) return void (await this.store.transaction((tx) => this.writeIn(tx, w)));
-    let committed = false;
-    const durable = this.store.transaction((tx) => {
-      this.writeIn(tx, w);
-      committed = true;
-    });
-    // refused before it ran (the disk is down) or thrown by it (the daily cap): nothing written
-    if (!committed) return durable;
-    durable.catch(() => undefined);
+    const write = (tx: Tx) => this.writeIn(tx, w);
+    if (o.until === 'commit' && this.ordered) await onceCommitted((fn) => this.store.transaction(fn), write);
+    else await this.store.transaction(write);
   }
 
   /** BotState.write inside a transaction of the caller's (a dialog's write goes with it). */
