@@ -56,6 +56,17 @@ const said = (api: Client, n: number) =>
     `${n} messages from the shop`,
   );
 
+/** The bot of the server on `data`, once it runs and has polled (its status line has its PIN). */
+function runningBot(data: string): Promise<BotStatus> {
+  return eventually(
+    async () =>
+      ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find(
+        (b) => b.status === 'running' && b.last_poll,
+      ),
+    40_000,
+    'the bot to run',
+  );
+}
 describe('dialogs on PostgreSQL', () => {
   it('kill -9 of the process running the bot mid-dialog: the next one continues it with ' +
     'its answers; a timeout fires by itself', {
@@ -79,17 +90,8 @@ describe('dialogs on PostgreSQL', () => {
       children.push(c);
       return { c, data: join(tmp.dir, `data${i}`) };
     };
-    const running = (data: string) =>
-      eventually(
-        async () =>
-          ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find(
-            (b) => b.status === 'running' && b.last_poll,
-          ),
-        40_000,
-        'the bot to run',
-      );
     const p1 = await start(1);
-    const bot = await running(p1.data);
+    const bot = await runningBot(p1.data);
     const pin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
     const keys = await Promise.all(
       ['Alice', 'Bob'].map(
@@ -114,7 +116,7 @@ describe('dialogs on PostgreSQL', () => {
 
     // the second process takes the lease over once it expires; the dialog waits in the database
     const p2 = await start(2);
-    await running(p2.data);
+    await runningBot(p2.data);
     const alice2 = createClient({ baseUrl: p2.c.url, apiKey: keys[0]! });
     const { dialogs } = (await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as {
       dialogs: Array<{ pin: string; rule: string; step: number }>;
@@ -160,17 +162,8 @@ describe('dialogs on PostgreSQL', () => {
       children.push(c);
       return { c, data: join(tmp.dir, `data${i}`) };
     };
-    const running = (data: string) =>
-      eventually(
-        async () =>
-          ((await callAdmin(data, 'bots.status')) as { bots: BotStatus[] }).bots.find(
-            (b) => b.status === 'running' && b.last_poll,
-          ),
-        40_000,
-        'the bot to run',
-      );
     const p1 = await start(1);
-    const bot = await running(p1.data);
+    const bot = await runningBot(p1.data);
     const pin = /\(([A-Z0-9]{6})\)/.exec(bot.message ?? '')![1]!;
     const key = ((await callAdmin(p1.data, 'users.add', { name: 'Alice' })) as { api_key: string }).api_key;
     const alice = createClient({ baseUrl: p1.c.url, apiKey: key });
@@ -182,7 +175,7 @@ describe('dialogs on PostgreSQL', () => {
     await p1.c.exited;
 
     const p2 = await start(2);
-    await running(p2.data);
+    await runningBot(p2.data);
     const alice2 = createClient({ baseUrl: p2.c.url, apiKey: key });
     const { dialogs } = (await callAdmin(p2.data, 'bots.dialogs', { name: 'shop' })) as {
       dialogs: Array<{ rule: string; question?: string }>;
