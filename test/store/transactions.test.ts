@@ -68,6 +68,25 @@ describe('store transactions (memory store)', () => {
     expect(store.read.col(Items).get('item_1')!.tags).toEqual(['a']);
   });
 
+  it('a frozen record is kept as it is, and what it holds is frozen too; an unfrozen one is copied', async () => {
+    const store = new MemoryStore();
+    const tags = ['a'];
+    const frozen = Object.freeze({ id: 'item_1', n: 1, tags });
+    const loose = { id: 'item_2', n: 2, tags: ['b'] };
+    await store.transaction((tx) => {
+      tx.col(Items).put(frozen);
+      tx.col(Items).put(loose);
+    });
+    const items = store.read.col(Items);
+    expect(items.get('item_1')).toBe(frozen);
+    expect(Object.isFrozen(tags)).toBe(true);
+    expect(() => tags.push('c')).toThrow(TypeError);
+    expect(items.get('item_2')).not.toBe(loose);
+    loose.n = 5; // the caller's object is not the store's
+    expect(items.get('item_2')?.n).toBe(2);
+    expect(items.ids('tag', 'a')).toEqual(['item_1']);
+  });
+
   it('refuses asynchronous and nested transactions', async () => {
     const store = new MemoryStore();
     await expect(

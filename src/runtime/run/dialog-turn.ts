@@ -61,7 +61,8 @@ export async function openDialog(o: StepRun, who: UserRef, target: ReplyTarget):
     entry: run.entry.id,
     step: step.index,
     conversation,
-    person: { id: who.id, pin_code: who.pin_code, display_name: who.display_name },
+    // in the order of the event's sender: the waiting record shares that object (compactJson)
+    person: { id: who.id, display_name: who.display_name, pin_code: who.pin_code },
     since: limits.clock.now(),
     waiting: false,
     queue: [],
@@ -113,8 +114,9 @@ async function takeAnswer(o: StepRun, dl: AskProgress): Promise<'parked' | 'time
     return runWrite(o);
   });
   if (taken === 'parked') {
-    // the timer holds the dialog's id only: a closure here would keep the whole parked run
-    runner.timers.arm(dl.key, dl.until!);
+    // the timer holds the dialog's id only (the record's string, not a copy): a closure here
+    // would keep the whole parked run
+    runner.timers.arm(runner.dialogs.get(dl.key)?.id ?? dl.key, dl.until!);
     return 'parked';
   }
   if (typeof taken === 'string') return taken;

@@ -158,10 +158,9 @@ export interface DialogRecord {
 /** The id of a dialog record (bot names, PINs and conversation ids have no `:`; ids hold no NUL on PostgreSQL). */
 export const dialogId = (bot: string, pin: string, conversation: string) => `${bot}:${pin}:${conversation}`;
 
-export const BotDialogs = defineCollection<DialogRecord>({
-  name: 'bot_dialogs',
-  multi: { bot: (r) => r.bot, person: (r) => `${r.bot}\u0000${r.person.pin_code}` },
-});
+// a person's dialogs are next to each other in the bot's ids (DialogState.ofPerson): no index of
+// their own, which took a map entry, a key and a list per waiting dialog
+export const BotDialogs = defineCollection<DialogRecord>({ name: 'bot_dialogs', multi: { bot: (r) => r.bot } });
 
 export const BotMetas = defineCollection<BotMeta>({ name: 'bot_meta' });
 export const BotCursors = defineCollection<BotCursor>({ name: 'bot_cursors', multi: { bot: (c) => c.bot } });

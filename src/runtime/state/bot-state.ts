@@ -12,6 +12,7 @@ import {
   type InboxEntry,
 } from './bot-records.js';
 import type { BotEvent } from '../contract/types.js';
+import { compactJson, type CompactSeed } from './compact.js';
 
 // the records keep their old import path: most of the runtime reads them with BotState
 export {
@@ -50,10 +51,11 @@ export interface RunWrite {
   /** Removes the inbox entry (every run of it has finished). */
   finish?: boolean;
   /**
-   * The entry is kept compact (see compacted): a run about to wait for an answer, whose entry
-   * stays in memory as long as the dialog waits.
+   * The entry is kept compact (see compacted), sharing what `seed` holds (and adding its own
+   * parts to it): a run about to wait for an answer, whose entry stays in memory as long as the
+   * dialog waits.
    */
-  compact?: boolean;
+  compact?: CompactSeed;
 }
 
 /**
@@ -63,23 +65,12 @@ export interface RunWrite {
 const keptOf = (p: RunProgress): RunProgress => (p.done ? { steps: [], done: true } : structuredClone(p));
 
 /**
- * An inbox entry rebuilt from its JSON (what the journal writes, and what a restart reads back),
- * its done runs kept short (keptOf). Objects made by spreads and clones may each get hidden
- * classes of their own in V8 and keep their fields out of line; JSON.parse's objects share
- * theirs. A waiting dialog's entry written this way takes about half the heap (bench `dialogs`).
+ * An inbox entry rebuilt from its JSON (see compactJson), its done runs kept short (keptOf):
+ * a waiting dialog's entry stays in memory as long as the person thinks (bench `dialogs`).
  */
-function compacted(entry: InboxEntry): InboxEntry {
+function compacted(entry: InboxEntry, seed: CompactSeed): InboxEntry {
   const runs = Object.fromEntries(Object.entries(entry.runs).map(([r, p]) => [r, p.done ? keptOf(p) : p]));
-  // a text that comes twice (a conversation id, the sender in the participants) is kept once
-  const seen = new Map<string, string>();
-  const once = (_k: string, v: unknown) => {
-    if (typeof v !== 'string' || v.length < 8) return v;
-    const had = seen.get(v);
-    if (had !== undefined) return had;
-    seen.set(v, v);
-    return v;
-  };
-  return JSON.parse(JSON.stringify({ ...entry, runs }), once) as InboxEntry;
+  return compactJson({ ...entry, runs }, seed);
 }
 
 /** A variable whose value the bot file changed: what the bot had, what the file says now. */
@@ -282,7 +273,7 @@ export class BotState {
       if (next !== m) tx.col(BotMetas).put(next);
       if (!entry) return; // finished by another run of the same event: the meta changes still count
       if (w.finish) inbox.delete(w.entry);
-      else if (w.compact) inbox.put(compacted({ ...entry, runs: { ...entry.runs, [w.rule]: w.progress } }));
+      else if (w.compact) inbox.put(compacted({ ...entry, runs: { ...entry.runs, [w.rule]: w.progress } }, w.compact));
       // the store freezes what it keeps: it gets a copy, the run keeps changing its own
       else inbox.update(w.entry, { runs: { ...entry.runs, [w.rule]: keptOf(w.progress) } });
     }

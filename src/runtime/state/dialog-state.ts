@@ -1,24 +1,37 @@
 import type { BotEvent } from '../contract/types.js';
-import { BotDialogs, BotInbox, type BotState, type DialogRecord, type InboxEntry, type RunWrite } from './bot-state.js';
-
-/** The texts of `v` (8 characters or more), each under itself. Internal. */
-function textsOf(v: unknown, into: Map<string, string>): Map<string, string> {
-  if (typeof v === 'string') {
-    if (v.length >= 8) into.set(v, v);
-  } else if (v && typeof v === 'object') for (const x of Object.values(v)) textsOf(x, into);
-  return into;
-}
+import type { ReadCollection, Tx } from '../../store/core/types.js';
+import {
+  BotDialogs,
+  BotInbox,
+  dialogId,
+  type BotState,
+  type DialogRecord,
+  type InboxEntry,
+  type RunWrite,
+} from './bot-state.js';
+import { compactJson, compactSeed, keepParts, keepText } from './compact.js';
 
 /**
- * A dialog record rebuilt from its JSON: V8 then shares its hidden classes (see
- * RunWrite.compact), and its texts that the run's entry holds too (its id, the conversation,
- * the person) are the entry's, not copies.
+ * The very string a collection's `bot` index holds for `id` (the one its map of records is
+ * keyed by: the id of the record's first write), or `id` when none. A record compacted with it
+ * holds that string rather than a copy. Internal.
  */
-function compactRecord(rec: DialogRecord, entry: unknown): DialogRecord {
-  const known = textsOf(entry, new Map());
-  return JSON.parse(JSON.stringify(rec), (_k, v: unknown) =>
-    typeof v === 'string' ? (known.get(v) ?? v) : v,
-  ) as DialogRecord;
+function heldId(col: ReadCollection<{ id: string }>, bot: string, id: string): string {
+  const ids = col.ids('bot', bot);
+  const at = lowerBound(ids, id);
+  return ids[at] === id ? ids[at] : id;
+}
+
+/** The first position in the ascending `ids` whose id is not below `id`. Internal. */
+function lowerBound(ids: readonly string[], id: string): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** What taking the next answer of a dialog found. */
@@ -55,10 +68,18 @@ export class DialogState {
     return this.store.read.col(BotDialogs).ids('bot', this.state.bot).length;
   }
 
-  /** The dialogs of one person with this bot. */
+  /**
+   * The dialogs of one person with this bot: the ids that begin with the bot's name and the PIN
+   * (see dialogId), next to each other in the bot's ascending ids (no index per person).
+   */
   ofPerson(pin: string): DialogRecord[] {
     const col = this.store.read.col(BotDialogs);
-    return col.ids('person', `${this.state.bot}\u0000${pin}`).map((id) => col.get(id)!);
+    const ids = col.ids('bot', this.state.bot);
+    const prefix = dialogId(this.state.bot, pin, '');
+    const out: DialogRecord[] = [];
+    for (let i = lowerBound(ids, prefix); i < ids.length && ids[i]!.startsWith(prefix); i++)
+      out.push(col.get(ids[i]!)!);
+    return out;
   }
 
   /**
@@ -82,10 +103,22 @@ export class DialogState {
    */
   async asked(id: string, at: number, until: number, w: RunWrite): Promise<void> {
     await this.store.transaction((tx) => {
-      this.state.writeIn(tx, { ...w, compact: true });
-      const rec = tx.col(BotDialogs).get(id);
-      if (rec) tx.col(BotDialogs).put(compactRecord({ ...rec, asked_at: at, until }, tx.col(BotInbox).get(w.entry)));
+      const dialogs = tx.col(BotDialogs);
+      const seed = compactSeed();
+      keepText(seed, heldId(tx.col(BotInbox), this.state.bot, w.entry));
+      keepText(seed, heldId(dialogs, this.state.bot, id));
+      this.state.writeIn(tx, { ...w, compact: seed });
+      const rec = dialogs.get(id);
+      if (rec) dialogs.put(compactJson({ ...rec, asked_at: at, until }, seed));
     });
+  }
+
+  /** A record to keep while its run waits: sharing its entry's parts (see compactJson). */
+  private compactRecord(tx: Tx, rec: DialogRecord, entry: InboxEntry | undefined): DialogRecord {
+    const seed = compactSeed();
+    keepText(seed, heldId(tx.col(BotDialogs), this.state.bot, rec.id));
+    keepParts(seed, entry);
+    return compactJson(rec, seed);
   }
 
   /**
@@ -105,7 +138,7 @@ export class DialogState {
         return { answer };
       }
       if (until <= now) return 'timeout';
-      if (!rec.waiting) col.put(compactRecord({ ...rec, waiting: true }, tx.col(BotInbox).get(rec.entry)));
+      if (!rec.waiting) col.put(this.compactRecord(tx, { ...rec, waiting: true }, tx.col(BotInbox).get(rec.entry)));
       return 'parked';
     });
   }

@@ -35,6 +35,12 @@ function undoAll(undo: TxLog['undo']): void {
     (undo[i] as CollectionState).set(undo[i + 1] as string, undo[i + 2] as StoredRecord | null);
 }
 
+/** Deep-freezes what a frozen record holds (deepFreeze stops at a frozen object). Internal. */
+function freezeMembers(record: StoredRecord): StoredRecord {
+  for (const v of Object.values(record)) if (v && typeof v === 'object') deepFreeze(v);
+  return record;
+}
+
 /** The log of the transaction running on an engine, if one runs. Internal. */
 class Running {
   log: TxLog | undefined;
@@ -94,7 +100,9 @@ class WriteView extends CollectionReader implements WriteCollection<StoredRecord
   put(record: StoredRecord): StoredRecord {
     const log = this.log();
     this.s.checkUnique(record);
-    const frozen = deepFreeze({ ...record });
+    // a frozen record is kept as it is (its layout too: a copy by spread may put its fields out
+    // of line); its members are frozen like any record's
+    const frozen = Object.isFrozen(record) ? freezeMembers(record) : deepFreeze({ ...record });
     log.write(this.s, record.id, frozen);
     return frozen;
   }
