@@ -136,6 +136,12 @@ describe('compactJson', () => {
     const other = compactJson({ id: 'd2', person: { id: 'usr_1', pin_code: 'AAAAAA', display_name: 'ann' } }, seed);
     expect(other.person).toEqual(entry.sender);
     expect(other.person).not.toBe(entry.sender); // another key order is another JSON text
+    // a long text makes its holders too long to share, a small part of them is still noted
+    const big = compactJson({ id: 'e2', event: { content: 'y'.repeat(300), to: { pin: 'BBBBBB' } } });
+    const seed2 = compactSeed();
+    expect(keepParts(seed2, big)).toBe(true);
+    expect(keepParts(seed2, { pin: 'BBBBBB' })).toBe(false);
+    expect(compactJson({ id: 'd3', to: { pin: 'BBBBBB' } }, seed2).to).toBe(big.event.to);
   });
 
   it('the shared table is bounded: a value not met again is forgotten', () => {

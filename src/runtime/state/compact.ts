@@ -43,14 +43,23 @@ export function keepText(seed: CompactSeed, text: string | undefined): void {
   if (text !== undefined && text.length >= STRING_MIN && !seed.texts.has(text)) seed.texts.set(text, text);
 }
 
-/** Notes the texts and small objects of `v` (a frozen, compact record) in `seed`. */
-export function keepParts(seed: CompactSeed, v: unknown): void {
-  if (typeof v === 'string') keepText(seed, v);
-  else if (v && typeof v === 'object') {
-    for (const x of Object.values(v)) keepParts(seed, x);
-    const text = JSON.stringify(v);
-    if (text.length <= TEXT_MAX && !seed.objects.has(text)) seed.objects.set(text, v);
+/**
+ * Notes the texts and small objects of `v` (a frozen, compact record) in `seed`. Returns whether
+ * `v` is too long to share (then so are its holders: they are not written out to know it).
+ */
+export function keepParts(seed: CompactSeed, v: unknown): boolean {
+  if (typeof v === 'string') {
+    keepText(seed, v);
+    return v.length > TEXT_MAX;
   }
+  if (!v || typeof v !== 'object') return false;
+  let long = false;
+  for (const x of Object.values(v)) if (keepParts(seed, x)) long = true;
+  if (long) return true;
+  const text = JSON.stringify(v);
+  if (text.length > TEXT_MAX) return true;
+  if (!seed.objects.has(text)) seed.objects.set(text, v);
+  return false;
 }
 
 /**
