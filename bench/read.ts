@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
@@ -52,6 +53,17 @@ export default defineBench({
       dataDir: join(tmp.dir, 'data-limited'),
       config: LIMITED,
     });
+    // the same, in a project without plugins (what `pinbot init` makes): no plugin scope, whose
+    // AsyncLocalStorage costs every async resource of the process on Node 20 (docs/performance.md)
+    const noPlugins = join(tmp.dir, 'no-plugins');
+    mkdirSync(noPlugins);
+    copyStore(ds, join(tmp.dir, 'data-bare'));
+    const limitedBare = await startPinbot({
+      name: 'pinbot-limited-no-plugins',
+      runDir: tmp.dir,
+      dataDir: join(tmp.dir, 'data-bare'),
+      config: { ...LIMITED, plugins: { dir: noPlugins } },
+    });
     const meta = join(ds.dir, 'meta.json');
     const bare = await spawnServer({
       name: 'bare-read',
@@ -85,6 +97,7 @@ export default defineBench({
           });
       }
       variants.limited = { url: limited.url, server: limited, requests: me };
+      variants.limitedBare = { url: limitedBare.url, server: limitedBare, requests: me };
       ctx.progress(
         `read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ` +
           `${ctx.durationS} s, ${ctx.connections} connections`,
@@ -96,6 +109,16 @@ export default defineBench({
         withCpuRatio(
           throughputFigure('read', 'read GET /api/v1/me, rate limits on (as serve)', runs.limited!, anchor),
           runs.limited!,
+          runs.fastify!,
+        ),
+      );
+      figures.push(
+        withCpuRatio(
+          throughputFigure('read', 'read GET /api/v1/me as serve, no plugins loaded', runs.limitedBare!, {
+            name: anchor.name,
+            runs: anchor.runs,
+          }),
+          runs.limitedBare!,
           runs.fastify!,
         ),
       );
@@ -129,7 +152,7 @@ export default defineBench({
       );
       return figures;
     } finally {
-      await Promise.all([pinbot.stop(), limited.stop(), bare.stop(), fastify.stop(), node.stop()]);
+      await Promise.all([pinbot.stop(), limited.stop(), limitedBare.stop(), bare.stop(), fastify.stop(), node.stop()]);
       tmp.cleanup();
     }
   },
