@@ -53,8 +53,8 @@ export default defineBench({
       dataDir: join(tmp.dir, 'data-limited'),
       config: LIMITED,
     });
-    // the same, in a project without plugins (what `pinbot init` makes): no plugin scope, whose
-    // AsyncLocalStorage costs every async resource of the process on Node 20 (docs/performance.md)
+    // the same with no plugins loaded (and no bots, as every server here): no AsyncLocalStorage
+    // ever runs, which on Node 20 costs every async resource of the process (docs/performance.md)
     const noPlugins = join(tmp.dir, 'no-plugins');
     mkdirSync(noPlugins);
     copyStore(ds, join(tmp.dir, 'data-bare'));
@@ -114,10 +114,15 @@ export default defineBench({
       );
       figures.push(
         withCpuRatio(
-          throughputFigure('read', 'read GET /api/v1/me as serve, no plugins loaded', runs.limitedBare!, {
-            name: anchor.name,
-            runs: anchor.runs,
-          }),
+          throughputFigure(
+            'read',
+            'read GET /api/v1/me as serve, no plugins (no AsyncLocalStorage)',
+            runs.limitedBare!,
+            {
+              name: anchor.name,
+              runs: anchor.runs,
+            },
+          ),
           runs.limitedBare!,
           runs.fastify!,
         ),
