@@ -1,9 +1,11 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsersMeta } from './data/users.js';
 import { defineBench } from './harness/bench.js';
 import { copyStore, dataset } from './harness/dataset.js';
 import type { Figure } from './harness/figure.js';
 import type { LoadRequest } from './harness/load.js';
+import type { LoadResult } from './harness/load-spec.js';
 import { probe, startPinbot } from './harness/pinbot-server.js';
 import { runDir } from './harness/paths.js';
 import { interleave, throughputFigure, withCpuRatio, type Variant } from './harness/rounds.js';
@@ -25,6 +27,59 @@ const LIMITED = { rate_limits: { enabled: true, general: { limit: 1_000_000_000,
 /** The anchors (issue 33): pinbot's reads as `serve` runs them against Fastify 5 doing the same lookup. */
 const FASTIFY_MIN = 0.85;
 const FASTIFY_ROUND_MIN = 0.75;
+
+/** The rows of a run: pinbot's reads against Fastify 5, then the baselines. Internal. */
+function readFigures(runs: Record<string, LoadResult[]>): Figure[] {
+  const figures: Figure[] = [];
+  const anchor = { name: 'fastify 5 read', runs: runs.fastify!, min: FASTIFY_MIN, roundMin: FASTIFY_ROUND_MIN };
+  // as serve runs it (request log, rate limits on): the gated row
+  figures.push(
+    withCpuRatio(
+      throughputFigure('read', 'read GET /api/v1/me, rate limits on (as serve)', runs.limited!, anchor),
+      runs.limited!,
+      runs.fastify!,
+    ),
+  );
+  figures.push(
+    withCpuRatio(
+      throughputFigure('read', 'read GET /api/v1/me as serve, no plugins (no AsyncLocalStorage)', runs.limitedBare!, {
+        name: anchor.name,
+        runs: anchor.runs,
+      }),
+      runs.limitedBare!,
+      runs.fastify!,
+    ),
+  );
+  // GET /me does what the baselines do (a key lookup, a small JSON object): gated; the balance
+  // reads the wallet too, and is reported against the same anchor
+  for (const path of READ_ROUTES) {
+    if (!runs[path]) continue;
+    const against = path === '/api/v1/me' ? anchor : { name: anchor.name, runs: anchor.runs };
+    figures.push(
+      withCpuRatio(throughputFigure('read', `read GET ${path}`, runs[path], against), runs[path], runs.fastify!),
+    );
+  }
+  figures.push(
+    throughputFigure('read', 'read GET /api/v1/me ÷ bare express', runs['/api/v1/me'] ?? runs.limited!, {
+      name: 'bare express read',
+      runs: runs.bare!,
+    }),
+  );
+  figures.push(throughputFigure('read', 'baseline: fastify 5 read', runs.fastify!));
+  figures.push(
+    throughputFigure('read', 'baseline: node:http read', runs.node!, {
+      name: 'fastify 5 read',
+      runs: runs.fastify!,
+    }),
+  );
+  figures.push(
+    throughputFigure('read', 'baseline: bare express read', runs.bare!, {
+      name: 'fastify 5 read',
+      runs: runs.fastify!,
+    }),
+  );
+  return figures;
+}
 
 /**
  * read: authenticated GETs of pinbot (GET /me, GET /wallet/balance with rate limits off; GET /me
@@ -51,6 +106,17 @@ export default defineBench({
       runDir: tmp.dir,
       dataDir: join(tmp.dir, 'data-limited'),
       config: LIMITED,
+    });
+    // the same with no plugins loaded (and no bots, as every server here): no AsyncLocalStorage
+    // ever runs, which on Node 20 costs every async resource of the process (docs/performance.md)
+    const noPlugins = join(tmp.dir, 'no-plugins');
+    mkdirSync(noPlugins);
+    copyStore(ds, join(tmp.dir, 'data-bare'));
+    const limitedBare = await startPinbot({
+      name: 'pinbot-limited-no-plugins',
+      runDir: tmp.dir,
+      dataDir: join(tmp.dir, 'data-bare'),
+      config: { ...LIMITED, plugins: { dir: noPlugins } },
     });
     const meta = join(ds.dir, 'meta.json');
     const bare = await spawnServer({
@@ -85,51 +151,16 @@ export default defineBench({
           });
       }
       variants.limited = { url: limited.url, server: limited, requests: me };
+      variants.limitedBare = { url: limitedBare.url, server: limitedBare, requests: me };
       ctx.progress(
         `read: ${Object.keys(variants).join(', ')} × ${ctx.rounds} rounds of ` +
           `${ctx.durationS} s, ${ctx.connections} connections`,
       );
       const runs = await interleave(variants, ctx);
-      const anchor = { name: 'fastify 5 read', runs: runs.fastify!, min: FASTIFY_MIN, roundMin: FASTIFY_ROUND_MIN };
-      // as serve runs it (request log, rate limits on): the gated row
-      figures.push(
-        withCpuRatio(
-          throughputFigure('read', 'read GET /api/v1/me, rate limits on (as serve)', runs.limited!, anchor),
-          runs.limited!,
-          runs.fastify!,
-        ),
-      );
-      // GET /me does what the baselines do (a key lookup, a small JSON object): gated; the balance
-      // reads the wallet too, and is reported against the same anchor
-      for (const path of READ_ROUTES) {
-        if (!runs[path]) continue;
-        const against = path === '/api/v1/me' ? anchor : { name: anchor.name, runs: anchor.runs };
-        figures.push(
-          withCpuRatio(throughputFigure('read', `read GET ${path}`, runs[path], against), runs[path], runs.fastify!),
-        );
-      }
-      figures.push(
-        throughputFigure('read', 'read GET /api/v1/me ÷ bare express', runs['/api/v1/me'] ?? runs.limited!, {
-          name: 'bare express read',
-          runs: runs.bare!,
-        }),
-      );
-      figures.push(throughputFigure('read', 'baseline: fastify 5 read', runs.fastify!));
-      figures.push(
-        throughputFigure('read', 'baseline: node:http read', runs.node!, {
-          name: 'fastify 5 read',
-          runs: runs.fastify!,
-        }),
-      );
-      figures.push(
-        throughputFigure('read', 'baseline: bare express read', runs.bare!, {
-          name: 'fastify 5 read',
-          runs: runs.fastify!,
-        }),
-      );
+      figures.push(...readFigures(runs));
       return figures;
     } finally {
-      await Promise.all([pinbot.stop(), limited.stop(), bare.stop(), fastify.stop(), node.stop()]);
+      await Promise.all([pinbot.stop(), limited.stop(), limitedBare.stop(), bare.stop(), fastify.stop(), node.stop()]);
       tmp.cleanup();
     }
   },

@@ -94,18 +94,21 @@ async function listenHttp(o: {
   host: string;
   port: number;
 }): Promise<HttpEdge> {
-  const http: Server = createHttpServer(o.listener, o.config.server);
   const inflight = new Set<ServerResponse>();
   let closing = false;
   // one listener for every response (no closure per request)
   function untrack(this: ServerResponse) {
     inflight.delete(this);
   }
-  http.on('request', (_req, res: ServerResponse) => {
+  // tracked before the edge sees it, in the one request listener (a second 'request' listener
+  // made node copy the listener list on every request)
+  const listener: RequestListener = (req, res) => {
     if (closing) res.setHeader('Connection', 'close');
     inflight.add(res);
     res.on('close', untrack);
-  });
+    o.listener(req, res);
+  };
+  const http: Server = createHttpServer(listener, o.config.server);
   const { host, port } = o;
   await new Promise<void>((resolve, reject) => {
     http.once('error', (err: NodeJS.ErrnoException) =>

@@ -12,7 +12,7 @@
  */
 export class RouteTable<V> {
   /** Routes without params by method, then by lower-case path. */
-  private readonly exact = new Map<string, Map<string, V>>();
+  private readonly exact = new Map<string, Map<string, { value: V; params: Record<string, string> }>>();
   /**
    * Routes with params by method, then by segment count (no key string made per request), each
    * literal segment lower-cased. */
@@ -26,10 +26,10 @@ export class RouteTable<V> {
       const method = r.method.toUpperCase();
       const parts = r.path.split('/').slice(1);
       if (!parts.some((p) => p.startsWith(':'))) {
-        const byPath = this.exact.get(method) ?? new Map<string, V>();
+        const byPath = this.exact.get(method) ?? new Map<string, { value: V; params: Record<string, string> }>();
         this.exact.set(method, byPath);
-        // the first route declared wins, as in express
-        if (!byPath.has(r.path.toLowerCase())) byPath.set(r.path.toLowerCase(), r.value);
+        // the first route declared wins, as in express; its match is one object, made here
+        if (!byPath.has(r.path.toLowerCase())) byPath.set(r.path.toLowerCase(), { value: r.value, params: NO_PARAMS });
         continue;
       }
       const byCount = this.shaped.get(method) ?? new Map();
@@ -45,17 +45,18 @@ export class RouteTable<V> {
 
   /**
    * The route for `method` and `path` (a pathname, no query), with its params decoded; undefined
-   * when none matches (the caller answers 404). A param that does not percent-decode is given
+   * when none matches (the caller answers 404). A route without params answers the same object
+   * every time (not to be changed). A param that does not percent-decode is given
    * as sent (ids are opaque: it then names nothing).
    */
-  match(method: string, path: string): { value: V; params: Record<string, string> } | undefined {
+  match(method: string, path: string): Readonly<{ value: V; params: Record<string, string> }> | undefined {
     const m = method === 'HEAD' ? 'GET' : method;
     // one trailing slash is allowed (`/me/`), as express's non-strict routing did
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const byPath = this.exact.get(m);
     // as sent first: clients write paths in lower case
     const exact = byPath && (byPath.get(p) ?? byPath.get(p.toLowerCase()));
-    if (exact !== undefined) return { value: exact, params: NO_PARAMS };
+    if (exact !== undefined) return exact;
     const parts = p.split('/');
     const list = this.shaped.get(m)?.get(parts.length - 1);
     if (!list || parts[0] !== '') return undefined;

@@ -1,17 +1,17 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiRequestError, isTransient, UnauthorizedError } from '../client/errors.js';
 import { DialogEnded, LimitError, Suspended, type TraceInfo } from '../runtime/index.js';
 import { AbortedError } from '../util/abort.js';
-import { StepTimeoutError, withStepTimeout } from '../util/step-timeout.js';
+import { pluginScope, StepTimeoutError, withStepTimeout } from '../util/step-timeout.js';
 
 /**
  * The plugin whose code runs now. Every call into a plugin runs inside it, and so do the
  * timers, promises and sockets that code creates: an uncaught error from a plugin's own timer
- * is attributed to it (see guard.ts).
+ * is attributed to it (see guard.ts). It shares its AsyncLocalStorage with the step watchdog
+ * (util/step-timeout.ts): on Node 20 each storage costs every async resource of the process.
  */
-export const pluginScope = new AsyncLocalStorage<string>();
+export { pluginScope };
 
 /** A plugin call that failed: traced with its reason, the plugin and its first own frame. */
 export class PluginError extends Error implements TraceInfo {

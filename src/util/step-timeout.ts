@@ -53,7 +53,38 @@ class Watchdog {
   }
 }
 
-const current = new AsyncLocalStorage<Watchdog>();
+/** What a call chain carries: the watchdog of the call it runs in, the plugin whose code runs. Internal. */
+interface Scope {
+  readonly dog: Watchdog | undefined;
+  readonly plugin: string | undefined;
+}
+
+/**
+ * One AsyncLocalStorage for both: on Node 20, every storage that has run adds its property to
+ * every async resource the process makes from then on (each promise, tick, timer and socket
+ * write, an HTTP request's too), so two storages cost every request of `serve` twice what one
+ * does (bench/read: the async hooks were the largest cost above Fastify's). Internal.
+ */
+const scope = new AsyncLocalStorage<Scope>();
+
+/**
+ * The plugin whose code runs now (plugin-api/boundary.ts), carried through the timers, promises
+ * and sockets that code creates as the watchdog is: `run` enters a plugin's scope, `exit` leaves
+ * it (the watchdog stays), `getStore` names the plugin. Here, beside the watchdog, so that both
+ * share one AsyncLocalStorage.
+ */
+export const pluginScope = {
+  run<R>(plugin: string, fn: () => R): R {
+    return scope.run({ dog: scope.getStore()?.dog, plugin }, fn);
+  },
+  exit<R>(fn: () => R): R {
+    const now = scope.getStore();
+    return now?.plugin === undefined ? fn() : scope.run({ dog: now.dog, plugin: undefined }, fn);
+  },
+  getStore(): string | undefined {
+    return scope.getStore()?.plugin;
+  },
+};
 
 /**
  * Runs `fn` under a timeout and an error boundary: a synchronous throw becomes a rejection, and
@@ -79,8 +110,8 @@ export function withStepTimeout<T>(
       reject(err);
     });
     dog.start();
-    current
-      .run(dog, async () => fn(ac.signal))
+    scope
+      .run({ dog, plugin: scope.getStore()?.plugin }, async () => fn(ac.signal))
       .then(resolve, reject)
       .finally(() => {
         dog.stop();
@@ -96,7 +127,7 @@ export function withStepTimeout<T>(
  * @example await waitingOffTheClock(() => clock.sleep(ms, signal));
  */
 export async function waitingOffTheClock<T>(wait: () => Promise<T>): Promise<T> {
-  const dog = current.getStore();
+  const dog = scope.getStore()?.dog;
   dog?.pause();
   try {
     return await wait();

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/api/errors.js';
@@ -62,6 +64,55 @@ describe('authentication', () => {
     await api.store.transaction((tx) => revokeKey(tx, api.env, second.id));
     await me().set('X-API-Key', second.api_key).expect(401);
     await me().set('X-API-Key', alice.key).expect(200);
+  });
+
+  it('keys that change on one keep-alive connection are each looked up, a revoked one refused at once', async () => {
+    // the digest of a connection's last key is kept with the connection (api/edge/auth.ts)
+    const server = createServer(api.app);
+    let connections = 0;
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const port = (server.address() as AddressInfo).port;
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: { id?: string } }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/v1/me', agent, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const carol = await api.user('Carol');
+      const second = await api.store.transaction((tx) => createKey(tx, api.env, carol.user.id));
+      const sameLength = `${alice.key.slice(0, -1)}${alice.key.endsWith('A') ? 'B' : 'A'}`;
+      const steps: Array<[Record<string, string>, number, string | undefined]> = [
+        [{ 'X-API-Key': alice.key }, 200, alice.user.id],
+        [{ 'X-API-Key': carol.key }, 200, carol.user.id],
+        [{ Authorization: `Bearer ${alice.key}` }, 200, alice.user.id],
+        // one character off, the same length: not the last key of the connection
+        [{ 'X-API-Key': sameLength }, 401, undefined],
+        [{ 'X-API-Key': alice.key }, 200, alice.user.id],
+        [{ 'X-API-Key': 'not-a-key' }, 401, undefined],
+        [{}, 401, undefined],
+        [{ 'X-API-Key': second.api_key }, 200, carol.user.id],
+      ];
+      for (const [headers, status, id] of steps) {
+        const res = await get(headers);
+        expect(res.status, JSON.stringify(headers)).toBe(status);
+        expect(res.body.id).toBe(id);
+      }
+      await api.store.transaction((tx) => revokeKey(tx, api.env, second.id));
+      expect((await get({ 'X-API-Key': second.api_key })).status).toBe(401);
+      expect((await get({ 'X-API-Key': carol.key })).body.id).toBe(carol.user.id);
+      expect(connections).toBe(1);
+    } finally {
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('every /api/v1 route of the table requires a key', async () => {

@@ -63,11 +63,20 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     const limit = o.limit(call);
     const res = call.res;
     const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
+    // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
+    // on a field not yet set checks the name and value twice: once itself, once in setHeader)
+    const first = call.rateLimit === undefined;
     call.rateLimit = info;
     if (!res.headersSent) {
       const reset = resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - o.clock.now()) / 1000)) : windowSeconds;
-      res.appendHeader('RateLimit', `"${o.name}"; r=${info.remaining}; t=${reset}`);
-      res.appendHeader('RateLimit-Policy', policyOf(key, limit));
+      const field = `"${o.name}"; r=${info.remaining}; t=${reset}`;
+      if (first) {
+        res.setHeader('RateLimit', field);
+        res.setHeader('RateLimit-Policy', policyOf(key, limit));
+      } else {
+        res.appendHeader('RateLimit', field);
+        res.appendHeader('RateLimit-Policy', policyOf(key, limit));
+      }
     }
     if (totalHits > limit) return o.refuse(call, next);
     next();

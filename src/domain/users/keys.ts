@@ -91,8 +91,18 @@ export class KeyUsage {
  * just matched exactly would add nothing.
  */
 export function authenticate(db: ReadView, presented: string): { user: User; key: ApiKey } | undefined {
-  if (!KEY_SHAPE.test(presented)) return undefined;
-  const key = db.col(Keys).one('hash', digest(presented));
+  const d = keyDigest(presented);
+  return d === undefined ? undefined : authenticateDigest(db, d);
+}
+
+/** The digest a presented key is looked up by (`authenticateDigest`), or undefined when it is not key-shaped. */
+export function keyDigest(presented: string): string | undefined {
+  return KEY_SHAPE.test(presented) ? digest(presented) : undefined;
+}
+
+/** `authenticate` by the key's digest (`keyDigest`): a caller that kept the digest of a key it saw before. */
+export function authenticateDigest(db: ReadView, hashed: string): { user: User; key: ApiKey } | undefined {
+  const key = db.col(Keys).one('hash', hashed);
   if (!key || key.revoked_at !== null) return undefined;
   const user = db.col(Users).get(key.user_id);
   return user ? { user, key } : undefined;
