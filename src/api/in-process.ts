@@ -1,0 +1,309 @@
+import { AsyncResource } from 'node:async_hooks';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+
+/**
+ * A request as the API client sends it (client/transport.ts `RawRequest`, structurally: the
+ * API may not import the client). Internal.
+ */
+export interface InProcessRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  timeoutMs: number;
+}
+
+/** What the client reads of a response (client/transport.ts `RawResponse`, structurally). */
+export interface InProcessResponse {
+  status: number;
+  headers: { get(name: string): string | null };
+  text: string;
+}
+
+/** The address an in-process request comes from (as a loopback connection would say). Internal. */
+const LOOPBACK = '127.0.0.1';
+
+/**
+ * The socket of every in-process request: what `proxy-addr` and the request log read of one,
+ * and the mark by which they are told apart (`isInProcess`). Internal.
+ */
+const IN_PROCESS_SOCKET = Object.freeze({
+  remoteAddress: LOOPBACK,
+  remotePort: 0,
+  remoteFamily: 'IPv4',
+  encrypted: false,
+  inProcess: true,
+});
+
+/** Whether a request came through the in-process transport (its log line says so). */
+export function isInProcess(req: IncomingMessage): boolean {
+  return (req.socket as unknown) === IN_PROCESS_SOCKET;
+}
+
+/**
+ * The request side: a readable stream of the body (so `readBody` and body-parser read it as they
+ * read a socket's), with node's request fields the edge reads. Internal.
+ */
+class InProcessIncoming extends Readable {
+  readonly socket = IN_PROCESS_SOCKET;
+  readonly connection = IN_PROCESS_SOCKET;
+  readonly httpVersion = '1.1';
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  complete = true;
+  aborted = false;
+
+  constructor(
+    public url: string,
+    readonly method: string,
+    readonly headers: Record<string, string>,
+    body: string | undefined,
+  ) {
+    super();
+    if (body !== undefined && body.length > 0) this.push(body, 'utf8');
+    this.push(null);
+  }
+
+  override _read(): void {}
+}
+
+/** `Date` as node's server sends it: the system clock's UTC string, made once a second. Internal. */
+let dateSecond = Number.NaN;
+let dateText = '';
+function systemDate(): string {
+  const now = Date.now();
+  const s = Math.floor(now / 1000);
+  if (s !== dateSecond) [dateSecond, dateText] = [s, new Date(now).toUTCString()];
+  return dateText;
+}
+
+/** A header value as node's client reads it (a list joined with ", "). Internal. */
+function headerText(v: OutgoingHttpHeader): string {
+  return Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+/**
+ * The response side: the part of node's `ServerResponse` the API's pipeline uses (status,
+ * headers, `end`, `finish` and `close`), collected into the client's answer instead of being
+ * written to a socket. Internal.
+ */
+class CollectedResponse extends EventEmitter {
+  statusCode = 200;
+  statusMessage = '';
+  headersSent = false;
+  writableEnded = false;
+  writableFinished = false;
+  destroyed = false;
+  private readonly fields = new Map<string, [string, OutgoingHttpHeader]>();
+  private chunks: string[] = [];
+
+  constructor(
+    readonly req: InProcessIncoming,
+    private readonly done: (res: CollectedResponse) => void,
+  ) {
+    super();
+  }
+
+  get finished(): boolean {
+    return this.writableEnded;
+  }
+
+  setHeader(name: string, value: OutgoingHttpHeader): this {
+    if (this.headersSent) throw new Error(`Cannot set header ${name} after the answer started (in-process)`);
+    this.fields.set(name.toLowerCase(), [name, value]);
+    return this;
+  }
+
+  appendHeader(name: string, value: OutgoingHttpHeader): this {
+    const had = this.fields.get(name.toLowerCase());
+    if (!had) return this.setHeader(name, value);
+    const list = [had[1], value].flat().map(String);
+    return this.setHeader(had[0], list);
+  }
+
+  getHeader(name: string): OutgoingHttpHeader | undefined {
+    return this.fields.get(name.toLowerCase())?.[1];
+  }
+
+  getHeaders(): Record<string, OutgoingHttpHeader> {
+    return Object.fromEntries([...this.fields].map(([k, [, v]]) => [k, v]));
+  }
+
+  getHeaderNames(): string[] {
+    return [...this.fields.keys()];
+  }
+
+  hasHeader(name: string): boolean {
+    return this.fields.has(name.toLowerCase());
+  }
+
+  removeHeader(name: string): void {
+    this.fields.delete(name.toLowerCase());
+  }
+
+  writeHead(status: number, message?: string | Record<string, OutgoingHttpHeader>, more?: object): this {
+    const headers = typeof message === 'object' ? message : more;
+    if (typeof message === 'string') this.statusMessage = message;
+    this.statusCode = status;
+    for (const [k, v] of Object.entries(headers ?? {})) this.setHeader(k, v as OutgoingHttpHeader);
+    this.headersSent = true;
+    return this;
+  }
+
+  write(chunk: string | Uint8Array): boolean {
+    if (this.writableEnded || this.destroyed) return false;
+    this.headersSent = true;
+    this.chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    return true;
+  }
+
+  end(chunk?: string | Uint8Array | (() => void), cb?: () => void): this {
+    if (typeof chunk === 'function') [cb, chunk] = [chunk, undefined];
+    if (this.writableEnded) return this;
+    if (chunk !== undefined) this.write(chunk);
+    this.headersSent = true;
+    this.writableEnded = true;
+    if (!this.destroyed) {
+      this.writableFinished = true;
+      this.done(this);
+    }
+    // node emits them once the socket took the bytes: after this call, never inside it
+    process.nextTick(() => {
+      if (this.writableFinished) this.emit('finish');
+      this.close();
+      cb?.();
+    });
+    return this;
+  }
+
+  /** The client went away (its timeout or abort): the log line says `request aborted`. */
+  destroy(): this {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    process.nextTick(() => this.close());
+    return this;
+  }
+
+  setTimeout(): this {
+    return this;
+  }
+
+  flushHeaders(): void {
+    this.headersSent = true;
+  }
+
+  private closed = false;
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.emit('close');
+  }
+
+  /** The answer as the client reads it: node's `Date` added as its server adds it. */
+  answer(): InProcessResponse {
+    const status = this.statusCode;
+    const fields = this.fields;
+    // a 304 and a 204 carry no body, whatever was written (node drops it too)
+    const text = status === 304 || status === 204 ? '' : this.chunks.join('');
+    const date = fields.has('date') ? undefined : systemDate();
+    return {
+      status,
+      text,
+      headers: {
+        get(name: string): string | null {
+          const lower = name.toLowerCase();
+          if (lower === 'date' && date !== undefined) return date;
+          const f = fields.get(lower);
+          return f === undefined ? null : headerText(f[1]);
+        },
+      },
+    };
+  }
+}
+
+/** Where an in-process request may go: the API under the server's own base URL. Internal. */
+function apiPathOf(url: string, origin: string): string | undefined {
+  if (!url.startsWith(origin)) return undefined;
+  const path = url.slice(origin.length);
+  const after = path.charAt(7);
+  return path.startsWith('/api/v1') && (after === '' || after === '/' || after === '?') ? path : undefined;
+}
+
+/** The headers of a request as node's server gives them: names in lower case, `Host`, the body's length. Internal. */
+function incomingHeaders(r: InProcessRequest, host: string): Record<string, string> {
+  const out: Record<string, string> = { host };
+  for (const name in r.headers) out[name.toLowerCase()] = r.headers[name]!;
+  if (r.body !== undefined) out['content-length'] = String(Buffer.byteLength(r.body));
+  return out;
+}
+
+/** A transport into the server's own pipeline, and how many requests it carried. */
+export interface InProcessTransport {
+  (r: InProcessRequest): Promise<InProcessResponse>;
+  /** Requests handed to the pipeline so far (tests, the bench: the bots did not go back to HTTP). */
+  readonly served: number;
+}
+
+/**
+ * A client transport (client/transport.ts `Transport`) for the bots embedded in a server: each
+ * request is handed to the server's own request listener — the same front, request log,
+ * metrics, authentication by key, rate limits, validation, `Idempotency-Key`, commit-ack and
+ * error answers as over HTTP — with no socket, no HTTP parsing and no serialising of the
+ * response's head. It answers only URLs under `base` + `/api/v1` (the server's own API);
+ * anything else is refused, never sent elsewhere. A timeout or an abort rejects as the HTTP
+ * transport does, and the pipeline hears of it as of a client that went away.
+ *
+ * The listener runs in the async context in which the transport was made (the server's), not
+ * the calling bot's: what a bot's run holds in an `AsyncLocalStorage` (a plugin's scope, the
+ * step watchdog) stays out of the server's handling, as over a socket.
+ *
+ * @example
+ * const transport = inProcessTransport(listener, server.url);
+ * createClient({ baseUrl: server.url, apiKey, transport });
+ */
+export function inProcessTransport(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  base: string,
+): InProcessTransport {
+  const { origin, host } = new URL(base);
+  const dispatch = AsyncResource.bind((req: InProcessIncoming, res: CollectedResponse) =>
+    listener(req as unknown as IncomingMessage, res as unknown as ServerResponse),
+  );
+  let served = 0;
+  const send = (r: InProcessRequest): Promise<InProcessResponse> => {
+    const path = apiPathOf(r.url, origin);
+    if (path === undefined)
+      return Promise.reject(new TypeError(`in-process transport: ${r.url} is not under ${origin}/api/v1`));
+    if (r.signal?.aborted) return Promise.reject(r.signal.reason);
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (err: unknown, answer?: InProcessResponse) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        r.signal?.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(answer!);
+      };
+      const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host), r.body);
+      const res = new CollectedResponse(req, (done) => finish(undefined, done.answer()));
+      const gone = (err: Error) => {
+        res.destroy();
+        finish(err);
+      };
+      const timer = setTimeout(() => gone(new Error(`no answer within ${r.timeoutMs} ms`)), r.timeoutMs);
+      const onAbort = () => gone(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
+      r.signal?.addEventListener('abort', onAbort, { once: true });
+      served++;
+      try {
+        dispatch(req, res);
+      } catch (err) {
+        gone(err as Error);
+      }
+    });
+  };
+  return Object.defineProperty(send, 'served', { get: () => served }) as InProcessTransport;
+}
