@@ -308,7 +308,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     stopHousekeeping();
     await services.stop();
     scheduler.stop();
-    await edge.close(options.shutdownGraceMs ?? 30_000);
+    // the embedded bots' requests in process are waited for as the connections' are
+    const grace = options.shutdownGraceMs ?? 30_000;
+    await Promise.all([edge.close(grace), ctx.inProcess?.idle(grace)]);
     await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
     try {
       await keyUsage.flush(store);

@@ -70,7 +70,7 @@ class InProcessIncoming extends Readable {
   override _read(): void {}
 }
 
-/** `Date` as node's server sends it: the system clock's UTC string, made once a second. Internal. */
+/** `Date` as node's server sends it: the system clock's UTC string, made once a second. */
 let dateSecond = Number.NaN;
 let dateText = '';
 function systemDate(): string {
@@ -79,6 +79,9 @@ function systemDate(): string {
   if (s !== dateSecond) [dateSecond, dateText] = [s, new Date(now).toUTCString()];
   return dateText;
 }
+
+/** The headers `writeHead` may be given. Internal. */
+type Headers_ = Record<string, OutgoingHttpHeader>;
 
 /** A header value as node's client reads it (a list joined with ", "). Internal. */
 function headerText(v: OutgoingHttpHeader): string {
@@ -112,7 +115,7 @@ class CollectedResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: OutgoingHttpHeader): this {
-    if (this.headersSent) throw new Error(`Cannot set header ${name} after the answer started (in-process)`);
+    if (this.headersSent) throw new Error(`Cannot set header ${name}: the answer started`);
     this.fields.set(name.toLowerCase(), [name, value]);
     return this;
   }
@@ -144,7 +147,7 @@ class CollectedResponse extends EventEmitter {
     this.fields.delete(name.toLowerCase());
   }
 
-  writeHead(status: number, message?: string | Record<string, OutgoingHttpHeader>, more?: object): this {
+  writeHead(status: number, message?: string | Headers_, more?: Headers_): this {
     const headers = typeof message === 'object' ? message : more;
     if (typeof message === 'string') this.statusMessage = message;
     this.statusCode = status;
@@ -229,10 +232,14 @@ function apiPathOf(url: string, origin: string): string | undefined {
   if (!url.startsWith(origin)) return undefined;
   const path = url.slice(origin.length);
   const after = path.charAt(7);
-  return path.startsWith('/api/v1') && (after === '' || after === '/' || after === '?') ? path : undefined;
+  const whole = after === '' || after === '/' || after === '?';
+  return path.startsWith('/api/v1') && whole ? path : undefined;
 }
 
-/** The headers of a request as node's server gives them: names in lower case, `Host`, the body's length. Internal. */
+/**
+ * The headers of a request as node's server gives them: names in lower case, `Host`, the
+ * body's length. Internal.
+ */
 function incomingHeaders(r: InProcessRequest, host: string): Record<string, string> {
   const out: Record<string, string> = { host };
   for (const name in r.headers) out[name.toLowerCase()] = r.headers[name]!;
@@ -243,8 +250,13 @@ function incomingHeaders(r: InProcessRequest, host: string): Record<string, stri
 /** A transport into the server's own pipeline, and how many requests it carried. */
 export interface InProcessTransport {
   (r: InProcessRequest): Promise<InProcessResponse>;
-  /** Requests handed to the pipeline so far (tests, the bench: the bots did not go back to HTTP). */
+  /** Requests handed to the pipeline so far (tests: the bots did not go back to HTTP). */
   readonly served: number;
+  /**
+   * Resolves once no request is open (each answered, or its caller gone), at most `ms` later: a
+   * server closing waits for its bots' requests as for its connections' before the store closes.
+   */
+  idle(ms: number): Promise<void>;
 }
 
 /**
@@ -269,14 +281,31 @@ export function inProcessTransport(
   base: string,
 ): InProcessTransport {
   const { origin, host } = new URL(base);
+  const api = `${origin}/api/v1`;
   const dispatch = AsyncResource.bind((req: InProcessIncoming, res: CollectedResponse) =>
     listener(req as unknown as IncomingMessage, res as unknown as ServerResponse),
   );
   let served = 0;
+  let open = 0;
+  let waiters: Array<() => void> = [];
+  const closed = () => {
+    if (--open > 0 || waiters.length === 0) return;
+    for (const w of waiters) w();
+    waiters = [];
+  };
+  const idle = (ms: number) =>
+    open === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          waiters.push(() => (clearTimeout(timer), resolve()));
+        });
   const send = (r: InProcessRequest): Promise<InProcessResponse> => {
     const path = apiPathOf(r.url, origin);
-    if (path === undefined)
-      return Promise.reject(new TypeError(`in-process transport: ${r.url} is not under ${origin}/api/v1`));
+    if (path === undefined) {
+      const err = new TypeError(`in-process transport: ${r.url} is not under ${api}`);
+      return Promise.reject(err);
+    }
     if (r.signal?.aborted) return Promise.reject(r.signal.reason);
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -294,10 +323,17 @@ export function inProcessTransport(
         res.destroy();
         finish(err);
       };
-      const timer = setTimeout(() => gone(new Error(`no answer within ${r.timeoutMs} ms`)), r.timeoutMs);
-      const onAbort = () => gone(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
+      const late = () => gone(new Error(`no answer within ${r.timeoutMs} ms`));
+      const timer = setTimeout(late, r.timeoutMs);
+      const reason = () => {
+        const why: unknown = r.signal?.reason;
+        return why instanceof Error ? why : new Error('aborted');
+      };
+      const onAbort = () => gone(reason());
       r.signal?.addEventListener('abort', onAbort, { once: true });
       served++;
+      open++;
+      res.once('close', closed);
       try {
         dispatch(req, res);
       } catch (err) {
@@ -305,5 +341,6 @@ export function inProcessTransport(
       }
     });
   };
-  return Object.defineProperty(send, 'served', { get: () => served }) as InProcessTransport;
+  Object.defineProperty(send, 'served', { get: () => served });
+  return Object.assign(send, { idle }) as InProcessTransport;
 }

@@ -214,6 +214,13 @@ describe('the in-process transport answers as HTTP does', () => {
     const h = await send(nodeTransport, `${base}/me`, { key: ivy.key });
     const httpLine = lines.find((l) => (l.req as { id?: string } | undefined)?.id === h.requestId);
     expect((httpLine?.req as Record<string, unknown>).transport).toBeUndefined();
+    // the HTTP transport declares its body's length (not chunked): the server's short way to read it
+    const body = { recipient_pin: 'x', content: 'hi' };
+    const post = await send(nodeTransport, `${base}/messages/send`, { key: ivy.key, body });
+    const postLine = lines.find((l) => (l.req as { id?: string } | undefined)?.id === post.requestId);
+    const sentHeaders = (postLine?.req as { headers: Record<string, string> }).headers;
+    expect(sentHeaders['content-length']).toBe(String(JSON.stringify(body).length));
+    expect(sentHeaders['transfer-encoding']).toBeUndefined();
   });
 
   it('refuses a URL that is not its server API, and an aborted request, sending nothing', async () => {
