@@ -106,6 +106,8 @@ class CollectedResponse extends EventEmitter {
   constructor(
     readonly req: InProcessIncoming,
     private readonly done: (res: CollectedResponse) => void,
+    /** The server cut the answer short (its error answer after the head was sent). */
+    private readonly cut: () => void,
   ) {
     super();
   }
@@ -182,10 +184,15 @@ class CollectedResponse extends EventEmitter {
     return this;
   }
 
-  /** The client went away (its timeout or abort): the log line says `request aborted`. */
+  /**
+   * The answer is cut short: the client went away (its timeout or abort), or the server gave
+   * up on an answer already started — the client gets `socket hang up` as over HTTP. The log
+   * line says `request aborted`.
+   */
   destroy(): this {
     if (this.destroyed) return this;
     this.destroyed = true;
+    if (!this.writableEnded) this.cut();
     process.nextTick(() => this.close());
     return this;
   }
@@ -318,10 +325,12 @@ export function inProcessTransport(
         else resolve(answer!);
       };
       const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host), r.body);
-      const res = new CollectedResponse(req, (done) => finish(undefined, done.answer()));
+      const answered = (done: CollectedResponse) => finish(undefined, done.answer());
+      const res = new CollectedResponse(req, answered, () => finish(new Error('socket hang up')));
+      // the caller's error first: the pipeline then hears that its client went away
       const gone = (err: Error) => {
-        res.destroy();
         finish(err);
+        res.destroy();
       };
       const late = () => gone(new Error(`no answer within ${r.timeoutMs} ms`));
       const timer = setTimeout(late, r.timeoutMs);

@@ -12,6 +12,7 @@ import { createUser, Users } from '../../src/domain/users/users.js';
 import { Messages } from '../../src/domain/messaging/collections.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { metrics } from '../../src/telemetry/metrics.js';
+import { inProcessTransport } from '../../src/api/in-process.js';
 import { tempDir } from '../helpers/api.js';
 
 /** A logger whose lines the test reads. */
@@ -291,3 +292,51 @@ async function waitFor<T>(f: () => T | undefined): Promise<T> {
   }
   throw new Error(`timed out`);
 }
+
+describe('the in-process transport when an answer does not come whole', () => {
+  const req = { url: 'http://127.0.0.1:1/api/v1/me', method: 'GET', headers: {}, timeoutMs: 10_000 };
+
+  it('a response the server cuts short after its head fails as over HTTP (socket hang up)', async () => {
+    const t = inProcessTransport((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.write('{"par');
+      res.destroy();
+    }, 'http://127.0.0.1:1');
+    await expect(t(req)).rejects.toThrow('socket hang up');
+  });
+
+  it('no answer within the timeout rejects, and the server hears the client went away', async () => {
+    let closed = false;
+    const t = inProcessTransport((_req, res) => {
+      res.on('close', () => (closed = true));
+    }, 'http://127.0.0.1:1');
+    await expect(t({ ...req, timeoutMs: 20 })).rejects.toThrow('no answer within 20 ms');
+    await t.idle(1000);
+    expect(closed).toBe(true);
+  });
+
+  it('the body arrives as a stream, with its declared length; idle waits for the answer', async () => {
+    let answer: (() => void) | undefined;
+    const t = inProcessTransport((r, res) => {
+      let body = '';
+      r.setEncoding('utf8');
+      r.on('data', (c: string) => (body += c));
+      r.on('end', () => {
+        answer = () => {
+          res.statusCode = 201;
+          res.end(JSON.stringify({ got: body, length: r.headers['content-length'] }));
+        };
+      });
+    }, 'http://127.0.0.1:1');
+    const pending = t({ ...req, method: 'POST', body: '{"é":1}' });
+    let idle = false;
+    const waiting = t.idle(5000).then(() => (idle = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(idle).toBe(false);
+    answer!();
+    const res = await pending;
+    await waiting;
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.text)).toEqual({ got: '{"é":1}', length: '8' });
+  });
+});
