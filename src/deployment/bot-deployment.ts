@@ -19,7 +19,12 @@ import { botKeysDir } from '../util/data-dir.js';
  * What a BotHost inside a server is given: the embedded server, where bots keep what they keep,
  * and (on a database) their placement. */
 export interface EmbeddedHostDeps {
-  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed; transport?: InProcessTransport };
+  embedded: {
+    url: string;
+    identity: IdentityProvider;
+    changes?: ChangeFeed;
+    transport?: InProcessTransport;
+  };
   storage: BotStorage;
   placement?: BotPlacement;
 }

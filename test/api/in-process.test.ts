@@ -15,6 +15,9 @@ import { metrics } from '../../src/telemetry/metrics.js';
 import { inProcessTransport } from '../../src/api/in-process.js';
 import { tempDir } from '../helpers/api.js';
 
+/** The request id of a log line, if it is a request's. */
+const idOf = (l: Record<string, unknown>) => (l.req as { id?: string } | undefined)?.id;
+
 /** A logger whose lines the test reads. */
 function logLines() {
   const lines: Array<Record<string, unknown> & { msg: string }> = [];
@@ -43,7 +46,10 @@ async function send(
   url: string,
   o: { method?: string; key?: string; body?: unknown; headers?: Record<string, string> } = {},
 ) {
-  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'pinbot-client' };
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    'User-Agent': 'pinbot-client',
+  };
   if (o.key) headers['X-API-Key'] = o.key;
   const body = o.body === undefined ? undefined : JSON.stringify(o.body);
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -54,7 +60,8 @@ async function send(
     body,
     timeoutMs: 10_000,
   });
-  const read = Object.fromEntries(READ.map((h) => [h, res.headers.get(h)]).filter(([, v]) => v !== null));
+  const pairs = READ.map((h) => [h, res.headers.get(h)] as const);
+  const read = Object.fromEntries(pairs.filter(([, v]) => v !== null));
   return {
     status: res.status,
     body: res.text === '' ? undefined : (JSON.parse(res.text) as Record<string, unknown>),
@@ -89,7 +96,11 @@ describe('the in-process transport answers as HTTP does', () => {
     tmp = tempDir();
     // windows of an hour: the virtual clock does not move, nothing resets during the test
     const config = configFrom({
-      rate_limits: { enabled: true, general: { limit: 50, window: '1h' }, messages: { limit: 3, window: '1h' } },
+      rate_limits: {
+        enabled: true,
+        general: { limit: 50, window: '1h' },
+        messages: { limit: 3, window: '1h' },
+      },
     });
     server = await startServer({
       dataDir: tmp.dir,
@@ -108,7 +119,7 @@ describe('the in-process transport answers as HTTP does', () => {
     tmp?.cleanup();
   });
 
-  it('GET /me: the same status, body and headers, counted in the same rate-limit window', async () => {
+  it('GET /me: the same status, body and headers, counted in one rate-limit window', async () => {
     const alice = await user('Alice');
     const overHttp = await send(nodeTransport, `${base}/me`, { key: alice.key });
     const inProc = await send(inProcess, `${base}/me`, { key: alice.key });
@@ -149,7 +160,10 @@ describe('the in-process transport answers as HTTP does', () => {
   it('rate limits: one budget over both, 429 with Retry-After and the same body', async () => {
     const carol = await user('Carol');
     const dave = await user('Dave');
-    const to = (n: number) => ({ key: carol.key, body: { recipient_pin: dave.user.pin_code, content: `m${n}` } });
+    const to = (n: number) => ({
+      key: carol.key,
+      body: { recipient_pin: dave.user.pin_code, content: `m${n}` },
+    });
     expect((await send(nodeTransport, `${base}/messages/send`, to(1))).status).toBe(201);
     expect((await send(inProcess, `${base}/messages/send`, to(2))).status).toBe(201);
     expect((await send(nodeTransport, `${base}/messages/send`, to(3))).status).toBe(201);
@@ -182,7 +196,8 @@ describe('the in-process transport answers as HTTP does', () => {
     expect(same(await send(inProcess, `${base}/messages/send`, other))).toEqual(
       same(await send(nodeTransport, `${base}/messages/send`, other)),
     );
-    const sent = [...server.store.read.col(Messages).all()].filter((m) => m.sender_id === erin.user.id);
+    const all = [...server.store.read.col(Messages).all()];
+    const sent = all.filter((m) => m.sender_id === erin.user.id);
     expect(sent.map((m) => m.content)).toEqual(['once']);
   });
 
@@ -196,7 +211,7 @@ describe('the in-process transport answers as HTTP does', () => {
     expect(api.http.lastDate).toBe('Sat, 21 Nov 2026 12:00:00 GMT');
   });
 
-  it('logs each request as HTTP does, marked transport: in-process, and counts it in the metrics', async () => {
+  it('logs each request as HTTP does, marked in-process; the metrics count it', async () => {
     const ivy = await user('Ivy');
     const cell = metrics.httpRequests.cell('/api/v1/me', 'GET', '200');
     const before = cell.value;
@@ -205,31 +220,38 @@ describe('the in-process transport answers as HTTP does', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(cell.value).toBe(before + 1);
     expect(server.inProcess!.served).toBe(served + 1);
-    const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === r.requestId);
+    const line = lines.find((l) => idOf(l) === r.requestId);
     expect(line).toMatchObject({
       msg: 'request completed',
-      req: { method: 'GET', url: '/api/v1/me', transport: 'in-process', headers: { 'x-api-key': '[redacted]' } },
+      req: {
+        method: 'GET',
+        url: '/api/v1/me',
+        transport: 'in-process',
+        headers: { 'x-api-key': '[redacted]' },
+      },
       res: { statusCode: 200 },
       user_id: ivy.user.id,
     });
     const h = await send(nodeTransport, `${base}/me`, { key: ivy.key });
-    const httpLine = lines.find((l) => (l.req as { id?: string } | undefined)?.id === h.requestId);
+    const httpLine = lines.find((l) => idOf(l) === h.requestId);
     expect((httpLine?.req as Record<string, unknown>).transport).toBeUndefined();
-    // the HTTP transport declares its body's length (not chunked): the server's short way to read it
+    // the HTTP transport declares its body's length (not chunked): the server's short way
     const body = { recipient_pin: 'x', content: 'hi' };
     const post = await send(nodeTransport, `${base}/messages/send`, { key: ivy.key, body });
-    const postLine = lines.find((l) => (l.req as { id?: string } | undefined)?.id === post.requestId);
+    const postLine = lines.find((l) => idOf(l) === post.requestId);
     const sentHeaders = (postLine?.req as { headers: Record<string, string> }).headers;
     expect(sentHeaders['content-length']).toBe(String(JSON.stringify(body).length));
     expect(sentHeaders['transfer-encoding']).toBeUndefined();
   });
 
-  it('refuses a URL that is not its server API, and an aborted request, sending nothing', async () => {
+  it('refuses a URL not of its server API, and an aborted request, sending nothing', async () => {
     const served = server.inProcess!.served;
     const req = { method: 'GET', headers: {}, timeoutMs: 1000 };
-    await expect(inProcess({ ...req, url: 'http://example.com/api/v1/me' })).rejects.toThrow(/not under/);
+    const elsewhere = 'http://example.com/api/v1/me';
+    await expect(inProcess({ ...req, url: elsewhere })).rejects.toThrow(/not under/);
     await expect(inProcess({ ...req, url: `${server.url}/metrics` })).rejects.toThrow(/not under/);
-    await expect(inProcess({ ...req, url: `${server.url}/api/v10/me` })).rejects.toThrow(/not under/);
+    const v10 = `${server.url}/api/v10/me`;
+    await expect(inProcess({ ...req, url: v10 })).rejects.toThrow(/not under/);
     const signal = AbortSignal.abort(new Error('stopped'));
     await expect(inProcess({ ...req, url: `${base}/me`, signal })).rejects.toThrow('stopped');
     expect(server.inProcess!.served).toBe(served);
@@ -255,11 +277,16 @@ describe('embedded bots reach their server in process', () => {
         '      - reply: "echo {{ event.content }}"\n',
     );
     const { lines, log } = logLines();
-    const config = configFrom({ bots: { dir: botsDir, enabled: true }, rate_limits: { enabled: true } });
-    server = await startServer({ dataDir: join(tmp.dir, 'data'), config, host: '127.0.0.1', port: 0, log });
+    const config = configFrom({
+      bots: { dir: botsDir, enabled: true },
+      rate_limits: { enabled: true },
+    });
+    const dataDir = join(tmp.dir, 'data');
+    server = await startServer({ dataDir, config, host: '127.0.0.1', port: 0, log });
     let overHttp = 0;
     server.http.on('request', () => overHttp++);
-    const echo = await waitFor(() => [...server.store.read.col(Users).all()].find((u) => u.display_name === 'Echo'));
+    const users = () => [...server.store.read.col(Users).all()];
+    const echo = await waitFor(() => users().find((u) => u.display_name === 'Echo'));
     const { key } = await server.store.transaction((tx) => {
       const u = createUser(tx, server.env, { name: 'Jo' });
       return { key: createKey(tx, server.env, u.id).api_key };
@@ -270,13 +297,16 @@ describe('embedded bots reach their server in process', () => {
     // the person writes in process too: any HTTP request now would be the bot's
     const jo = createClient({ baseUrl: server.url, apiKey: key, transport: server.inProcess! });
     await jo.messages.send({ recipient_pin: echo.pin_code, content: 'ping' });
-    await waitFor(() =>
-      [...server.store.read.col(Messages).all()].find((m) => m.sender_id === echo.id && m.content === 'echo ping'),
-    );
+    const messages = () => [...server.store.read.col(Messages).all()];
+    type Sent = { sender_id: string; content: string };
+    const reply = (m: Sent) => m.sender_id === echo.id && m.content === 'echo ping';
+    await waitFor(() => messages().find(reply));
     expect(overHttp).toBe(0);
     // the bot's poll and its reply at least, besides the person's send
     expect(server.inProcess!.served - servedBefore).toBeGreaterThanOrEqual(3);
-    const botLines = lines.filter((l) => l.user_id === echo.id && (l.req as { transport?: string })?.transport);
+    type Line = (typeof lines)[number];
+    const inProc = (l: Line) => (l.req as { transport?: string } | undefined)?.transport;
+    const botLines = lines.filter((l) => l.user_id === echo.id && inProc(l) === 'in-process');
     expect(botLines.length).toBeGreaterThan(0);
     // the counter sees an HTTP request when there is one
     await send(nodeTransport, `${server.url}/api/v1/me`, { key });
@@ -286,7 +316,8 @@ describe('embedded bots reach their server in process', () => {
 
 /** Polls `f` every 20 ms until it gives something (at most 10 s). */
 async function waitFor<T>(f: () => T | undefined): Promise<T> {
-  for (const end = Date.now() + 10_000; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
+  const pause = () => new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 10_000; Date.now() < end; await pause()) {
     const v = f();
     if (v !== undefined) return v;
   }
@@ -294,9 +325,10 @@ async function waitFor<T>(f: () => T | undefined): Promise<T> {
 }
 
 describe('the in-process transport when an answer does not come whole', () => {
-  const req = { url: 'http://127.0.0.1:1/api/v1/me', method: 'GET', headers: {}, timeoutMs: 10_000 };
+  const url = 'http://127.0.0.1:1/api/v1/me';
+  const req = { url, method: 'GET', headers: {}, timeoutMs: 10_000 };
 
-  it('a response the server cuts short after its head fails as over HTTP (socket hang up)', async () => {
+  it('a response cut short after its head fails as over HTTP (socket hang up)', async () => {
     const t = inProcessTransport((_req, res) => {
       res.setHeader('Content-Type', 'application/json');
       res.write('{"par');
@@ -305,7 +337,7 @@ describe('the in-process transport when an answer does not come whole', () => {
     await expect(t(req)).rejects.toThrow('socket hang up');
   });
 
-  it('no answer within the timeout rejects, and the server hears the client went away', async () => {
+  it('no answer within the timeout rejects; the server hears the client went away', async () => {
     let closed = false;
     const t = inProcessTransport((_req, res) => {
       res.on('close', () => (closed = true));
@@ -315,7 +347,7 @@ describe('the in-process transport when an answer does not come whole', () => {
     expect(closed).toBe(true);
   });
 
-  it('the body arrives as a stream, with its declared length; idle waits for the answer', async () => {
+  it('the body comes as a stream with its declared length; idle waits for the answer', async () => {
     let answer: (() => void) | undefined;
     const t = inProcessTransport((r, res) => {
       let body = '';

@@ -66,12 +66,13 @@ export type RequestRecorder = (req: IncomingMessage, status: number, ms: number)
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
  * else a UUID), echoes it in `X-Request-Id`, and writes one line per finished request:
  * `{ req: { id, method, url, headers, other_headers?, transport? }, res: { statusCode },
- * responseTime, user_id }` (`transport: 'in-process'` for an embedded bot's) at `error` for 5xx, `info` for 4xx, `debug` otherwise (successes show with
- * `log.level: debug`). Only allow-listed header values are written, cut short; keys are
- * redacted from them and from the URL. Lines of quiet calls (`call.quiet`) are counted and
- * summed up in one `request lines not written` line before the next written one. `record`, when
- * given, hears of every finished request, whatever the log level. Returns the function the
- * edge calls once per request (api/edge/front.ts).
+ * responseTime, user_id }` (`transport: 'in-process'` for an embedded bot's) at `error` for
+ * 5xx, `info` for 4xx, `debug` otherwise (successes show with `log.level: debug`). Only
+ * allow-listed header values are written, cut short; keys are redacted from them and from the
+ * URL. Lines of quiet calls (`call.quiet`) are counted and summed up in one `request lines not
+ * written` line before the next written one. `record`, when given, hears of every finished
+ * request, whatever the log level. Returns the function the edge calls once per request
+ * (api/edge/front.ts).
  *
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU

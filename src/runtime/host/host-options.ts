@@ -24,7 +24,12 @@ export interface HostOptions {
    * `changes`, its bots are woken by the changes that concern them; with `transport`, their
    * requests go to it in process (no socket), with the same answers as over HTTP.
    */
-  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed; transport?: Transport };
+  embedded?: {
+    url: string;
+    identity: IdentityProvider;
+    changes?: ChangeFeed;
+    transport?: Transport;
+  };
   /** Where each bot keeps its state, its traces, and hears of pushes queued elsewhere (one question per bot). */
   storage: BotStorage;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */
