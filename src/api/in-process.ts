@@ -254,6 +254,9 @@ function incomingHeaders(r: InProcessRequest, host: string): Record<string, stri
   return out;
 }
 
+/** Node's request listener, as the pipeline (and an observer) takes a request. Internal. */
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
 /** A transport into the server's own pipeline, and how many requests it carried. */
 export interface InProcessTransport {
   (r: InProcessRequest): Promise<InProcessResponse>;
@@ -264,6 +267,11 @@ export interface InProcessTransport {
    * server closing waits for its bots' requests as for its connections' before the store closes.
    */
   idle(ms: number): Promise<void>;
+  /**
+   * Calls `fn` with every request handed over from now on, before the pipeline has it — as the
+   * HTTP server's `request` event does (the scenario coverage counts requests by it).
+   */
+  observe(fn: Listener): void;
 }
 
 /**
@@ -283,10 +291,7 @@ export interface InProcessTransport {
  * const transport = inProcessTransport(listener, server.url);
  * createClient({ baseUrl: server.url, apiKey, transport });
  */
-export function inProcessTransport(
-  listener: (req: IncomingMessage, res: ServerResponse) => void,
-  base: string,
-): InProcessTransport {
+export function inProcessTransport(listener: Listener, base: string): InProcessTransport {
   const { origin, host } = new URL(base);
   const api = `${origin}/api/v1`;
   const dispatch = AsyncResource.bind((req: InProcessIncoming, res: CollectedResponse) =>
@@ -294,6 +299,7 @@ export function inProcessTransport(
   );
   let served = 0;
   let open = 0;
+  const observers: Listener[] = [];
   let waiters: Array<() => void> = [];
   const closed = () => {
     if (--open > 0 || waiters.length === 0) return;
@@ -344,6 +350,9 @@ export function inProcessTransport(
       open++;
       res.once('close', closed);
       try {
+        const nodeReq = req as unknown as IncomingMessage;
+        const nodeRes = res as unknown as ServerResponse;
+        for (const fn of observers) fn(nodeReq, nodeRes);
         dispatch(req, res);
       } catch (err) {
         gone(err as Error);
@@ -351,5 +360,6 @@ export function inProcessTransport(
     });
   };
   Object.defineProperty(send, 'served', { get: () => served });
-  return Object.assign(send, { idle }) as InProcessTransport;
+  const observe = (fn: Listener) => void observers.push(fn);
+  return Object.assign(send, { idle, observe }) as InProcessTransport;
 }
