@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from './api/errors.js';
+import { type InProcessTransport, inProcessTransport } from './api/in-process.js';
 import type { Config } from './config/schema.js';
 import { traceRequests } from './telemetry/http-tracing.js';
 import { tracingOn } from './telemetry/tracing.js';
@@ -72,4 +73,14 @@ export function createHttpServer(app: RequestListener, server: Config['server'])
   http.maxConnections = server.max_connections;
   http.on('clientError', answerClientError);
   return http;
+}
+
+/**
+ * The server's API in process for its embedded bots (api/in-process.ts): `app` as the HTTP server
+ * runs it — a server span per request while tracing is on — reached without a socket at `url`.
+ *
+ * @example ctx.inProcess = inProcessServer(listener, url);
+ */
+export function inProcessServer(app: RequestListener, url: string): InProcessTransport {
+  return inProcessTransport(tracingOn() ? traceRequests(app) : app, url);
 }

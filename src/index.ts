@@ -10,4 +10,5 @@ export { createClient, type Client, type ClientOptions, type ReadOptions } from 
 export { ApiRequestError, UnauthorizedError, TransientError, isTransient } from './client/errors.js';
 export { createRateBudget, type RateBudget, type RateBudgetOptions, type RequestKind } from './client/rate-budget.js';
 export type { RetryOptions } from './client/http.js';
+export type { RawRequest, RawResponse, Transport } from './client/transport.js';
 export type * from './client/types.js';

@@ -11,7 +11,7 @@ import { loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { DomainEnv } from './domain/env.js';
 import { KeyUsage } from './domain/users/keys.js';
-import { createHttpServer } from './http-server.js';
+import { createHttpServer, inProcessServer } from './http-server.js';
 import { createLogger } from './log.js';
 import { ListenError, PortInUseError } from './server-errors.js';
 import { defaultServices } from './services/index.js';
@@ -286,6 +286,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log,
     dataDir: options.dataDir,
     url,
+    // the embedded bots' requests: the same pipeline as `listener`, without a socket
+    inProcess: inProcessServer(listener, url),
     registry,
     dryRun: options.dryRun === true,
     mount,
@@ -309,7 +311,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     stopHousekeeping();
     await services.stop();
     scheduler.stop();
-    await edge.close(options.shutdownGraceMs ?? 30_000);
+    // the embedded bots' requests in process are waited for as the connections' are
+    const grace = options.shutdownGraceMs ?? 30_000;
+    await Promise.all([edge.close(grace), ctx.inProcess?.idle(grace)]);
     await new Promise<void>((resolve) => (admin ? admin.close(() => resolve()) : resolve()));
     try {
       await keyUsage.flush(store);

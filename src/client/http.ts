@@ -27,6 +27,11 @@ export interface HttpOptions {
   timeoutMs?: number;
   /** Send requests with this fetch instead of node:http (other runtimes, tests). */
   fetch?: typeof fetch;
+  /**
+   * Send requests with this transport instead (a bot embedded in the server: the server's own
+   * pipeline, in process, api/in-process.ts); before `fetch`.
+   */
+  transport?: Transport;
   sleep?: SleepFn;
   /**
    * Who this client polls for (a bot's name): clients sharing a budget get fair shares of its
@@ -124,7 +129,7 @@ export class Http {
     this.base = trimmed.endsWith('/api/v1') ? trimmed : `${trimmed}/api/v1`;
     this.shared = opts.budget ?? createRateBudget({ sleep: opts.sleep });
     this.retry = { attempts: 5, baseMs: 500, capMs: 30_000, max429: 10, ...opts.retry };
-    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeTransport;
+    this.transport = opts.transport ?? (opts.fetch ? fetchTransport(opts.fetch) : nodeTransport);
     this.sleep = opts.sleep ?? realSleep;
   }
 

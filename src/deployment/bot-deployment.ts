@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type pg from 'pg';
+import type { InProcessTransport } from '../api/in-process.js';
 import { systemClock } from '../clock/clock.js';
 import type { DomainEnv } from '../domain/env.js';
 import type { BotPlacement, BotStorage, ChangeFeed, IdentityProvider } from '../runtime/index.js';
@@ -18,7 +19,12 @@ import { botKeysDir } from '../util/data-dir.js';
  * What a BotHost inside a server is given: the embedded server, where bots keep what they keep,
  * and (on a database) their placement. */
 export interface EmbeddedHostDeps {
-  embedded: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  embedded: {
+    url: string;
+    identity: IdentityProvider;
+    changes?: ChangeFeed;
+    transport?: InProcessTransport;
+  };
   storage: BotStorage;
   placement?: BotPlacement;
 }
@@ -36,6 +42,8 @@ interface Embedding {
   commits: CommitFeed;
   env: DomainEnv;
   url: string;
+  /** The server's pipeline in process: its bots' requests need no socket (a remote bot's do). */
+  transport?: InProcessTransport;
   stateDir: string;
 }
 
@@ -53,6 +61,7 @@ export function fileHostDeps(o: Embedding): EmbeddedHostDeps {
       url: o.url,
       identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir) }),
       changes: userChanges(o.commits),
+      transport: o.transport,
     },
     storage: fileBotStorage({ embedded: o.store, stateDir: o.stateDir }),
   };
@@ -82,6 +91,7 @@ export function sharedHostDeps(
       url: o.url,
       identity: embeddedIdentity({ store: o.store, env: o.env, keysDir: botKeysDir(o.stateDir), vault }),
       changes: userChanges(o.commits),
+      transport: o.transport,
     },
     storage: sharedBotStorage({
       store: o.store,

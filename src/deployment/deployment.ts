@@ -1,3 +1,4 @@
+import type { InProcessTransport } from '../api/in-process.js';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
@@ -17,6 +18,11 @@ export interface BotDeploymentOptions {
   env: DomainEnv;
   /** Base URL of the embedded server. */
   url: string;
+  /**
+   * The embedded server's pipeline in process (api/in-process.ts): its bots' requests go there
+   * with no socket. Without it they go to `url` over HTTP.
+   */
+  transport?: InProcessTransport;
   /** `DATA/bots`: key files, trace files, remote bots' state. */
   stateDir: string;
   /** How this process takes part in placing bots (used on a shared database only). */

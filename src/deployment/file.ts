@@ -37,7 +37,7 @@ export async function fileDeployment(o: DeploymentOptions): Promise<Deployment> 
     commits,
     clock,
     scheduler: createScheduler(clock),
-    botHostDeps: (b) => fileHostDeps({ store, commits, env: b.env, url: b.url, stateDir: b.stateDir }),
+    botHostDeps: (b) => fileHostDeps({ ...b, store, commits }),
     storedTraces: async (name, limit) => tracesFromFiles(stateDir, name, limit),
     close: () => store.close(),
   };

@@ -88,6 +88,7 @@ export async function postgresDeployment(o: DeploymentOptions): Promise<Deployme
         commits,
         env: b.env,
         url: b.url,
+        transport: b.transport,
         stateDir: b.stateDir,
         db: { pool, schema },
         lease: b.lease,

@@ -31,7 +31,7 @@ export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean
     users: nullProto(Object.entries(sc.users).map(([n, u]) => [n, { balance: u.balance, contacts: u.contacts }])),
     ...(coverage ? { hostOptions: { onTrace: (t) => coverage.trace(t) } } : {}),
   });
-  coverage?.attach(world.server.http);
+  coverage?.attach(world.server.http, world.server.inProcess);
   const clock = world.clock;
   // a seeded run's ids carry the scenario's time (util/random.ts)
   const seeded = seededSource();
@@ -88,7 +88,7 @@ export async function embeddedTarget(sc: LoadedScenario, o: { coverage?: boolean
     // the world restarts its server on the same data directory and clock, and its bots
     async restart() {
       await world.restart();
-      coverage?.attach(world.server.http);
+      coverage?.attach(world.server.http, world.server.inProcess);
     },
     async events(kind) {
       if (seen !== changes) cache.clear();

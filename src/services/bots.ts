@@ -105,6 +105,8 @@ export function createBotsService(): ServerService {
       const deps = ctx.deployment.botHostDeps({
         env: ctx.env,
         url: ctx.url,
+        // the bots' requests go to this server in process, with the same answers as over HTTP
+        transport: ctx.inProcess,
         stateDir,
         lease: { log, ttlMs: parseDuration(config.bots.lease_ttl) ?? 15_000 },
       });

@@ -1,3 +1,4 @@
+import type { InProcessTransport } from '../api/in-process.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CommandTable } from '../admin/commands.js';
@@ -20,6 +21,11 @@ export interface ServerContext {
   dataDir: string;
   /** Base URL of this server once it listens. */
   url: string;
+  /**
+   * This server's API in process (api/in-process.ts): a client transport into its own request
+   * pipeline, with no socket; its embedded bots use it. Absent where there is no server.
+   */
+  inProcess?: InProcessTransport;
   /** The triggers, conditions, actions and sources of this project (built-ins and plugins), frozen. */
   registry: ProjectRegistry;
   /** Every bot is a dry run (`serve --dry-run`). */

@@ -222,7 +222,12 @@ async function startParts(o: TestWorldOptions): Promise<Parts> {
   const stateDir = join(dataDir, DATA_DIR.bots);
   const botHost = () =>
     new BotHost({
-      ...p.server.deployment.botHostDeps({ env: p.server.env, url: p.server.url, stateDir }),
+      ...p.server.deployment.botHostDeps({
+        env: p.server.env,
+        url: p.server.url,
+        transport: p.server.inProcess,
+        stateDir,
+      }),
       registry,
       log,
       clock,

@@ -94,9 +94,12 @@ describe('transfer.accepted, transfer.declined, balance.changed', () => {
     await w.host.start();
     await w.host.runner('watcher')!.started;
     const me = w.botUser('watcher');
+    // the baseline (0), read before the grant: the bot's first poll may come before or after
+    // it (an embedded bot's requests are served in process, at once), so the test makes it come first
+    await w.poll('watcher');
     const { grantMoney } = await import('../../src/domain/wallet/grants.js');
     await w.server.store.transaction((tx) => grantMoney(tx, w.server.env, me.id, 1000));
-    await w.poll('watcher'); // baseline
+    await w.poll('watcher');
     const { createKey } = await import('../../src/domain/users/keys.js');
     const { createClient } = await import('../../src/client/client.js');
     const key = await w.server.store.transaction((tx) => createKey(tx, w.server.env, me.id));
@@ -117,6 +120,10 @@ describe('transfer.accepted, transfer.declined, balance.changed', () => {
       .traces('watcher')!
       .filter((t) => t.event.type === 'balance.changed')
       .map((t) => t.steps[0]!.result);
-    expect(logs).toEqual([{ message: 'balance 10 -> 7 (-3)' }, { message: 'balance 7 -> 9 (2)' }]);
+    expect(logs).toEqual([
+      { message: 'balance 0 -> 10 (10)' },
+      { message: 'balance 10 -> 7 (-3)' },
+      { message: 'balance 7 -> 9 (2)' },
+    ]);
   });
 });

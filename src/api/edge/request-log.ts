@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
+import { isInProcess } from '../in-process.js';
 import type { Call } from './call.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -64,13 +65,14 @@ export type RequestRecorder = (req: IncomingMessage, status: number, ms: number)
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
  * else a UUID), echoes it in `X-Request-Id`, and writes one line per finished request:
- * `{ req: { id, method, url, headers, other_headers? }, res: { statusCode }, responseTime,
- * user_id }` at `error` for 5xx, `info` for 4xx, `debug` otherwise (successes show with
- * `log.level: debug`). Only allow-listed header values are written, cut short; keys are
- * redacted from them and from the URL. Lines of quiet calls (`call.quiet`) are counted and
- * summed up in one `request lines not written` line before the next written one. `record`, when
- * given, hears of every finished request, whatever the log level. Returns the function the
- * edge calls once per request (api/edge/front.ts).
+ * `{ req: { id, method, url, headers, other_headers?, transport? }, res: { statusCode },
+ * responseTime, user_id }` (`transport: 'in-process'` for an embedded bot's) at `error` for
+ * 5xx, `info` for 4xx, `debug` otherwise (successes show with `log.level: debug`). Only
+ * allow-listed header values are written, cut short; keys are redacted from them and from the
+ * URL. Lines of quiet calls (`call.quiet`) are counted and summed up in one `request lines not
+ * written` line before the next written one. `record`, when given, hears of every finished
+ * request, whatever the log level. Returns the function the edge calls once per request
+ * (api/edge/front.ts).
  *
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
@@ -111,6 +113,8 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
         url: url.length > URL_MAX ? `${url.slice(0, URL_MAX)}…[+${url.length - URL_MAX}]` : url,
         headers,
         ...(other ? { other_headers: other } : {}),
+        // an embedded bot's request, handed over in process (api/in-process.ts): no socket
+        ...(isInProcess(call.req) ? { transport: 'in-process' } : {}),
       },
       res: { statusCode: res.statusCode },
       responseTime,

@@ -3,6 +3,7 @@ import { createClient, type Client, type ClientOptions } from '../../client/clie
 import { UnauthorizedError } from '../../client/errors.js';
 import { createRateBudget, type RateBudget } from '../../client/rate-budget.js';
 import type { UserRef } from '../../client/types.js';
+import type { Transport } from '../../client/transport.js';
 import type { Clock } from '../../clock/clock.js';
 import { waitingOffTheClock } from '../../util/step-timeout.js';
 import type { CompiledBot } from '../define/bot.js';
@@ -71,6 +72,17 @@ export function serverOffset(api: Client, now: number): number {
   return Math.abs(offset) < 2000 ? 0 : offset;
 }
 
+/**
+ * Where a bot's client talks to: the server's base URL, the headers it adds (an embedded bot's
+ * commit-ack token), and for an embedded bot the server's in-process transport. Internal.
+ */
+interface ServerPlace {
+  base: string;
+  log: Logger;
+  headers?: Record<string, string>;
+  transport?: Transport;
+}
+
 /** One bot's identity, as its runner sees it (made by BotIdentities). */
 export interface BotIdentity {
   /**
@@ -95,10 +107,7 @@ export class BotIdentities {
   constructor(private readonly o: { clock: Clock; client?: Partial<ClientOptions>; embedded?: IdentityProvider }) {}
 
   /** The identity of `bot`, talking to the server at `base` (`remote`: not the embedded one). */
-  of(
-    bot: CompiledBot,
-    o: { base: string; remote: boolean; log: Logger; headers?: Record<string, string> },
-  ): BotIdentity {
+  of(bot: CompiledBot, o: ServerPlace & { remote: boolean }): BotIdentity {
     return {
       find: (wait) =>
         findIdentity((signal) => this.identify(bot, o, signal), { bot, log: o.log, clock: this.o.clock }, wait),
@@ -115,7 +124,7 @@ export class BotIdentities {
   /** Finds who `bot` is and builds its client on its user's budget. Internal. */
   private async identify(
     bot: CompiledBot,
-    { base, log, headers }: { base: string; log: Logger; headers?: Record<string, string> },
+    { base, log, headers, transport }: ServerPlace,
     signal: AbortSignal,
   ): Promise<Identity> {
     const { apiKey, known, keyId } = await this.keyOf(bot, log);
@@ -139,6 +148,9 @@ export class BotIdentities {
       sleep,
       owner: bot.name,
       onRetry: (i) => log.debug(i, 'waiting out a 429'),
+      // an embedded bot's requests go to its server in process (no socket), with the same
+      // answers; a transport or fetch the host was given (tests) comes first
+      ...(transport && !this.o.client?.fetch ? { transport } : {}),
       ...this.o.client,
       headers,
       // one owner for retries: the loop around each call (docs/architecture.md "Retries")

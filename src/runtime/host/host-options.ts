@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClientOptions } from '../../client/client.js';
+import type { Transport } from '../../client/transport.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Scheduler } from '../../clock/scheduler.js';
 import type { FileProblem } from '../../util/yaml-errors.js';
@@ -20,9 +21,15 @@ export interface HostOptions {
   files?: string[];
   /**
    * The server this process serves: bots with `server: embedded` and `as:` use it. With
-   * `changes`, its bots are woken by the changes that concern them.
+   * `changes`, its bots are woken by the changes that concern them; with `transport`, their
+   * requests go to it in process (no socket), with the same answers as over HTTP.
    */
-  embedded?: { url: string; identity: IdentityProvider; changes?: ChangeFeed };
+  embedded?: {
+    url: string;
+    identity: IdentityProvider;
+    changes?: ChangeFeed;
+    transport?: Transport;
+  };
   /** Where each bot keeps its state, its traces, and hears of pushes queued elsewhere (one question per bot). */
   storage: BotStorage;
   /** Every bot talks to this base URL (`pinbot bots run --server URL`). */

@@ -89,7 +89,13 @@ export class BotSlots {
       firstSpreadMs,
       // shared out between processes: pushes received by another process arrive in the inbox
       inbox: storage.inbox,
-      identity: this.identities.of(bot, { base, remote, log, headers: storage.headers }),
+      identity: this.identities.of(bot, {
+        base,
+        remote,
+        log,
+        headers: storage.headers,
+        transport: remote ? undefined : this.o.embedded?.transport,
+      }),
     });
     slot.runner = runner;
     runner.start();

@@ -1,3 +1,4 @@
+import type { InProcessTransport } from '../../api/in-process.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Trace } from '../../runtime/index.js';
 
@@ -53,9 +54,14 @@ export function stepOutcome(action: string, result: unknown): string | undefined
 export class CoverageCollector {
   private readonly data: ScenarioCoverage = { requests: {}, bots: {} };
 
-  /** Counts every request `http` answers from now on (call again after a restart: a new server). */
-  attach(http: Server): void {
-    http.prependListener('request', (req: IncomingMessage, res: ServerResponse) => this.watch(req, res));
+  /**
+   * Counts every request `http` answers from now on, and those its embedded bots hand over in
+   * process (`inProcess`); call again after a restart (a new server).
+   */
+  attach(http: Server, inProcess?: InProcessTransport): void {
+    const watch = (req: IncomingMessage, res: ServerResponse) => this.watch(req, res);
+    http.prependListener('request', watch);
+    inProcess?.observe(watch);
   }
 
   private watch(req: IncomingMessage, res: ServerResponse): void {
