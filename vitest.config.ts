@@ -47,8 +47,9 @@ export default defineConfig({
     ],
   },
   test: {
-    // the CLI the tests spawn (bin/pinbot.js) runs src/ through tsx, not dist/
-    env: { PINBOT_FROM_SOURCE: '1' },
+    // the CLI the tests spawn (bin/pinbot.js) runs dist/ when it is built from the current
+    // sources, else src/ through tsx (test/helpers/cli-global-setup.ts); never a stale dist/
+    globalSetup: ['test/helpers/cli-global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
