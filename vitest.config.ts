@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { DurationSequencer } from './test/helpers/sequencer.js';
 
 /**
  * API tests that run a second time on PostgreSQL (project `postgres`: PINBOT_TEST_DRIVER makes
@@ -47,8 +48,13 @@ export default defineConfig({
     ],
   },
   test: {
-    // the CLI the tests spawn (bin/pinbot.js) runs src/ through tsx, not dist/
-    env: { PINBOT_FROM_SOURCE: '1' },
+    // the CLI the tests spawn (bin/pinbot.js) runs dist/ when it is built from the current
+    // sources, else src/ through tsx (test/helpers/cli-global-setup.ts); never a stale dist/
+    globalSetup: ['test/helpers/cli-global-setup.ts'],
+    // the longest files first, by test/helpers/test-durations.json, so the two workers end
+    // together (PINBOT_RECORD_DURATIONS=1 npx vitest run records them again)
+    sequence: { sequencer: DurationSequencer },
+    ...(process.env.PINBOT_RECORD_DURATIONS === '1' ? { reporters: ['default', './test/helpers/sequencer.ts'] } : {}),
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -23,7 +23,12 @@ const FRAGMENT_KEYS = ['description', 'params', 'steps'];
 
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const stepValidators = new WeakMap<StepRegistry, Map<string, ValidateFunction>>();
-export const validateTopLevel = ajv.compile(topLevelSchema(true));
+let topLevel: ValidateFunction | undefined;
+/** A scenario file's top-level validator, compiled at first use: not at every `serve` start. */
+export function validateTopLevel(): ValidateFunction {
+  topLevel ??= ajv.compile(topLevelSchema(true));
+  return topLevel;
+}
 
 /** Shifts ajv errors of a sub-value so they point into the whole document. */
 export function prefixErrors(errors: ErrorObject[] | null | undefined, path: Path): ErrorObject[] {
@@ -361,7 +366,8 @@ function checkFragment(
         'move it to the scenario that uses this fragment',
         true,
       );
-  if (!validateTopLevel(v)) return void ajvProblems(f.located, validateTopLevel.errors).forEach((p) => push(ch, p));
+  const top = validateTopLevel();
+  if (!top(v)) return void ajvProblems(f.located, top.errors).forEach((p) => push(ch, p));
   const params: NonNullable<StepNode['params']> = {};
   if (Array.isArray(v.params)) for (const n of v.params) params[n] = { required: true };
   else

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { outsideRoot, OUTSIDE_HINT, projectRoot } from './project-root.js';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { parseDocument, stringify } from 'yaml';
 import { configSchema } from '../config/schema.js';
 import { loadBot } from '../runtime/index.js';
@@ -54,8 +54,14 @@ export interface ScenarioLoadOptions {
 
 export const DEFAULT_START = '2026-01-01T09:00:00Z';
 
-const configAjv = new Ajv({ allErrors: true, useDefaults: false, strict: false, verbose: true });
-const validateConfig = configAjv.compile(configSchema);
+let configValidator: ValidateFunction | undefined;
+/** A scenario's `config:` validator, compiled at first use: not at every `serve` start. */
+function validateConfig(): ValidateFunction {
+  configValidator ??= new Ajv({ allErrors: true, useDefaults: false, strict: false, verbose: true }).compile(
+    configSchema,
+  );
+  return configValidator;
+}
 
 /** A seed from the file name: the same scenario gets the same seed on every machine. */
 function seedOf(file: string): number {
@@ -93,8 +99,9 @@ export async function loadScenario(
   const root = projectRoot(file);
   const refused = (abs: string) => (o.allowOutsideRoot ? undefined : outsideRoot(abs, root));
   const config = (v.config ?? {}) as Record<string, unknown>;
-  if (!validateConfig(structuredClone(config)))
-    problems.push(...ajvProblems(y, prefixErrors(validateConfig.errors, ['config'])));
+  const configValid = validateConfig();
+  if (!configValid(structuredClone(config)))
+    problems.push(...ajvProblems(y, prefixErrors(configValid.errors, ['config'])));
   const start = v.clock?.start === undefined ? Date.parse(DEFAULT_START) : Date.parse(String(v.clock.start));
   if (!Number.isFinite(start))
     at(
@@ -164,10 +171,11 @@ function readScenario(
   const v = parsed.value as Record<string, any>;
   if (!v || typeof v !== 'object' || Array.isArray(v))
     return atTop(file, 'expected a scenario: a mapping with name, users and steps', 'see scenarios/ for examples');
-  if (!validateTopLevel(v)) {
-    const keys = Object.keys((validateTopLevel.schema as { properties: object }).properties);
+  const top = validateTopLevel();
+  if (!top(v)) {
+    const keys = Object.keys((top.schema as { properties: object }).properties);
     return {
-      problems: ajvProblems(y, validateTopLevel.errors).map((p) => {
+      problems: ajvProblems(y, top.errors).map((p) => {
         const key = p.path.split('.').length === 1 ? /^unknown key "(.+)"$/.exec(p.message)?.[1] : undefined;
         return key ? { ...p, hint: hintFor(key, keys, 'top-level keys') } : p;
       }),

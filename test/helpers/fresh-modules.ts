@@ -1,4 +1,4 @@
-import { vi } from 'vitest';
+import { inject, vi } from 'vitest';
 
 /**
  * Setup file of every test project (vitest.config.ts). The projects run with `isolate: false`:
@@ -16,3 +16,8 @@ import { vi } from 'vitest';
  * node_modules.
  */
 vi.resetModules();
+
+// How the CLIs the file spawns run (bin/pinbot.js): dist/ when test/helpers/cli-global-setup.ts
+// found it built from the current sources, else src/ through tsx. Set before each file, so a
+// file that changed it by hand does not pass that on.
+process.env.PINBOT_FROM_SOURCE = inject('pinbotFromSource') ?? '1';

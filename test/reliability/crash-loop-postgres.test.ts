@@ -97,6 +97,8 @@ describe('crash loop on the PostgreSQL store: SIGKILL serve processes sharing on
       ...sabotaged,
       database: await testDatabase(),
       killAfterAcks: 3,
+      // a grant opens the account whose balance the sabotage edits
+      killWhen: (byKind) => (byKind['grant (admin socket)'] ?? 0) > 0,
       sabotage: (_dir, db) => sql(db, addBalance),
     });
     expect(f.damageRefused).toBe(1);

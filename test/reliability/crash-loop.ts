@@ -95,6 +95,12 @@ export interface CrashOptions {
    * Default 0.
    */
   killAfterAcks?: number;
+  /**
+   * Kill only once this holds of the acknowledged writes by kind (waiting as `killAfterAcks`
+   * does): a sabotage of balances needs a wallet account written first (accounts open on
+   * their first credit, not with the user).
+   */
+  killWhen?: (byKind: Record<string, number>) => boolean;
 }
 
 /**
@@ -125,6 +131,7 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
     stopWhen,
     sabotage,
     killAfterAcks = 0,
+    killWhen = () => true,
     database,
     processes = 1,
   } = opts;
@@ -304,8 +311,8 @@ export async function runCrashLoop(opts: CrashOptions): Promise<CrashFigures> {
       // a sabotage needs what it damages written first: its kill waits for the acks however slow
       // the start (a loaded machine); a plain kill comes after 30 s at the latest
       const ackWaitMs = sabotage ? 100_000 : 30_000;
-      for (let waited = 0; model.acks.total - acksBefore < killAfterAcks && waited < ackWaitMs; waited += 20)
-        await sleep(20);
+      const due = () => model.acks.total - acksBefore >= killAfterAcks && killWhen(model.acks.byKind);
+      for (let waited = 0; !due() && waited < ackWaitMs; waited += 20) await sleep(20);
       stopped = true;
       // One process dies; with several, the others keep serving the requests in flight.
       await kill(processes > 1 ? rnd.int(0, processes - 1) : 0);

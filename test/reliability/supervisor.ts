@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (bin/pinbot.js lives there). */
@@ -27,7 +28,9 @@ export class StartFailure extends Error {
 
 /**
  * Starts `node bin/pinbot.js serve --data DIR --port 0` and resolves once it logs `listening on
- * URL`. Every line it prints (pino JSON) is passed to `onLine`, so the caller can keep the logs
+ * URL`. It runs in the folder of `configFile`, the loop's own project (as an operator runs it in
+ * theirs), not in pinbot's checkout, whose example plugins (plugins/) it would load at every
+ * start: the loop tests the store, and a start of its servers costs half the CPU without them. Every line it prints (pino JSON) is passed to `onLine`, so the caller can keep the logs
  * and search them.
  *
  * @example
@@ -76,7 +79,7 @@ function spawnServe({
     process.execPath,
     [PINBOT, 'serve', '--data', dataDir, '--config', configFile, '--port', '0', '--no-bots'],
     {
-      cwd: REPO_ROOT,
+      cwd: dirname(configFile),
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
     },
