@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { settleOnce } from '../util/request-settle.js';
 
 /**
  * A request as the API client sends it (client/transport.ts `RawRequest`, structurally: the
@@ -321,15 +322,7 @@ export function inProcessTransport(listener: Listener, base: string): InProcessT
     }
     if (r.signal?.aborted) return Promise.reject(r.signal.reason);
     return new Promise((resolve, reject) => {
-      let settled = false;
-      const finish = (err: unknown, answer?: InProcessResponse) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        r.signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err);
-        else resolve(answer!);
-      };
+      const finish = settleOnce<InProcessResponse>(r, resolve, reject, (err) => gone(err));
       const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host), r.body);
       const answered = (done: CollectedResponse) => finish(undefined, done.answer());
       const res = new CollectedResponse(req, answered, () => finish(new Error('socket hang up')));
@@ -338,14 +331,6 @@ export function inProcessTransport(listener: Listener, base: string): InProcessT
         finish(err);
         res.destroy();
       };
-      const late = () => gone(new Error(`no answer within ${r.timeoutMs} ms`));
-      const timer = setTimeout(late, r.timeoutMs);
-      const reason = () => {
-        const why: unknown = r.signal?.reason;
-        return why instanceof Error ? why : new Error('aborted');
-      };
-      const onAbort = () => gone(reason());
-      r.signal?.addEventListener('abort', onAbort, { once: true });
       served++;
       open++;
       res.once('close', closed);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { settleOnce } from '../util/request-settle.js';
 
 /** What the client reads of a response. */
 export interface RawResponse {
@@ -47,15 +48,7 @@ export const nodeTransport: Transport = (r) => {
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     if (r.signal?.aborted) return reject(r.signal.reason);
-    let done = false;
-    const finish = (err: unknown, res?: RawResponse) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      r.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(res!);
-    };
+    const finish = settleOnce<RawResponse>(r, resolve, reject, (err) => req.destroy(err));
     const req = mod.request(url, { method: r.method, headers: r.headers, agent }, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -63,9 +56,6 @@ export const nodeTransport: Transport = (r) => {
       res.on('error', (err) => finish(err));
       res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, headers: headerBag(res.headers), text }));
     });
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${r.timeoutMs} ms`)), r.timeoutMs);
-    const onAbort = () => req.destroy(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
-    r.signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => finish(err));
     // the body with `end`: node sends its Content-Length (not chunked), and the server reads a
     // declared body the short way (api/route-pipeline.ts readJson)
