@@ -205,3 +205,27 @@ describe('a bot that leaves this process and comes back', () => {
     ]);
   });
 });
+
+describe('the trace file, rewritten once it holds twice its limit', () => {
+  it('keeps the newest whole lines: a line torn by a crash is skipped, the older whole ones kept in order', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'pinbot-traces-'));
+    try {
+      const file = join(dir, 'b.jsonl');
+      // twenty lines, the third from the end torn (a crash mid-append, then more appends)
+      const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify(trace(i + 1)));
+      lines[17] = lines[17]!.slice(0, 30);
+      writeFileSync(file, lines.join('\n') + '\n');
+      const log = TraceLog.open(file, 10);
+      log.add(trace(21));
+      await log.flush();
+      // 21 lines > 2 × 10: rewritten to the newest ten whole ones, k18 (torn) left out
+      const kept = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+      const keys = kept.map((l) => (JSON.parse(l) as Trace).event.key);
+      expect(keys).toEqual(['k11', 'k12', 'k13', 'k14', 'k15', 'k16', 'k17', 'k19', 'k20', 'k21']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -221,10 +221,11 @@ class FileTraceArchive implements TraceArchive {
       this.closeFd();
       // the newest `keep` whole lines of the file and of this batch (a line torn by a crash goes)
       const old = await readFile(this.file, 'utf8').catch(() => '');
-      const kept = (old + text)
-        .split('\n')
-        .filter((l) => l && parses(l))
-        .slice(-keep);
+      // read from the end: only the lines kept are parsed (half the lines of the file)
+      const all = (old + text).split('\n');
+      const kept: string[] = [];
+      for (let i = all.length - 1; i >= 0 && kept.length < keep; i--) if (all[i] && parses(all[i]!)) kept.push(all[i]!);
+      kept.reverse();
       this.lines = kept.length;
       await writeFile(`${this.file}.tmp`, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
       await rename(`${this.file}.tmp`, this.file);
