@@ -2,27 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { settleOnce } from '../util/request-settle.js';
-
-/**
- * A request as the API client sends it (client/transport.ts `RawRequest`, structurally: the
- * API may not import the client). Internal.
- */
-export interface InProcessRequest {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
-  timeoutMs: number;
-}
-
-/** What the client reads of a response (client/transport.ts `RawResponse`, structurally). */
-export interface InProcessResponse {
-  status: number;
-  headers: { get(name: string): string | null };
-  text: string;
-}
+import { type RawRequest, type RawResponse, settleOnce } from '../util/request-settle.js';
 
 /** The address an in-process request comes from (as a loopback connection would say). Internal. */
 const LOOPBACK = '127.0.0.1';
@@ -214,7 +194,7 @@ class CollectedResponse extends EventEmitter {
   }
 
   /** The answer as the client reads it: node's `Date` added as its server adds it. */
-  answer(): InProcessResponse {
+  answer(): RawResponse {
     const status = this.statusCode;
     const fields = this.fields;
     // a 304 and a 204 carry no body, whatever was written (node drops it too)
@@ -248,7 +228,7 @@ function apiPathOf(url: string, origin: string): string | undefined {
  * The headers of a request as node's server gives them: names in lower case, `Host`, the
  * body's length. Internal.
  */
-function incomingHeaders(r: InProcessRequest, host: string): Record<string, string> {
+function incomingHeaders(r: RawRequest, host: string): Record<string, string> {
   const out: Record<string, string> = { host };
   for (const name in r.headers) out[name.toLowerCase()] = r.headers[name]!;
   if (r.body !== undefined) out['content-length'] = String(Buffer.byteLength(r.body));
@@ -260,7 +240,7 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A transport into the server's own pipeline, and how many requests it carried. */
 export interface InProcessTransport {
-  (r: InProcessRequest): Promise<InProcessResponse>;
+  (r: RawRequest): Promise<RawResponse>;
   /** Requests handed to the pipeline so far (tests: the bots did not go back to HTTP). */
   readonly served: number;
   /**
@@ -314,7 +294,7 @@ export function inProcessTransport(listener: Listener, base: string): InProcessT
           const timer = setTimeout(resolve, ms);
           waiters.push(() => (clearTimeout(timer), resolve()));
         });
-  const send = (r: InProcessRequest): Promise<InProcessResponse> => {
+  const send = (r: RawRequest): Promise<RawResponse> => {
     const path = apiPathOf(r.url, origin);
     if (path === undefined) {
       const err = new TypeError(`in-process transport: ${r.url} is not under ${api}`);
@@ -322,7 +302,7 @@ export function inProcessTransport(listener: Listener, base: string): InProcessT
     }
     if (r.signal?.aborted) return Promise.reject(r.signal.reason);
     return new Promise((resolve, reject) => {
-      const finish = settleOnce<InProcessResponse>(r, resolve, reject, (err) => gone(err));
+      const finish = settleOnce<RawResponse>(r, resolve, reject, (err) => gone(err));
       const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host), r.body);
       const answered = (done: CollectedResponse) => finish(undefined, done.answer());
       const res = new CollectedResponse(req, answered, () => finish(new Error('socket hang up')));

@@ -1,22 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import { settleOnce } from '../util/request-settle.js';
+import { type RawRequest, type RawResponse, settleOnce } from '../util/request-settle.js';
 
-/** What the client reads of a response. */
-export interface RawResponse {
-  status: number;
-  headers: { get(name: string): string | null };
-  text: string;
-}
-
-export interface RawRequest {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
-  timeoutMs: number;
-}
+export type { RawRequest, RawResponse };
 
 /** Sends one request. Rejects on network errors, timeouts and aborts. */
 export type Transport = (req: RawRequest) => Promise<RawResponse>;

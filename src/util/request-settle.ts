@@ -5,6 +5,25 @@ export interface Cancellable {
 }
 
 /**
+ * One request as the API client's transports take it: over HTTP (client/transport.ts) or handed
+ * to the server's own pipeline (api/in-process.ts). Here (util/) because the API may not import
+ * the client.
+ */
+export interface RawRequest extends Cancellable {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What the client reads of a response. */
+export interface RawResponse {
+  status: number;
+  headers: { get(name: string): string | null };
+  text: string;
+}
+
+/**
  * The settling of one request's promise, shared by the client's transports (client/transport.ts
  * over HTTP, api/in-process.ts without a socket): settled at most once, its timeout timer and
  * abort listener gone with it. A timeout or an abort calls `cancel` with the error the promise

@@ -123,14 +123,20 @@ describe('responses never show state that is not durable yet', () => {
   });
 });
 
+/** An API over a store whose disk holds every commit, Alice, and the store's commit-ack token. */
+async function heldDisk() {
+  const slow = new SlowDiskStore();
+  const api = await testApi({ routes: testRoutes, store: slow });
+  const alice = await api.user('Alice');
+  const token = commitAckToken(api.store);
+  slow.hold();
+  return { slow, api, alice, token };
+}
+
 describe('commit-ack: the server answers its own bots at commit (util/commit-ack.ts)', () => {
   it('a write with the store token is answered before it is durable; without it, or with a wrong one, after', async () => {
-    const slow = new SlowDiskStore();
-    const api = await testApi({ routes: testRoutes, store: slow });
+    const { slow, api, alice, token } = await heldDisk();
     try {
-      const alice = await api.user('Alice');
-      const token = commitAckToken(api.store);
-      slow.hold();
       const answered: string[] = [];
       const post = (name: string, headers: Record<string, string>) =>
         api.http
@@ -167,12 +173,8 @@ describe('commit-ack: the server answers its own bots at commit (util/commit-ack
   });
 
   it('a replay of an outcome answered at commit waits until it is durable', async () => {
-    const slow = new SlowDiskStore();
-    const api = await testApi({ routes: testRoutes, store: slow });
+    const { slow, api, alice, token } = await heldDisk();
     try {
-      const alice = await api.user('Alice');
-      const token = commitAckToken(api.store);
-      slow.hold();
       const post = (headers: Record<string, string>) =>
         api.http
           .post('/api/v1/test/notes')

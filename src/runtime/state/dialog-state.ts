@@ -9,6 +9,7 @@ import {
   type InboxEntry,
   type RunWrite,
 } from './bot-state.js';
+import { lowerBound } from '../../util/sorted.js';
 import { compactJson, compactSeed, keepParts, keepText } from './compact.js';
 
 /**
@@ -20,18 +21,6 @@ function heldId(col: ReadCollection<{ id: string }>, bot: string, id: string): s
   const ids = col.ids('bot', bot);
   const at = lowerBound(ids, id);
   return ids[at] === id ? ids[at] : id;
-}
-
-/** The first position in the ascending `ids` whose id is not below `id`. Internal. */
-function lowerBound(ids: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** What taking the next answer of a dialog found. */

@@ -1,5 +1,6 @@
 import type { CollectionDef, ReadCollection, StoredRecord, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
+import { lowerBound } from '../../util/sorted.js';
 
 // The records of one collection and its indexes (unique and multi), kept sorted by id; the
 // StoreEngine (engine.ts) runs transactions over them.
@@ -20,17 +21,7 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Finds the insertion point of `id` in an ascending array. Internal. */
-export function lowerBound(arr: readonly string[], id: string): number {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (arr[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+export { lowerBound };
 
 type KeyFn = (record: StoredRecord) => string | readonly string[] | undefined;
 
