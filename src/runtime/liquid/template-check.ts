@@ -206,6 +206,27 @@ export class MissingVariableError extends Error {
   }
 }
 
+/** The strict paths of each list of paths templatePaths gave (they are kept per text). Internal. */
+const strict = new WeakMap<VarPath[], VarPath[]>();
+
+/**
+ * The paths of `found` that must be there: those under `event`, `me`, `bot` or `error`, unless
+ * the text gives them a default (`{{ event.note | default: "none" }}` says the field may be
+ * missing). Worked out once per list of paths. Internal.
+ */
+function strictPaths(text: string, found: VarPath[]): VarPath[] {
+  let out = strict.get(found);
+  if (out) return out;
+  out = found.filter((p) => {
+    const root = String(p[0]);
+    if (root !== 'event' && root !== 'me' && root !== 'bot' && root !== 'error') return false;
+    return !new RegExp(`${escapeRe(show(p))}\\s*\\|\\s*default\\b`).test(text);
+  });
+  // `found` comes from templatePaths (one list per text): the same list is the same text
+  strict.set(found, out);
+  return out;
+}
+
 /**
  * Strict variables at run time: throws MissingVariableError when a template (or expression)
  * reads an `event`, `me`, `bot` or `error` field that this event does not have. `vars`,
@@ -214,11 +235,8 @@ export class MissingVariableError extends Error {
  * @example assertVariables(['Hi {{ event.sender.dispaly_name }}'], scope, 'message.received')
  */
 export function assertVariables(text: string, found: VarPath[], scope: object, eventType: string): void {
-  for (const p of found) {
-    // `{{ event.note | default: "none" }}` says the field may be missing
-    if (new RegExp(`${escapeRe(show(p))}\\s*\\|\\s*default\\b`).test(text)) continue;
+  for (const p of strictPaths(text, found)) {
     const root = String(p[0]);
-    if (root !== 'event' && root !== 'me' && root !== 'bot' && root !== 'error') continue;
     let cur: unknown = scope;
     for (let i = 0; i < p.length; i++) {
       const seg = p[i]!;

@@ -3,6 +3,7 @@ import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { RunScope, TriggerDef } from '../contract/types.js';
 import type { RunProgress } from '../state/bot-state.js';
+import { copyPlain } from '../state/copy.js';
 
 type StepProgress = RunProgress['steps'][number];
 import { replayable, type TraceSeen } from '../state/traces.js';
@@ -85,6 +86,13 @@ function decideRule({
 }): Promise<Decision> {
   const { self, writes, limits } = run.runner;
   const { rule } = run;
+  // no condition: the decision reads the bot's state only (enabled, cooldown, throttle), nothing
+  // that can hang or fail for now — no watchdog, no retry loop (an AbortSignal and a timer a run)
+  if (!rule.condition) {
+    if (limits.signal.aborted) throw new Interrupted();
+    const ctx = { scope, api: self.api, trigger, isContact: (pin: string) => self.isContact(pin) };
+    return decide(rule, ctx, writes.state, limits.clock);
+  }
   // the contact checks are kept in the trace: a replay of the decision reads them as recorded
   const isContact = async (pin: string) => ((seen.contacts ??= {})[pin] = await self.isContact(pin));
   const once = (signal: AbortSignal) =>
@@ -188,7 +196,7 @@ function openRun(run: RuleRun): Going {
   const { self, writes, limits } = run.runner;
   // the entry may have moved on while this run was queued: take its latest progress
   const current = writes.state.entry(entry.id) ?? entry;
-  const progress: RunProgress = structuredClone(current.runs[rule.id] ?? { steps: [] });
+  const progress: RunProgress = copyPlain(current.runs[rule.id] ?? { steps: [] });
   // after a reload, progress is kept only for the leading steps that did not change
   const changed = rule.steps.findIndex((st) => progress.steps[st.index] && progress.steps[st.index]!.sig !== st.sig);
   if (changed !== -1) progress.steps.length = changed;
@@ -234,7 +242,7 @@ async function decideOnce(g: Going): Promise<boolean> {
     return going(g);
   }
   const vars = replayable(scope.vars);
-  const seen: TraceSeen = { ...(vars ? { vars: structuredClone(vars) } : { vars_omitted: true }), me: self.me };
+  const seen: TraceSeen = { ...(vars ? { vars: copyPlain(vars) } : { vars_omitted: true }), me: self.me };
   trace.seen(seen);
   let decision =
     screen({ run, actor }) ??

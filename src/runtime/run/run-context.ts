@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Client } from '../../client/client.js';
 import type { UserRef } from '../../client/types.js';
@@ -29,7 +29,7 @@ import { BotMemory } from '../state/memory.js';
  * 'pinbot:tip-jar:thanks:…:1-a1b2c3d4'
  */
 export function idempotencyKey(bot: string, rule: string, eventKey: string, step: number, sig = ''): string {
-  const h = createHash('sha256').update(eventKey).digest('hex').slice(0, 24);
+  const h = hash('sha256', eventKey, 'hex').slice(0, 24);
   return `pinbot:${bot}:${rule}:${h}:${step}${sig ? `-${sig}` : ''}`;
 }
 
@@ -78,7 +78,12 @@ export function runScope(o: {
       return iso(o.clock.now());
     },
     get wallet() {
-      wallet ??= o.api.wallet.balance();
+      if (!wallet) {
+        wallet = o.api.wallet.balance();
+        // read by a synchronous render (a name built at run time, liquid/templates.ts), it is
+        // never awaited: its failure must not be an unhandled rejection
+        wallet.catch(() => undefined);
+      }
       return wallet;
     },
     get memory() {
@@ -144,7 +149,8 @@ export function actionContext(o: {
   trigger: TriggerDef;
   key: string;
   signal: AbortSignal;
-  log: Logger;
+  /** The step's logger, made on first use. */
+  log: () => Logger;
   clock: Clock;
   rule: string;
   store: Store;
@@ -177,7 +183,9 @@ export function actionContext(o: {
     trigger: o.trigger,
     idempotencyKey: o.key,
     signal: o.signal,
-    log: o.log,
+    get log() {
+      return o.log();
+    },
     clock: o.clock,
     async sleepUntil(until) {
       o.onPark(true);

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { UnauthorizedError } from '../../client/errors.js';
 import { withStepTimeout } from '../../util/step-timeout.js';
 import type { RunScope, StepDialog, TriggerDef } from '../contract/types.js';
@@ -49,21 +50,26 @@ export async function takeStep({
   const effects: StepEffects = {};
   // a local step (a wait) of a restart rule also stops when a newer event takes over; a request does not
   const signal = runSignal && action.effect === 'local' ? AbortSignal.any([limits.signal, runSignal]) : limits.signal;
-  const ctx = actionContext({
-    bot: self.bot,
-    api: self.api,
-    scope,
-    trigger,
-    key: idempotencyKey(self.bot.name, rule.id, entry.key, step.index, step.sig),
-    signal,
-    log: writes.log.child({ rule: rule.id, step: step.index }),
-    clock: limits.clock,
-    rule: rule.id,
-    store: writes.state.store,
-    effects,
-    onPark: (parked) => runner.busy(parked ? -1 : 1),
-    dialog,
-  });
+  const key = idempotencyKey(self.bot.name, rule.id, entry.key, step.index, step.sig);
+  // the step's logger is made when an action logs (most never do)
+  let log: Logger | undefined;
+  const contextOf = (signal: AbortSignal) =>
+    actionContext({
+      bot: self.bot,
+      api: self.api,
+      scope,
+      trigger,
+      key,
+      signal,
+      log: () => (log ??= writes.log.child({ rule: rule.id, step: step.index })),
+      clock: limits.clock,
+      rule: rule.id,
+      store: writes.state.store,
+      effects,
+      onPark: (parked) => runner.busy(parked ? -1 : 1),
+      dialog,
+    });
+  const ctx = contextOf(signal);
   const record = (sp: StepProgress): StepProgress => {
     const out = {
       ...sp,
@@ -118,7 +124,7 @@ export async function takeStep({
     result = await retryTransient({
       runner,
       what: action.name,
-      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, { ...ctx, signal: s }), signal),
+      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, contextOf(s)), signal),
     });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;

@@ -13,6 +13,7 @@ import {
 } from './bot-records.js';
 import type { BotEvent } from '../contract/types.js';
 import { compactJson, type CompactSeed } from './compact.js';
+import { copyPlain } from './copy.js';
 
 // the records keep their old import path: most of the runtime reads them with BotState
 export {
@@ -62,7 +63,7 @@ export interface RunWrite {
  * What the entry keeps of a run: all of it while it goes on; once done, only that (a finished
  * run is never read again but for `done`, and its entry may stay while another run waits).
  */
-const keptOf = (p: RunProgress): RunProgress => (p.done ? { steps: [], done: true } : structuredClone(p));
+const keptOf = (p: RunProgress): RunProgress => (p.done ? { steps: [], done: true } : copyPlain(p));
 
 /**
  * An inbox entry rebuilt from its JSON (see compactJson), its done runs kept short (keptOf):
