@@ -14,16 +14,20 @@ export interface BucketReport {
 /** Splits a structured-field list on commas outside quotes. Internal. */
 function items(value: string): string[] {
   const out: string[] = [];
-  let cur = '';
+  let start = 0;
   let quoted = false;
-  for (const ch of value) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === ',' && !quoted) {
-      out.push(cur.trim());
-      cur = '';
-    } else cur += ch;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 34)
+      quoted = !quoted; // "
+    else if (c === 44 && !quoted) {
+      // ,
+      out.push(value.slice(start, i).trim());
+      start = i + 1;
+    }
   }
-  if (cur.trim()) out.push(cur.trim());
+  const last = value.slice(start).trim();
+  if (last) out.push(last);
   return out;
 }
 
@@ -42,6 +46,20 @@ function item(text: string): { name: string; params: Record<string, number> } {
     if (Number.isFinite(n)) params[p.slice(0, eq).trim().toLowerCase()] = n;
   }
   return { name, params };
+}
+
+/** Policies parsed (a server sends the same one with every answer), a few. Internal. */
+const policies = new Map<string, ReadonlyArray<{ name: string; params: Readonly<Record<string, number>> }>>();
+
+/** The items of a `RateLimit-Policy` value, parsed once per value. Internal. */
+function policyItems(value: string) {
+  let parsed = policies.get(value);
+  if (!parsed) {
+    parsed = items(value).map(item);
+    if (policies.size >= 16) policies.delete(policies.keys().next().value!);
+    policies.set(value, parsed);
+  }
+  return parsed;
 }
 
 /**
@@ -79,7 +97,7 @@ export function parseRateLimitHeaders(headers: { get(name: string): string | nul
   }
   const policy = headers.get('ratelimit-policy');
   if (policy) {
-    for (const it of items(policy).map(item)) {
+    for (const it of policyItems(policy)) {
       // draft 6/7 policies are `100;w=60` (the quota is the bare item)
       const name = /^\d+$/.test(it.name) ? 'default' : it.name;
       const r = get(name);

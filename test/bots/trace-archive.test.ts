@@ -228,4 +228,34 @@ describe('the trace file, rewritten once it holds twice its limit', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a torn last line (no newline: the next append joins it) is dropped; later rewrites keep every appended line', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'pinbot-traces-'));
+    try {
+      const file = join(dir, 'b.jsonl');
+      const lines = Array.from({ length: 3 }, (_, i) => JSON.stringify(trace(i + 1)));
+      writeFileSync(file, `${lines.join('\n')}\n${JSON.stringify(trace(4)).slice(0, 40)}`);
+      const log = TraceLog.open(file, 3);
+      const keysOf = () =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as Trace).event.key);
+      for (let i = 5; i <= 7; i++) {
+        log.add(trace(i));
+        await log.flush();
+      }
+      // 7 lines > 2 × 3: k4 torn, k5 appended onto it — both gone, the newest three whole kept
+      expect(keysOf()).toEqual(['k3', 'k6', 'k7']);
+      for (let i = 8; i <= 11; i++) {
+        log.add(trace(i));
+        await log.flush();
+      }
+      expect(keysOf()).toEqual(['k9', 'k10', 'k11']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -53,23 +53,21 @@ export async function takeStep({
   const key = idempotencyKey(self.bot.name, rule.id, entry.key, step.index, step.sig);
   // the step's logger is made when an action logs (most never do)
   let log: Logger | undefined;
-  const contextOf = (signal: AbortSignal) =>
-    actionContext({
-      bot: self.bot,
-      api: self.api,
-      scope,
-      trigger,
-      key,
-      signal,
-      log: () => (log ??= writes.log.child({ rule: rule.id, step: step.index })),
-      clock: limits.clock,
-      rule: rule.id,
-      store: writes.state.store,
-      effects,
-      onPark: (parked) => runner.busy(parked ? -1 : 1),
-      dialog,
-    });
-  const ctx = contextOf(signal);
+  const ctx = actionContext({
+    bot: self.bot,
+    api: self.api,
+    scope,
+    trigger,
+    key,
+    signal,
+    log: () => (log ??= writes.log.child({ rule: rule.id, step: step.index })),
+    clock: limits.clock,
+    rule: rule.id,
+    store: writes.state.store,
+    effects,
+    onPark: (parked) => runner.busy(parked ? -1 : 1),
+    dialog,
+  });
   const record = (sp: StepProgress): StepProgress => {
     const out = {
       ...sp,
@@ -124,7 +122,7 @@ export async function takeStep({
     result = await retryTransient({
       runner,
       what: action.name,
-      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, contextOf(s)), signal),
+      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, ctx.withSignal(s)), signal),
     });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;

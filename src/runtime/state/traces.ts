@@ -200,9 +200,16 @@ function privateFile(file: string): void {
 class FileTraceArchive implements TraceArchive {
   private lines: number;
   private fd?: number;
+  /**
+   * The first lines of the file that may be torn (cut by a crash, or a later line appended to
+   * such a cut): those it held when opened, or all after an append failed half way. The lines
+   * this process appended whole need no check when the file is rewritten.
+   */
+  private unsure: number;
 
   constructor(readonly file: string) {
     this.lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+    this.unsure = this.lines;
     privateFile(file);
   }
 
@@ -221,19 +228,32 @@ class FileTraceArchive implements TraceArchive {
       this.closeFd();
       // the newest `keep` whole lines of the file and of this batch (a line torn by a crash goes)
       const old = await readFile(this.file, 'utf8').catch(() => '');
-      // read from the end: only the lines kept are parsed (half the lines of the file)
+      // read from the end: only the lines kept that may be torn are parsed
       const all = (old + text).split('\n');
       const kept: string[] = [];
-      for (let i = all.length - 1; i >= 0 && kept.length < keep; i--) if (all[i] && parses(all[i]!)) kept.push(all[i]!);
+      // `n`: the number of line `i` among the non-empty ones, counted down from the last
+      let n = all.reduce((count, l) => (l ? count + 1 : count), 0);
+      for (let i = all.length - 1; i >= 0 && kept.length < keep; i--) {
+        if (!all[i]) continue;
+        n--;
+        if (n >= this.unsure || parses(all[i]!)) kept.push(all[i]!);
+      }
       kept.reverse();
       this.lines = kept.length;
+      this.unsure = 0;
       await writeFile(`${this.file}.tmp`, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
       await rename(`${this.file}.tmp`, this.file);
       return;
     }
     this.fd ??= openSync(this.file, 'a', 0o600);
     const bytes = Buffer.from(text);
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done);
+    try {
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done);
+    } catch (err) {
+      // part of the batch may be in the file: any line may be torn now
+      this.unsure = Number.POSITIVE_INFINITY;
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
