@@ -88,6 +88,10 @@ export function replayable<T>(value: T): T | undefined {
 /** Keeps a traced value small: long values become a truncated JSON text. Internal. */
 export function compact(v: unknown): unknown {
   if (v === undefined) return undefined;
+  // a short text, a number, a boolean: its JSON cannot be over MAX_VALUE (6 characters at most
+  // per character, \uXXXX, and the quotes)
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (typeof v === 'string' && v.length * 6 + 2 <= MAX_VALUE) return v;
   const s = JSON.stringify(v);
   if (s === undefined || s.length <= MAX_VALUE) return v;
   return `${s.slice(0, MAX_VALUE)}…(truncated)`;
