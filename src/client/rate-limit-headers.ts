@@ -49,7 +49,8 @@ function item(text: string): { name: string; params: Record<string, number> } {
 }
 
 /** Policies parsed (a server sends the same one with every answer), a few. Internal. */
-const policies = new Map<string, ReadonlyArray<{ name: string; params: Readonly<Record<string, number>> }>>();
+type Item = { name: string; params: Readonly<Record<string, number>> };
+const policies = new Map<string, readonly Item[]>();
 
 /** The items of a `RateLimit-Policy` value, parsed once per value. Internal. */
 function policyItems(value: string) {

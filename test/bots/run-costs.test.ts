@@ -7,7 +7,12 @@ import { copyPlain } from '../../src/runtime/state/copy.js';
 
 describe('templates rendered synchronously give what the asynchronous render gives', () => {
   const scope = {
-    event: { content: 'm1', amount: 250, sender: { display_name: 'Ann', pin_code: 'ABC123' }, tags: ['a', 'b'] },
+    event: {
+      content: 'm1',
+      amount: 250,
+      sender: { display_name: 'Ann', pin_code: 'ABC123' },
+      tags: ['a', 'b'],
+    },
     me: { display_name: 'Echo' },
     vars: { n: 3, list: [1, 2, 3] },
     steps: [{ id: 'msg_1' }],
@@ -15,14 +20,15 @@ describe('templates rendered synchronously give what the asynchronous render giv
   it.each([
     'echo {{ event.content }}',
     '{{ event.sender.display_name | upcase }} sent {{ event.amount | divided_by: 100.0 }}',
-    '{% for t in event.tags %}[{{ t }}]{% endfor %} {{ vars.list | join: "," }} {{ event.tags.size }}',
+    '{% for t in event.tags %}[{{ t }}]{% endfor %} {{ event.tags.size }}',
+    '{{ vars.list | join: "," }} {{ vars.list.first }}',
     '{% if vars.n > 2 %}many{% else %}few{% endif %} {{ steps[0].id }} {{ missing.field }}',
     '{{ event | json }}',
   ])('%s', async (text) => {
     expect(await render(text, scope)).toBe(String(await liquid.parseAndRender(text, scope)));
   });
 
-  it('a template that reads the wallet (a promise) is rendered asynchronously: its value, not a promise', async () => {
+  it('a template that reads the wallet (a promise) waits for it: its value', async () => {
     const withWallet = { ...scope, wallet: Promise.resolve({ balance: 1234 }) };
     expect(await render('you have {{ wallet.balance }}', withWallet)).toBe('you have 1234');
     expect(await evaluate('wallet.balance > 1000', withWallet)).toBe(true);
@@ -30,7 +36,8 @@ describe('templates rendered synchronously give what the asynchronous render giv
   });
 
   it('a render that runs away is still stopped by the limits', async () => {
-    await expect(render('{% for i in (1..100000000) %}{{ i }}{% endfor %}', scope)).rejects.toThrow(/limit/);
+    const runaway = '{% for i in (1..100000000) %}{{ i }}{% endfor %}';
+    await expect(render(runaway, scope)).rejects.toThrow(/limit/);
   });
 });
 
@@ -38,7 +45,8 @@ describe('copyPlain copies as structuredClone does', () => {
   it('nested objects and arrays, sparse arrays, undefined fields, and a frozen source', () => {
     const sparse: unknown[] = [];
     sparse[2] = { status: 'done', result: { id: 'msg_1', at: undefined } };
-    const source = Object.freeze({ steps: sparse, decision: Object.freeze({ run: true, match: { a: '1' } }), n: null });
+    const decision = Object.freeze({ run: true, match: { a: '1' } });
+    const source = Object.freeze({ steps: sparse, decision, n: null });
     const copy = copyPlain(source);
     expect(copy).toStrictEqual(structuredClone(source));
     expect(1 in copy.steps).toBe(false);

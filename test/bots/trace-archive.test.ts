@@ -229,7 +229,7 @@ describe('the trace file, rewritten once it holds twice its limit', () => {
     }
   });
 
-  it('a torn last line (no newline: the next append joins it) is dropped; later rewrites keep every appended line', async () => {
+  it('a torn last line (the next append joins it) is dropped; later ones all kept', async () => {
     const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'pinbot-traces-'));

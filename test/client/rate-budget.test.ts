@@ -122,10 +122,11 @@ describe('the places of a budget (Slots)', () => {
   }
   const tick = () => new Promise((r) => setImmediate(r));
 
-  it('runs at most `concurrency` at once; who waits goes actions first, then in order', async () => {
+  it('runs at most `concurrency` at once; who waits goes actions first, in order', async () => {
     const slots = new Slots(2);
     const started: string[] = [];
-    const [a, b, p1, p2, x1] = ['a', 'b', 'poll1', 'poll2', 'action1'].map((n) => gated(n, started));
+    const names = ['a', 'b', 'poll1', 'poll2', 'action1'];
+    const [a, b, p1, p2, x1] = names.map((n) => gated(n, started));
     const out = [
       slots.run(a!.fn, 1),
       slots.run(b!.fn, 0),
@@ -147,7 +148,7 @@ describe('the places of a budget (Slots)', () => {
     expect(await Promise.all(out)).toEqual(['a', 'b', 'poll1', 'poll2', 'action1']);
   });
 
-  it('an abort while waiting leaves the line (the call never starts); while running, frees its place', async () => {
+  it('an abort while waiting leaves the line; while running, frees its place', async () => {
     const slots = new Slots(1);
     const started: string[] = [];
     const [a, b, c] = ['a', 'b', 'c'].map((n) => gated(n, started));

@@ -242,7 +242,10 @@ async function decideOnce(g: Going): Promise<boolean> {
     return going(g);
   }
   const vars = replayable(scope.vars);
-  const seen: TraceSeen = { ...(vars ? { vars: copyPlain(vars) } : { vars_omitted: true }), me: self.me };
+  const seen: TraceSeen = {
+    ...(vars ? { vars: copyPlain(vars) } : { vars_omitted: true }),
+    me: self.me,
+  };
   trace.seen(seen);
   let decision =
     screen({ run, actor }) ??

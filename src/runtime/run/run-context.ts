@@ -229,7 +229,9 @@ class StepContext implements ActionRunContext {
 
   checkSpend(pin: string, cents: number): void {
     const { limits } = this.o.bot;
-    if (limits.sendTo && !limits.sendTo.has(pin)) throw new LimitError(`${pin} is not in limits.send_to`);
+    if (limits.sendTo && !limits.sendTo.has(pin)) {
+      throw new LimitError(`${pin} is not in limits.send_to`);
+    }
     if (limits.maxPerTransfer !== undefined && cents > limits.maxPerTransfer) {
       throw new LimitError(
         `${(cents / 100).toFixed(2)} is more than limits.max_per_transfer ` +

@@ -119,10 +119,11 @@ export async function takeStep({
     // under the step timeout and an error boundary: a throw or a hang fails this step only
     // counted from 1, as people count (a path like rules.0.do.1 counts from 0)
     const what = `step ${step.index + 1} (${action.name}) of rule ${rule.id}`;
+    const call = (s: AbortSignal) => action.run(args, ctx.withSignal(s));
     result = await retryTransient({
       runner,
       what: action.name,
-      fn: () => withStepTimeout(what, limits.stepTimeoutMs, (s) => action.run(args, ctx.withSignal(s)), signal),
+      fn: () => withStepTimeout(what, limits.stepTimeoutMs, call, signal),
     });
   } catch (err) {
     if (err instanceof Interrupted || err instanceof UnauthorizedError) throw err;
