@@ -114,7 +114,7 @@ export class Slots {
     this.running++;
     let done: Promise<T>;
     try {
-      done = fn();
+      done = Promise.resolve(fn());
     } catch (err) {
       done = Promise.reject(err);
     }

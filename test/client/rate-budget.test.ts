@@ -177,5 +177,7 @@ describe('the places of a budget (Slots)', () => {
       }, 1),
     ).rejects.toThrow('sync');
     expect(await slots.run(async () => 'next', 1)).toBe('next');
+    // a caller's plain value (no promise) is taken as one
+    expect(await slots.run((() => 'plain') as unknown as () => Promise<string>, 0)).toBe('plain');
   });
 });
