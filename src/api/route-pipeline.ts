@@ -12,7 +12,7 @@ import type { Limiters } from './edge/rate-limit.js';
 import type { ChangeCounters } from './reads/change-counters.js';
 import { etagOf, matchesAny, notModified } from './reads/etag.js';
 import type { ValidatorMemo } from './reads/validator-memo.js';
-import type { RouteContext, RouteDef, RouteResult, WriteRoute } from './route.js';
+import type { RouteContext, RouteDef, RouteResult, WriteContext, WriteRoute } from './route.js';
 import { check, compileBody, compileStrings } from './validation.js';
 import { Claim, type Idempotency, type WriteOutcome } from './writes/idempotency.js';
 import { opaquePath } from './writes/path-segments.js';
@@ -131,6 +131,9 @@ interface ReadState {
 
 const DONE: Promise<void> = Promise.resolve();
 
+/** A write context's `tx` until its transaction runs (a read's stays so): one shape. Internal. */
+const NO_TX = undefined as unknown as Tx;
+
 /**
  * The query of a call as express's `simple` parser gave it (a fresh object: validation fills
  * defaults in). Internal. */
@@ -231,49 +234,68 @@ function commit<R>(store: Store, call: Call, fn: (tx: Tx) => R): Promise<R> {
 }
 
 /**
+ * What a write answers: its outcome's status and body; a replayed outcome once it is durable,
+ * with `Idempotent-Replayed`. Internal.
+ */
+function answerWrite(store: Store, call: Call, out: WriteOutcome): Promise<void> | void {
+  if (!out.replayed) return sendJson(call.res, out.status, out.body);
+  const send = () => {
+    call.res.setHeader('Idempotent-Replayed', 'true');
+    sendJson(call.res, out.status, out.body);
+  };
+  // an outcome answered at commit (an embedded bot's, see commit) may not be durable yet: a
+  // replay shows it to whoever sent the key again only once it is
+  if (store.isDurable?.()) return send();
+  return store.durable().then(send);
+}
+
+/** The span of a write's transaction, to its durable commit. Internal. */
+const SPAN = 'pinbot.store.commit';
+
+/**
  * A write route's handler run: one store transaction made with the call's key (its commit's
  * cause), answered once durable; with `Idempotency-Key`, the key is claimed first (a stored
  * outcome is replayed) and the outcome recorded in the same transaction — or, for a refusal
- * the operation threw, in one of its own. Internal.
+ * the operation threw, in one of its own. A chain of promises, not async functions: a write
+ * makes one promise for its commit and one for its answer (each async function made one more,
+ * and an `AsyncLocalStorage` — the plugins' — makes every promise cost a hook). Internal.
  */
 function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
-  const op = (ctx: RouteContext) => (tx: Parameters<WriteRoute['handler']>[0]['tx']) => route.handler({ ...ctx, tx });
-  const plain = async (call: Call, ctx: RouteContext): Promise<WriteOutcome> => {
-    const r: RouteResult = await commit(store, call, op(ctx));
-    return { status: r.status, body: JSON.stringify(r.body), replayed: false };
-  };
-  const claimed = async (call: Call, ctx: RouteContext, claim: Claim): Promise<WriteOutcome> => {
-    try {
-      return claim.outcome(await commit(store, call, (tx) => claim.run(tx, op(ctx))));
-    } catch (err) {
-      const refusal = claim.refusal(err);
-      if (!refusal) throw err;
-      return claim.outcome(await commit(store, call, (tx) => claim.refused(tx, refusal)));
-    } finally {
+  // the span's attributes are the route's: made once, not per call
+  const attributes = { 'pinbot.route': `/api/v1${route.path}` };
+  const plain = (call: Call, ctx: WriteContext): Promise<void> =>
+    commit(store, call, (tx) => route.handler(((ctx.tx = tx), ctx))).then((r: RouteResult) =>
+      sendJson(call.res, r.status, JSON.stringify(r.body)),
+    );
+  const claimed = (call: Call, ctx: WriteContext, claim: Claim): Promise<WriteOutcome> => {
+    const op = (tx: Tx) => route.handler(((ctx.tx = tx), ctx));
+    // the key is released when the write has ended, whatever its end (before its outcome is
+    // read: both are synchronous, nothing runs between them)
+    const ended = (out: Parameters<Claim['outcome']>[0]) => (claim.release(), claim.outcome(out));
+    const failed = (err: unknown) => {
       claim.release();
-    }
+      throw err;
+    };
+    return commit(store, call, (tx) => claim.run(tx, op)).then(ended, (err: unknown) => {
+      const refusal = claim.refusal(err);
+      if (!refusal) return failed(err);
+      return commit(store, call, (tx) => claim.refused(tx, refusal)).then(ended, failed);
+    });
   };
   const post = route.method === 'post';
-  return async (call: Call, ctx: RouteContext, path: string) => {
+  return (call: Call, ctx: WriteContext, path: string): Promise<void> | void => {
     const key = post ? call.req.headers['idempotency-key'] : undefined;
     // keyed on the path as sent (ids are opaque: see opaquePath)
-    const target = `${call.method} ${opaquePath(path)}`;
-    const claim =
-      typeof key === 'string' ? idempotency.claim({ target, body: call.body }, ctx.user.id, key) : undefined;
-    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
-    const out =
-      claim && !(claim instanceof Claim)
-        ? claim
-        : await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
-            claim ? claimed(call, ctx, claim) : plain(call, ctx),
-          );
-    if (out.replayed) {
-      // an outcome answered at commit (an embedded bot's, above) may not be durable yet: a
-      // replay shows it to whoever sent the key again only once it is
-      if (!store.isDurable?.()) await store.durable();
-      call.res.setHeader('Idempotent-Replayed', 'true');
-    }
-    sendJson(call.res, out.status, out.body);
+    const target = typeof key === 'string' ? `${call.method} ${opaquePath(path)}` : '';
+    const body = call.body;
+    const user = ctx.user.id;
+    const claim = typeof key === 'string' ? idempotency.claim({ target, body }, user, key) : undefined;
+    if (claim !== undefined && !(claim instanceof Claim)) return answerWrite(store, call, claim);
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes
+    // are its children
+    if (claim === undefined) return inSpan(SPAN, attributes, () => plain(call, ctx));
+    const out = inSpan(SPAN, attributes, () => claimed(call, ctx, claim));
+    return out.then((o) => answerWrite(store, call, o));
   };
 }
 
@@ -303,7 +325,10 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     // the body as read stays on the call (an idempotent write is keyed on it); the handler's is `{}` when none came
     const ctxBody = post ? (call.body ?? {}) : call.body;
     if (post && body) check(body, 'body', ctxBody);
-    const ctx = { user: call.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+    // one object, `tx` set by a write's transaction when it runs (no copy of it per transaction)
+    const user = call.user!;
+    const db = store.read;
+    const ctx = { user, body: ctxBody, query: ctxQuery, params: ctxParams, env, db, tx: NO_TX };
     return read ? read(call, ctx) : write!(call, ctx, path);
   };
   /** `serve`, its throw or rejection given to `next`. */

@@ -37,7 +37,10 @@ function undoAll(undo: TxLog['undo']): void {
 
 /** Deep-freezes what a frozen record holds (deepFreeze stops at a frozen object). Internal. */
 function freezeMembers(record: StoredRecord): StoredRecord {
-  for (const v of Object.values(record)) if (v && typeof v === 'object') deepFreeze(v);
+  for (const k in record) {
+    const v = (record as unknown as Record<string, unknown>)[k];
+    if (v && typeof v === 'object') deepFreeze(v);
+  }
   return record;
 }
 
