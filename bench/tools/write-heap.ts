@@ -72,6 +72,13 @@ try {
       pending.set(++id, resolve);
       ws.send(JSON.stringify({ id, method, params }));
     });
+  // what a write leaves behind: the heap after a full collection, before and after the load
+  const heapUsed = async () => {
+    await call('HeapProfiler.collectGarbage');
+    return ((await call('Runtime.getHeapUsage')) as { usedSize: number }).usedSize;
+  };
+  await call('Runtime.enable');
+  const used0 = await heapUsed();
   await call('HeapProfiler.startSampling', {
     samplingInterval: 1024,
     includeObjectsCollectedByMajorGC: true,
@@ -79,7 +86,12 @@ try {
   });
   const r = await runLoad({ url: srv.url, connections: 50, durationS: Number(args.duration), requests });
   const { profile } = (await call('HeapProfiler.stopSampling')) as { profile: { head: Node } };
+  const used1 = await heapUsed();
   ws.close();
+  console.log(
+    `heap after a full collection: ${(used0 / 1e6).toFixed(1)} MB before the load, ` +
+      `${(used1 / 1e6).toFixed(1)} MB after: ${Math.round((used1 - used0) / r.total)} B kept per write`,
+  );
   const bySite = new Map<string, number>();
   let total = 0;
   const walk = (n: Node) => {
