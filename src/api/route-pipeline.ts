@@ -267,10 +267,14 @@ const SPAN = 'pinbot.store.commit';
 function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
   // the span's attributes are the route's: made once, not per call
   const attributes = { 'pinbot.route': `/api/v1${route.path}` };
+  // the answer's text is made in the transaction (as a keyed write's outcome is): only a string
+  // waits for the fsync, not the answer's objects
+  const run = (ctx: WriteContext, tx: Tx) => {
+    const r: RouteResult = route.handler(((ctx.tx = tx), ctx));
+    return { status: r.status, text: JSON.stringify(r.body) };
+  };
   const plain = (call: Call, ctx: WriteContext): Promise<void> =>
-    commit(store, call, (tx) => route.handler(((ctx.tx = tx), ctx))).then((r: RouteResult) =>
-      sendJson(call.res, r.status, JSON.stringify(r.body)),
-    );
+    commit(store, call, (tx) => run(ctx, tx)).then((r) => sendJson(call.res, r.status, r.text));
   const claimed = (call: Call, ctx: WriteContext, claim: Claim): Promise<WriteOutcome> => {
     const op = (tx: Tx) => route.handler(((ctx.tx = tx), ctx));
     // the key is released when the write has ended, whatever its end (before its outcome is
