@@ -20,6 +20,7 @@ export function startPinbot({
   config = {},
   timeoutMs,
   bots = false,
+  bin = 'bin/pinbot.js',
 }: {
   name?: string;
   runDir: string;
@@ -27,22 +28,14 @@ export function startPinbot({
   config?: Record<string, unknown>;
   timeoutMs?: number;
   bots?: boolean;
+  /** The `pinbot` script to run (another checkout's, to compare two builds side by side). */
+  bin?: string;
 }): Promise<ServerProcess> {
   const configFile = join(runDir, `${name}.config.yaml`);
   writeFileSync(configFile, stringify({ rate_limits: { enabled: false }, log: { level: 'info' }, ...config }));
   return spawnServer({
     name,
-    args: [
-      'bin/pinbot.js',
-      'serve',
-      '--data',
-      dataDir,
-      '--port',
-      '0',
-      ...(bots ? [] : ['--no-bots']),
-      '--config',
-      configFile,
-    ],
+    args: [bin, 'serve', '--data', dataDir, '--port', '0', ...(bots ? [] : ['--no-bots']), '--config', configFile],
     timeoutMs,
   });
 }

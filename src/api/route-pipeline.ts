@@ -12,7 +12,7 @@ import type { Limiters } from './edge/rate-limit.js';
 import type { ChangeCounters } from './reads/change-counters.js';
 import { etagOf, matchesAny, notModified } from './reads/etag.js';
 import type { ValidatorMemo } from './reads/validator-memo.js';
-import type { RouteContext, RouteDef, RouteResult, WriteRoute } from './route.js';
+import type { RouteContext, RouteDef, RouteResult, WriteContext, WriteRoute } from './route.js';
 import { check, compileBody, compileStrings } from './validation.js';
 import { Claim, type Idempotency, type WriteOutcome } from './writes/idempotency.js';
 import { opaquePath } from './writes/path-segments.js';
@@ -23,19 +23,23 @@ const jsonParser = express.json({ limit: LIMIT, type: () => true, strict: true }
 
 /** A Content-Type the short way takes (none, or JSON in UTF-8); any other goes to body-parser. Internal. */
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
-/** The first character that is not JSON whitespace (body-parser's strict check). Internal. */
-const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
 
 /** An error as body-parser would throw it (api/edge/error-answer.ts maps its `type`). Internal. */
 const bodyError = (type: string, status: number) => Object.assign(new Error(type), { type, status });
+
+/** Whether a Content-Type is one the short way takes (the common one without a regex). Internal. */
+const isPlainJson = (type: string) => type === 'application/json' || PLAIN_JSON.test(type);
 
 /** What body-parser's strict JSON parser makes of a UTF-8 body (BOM dropped, `{}` for none). Internal. */
 function parseJson(bytes: Buffer): unknown {
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
-  const first = FIRST_CHAR.exec(text)?.[1];
-  if (first !== '{' && first !== '[') throw bodyError('entity.parse.failed', 400);
+  // the first character that is not JSON whitespace, found without a regex's match array
+  let i = 0;
+  let c = text.charCodeAt(0);
+  while (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) c = text.charCodeAt(++i);
+  if (c !== 0x7b && c !== 0x5b) throw bodyError('entity.parse.failed', 400); // '{', '['
   try {
     return JSON.parse(text);
   } catch {
@@ -57,7 +61,7 @@ const readJson: Step = (call, next) => {
   const plain =
     h['content-encoding'] === undefined &&
     h['transfer-encoding'] === undefined &&
-    (h['content-type'] === undefined || PLAIN_JSON.test(h['content-type'])) &&
+    (h['content-type'] === undefined || isPlainJson(h['content-type'])) &&
     declared >= 0 &&
     declared <= LIMIT;
   if (plain) {
@@ -130,6 +134,9 @@ interface ReadState {
 }
 
 const DONE: Promise<void> = Promise.resolve();
+
+/** A write context's `tx` until its transaction runs (a read's stays so): one shape. Internal. */
+const NO_TX = undefined as unknown as Tx;
 
 /**
  * The query of a call as express's `simple` parser gave it (a fresh object: validation fills
@@ -231,49 +238,73 @@ function commit<R>(store: Store, call: Call, fn: (tx: Tx) => R): Promise<R> {
 }
 
 /**
+ * What a write answers: its outcome's status and body; a replayed outcome once it is durable,
+ * with `Idempotent-Replayed`. Internal.
+ */
+function answerWrite(store: Store, call: Call, out: WriteOutcome): Promise<void> | void {
+  if (!out.replayed) return sendJson(call.res, out.status, out.body);
+  const send = () => {
+    call.res.setHeader('Idempotent-Replayed', 'true');
+    sendJson(call.res, out.status, out.body);
+  };
+  // an outcome answered at commit (an embedded bot's, see commit) may not be durable yet: a
+  // replay shows it to whoever sent the key again only once it is
+  if (store.isDurable?.()) return send();
+  return store.durable().then(send);
+}
+
+/** The span of a write's transaction, to its durable commit. Internal. */
+const SPAN = 'pinbot.store.commit';
+
+/**
  * A write route's handler run: one store transaction made with the call's key (its commit's
  * cause), answered once durable; with `Idempotency-Key`, the key is claimed first (a stored
  * outcome is replayed) and the outcome recorded in the same transaction — or, for a refusal
- * the operation threw, in one of its own. Internal.
+ * the operation threw, in one of its own. A chain of promises, not async functions: a write
+ * makes one promise for its commit and one for its answer (each async function made one more,
+ * and an `AsyncLocalStorage` — the plugins' — makes every promise cost a hook). Internal.
  */
 function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
-  const op = (ctx: RouteContext) => (tx: Parameters<WriteRoute['handler']>[0]['tx']) => route.handler({ ...ctx, tx });
-  const plain = async (call: Call, ctx: RouteContext): Promise<WriteOutcome> => {
-    const r: RouteResult = await commit(store, call, op(ctx));
-    return { status: r.status, body: JSON.stringify(r.body), replayed: false };
+  // the span's attributes are the route's: made once, not per call
+  const attributes = { 'pinbot.route': `/api/v1${route.path}` };
+  // the answer's text is made in the transaction (as a keyed write's outcome is): only a string
+  // waits for the fsync, not the answer's objects
+  const run = (ctx: WriteContext, tx: Tx) => {
+    const r: RouteResult = route.handler(((ctx.tx = tx), ctx));
+    return { status: r.status, text: JSON.stringify(r.body) };
   };
-  const claimed = async (call: Call, ctx: RouteContext, claim: Claim): Promise<WriteOutcome> => {
-    try {
-      return claim.outcome(await commit(store, call, (tx) => claim.run(tx, op(ctx))));
-    } catch (err) {
-      const refusal = claim.refusal(err);
-      if (!refusal) throw err;
-      return claim.outcome(await commit(store, call, (tx) => claim.refused(tx, refusal)));
-    } finally {
+  const plain = (call: Call, ctx: WriteContext): Promise<void> =>
+    commit(store, call, (tx) => run(ctx, tx)).then((r) => sendJson(call.res, r.status, r.text));
+  const claimed = (call: Call, ctx: WriteContext, claim: Claim): Promise<WriteOutcome> => {
+    const op = (tx: Tx) => route.handler(((ctx.tx = tx), ctx));
+    // the key is released when the write has ended, whatever its end (before its outcome is
+    // read: both are synchronous, nothing runs between them)
+    const ended = (out: Parameters<Claim['outcome']>[0]) => (claim.release(), claim.outcome(out));
+    const failed = (err: unknown) => {
       claim.release();
-    }
+      throw err;
+    };
+    return commit(store, call, (tx) => claim.run(tx, op)).then(ended, (err: unknown) => {
+      const refusal = claim.refusal(err);
+      if (!refusal) return failed(err);
+      return commit(store, call, (tx) => claim.refused(tx, refusal)).then(ended, failed);
+    });
   };
   const post = route.method === 'post';
-  return async (call: Call, ctx: RouteContext, path: string) => {
+  return (call: Call, ctx: WriteContext, path: string): Promise<void> | void => {
     const key = post ? call.req.headers['idempotency-key'] : undefined;
     // keyed on the path as sent (ids are opaque: see opaquePath)
-    const target = `${call.method} ${opaquePath(path)}`;
-    const claim =
-      typeof key === 'string' ? idempotency.claim({ target, body: call.body }, ctx.user.id, key) : undefined;
-    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes are its children
-    const out =
-      claim && !(claim instanceof Claim)
-        ? claim
-        : await inSpan('pinbot.store.commit', { 'pinbot.route': `/api/v1${route.path}` }, () =>
-            claim ? claimed(call, ctx, claim) : plain(call, ctx),
-          );
-    if (out.replayed) {
-      // an outcome answered at commit (an embedded bot's, above) may not be durable yet: a
-      // replay shows it to whoever sent the key again only once it is
-      if (!store.isDurable?.()) await store.durable();
-      call.res.setHeader('Idempotent-Replayed', 'true');
-    }
-    sendJson(call.res, out.status, out.body);
+    const target = typeof key === 'string' ? `${call.method} ${opaquePath(path)}` : '';
+    const body = call.body;
+    const user = ctx.user.id;
+    let claim: WriteOutcome | Claim | undefined;
+    if (typeof key === 'string') claim = idempotency.claim({ target, body }, user, key);
+    if (claim !== undefined && !(claim instanceof Claim)) return answerWrite(store, call, claim);
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes
+    // are its children
+    if (claim === undefined) return inSpan(SPAN, attributes, () => plain(call, ctx));
+    const out = inSpan(SPAN, attributes, () => claimed(call, ctx, claim));
+    return out.then((o) => answerWrite(store, call, o));
   };
 }
 
@@ -303,7 +334,10 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     // the body as read stays on the call (an idempotent write is keyed on it); the handler's is `{}` when none came
     const ctxBody = post ? (call.body ?? {}) : call.body;
     if (post && body) check(body, 'body', ctxBody);
-    const ctx = { user: call.user!, body: ctxBody, query: ctxQuery, params: ctxParams, env, db: store.read };
+    // one object, `tx` set by a write's transaction when it runs (no copy of it per transaction)
+    const user = call.user!;
+    const db = store.read;
+    const ctx = { user, body: ctxBody, query: ctxQuery, params: ctxParams, env, db, tx: NO_TX };
     return read ? read(call, ctx) : write!(call, ctx, path);
   };
   /** `serve`, its throw or rejection given to `next`. */

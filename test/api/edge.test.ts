@@ -94,6 +94,8 @@ describe(
         ' ',
         '\ufeff{"recipient_pin":"X"}',
         '"text"',
+        ' \t\r\n {"recipient_pin":"X"}',
+        ' \n',
         '{"a":',
         '[1]',
         '{"recipient_pin":"AAAA-BBBB","content":"hé"}',

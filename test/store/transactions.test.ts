@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { ConstraintError } from '../../src/store/core/types.js';
+import { deepFreeze } from '../../src/store/core/collection-state.js';
 import { Counters, Items } from '../helpers/store-fixtures.js';
 
 describe('store transactions (memory store)', () => {
@@ -66,6 +67,23 @@ describe('store transactions (memory store)', () => {
     expect(() => (rec as { n: number }).n++).toThrow(TypeError);
     expect(() => (store.read.col(Items).get('item_1')!.tags as string[]).push('b')).toThrow(TypeError);
     expect(store.read.col(Items).get('item_1')!.tags).toEqual(['a']);
+  });
+
+  it('freezes members at any depth, after flat ones, and ends on a cycle', () => {
+    const flat = deepFreeze({ a: 1, b: 'x', c: null });
+    expect(Object.isFrozen(flat)).toBe(true);
+    const deep = deepFreeze({ n: 1, inner: { list: [{ x: [1, 2] }], s: 'y' } });
+    expect(Object.isFrozen(deep.inner)).toBe(true);
+    expect(Object.isFrozen(deep.inner.list)).toBe(true);
+    expect(Object.isFrozen(deep.inner.list[0]!.x)).toBe(true);
+    // a member that is an object after flat ones (the look before freezing must not stop short)
+    const late = deepFreeze({ a: 1, b: 2, c: 3, last: { z: [3] } });
+    expect(Object.isFrozen(late.last.z)).toBe(true);
+    const cyclic: { self?: unknown; other: { back?: unknown } } = { other: {} };
+    cyclic.self = cyclic;
+    cyclic.other.back = cyclic;
+    expect(deepFreeze(cyclic)).toBe(cyclic);
+    expect(Object.isFrozen(cyclic.other)).toBe(true);
   });
 
   it('a frozen record is kept as it is, and what it holds is frozen too; an unfrozen one is copied', async () => {

@@ -9,35 +9,54 @@ export { lowerBound } from './collection-state.js';
 export type UndoLog = { readonly __undo: true };
 
 /**
- * The change set and undo log of one transaction, and when asked, its writes with the record
- * before each (what a commit feed reports: noted here, the store needs no wrapper per view).
- * Internal.
+ * The change set and undo log of one transaction. Internal.
  */
 class TxLog {
   readonly changes: Change[] = [];
-  /** Flat: collection, id, record before, for each write (no array per write). */
+  /**
+   * Flat: collection, id, record before, record after, for each write (no array per write). It
+   * also says what a commit feed reports (`committedWrites`), made only once the transaction is
+   * durable: the writes' notes are no longer objects held across the fsync wait.
+   */
   readonly undo: Array<CollectionState | string | StoredRecord | null> = [];
-
-  constructor(private readonly noted: CommittedWrite[] | undefined) {}
 
   write(s: CollectionState, id: string, next: StoredRecord | null): void {
     const prev = s.records.get(id) ?? null;
-    this.undo.push(s, id, prev);
+    this.undo.push(s, id, prev, next);
     s.set(id, next);
     this.changes.push([s.name, id, next]);
-    this.noted?.push({ collection: s.name, id, before: prev, after: next });
   }
 }
 
 /** Takes back the writes of a flat undo log, newest first. Internal. */
 function undoAll(undo: TxLog['undo']): void {
-  for (let i = undo.length - 3; i >= 0; i -= 3)
+  for (let i = undo.length - 4; i >= 0; i -= 4)
     (undo[i] as CollectionState).set(undo[i + 1] as string, undo[i + 2] as StoredRecord | null);
+}
+
+/**
+ * The writes of a transaction, each with the record it replaced and the one it left, in the
+ * order they were made (what a commit feed's listeners hear). From its undo log
+ * (`StoreEngine.run`), any time after it ran.
+ */
+export function committedWrites(log: UndoLog): CommittedWrite[] {
+  const undo = log as unknown as TxLog['undo'];
+  const out: CommittedWrite[] = [];
+  for (let i = 0; i < undo.length; i += 4) {
+    const collection = (undo[i] as CollectionState).name;
+    const id = undo[i + 1] as string;
+    const before = undo[i + 2] as StoredRecord | null;
+    out.push({ collection, id, before, after: undo[i + 3] as StoredRecord | null });
+  }
+  return out;
 }
 
 /** Deep-freezes what a frozen record holds (deepFreeze stops at a frozen object). Internal. */
 function freezeMembers(record: StoredRecord): StoredRecord {
-  for (const v of Object.values(record)) if (v && typeof v === 'object') deepFreeze(v);
+  for (const k in record) {
+    const v = (record as unknown as Record<string, unknown>)[k];
+    if (v && typeof v === 'object') deepFreeze(v);
+  }
   return record;
 }
 
@@ -160,12 +179,12 @@ export class StoreEngine implements ReadView {
 
   /**
    * Runs `fn` as one transaction. On a throw every change is undone and the error rethrown;
-   * otherwise returns the result and the change set (empty when nothing changed). With `noted`,
-   * each write is also pushed to it with the record it replaced (a commit feed's writes).
+   * otherwise returns the result, the change set (empty when nothing changed) and the undo log
+   * (`revert`; `committedWrites` gives its writes with the record before each).
    */
-  run<R>(fn: (tx: Tx) => R, noted?: CommittedWrite[]): { result: R; changes: Change[]; undo: UndoLog } {
+  run<R>(fn: (tx: Tx) => R): { result: R; changes: Change[]; undo: UndoLog } {
     if (this.running.log) throw new Error('transactions do not nest: use the tx you were given');
-    const log = new TxLog(noted);
+    const log = new TxLog();
     this.running.log = log;
     const { changes, undo } = log;
     try {

@@ -1,4 +1,4 @@
-import { StoreEngine } from './engine.js';
+import { committedWrites, StoreEngine } from './engine.js';
 import type { CommittedWrite, NotingStore } from './commit-signal.js';
 import type { ReadView, Tx } from './types.js';
 
@@ -23,16 +23,16 @@ export class MemoryStore implements NotingStore {
 
   /** `transaction`, giving its writes to `onCommit` once committed (see NotingStore). */
   transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
-    const noted: CommittedWrite[] = [];
-    let result: R;
+    let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
-      result = this.engine.run(fn, noted).result;
+      run = this.engine.run(fn);
     } catch (err) {
       return Promise.reject(err);
     }
     return Promise.resolve().then(() => {
-      if (noted.length) onCommit(noted);
-      return result;
+      const writes = committedWrites(run.undo);
+      if (writes.length) onCommit(writes);
+      return run.result;
     });
   }
 

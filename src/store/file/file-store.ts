@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { observeId } from '../../util/ids.js';
 import { Serial } from '../../util/serial.js';
-import { StoreEngine } from '../core/engine.js';
+import { committedWrites, StoreEngine } from '../core/engine.js';
 import { Batch } from './batch.js';
 import { openInFormat } from './data-format.js';
 import { openAppendFile, probeWrites, type AppendFile, type OpenAppend } from './journal-file.js';
@@ -18,6 +18,9 @@ import { EngineStore } from '../core/engine-store.js';
 import type { FileStoreOptions } from './file-store-options.js';
 import { DATA_DIR } from '../../util/data-dir.js';
 import { metrics } from '../../telemetry/metrics.js';
+
+/** What hears a noted transaction's writes once it is durable. Internal. */
+type OnCommit = (writes: readonly CommittedWrite[]) => void;
 
 /** The commit histogram's cell of this driver. Internal. */
 const commitTime = metrics.storeCommit;
@@ -141,22 +144,21 @@ export class FileStore extends EngineStore implements NotingStore {
    * durable, `onCommit` is given them (when there are any) before the caller is answered.
    */
   transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
-    return this.refusal() ?? this.run(fn, [], onCommit);
+    return this.refusal() ?? this.run(fn, onCommit);
   }
 
   protected commit<R>(fn: (tx: Tx) => R): Promise<R> {
-    return this.run(fn, undefined, undefined);
+    return this.run(fn, undefined);
   }
 
-  /** Runs `fn` on the engine and joins the next group commit with its line. */
-  private run<R>(
-    fn: (tx: Tx) => R,
-    noted: CommittedWrite[] | undefined,
-    onCommit: ((writes: readonly CommittedWrite[]) => void) | undefined,
-  ): Promise<R> {
+  /**
+   * Runs `fn` on the engine and joins the next group commit with its line; once durable, its
+   * writes (from its undo log, made then) go to `onCommit`.
+   */
+  private run<R>(fn: (tx: Tx) => R, onCommit: OnCommit | undefined): Promise<R> {
     let run: ReturnType<StoreEngine['run']> & { result: R };
     try {
-      run = this.engine.run(fn, noted);
+      run = this.engine.run(fn);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -172,9 +174,10 @@ export class FileStore extends EngineStore implements NotingStore {
     batch.undos.push(run.undo);
     batch.seq = this.engine.seq;
     this.kick();
+    const undo = run.undo;
     return onCommit
       ? batch.done.then(() => {
-          onCommit(noted!);
+          onCommit(committedWrites(undo));
           return result;
         })
       : batch.done.then(() => result);
