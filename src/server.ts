@@ -1,6 +1,6 @@
 import type { RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server as NetServer } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import { runAdminCommand, type AdminCommand } from './admin/commands.js';
@@ -94,21 +94,20 @@ async function listenHttp(o: {
   host: string;
   port: number;
 }): Promise<HttpEdge> {
-  const inflight = new Set<ServerResponse>();
+  // the open connections, not the requests (nothing to track per request): at close, the answer
+  // each one is giving is told `Connection: close` (a request that arrives later is told so in
+  // the listener; one pipelined behind it gets its connection closed once idle, by the poll)
+  const sockets = new Set<Socket>();
   let closing = false;
-  // one listener for every response (no closure per request)
-  function untrack(this: ServerResponse) {
-    inflight.delete(this);
-  }
-  // tracked before the edge sees it, in the one request listener (a second 'request' listener
-  // made node copy the listener list on every request)
   const listener: RequestListener = (req, res) => {
     if (closing) res.setHeader('Connection', 'close');
-    inflight.add(res);
-    res.on('close', untrack);
     o.listener(req, res);
   };
   const http: Server = createHttpServer(listener, o.config.server);
+  http.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   const { host, port } = o;
   await new Promise<void>((resolve, reject) => {
     http.once('error', (err: NodeJS.ErrnoException) =>
@@ -123,7 +122,11 @@ async function listenHttp(o: {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
     close(graceMs) {
       closing = true;
-      for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      for (const socket of sockets) {
+        // node's response on a connection while it answers (as http-server.ts answerClientError reads it)
+        const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+        if (res && !res.headersSent) res.setHeader('Connection', 'close');
+      }
       return new Promise<void>((resolve) => {
         const poll = setInterval(() => http.closeIdleConnections(), 25);
         const cut = setTimeout(() => http.closeAllConnections(), graceMs);

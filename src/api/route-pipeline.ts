@@ -166,7 +166,7 @@ function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
     await new Promise<void>(
       (resolve, reject) => void limiters.conditional(call, (err?: unknown) => (err ? reject(err) : resolve())),
     );
-    call.res.setHeader('ETag', tag);
+    call.setField('ETag', tag);
     call.res.statusCode = 304;
     call.res.end();
   };
@@ -177,14 +177,14 @@ function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
       const tag = etagOf(text);
       if (version !== undefined) memo.remember(user, call.originalUrl, version, tag);
       if (holds && notModified(ifNoneMatch, tag)) return unchanged(call, tag);
-      res.setHeader('ETag', tag);
+      call.setField('ETag', tag);
       if (notModified(ifNoneMatch, tag)) {
         res.statusCode = 304; // `*`: counted against general like the read it is
         res.end();
         return;
       }
     }
-    sendJson(res, status, text);
+    call.sendJson(status, text);
   };
   return { unchanged, answer };
 }

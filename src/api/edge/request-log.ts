@@ -127,7 +127,7 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
     const id =
       typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
     call.id = id;
-    call.res.setHeader('X-Request-Id', id);
+    call.setField('X-Request-Id', id);
     call.started = performance.now();
     call.res.on('close', () => onClose(call));
   };

@@ -61,21 +61,20 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
 
   const counted = (call: Call, next: Next, key: string, totalHits: number, resetAt: number | undefined) => {
     const limit = o.limit(call);
-    const res = call.res;
     const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
     // on a field not yet set checks the name and value twice: once itself, once in setHeader)
     const first = call.rateLimit === undefined;
     call.rateLimit = info;
-    if (!res.headersSent) {
+    if (!call.res.headersSent) {
       const reset = resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - o.clock.now()) / 1000)) : windowSeconds;
       const field = `"${o.name}"; r=${info.remaining}; t=${reset}`;
       if (first) {
-        res.setHeader('RateLimit', field);
-        res.setHeader('RateLimit-Policy', policyOf(key, limit));
+        call.setField('RateLimit', field);
+        call.setField('RateLimit-Policy', policyOf(key, limit));
       } else {
-        res.appendHeader('RateLimit', field);
-        res.appendHeader('RateLimit-Policy', policyOf(key, limit));
+        call.appendField('RateLimit', field);
+        call.appendField('RateLimit-Policy', policyOf(key, limit));
       }
     }
     if (totalHits > limit) return o.refuse(call, next);
