@@ -59,7 +59,14 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     return text;
   };
 
-  const counted = (call: Call, next: Next, key: string, totalHits: number, resetAt: number | undefined) => {
+  const counted = (
+    call: Call,
+    next: Next,
+    key: string,
+    totalHits: number,
+    resetAt: number | undefined,
+    now?: number,
+  ) => {
     const limit = o.limit(call);
     const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
@@ -67,7 +74,8 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     const first = call.rateLimit === undefined;
     call.rateLimit = info;
     if (!call.res.headersSent) {
-      const reset = resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - o.clock.now()) / 1000)) : windowSeconds;
+      const reset =
+        resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - (now ?? o.clock.now())) / 1000)) : windowSeconds;
       const field = `"${o.name}"; r=${info.remaining}; t=${reset}`;
       if (first) {
         call.setField('RateLimit', field);
@@ -94,7 +102,8 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     const key = o.key(call);
     if (local) {
       const hit = local.hit(key);
-      return counted(call, next, key, hit.totalHits, hit.resetAt);
+      // the time it was counted at is the time the reset is measured from (one clock read)
+      return counted(call, next, key, hit.totalHits, hit.resetAt, local.lastNow);
     }
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
