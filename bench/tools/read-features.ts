@@ -57,6 +57,8 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   nolimits: () => ({ ...LIMITED, rate_limits: { enabled: false } }),
   nometrics: () => ({ ...LIMITED, metrics: { enabled: false } }),
   noplugins: (dir) => ({ ...LIMITED, plugins: { dir } }),
+  // no plugins, one AsyncLocalStorage run before start (READ_FEATURES_ALS_IMPORT: a module that runs one)
+  'noplugins-als': (dir) => ({ ...LIMITED, plugins: { dir } }),
   bare: (dir) => ({
     rate_limits: { enabled: false },
     log: { level: 'info' },
@@ -131,7 +133,10 @@ async function start(name: string, tmp: string, meta: string, noPlugins: string)
   return spawnServer({
     name,
     args: [bin, 'serve', '--data', join(tmp, name), '--port', '0', '--no-bots', '--config', config],
-    env,
+    env:
+      name === 'noplugins-als'
+        ? { ...env, NODE_OPTIONS: `${env?.NODE_OPTIONS ?? ''} --import ${process.env.READ_FEATURES_ALS_IMPORT}` }
+        : env,
   });
 }
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
 import { isInProcess } from '../in-process.js';
 import type { Call } from './call.js';
+import { EdgeResponse } from './response.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -77,7 +78,7 @@ export type RequestRecorder = (req: IncomingMessage, status: number, ms: number)
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
  * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written,
- * and a request costs one small closure (its `close` listener).
+ * and a request costs one `close` listener (on pinbot's server the same function for all).
  *
  * @example
  * const logRequest = requestLog(log);
@@ -122,6 +123,10 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
     };
     log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
   };
+  // one listener for every response of pinbot's server, which holds its call (no closure per request)
+  function closedEdge(this: EdgeResponse): void {
+    onClose(this.edgeCall as Call);
+  }
   return (call) => {
     const incoming = call.req.headers['x-request-id'];
     const id =
@@ -129,6 +134,10 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
     call.id = id;
     call.setField('X-Request-Id', id);
     call.started = performance.now();
-    call.res.on('close', () => onClose(call));
+    const res = call.res;
+    if (res instanceof EdgeResponse) {
+      res.edgeCall = call;
+      res.on('close', closedEdge);
+    } else res.on('close', () => onClose(call));
   };
 }

@@ -19,6 +19,8 @@ export class EdgeResponse extends ServerResponse {
   edgeHead: string[] | undefined = undefined;
   /** A field was set on the response itself (it then has a header map of its own). */
   fieldsSet = false;
+  /** The edge's call of this response (its log line's `close` listener reads it: no closure per request). */
+  edgeCall: unknown = undefined;
 
   /** Sets the kept fields on the response, in their order (a name that comes again is added). */
   flushEdgeHead(): void {
