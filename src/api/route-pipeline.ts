@@ -2,8 +2,8 @@ import { parse as parseQuery } from 'node:querystring';
 import express from 'express';
 import type { DomainEnv } from '../domain/env.js';
 import type { Store, Tx } from '../store/core/types.js';
-import { markRoute, routeCells } from '../telemetry/http-metrics.js';
-import { inSpan } from '../telemetry/tracing.js';
+import { markRoute, type RouteCells, routeCells } from '../telemetry/http-metrics.js';
+import { inSpan, tracingOn } from '../telemetry/tracing.js';
 import { COMMIT_ACK_HEADER, isCommitAck, onceCommitted } from '../util/commit-ack.js';
 import { readBody, sendJson } from '../util/http.js';
 import { bindConfig } from './config-bound.js';
@@ -102,6 +102,16 @@ export interface PipelineDeps {
  * as sent (no query), which an idempotent write is keyed on.
  */
 export type RouteRun = (call: Call, next: Next, params: Record<string, string>, path: string) => void;
+
+/**
+ * Gives a call its route's metrics cells: on the call (the request log hands them to the
+ * metrics), and on node's request only while tracing is on (its span is named from the request:
+ * telemetry/http-tracing.ts) — a property added to every request costs every request. Internal.
+ */
+function mark(call: Call, cells: RouteCells): void {
+  call.route = cells;
+  if (tracingOn()) markRoute(call.req, cells);
+}
 
 /** Runs `steps` in order, then `last`; the first error goes to `next`. Internal. */
 function inOrder(steps: readonly Step[], call: Call, next: Next, last: () => void): void {
@@ -324,9 +334,6 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   // the route's label in the metrics and the server span (telemetry/): its pattern, never the path
   const cells = routeCells(`/api/v1${route.path}`);
   // a read with rate limits off has nothing before its handler
-  if (steps.length === 0)
-    return (call, next, p, path) => void (markRoute(call.req, cells), guarded(call, next, p, path));
-  return (call, next, p, path) => (
-    markRoute(call.req, cells), inOrder(steps, call, next, () => guarded(call, next, p, path))
-  );
+  if (steps.length === 0) return (call, next, p, path) => void (mark(call, cells), guarded(call, next, p, path));
+  return (call, next, p, path) => (mark(call, cells), inOrder(steps, call, next, () => guarded(call, next, p, path)));
 }

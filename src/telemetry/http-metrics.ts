@@ -10,8 +10,8 @@ import { metrics } from './metrics.js';
 /** Where the router leaves a request's route cells. Internal. */
 const ROUTE = Symbol('pinbot.route');
 
-/** The cells of one route pattern, per method and status. Internal. */
-interface RouteCells {
+/** The cells of one route pattern, per method and status. */
+export interface RouteCells {
   pattern: string;
   byMethod: Map<string, { duration: HistogramCell; byStatus: Map<number, CounterCell> }>;
   /** The cells of the route's last request (most are like the one before): no lookup for them. */
@@ -56,14 +56,17 @@ export function routeOf(req: { originalUrl?: string; url?: string }): string {
 
 /**
  * Counts a finished request: `pinbot_http_requests_total{route,method,status}` and
- * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now.
+ * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now; `route`:
+ * its route's cells when the caller holds them (the API's call), else those `markRoute` left on
+ * the request, else what `otherRoute` makes of its path.
  */
 export function recordRequest(
   req: { method?: string; originalUrl?: string; url?: string },
   status: number,
   ms: number,
+  route?: RouteCells,
 ): void {
-  const r = (req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '');
+  const r = route ?? (req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '');
   const last = r.last;
   if (last !== undefined && last.status === status && last.method === req.method) {
     last.count.value++;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import type { User } from '../../domain/users/users.js';
+import type { RouteCells } from '../../telemetry/http-metrics.js';
 import { type EdgeCall, JSON_TYPE, sendJson } from '../../util/http.js';
 import { EdgeResponse } from './response.js';
 
@@ -58,6 +59,8 @@ export class Call implements EdgeCall {
   quiet = false;
   /** The parsed JSON body (the API's POSTs), undefined before it is read. */
   body: unknown = undefined;
+  /** The metrics cells of the route that matched (telemetry/http-metrics.ts), once one has. */
+  route: RouteCells | undefined = undefined;
   private address: string | undefined = undefined;
   /**
    * The fields the edge answers with (name and value in turn), kept until the head is written

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
 import { isInProcess } from '../in-process.js';
+import type { RouteCells } from '../../telemetry/http-metrics.js';
 import type { Call } from './call.js';
 import { EdgeResponse } from './response.js';
 
@@ -61,7 +62,7 @@ export function loggedHeaders(headers: IncomingHttpHeaders): { headers: Record<s
 }
 
 /** Told of every finished request, its status and its time in ms (the metrics: telemetry/http-metrics.ts). */
-export type RequestRecorder = (req: IncomingMessage, status: number, ms: number) => void;
+export type RequestRecorder = (req: IncomingMessage, status: number, ms: number, route?: RouteCells) => void;
 
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
@@ -96,7 +97,7 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
   // 'close' comes once per response, after 'finish' or when the client went away first.
   const onClose = (call: Call): void => {
     const res = call.res;
-    if (record) record(call.req, res.statusCode, performance.now() - call.started);
+    if (record) record(call.req, res.statusCode, performance.now() - call.started, call.route);
     const level = levelOf(res.statusCode);
     if (!log.isLevelEnabled(level)) return;
     if (call.quiet) {
