@@ -207,8 +207,9 @@ try {
     return { r, cpu: split(s.pid, a, b, Math.max(1, r.total)) };
   };
   for (const n of names) await run(n, 1);
+  // every other round in the opposite order: no server always runs right after the same one
   for (let round = 1; round <= rounds; round++)
-    for (const n of names) {
+    for (const n of round % 2 === 1 ? names : [...names].reverse()) {
       const x = await run(n, durationS);
       (results[n] ??= []).push(x);
       const problem = loadProblem(x.r);
