@@ -144,6 +144,8 @@ describe('the edge’s response fields written with the head (api/edge/response.
       expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'ETag']),
     );
     expect(tag).toBe(firstPlain!.lines.find((l) => l.startsWith('ETag: '))!.slice(6));
+    const seen = await send(edge, 'GET', '/seen');
+    expect(JSON.parse(seen.body)).toEqual(['X-Request-Id', 'Date', 'RateLimit', 'RateLimit-Policy']);
     const probe = await send(edge, 'GET', '/probe');
     expect(probe.lines).toContain('X-Request-Id: mine');
     expect(probe.lines.filter((l) => l.startsWith('X-Request-Id'))).toHaveLength(1);
@@ -172,6 +174,10 @@ async function listenerOf(api: TestApi) {
     log: (await import('pino')).pino({ level: 'silent' }),
     routes: [...meRoutes, ...walletRoutes, ...testRoutes],
   });
+  // what the edge set is seen by a service that looks before it sets (the raw names, as sent)
+  app.mount('/seen', (_req, res) =>
+    res.end(JSON.stringify((res as typeof res & { getRawHeaderNames(): string[] }).getRawHeaderNames())),
+  );
   app.mount('/probe', (_req, res) => {
     res.setHeader('X-Request-Id', 'mine');
     res.setHeader('X-Probe', 'yes');

@@ -68,6 +68,13 @@ export class EdgeResponse extends ServerResponse {
     return super.getHeaderNames();
   }
 
+  /** node's `getRawHeaderNames` (not in its typings): the kept fields are set first, as above. */
+  getRawHeaderNames(): string[] {
+    if (this.edgeHead !== undefined) this.flushEdgeHead();
+    const proto = ServerResponse.prototype as unknown as { getRawHeaderNames(this: ServerResponse): string[] };
+    return proto.getRawHeaderNames.call(this);
+  }
+
   override hasHeader(name: string): boolean {
     if (this.edgeHead !== undefined) this.flushEdgeHead();
     return super.hasHeader(name);
