@@ -1,10 +1,11 @@
-import type { RequestListener, Server, ServerResponse } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server as NetServer, Socket } from 'node:net';
+import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import { runAdminCommand, type AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
+import { closeAfterAnswers } from './api/edge/response.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { loadConfig } from './config/load.js';
@@ -94,20 +95,9 @@ async function listenHttp(o: {
   host: string;
   port: number;
 }): Promise<HttpEdge> {
-  // the open connections, not the requests (nothing to track per request): at close, the answer
-  // each one is giving is told `Connection: close` (a request that arrives later is told so in
-  // the listener; one pipelined behind it gets its connection closed once idle, by the poll)
-  const sockets = new Set<Socket>();
-  let closing = false;
-  const listener: RequestListener = (req, res) => {
-    if (closing) res.setHeader('Connection', 'close');
-    o.listener(req, res);
-  };
-  const http: Server = createHttpServer(listener, o.config.server);
-  http.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  // nothing is tracked per request: at close, every answer whose head is written from then on
+  // says `Connection: close` (api/edge/response.ts closeAfterAnswers: in flight, pipelined, new)
+  const http: Server = createHttpServer(o.listener, o.config.server);
   const { host, port } = o;
   await new Promise<void>((resolve, reject) => {
     http.once('error', (err: NodeJS.ErrnoException) =>
@@ -121,12 +111,7 @@ async function listenHttp(o: {
     port: actual,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
     close(graceMs) {
-      closing = true;
-      for (const socket of sockets) {
-        // node's response on a connection while it answers (as http-server.ts answerClientError reads it)
-        const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-        if (res && !res.headersSent) res.setHeader('Connection', 'close');
-      }
+      closeAfterAnswers(http);
       return new Promise<void>((resolve) => {
         const poll = setInterval(() => http.closeIdleConnections(), 25);
         const cut = setTimeout(() => http.closeAllConnections(), graceMs);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meRoutes } from '../../src/api/me/routes.js';
 import { walletRoutes } from '../../src/api/wallet/routes.js';
-import { EdgeResponse } from '../../src/api/edge/response.js';
+import { closeAfterAnswers, EdgeResponse } from '../../src/api/edge/response.js';
 import { createHttpServer } from '../../src/http-server.js';
 import { testApi, type TestApi } from '../helpers/api.js';
 import { testRoutes } from '../helpers/test-routes.js';
@@ -185,3 +185,47 @@ async function listenerOf(api: TestApi) {
   });
   return app.listener;
 }
+
+describe('a stopping server (api/edge/response.ts closeAfterAnswers)', () => {
+  /** Two pipelined GETs on one connection, held until both arrived; what the client reads. */
+  async function pipelined(stop: boolean): Promise<{ text: string; closed: boolean }> {
+    const held: ServerResponse[] = [];
+    let arrived = () => undefined as void;
+    const both = new Promise<void>((r) => (arrived = r));
+    const api = await testApi();
+    const s = createHttpServer((_req: IncomingMessage, res: ServerResponse) => {
+      held.push(res);
+      if (held.length === 2) arrived();
+    }, api.config.server);
+    await listen(s);
+    const { port } = s.address() as AddressInfo;
+    const socket = (await import('node:net')).connect(port, '127.0.0.1');
+    let text = '';
+    let closed = false;
+    socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+    socket.on('close', () => (closed = true));
+    socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n');
+    await both;
+    if (stop) closeAfterAnswers(s);
+    held[0]!.end('first');
+    held[1]!.end('second');
+    while (!closed && !text.includes('second')) await new Promise((r) => setTimeout(r, 5));
+    socket.destroy();
+    s.closeAllConnections();
+    s.close();
+    await api.close();
+    return { text, closed };
+  }
+
+  it('tells an answer written after the stop began to close its connection (node then ends it)', async () => {
+    const stopping = await pipelined(true);
+    expect(stopping.text).toMatch(/^HTTP\/1\.1 200 OK\r$/m);
+    expect(stopping.text.match(/^Connection: close\r$/gm)).toHaveLength(1);
+    // the one pipelined behind it is not answered on a connection that said close (as before)
+    expect(stopping.closed).toBe(true);
+    expect(stopping.text).not.toContain('second');
+    const running = await pipelined(false);
+    expect(running.text.match(/^Connection: keep-alive\r$/gm)).toHaveLength(2);
+    expect(running.text).toContain('second');
+  });
+});

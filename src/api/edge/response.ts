@@ -14,6 +14,18 @@ import { type OutgoingHttpHeader, ServerResponse } from 'node:http';
  * have when the edge made them: a mounted service, a 304 or a write's answer sees and sends
  * exactly the fields, in the order, that it did before.
  */
+/** Set on a server that is stopping (closeAfterAnswers). Internal. */
+const STOPPING = Symbol('pinbot.stopping');
+
+/**
+ * Every answer `server` writes a head for from now on says `Connection: close` — those in
+ * flight, those pipelined behind them and any that arrives before the listener closes — so no
+ * client reuses a connection of a server that is stopping (`serve`'s graceful stop).
+ */
+export function closeAfterAnswers(server: object): void {
+  (server as { [STOPPING]?: boolean })[STOPPING] = true;
+}
+
 export class EdgeResponse extends ServerResponse {
   /** The edge's fields not yet on the response; undefined once set or written (or never used). */
   edgeHead: string[] | undefined = undefined;
@@ -38,6 +50,14 @@ export class EdgeResponse extends ServerResponse {
 
   override writeHead(...args: unknown[]): this {
     if (this.edgeHead !== undefined && !this.headersSent) this.flushEdgeHead();
+    const server = (this.req?.socket as { server?: { [STOPPING]?: boolean } } | undefined)?.server;
+    if (server?.[STOPPING] === true && !this.headersSent) {
+      // a list given to writeHead goes out as it is (a map would merge a name that comes twice)
+      const list = args.find(Array.isArray) as unknown[] | undefined;
+      if (list === undefined) super.setHeader('Connection', 'close');
+      else if (Array.isArray(list[0])) list.push(['Connection', 'close']);
+      else list.push('Connection', 'close');
+    }
     return (ServerResponse.prototype.writeHead as (...a: unknown[]) => this).apply(this, args);
   }
 
