@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode } from './api/errors.js';
+import { EdgeResponse } from './api/edge/response.js';
 import { type InProcessTransport, inProcessTransport } from './api/in-process.js';
 import type { Config } from './config/schema.js';
 import { traceRequests } from './telemetry/http-tracing.js';
@@ -60,6 +61,8 @@ export function createHttpServer(app: RequestListener, server: Config['server'])
       // node checks the two timeouts on this interval (default 30 s, which would let a slow
       // client hold a connection up to 30 s past its timeout).
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+      // node's response, the edge's fields written with the head in one go (api/edge/response.ts)
+      ServerResponse: EdgeResponse as unknown as typeof ServerResponse,
     },
     // a server span per request while tracing is on (OTEL_*; telemetry/tracing.ts); off, the app itself
     tracingOn() ? traceRequests(app) : app,

@@ -1,10 +1,11 @@
-import type { RequestListener, Server, ServerResponse } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { listenAdmin } from './admin/socket.js';
 import { runAdminCommand, type AdminCommand } from './admin/commands.js';
 import { createApp } from './api/app.js';
+import { closeAfterAnswers } from './api/edge/response.js';
 import type { RouteDef } from './api/route.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { loadConfig } from './config/load.js';
@@ -94,21 +95,9 @@ async function listenHttp(o: {
   host: string;
   port: number;
 }): Promise<HttpEdge> {
-  const inflight = new Set<ServerResponse>();
-  let closing = false;
-  // one listener for every response (no closure per request)
-  function untrack(this: ServerResponse) {
-    inflight.delete(this);
-  }
-  // tracked before the edge sees it, in the one request listener (a second 'request' listener
-  // made node copy the listener list on every request)
-  const listener: RequestListener = (req, res) => {
-    if (closing) res.setHeader('Connection', 'close');
-    inflight.add(res);
-    res.on('close', untrack);
-    o.listener(req, res);
-  };
-  const http: Server = createHttpServer(listener, o.config.server);
+  // nothing is tracked per request: at close, every answer whose head is written from then on
+  // says `Connection: close` (api/edge/response.ts closeAfterAnswers: in flight, pipelined, new)
+  const http: Server = createHttpServer(o.listener, o.config.server);
   const { host, port } = o;
   await new Promise<void>((resolve, reject) => {
     http.once('error', (err: NodeJS.ErrnoException) =>
@@ -122,8 +111,7 @@ async function listenHttp(o: {
     port: actual,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
     close(graceMs) {
-      closing = true;
-      for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      closeAfterAnswers(http);
       return new Promise<void>((resolve) => {
         const poll = setInterval(() => http.closeIdleConnections(), 25);
         const cut = setTimeout(() => http.closeAllConnections(), graceMs);

@@ -6,7 +6,7 @@ import { KeyUsage } from '../domain/users/keys.js';
 import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { recordRequest } from '../telemetry/http-metrics.js';
-import { retryAfterSeconds, sendJson } from '../util/http.js';
+import { retryAfterSeconds } from '../util/http.js';
 import { authMiddleware } from './edge/auth.js';
 import { type Call, compileTrust, type Next, type Step } from './edge/call.js';
 import { answerError } from './edge/error-answer.js';
@@ -73,16 +73,16 @@ function apiSteps(routes: readonly RouteDef[], deps: PipelineDeps, authenticate:
 function servicePaths(store: Store, openapiText: string) {
   const health = (call: Call) => {
     const h = store.health?.() ?? { writable: true };
-    if (h.writable) return sendJson(call.res, 200, '{"status":"ok"}');
-    call.res.setHeader('Retry-After', retryAfterSeconds(h.retryAfterMs));
+    if (h.writable) return call.sendJson(200, '{"status":"ok"}');
+    call.setField('Retry-After', retryAfterSeconds(h.retryAfterMs));
     const since = new Date(h.since).toISOString();
     const retry_after_s = Number(retryAfterSeconds(h.retryAfterMs));
     const store_ = { writable: false, reason: h.reason, since, retry_after_s };
-    sendJson(call.res, 503, JSON.stringify({ status: 'degraded', store: store_ }));
+    call.sendJson(503, JSON.stringify({ status: 'degraded', store: store_ }));
   };
   return [
     { path: '/healthz', serve: health },
-    { path: '/openapi.json', serve: (call: Call) => sendJson(call.res, 200, openapiText) },
+    { path: '/openapi.json', serve: (call: Call) => call.sendJson(200, openapiText) },
   ];
 }
 

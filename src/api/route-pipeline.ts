@@ -2,8 +2,8 @@ import { parse as parseQuery } from 'node:querystring';
 import express from 'express';
 import type { DomainEnv } from '../domain/env.js';
 import type { Store, Tx } from '../store/core/types.js';
-import { markRoute, routeCells } from '../telemetry/http-metrics.js';
-import { inSpan } from '../telemetry/tracing.js';
+import { markRoute, type RouteCells, routeCells } from '../telemetry/http-metrics.js';
+import { inSpan, tracingOn } from '../telemetry/tracing.js';
 import { COMMIT_ACK_HEADER, isCommitAck, onceCommitted } from '../util/commit-ack.js';
 import { readBody, sendJson } from '../util/http.js';
 import { bindConfig } from './config-bound.js';
@@ -107,6 +107,16 @@ export interface PipelineDeps {
  */
 export type RouteRun = (call: Call, next: Next, params: Record<string, string>, path: string) => void;
 
+/**
+ * Gives a call its route's metrics cells: on the call (the request log hands them to the
+ * metrics), and on node's request only while tracing is on (its span is named from the request:
+ * telemetry/http-tracing.ts) — a property added to every request costs every request. Internal.
+ */
+function mark(call: Call, cells: RouteCells): void {
+  call.route = cells;
+  if (tracingOn()) markRoute(call.req, cells);
+}
+
 /** Runs `steps` in order, then `last`; the first error goes to `next`. Internal. */
 function inOrder(steps: readonly Step[], call: Call, next: Next, last: () => void): void {
   let i = 0;
@@ -137,6 +147,9 @@ const DONE: Promise<void> = Promise.resolve();
 
 /** A write context's `tx` until its transaction runs (a read's stays so): one shape. Internal. */
 const NO_TX = undefined as unknown as Tx;
+
+/** The read state of a route without tags (answer reads none of it). Internal. */
+const UNTAGGED: ReadState = { ifNoneMatch: undefined, holds: false, version: undefined, user: '' };
 
 /**
  * The query of a call as express's `simple` parser gave it (a fresh object: validation fills
@@ -173,7 +186,7 @@ function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
     await new Promise<void>(
       (resolve, reject) => void limiters.conditional(call, (err?: unknown) => (err ? reject(err) : resolve())),
     );
-    call.res.setHeader('ETag', tag);
+    call.setField('ETag', tag);
     call.res.statusCode = 304;
     call.res.end();
   };
@@ -184,14 +197,14 @@ function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
       const tag = etagOf(text);
       if (version !== undefined) memo.remember(user, call.originalUrl, version, tag);
       if (holds && notModified(ifNoneMatch, tag)) return unchanged(call, tag);
-      res.setHeader('ETag', tag);
+      call.setField('ETag', tag);
       if (notModified(ifNoneMatch, tag)) {
         res.statusCode = 304; // `*`: counted against general like the read it is
         res.end();
         return;
       }
     }
-    sendJson(res, status, text);
+    call.sendJson(status, text);
   };
   return { unchanged, answer };
 }
@@ -206,7 +219,8 @@ function reader(route: RouteDef, deps: PipelineDeps) {
   const { unchanged, answer } = readAnswers(route, deps);
   return (call: Call, ctx: RouteContext): Promise<void> | void => {
     const user = ctx.user;
-    const ifNoneMatch = call.req.headers['if-none-match'];
+    // only a route with tags reads what the client holds (a header lookup less on the others)
+    const ifNoneMatch = route.etag ? call.req.headers['if-none-match'] : undefined;
     // `*` says nothing of what the client holds: it is answered, and counted, like any read
     const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
     const version = route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;
@@ -216,7 +230,8 @@ function reader(route: RouteDef, deps: PipelineDeps) {
     }
     const r = route.handler(ctx as never);
     const text = JSON.stringify(r.body);
-    const read: ReadState = { ifNoneMatch, holds, version, user: user.id };
+    // a route without tags reads nothing of it (no object per read)
+    const read: ReadState = route.etag ? { ifNoneMatch, holds, version, user: user.id } : UNTAGGED;
     // no response shows state a crash could still take back (Store.durable)
     if (store.isDurable?.()) return answer(call, r.status, text, read);
     return store.durable().then(() => answer(call, r.status, text, read));
@@ -353,9 +368,6 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   // the route's label in the metrics and the server span (telemetry/): its pattern, never the path
   const cells = routeCells(`/api/v1${route.path}`);
   // a read with rate limits off has nothing before its handler
-  if (steps.length === 0)
-    return (call, next, p, path) => void (markRoute(call.req, cells), guarded(call, next, p, path));
-  return (call, next, p, path) => (
-    markRoute(call.req, cells), inOrder(steps, call, next, () => guarded(call, next, p, path))
-  );
+  if (steps.length === 0) return (call, next, p, path) => void (mark(call, cells), guarded(call, next, p, path));
+  return (call, next, p, path) => (mark(call, cells), inOrder(steps, call, next, () => guarded(call, next, p, path)));
 }

@@ -10,10 +10,12 @@ import { metrics } from './metrics.js';
 /** Where the router leaves a request's route cells. Internal. */
 const ROUTE = Symbol('pinbot.route');
 
-/** The cells of one route pattern, per method and status. Internal. */
-interface RouteCells {
+/** The cells of one route pattern, per method and status. */
+export interface RouteCells {
   pattern: string;
   byMethod: Map<string, { duration: HistogramCell; byStatus: Map<number, CounterCell> }>;
+  /** The cells of the route's last request (most are like the one before): no lookup for them. */
+  last: { method: string; status: number; duration: HistogramCell; count: CounterCell } | undefined;
 }
 
 const routes = new Map<string, RouteCells>();
@@ -22,7 +24,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** The cells of a route pattern (`/api/v1/conversations/:id`), made once. */
 export function routeCells(pattern: string): RouteCells {
   let r = routes.get(pattern);
-  if (!r) routes.set(pattern, (r = { pattern, byMethod: new Map() }));
+  if (!r) routes.set(pattern, (r = { pattern, byMethod: new Map(), last: undefined }));
   return r;
 }
 
@@ -54,14 +56,23 @@ export function routeOf(req: { originalUrl?: string; url?: string }): string {
 
 /**
  * Counts a finished request: `pinbot_http_requests_total{route,method,status}` and
- * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now.
+ * `pinbot_http_request_duration_seconds{route,method}`. `ms`: from its start to now; `route`:
+ * its route's cells when the caller holds them (the API's call), else those `markRoute` left on
+ * the request, else what `otherRoute` makes of its path.
  */
 export function recordRequest(
   req: { method?: string; originalUrl?: string; url?: string },
   status: number,
   ms: number,
+  route?: RouteCells,
 ): void {
-  const r = (req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '');
+  const r = route ?? (req as { [ROUTE]?: RouteCells })[ROUTE] ?? otherRoute(req.originalUrl ?? req.url ?? '');
+  const last = r.last;
+  if (last !== undefined && last.status === status && last.method === req.method) {
+    last.count.value++;
+    metrics.httpDuration.observeIn(last.duration, ms / 1000);
+    return;
+  }
   const method = req.method !== undefined && METHODS.has(req.method) ? req.method : 'other';
   let m = r.byMethod.get(method);
   if (!m) r.byMethod.set(method, (m = { duration: metrics.httpDuration.cell(r.pattern, method), byStatus: new Map() }));
@@ -69,4 +80,5 @@ export function recordRequest(
   if (!c) m.byStatus.set(status, (c = metrics.httpRequests.cell(r.pattern, method, String(status))));
   c.value++;
   metrics.httpDuration.observeIn(m.duration, ms / 1000);
+  r.last = { method, status, duration: m.duration, count: c };
 }

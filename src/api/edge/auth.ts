@@ -70,7 +70,7 @@ export function authMiddleware(
   refresh?: () => Promise<void>,
 ): Step {
   const fail = (call: Call, next: Next) => {
-    call.res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
+    call.setField('WWW-Authenticate', 'Bearer realm="pinbot"');
     failures(call, (err?: unknown) => next(err ?? new ApiError('unauthorized')));
   };
   const pass = (call: Call, found: NonNullable<ReturnType<typeof authenticateDigest>>, next: Next) => {

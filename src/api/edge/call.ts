@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import type { User } from '../../domain/users/users.js';
-import type { EdgeCall } from '../../util/http.js';
+import type { RouteCells } from '../../telemetry/http-metrics.js';
+import { type EdgeCall, JSON_TYPE, sendJson } from '../../util/http.js';
+import { EdgeResponse } from './response.js';
 
 /** A step's continuation: called once, with an error to end the request with it. */
 export type Next = (err?: unknown) => void;
@@ -57,7 +59,16 @@ export class Call implements EdgeCall {
   quiet = false;
   /** The parsed JSON body (the API's POSTs), undefined before it is read. */
   body: unknown = undefined;
+  /** The metrics cells of the route that matched (telemetry/http-metrics.ts), once one has. */
+  route: RouteCells | undefined = undefined;
   private address: string | undefined = undefined;
+  /**
+   * The fields the edge answers with (name and value in turn), kept until the head is written
+   * when the response is pinbot's server's (EdgeResponse: the same list, until it sets them);
+   * undefined for any other response (the in-process transport's, a test's express app) and
+   * one that had fields before the call: they are set on it at once, as `setHeader` does.
+   */
+  private readonly head: string[] | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -67,6 +78,77 @@ export class Call implements EdgeCall {
     this.originalUrl = req.url ?? '/';
     this.url = this.originalUrl;
     this.method = req.method ?? 'GET';
+    this.head = res instanceof EdgeResponse && !res.fieldsSet ? (res.edgeHead = []) : undefined;
+  }
+
+  /** The kept fields, while the response has not set them itself. Internal. */
+  private kept(): string[] | undefined {
+    const h = this.head;
+    return h !== undefined && (this.res as EdgeResponse).edgeHead === h ? h : undefined;
+  }
+
+  /** Sets a response field of the edge's (as `setHeader`: a value set before is replaced). */
+  setField(name: string, value: string): void {
+    const h = this.kept();
+    if (h === undefined) return void this.res.setHeader(name, value);
+    for (let i = 0; i < h.length; i += 2)
+      if (h[i] === name) {
+        h[i + 1] = value;
+        return;
+      }
+    h.push(name, value);
+  }
+
+  /**
+   * Adds a value to a response field of the edge's (as `appendHeader`: one more line of it,
+   * after the others of its name).
+   */
+  appendField(name: string, value: string): void {
+    const h = this.kept();
+    if (h === undefined) return void this.res.appendHeader(name, value);
+    const last = h.lastIndexOf(name);
+    if (last === -1 || last % 2 !== 0) h.push(name, value);
+    else h.splice(last + 2, 0, name, value);
+  }
+
+  /** The first value of a response field of the edge's, if set. */
+  field(name: string): string | undefined {
+    const h = this.kept();
+    if (h === undefined) {
+      const v = this.res.getHeader(name);
+      return Array.isArray(v) ? v[0] : v === undefined ? undefined : String(v);
+    }
+    for (let i = 0; i < h.length; i += 2) if (h[i] === name) return h[i + 1];
+    return undefined;
+  }
+
+  /** Replaces the first value of a response field of the edge's (one of several lines). */
+  replaceField(name: string, value: string): void {
+    const h = this.kept();
+    if (h === undefined) {
+      const v = this.res.getHeader(name);
+      return void this.res.setHeader(name, Array.isArray(v) ? [value, ...v.slice(1)] : value);
+    }
+    for (let i = 0; i < h.length; i += 2)
+      if (h[i] === name) {
+        h[i + 1] = value;
+        return;
+      }
+  }
+
+  /**
+   * Answers `status` with a JSON body that is already a string (util/http.ts `sendJson`): on
+   * pinbot's server, the edge's fields, `Content-Type` and `Content-Length` in one `writeHead`.
+   */
+  sendJson(status: number, body: string): void {
+    const h = this.kept();
+    // a field set on the response itself (the kept ones with it): node's map, as sendJson does
+    if (h === undefined) return sendJson(this.res, status, body);
+    const res = this.res as EdgeResponse;
+    res.edgeHead = undefined;
+    h.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
+    res.writeHead(status, h);
+    res.end(body);
   }
 
   /** The client's address (through the trusted proxies: `server.trust_proxy`), read once. */

@@ -12,6 +12,8 @@ export class ClockRateStore implements Store {
   private windowMs = 60_000;
   private readonly hits = new Map<string, { totalHits: number; resetAt: number }>();
   private sweepAt = 1024;
+  /** The clock's time at the last `hit` (what the window limiter measures the reset from). */
+  lastNow = 0;
 
   constructor(private readonly clock: Clock) {}
 
@@ -36,6 +38,7 @@ export class ClockRateStore implements Store {
    */
   hit(key: string): { readonly totalHits: number; readonly resetAt: number } {
     const now = this.clock.now();
+    this.lastNow = now;
     let e = this.hits.get(key);
     if (!e || e.resetAt <= now) {
       e = { totalHits: 0, resetAt: now + this.windowMs };

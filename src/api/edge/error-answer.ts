@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.js';
 import { StorageUnavailableError } from '../../store/core/errors.js';
-import { retryAfterSeconds, sendJson } from '../../util/http.js';
+import { retryAfterSeconds } from '../../util/http.js';
 import { containsKey } from '../../util/secrets.js';
 import { ApiError } from '../errors.js';
 import type { Call } from './call.js';
@@ -49,8 +49,8 @@ export function answerError(call: Call, err: unknown, log: Logger): void {
     res.destroy();
     return;
   }
-  if (apiError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer realm="pinbot"');
-  if (err instanceof StorageUnavailableError) res.setHeader('Retry-After', retryAfterSeconds(err.retryAfterMs));
+  if (apiError.code === 'unauthorized') call.setField('WWW-Authenticate', 'Bearer realm="pinbot"');
+  if (err instanceof StorageUnavailableError) call.setField('Retry-After', retryAfterSeconds(err.retryAfterMs));
   apiError = redacted(apiError);
-  sendJson(res, apiError.status, JSON.stringify(apiError.toBody()));
+  call.sendJson(apiError.status, JSON.stringify(apiError.toBody()));
 }

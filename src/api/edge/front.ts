@@ -128,7 +128,7 @@ export function front(p: FrontParts): (req: IncomingMessage, res: ServerResponse
     const end: Next = (err) => p.fail(call, err ?? new ApiError('not_found'));
     try {
       p.logRequest(call);
-      if (p.date) res.setHeader('Date', p.date());
+      if (p.date) call.setField('Date', p.date());
       if (!call.url.startsWith('/')) {
         const origin = originForm(call.url);
         if (origin === undefined)

@@ -84,7 +84,7 @@ export function createLimiters(
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
         limited.value++;
         if (perAddress && (info?.used ?? 0) > bucket.limit + 1) call.quiet = true;
-        call.res.setHeader('Retry-After', String(retryAfter));
+        call.setField('Retry-After', String(retryAfter));
         const what = perAddress
           ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})`
           : `the ${name} bucket (${bucket.limit} per ${bucket.window})`;
@@ -115,16 +115,15 @@ export function createLimiters(
       const store = stores.get('general');
       if (!store || !call.user) return;
       const key = call.user.id;
-      const res = call.res;
       void Promise.resolve(store.decrement(key)).catch(() => undefined);
       // what is left once this request is given back (other requests may have come meanwhile);
       // a shared store is asked nothing more: its answer would come after the headers
-      const field = res.getHeader('RateLimit');
-      if (typeof field !== 'string') return;
+      const field = call.field('RateLimit');
+      if (field === undefined) return;
       const hits = store instanceof ClockRateStore ? store.get(key)?.totalHits : undefined;
       const left = (n: string) =>
         hits === undefined ? Number(n) + 1 : Math.max(0, limitOf('general', r.general.limit)(call) - hits);
-      res.setHeader(
+      call.replaceField(
         'RateLimit',
         field.replace(/("general";\s*r=)(\d+)/, (_m, head: string, n: string) => `${head}${left(n)}`),
       );

@@ -3,7 +3,9 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
 import { isInProcess } from '../in-process.js';
+import type { RouteCells } from '../../telemetry/http-metrics.js';
 import type { Call } from './call.js';
+import { EdgeResponse } from './response.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -60,7 +62,7 @@ export function loggedHeaders(headers: IncomingHttpHeaders): { headers: Record<s
 }
 
 /** Told of every finished request, its status and its time in ms (the metrics: telemetry/http-metrics.ts). */
-export type RequestRecorder = (req: IncomingMessage, status: number, ms: number) => void;
+export type RequestRecorder = (req: IncomingMessage, status: number, ms: number, route?: RouteCells) => void;
 
 /**
  * Gives every request an id (a well-formed incoming `X-Request-Id` that is not key-shaped,
@@ -77,7 +79,7 @@ export type RequestRecorder = (req: IncomingMessage, status: number, ms: number)
  * Why not pino-http: it builds a child logger per request, serialising and redacting the whole
  * request, even when the line is below the log level. Under load that was a quarter of the CPU
  * of `GET /me` (bench/read, `node --cpu-prof`). Here nothing is built unless a line is written,
- * and a request costs one small closure (its `close` listener).
+ * and a request costs one `close` listener (on pinbot's server the same function for all).
  *
  * @example
  * const logRequest = requestLog(log);
@@ -95,7 +97,7 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
   // 'close' comes once per response, after 'finish' or when the client went away first.
   const onClose = (call: Call): void => {
     const res = call.res;
-    if (record) record(call.req, res.statusCode, performance.now() - call.started);
+    if (record) record(call.req, res.statusCode, performance.now() - call.started, call.route);
     const level = levelOf(res.statusCode);
     if (!log.isLevelEnabled(level)) return;
     if (call.quiet) {
@@ -122,13 +124,21 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
     };
     log[level](line, res.writableFinished ? 'request completed' : 'request aborted');
   };
+  // one listener for every response of pinbot's server, which holds its call (no closure per request)
+  function closedEdge(this: EdgeResponse): void {
+    onClose(this.edgeCall as Call);
+  }
   return (call) => {
     const incoming = call.req.headers['x-request-id'];
     const id =
       typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
     call.id = id;
-    call.res.setHeader('X-Request-Id', id);
+    call.setField('X-Request-Id', id);
     call.started = performance.now();
-    call.res.on('close', () => onClose(call));
+    const res = call.res;
+    if (res instanceof EdgeResponse) {
+      res.edgeCall = call;
+      res.on('close', closedEdge);
+    } else res.on('close', () => onClose(call));
   };
 }

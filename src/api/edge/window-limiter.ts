@@ -59,23 +59,30 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     return text;
   };
 
-  const counted = (call: Call, next: Next, key: string, totalHits: number, resetAt: number | undefined) => {
+  const counted = (
+    call: Call,
+    next: Next,
+    key: string,
+    totalHits: number,
+    resetAt: number | undefined,
+    now?: number,
+  ) => {
     const limit = o.limit(call);
-    const res = call.res;
     const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
     // on a field not yet set checks the name and value twice: once itself, once in setHeader)
     const first = call.rateLimit === undefined;
     call.rateLimit = info;
-    if (!res.headersSent) {
-      const reset = resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - o.clock.now()) / 1000)) : windowSeconds;
+    if (!call.res.headersSent) {
+      const reset =
+        resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - (now ?? o.clock.now())) / 1000)) : windowSeconds;
       const field = `"${o.name}"; r=${info.remaining}; t=${reset}`;
       if (first) {
-        res.setHeader('RateLimit', field);
-        res.setHeader('RateLimit-Policy', policyOf(key, limit));
+        call.setField('RateLimit', field);
+        call.setField('RateLimit-Policy', policyOf(key, limit));
       } else {
-        res.appendHeader('RateLimit', field);
-        res.appendHeader('RateLimit-Policy', policyOf(key, limit));
+        call.appendField('RateLimit', field);
+        call.appendField('RateLimit-Policy', policyOf(key, limit));
       }
     }
     if (totalHits > limit) return o.refuse(call, next);
@@ -95,7 +102,8 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     const key = o.key(call);
     if (local) {
       const hit = local.hit(key);
-      return counted(call, next, key, hit.totalHits, hit.resetAt);
+      // the time it was counted at is the time the reset is measured from (one clock read)
+      return counted(call, next, key, hit.totalHits, hit.resetAt, local.lastNow);
     }
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
