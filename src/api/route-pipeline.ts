@@ -268,6 +268,18 @@ function answerWrite(store: Store, call: Call, out: WriteOutcome): Promise<void>
   return store.durable().then(send);
 }
 
+/**
+ * `start()`, a throw of it as a rejection: a claimed key is released on every end of its write,
+ * even one a store throws before it gives its promise. Internal.
+ */
+function tried<R>(start: () => Promise<R>): Promise<R> {
+  try {
+    return start();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 /** The span of a write's transaction, to its durable commit. Internal. */
 const SPAN = 'pinbot.store.commit';
 
@@ -299,10 +311,10 @@ function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
       claim.release();
       throw err;
     };
-    return commit(store, call, (tx) => claim.run(tx, op)).then(ended, (err: unknown) => {
+    return tried(() => commit(store, call, (tx) => claim.run(tx, op))).then(ended, (err: unknown) => {
       const refusal = claim.refusal(err);
       if (!refusal) return failed(err);
-      return commit(store, call, (tx) => claim.refused(tx, refusal)).then(ended, failed);
+      return tried(() => commit(store, call, (tx) => claim.refused(tx, refusal))).then(ended, failed);
     });
   };
   const post = route.method === 'post';

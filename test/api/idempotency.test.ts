@@ -210,3 +210,35 @@ describe('Idempotency-Key across a restart', () => {
     }
   });
 });
+
+/** A store that throws (instead of giving a rejected promise) on its next `throws` commits. */
+class ThrowingStore extends MemoryStore implements Store {
+  throws = 0;
+  override transaction<R>(fn: (tx: Tx) => R): Promise<R> {
+    if (this.throws > 0 && this.throws--) throw new Error('the disk went away');
+    return super.transaction(fn);
+  }
+  override transactionNoted<R>(fn: (tx: Tx) => R, onCommit: (writes: readonly CommittedWrite[]) => void): Promise<R> {
+    if (this.throws > 0 && this.throws--) throw new Error('the disk went away');
+    return super.transactionNoted(fn, onCommit);
+  }
+}
+
+describe('Idempotency-Key when the store throws before it gives its promise', () => {
+  it('the write fails with 500 and its key is free again: the retry runs, not 409 in use', async () => {
+    const store = new ThrowingStore();
+    const api = await testApi({ routes: testRoutes, store });
+    try {
+      const alice = await api.user('Alice');
+      store.throws = 1;
+      const failed = await post(api, alice.headers, 'k-throw', { text: 'once' });
+      expect(failed.status).toBe(500);
+      expect(store.read.col(Notes).count()).toBe(0);
+      const retry = await post(api, alice.headers, 'k-throw', { text: 'once' }).expect(201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(store.read.col(Notes).count()).toBe(1);
+    } finally {
+      await api.close();
+    }
+  });
+});
