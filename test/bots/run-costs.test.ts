@@ -58,6 +58,15 @@ describe('copyPlain copies as structuredClone does', () => {
     expect(source.decision.run).toBe(true);
   });
 
+  it('a `__proto__` field from outside (a parsed answer) stays a field and sets no prototype', () => {
+    const source = JSON.parse('{"result":{"__proto__":{"done":true,"steps":[1]},"id":"x"}}');
+    const copy = copyPlain(source) as { result: Record<string, unknown> };
+    expect(Object.getPrototypeOf(copy.result)).toBe(Object.prototype);
+    expect(Object.hasOwn(copy.result, '__proto__')).toBe(true);
+    expect((copy.result as { done?: unknown }).done).toBeUndefined();
+    expect(copy).toStrictEqual(structuredClone(source));
+  });
+
   it('objects that are not plain (a Date, a Map) are copied by structuredClone', () => {
     const source = { at: new Date(5), seen: new Map([['a', 1]]) };
     const copy = copyPlain(source);
