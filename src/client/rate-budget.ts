@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import { sleep as realSleep, type SleepFn } from './sleep.js';
 
@@ -74,89 +75,10 @@ export function createRateBudget(options: RateBudgetOptions = {}): RateBudget {
   return new Budget(options);
 }
 
-/**
- * At most `concurrency` calls at once; the others wait in line, actions before polls, first come
- * first served within each. A call whose signal aborts is rejected with its reason at once:
- * waiting, it leaves the line; running, its caller stops waiting and its place is given back
- * (the call itself is the caller's to stop). As p-queue did it, without its per-call options
- * copy, ids, task map, events and microtask hop: one request of a bot went through it, and it
- * was ~2.5% of the server's CPU per answered event (bench bots-throughput). Internal.
- */
-export class Slots {
-  private running = 0;
-  /** Who waits: polls (0) and actions (1). */
-  private readonly lines: [Array<() => void>, Array<() => void>] = [[], []];
-
-  constructor(private readonly concurrency: number) {}
-
-  /** Calls `fn` when a place is free (at once if one is). */
-  run<T>(fn: () => Promise<T>, priority: 0 | 1, signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.running < this.concurrency) return this.start(fn, signal);
-    return new Promise<T>((resolve, reject) => {
-      const line = this.lines[priority];
-      const go = () => {
-        signal?.removeEventListener('abort', leave);
-        this.start(fn, signal).then(resolve, reject);
-      };
-      const leave = () => {
-        const at = line.indexOf(go);
-        if (at >= 0) line.splice(at, 1);
-        reject(signal!.reason);
-      };
-      line.push(go);
-      signal?.addEventListener('abort', leave, { once: true });
-    });
-  }
-
-  /** Runs `fn` in a place, given back when it settles (or its signal aborts). Internal. */
-  private start<T>(fn: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    this.running++;
-    let done: Promise<T>;
-    try {
-      done = Promise.resolve(fn());
-    } catch (err) {
-      done = Promise.reject(err);
-    }
-    if (signal) done = abortable(done, signal);
-    return done.finally(() => {
-      this.running--;
-      this.next();
-    });
-  }
-
-  /** Starts who waits, actions first, while places are free. Internal. */
-  private next(): void {
-    while (this.running < this.concurrency) {
-      const go = this.lines[1].shift() ?? this.lines[0].shift();
-      if (!go) return;
-      go();
-    }
-  }
-}
-
-/** `p`, or the signal's reason as soon as it aborts. Internal. */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
-
 /** The budget of one identity (see RateBudget). Internal. */
 class Budget implements RateBudget {
   private readonly buckets = new Map<string, BucketState>();
-  private readonly queue: Slots;
+  private readonly queue: PQueue;
   /** Owners with a poll waiting for room, and how many. */
   private readonly waiting = new Map<string, number>();
   /**
@@ -174,7 +96,7 @@ class Budget implements RateBudget {
     this.share = share;
     this.now = now;
     this.sleep = sleep;
-    this.queue = new Slots(concurrency);
+    this.queue = new PQueue({ concurrency });
   }
 
   async run<T>(
@@ -182,7 +104,7 @@ class Budget implements RateBudget {
     fn: () => Promise<T>,
   ): Promise<T> {
     await this.waitForRoom(req.kind, req.buckets, req.signal, req.owner);
-    return this.queue.run(fn, req.kind === 'poll' ? 0 : 1, req.signal);
+    return this.queue.add(fn, { priority: req.kind === 'poll' ? 0 : 1, signal: req.signal }) as Promise<T>;
   }
 
   observe(headers: { get(name: string): string | null }, opts: { notModified?: boolean } = {}): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRateBudget, Slots } from '../../src/client/rate-budget.js';
+import { createRateBudget } from '../../src/client/rate-budget.js';
 
 /** A budget on a fake clock: sleeping moves the clock. */
 function fakeBudget(share = 0.5) {
@@ -108,76 +108,4 @@ describe('rate budget with conditional polls and actions', () => {
       expect(f.waits).toHaveLength(1);
     },
   );
-});
-
-describe('the places of a budget (Slots)', () => {
-  /** A call that ends when told to, noting when it started. */
-  function gated(name: string, started: string[]) {
-    let end!: (v: string) => void;
-    const fn = () => {
-      started.push(name);
-      return new Promise<string>((r) => (end = r));
-    };
-    return { fn, end: (v = name) => end(v) };
-  }
-  const tick = () => new Promise((r) => setImmediate(r));
-
-  it('runs at most `concurrency` at once; who waits goes actions first, in order', async () => {
-    const slots = new Slots(2);
-    const started: string[] = [];
-    const names = ['a', 'b', 'poll1', 'poll2', 'action1'];
-    const [a, b, p1, p2, x1] = names.map((n) => gated(n, started));
-    const out = [
-      slots.run(a!.fn, 1),
-      slots.run(b!.fn, 0),
-      slots.run(p1!.fn, 0),
-      slots.run(p2!.fn, 0),
-      slots.run(x1!.fn, 1),
-    ];
-    expect(started).toEqual(['a', 'b']);
-    a!.end();
-    await tick();
-    expect(started).toEqual(['a', 'b', 'action1']);
-    b!.end();
-    await tick();
-    expect(started).toEqual(['a', 'b', 'action1', 'poll1']);
-    x1!.end();
-    p1!.end();
-    await tick();
-    p2!.end();
-    expect(await Promise.all(out)).toEqual(['a', 'b', 'poll1', 'poll2', 'action1']);
-  });
-
-  it('an abort while waiting leaves the line; while running, frees its place', async () => {
-    const slots = new Slots(1);
-    const started: string[] = [];
-    const [a, b, c] = ['a', 'b', 'c'].map((n) => gated(n, started));
-    const running = new AbortController();
-    const waiting = new AbortController();
-    const ra = slots.run(a!.fn, 1, running.signal);
-    const rb = slots.run(b!.fn, 1, waiting.signal);
-    const rc = slots.run(c!.fn, 0);
-    waiting.abort(new Error('gone'));
-    await expect(rb).rejects.toThrow('gone');
-    running.abort(new Error('timed out'));
-    await expect(ra).rejects.toThrow('timed out');
-    await tick();
-    expect(started).toEqual(['a', 'c']);
-    c!.end();
-    expect(await rc).toBe('c');
-    const aborted = AbortSignal.abort(new Error('before'));
-    await expect(slots.run(async () => 'never', 1, aborted)).rejects.toThrow('before');
-  });
-
-  it('a call that throws at once gives its place back', async () => {
-    const slots = new Slots(1);
-    await expect(
-      slots.run(() => {
-        throw new Error('sync');
-      }, 1),
-    ).rejects.toThrow('sync');
-    expect(await slots.run(async () => 'next', 1)).toBe('next');
-    // a caller's plain value (no promise) is taken as one
-    expect(await slots.run((() => 'plain') as unknown as () => Promise<string>, 0)).toBe('plain');
-  });
 });

@@ -32,6 +32,16 @@ export interface WindowInfo {
   key: string;
 }
 
+/** Replaces the first value of `name` in a kept list (name and value in turn); false if none. Internal. */
+function replaceKept(h: string[], name: string, value: string): boolean {
+  for (let i = 0; i < h.length; i += 2)
+    if (h[i] === name) {
+      h[i + 1] = value;
+      return true;
+    }
+  return false;
+}
+
 /**
  * One request through pinbot's HTTP edge, made once when it arrives, with every field set in
  * the constructor (one hidden class for all of them: nothing is added to node's request or
@@ -91,12 +101,7 @@ export class Call implements EdgeCall {
   setField(name: string, value: string): void {
     const h = this.kept();
     if (h === undefined) return void this.res.setHeader(name, value);
-    for (let i = 0; i < h.length; i += 2)
-      if (h[i] === name) {
-        h[i + 1] = value;
-        return;
-      }
-    h.push(name, value);
+    if (!replaceKept(h, name, value)) h.push(name, value);
   }
 
   /**
@@ -129,11 +134,7 @@ export class Call implements EdgeCall {
       const v = this.res.getHeader(name);
       return void this.res.setHeader(name, Array.isArray(v) ? [value, ...v.slice(1)] : value);
     }
-    for (let i = 0; i < h.length; i += 2)
-      if (h[i] === name) {
-        h[i + 1] = value;
-        return;
-      }
+    replaceKept(h, name, value);
   }
 
   /**

@@ -1,5 +1,17 @@
 import { type OutgoingHttpHeader, ServerResponse } from 'node:http';
 
+/** Set on a server that is stopping (closeAfterAnswers). Internal. */
+const STOPPING = Symbol('pinbot.stopping');
+
+/**
+ * Every answer `server` writes a head for from now on says `Connection: close` — those in
+ * flight, those pipelined behind them and any that arrives before the listener closes — so no
+ * client reuses a connection of a server that is stopping (`serve`'s graceful stop).
+ */
+export function closeAfterAnswers(server: object): void {
+  (server as { [STOPPING]?: boolean })[STOPPING] = true;
+}
+
 /**
  * The response class of pinbot's HTTP server (`createHttpServer` gives it to node): node's own,
  * with the fields the edge answers every request with — `X-Request-Id`, `RateLimit` and
@@ -14,18 +26,6 @@ import { type OutgoingHttpHeader, ServerResponse } from 'node:http';
  * have when the edge made them: a mounted service, a 304 or a write's answer sees and sends
  * exactly the fields, in the order, that it did before.
  */
-/** Set on a server that is stopping (closeAfterAnswers). Internal. */
-const STOPPING = Symbol('pinbot.stopping');
-
-/**
- * Every answer `server` writes a head for from now on says `Connection: close` — those in
- * flight, those pipelined behind them and any that arrives before the listener closes — so no
- * client reuses a connection of a server that is stopping (`serve`'s graceful stop).
- */
-export function closeAfterAnswers(server: object): void {
-  (server as { [STOPPING]?: boolean })[STOPPING] = true;
-}
-
 export class EdgeResponse extends ServerResponse {
   /** The edge's fields not yet on the response; undefined once set or written (or never used). */
   edgeHead: string[] | undefined = undefined;
