@@ -16,8 +16,16 @@ export interface UsageRecord {
 /** Each user's usage (docs/reliability.md "Round 4"): quotas are checked against it in O(1). */
 export const Usage = defineCollection<UsageRecord>({ name: 'user_usage' });
 
-/** The size of a text as the store writes it: UTF-8 in a JSON string (a control character is 6 bytes, `\u0001`). */
-export const byteSize = (text: string): number => Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
+/** What JSON escapes in a string (`"`, `\\`, control characters) or may (lone surrogates). Internal. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * The size of a text as the store writes it: UTF-8 in a JSON string (a control character is 6
+ * bytes, `\u0001`). A text with nothing JSON escapes (most) is its UTF-8 length, without the
+ * JSON string made: this runs on every message write.
+ */
+export const byteSize = (text: string): number =>
+  ESCAPED.test(text) ? Buffer.byteLength(JSON.stringify(text), 'utf8') - 2 : Buffer.byteLength(text, 'utf8');
 
 const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
 

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/store/core/memory-store.js';
 import { ConstraintError } from '../../src/store/core/types.js';
@@ -103,6 +104,54 @@ describe('store transactions (memory store)', () => {
     loose.n = 5; // the caller's object is not the store's
     expect(items.get('item_2')?.n).toBe(2);
     expect(items.ids('tag', 'a')).toEqual(['item_1']);
+  });
+
+  it('a stored copy is what a spread gives: own fields in order, `__proto__` a field, the id kept', async () => {
+    const store = new MemoryStore();
+    const proto = { inherited: 'not copied' };
+    const given = Object.assign(Object.create(proto) as object, { id: 'item_1', n: 1, owner: 'ann' });
+    Object.defineProperty(given, '__proto__', {
+      value: 'a field',
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    await store.transaction((tx) => void tx.col(Items).insert(given as never));
+    const items = store.read.col(Items);
+    const stored = items.get('item_1')!;
+    expect(Object.keys(stored)).toEqual(['id', 'n', 'owner', '__proto__']);
+    expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(stored, '__proto__')?.value).toBe('a field');
+    expect('inherited' in stored).toBe(false);
+    expect(Object.isFrozen(given)).toBe(false); // the caller's object is not the store's
+    // an update: the record's fields in their order, the patch's new ones after; the id stays
+    await store.transaction((tx) => void tx.col(Items).update('item_1', { pad: 'p', n: 2, id: 'item_9' }));
+    const updated = items.get('item_1')!;
+    expect(Object.keys(updated)).toEqual(['id', 'n', 'owner', '__proto__', 'pad']);
+    expect(updated).toMatchObject({ id: 'item_1', n: 2, owner: 'ann', pad: 'p' });
+    expect(items.get('item_9')).toBeUndefined();
+    expect(JSON.stringify(updated)).toBe(JSON.stringify({ ...(stored as object), ...{ pad: 'p', n: 2 } }));
+  });
+
+  it('records written alike share one hidden class, frozen, once the engine runs optimised', async () => {
+    // a copy by spread got a map of its own per object in optimised code (and its frozen form
+    // another): one per stored record, megamorphic reads and old-generation garbage
+    setFlagsFromString('--allow-natives-syntax');
+    const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+    setFlagsFromString('--no-allow-natives-syntax');
+    const store = new MemoryStore();
+    const N = 5_000;
+    // one transaction a record, as the API writes them
+    for (let i = 0; i < N; i++)
+      await store.transaction((tx) => void tx.col(Items).insert({ id: `i_${i}`, n: i, owner: 'ann' }));
+    for (let i = 0; i < N; i++) await store.transaction((tx) => void tx.col(Counters).put({ id: `c_${i}`, value: i }));
+    for (let i = 0; i < N; i++) await store.transaction((tx) => void tx.col(Counters).update(`c_${i}`, { value: -i }));
+    let shared = 0;
+    for (const col of [store.read.col(Items), store.read.col(Counters)]) {
+      const ids = [...col.all()].map((r) => r.id).slice(-100);
+      for (let i = 0; i < 99; i++) if (sameMap(col.get(ids[i]!)!, col.get(ids[i + 1]!)!)) shared++;
+    }
+    expect(shared).toBe(2 * 99);
   });
 
   it('refuses asynchronous and nested transactions', async () => {

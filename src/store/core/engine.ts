@@ -1,6 +1,6 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
-import { CollectionState, deepFreeze } from './collection-state.js';
+import { CollectionState, copyRecord, deepFreeze } from './collection-state.js';
 import type { CommittedWrite } from './commit-signal.js';
 
 export { lowerBound } from './collection-state.js';
@@ -112,16 +112,15 @@ class WriteView extends CollectionReader implements WriteCollection<StoredRecord
     const log = this.log();
     if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
     s.checkUnique(record);
-    const frozen = deepFreeze({ ...record });
+    const frozen = deepFreeze(copyRecord(record));
     log.write(s, record.id, frozen);
     return frozen;
   }
   put(record: StoredRecord): StoredRecord {
     const log = this.log();
     this.s.checkUnique(record);
-    // a frozen record is kept as it is (its layout too: a copy by spread may put its fields out
-    // of line); its members are frozen like any record's
-    const frozen = Object.isFrozen(record) ? freezeMembers(record) : deepFreeze({ ...record });
+    // a frozen record is kept as it is; its members are frozen like any record's
+    const frozen = Object.isFrozen(record) ? freezeMembers(record) : deepFreeze(copyRecord(record));
     log.write(this.s, record.id, frozen);
     return frozen;
   }
@@ -130,7 +129,10 @@ class WriteView extends CollectionReader implements WriteCollection<StoredRecord
     const log = this.log();
     const prev = s.records.get(id);
     if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
-    const next = deepFreeze({ ...prev, ...patch, id });
+    // `{ ...prev, ...patch, id }`, field by field (copyRecord): the id stays the record's
+    const copy: { id: string } = copyRecord(prev, patch);
+    copy.id = id;
+    const next = deepFreeze(copy as StoredRecord);
     s.checkUnique(next);
     log.write(s, id, next);
     return next;
