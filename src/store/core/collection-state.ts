@@ -42,18 +42,39 @@ function setField(into: Record<string, unknown>, k: string, v: unknown): void {
 }
 
 /**
- * A shallow copy of `record` (its own enumerable fields, in order), then the fields of `patch`
- * over it, made field by field into an empty object: what `{ ...record, ...patch }` gives. Not
- * by spread: in optimised code V8 gives each object a spread makes a map (hidden class) of its
- * own, and freezing it then makes another — one per stored record, ~3× the time of this copy,
- * old-generation garbage for the collector, and every read of a record's field megamorphic.
- * Copies made field by field share their maps, and so do their frozen forms. Internal.
+ * The frozen copy the store keeps of `record`, with the fields of `patch` over it and the id
+ * still the record's: what `deepFreeze({ ...record, ...patch, id: record.id })` gives (own
+ * enumerable fields, in order), made field by field into an empty object. Not by spread: in
+ * optimised code V8 gives each object a spread makes a map (hidden class) of its own once it is
+ * frozen — one per stored record, ~3× the time of this copy, old-generation garbage for the
+ * collector, and every read of a record's field megamorphic. Copies made field by field share
+ * their maps, and so do their frozen forms. The copy notes whether any field holds an object, so
+ * a flat record (most) is frozen without another look at its fields. Internal.
  */
-export function copyRecord<T extends object>(record: T, patch?: object): T {
+export function frozenCopy<T extends StoredRecord>(record: T, patch?: object): T {
   const out: Record<string, unknown> = {};
-  for (const k in record) if (Object.hasOwn(record, k)) setField(out, k, record[k]);
-  if (patch)
-    for (const k in patch) if (Object.hasOwn(patch, k)) setField(out, k, (patch as Record<string, unknown>)[k]);
+  let nested = false;
+  for (const k in record) {
+    if (!Object.hasOwn(record, k)) continue;
+    const v = record[k];
+    if (v && typeof v === 'object') nested = true;
+    setField(out, k, v);
+  }
+  if (patch) {
+    for (const k in patch) {
+      if (!Object.hasOwn(patch, k)) continue;
+      const v = (patch as Record<string, unknown>)[k];
+      if (v && typeof v === 'object') nested = true;
+      setField(out, k, v);
+    }
+    out.id = record.id;
+  }
+  Object.freeze(out);
+  if (nested)
+    for (const k in out) {
+      const v = out[k];
+      if (v && typeof v === 'object') deepFreeze(v);
+    }
   return out as T;
 }
 
@@ -226,9 +247,11 @@ export class CollectionState {
     }
   }
 
-  /** Replaces the record under `id` (or removes it when `next` is null), keeping indexes. */
-  set(id: string, next: StoredRecord | null): void {
-    const prev = this.records.get(id);
+  /**
+   * Replaces the record under `id` (or removes it when `next` is null), keeping indexes. `prev`:
+   * the record under `id` now, when the caller has it (one lookup less in a large map).
+   */
+  set(id: string, next: StoredRecord | null, prev = this.records.get(id)): void {
     if (next) this.records.set(id, next);
     else this.records.delete(id);
     if (!this.def) return;

@@ -1,6 +1,6 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
-import { CollectionState, copyRecord, deepFreeze } from './collection-state.js';
+import { CollectionState, deepFreeze, frozenCopy } from './collection-state.js';
 import type { CommittedWrite } from './commit-signal.js';
 
 export { lowerBound } from './collection-state.js';
@@ -20,10 +20,10 @@ class TxLog {
    */
   readonly undo: Array<CollectionState | string | StoredRecord | null> = [];
 
-  write(s: CollectionState, id: string, next: StoredRecord | null): void {
-    const prev = s.records.get(id) ?? null;
-    this.undo.push(s, id, prev, next);
-    s.set(id, next);
+  /** `prev`: the record under `id` before the write (the caller has looked it up). */
+  write(s: CollectionState, id: string, next: StoredRecord | null, prev: StoredRecord | undefined): void {
+    this.undo.push(s, id, prev ?? null, next);
+    s.set(id, next, prev);
     this.changes.push([s.name, id, next]);
   }
 }
@@ -112,16 +112,16 @@ class WriteView extends CollectionReader implements WriteCollection<StoredRecord
     const log = this.log();
     if (s.records.has(record.id)) throw new ConstraintError(`${s.name}: id ${record.id} exists`);
     s.checkUnique(record);
-    const frozen = deepFreeze(copyRecord(record));
-    log.write(s, record.id, frozen);
+    const frozen = frozenCopy(record);
+    log.write(s, record.id, frozen, undefined);
     return frozen;
   }
   put(record: StoredRecord): StoredRecord {
     const log = this.log();
     this.s.checkUnique(record);
     // a frozen record is kept as it is; its members are frozen like any record's
-    const frozen = Object.isFrozen(record) ? freezeMembers(record) : deepFreeze(copyRecord(record));
-    log.write(this.s, record.id, frozen);
+    const frozen = Object.isFrozen(record) ? freezeMembers(record) : frozenCopy(record);
+    log.write(this.s, record.id, frozen, this.s.records.get(record.id));
     return frozen;
   }
   update(id: string, patch: Partial<StoredRecord>): StoredRecord {
@@ -129,18 +129,17 @@ class WriteView extends CollectionReader implements WriteCollection<StoredRecord
     const log = this.log();
     const prev = s.records.get(id);
     if (!prev) throw new ConstraintError(`${s.name}: no record ${id}`);
-    // `{ ...prev, ...patch, id }`, field by field (copyRecord): the id stays the record's
-    const copy: { id: string } = copyRecord(prev, patch);
-    copy.id = id;
-    const next = deepFreeze(copy as StoredRecord);
+    // `{ ...prev, ...patch, id }` (frozenCopy: the id stays the record's)
+    const next = frozenCopy(prev, patch);
     s.checkUnique(next);
-    log.write(s, id, next);
+    log.write(s, id, next, prev);
     return next;
   }
   delete(id: string): boolean {
     const log = this.log();
-    if (!this.s.records.has(id)) return false;
-    log.write(this.s, id, null);
+    const prev = this.s.records.get(id);
+    if (!prev) return false;
+    log.write(this.s, id, null, prev);
     return true;
   }
 }
