@@ -59,6 +59,13 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   noplugins: (dir) => ({ ...LIMITED, plugins: { dir } }),
   // no plugins, one AsyncLocalStorage run before start (READ_FEATURES_ALS_IMPORT: a module that runs one)
   'noplugins-als': (dir) => ({ ...LIMITED, plugins: { dir } }),
+  // `bare`'s process with node:http's handler in place of pinbot's listener (read-swap-listener.mjs)
+  'bare-swap': (dir) => ({
+    rate_limits: { enabled: false },
+    log: { level: 'info' },
+    metrics: { enabled: false },
+    plugins: { dir },
+  }),
   bare: (dir) => ({
     rate_limits: { enabled: false },
     log: { level: 'info' },
@@ -66,6 +73,8 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
     plugins: { dir },
   }),
 };
+/** What `bare-swap` loads into its server: node:http's handler instead of pinbot's listener. */
+const SWAP = join(REPO, 'bench/tools/read-swap-listener.mjs');
 /** With --perf, the servers name their JS frames for perf (/tmp/perf-PID.map). */
 const env = opts.perf ? { NODE_OPTIONS: '--perf-basic-prof-only-functions' } : undefined;
 const BASELINES: Record<string, string> = {
@@ -136,7 +145,9 @@ async function start(name: string, tmp: string, meta: string, noPlugins: string)
     env:
       name === 'noplugins-als'
         ? { ...env, NODE_OPTIONS: `${env?.NODE_OPTIONS ?? ''} --import ${process.env.READ_FEATURES_ALS_IMPORT}` }
-        : env,
+        : name === 'bare-swap'
+          ? { ...env, SWAP_META: meta, NODE_OPTIONS: `${env?.NODE_OPTIONS ?? ''} --import ${SWAP}` }
+          : env,
   });
 }
 

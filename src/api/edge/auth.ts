@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ReadView } from '../../store/core/types.js';
 import { authenticateDigest, keyDigest, type KeyUsage } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
-import type { Call, Next, Step } from './call.js';
+import type { Call, Gate, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
 
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */
@@ -56,44 +56,42 @@ export function connectionDigest(seen: WeakMap<object, Seen>, call: Call, key: s
 }
 
 /**
- * Resolves the caller from the key; 401 `unauthorized` with `WWW-Authenticate: Bearer`
- * otherwise. A failure first passes `failures` (the per-address `anonymous` limiter), which
- * answers 429 instead once the address has failed too often. With `refresh` (several processes
- * share the store), a key not found here is looked up once more after catching up with the
- * database: it may have been created a moment ago through another process.
+ * Resolves the caller from the key (a gate: api/edge/call.ts `Gate`); 401 `unauthorized` with
+ * `WWW-Authenticate: Bearer` otherwise. A failure first passes `failures` (the per-address
+ * `anonymous` limiter), which answers 429 instead once the address has failed too often. With
+ * `refresh` (several processes share the store), a key not found here is looked up once more
+ * after catching up with the database: it may have been created a moment ago through another
+ * process.
  */
-export function authMiddleware(
+export function authGate(
   db: ReadView,
   usage: KeyUsage,
   clock: Clock,
   failures: Step = (_call, next) => next(),
   refresh?: () => Promise<void>,
-): Step {
-  const fail = (call: Call, next: Next) => {
+): Gate {
+  const fail = (call: Call, end: Next): false => {
     call.setField('WWW-Authenticate', 'Bearer realm="pinbot"');
-    failures(call, (err?: unknown) => next(err ?? new ApiError('unauthorized')));
+    failures(call, (err?: unknown) => end(err ?? new ApiError('unauthorized')));
+    return false;
   };
-  const pass = (call: Call, found: NonNullable<ReturnType<typeof authenticateDigest>>, next: Next) => {
+  const pass = (call: Call, found: NonNullable<ReturnType<typeof authenticateDigest>>): true => {
     usage.touch(found.key.id, clock.now());
     call.user = found.user;
     // its writes are made with this key: the cause of their commits
     call.keyId = found.key.id;
-    next();
+    return true;
   };
   const seen = new WeakMap<object, Seen>();
-  return (call, next) => {
+  return (call, end) => {
     const key = presentedKey(call.req);
     const digest = key ? connectionDigest(seen, call, key) : undefined;
     const found = digest !== undefined ? authenticateDigest(db, digest) : undefined;
-    if (found) return pass(call, found, next);
-    if (digest === undefined || !refresh) return fail(call, next);
-    refresh().then(
-      () => {
-        const again = authenticateDigest(db, digest);
-        if (again) pass(call, again, next);
-        else fail(call, next);
-      },
-      (err: unknown) => next(err),
-    );
+    if (found) return pass(call, found);
+    if (digest === undefined || !refresh) return fail(call, end);
+    return refresh().then(() => {
+      const again = authenticateDigest(db, digest);
+      return again ? pass(call, again) : fail(call, end);
+    });
   };
 }
