@@ -8,7 +8,9 @@
 // few seconds of load (`strace -f -c`, all threads; strace slows the server, so only the counts
 // are read). `--before DIR`: a variant `before` runs `DIR/bin/pinbot.js serve` as `serve` runs
 // (a copy of an earlier build: `DIR/bin` and `DIR/dist` inside this checkout, so its packages
-// resolve) — an A/B of two builds in one run.
+// resolve) — an A/B of two builds in one run. Variant `bare-swap`: `bare`'s process with bare
+// node:http's handler in place of pinbot's listener (read-swap-listener.mjs): against `node`, what
+// the process costs a read apart from the listener; against `bare`, what the listener costs.
 //   node bin/run-ts.js bench/tools/read-features.ts [--rounds 3] [--duration 3]
 //     [--only serve,debug,fastify] [--strace] [--perf DIR] [--before bench/.cache/ab/before]
 // `--perf DIR`: then 3 s of load on each server under `perf record` (every thread, JS frames
