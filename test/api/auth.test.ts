@@ -107,7 +107,21 @@ describe('authentication', () => {
       }
       await api.store.transaction((tx) => revokeKey(tx, api.env, second.id));
       expect((await get({ 'X-API-Key': second.api_key })).status).toBe(401);
+      expect((await get({ 'X-API-Key': second.api_key })).status).toBe(401);
       expect((await get({ 'X-API-Key': carol.key })).body.id).toBe(carol.user.id);
+      // what a key found is kept with the connection and checked again on every request: a
+      // changed user shows at once, a removed key or user is refused at once
+      const dave = await api.user('Dave');
+      expect((await get(dave.headers)).body).toMatchObject({ id: dave.user.id, display_name: 'Dave' });
+      await api.store.transaction((tx) => tx.col(Users).update(dave.user.id, { display_name: 'David' }));
+      expect((await get(dave.headers)).body).toMatchObject({ id: dave.user.id, display_name: 'David' });
+      const daveKey = api.store.read.col(Keys).ids('user', dave.user.id)[0]!;
+      await api.store.transaction((tx) => tx.col(Keys).delete(daveKey));
+      expect((await get(dave.headers)).status).toBe(401);
+      const erin = await api.user('Erin');
+      expect((await get(erin.headers)).status).toBe(200);
+      await api.store.transaction((tx) => tx.col(Users).delete(erin.user.id));
+      expect((await get(erin.headers)).status).toBe(401);
       expect(connections).toBe(1);
     } finally {
       agent.destroy();

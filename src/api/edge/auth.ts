@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ReadView } from '../../store/core/types.js';
-import { authenticateDigest, keyDigest, type KeyUsage } from '../../domain/users/keys.js';
+import { authenticateDigest, keyDigest, type KeyUsage, stillAuthenticates } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Call, Gate, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
@@ -14,10 +14,18 @@ export function presentedKey(req: IncomingMessage): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** The last key-shaped key a connection presented and its digest. Internal. */
+/** What a key found: its record and its user's. */
+type Found = NonNullable<ReturnType<typeof authenticateDigest>>;
+
+/**
+ * The last key-shaped key a connection presented, its digest, and what it found when it was
+ * last looked up (checked again on every request: domain/users/keys.ts `stillAuthenticates`).
+ * Internal.
+ */
 interface Seen {
   key: string;
   digest: string;
+  found: Found | undefined;
 }
 
 /**
@@ -32,27 +40,38 @@ function sameKey(a: string, b: string): boolean {
 }
 
 /**
- * The digest of the key a call presents (domain/users/keys.ts `keyDigest`), or undefined when it
- * is not key-shaped. A client sends the same key on every request of a keep-alive connection,
- * so the last key of each connection and its digest are kept while the connection is open (one
- * entry a socket, gone with it; `server.max_connections` bounds them): the SHA-256 is computed
- * once a connection and key, not once a request (2–3% of `GET /me`'s CPU, bench/read). The key
- * stays in memory as long as its connection (not beyond: no table of keys outlives them)
- * and is compared in constant time, so a connection that a proxy shares between clients tells
- * nothing of the last one's key; the digest is still looked up on every request (a revoked key
- * is refused at once). Internal.
+ * The entry of the key a call presents (its digest: domain/users/keys.ts `keyDigest`), or
+ * undefined when it is not key-shaped. A client sends the same key on every request of a
+ * keep-alive connection, so the last key of each connection, its digest and what it found are
+ * kept while the connection is open (one entry a socket, gone with it; `server.max_connections`
+ * bounds them): the SHA-256 is computed once a connection and key, not once a request (2–3% of
+ * `GET /me`'s CPU, bench/read). The key stays in memory as long as its connection (not beyond:
+ * no table of keys outlives them) and is compared in constant time, so a connection that a proxy
+ * shares between clients tells nothing of the last one's key. Internal.
  */
-export function connectionDigest(seen: WeakMap<object, Seen>, call: Call, key: string): string | undefined {
+export function connectionEntry(seen: WeakMap<object, Seen>, call: Call, key: string): Seen | undefined {
   const socket = call.req.socket;
   const last = socket ? seen.get(socket) : undefined;
-  if (last !== undefined && sameKey(last.key, key)) return last.digest;
+  if (last !== undefined && sameKey(last.key, key)) return last;
   const digest = keyDigest(key);
-  if (digest === undefined || !socket) return digest;
-  if (last !== undefined) {
-    last.key = key;
-    last.digest = digest;
-  } else seen.set(socket, { key, digest });
-  return digest;
+  if (digest === undefined) return undefined;
+  const entry = last ?? { key, digest, found: undefined };
+  entry.key = key;
+  entry.digest = digest;
+  entry.found = undefined;
+  if (socket && last === undefined) seen.set(socket, entry);
+  return entry;
+}
+
+/**
+ * What the key of `entry` finds now: the records it found before while they are still the
+ * stored ones (two reads by id: a revoked key, a rotated key or a changed user is a new record
+ * or none, and is looked up again at once), else a lookup by its digest. Internal.
+ */
+function lookUp(db: ReadView, entry: Seen): Found | undefined {
+  const before = entry.found;
+  if (before !== undefined && stillAuthenticates(db, before)) return before;
+  return (entry.found = authenticateDigest(db, entry.digest));
 }
 
 /**
@@ -75,7 +94,7 @@ export function authGate(
     failures(call, (err?: unknown) => end(err ?? new ApiError('unauthorized')));
     return false;
   };
-  const pass = (call: Call, found: NonNullable<ReturnType<typeof authenticateDigest>>): true => {
+  const pass = (call: Call, found: Found): true => {
     usage.touch(found.key.id, clock.now());
     call.user = found.user;
     // its writes are made with this key: the cause of their commits
@@ -85,12 +104,12 @@ export function authGate(
   const seen = new WeakMap<object, Seen>();
   return (call, end) => {
     const key = presentedKey(call.req);
-    const digest = key ? connectionDigest(seen, call, key) : undefined;
-    const found = digest !== undefined ? authenticateDigest(db, digest) : undefined;
+    const entry = key ? connectionEntry(seen, call, key) : undefined;
+    const found = entry !== undefined ? lookUp(db, entry) : undefined;
     if (found) return pass(call, found);
-    if (digest === undefined || !refresh) return fail(call, end);
+    if (entry === undefined || !refresh) return fail(call, end);
     return refresh().then(() => {
-      const again = authenticateDigest(db, digest);
+      const again = lookUp(db, entry);
       return again ? pass(call, again) : fail(call, end);
     });
   };
