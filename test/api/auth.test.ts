@@ -174,6 +174,39 @@ describe('API keys and users', () => {
     await api.close();
   });
 
+  it('last use on one keep-alive connection is counted across flushes (the pending use kept with it)', async () => {
+    const api = await testApi();
+    const server = createServer(api.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const port = (server.address() as AddressInfo).port;
+    const get = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/v1/me', agent, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const { user, headers } = await api.user('Alice');
+      const keyId = api.store.read.col(Keys).ids('user', user.id)[0]!;
+      const used = () => listKeys(api.store.read, user.id, api.keyUsage)[0]!.last_used_at;
+      for (let round = 1; round <= 3; round++) {
+        api.clock.set(api.clock.now() + 60_000);
+        expect(await get(headers)).toBe(200);
+        expect(used()).toBe(new Date(api.clock.now()).toISOString());
+        await api.keyUsage.flush(api.store);
+        expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBe(api.clock.now());
+      }
+    } finally {
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+      await api.close();
+    }
+  });
+
   it('last use is kept in memory per request and written in one batch, not one journal line per request', async () => {
     const api = await testApi();
     try {

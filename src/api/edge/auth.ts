@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { ReadView } from '../../store/core/types.js';
-import { authenticateDigest, keyDigest, type KeyUsage, stillAuthenticates } from '../../domain/users/keys.js';
+import {
+  authenticateDigest,
+  type KeyUsage,
+  type KeyUse,
+  keyDigest,
+  stillAuthenticates,
+} from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Call, Gate, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
@@ -26,6 +32,8 @@ interface Seen {
   key: string;
   digest: string;
   found: Found | undefined;
+  /** The pending use of the key it found (KeyUsage.use): a use is recorded without a map lookup. */
+  use: KeyUse | undefined;
 }
 
 /**
@@ -55,10 +63,11 @@ export function connectionEntry(seen: WeakMap<object, Seen>, call: Call, key: st
   if (last !== undefined && sameKey(last.key, key)) return last;
   const digest = keyDigest(key);
   if (digest === undefined) return undefined;
-  const entry = last ?? { key, digest, found: undefined };
+  const entry: Seen = last ?? { key, digest, found: undefined, use: undefined };
   entry.key = key;
   entry.digest = digest;
   entry.found = undefined;
+  entry.use = undefined;
   if (socket && last === undefined) seen.set(socket, entry);
   return entry;
 }
@@ -71,7 +80,10 @@ export function connectionEntry(seen: WeakMap<object, Seen>, call: Call, key: st
 function lookUp(db: ReadView, entry: Seen): Found | undefined {
   const before = entry.found;
   if (before !== undefined && stillAuthenticates(db, before)) return before;
-  return (entry.found = authenticateDigest(db, entry.digest));
+  const found = authenticateDigest(db, entry.digest);
+  // the pending use kept is that of the key found (the same key: the same record id)
+  if (found?.key.id !== before?.key.id) entry.use = undefined;
+  return (entry.found = found);
 }
 
 /**
@@ -94,8 +106,11 @@ export function authGate(
     failures(call, (err?: unknown) => end(err ?? new ApiError('unauthorized')));
     return false;
   };
-  const pass = (call: Call, found: Found): true => {
-    usage.touch(found.key.id, clock.now());
+  const pass = (call: Call, found: Found, entry: Seen): true => {
+    // the key's pending use, kept with the connection until a flush takes it
+    let use = entry.use;
+    if (use === undefined || use.flushed) use = entry.use = usage.use(found.key.id);
+    use.at = clock.now();
     call.user = found.user;
     // its writes are made with this key: the cause of their commits
     call.keyId = found.key.id;
@@ -106,11 +121,11 @@ export function authGate(
     const key = presentedKey(call.req);
     const entry = key ? connectionEntry(seen, call, key) : undefined;
     const found = entry !== undefined ? lookUp(db, entry) : undefined;
-    if (found) return pass(call, found);
+    if (found) return pass(call, found, entry!);
     if (entry === undefined || !refresh) return fail(call, end);
     return refresh().then(() => {
       const again = lookUp(db, entry);
-      return again ? pass(call, again) : fail(call, end);
+      return again ? pass(call, again, entry) : fail(call, end);
     });
   };
 }
