@@ -1,12 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ReadView } from '../../store/core/types.js';
-import {
-  authenticateDigest,
-  type KeyUsage,
-  type KeyUse,
-  keyDigest,
-  stillAuthenticates,
-} from '../../domain/users/keys.js';
+import { authenticateDigest, type KeyUsage, type KeyUse, keyDigest, authChecker } from '../../domain/users/keys.js';
 import type { Clock } from '../../clock/clock.js';
 import type { Call, Gate, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
@@ -25,7 +19,7 @@ type Found = NonNullable<ReturnType<typeof authenticateDigest>>;
 
 /**
  * The last key-shaped key a connection presented, its digest, and what it found when it was
- * last looked up (checked again on every request: domain/users/keys.ts `stillAuthenticates`).
+ * last looked up (checked again on every request: domain/users/keys.ts `authChecker`).
  * Internal.
  */
 interface Seen {
@@ -77,9 +71,9 @@ export function connectionEntry(seen: WeakMap<object, Seen>, call: Call, key: st
  * stored ones (two reads by id: a revoked key, a rotated key or a changed user is a new record
  * or none, and is looked up again at once), else a lookup by its digest. Internal.
  */
-function lookUp(db: ReadView, entry: Seen): Found | undefined {
+function lookUp(db: ReadView, still: (found: Found) => boolean, entry: Seen): Found | undefined {
   const before = entry.found;
-  if (before !== undefined && stillAuthenticates(db, before)) return before;
+  if (before !== undefined && still(before)) return before;
   const found = authenticateDigest(db, entry.digest);
   // the pending use kept is that of the key found (the same key: the same record id)
   if (found?.key.id !== before?.key.id) entry.use = undefined;
@@ -117,14 +111,15 @@ export function authGate(
     return true;
   };
   const seen = new WeakMap<object, Seen>();
+  const still = authChecker(db);
   return (call, end) => {
     const key = presentedKey(call.req);
     const entry = key ? connectionEntry(seen, call, key) : undefined;
-    const found = entry !== undefined ? lookUp(db, entry) : undefined;
+    const found = entry !== undefined ? lookUp(db, still, entry) : undefined;
     if (found) return pass(call, found, entry!);
     if (entry === undefined || !refresh) return fail(call, end);
     return refresh().then(() => {
-      const again = lookUp(db, entry);
+      const again = lookUp(db, still, entry);
       return again ? pass(call, again, entry) : fail(call, end);
     });
   };

@@ -134,10 +134,14 @@ export function authenticateDigest(db: ReadView, hashed: string): { user: User; 
  * Whether what `authenticateDigest` found is still what it would find: the key's record and its
  * user's are still the stored ones (records are frozen, and a change — a revoke, a rotation, a
  * changed user, a removal — stores a new record or none). Two reads by id instead of the lookup
- * by digest, for a caller that keeps what a key found (api/edge/auth.ts, per connection).
+ * by digest, for a caller that keeps what a key found (api/edge/auth.ts, per connection); the two
+ * collections are taken from `db` once (a collection's view reads the live records, so it sees
+ * every later write).
  */
-export function stillAuthenticates(db: ReadView, found: { user: User; key: ApiKey }): boolean {
-  return db.col(Keys).get(found.key.id) === found.key && db.col(Users).get(found.user.id) === found.user;
+export function authChecker(db: ReadView): (found: { user: User; key: ApiKey }) => boolean {
+  const keys = db.col(Keys);
+  const users = db.col(Users);
+  return (found) => keys.get(found.key.id) === found.key && users.get(found.user.id) === found.user;
 }
 
 /** The keys of a user as `pinbot keys list` prints them. */
