@@ -8,7 +8,9 @@
 // few seconds of load (`strace -f -c`, all threads; strace slows the server, so only the counts
 // are read). `--before DIR`: a variant `before` runs `DIR/bin/pinbot.js serve` as `serve` runs
 // (a copy of an earlier build: `DIR/bin` and `DIR/dist` inside this checkout, so its packages
-// resolve) — an A/B of two builds in one run.
+// resolve) — an A/B of two builds in one run. Variant `bare-swap`: `bare`'s process with bare
+// node:http's handler in place of pinbot's listener (read-swap-listener.mjs): against `node`, what
+// the process costs a read apart from the listener; against `bare`, what the listener costs.
 //   node bin/run-ts.js bench/tools/read-features.ts [--rounds 3] [--duration 3]
 //     [--only serve,debug,fastify] [--strace] [--perf DIR] [--before bench/.cache/ab/before]
 // `--perf DIR`: then 3 s of load on each server under `perf record` (every thread, JS frames
@@ -59,6 +61,13 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   noplugins: (dir) => ({ ...LIMITED, plugins: { dir } }),
   // no plugins, one AsyncLocalStorage run before start (READ_FEATURES_ALS_IMPORT: a module that runs one)
   'noplugins-als': (dir) => ({ ...LIMITED, plugins: { dir } }),
+  // `bare`'s process with node:http's handler in place of pinbot's listener (read-swap-listener.mjs)
+  'bare-swap': (dir) => ({
+    rate_limits: { enabled: false },
+    log: { level: 'info' },
+    metrics: { enabled: false },
+    plugins: { dir },
+  }),
   bare: (dir) => ({
     rate_limits: { enabled: false },
     log: { level: 'info' },
@@ -66,6 +75,8 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
     plugins: { dir },
   }),
 };
+/** What `bare-swap` loads into its server: node:http's handler instead of pinbot's listener. */
+const SWAP = join(REPO, 'bench/tools/read-swap-listener.mjs');
 /** With --perf, the servers name their JS frames for perf (/tmp/perf-PID.map). */
 const env = opts.perf ? { NODE_OPTIONS: '--perf-basic-prof-only-functions' } : undefined;
 const BASELINES: Record<string, string> = {
@@ -136,7 +147,9 @@ async function start(name: string, tmp: string, meta: string, noPlugins: string)
     env:
       name === 'noplugins-als'
         ? { ...env, NODE_OPTIONS: `${env?.NODE_OPTIONS ?? ''} --import ${process.env.READ_FEATURES_ALS_IMPORT}` }
-        : env,
+        : name === 'bare-swap'
+          ? { ...env, SWAP_META: meta, NODE_OPTIONS: `${env?.NODE_OPTIONS ?? ''} --import ${SWAP}` }
+          : env,
   });
 }
 

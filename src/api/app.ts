@@ -7,8 +7,8 @@ import type { CommitFeed } from '../store/core/commit-signal.js';
 import type { Store } from '../store/core/types.js';
 import { recordRequest } from '../telemetry/http-metrics.js';
 import { retryAfterSeconds } from '../util/http.js';
-import { authMiddleware } from './edge/auth.js';
-import { type Call, compileTrust, type Next, type Step } from './edge/call.js';
+import { authGate } from './edge/auth.js';
+import { afterGate, type Call, compileTrust, type Gate, type Next } from './edge/call.js';
 import { answerError } from './edge/error-answer.js';
 import { dateHeader, front, type Mount } from './edge/front.js';
 import { createLimiters, type Limiters, type RateStoreFactory } from './edge/rate-limit.js';
@@ -44,14 +44,16 @@ export interface AppOptions {
 
 /**
  * /api/v1: every request needs a key (an unknown route too) and counts against `general`,
- * then its route by table lookup (api/route-table.ts), or 404. Internal.
+ * then its route by table lookup (api/route-table.ts), or 404. The key and the general limit are
+ * gates (edge/call.ts `Gate`): a call they pass at once goes on without a continuation made for
+ * it. Internal.
  */
-function apiSteps(routes: readonly RouteDef[], deps: PipelineDeps, authenticate: Step) {
+function apiSteps(routes: readonly RouteDef[], deps: PipelineDeps, authenticate: Gate) {
   const table = new RouteTable(
     routes.map((route) => ({ method: route.method, path: route.path, value: compileRoute(route, deps) })),
   );
   const { limiters } = deps;
-  const general = limiters.enabled.general ? limiters.general : undefined;
+  const general = limiters.enabled.general ? limiters.generalGate : undefined;
   const route = (call: Call, next: Next, path: string) => {
     const found = table.match(call.method, path);
     // OPTIONS too: this API has no CORS, so no list of methods is sent
@@ -59,12 +61,17 @@ function apiSteps(routes: readonly RouteDef[], deps: PipelineDeps, authenticate:
     const q = call.url.indexOf('?');
     found.value(call, next, found.params, q === -1 ? call.url : call.url.slice(0, q));
   };
-  return (call: Call, path: string, next: Next) =>
-    authenticate(call, (err?: unknown) => {
-      if (err) return next(err);
-      if (!general) return route(call, next, path);
-      general(call, (e?: unknown) => (e ? next(e) : route(call, next, path)));
-    });
+  const limited = (call: Call, path: string, next: Next) => {
+    if (general === undefined) return route(call, next, path);
+    const passed = general(call, next);
+    if (passed === true) return route(call, next, path);
+    afterGate(passed, () => route(call, next, path), next);
+  };
+  return (call: Call, path: string, next: Next) => {
+    const passed = authenticate(call, next);
+    if (passed === true) return limited(call, path, next);
+    afterGate(passed, () => limited(call, path, next), next);
+  };
 }
 
 /**
@@ -120,7 +127,7 @@ export function createApp({
   const counters = ChangeCounters.of(commits);
   const deps: PipelineDeps = { store, env, limiters, idempotency, counters, memo: new ValidatorMemo() };
   const refresh = shared ? () => store.durable() : undefined;
-  const authenticate = authMiddleware(store.read, keyUsage, env.clock, limiters.anonymous, refresh);
+  const authenticate = authGate(store.read, keyUsage, env.clock, limiters.anonymous, refresh);
   const mounts: Mount[] = [];
   const listener = front({
     trust: compileTrust(env.config.server.trust_proxy),

@@ -148,9 +148,6 @@ const DONE: Promise<void> = Promise.resolve();
 /** A write context's `tx` until its transaction runs (a read's stays so): one shape. Internal. */
 const NO_TX = undefined as unknown as Tx;
 
-/** The read state of a route without tags (answer reads none of it). Internal. */
-const UNTAGGED: ReadState = { ifNoneMatch: undefined, holds: false, version: undefined, user: '' };
-
 /**
  * The query of a call as express's `simple` parser gave it (a fresh object: validation fills
  * defaults in). Internal. */
@@ -216,6 +213,7 @@ function readAnswers(route: RouteDef, { limiters, memo }: PipelineDeps) {
  */
 function reader(route: RouteDef, deps: PipelineDeps) {
   const { store, counters, memo } = deps;
+  if (!route.etag) return untaggedReader(route, store);
   const { unchanged, answer } = readAnswers(route, deps);
   return (call: Call, ctx: RouteContext): Promise<void> | void => {
     const user = ctx.user;
@@ -229,12 +227,26 @@ function reader(route: RouteDef, deps: PipelineDeps) {
       if (tag !== undefined && notModified(ifNoneMatch, tag)) return unchanged(call, tag);
     }
     const r = route.handler(ctx as never);
-    const text = JSON.stringify(r.body);
-    // a route without tags reads nothing of it (no object per read)
-    const read: ReadState = route.etag ? { ifNoneMatch, holds, version, user: user.id } : UNTAGGED;
+    const text = r.json ?? JSON.stringify(r.body);
+    const read: ReadState = { ifNoneMatch, holds, version, user: user.id };
     // no response shows state a crash could still take back (Store.durable)
     if (store.isDurable?.()) return answer(call, r.status, text, read);
     return store.durable().then(() => answer(call, r.status, text, read));
+  };
+}
+
+/**
+ * The run of a read route without tags (`/me`, most reads): the body built (or its text, when
+ * the handler has it made) and sent once the store is durable — no If-None-Match, no read
+ * state. Internal.
+ */
+function untaggedReader(route: RouteDef, store: Store) {
+  return (call: Call, ctx: RouteContext): Promise<void> | void => {
+    const r = route.handler(ctx as never);
+    const text = r.json ?? JSON.stringify(r.body);
+    // no response shows state a crash could still take back (Store.durable)
+    if (store.isDurable?.()) return call.sendJson(r.status, text);
+    return store.durable().then(() => call.sendJson(r.status, text));
   };
 }
 

@@ -20,6 +20,8 @@ export class RouteTable<V> {
     string,
     Map<number, Array<{ segments: Array<string | { param: string }>; value: V }>>
   >();
+  /** `exact`'s GET routes, found without a lookup by method (most requests are GETs). */
+  private readonly gets: Map<string, { value: V; params: Record<string, string> }> | undefined;
 
   constructor(routes: ReadonlyArray<{ method: string; path: string; value: V }>) {
     for (const r of routes) {
@@ -41,6 +43,7 @@ export class RouteTable<V> {
       });
       byCount.set(parts.length, list);
     }
+    this.gets = this.exact.get('GET');
   }
 
   /**
@@ -53,7 +56,7 @@ export class RouteTable<V> {
     const m = method === 'HEAD' ? 'GET' : method;
     // one trailing slash is allowed (`/me/`), as express's non-strict routing did
     const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-    const byPath = this.exact.get(m);
+    const byPath = m === 'GET' ? this.gets : this.exact.get(m);
     // as sent first: clients write paths in lower case
     const exact = byPath && (byPath.get(p) ?? byPath.get(p.toLowerCase()));
     if (exact !== undefined) return exact;

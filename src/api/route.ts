@@ -28,6 +28,11 @@ export interface WriteContext<B = any, Q = any, P = any> extends RouteContext<B,
 export interface RouteResult {
   status: number;
   body: unknown;
+  /**
+   * A read's body already serialised, `JSON.stringify(body)` exactly (a route that answers the
+   * same text for the same record makes it once: `/me`); the pipeline then sends it as it is.
+   */
+  json?: string;
 }
 
 interface RouteBase {

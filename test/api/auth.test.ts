@@ -107,7 +107,21 @@ describe('authentication', () => {
       }
       await api.store.transaction((tx) => revokeKey(tx, api.env, second.id));
       expect((await get({ 'X-API-Key': second.api_key })).status).toBe(401);
+      expect((await get({ 'X-API-Key': second.api_key })).status).toBe(401);
       expect((await get({ 'X-API-Key': carol.key })).body.id).toBe(carol.user.id);
+      // what a key found is kept with the connection and checked again on every request: a
+      // changed user shows at once, a removed key or user is refused at once
+      const dave = await api.user('Dave');
+      expect((await get(dave.headers)).body).toMatchObject({ id: dave.user.id, display_name: 'Dave' });
+      await api.store.transaction((tx) => tx.col(Users).update(dave.user.id, { display_name: 'David' }));
+      expect((await get(dave.headers)).body).toMatchObject({ id: dave.user.id, display_name: 'David' });
+      const daveKey = api.store.read.col(Keys).ids('user', dave.user.id)[0]!;
+      await api.store.transaction((tx) => tx.col(Keys).delete(daveKey));
+      expect((await get(dave.headers)).status).toBe(401);
+      const erin = await api.user('Erin');
+      expect((await get(erin.headers)).status).toBe(200);
+      await api.store.transaction((tx) => tx.col(Users).delete(erin.user.id));
+      expect((await get(erin.headers)).status).toBe(401);
       expect(connections).toBe(1);
     } finally {
       agent.destroy();
@@ -158,6 +172,39 @@ describe('API keys and users', () => {
     expect(new Set(pins).size).toBe(pins.length);
     expect(api.store.read.col(Users).one('pin', pins[7]!)?.display_name).toBe('u7');
     await api.close();
+  });
+
+  it('last use on one keep-alive connection is counted across flushes (the pending use kept with it)', async () => {
+    const api = await testApi();
+    const server = createServer(api.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const port = (server.address() as AddressInfo).port;
+    const get = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/v1/me', agent, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const { user, headers } = await api.user('Alice');
+      const keyId = api.store.read.col(Keys).ids('user', user.id)[0]!;
+      const used = () => listKeys(api.store.read, user.id, api.keyUsage)[0]!.last_used_at;
+      for (let round = 1; round <= 3; round++) {
+        api.clock.set(api.clock.now() + 60_000);
+        expect(await get(headers)).toBe(200);
+        expect(used()).toBe(new Date(api.clock.now()).toISOString());
+        await api.keyUsage.flush(api.store);
+        expect(api.store.read.col(Keys).get(keyId)!.last_used_at).toBe(api.clock.now());
+      }
+    } finally {
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+      await api.close();
+    }
   });
 
   it('last use is kept in memory per request and written in one batch, not one journal line per request', async () => {

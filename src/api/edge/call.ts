@@ -11,6 +11,28 @@ export type Next = (err?: unknown) => void;
 /** A step of the edge: does its part of `call`, then `next()` (or `next(err)`, or answers). */
 export type Step = (call: Call, next: Next) => void;
 
+/**
+ * A step that decides at once when it can (the key's lookup, a limit counted in memory): `true`
+ * when the call passed and the caller goes on, `false` when the gate ended the call (through
+ * `end`, with its error), or a promise of either when it decides later (a shared store). A call
+ * that passes at once costs no continuation (a closure per step and call, as a `Step` needs).
+ */
+export type Gate = (call: Call, end: Next) => boolean | Promise<boolean>;
+
+/**
+ * Runs `go` once a gate's answer came: at once when it passed, after its promise when it
+ * decides later (a rejection, or a throw of `go` then, ends the call with that error). Internal.
+ */
+export function afterGate(passed: boolean | Promise<boolean>, go: () => void, end: Next): void {
+  if (passed === true) return go();
+  if (passed !== false) passed.then((ok) => ok && go()).catch(end);
+}
+
+/** A gate as a `Step`: `next()` once it passed, `next(err)` when it ended the call. */
+export function gateStep(gate: Gate): Step {
+  return (call, next) => afterGate(gate(call, next), next, next);
+}
+
 /** Which hops of `X-Forwarded-For` are trusted (`server.trust_proxy`, as express reads its "trust proxy"). */
 export type Trust = (address: string, hop: number) => boolean;
 

@@ -4,7 +4,7 @@ import type { BucketConfig, Config } from '../../config/schema.js';
 import { parseDuration } from '../../util/duration.js';
 import { ApiError } from '../errors.js';
 import { ClockRateStore } from './clock-rate-store.js';
-import type { Call, Step } from './call.js';
+import type { Call, Gate, Next, Step } from './call.js';
 import { windowLimiter } from './window-limiter.js';
 import { metrics } from '../../telemetry/metrics.js';
 
@@ -34,6 +34,8 @@ export type RateStoreFactory = (bucket: LimiterName) => RateLimitStore;
  */
 export type Limiters = Record<LimiterName, Step> & {
   readonly enabled: Readonly<Record<LimiterName, boolean>>;
+  /** `general` as a gate (api/edge/call.ts `Gate`): a call within the limit goes on with no continuation made. */
+  readonly generalGate: Gate;
   refund(call: Call): void;
   giveBack(bucket: 'anonymous', call: Call): void;
 };
@@ -60,8 +62,8 @@ export function createLimiters(
     const u = call.user;
     return (u && (own[u.pin_code]?.[name] ?? own[u.display_name]?.[name])) ?? fallback;
   };
-  const make = (name: LimiterName, bucket: BucketConfig): Step => {
-    if (!config.rate_limits.enabled) return (_call, next) => next();
+  const make = (name: LimiterName, bucket: BucketConfig): Step & { gate: Gate } => {
+    if (!config.rate_limits.enabled) return Object.assign((_call: Call, next: Next) => next(), { gate: () => true });
     const windowMs = parseDuration(bucket.window)!;
     const perAddress = name === 'anonymous';
     const limited = metrics.rateLimited.cell(name);
@@ -98,9 +100,11 @@ export function createLimiters(
   };
   const r = config.rate_limits;
   const on = r.enabled;
+  const general = make('general', r.general);
   return {
     enabled: { general: on, messages: on, contacts: on, intros: on, groups: on, conditional: on, anonymous: on },
-    general: make('general', r.general),
+    general,
+    generalGate: general.gate,
     messages: make('messages', r.messages),
     contacts: make('contacts', r.contacts),
     intros: make('intros', r.intros),

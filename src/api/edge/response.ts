@@ -1,5 +1,13 @@
 import { type OutgoingHttpHeader, ServerResponse } from 'node:http';
 
+/** node's own writeHead (statusCode, [reason], [headers]). Internal. */
+const WRITE_HEAD = ServerResponse.prototype.writeHead as (
+  this: ServerResponse,
+  statusCode: number,
+  reason?: unknown,
+  headers?: unknown,
+) => ServerResponse;
+
 /** Set on a server that is stopping (closeAfterAnswers). Internal. */
 const STOPPING = Symbol('pinbot.stopping');
 
@@ -48,17 +56,18 @@ export class EdgeResponse extends ServerResponse {
     this.fieldsSet = true;
   }
 
-  override writeHead(...args: unknown[]): this {
+  // (statusCode, [reason], [headers]) named, not `...args`: no array and no `apply` per answer
+  override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
     if (this.edgeHead !== undefined && !this.headersSent) this.flushEdgeHead();
     const server = (this.req?.socket as { server?: { [STOPPING]?: boolean } } | undefined)?.server;
     if (server?.[STOPPING] === true && !this.headersSent) {
       // a list given to writeHead goes out as it is (a map would merge a name that comes twice)
-      const list = args.find(Array.isArray) as unknown[] | undefined;
+      const list = Array.isArray(reason) ? reason : Array.isArray(headers) ? headers : undefined;
       if (list === undefined) super.setHeader('Connection', 'close');
       else if (Array.isArray(list[0])) list.push(['Connection', 'close']);
       else list.push('Connection', 'close');
     }
-    return (ServerResponse.prototype.writeHead as (...a: unknown[]) => this).apply(this, args);
+    return WRITE_HEAD.call(this, statusCode, reason, headers) as this;
   }
 
   override setHeader(name: string, value: number | string | readonly string[]): this {

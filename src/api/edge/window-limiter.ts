@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { ClientRateLimitInfo, Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
-import type { Call, Next, Step, WindowInfo } from './call.js';
+import { type Call, type Gate, gateStep, type Next, type Step, type WindowInfo } from './call.js';
 import { ClockRateStore } from './clock-rate-store.js';
 
 export interface WindowLimiterOptions {
@@ -43,7 +43,7 @@ const MAX_KEYS = 10_000;
  * const general = windowLimiter({ name: 'general', windowMs: 60_000, limit: () => 100, key: (c)
  * => c.user!.id, store, clock, passOnStoreError: false, refuse });
  */
-export function windowLimiter(o: WindowLimiterOptions): Step {
+export function windowLimiter(o: WindowLimiterOptions): Step & { gate: Gate } {
   const windowSeconds = Math.ceil(o.windowMs / 1000);
   o.store.init?.({ windowMs: o.windowMs } as Parameters<NonNullable<RateLimitStore['init']>>[0]);
   const policies = new Map<string, { limit: number; text: string }>();
@@ -59,14 +59,15 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
     return text;
   };
 
+  /** Counts the call against its window: true when it is within the limit, else it is refused (false). */
   const counted = (
     call: Call,
-    next: Next,
+    end: Next,
     key: string,
     totalHits: number,
     resetAt: number | undefined,
     now?: number,
-  ) => {
+  ): boolean => {
     const limit = o.limit(call);
     const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
@@ -85,44 +86,41 @@ export function windowLimiter(o: WindowLimiterOptions): Step {
         call.appendField('RateLimit-Policy', policyOf(key, limit));
       }
     }
-    if (totalHits > limit) return o.refuse(call, next);
-    next();
+    if (totalHits <= limit) return true;
+    o.refuse(call, end);
+    return false;
   };
-  const countedInfo = (call: Call, next: Next, key: string, hits: ClientRateLimitInfo) =>
-    counted(call, next, key, hits.totalHits, hits.resetTime?.getTime());
-  const failed = (next: Next, err: unknown) => {
-    if (!o.passOnStoreError) return next(err);
+  /** A store that failed: the call passes (a shared store, logged) or ends with the error. */
+  const failed = (end: Next, err: unknown): boolean => {
+    if (!o.passOnStoreError) {
+      end(err);
+      return false;
+    }
     o.onStoreError?.(err);
-    next();
+    return true;
   };
 
   // the clock's own store is counted in place: no promise, no Date, no object per request
   const local = o.store instanceof ClockRateStore ? o.store : undefined;
-  return (call, next) => {
+  const gate: Gate = (call, end) => {
     const key = o.key(call);
     if (local) {
       const hit = local.hit(key);
       // the time it was counted at is the time the reset is measured from (one clock read)
-      return counted(call, next, key, hit.totalHits, hit.resetAt, local.lastNow);
+      return counted(call, end, key, hit.totalHits, hit.resetAt, local.lastNow);
     }
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
       hits = o.store.increment(key);
     } catch (err) {
-      return failed(next, err);
+      return failed(end, err);
     }
     // a store in memory answers at once: no promise, no turn of the event loop
-    if (hits instanceof Promise) {
-      hits.then(
-        (h) => {
-          try {
-            countedInfo(call, next, key, h);
-          } catch (err) {
-            next(err);
-          }
-        },
-        (err: unknown) => failed(next, err),
-      );
-    } else countedInfo(call, next, key, hits);
+    if (!(hits instanceof Promise)) return counted(call, end, key, hits.totalHits, hits.resetTime?.getTime());
+    return hits.then(
+      (h) => counted(call, end, key, h.totalHits, h.resetTime?.getTime()),
+      (err: unknown) => failed(end, err),
+    );
   };
+  return Object.assign(gateStep(gate), { gate });
 }

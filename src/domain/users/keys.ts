@@ -53,25 +53,47 @@ export function revokeKey(tx: Tx, env: DomainEnv, keyId: string): boolean {
 }
 
 /**
+ * The last use of one key not yet written (`KeyUsage.use`): a caller that keeps it (the edge,
+ * per connection) records a use by setting `at`, with no map lookup, until a flush has taken it
+ * (`flushed`): then it asks for the key's current one.
+ */
+export class KeyUse {
+  at = 0;
+  flushed = false;
+}
+
+/**
  * Remembers when each key was last used without a journal write per request: uses are kept in
  * memory and written in one transaction by `flush()` (periodically and at shutdown).
  */
 export class KeyUsage {
-  private readonly pending = new Map<string, number>();
+  private readonly pending = new Map<string, KeyUse>();
 
   touch(keyId: string, at: number): void {
-    this.pending.set(keyId, at);
+    this.use(keyId).at = at;
+  }
+
+  /** The pending use of a key (made when it has none): set its `at` while it is not `flushed`. */
+  use(keyId: string): KeyUse {
+    let use = this.pending.get(keyId);
+    if (use === undefined) this.pending.set(keyId, (use = new KeyUse()));
+    return use;
   }
 
   /** The last use of a key, counting uses not yet flushed. */
   lastUsed(key: ApiKey): number | null {
-    return this.pending.get(key.id) ?? key.last_used_at;
+    return this.pending.get(key.id)?.at ?? key.last_used_at;
   }
 
   /** Writes pending uses in one transaction. */
   flush(store: { transaction<R>(fn: (tx: Tx) => R): Promise<R> }): Promise<void> {
     if (this.pending.size === 0) return Promise.resolve();
-    const batch = [...this.pending];
+    // the uses as they are now; a use kept by a caller is taken with them (it asks for a new one)
+    const batch: Array<[string, number]> = [];
+    for (const [id, use] of this.pending) {
+      use.flushed = true;
+      batch.push([id, use.at]);
+    }
     this.pending.clear();
     return store.transaction((tx) => {
       const keys = tx.col(Keys);
@@ -106,6 +128,20 @@ export function authenticateDigest(db: ReadView, hashed: string): { user: User; 
   if (!key || key.revoked_at !== null) return undefined;
   const user = db.col(Users).get(key.user_id);
   return user ? { user, key } : undefined;
+}
+
+/**
+ * Whether what `authenticateDigest` found is still what it would find: the key's record and its
+ * user's are still the stored ones (records are frozen, and a change — a revoke, a rotation, a
+ * changed user, a removal — stores a new record or none). Two reads by id instead of the lookup
+ * by digest, for a caller that keeps what a key found (api/edge/auth.ts, per connection); the two
+ * collections are taken from `db` once (a collection's view reads the live records, so it sees
+ * every later write).
+ */
+export function authChecker(db: ReadView): (found: { user: User; key: ApiKey }) => boolean {
+  const keys = db.col(Keys);
+  const users = db.col(Users);
+  return (found) => keys.get(found.key.id) === found.key && users.get(found.user.id) === found.user;
 }
 
 /** The keys of a user as `pinbot keys list` prints them. */
