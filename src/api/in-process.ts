@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { HELD_BODY } from '../util/http.js';
 import { type RawRequest, type RawResponse, settleOnce } from '../util/request-settle.js';
 
 /** The address an in-process request comes from (as a loopback connection would say). Internal. */
@@ -25,10 +26,13 @@ export function isInProcess(req: IncomingMessage): boolean {
 }
 
 /**
- * The request side: a readable stream of the body (so `readBody` and body-parser read it as they
- * read a socket's), with node's request fields the edge reads. Internal.
+ * The request side: node's request fields the edge reads, and the body — held as bytes, which
+ * util/http.ts `readBody` takes as they are (HELD_BODY: no stream, no chunks, no events), and
+ * given as a readable stream to whatever reads the request as a socket's (body-parser for a
+ * body the short way does not take), on its first read. Internal.
  */
 class InProcessIncoming extends Readable {
+  [HELD_BODY]: Buffer | undefined;
   readonly socket = IN_PROCESS_SOCKET;
   readonly connection = IN_PROCESS_SOCKET;
   readonly httpVersion = '1.1';
@@ -41,14 +45,19 @@ class InProcessIncoming extends Readable {
     public url: string,
     readonly method: string,
     readonly headers: Record<string, string>,
-    body: string | undefined,
+    body: Buffer | undefined,
   ) {
     super();
-    if (body !== undefined && body.length > 0) this.push(body, 'utf8');
-    this.push(null);
+    this[HELD_BODY] = body === undefined || body.length === 0 ? undefined : body;
   }
 
-  override _read(): void {}
+  /** The body, unless `readBody` took it, then the end: on the stream's first read. */
+  override _read(): void {
+    const body = this[HELD_BODY];
+    this[HELD_BODY] = undefined;
+    if (body !== undefined) this.push(body);
+    this.push(null);
+  }
 }
 
 /** `Date` as node's server sends it: the system clock's UTC string, made once a second. */
@@ -228,10 +237,10 @@ function apiPathOf(url: string, origin: string): string | undefined {
  * The headers of a request as node's server gives them: names in lower case, `Host`, the
  * body's length. Internal.
  */
-function incomingHeaders(r: RawRequest, host: string): Record<string, string> {
+function incomingHeaders(r: RawRequest, host: string, body: Buffer | undefined): Record<string, string> {
   const out: Record<string, string> = { host };
   for (const name in r.headers) out[name.toLowerCase()] = r.headers[name]!;
-  if (r.body !== undefined) out['content-length'] = String(Buffer.byteLength(r.body));
+  if (body !== undefined) out['content-length'] = String(body.length);
   return out;
 }
 
@@ -303,7 +312,8 @@ export function inProcessTransport(listener: Listener, base: string): InProcessT
     if (r.signal?.aborted) return Promise.reject(r.signal.reason);
     return new Promise((resolve, reject) => {
       const finish = settleOnce<RawResponse>(r, resolve, reject, (err) => gone(err));
-      const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host), r.body);
+      const body = r.body === undefined ? undefined : Buffer.from(r.body, 'utf8');
+      const req = new InProcessIncoming(path, r.method, incomingHeaders(r, host, body), body);
       const answered = (done: CollectedResponse) => finish(undefined, done.answer());
       const res = new CollectedResponse(req, answered, () => finish(new Error('socket hang up')));
       // the caller's error first: the pipeline then hears that its client went away

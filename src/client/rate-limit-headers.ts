@@ -31,15 +31,28 @@ function items(value: string): string[] {
   return out;
 }
 
-/** Parses `"name"; k=v; k=v` (or `k=v, k=v` of draft 7, given as one item). Internal. */
+/** `p` without one leading and one trailing `"` (as `p.replace(/^"|"$/g, '')`). Internal. */
+function unquoted(p: string): string {
+  const from = p.charCodeAt(0) === 34 ? 1 : 0;
+  const to = p.length > from && p.charCodeAt(p.length - 1) === 34 ? p.length - 1 : p.length;
+  return p.slice(from, to);
+}
+
+/**
+ * Parses `"name"; k=v; k=v` (or `k=v, k=v` of draft 7, given as one item), part by part without
+ * a list of the parts or a regular expression (a bot reads one with every answer). Internal.
+ */
 function item(text: string): { name: string; params: Record<string, number> } {
-  const parts = text.split(';').map((p) => p.trim());
   let name = 'default';
   const params: Record<string, number> = {};
-  for (const p of parts) {
+  for (let start = 0; start <= text.length; ) {
+    let end = text.indexOf(';', start);
+    if (end === -1) end = text.length;
+    const p = text.slice(start, end).trim();
+    start = end + 1;
     const eq = p.indexOf('=');
     if (eq === -1) {
-      if (p) name = p.replace(/^"|"$/g, '');
+      if (p) name = unquoted(p);
       continue;
     }
     const n = Number(p.slice(eq + 1).trim());
@@ -89,7 +102,8 @@ export function parseRateLimitHeaders(headers: { get(name: string): string | nul
       if (params.remaining) r.remaining = Number(params.remaining);
       if (params.reset) r.resetSec = Number(params.reset);
     } else {
-      for (const it of items(rl).map(item)) {
+      for (const text of items(rl)) {
+        const it = item(text);
         const r = get(it.name);
         if (it.params.r !== undefined) r.remaining = it.params.r;
         if (it.params.t !== undefined) r.resetSec = it.params.t;

@@ -78,11 +78,27 @@ export class BodyTooLarge extends Error {
 }
 
 /**
+ * Where a request that holds its whole body already keeps it (api/in-process.ts: a bot's
+ * request handed to the pipeline without a socket): `readBody` takes it from there instead of
+ * reading it through the stream, and leaves the stream without it.
+ */
+export const HELD_BODY: unique symbol = Symbol('pinbot.heldBody');
+
+/** A request that may hold its body (see HELD_BODY). */
+type MayHoldBody = IncomingMessage & { [HELD_BODY]?: Buffer };
+
+/**
  * The request body, at most `limit` bytes. A declared Content-Length over it is refused before
  * a byte is read; a body that grows past it (chunked) stops being kept at once. Either way the
- * rest is read and dropped, so the client gets its 413 instead of a reset.
+ * rest is read and dropped, so the client gets its 413 instead of a reset. A body the request
+ * holds already (HELD_BODY) is taken as it is, under the same limit.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const held = (req as MayHoldBody)[HELD_BODY];
+  if (held !== undefined) {
+    (req as MayHoldBody)[HELD_BODY] = undefined;
+    return held.length > limit ? Promise.reject(new BodyTooLarge(limit)) : Promise.resolve(held);
+  }
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     req.resume();

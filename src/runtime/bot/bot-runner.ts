@@ -98,7 +98,7 @@ export class BotRunner {
     for (const c of this.cleanups.splice(0)) c();
     await this.mainDone;
     await Promise.allSettled([...this.inflight]);
-    await this.state?.store.durable().catch(() => undefined);
+    await this.state?.durable().catch(() => undefined);
     await this.o.traces.flush();
     if (this.status !== 'failed') this.status = 'stopped';
   }
@@ -121,7 +121,7 @@ export class BotRunner {
     await this.pollLoop?.whenIdle();
     await this.rules?.idle();
     // a run's last write may not wait for its fsync (an ordered store): idle is durable too
-    await this.state?.store.durable().catch(() => undefined);
+    await this.state?.durable().catch(() => undefined);
   }
 
   /**

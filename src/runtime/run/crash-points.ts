@@ -7,7 +7,8 @@ const CRASH_AT = process.env.PINBOT_CRASH_AT;
  * answered and before the answer is written — the worst moment for exactly-once;
  * `before-action:BOT:RULE:STEP` once the step's write-ahead is committed, before its request;
  * `after-run:BOT:RULE` once a run's last write is committed (on an ordered store neither need
- * be durable yet). Read at start; unset, this costs one comparison. Internal.
+ * be durable yet) — or, for the removal of its entry, held for the bot's next write (not even
+ * committed: BotState.endLater). Read at start; unset, this costs one comparison. Internal.
  *
  * @example crashPoint('after-action', bot, rule, step) // or crashPoint(`after-action:${bot}:${rule}:${step}`)
  */

@@ -203,7 +203,7 @@ export class RuleRunner {
   private release(hold: Release | undefined): void {
     if (!hold) return;
     if (!this.d.limits.clock.virtual) return hold();
-    void this.d.writes.state.store
+    void this.d.writes.state
       .durable()
       .catch(() => undefined)
       .finally(hold);

@@ -73,15 +73,25 @@ export function written(pending: Pending): void {
   pending.throttled = undefined;
 }
 
+/** Nothing waits to be written with a run's next write (spend, vars, cooldown, throttle). */
+const nothingPending = (p: Pending) =>
+  !p.spend && p.vars === undefined && p.lastRun === undefined && p.throttled === undefined;
+
 /**
  * Ends a run: marks it done and writes it; the entry's last run removes the entry. On an ordered
  * store the run does not wait for that write's fsync (the next commit carries it): a crash before
  * it resumes the run, whose steps are done or written ahead with their Idempotency-Key, so
- * nothing is done twice.
+ * nothing is done twice. The entry's removal with nothing else to write (the usual end of an
+ * event) goes with the bot's next write (BotState.endLater) — not for a rule that may hold
+ * dialogs (an `ask`, a plugin's step: `ctx.ask`), whose records name their entry.
  */
 export async function finishRun({ run, progress, pending }: RunWriteParts): Promise<void> {
   run.shared.remaining--;
   progress.done = true;
-  await flush({ run, progress, pending, finish: run.shared.remaining === 0 }, 'commit');
+  const { state } = run.runner.writes;
+  const finish = run.shared.remaining === 0;
+  const dialogs = run.rule.asks || run.rule.steps.some((st) => st.action.plugin);
+  if (finish && state.ordered && !dialogs && nothingPending(pending)) await state.endLater(run.entry.id);
+  else await flush({ run, progress, pending, finish }, 'commit');
   crashPoint('after-run', run.runner.self.bot.name, run.rule.id);
 }

@@ -133,6 +133,72 @@ export class BotState {
     readonly ordered = false,
   ) {}
 
+  /**
+   * Entries whose removal is held for the bot's next write (see endLater), oldest first.
+   * Internal.
+   */
+  private ends: string[] = [];
+
+  /**
+   * Removes a finished entry — the end of its last run, with nothing else to write — together
+   * with the bot's next write instead of in a transaction of its own (one transaction fewer an
+   * event): every write of this BotState applies it first, in the same transaction; with no
+   * write by then it goes alone once the work of this turn of the event loop is done
+   * (`setImmediate`), or at `settle()` / `durable()`. Readers through this BotState (`entry`,
+   * `inbox`) no longer see the entry at once. Only on an `ordered` store (writes otherwise as
+   * `finish`): a crash before it is written loses it with what came after it, and the run is
+   * resumed at the next start — its steps are done or written ahead with their Idempotency-Key,
+   * so the server replays their answers and nothing is done twice (docs/bots.md "Exactly once").
+   */
+  endLater(entryId: string): Promise<void> {
+    if (!this.ordered) return this.finish(entryId);
+    this.ends.push(entryId);
+    if (!this.settleQueued) {
+      this.settleQueued = true;
+      setImmediate(() => {
+        this.settleQueued = false;
+        void this.settle().catch(() => undefined);
+      });
+    }
+    return Promise.resolve();
+  }
+
+  /** A `settle` is queued for the next turn of the event loop (one at a time). Internal. */
+  private settleQueued = false;
+
+  /** Writes the held ends (see endLater) now; resolves once committed. */
+  settle(): Promise<void> {
+    if (this.ends.length === 0) return Promise.resolve();
+    return onceCommitted(
+      (fn) => this.store.transaction(fn),
+      (tx: Tx) => this.withEnds(tx, () => undefined),
+    );
+  }
+
+  /** Resolves once every write so far — the held ends too — is durable. */
+  async durable(): Promise<void> {
+    await this.settle();
+    await this.store.durable();
+  }
+
+  /**
+   * Runs `fn` in `tx` after the held ends (see endLater): they are written with it, or — when
+   * `fn` throws and the transaction is undone — held again. Internal.
+   */
+  private withEnds<R>(tx: Tx, fn: (tx: Tx) => R): R {
+    const ends = this.ends;
+    if (ends.length === 0) return fn(tx);
+    this.ends = [];
+    try {
+      const inbox = tx.col(BotInbox);
+      for (const id of ends) inbox.delete(id);
+      return fn(tx);
+    } catch (err) {
+      this.ends = [...ends, ...this.ends];
+      throw err;
+    }
+  }
+
   meta(): BotMeta {
     return (
       this.store.read.col(BotMetas).get(this.bot) ?? {
@@ -150,13 +216,16 @@ export class BotState {
     return this.store.read.col(BotCursors).get(`${this.bot}:${source}`)?.data;
   }
 
-  /** Pending inbox entries, oldest first. */
+  /** Pending inbox entries, oldest first (not those whose removal is held: endLater). */
   inbox(): InboxEntry[] {
     const col = this.store.read.col(BotInbox);
-    return col.ids('bot', this.bot).map((id) => col.get(id)!);
+    const ids = col.ids('bot', this.bot);
+    return (this.ends.length ? ids.filter((id) => !this.ends.includes(id)) : ids).map((id) => col.get(id)!);
   }
 
+  /** An inbox entry (none once its removal is held: endLater). */
   entry(id: string): InboxEntry | undefined {
+    if (this.ends.length && this.ends.includes(id)) return undefined;
     return this.store.read.col(BotInbox).get(id);
   }
 
@@ -198,25 +267,33 @@ export class BotState {
     events: BotEvent[],
     fired?: { rule: string; at: number },
   ): Promise<InboxEntry[]> {
-    return this.store.transaction((tx) => {
-      for (const [source, data] of Object.entries(cursors))
-        tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
-      if (events.length === 0) return [];
-      const inbox = tx.col(BotInbox);
-      let m = this.metaIn(tx);
-      // a trigger's last fire goes with its event: a crash cannot separate them
-      if (fired)
-        m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
-      let seq = m.seq;
-      const created: InboxEntry[] = [];
-      for (const event of events) {
-        if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
-        seq++;
-        created.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
-      }
-      tx.col(BotMetas).put({ ...m, seq });
-      return created;
-    });
+    return this.store.transaction((t) => this.withEnds(t, (tx) => this.commitIn(tx, cursors, events, fired)));
+  }
+
+  /** BotState.commit inside its transaction. Internal. */
+  private commitIn(
+    tx: Tx,
+    cursors: Record<string, unknown>,
+    events: BotEvent[],
+    fired?: { rule: string; at: number },
+  ): InboxEntry[] {
+    for (const [source, data] of Object.entries(cursors))
+      tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
+    if (events.length === 0) return [];
+    const inbox = tx.col(BotInbox);
+    let m = this.metaIn(tx);
+    // a trigger's last fire goes with its event: a crash cannot separate them
+    if (fired)
+      m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
+    let seq = m.seq;
+    const created: InboxEntry[] = [];
+    for (const event of events) {
+      if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
+      seq++;
+      created.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
+    }
+    tx.col(BotMetas).put({ ...m, seq });
+    return created;
   }
 
   /**
@@ -233,8 +310,16 @@ export class BotState {
     else await this.store.transaction(write);
   }
 
-  /** BotState.write inside a transaction of the caller's (a dialog's write goes with it). */
+  /**
+   * BotState.write inside a transaction of the caller's (a dialog's write goes with it); the
+   * held ends (endLater) go first.
+   */
   writeIn(tx: Tx, w: RunWrite): void {
+    this.withEnds(tx, (t) => this.writeOne(t, w));
+  }
+
+  /** One run's write (BotState.writeIn without the held ends). Internal. */
+  private writeOne(tx: Tx, w: RunWrite): void {
     {
       const inbox = tx.col(BotInbox);
       const entry = inbox.get(w.entry);
@@ -308,16 +393,19 @@ export class BotState {
    * write). Returns the entry created, if any.
    */
   async push(source: string, event: BotEvent, keep = 1000): Promise<InboxEntry | undefined> {
-    return this.store.transaction((tx) => {
-      const id = `${this.bot}:${source}`;
-      const seen = ((tx.col(BotCursors).get(id)?.data as { seen?: string[] } | undefined)?.seen ?? []) as string[];
-      if (seen.includes(event.key) || tx.col(BotInbox).one('key', `${this.bot}\u0000${event.key}`)) return undefined;
-      const m = this.metaIn(tx);
-      const seq = m.seq + 1;
-      tx.col(BotCursors).put({ id, bot: this.bot, source, data: { seen: [...seen, event.key].slice(-keep) } });
-      tx.col(BotMetas).put({ ...m, seq });
-      return tx.col(BotInbox).insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} });
-    });
+    return this.store.transaction((t) => this.withEnds(t, (tx) => this.pushIn(tx, source, event, keep)));
+  }
+
+  /** BotState.push inside its transaction. Internal. */
+  private pushIn(tx: Tx, source: string, event: BotEvent, keep: number): InboxEntry | undefined {
+    const id = `${this.bot}:${source}`;
+    const seen = ((tx.col(BotCursors).get(id)?.data as { seen?: string[] } | undefined)?.seen ?? []) as string[];
+    if (seen.includes(event.key) || tx.col(BotInbox).one('key', `${this.bot}\u0000${event.key}`)) return undefined;
+    const m = this.metaIn(tx);
+    const seq = m.seq + 1;
+    tx.col(BotCursors).put({ id, bot: this.bot, source, data: { seen: [...seen, event.key].slice(-keep) } });
+    tx.col(BotMetas).put({ ...m, seq });
+    return tx.col(BotInbox).insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} });
   }
 
   /** Queues events again as new inbox entries, in this order (messages a dialog did not read). */
@@ -338,7 +426,7 @@ export class BotState {
 
   /** Removes an entry no rule needs (e.g. its rules were removed by a reload). */
   async finish(entryId: string): Promise<void> {
-    await this.store.transaction((tx) => void tx.col(BotInbox).delete(entryId));
+    await this.store.transaction((t) => this.withEnds(t, (tx) => void tx.col(BotInbox).delete(entryId)));
   }
 
   /** Copies this bot's records into another store (dry runs work on a copy). */
