@@ -300,6 +300,13 @@ for (const v of names) {
       `(rounds ${cpu[v]!.map((x) => x.toFixed(1)).join(' ')})${extra}`,
   );
 }
+// the per-round ratio to `before` (measured in the same round, a moment apart): steadier than
+// the medians when the machine's load moves
+if (cpu.before)
+  for (const v of names.filter((x) => x !== 'before' && x !== 'node')) {
+    const r = cpu[v]!.map((x, i) => x / cpu.before![i]!);
+    console.log(`${v} ÷ before   ${median(r).toFixed(3)} (rounds ${r.map((x) => x.toFixed(2)).join(' ')})`);
+  }
 await server.close();
 await beforeServer?.close();
 rmSync(dir, { recursive: true, force: true });

@@ -97,6 +97,46 @@ describe('rate limits', () => {
   });
 });
 
+describe('a user’s own limit, and the policy text of each window', () => {
+  it('each user’s policy names their own limit and key; a new window counts and says it afresh', async () => {
+    // Frank has a limit of his own (rate_limits.users, by display name); Gina the bucket's
+    const api = await testApi({
+      config: { rate_limits: { enabled: true, general: { limit: 5, window: '1h' }, users: { Frank: { general: 2 } } } },
+      routes: meRoutes,
+    });
+    try {
+      const frank = await api.user('Frank');
+      const gina = await api.user('Gina');
+      const policy = (res: { headers: Record<string, string> }) => res.headers['ratelimit-policy']!;
+      const f1 = await api.http.get('/api/v1/me').set(frank.headers).expect(200);
+      const g1 = await api.http.get('/api/v1/me').set(gina.headers).expect(200);
+      expect(policy(f1)).toMatch(/^"general"; q=2; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
+      expect(policy(g1)).toMatch(/^"general"; q=5; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
+      // the partition key is the user's, not the last one counted
+      expect(policy(f1).split('pk=')[1]).not.toBe(policy(g1).split('pk=')[1]);
+      const f2 = await api.http.get('/api/v1/me').set(frank.headers).expect(200);
+      expect(policy(f2)).toBe(policy(f1));
+      expect(f2.headers['ratelimit']).toBe('"general"; r=0; t=3600');
+      const refused = await api.http.get('/api/v1/me').set(frank.headers).expect(429);
+      expect(policy(refused)).toBe(policy(f1));
+      expect(refused.headers['retry-after']).toBe('3600');
+      const g2 = await api.http.get('/api/v1/me').set(gina.headers).expect(200);
+      expect(policy(g2)).toBe(policy(g1));
+      expect(g2.headers['ratelimit']).toBe('"general"; r=3; t=3600');
+      // the window ends: a new one starts with the next request, with the same policy text
+      await api.clock.advance(3600_000);
+      const f3 = await api.http.get('/api/v1/me').set(frank.headers).expect(200);
+      expect(f3.headers['ratelimit']).toBe('"general"; r=1; t=3600');
+      expect(policy(f3)).toBe(policy(f1));
+      await api.clock.advance(1_000);
+      const f4 = await api.http.get('/api/v1/me').set(frank.headers).expect(200);
+      expect(f4.headers['ratelimit']).toBe('"general"; r=0; t=3599');
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe('rate limits switched off', () => {
   it('rate_limits.enabled: false lets everything through without RateLimit fields', async () => {
     const api = await testApi({ config: { rate_limits: { ...config.rate_limits, enabled: false } } });

@@ -44,16 +44,6 @@ export function compileTrust(value: boolean | number | string): Trust {
   return proxyaddr.compile(value.split(',').map((v) => v.trim()));
 }
 
-/** What the last rate-limit bucket counted for a call (its refusal's Retry-After, a refund). */
-export interface WindowInfo {
-  limit: number;
-  used: number;
-  remaining: number;
-  /** When the window ends (ms on the server's clock), if the store says. */
-  resetAt: number | undefined;
-  key: string;
-}
-
 /** Replaces the first value of `name` in a kept list (name and value in turn); false if none. Internal. */
 function replaceKept(h: string[], name: string, value: string): boolean {
   for (let i = 0; i < h.length; i += 2)
@@ -85,8 +75,8 @@ export class Call implements EdgeCall {
   user: User | undefined = undefined;
   /** The id of the key: the cause of the call's writes (`store.transaction(fn, { cause })`). */
   keyId: string | undefined = undefined;
-  /** What the last rate-limit bucket counted. */
-  rateLimit: WindowInfo | undefined = undefined;
+  /** How many rate-limit buckets counted the call (the first sets the `RateLimit` fields, the others add theirs). */
+  buckets = 0;
   /** Its log line is counted and summed up, not written (a flood the anonymous limit refuses). */
   quiet = false;
   /** The parsed JSON body (the API's POSTs), undefined before it is read. */

@@ -1,6 +1,19 @@
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
 
+/** A client's window in a ClockRateStore (read it at once: the next hit changes it). */
+export interface Window {
+  readonly totalHits: number;
+  readonly resetAt: number;
+  /**
+   * What the window limiter answers this window's client with (its `RateLimit-Policy` text,
+   * and the limit it says), kept with the window: no lookup of it per request
+   * (api/edge/window-limiter.ts). Empty and -1 until the limiter sets them.
+   */
+  policy: string;
+  policyLimit: number;
+}
+
 /**
  * The hit counts of one rate-limit bucket, in fixed windows measured on the clock (so a
  * virtual clock moves them too). A window starts at a client's first hit and lasts `windowMs`,
@@ -10,7 +23,10 @@ import type { Clock } from '../../clock/clock.js';
 export class ClockRateStore implements Store {
   readonly localKeys = true;
   private windowMs = 60_000;
-  private readonly hits = new Map<string, { totalHits: number; resetAt: number }>();
+  private readonly hits = new Map<
+    string,
+    { totalHits: number; resetAt: number; policy: string; policyLimit: number }
+  >();
   private sweepAt = 1024;
   /** The clock's time at the last `hit` (what the window limiter measures the reset from). */
   lastNow = 0;
@@ -36,12 +52,12 @@ export class ClockRateStore implements Store {
    * Counts a hit and returns the key's window itself (read it at once: the next hit changes
    * it) — what api/edge/window-limiter.ts reads per request, without a Date or an object.
    */
-  hit(key: string): { readonly totalHits: number; readonly resetAt: number } {
+  hit(key: string): Window {
     const now = this.clock.now();
     this.lastNow = now;
     let e = this.hits.get(key);
     if (!e || e.resetAt <= now) {
-      e = { totalHits: 0, resetAt: now + this.windowMs };
+      e = { totalHits: 0, resetAt: now + this.windowMs, policy: '', policyLimit: -1 };
       this.hits.set(key, e);
       if (this.hits.size >= this.sweepAt) this.sweep(now);
     }

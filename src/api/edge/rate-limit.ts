@@ -80,12 +80,11 @@ export function createLimiters(
       clock,
       passOnStoreError: shared !== undefined,
       onStoreError: (err) => onStoreError?.(err, name),
-      refuse: (call, next) => {
-        const info = call.rateLimit;
-        const reset = info?.resetAt ?? clock.now() + windowMs;
+      refuse: (call, next, used, resetAt) => {
+        const reset = resetAt ?? clock.now() + windowMs;
         const retryAfter = Math.max(1, Math.ceil((reset - clock.now()) / 1000));
         limited.value++;
-        if (perAddress && (info?.used ?? 0) > bucket.limit + 1) call.quiet = true;
+        if (perAddress && used > bucket.limit + 1) call.quiet = true;
         call.setField('Retry-After', String(retryAfter));
         const what = perAddress
           ? `requests without a valid API key from your address (${bucket.limit} per ${bucket.window})`

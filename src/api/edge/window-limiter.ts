@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import type { ClientRateLimitInfo, Store as RateLimitStore } from 'express-rate-limit';
 import type { Clock } from '../../clock/clock.js';
-import { type Call, type Gate, gateStep, type Next, type Step, type WindowInfo } from './call.js';
-import { ClockRateStore } from './clock-rate-store.js';
+import { type Call, type Gate, gateStep, type Next, type Step } from './call.js';
+import { ClockRateStore, type Window } from './clock-rate-store.js';
 
 export interface WindowLimiterOptions {
   /** The bucket's name, as the `RateLimit` fields name it. */
@@ -18,12 +18,21 @@ export interface WindowLimiterOptions {
   /** A store that fails lets requests through (it is shared; the store behind the API refuses them anyway). */
   passOnStoreError: boolean;
   onStoreError?: (err: unknown) => void;
-  /** Answers a request over the limit (`call.rateLimit` is set). */
-  refuse: (call: Call, next: Next) => void;
+  /**
+   * Answers a request over the limit: `used` is the window's count with this request, `resetAt`
+   * when the window ends (ms on the server's clock), if the store says.
+   */
+  refuse: (call: Call, next: Next, used: number, resetAt: number | undefined) => void;
 }
 
 /** Most partition keys kept; past it the cache starts again (client addresses are anyone's to choose). */
 const MAX_KEYS = 10_000;
+
+/** Fills `tails` up to `reset` (`; t=0` … `; t=RESET`) and returns the last. Internal. */
+function fillTails(tails: string[], reset: number): string {
+  for (let t = tails.length; t <= reset; t++) tails.push(`; t=${t}`);
+  return tails[reset]!;
+}
 
 /**
  * A fixed-window rate limit over an express-rate-limit `Store` (ClockRateStore, PgRateStore),
@@ -59,6 +68,15 @@ export function windowLimiter(o: WindowLimiterOptions): Step & { gate: Gate } {
     return text;
   };
 
+  // the `RateLimit` text without a template per request: its head is the bucket's, and the
+  // `; t=SECONDS` tail is made once per number of seconds (at most the window's, kept up to an hour)
+  const fieldHead = `"${o.name}"; r=`;
+  const tails: string[] = [];
+  const tailOf = (reset: number): string => {
+    if (reset > 3600) return `; t=${reset}`;
+    return tails[reset] ?? fillTails(tails, reset);
+  };
+
   /** Counts the call against its window: true when it is within the limit, else it is refused (false). */
   const counted = (
     call: Call,
@@ -67,27 +85,36 @@ export function windowLimiter(o: WindowLimiterOptions): Step & { gate: Gate } {
     totalHits: number,
     resetAt: number | undefined,
     now?: number,
+    window?: Window,
   ): boolean => {
     const limit = o.limit(call);
-    const info: WindowInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetAt, key };
     // the first bucket of a call sets the fields, a later one adds its entry (node's appendHeader
     // on a field not yet set checks the name and value twice: once itself, once in setHeader)
-    const first = call.rateLimit === undefined;
-    call.rateLimit = info;
+    const first = call.buckets++ === 0;
     if (!call.res.headersSent) {
       const reset =
         resetAt !== undefined ? Math.max(0, Math.ceil((resetAt - (now ?? o.clock.now())) / 1000)) : windowSeconds;
-      const field = `"${o.name}"; r=${info.remaining}; t=${reset}`;
+      const field = fieldHead + (totalHits < limit ? limit - totalHits : 0) + tailOf(reset);
+      // a window in memory keeps its policy text (a new window, or a new limit, looks it up again)
+      let policy: string;
+      if (window !== undefined && window.policyLimit === limit) policy = window.policy;
+      else {
+        policy = policyOf(key, limit);
+        if (window !== undefined) {
+          window.policy = policy;
+          window.policyLimit = limit;
+        }
+      }
       if (first) {
         call.setField('RateLimit', field);
-        call.setField('RateLimit-Policy', policyOf(key, limit));
+        call.setField('RateLimit-Policy', policy);
       } else {
         call.appendField('RateLimit', field);
-        call.appendField('RateLimit-Policy', policyOf(key, limit));
+        call.appendField('RateLimit-Policy', policy);
       }
     }
     if (totalHits <= limit) return true;
-    o.refuse(call, end);
+    o.refuse(call, end, totalHits, resetAt);
     return false;
   };
   /** A store that failed: the call passes (a shared store, logged) or ends with the error. */
@@ -107,7 +134,7 @@ export function windowLimiter(o: WindowLimiterOptions): Step & { gate: Gate } {
     if (local) {
       const hit = local.hit(key);
       // the time it was counted at is the time the reset is measured from (one clock read)
-      return counted(call, end, key, hit.totalHits, hit.resetAt, local.lastNow);
+      return counted(call, end, key, hit.totalHits, hit.resetAt, local.lastNow, hit);
     }
     let hits: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
