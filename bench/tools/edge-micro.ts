@@ -8,6 +8,9 @@
 // bench/baselines/node-read.ts) on node's plain response: the difference is pinbot's part.
 //   node bin/run-ts.js bench/tools/edge-micro.ts [--rounds 7] [--n 50000] [--only serve,node]
 //     [--src] [--before bench/.cache/ab/before] [--plugins] (load the repository's plugins/, as serve does: an AsyncLocalStorage runs)
+//     [--alloc] (also the bytes each variant allocates a request: run with
+//     NODE_OPTIONS='--expose-gc --min-semi-space-size=256 --max-semi-space-size=256', so no scavenge runs while it counts;
+//     unlike the CPU times, the same on a busy machine as on a quiet one)
 // Variants: serve (the server's listener), node (node-read's handler), node-edge (the same on
 // EdgeResponse), and the `serve` listener with one part stubbed (see STUBS below), for bisecting.
 import { EventEmitter } from 'node:events';
@@ -39,6 +42,7 @@ const { values: opts } = parseArgs({
     metrics: { type: 'string', default: 'on' },
     src: { type: 'boolean', default: false },
     before: { type: 'string' },
+    alloc: { type: 'boolean', default: false },
   },
 });
 // dist/ (as `serve` runs: tsc's output; build it first), or src/ through tsx with --src (whose
@@ -299,6 +303,25 @@ for (const v of names) {
     `${v.padEnd(12)} ${m.toFixed(2)} µs/req, least ${low.toFixed(2)} ` +
       `(rounds ${cpu[v]!.map((x) => x.toFixed(1)).join(' ')})${extra}`,
   );
+}
+// --alloc: the young generation's growth over 20,000 requests, after a full collection (a round
+// in which a scavenge ran shows as negative or tiny and is left out)
+if (opts.alloc) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('--alloc needs NODE_OPTIONS=--expose-gc (and --min-semi-space-size=256 --max-semi-space-size=256)');
+  const { getHeapSpaceStatistics } = await import('node:v8');
+  const young = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
+  for (const v of names) {
+    const per: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      gc();
+      const at = young();
+      await drive(20_000, sockets[v]!, keys, VARIANTS[v]!.listener, VARIANTS[v]!.Res);
+      const grown = (young() - at) / 20_000;
+      if (grown > 100) per.push(grown);
+    }
+    console.log(`${v.padEnd(12)} allocates ${per.length ? median(per).toFixed(0) : "?"} bytes/req (rounds ${per.map((x) => x.toFixed(0)).join(" ")})`);
+  }
 }
 // the per-round ratio to `before` (measured in the same round, a moment apart): steadier than
 // the medians when the machine's load moves
