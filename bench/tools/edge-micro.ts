@@ -308,7 +308,8 @@ for (const v of names) {
 // in which a scavenge ran shows as negative or tiny and is left out)
 if (opts.alloc) {
   const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('--alloc needs NODE_OPTIONS=--expose-gc (and --min-semi-space-size=256 --max-semi-space-size=256)');
+  if (!gc)
+    throw new Error('--alloc needs NODE_OPTIONS=--expose-gc (and --min-semi-space-size=256 --max-semi-space-size=256)');
   const { getHeapSpaceStatistics } = await import('node:v8');
   const young = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
   for (const v of names) {
@@ -320,7 +321,9 @@ if (opts.alloc) {
       const grown = (young() - at) / 20_000;
       if (grown > 100) per.push(grown);
     }
-    console.log(`${v.padEnd(12)} allocates ${per.length ? median(per).toFixed(0) : "?"} bytes/req (rounds ${per.map((x) => x.toFixed(0)).join(" ")})`);
+    console.log(
+      `${v.padEnd(12)} allocates ${per.length ? median(per).toFixed(0) : '?'} bytes/req (rounds ${per.map((x) => x.toFixed(0)).join(' ')})`,
+    );
   }
 }
 // the per-round ratio to `before` (measured in the same round, a moment apart): steadier than
