@@ -8,9 +8,9 @@
 // bench/baselines/node-read.ts) on node's plain response: the difference is pinbot's part.
 //   node bin/run-ts.js bench/tools/edge-micro.ts [--rounds 7] [--n 50000] [--only serve,node]
 //     [--src] [--before bench/.cache/ab/before] [--plugins] (load the repository's plugins/, as serve does: an AsyncLocalStorage runs)
-//     [--alloc] (also the bytes each variant allocates a request: run with
-//     NODE_OPTIONS='--expose-gc --min-semi-space-size=256 --max-semi-space-size=256', so no scavenge runs while it counts;
-//     unlike the CPU times, the same on a busy machine as on a quiet one)
+//     [--alloc] (also the bytes each variant allocates a request, the same on a busy machine as
+//     on a quiet one; the young generation must hold a round without a scavenge: run as
+//     node --expose-gc --min-semi-space-size=256 --max-semi-space-size=256 bin/run-ts.js bench/tools/edge-micro.ts --alloc)
 // Variants: serve (the server's listener), node (node-read's handler), node-edge (the same on
 // EdgeResponse), and the `serve` listener with one part stubbed (see STUBS below), for bisecting.
 import { EventEmitter } from 'node:events';
@@ -308,8 +308,7 @@ for (const v of names) {
 // in which a scavenge ran shows as negative or tiny and is left out)
 if (opts.alloc) {
   const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc)
-    throw new Error('--alloc needs NODE_OPTIONS=--expose-gc (and --min-semi-space-size=256 --max-semi-space-size=256)');
+  if (!gc) throw new Error('--alloc needs node --expose-gc --min-semi-space-size=256 --max-semi-space-size=256');
   const { getHeapSpaceStatistics } = await import('node:v8');
   const young = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
   for (const v of names) {
@@ -328,11 +327,10 @@ if (opts.alloc) {
 }
 // the per-round ratio to `before` (measured in the same round, a moment apart): steadier than
 // the medians when the machine's load moves
-if (cpu.before)
-  for (const v of names.filter((x) => x !== 'before' && x !== 'node')) {
-    const r = cpu[v]!.map((x, i) => x / cpu.before![i]!);
-    console.log(`${v} ÷ before   ${median(r).toFixed(3)} (rounds ${r.map((x) => x.toFixed(2)).join(' ')})`);
-  }
+if (cpu.before && cpu.serve) {
+  const r = cpu.serve.map((x, i) => x / cpu.before![i]!);
+  console.log(`serve ÷ before   ${median(r).toFixed(3)} (rounds ${r.map((x) => x.toFixed(2)).join(' ')})`);
+}
 await server.close();
 await beforeServer?.close();
 rmSync(dir, { recursive: true, force: true });
