@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { containsKey, logValue, redactUrl } from '../../util/secrets.js';
@@ -5,7 +6,6 @@ import { isInProcess } from '../in-process.js';
 import type { RouteCells } from '../../telemetry/http-metrics.js';
 import type { Call } from './call.js';
 import { EdgeResponse } from './response.js';
-import { requestId } from './request-id.js';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -131,7 +131,7 @@ export function requestLog(log: Logger, record?: RequestRecorder): (call: Call) 
   return (call) => {
     const incoming = call.req.headers['x-request-id'];
     const id =
-      typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : requestId();
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) && !containsKey(incoming) ? incoming : randomUUID();
     call.id = id;
     call.setField('X-Request-Id', id);
     call.started = performance.now();
