@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { UsersMeta } from '../data/users.js';
+import { nodeReadHandler } from './node-read-handler.js';
 
 // BASELINE_ASYNC_STORAGE=1: one AsyncLocalStorage has run, as in a pinbot that loaded plugins (on
 // Node 20 every async resource of the process then pays its hook): what that costs node:http
@@ -13,19 +14,7 @@ import type { UsersMeta } from '../data/users.js';
 if (process.env.BASELINE_ASYNC_STORAGE === '1') new AsyncLocalStorage().run({}, () => undefined);
 
 const meta = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as UsersMeta;
-const byKey = new Map(meta.users.map((u) => [u.key, { id: u.id, display_name: u.name, pin_code: u.pin }]));
-
-const server = createServer((req, res) => {
-  const user =
-    req.url === '/api/v1/me' && req.method === 'GET'
-      ? byKey.get((req.headers['x-api-key'] as string | undefined) ?? '')
-      : undefined;
-  const body = JSON.stringify(user ?? { error: { code: 'unauthorized', message: 'no such key' } });
-  res.statusCode = user ? 200 : 401;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-});
+const server = createServer(nodeReadHandler(meta.users));
 server.listen(0, '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { UsersMeta } from '../data/users.js';
+import { nodeReadHandler } from '../baselines/node-read-handler.js';
 import { copyStore, dataset } from '../harness/dataset.js';
 import type * as ResponseModule from '../../src/api/edge/response.js';
 import type * as LoadModule from '../../src/config/load.js';
@@ -174,17 +175,7 @@ if (opts.before) {
 const users = ds.meta.users.slice(0, CONNECTIONS);
 const keys = users.map((u) => u.key);
 const byKey = new Map(users.map((u) => [u.key, { id: u.id, display_name: u.name, pin_code: u.pin }]));
-const nodeRead: Listener = (req, res) => {
-  const user =
-    req.url === '/api/v1/me' && req.method === 'GET'
-      ? byKey.get((req.headers['x-api-key'] as string | undefined) ?? '')
-      : undefined;
-  const body = JSON.stringify(user ?? { error: { code: 'unauthorized', message: 'no such key' } });
-  res.statusCode = user ? 200 : 401;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-};
+const nodeRead: Listener = nodeReadHandler(users);
 
 const { createApp } = (await import(`${from}/api/app.js`)) as typeof AppModule;
 const { front } = (await import(`${from}/api/edge/front.js`)) as typeof FrontModule;
