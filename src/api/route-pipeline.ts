@@ -217,8 +217,7 @@ function reader(route: RouteDef, deps: PipelineDeps) {
   const { unchanged, answer } = readAnswers(route, deps);
   return (call: Call, ctx: RouteContext): Promise<void> | void => {
     const user = ctx.user;
-    // only a route with tags reads what the client holds (a header lookup less on the others)
-    const ifNoneMatch = route.etag ? call.req.headers['if-none-match'] : undefined;
+    const ifNoneMatch = call.req.headers['if-none-match'];
     // `*` says nothing of what the client holds: it is answered, and counted, like any read
     const holds = route.etag === true && ifNoneMatch !== undefined && !matchesAny(ifNoneMatch);
     const version = route.etag && !route.etagSeesClock ? counters.version(user.id) : undefined;

@@ -280,20 +280,11 @@ export class BotState {
     for (const [source, data] of Object.entries(cursors))
       tx.col(BotCursors).put({ id: `${this.bot}:${source}`, bot: this.bot, source, data });
     if (events.length === 0) return [];
-    const inbox = tx.col(BotInbox);
     let m = this.metaIn(tx);
     // a trigger's last fire goes with its event: a crash cannot separate them
     if (fired)
       m = { ...m, schedules: { ...m.schedules, [fired.rule]: Math.max(fired.at, m.schedules?.[fired.rule] ?? 0) } };
-    let seq = m.seq;
-    const created: InboxEntry[] = [];
-    for (const event of events) {
-      if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;
-      seq++;
-      created.push(inbox.insert({ id: `${this.bot}:${pad(seq)}`, bot: this.bot, key: event.key, event, runs: {} }));
-    }
-    tx.col(BotMetas).put({ ...m, seq });
-    return created;
+    return this.queueIn(tx, m, events);
   }
 
   /**
@@ -411,9 +402,17 @@ export class BotState {
   /** Queues events again as new inbox entries, in this order (messages a dialog did not read). */
   requeueIn(tx: Tx, events: readonly BotEvent[]): InboxEntry[] {
     if (events.length === 0) return [];
-    const m = this.metaIn(tx);
-    let seq = m.seq;
+    return this.queueIn(tx, this.metaIn(tx), events);
+  }
+
+  /**
+   * Adds `events` to the inbox as new entries, in this order (one already there by its key is
+   * not added again), numbered on from `m`'s sequence, and writes `m` with the last number.
+   * Internal.
+   */
+  private queueIn(tx: Tx, m: BotMeta, events: readonly BotEvent[]): InboxEntry[] {
     const inbox = tx.col(BotInbox);
+    let seq = m.seq;
     const out: InboxEntry[] = [];
     for (const event of events) {
       if (inbox.one('key', `${this.bot}\u0000${event.key}`)) continue;

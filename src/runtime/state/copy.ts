@@ -1,3 +1,5 @@
+import { setOwnField } from '../../util/own-field.js';
+
 /**
  * A deep copy of JSON-like data (plain objects, arrays, primitives) as `structuredClone` makes
  * it — holes of a sparse array and `undefined` fields kept — at a fraction of its cost: a run's
@@ -17,13 +19,7 @@ export function copyPlain<T>(value: T): T {
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(value)) {
-    const v = copyPlain((value as Record<string, unknown>)[k]);
-    // a `__proto__` key (JSON.parse makes it an own field: a webhook's answer may hold one) stays
-    // a field, as structuredClone keeps it: assigned, it would set the copy's prototype
-    if (k === '__proto__')
-      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[k] = v;
-  }
+  // a `__proto__` key (a webhook's answer may hold one) stays a field, as structuredClone keeps it
+  for (const k of Object.keys(value)) setOwnField(out, k, copyPlain((value as Record<string, unknown>)[k]));
   return out as T;
 }

@@ -1,6 +1,7 @@
 import type { CollectionDef, ReadCollection, StoredRecord, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
 import { lowerBound } from '../../util/sorted.js';
+import { setOwnField } from '../../util/own-field.js';
 
 // The records of one collection and its indexes (unique and multi), kept sorted by id; the
 // StoreEngine (engine.ts) runs transactions over them.
@@ -14,8 +15,7 @@ export function deepFreeze<T>(value: T): T {
     // Most records are flat: one look at the members before freezing (for…in over an object
     // just frozen costs V8 about twice as much, and the store freezes every record it is given:
     // four a message write), then the members only when there are objects among them — after
-    // the freeze, so a cycle ends. for…in rather than Object.values: no array per record when
-    // 1M are loaded at start-up.
+    // the freeze, so a cycle ends.
     let nested = false;
     for (const k in value) {
       const v = value[k];
@@ -25,20 +25,22 @@ export function deepFreeze<T>(value: T): T {
       }
     }
     Object.freeze(value);
-    if (nested)
-      for (const k in value) {
-        const v = value[k];
-        if (v && typeof v === 'object') deepFreeze(v);
-      }
+    if (nested) freezeMembers(value);
   }
   return value;
 }
 
-/** Sets field `k` of a copy being made: `__proto__` as a field, as a spread copy keeps it. Internal. */
-function setField(into: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__')
-    Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else into[k] = v;
+/**
+ * Deep-freezes the members of `value` that are objects (deepFreeze stops at a frozen object, so
+ * a frozen record's members are frozen through this). for…in rather than Object.values: no
+ * array per record when 1M are loaded at start-up.
+ */
+export function freezeMembers<T>(value: T): T {
+  for (const k in value) {
+    const v = value[k];
+    if (v && typeof v === 'object') deepFreeze(v);
+  }
+  return value;
 }
 
 /**
@@ -58,23 +60,19 @@ export function frozenCopy<T extends StoredRecord>(record: T, patch?: object): T
     if (!Object.hasOwn(record, k)) continue;
     const v = record[k];
     if (v && typeof v === 'object') nested = true;
-    setField(out, k, v);
+    setOwnField(out, k, v);
   }
   if (patch) {
     for (const k in patch) {
       if (!Object.hasOwn(patch, k)) continue;
       const v = (patch as Record<string, unknown>)[k];
       if (v && typeof v === 'object') nested = true;
-      setField(out, k, v);
+      setOwnField(out, k, v);
     }
     out.id = record.id;
   }
   Object.freeze(out);
-  if (nested)
-    for (const k in out) {
-      const v = out[k];
-      if (v && typeof v === 'object') deepFreeze(v);
-    }
+  if (nested) freezeMembers(out);
   return out as T;
 }
 
@@ -247,11 +245,16 @@ export class CollectionState {
     }
   }
 
+  /** Replaces the record under `id` (or removes it when `next` is null), keeping indexes. */
+  set(id: string, next: StoredRecord | null): void {
+    this.replace(id, next, this.records.get(id));
+  }
+
   /**
-   * Replaces the record under `id` (or removes it when `next` is null), keeping indexes. `prev`:
-   * the record under `id` now, when the caller has it (one lookup less in a large map).
+   * `set`, for a caller that has looked up `prev` — the record under `id` now, undefined for none
+   * (a write: one lookup less in a large map).
    */
-  set(id: string, next: StoredRecord | null, prev = this.records.get(id)): void {
+  replace(id: string, next: StoredRecord | null, prev: StoredRecord | undefined): void {
     if (next) this.records.set(id, next);
     else this.records.delete(id);
     if (!this.def) return;

@@ -1,6 +1,6 @@
 import type { Change, CollectionDef, ReadCollection, ReadView, StoredRecord, Tx, WriteCollection } from './types.js';
 import { ConstraintError } from './types.js';
-import { CollectionState, deepFreeze, frozenCopy } from './collection-state.js';
+import { CollectionState, deepFreeze, freezeMembers, frozenCopy } from './collection-state.js';
 import type { CommittedWrite } from './commit-signal.js';
 
 export { lowerBound } from './collection-state.js';
@@ -23,7 +23,7 @@ class TxLog {
   /** `prev`: the record under `id` before the write (the caller has looked it up). */
   write(s: CollectionState, id: string, next: StoredRecord | null, prev: StoredRecord | undefined): void {
     this.undo.push(s, id, prev ?? null, next);
-    s.set(id, next, prev);
+    s.replace(id, next, prev);
     this.changes.push([s.name, id, next]);
   }
 }
@@ -49,15 +49,6 @@ export function committedWrites(log: UndoLog): CommittedWrite[] {
     out.push({ collection, id, before, after: undo[i + 3] as StoredRecord | null });
   }
   return out;
-}
-
-/** Deep-freezes what a frozen record holds (deepFreeze stops at a frozen object). Internal. */
-function freezeMembers(record: StoredRecord): StoredRecord {
-  for (const k in record) {
-    const v = (record as unknown as Record<string, unknown>)[k];
-    if (v && typeof v === 'object') deepFreeze(v);
-  }
-  return record;
 }
 
 /** The log of the transaction running on an engine, if one runs. Internal. */
