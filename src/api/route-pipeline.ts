@@ -5,7 +5,7 @@ import type { Store, Tx } from '../store/core/types.js';
 import { markRoute, type RouteCells, routeCells } from '../telemetry/http-metrics.js';
 import { inSpan, tracingOn } from '../telemetry/tracing.js';
 import { COMMIT_ACK_HEADER, isCommitAck, onceCommitted } from '../util/commit-ack.js';
-import { readBody, sendJson } from '../util/http.js';
+import { readBody } from '../util/http.js';
 import { bindConfig } from './config-bound.js';
 import type { Call, Next, Step } from './edge/call.js';
 import type { Limiters } from './edge/rate-limit.js';
@@ -65,6 +65,8 @@ const readJson: Step = (call, next) => {
     declared >= 0 &&
     declared <= LIMIT;
   if (plain) {
+    // a promise, not a callback on the stream's events: its reaction runs in the async context
+    // the call came in (the request's span, a scenario's seeded ids), the stream's would not
     readBody(call.req, LIMIT).then(
       (bytes) => {
         let body: unknown;
@@ -264,19 +266,20 @@ function commit<R>(store: Store, call: Call, fn: (tx: Tx) => R): Promise<R> {
 }
 
 /**
- * What a write answers: its outcome's status and body; a replayed outcome once it is durable,
- * with `Idempotent-Replayed`. Internal.
+ * Answers a write's outcome — its status and body; a replayed outcome once it is durable, with
+ * `Idempotent-Replayed` — through the call (`Call.sendJson`: the edge's fields and the body's in
+ * one `writeHead`, as a read's answer); what stops it goes to `next`. Internal.
  */
-function answerWrite(store: Store, call: Call, out: WriteOutcome): Promise<void> | void {
-  if (!out.replayed) return sendJson(call.res, out.status, out.body);
+function answerWrite(store: Store, call: Call, out: WriteOutcome, next: Next): void {
+  if (!out.replayed) return call.sendJson(out.status, out.body);
   const send = () => {
-    call.res.setHeader('Idempotent-Replayed', 'true');
-    sendJson(call.res, out.status, out.body);
+    call.setField('Idempotent-Replayed', 'true');
+    call.sendJson(out.status, out.body);
   };
   // an outcome answered at commit (an embedded bot's, see commit) may not be durable yet: a
   // replay shows it to whoever sent the key again only once it is
   if (store.isDurable?.()) return send();
-  return store.durable().then(send);
+  store.durable().then(send).catch(next);
 }
 
 /**
@@ -291,6 +294,17 @@ function tried<R>(start: () => Promise<R>): Promise<R> {
   }
 }
 
+/** `answer(r)`, a throw of it given to `next` (a commit's reaction: no promise of its own to reject). Internal. */
+function answering<R>(answer: (r: R) => void, next: Next): (r: R) => void {
+  return (r) => {
+    try {
+      answer(r);
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
 /** The span of a write's transaction, to its durable commit. Internal. */
 const SPAN = 'pinbot.store.commit';
 
@@ -298,9 +312,11 @@ const SPAN = 'pinbot.store.commit';
  * A write route's handler run: one store transaction made with the call's key (its commit's
  * cause), answered once durable; with `Idempotency-Key`, the key is claimed first (a stored
  * outcome is replayed) and the outcome recorded in the same transaction — or, for a refusal
- * the operation threw, in one of its own. A chain of promises, not async functions: a write
- * makes one promise for its commit and one for its answer (each async function made one more,
- * and an `AsyncLocalStorage` — the plugins' — makes every promise cost a hook). Internal.
+ * the operation threw, in one of its own. What stops it (a refusal not stored, a store that
+ * failed, a key reused) goes to `next`. Callbacks on the commit's promise, not async functions
+ * nor a chain: a write makes one promise beside its commit's (an async function made one more
+ * each, and each `then` of a chain one more; an `AsyncLocalStorage` — the plugins' — makes
+ * every promise cost an async hook's calls on Node 20: bench/tools/write-micro.ts). Internal.
  */
 function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
   // the span's attributes are the route's: made once, not per call
@@ -311,25 +327,38 @@ function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
     const r: RouteResult = route.handler(((ctx.tx = tx), ctx));
     return { status: r.status, text: JSON.stringify(r.body) };
   };
-  const plain = (call: Call, ctx: WriteContext): Promise<void> =>
-    commit(store, call, (tx) => run(ctx, tx)).then((r) => sendJson(call.res, r.status, r.text));
-  const claimed = (call: Call, ctx: WriteContext, claim: Claim): Promise<WriteOutcome> => {
+  const plain = (call: Call, ctx: WriteContext, next: Next): void => {
+    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes
+    // are its children
+    const committed = inSpan(SPAN, attributes, () => commit(store, call, (tx) => run(ctx, tx)));
+    committed.then(
+      answering((r) => call.sendJson(r.status, r.text), next),
+      next,
+    );
+  };
+  const claimed = (call: Call, ctx: WriteContext, claim: Claim, next: Next): void => {
     const op = (tx: Tx) => route.handler(((ctx.tx = tx), ctx));
     // the key is released when the write has ended, whatever its end (before its outcome is
     // read: both are synchronous, nothing runs between them)
-    const ended = (out: Parameters<Claim['outcome']>[0]) => (claim.release(), claim.outcome(out));
+    const ended = answering((out: Parameters<Claim['outcome']>[0]) => {
+      claim.release();
+      answerWrite(store, call, claim.outcome(out), next);
+    }, next);
     const failed = (err: unknown) => {
       claim.release();
-      throw err;
+      next(err);
     };
-    return tried(() => commit(store, call, (tx) => claim.run(tx, op))).then(ended, (err: unknown) => {
+    const committed = inSpan(SPAN, attributes, () => tried(() => commit(store, call, (tx) => claim.run(tx, op))));
+    committed.then(ended, (err: unknown) => {
       const refusal = claim.refusal(err);
       if (!refusal) return failed(err);
-      return tried(() => commit(store, call, (tx) => claim.refused(tx, refusal))).then(ended, failed);
+      // the refusal, recorded as the key's outcome in a transaction (and a span) of its own
+      const recorded = () => tried(() => commit(store, call, (tx) => claim.refused(tx, refusal)));
+      inSpan(SPAN, attributes, recorded).then(ended, failed);
     });
   };
   const post = route.method === 'post';
-  return (call: Call, ctx: WriteContext, path: string): Promise<void> | void => {
+  return (call: Call, ctx: WriteContext, path: string, next: Next): void => {
     const key = post ? call.req.headers['idempotency-key'] : undefined;
     // keyed on the path as sent (ids are opaque: see opaquePath)
     const target = typeof key === 'string' ? `${call.method} ${opaquePath(path)}` : '';
@@ -337,12 +366,9 @@ function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
     const user = ctx.user.id;
     let claim: WriteOutcome | Claim | undefined;
     if (typeof key === 'string') claim = idempotency.claim({ target, body }, user, key);
-    if (claim !== undefined && !(claim instanceof Claim)) return answerWrite(store, call, claim);
-    // a span (with tracing on) from the transaction to its durable commit: the bots it wakes
-    // are its children
-    if (claim === undefined) return inSpan(SPAN, attributes, () => plain(call, ctx));
-    const out = inSpan(SPAN, attributes, () => claimed(call, ctx, claim));
-    return out.then((o) => answerWrite(store, call, o));
+    if (claim === undefined) return plain(call, ctx, next);
+    if (!(claim instanceof Claim)) return answerWrite(store, call, claim, next);
+    claimed(call, ctx, claim, next);
   };
 }
 
@@ -362,8 +388,8 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   const read = route.write ? undefined : reader(route, deps);
   const write = route.write ? writer(route, deps) : undefined;
 
-  /** Serves a matched call; throws (or rejects) for the error answer. */
-  const serve = (call: Call, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
+  /** Serves a matched call; throws (or rejects, or gives `next`) for the error answer. */
+  const serve = (call: Call, next: Next, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
     if (params) check(params, 'params', ctxParams);
     // a route that takes no query, called without one, has nothing to check (most reads)
     const bare = noQuery && call.url.indexOf('?') === -1;
@@ -376,12 +402,12 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
     const user = call.user!;
     const db = store.read;
     const ctx = { user, body: ctxBody, query: ctxQuery, params: ctxParams, env, db, tx: NO_TX };
-    return read ? read(call, ctx) : write!(call, ctx, path);
+    return read ? read(call, ctx) : write!(call, ctx, path, next);
   };
   /** `serve`, its throw or rejection given to `next`. */
   const guarded = (call: Call, next: Next, p: Record<string, string>, path: string): Promise<void> => {
     try {
-      const out = serve(call, p, path);
+      const out = serve(call, next, p, path);
       return out ? out.catch(next) : DONE;
     } catch (err) {
       next(err);
