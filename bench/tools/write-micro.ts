@@ -21,8 +21,9 @@
 //     [--alloc] (bytes allocated a write: run as node --expose-gc --min-semi-space-size=256
 //     --max-semi-space-size=256 bin/run-ts.js bench/tools/write-micro.ts --alloc)
 // The request log goes to stdout, as serve's: the table goes to stderr (run with >/dev/null).
-// Variants: serve (the server's listener, keyed), plain (the same, no key), nolimits / nometrics /
-// nolog (the app made again over the same store with that part off, keyed), node (a node:http
+// Variants: serve (the server's listener, keyed), plain (the same, no key), app (the app made again
+// over the same store, keyed: what the next three are read against), nolimits / nometrics / nolog
+// (that app with that part off), node (a node:http
 // handler doing what Fastify's baseline does: body, JSON.parse, the key in a Map, a 200-byte line
 // through the baselines' group commit on the same file system, the answer), before.
 import { EventEmitter } from 'node:events';
@@ -272,6 +273,8 @@ const make = (listener: Listener, keyed = true, Res = Edge, at: unknown = server
 const VARIANTS: Record<string, () => Variant> = {
   serve: () => make(serveListener),
   plain: () => make(serveListener, false),
+  // the app made again over the same store as serve's config: the reference of the three below
+  app: () => make(appWith({})),
   nolimits: () => make(appWith({ rate_limits: { enabled: false } })),
   nometrics: () => make(appWith({ metrics: { enabled: false } })),
   nolog: () => make(appWith({}, 'warn')),
@@ -283,7 +286,7 @@ const VARIANTS: Record<string, () => Variant> = {
       }
     : {}),
 };
-const names = opts.only ? opts.only.split(',') : ['node', 'serve', 'plain', 'nolimits', 'nometrics', 'nolog'];
+const names = opts.only ? opts.only.split(',') : ['node', 'serve', 'plain', 'app', 'nolimits', 'nometrics', 'nolog'];
 const variants = Object.fromEntries(names.map((n) => [n, VARIANTS[n]!()]));
 
 // a check: the answer is what it should be

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { meRoutes } from '../../src/api/me/routes.js';
 import { walletRoutes } from '../../src/api/wallet/routes.js';
 import { closeAfterAnswers, EdgeResponse } from '../../src/api/edge/response.js';
@@ -80,12 +80,16 @@ describe('the edge’s response fields written with the head (api/edge/response.
 
   let users = 0;
   /** Each request once to each server, as a user of its own on each side (same counts). */
-  async function both(method: string, path: string, opts: { key?: boolean; body?: string; times?: number } = {}) {
+  async function both(
+    method: string,
+    path: string,
+    opts: { key?: boolean; body?: string; times?: number; headers?: Record<string, string> } = {},
+  ) {
     const answers: Answer[][] = [[], []];
     for (const [i, server] of [edge, plain].entries()) {
       // names of one length: the bodies' lengths match
       const user = opts.key === false ? undefined : await api.user(`User-${String(++users).padStart(4, '0')}`);
-      const headers: Record<string, string> = { ...(user?.headers ?? {}) };
+      const headers: Record<string, string> = { ...(user?.headers ?? {}), ...opts.headers };
       if (opts.body) headers['Content-Type'] = 'application/json';
       for (let n = 0; n < (opts.times ?? 1); n++)
         answers[i]!.push(await send(server, method, path, headers, opts.body));
@@ -101,6 +105,8 @@ describe('the edge’s response fields written with the head (api/edge/response.
       ['GET', '/api/v1/no-such-route', {}],
       // two buckets: two lines of each field; the third is refused by the second bucket
       ['POST', '/api/v1/test/messages', { body: '{"text":"hi"}', times: 3 }],
+      // a keyed write, then its replay (Idempotent-Replayed), then the key with another body (409)
+      ['POST', '/api/v1/test/messages', { body: '{"text":"hi"}', times: 2, headers: { 'Idempotency-Key': 'k-1' } }],
       ['GET', '/api/v1/test/boom', {}], // 500
       ['GET', '/healthz', { key: false }],
       ['GET', '/probe', { key: false }],
@@ -123,6 +129,25 @@ describe('the edge’s response fields written with the head (api/edge/response.
       'Keep-Alive',
     ]);
     const [[two]] = await both('POST', '/api/v1/test/messages', { body: '{"text":"hi"}' });
+    const [[first, replayed]] = await both('POST', '/api/v1/test/messages', {
+      body: '{"text":"hi"}',
+      times: 2,
+      headers: { 'Idempotency-Key': 'k-2' },
+    });
+    expect(replayed!.body).toBe(first!.body);
+    expect(replayed!.lines.map((l) => l.split(':')[0])).toEqual([
+      'X-Request-Id',
+      'Date',
+      'RateLimit',
+      'RateLimit',
+      'RateLimit-Policy',
+      'RateLimit-Policy',
+      'Idempotent-Replayed',
+      'Content-Type',
+      'Content-Length',
+      'Connection',
+      'Keep-Alive',
+    ]);
     expect(two!.lines.filter((l) => l.startsWith('RateLimit: '))).toEqual([
       expect.stringMatching(/^RateLimit: "general"; r=3; t=\d+$/),
       expect.stringMatching(/^RateLimit: "messages"; r=1; t=\d+$/),
@@ -149,6 +174,24 @@ describe('the edge’s response fields written with the head (api/edge/response.
     const probe = await send(edge, 'GET', '/probe');
     expect(probe.lines).toContain('X-Request-Id: mine');
     expect(probe.lines.filter((l) => l.startsWith('X-Request-Id'))).toHaveLength(1);
+  });
+
+  it('a write is answered with one writeHead of the edge’s fields and its own, as a read (no setHeader)', async () => {
+    const setHeader = vi.spyOn(EdgeResponse.prototype, 'setHeader');
+    const flushed = vi.spyOn(EdgeResponse.prototype, 'flushEdgeHead');
+    try {
+      const user = await api.user('One-Head');
+      const headers = { ...user.headers, 'Content-Type': 'application/json', 'Idempotency-Key': 'one-head' };
+      const first = await send(edge, 'POST', '/api/v1/test/messages', headers, '{"text":"hi"}');
+      const again = await send(edge, 'POST', '/api/v1/test/messages', headers, '{"text":"hi"}');
+      expect([first.status, again.status]).toEqual([201, 201]);
+      expect(again.lines).toContain('Idempotent-Replayed: true');
+      expect(setHeader).not.toHaveBeenCalled();
+      expect(flushed).not.toHaveBeenCalled();
+    } finally {
+      setHeader.mockRestore();
+      flushed.mockRestore();
+    }
   });
 
   it('a response made by node’s server for pinbot is an EdgeResponse; any other is answered as before', async () => {
