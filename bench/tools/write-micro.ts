@@ -15,7 +15,9 @@
 //     [--before DIR] (variant `before`: an earlier build's server, DIR/dist, on a copy of the data)
 //     [--plugins off] (load no plugins: no AsyncLocalStorage in the process; the variants apart from it stay)
 //     [--count] (also the promises and other async resources each variant makes a write, by type)
-//     [--cpu-profile FILE --profile serve] (a CPU profile of that variant's rounds only, for
+//     [--cpu-profile FILE --profile serve,plain] (FILE.VARIANT.ROUND.cpuprofile: a CPU profile of
+//     each round of those variants, summed up by area — store, idempotency, domain, pipeline, the
+//     edge's parts, node, GC, async hooks — in µs a write; and for
 //     bench/tools/profile-summary.ts: the main thread is busy nearly all the time here, so the
 //     wall-time sampling of V8's profiler reads as CPU)
 //     [--alloc] (bytes allocated a write: run as node --expose-gc --min-semi-space-size=256
@@ -191,6 +193,69 @@ function drive(n: number, v: Variant): Promise<{ cpu: number; wall: number }> {
   });
 }
 
+/** A V8 CPU profile, as the inspector gives it. */
+interface Profile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The area of a frame of pinbot's (by its file under dist/), the harness's or node's; undefined for a native frame. */
+function areaOf(url: string, fn: string): string | null | undefined {
+  if (fn === '(garbage collector)') return 'garbage collector';
+  if (fn === '(idle)' || fn === '(program)') return null;
+  const at = url.indexOf('/dist/');
+  if (at === -1) {
+    if (url.includes('write-micro')) return 'harness (request made, stand-in socket)';
+    if (url.includes('async_hooks')) return 'async hooks (an AsyncLocalStorage has run)';
+    if (url.startsWith('node:') && fn === 'processImmediate') return 'node: the event loop';
+    return undefined; // node's own code and native frames: the area of the pinbot frame above
+  }
+  const f = url.slice(at + 6);
+  const table: Array<[string, string]> = [
+    ['store/file/journal-line', 'store: journal line (JSON of the change set, CRC-32)'],
+    ['store/file/', 'store: group commit, journal write and fdatasync calls'],
+    ['store/', 'store: engine, collections, indexes, commit feed'],
+    ['api/writes/', 'idempotency: claim (2 SHA-256), fingerprint, outcome'],
+    ['domain/', 'domain: postMessage, quotas, toMessage'],
+    ['api/messaging/', 'domain: postMessage, quotas, toMessage'],
+    ['api/route-pipeline', 'route pipeline: steps, body, validation, write half'],
+    ['api/validation', 'route pipeline: steps, body, validation, write half'],
+    ['api/route-table', 'edge: route table'],
+    ['api/edge/request-log', 'edge: request log'],
+    ['log', 'edge: request log'],
+    ['api/edge/window-limiter', 'edge: rate limits'],
+    ['api/edge/rate-limit', 'edge: rate limits'],
+    ['api/edge/clock-rate-store', 'edge: rate limits'],
+    ['api/edge/auth', 'edge: auth'],
+    ['api/', 'edge: front, call, answer head (node writeHead)'],
+    ['telemetry/', 'metrics'],
+  ];
+  for (const [prefix, area] of table) if (f.startsWith(prefix)) return area;
+  return 'util, clock, ids';
+}
+
+/** µs of busy samples by area; a sample of node's or native code counts for the pinbot frame above it. */
+function areasOf(p: Profile): Map<string, number> {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const out = new Map<string, number>();
+  for (let i = 0; i < p.samples.length; i++) {
+    let n = byId.get(p.samples[i]!);
+    let area = n && areaOf(n.callFrame.url, n.callFrame.functionName);
+    while (n && area === undefined) {
+      const up = parent.get(n.id);
+      n = up === undefined ? undefined : byId.get(up);
+      area = n
+        ? areaOf(n.callFrame.url, n.callFrame.functionName)
+        : 'node, no pinbot frame above (ticks, timers, microtasks)';
+    }
+    if (area) out.set(area, (out.get(area) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
+  return out;
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -305,6 +370,7 @@ const variants = Object.fromEntries(names.map((n) => [n, VARIANTS[n]!()]));
 for (const v of names) await drive(Math.min(perRound, 5000), variants[v]!); // warm-up
 const cpu: Record<string, number[]> = Object.fromEntries(names.map((v) => [v, []]));
 const inspector = opts['cpu-profile'] ? new Session() : undefined;
+const areas: Record<string, Map<string, number[]>> = Object.fromEntries(names.map((v) => [v, new Map()]));
 if (inspector) {
   inspector.connect();
   await inspector.post('Profiler.enable');
@@ -312,12 +378,14 @@ if (inspector) {
 for (let r = 0; r < rounds; r++) {
   const order = r % 2 === 0 ? names : [...names].reverse();
   for (const v of order) {
-    const profiled = inspector && v === opts.profile;
+    const profiled = inspector && opts.profile.split(',').includes(v);
     if (profiled) await inspector.post('Profiler.start');
     const o = await drive(perRound, variants[v]!);
     if (profiled) {
       const { profile } = await inspector.post('Profiler.stop');
-      writeFileSync(`${opts['cpu-profile']}.${r}.cpuprofile`, JSON.stringify(profile));
+      writeFileSync(`${opts['cpu-profile']}.${v}.${r}.cpuprofile`, JSON.stringify(profile));
+      for (const [area, us] of areasOf(profile as unknown as Profile))
+        areas[v]!.set(area, [...(areas[v]!.get(area) ?? []), us / perRound]);
     }
     cpu[v]!.push(o.cpu);
   }
@@ -332,6 +400,16 @@ for (const v of names) {
   out(
     `${v.padEnd(10)} ${m.toFixed(1)}, least ${Math.min(...cpu[v]!).toFixed(1)} (rounds ${cpu[v]!.map((x) => x.toFixed(1)).join(' ')})${extra}`,
   );
+}
+for (const [v, byArea] of Object.entries(areas)) {
+  if (byArea.size === 0) continue;
+  const rows = [...byArea].map(([a, us]) => [a, median(us)] as const).sort((x, y) => y[1] - x[1]);
+  const total = rows.reduce((t, [, us]) => t + us, 0);
+  out(
+    `${v}: the profile's busy samples by area, µs a write (median of the profiled rounds; ${total.toFixed(1)} in all)`,
+  );
+  for (const [a, us] of rows)
+    out(`  ${us.toFixed(1).padStart(5)}  ${((100 * us) / total).toFixed(1).padStart(4)}%  ${a}`);
 }
 if (cpu.before && cpu.serve) {
   const r = cpu.serve.map((x, i) => x / cpu.before![i]!);
