@@ -192,10 +192,16 @@ export class Claim {
     this.owner.release(this.id);
   }
 
+  /**
+   * Stores the outcome, in the transaction that found none for the key (`run`, `refused`): an
+   * insert, not a put — the same change in the journal or the database, and no look-up of a
+   * record known to be absent in a map of every outcome kept (a put looked twice more). Internal.
+   */
   private record(tx: Tx, status: number, body: string): void {
     const { id, userId: user_id } = this;
     const created_at = this.owner.now();
-    tx.col(IdempotencyRecords).put({ id, user_id, fingerprint: this.fingerprints.current, status, body, created_at });
+    const fingerprint = this.fingerprints.current;
+    tx.col(IdempotencyRecords).insert({ id, user_id, fingerprint, status, body, created_at });
   }
 }
 
