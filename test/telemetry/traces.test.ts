@@ -23,6 +23,7 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  status?: { code?: number };
   attributes?: Array<{ key: string; value: { stringValue?: string; intValue?: string | number; boolValue?: boolean } }>;
 }
 
@@ -242,6 +243,38 @@ describe('OpenTelemetry traces', () => {
       );
     },
   );
+
+  it('a keyed write refused by a rule: its transaction’s span ends with the refusal, the refusal’s own after it', async () => {
+    const s = server!;
+    const alice = await s.store.transaction((tx) => {
+      const user = createUser(tx, s.env, { name: 'Refused' });
+      return { key: createKey(tx, s.env, user.id).api_key, pin: user.pin_code };
+    });
+    const headers = { 'X-API-Key': alice.key, 'Content-Type': 'application/json', 'Idempotency-Key': 'self-1' };
+    const body = JSON.stringify({ recipient_pin: alice.pin, content: 'to me' });
+    for (let i = 0; i < 2; i++) {
+      const r = await fetch(`${s.url}/api/v1/messages/send`, { method: 'POST', headers, body });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('cannot_target_self');
+      if (i === 1) expect(r.headers.get('idempotent-replayed')).toBe('true');
+    }
+    // the first of the two requests ran the transactions (the replay ran none)
+    const commits = await eventually(
+      () => {
+        const refused = new Set(
+          receiver.spans
+            .filter((x) => x.name === 'POST /api/v1/messages/send' && attr(x, 'http.response.status_code') === 400)
+            .map((x) => x.spanId),
+        );
+        const found = receiver.spans.filter((x) => x.name === 'pinbot.store.commit' && refused.has(x.parentSpanId!));
+        return found.length === 2 ? found : undefined;
+      },
+      10_000,
+      'the two commit spans',
+    );
+    // 2 is OpenTelemetry's ERROR: the rule refused the first transaction; the refusal was recorded
+    expect(commits.map((c) => c.status?.code ?? 0).sort()).toEqual([0, 2]);
+  });
 
   it(
     'a scenario run is one trace: the scenario, a span per step, the server’s spans ' + 'under the step that called',
