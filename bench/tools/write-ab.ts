@@ -1,6 +1,6 @@
 // Issue 33 item 2: the durable write over HTTP, one build against another and Fastify, with the
 // server CPU split by thread.
-// node bin/run-ts.js bench/tools/write-ab.ts [--other DIR] [--rounds N] [--duration S] [--plain]
+// node bin/run-ts.js bench/tools/write-ab.ts [--other DIR] [--rounds N] [--duration S] [--plain] [--strace]
 //
 // Starts, each on its own copy of the write bench's store (200 users, 1k messages) and pinned to
 // the server CPU as the bench does: `pinbot serve` of this checkout, `pinbot serve` of the
@@ -14,8 +14,11 @@
 // into the main thread, libuv's pool (the fdatasync calls, the request log's async writes to
 // stdout), V8's workers (the collector's concurrent marking and sweeping) and the rest. Prints
 // per round, then the medians: CPU µs per write by thread group, and each pinbot's CPU and
-// throughput against Fastify's of the same round.
-import { readdirSync, readFileSync } from 'node:fs';
+// throughput against Fastify's of the same round. `--strace`: then each server's syscalls per
+// write under 2 s of load (`strace -f -c`, every thread; strace slows the server, so only the
+// counts mean anything).
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MessagesMeta } from '../data/messages.js';
@@ -34,6 +37,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
     plain: { type: 'boolean', default: false },
+    strace: { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -41,8 +45,8 @@ const DURATION = Number(args.duration);
 const TICK_US = 1e6 / 100; // USER_HZ
 
 /** CPU time in µs of each thread of `pid`, user and system apart, by thread name. Internal. */
-function threads(pid: number): Map<string, { user: number; sys: number }> {
-  const out = new Map<string, { user: number; sys: number }>();
+function threads(pid: number): Map<string, { user: number; sys: number; faults: number }> {
+  const out = new Map<string, { user: number; sys: number; faults: number }>();
   // Node 20's threads are all named `node`: the main thread, then (made at start, before any
   // JavaScript) V8's platform workers and node's own (4 + 2), then libuv's pool, made on its first use
   const tids = readdirSync(`/proc/${pid}/task`)
@@ -58,12 +62,36 @@ function threads(pid: number): Map<string, { user: number; sys: number }> {
     }
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const group = i === 0 ? 'main' : i <= 6 ? 'V8 platform' : 'libuv pool';
-    const g = out.get(group) ?? { user: 0, sys: 0 };
+    const g = out.get(group) ?? { user: 0, sys: 0, faults: 0 };
     g.user += Number(f[11]) * TICK_US;
     g.sys += Number(f[12]) * TICK_US;
+    g.faults += Number(f[7]); // minor page faults (system time the heap's growth costs)
     out.set(group, g);
   }
   return out;
+}
+
+/** Syscalls per write of a server under `seconds` of load, by name (strace -f -c on every thread). Internal. */
+async function syscalls(pid: number, url: string, requests: LoadRequest[], out: string, seconds: number) {
+  const st = spawn('strace', ['-f', '-c', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 500));
+  const r = await runLoad({ url, connections: 50, durationS: seconds, requests });
+  st.kill('SIGINT');
+  await new Promise((r) => st.once('exit', r));
+  const text = readFileSync(out, 'utf8');
+  rmSync(out, { force: true });
+  const rows = text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length >= 5 && /^\d/.test(f[0]!) && f.at(-1) !== 'total')
+    .map((f) => ({ name: f.at(-1)!, calls: Number(f[3]) }))
+    .sort((x, y) => y.calls - x.calls);
+  const per = (n: number) => (n / r.total).toFixed(2);
+  const sum = rows.reduce((t, x) => t + x.calls, 0);
+  return `${per(sum)} syscalls a write (${rows
+    .slice(0, 10)
+    .map((x) => `${x.name} ${per(x.calls)}`)
+    .join(', ')}) over ${r.total} writes`;
 }
 
 const AS_SERVE = {
@@ -126,9 +154,10 @@ try {
       }
       const row: Record<string, number> = { rps: r.rps, total: 0 };
       for (const [g, a] of after) {
-        const b = before.get(g) ?? { user: 0, sys: 0 };
+        const b = before.get(g) ?? { user: 0, sys: 0, faults: 0 };
         row[`${g} user`] = (a.user - b.user) / r.total;
         row[`${g} sys`] = (a.sys - b.sys) / r.total;
+        row['page faults'] = (row['page faults'] ?? 0) + (a.faults - b.faults) / r.total;
         row.total! += (a.user - b.user + a.sys - b.sys) / r.total;
       }
       rows.set(s.name, [...(rows.get(s.name) ?? []), row]);
@@ -171,6 +200,11 @@ try {
         `CPU ${med(c).toFixed(2)}×`,
     );
   }
+  if (args.strace)
+    for (const s of servers)
+      console.log(
+        `  strace ${s.name}: ${await syscalls(s.srv.pid, s.srv.url, s.requests, join(tmp.dir, `strace-${s.name}.txt`), 2)}`,
+      );
 } finally {
   await Promise.all(servers.map((s) => s.srv.stop()));
   stopLoad();
