@@ -294,7 +294,10 @@ function tried<R>(start: () => Promise<R>): Promise<R> {
   }
 }
 
-/** `answer(r)`, a throw of it given to `next` (a commit's reaction: no promise of its own to reject). Internal. */
+/**
+ * `answer(r)`, a throw of it given to `next` (a commit's reaction: no promise of its own to
+ * reject). Internal.
+ */
 function answering<R>(answer: (r: R) => void, next: Next): (r: R) => void {
   return (r) => {
     try {
@@ -348,7 +351,8 @@ function writer(route: WriteRoute, { store, idempotency }: PipelineDeps) {
       claim.release();
       next(err);
     };
-    const committed = inSpan(SPAN, attributes, () => tried(() => commit(store, call, (tx) => claim.run(tx, op))));
+    const run = () => tried(() => commit(store, call, (tx) => claim.run(tx, op)));
+    const committed = inSpan(SPAN, attributes, run);
     committed.then(ended, (err: unknown) => {
       const refusal = claim.refusal(err);
       if (!refusal) return failed(err);
@@ -389,7 +393,8 @@ export function compileRoute(route: RouteDef, deps: PipelineDeps): RouteRun {
   const write = route.write ? writer(route, deps) : undefined;
 
   /** Serves a matched call; throws (or rejects, or gives `next`) for the error answer. */
-  const serve = (call: Call, next: Next, ctxParams: Record<string, string>, path: string): Promise<void> | void => {
+  type Params = Record<string, string>;
+  const serve = (call: Call, next: Next, ctxParams: Params, path: string): Promise<void> | void => {
     if (params) check(params, 'params', ctxParams);
     // a route that takes no query, called without one, has nothing to check (most reads)
     const bare = noQuery && call.url.indexOf('?') === -1;
