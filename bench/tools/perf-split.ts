@@ -24,7 +24,8 @@ const { values: opts, positionals } = parseArgs({
   },
 });
 const [dir, ...names] = positionals;
-if (!dir || names.length === 0) throw new Error('usage: perf-split.ts DIR NAME… [--under REGEX [--except REGEX] [--depth N]]');
+if (!dir || names.length === 0)
+  throw new Error('usage: perf-split.ts DIR NAME… [--under REGEX [--except REGEX] [--depth N]]');
 
 /** The listener's frame in each kind of server (pinbot, node:http, the swap, Fastify's handler). */
 const LISTENER = /api\/edge\/front\.js|node-read-handler|read-swap-listener|wrap-thenable|routeHandler/;
@@ -104,5 +105,6 @@ const sorted = [...rows].sort((a, b) => b[1][0]! - a[1][0]!).slice(0, Number(opt
 const total = names.map((_, i) => [...rows.values()].reduce((sum, r) => sum + r[i]!, 0));
 console.log(`CPU µs per request${opts.under ? ` under /${opts.under}/` : ', by stage'}`);
 console.log(`${''.padEnd(44)}${names.map((n) => n.padStart(11)).join('')}`);
-for (const [key, r] of sorted) console.log(`${key.slice(0, 44).padEnd(44)}${r.map((x) => x.toFixed(2).padStart(11)).join('')}`);
+for (const [key, r] of sorted)
+  console.log(`${key.slice(0, 44).padEnd(44)}${r.map((x) => x.toFixed(2).padStart(11)).join('')}`);
 console.log(`${'total'.padEnd(44)}${total.map((x) => x.toFixed(2).padStart(11)).join('')}`);
