@@ -44,6 +44,7 @@ const { values: opts } = parseArgs({
     src: { type: 'boolean', default: false },
     before: { type: 'string' },
     alloc: { type: 'boolean', default: false },
+    hooks: { type: 'boolean', default: false },
   },
 });
 // dist/ (as `serve` runs: tsc's output; build it first), or src/ through tsx with --src (whose
@@ -314,6 +315,20 @@ if (opts.alloc) {
     console.log(
       `${v.padEnd(12)} allocates ${per.length ? median(per).toFixed(0) : '?'} bytes/req (rounds ${per.map((x) => x.toFixed(0)).join(' ')})`,
     );
+  }
+}
+// --hooks: the async resources each variant makes a request, by type (each one an init hook to
+// run while an AsyncLocalStorage is on: Node 20 runs one for every resource once a storage ran)
+if (opts.hooks) {
+  const { createHook } = await import('node:async_hooks');
+  for (const v of names) {
+    const counts = new Map<string, number>();
+    const hook = createHook({ init: (_id, type) => void counts.set(type, (counts.get(type) ?? 0) + 1) });
+    hook.enable();
+    await drive(5_000, sockets[v]!, keys, VARIANTS[v]!.listener, VARIANTS[v]!.Res);
+    hook.disable();
+    const per = [...counts].map(([t, n]) => `${t} ${(n / 5_000).toFixed(2)}`).join(', ');
+    console.log(`${v.padEnd(12)} async resources a request: ${per}`);
   }
 }
 // the per-round ratio to `before` (measured in the same round, a moment apart): steadier than

@@ -11,6 +11,9 @@
 // resolve) — an A/B of two builds in one run. Variant `bare-swap`: `bare`'s process with bare
 // node:http's handler in place of pinbot's listener (read-swap-listener.mjs): against `node`, what
 // the process costs a read apart from the listener; against `bare`, what the listener costs.
+// Variants `plugin-js` and `plugin-ts`: `serve` with one plugin that does nothing but its setup,
+// written in JavaScript and in TypeScript (tsx's loader then registered): what loading a plugin
+// costs a read, apart from what the repository's plugins do.
 //   node bin/run-ts.js bench/tools/read-features.ts [--rounds 3] [--duration 3]
 //     [--only serve,debug,fastify] [--strace] [--perf DIR] [--before bench/.cache/ab/before]
 // `--perf DIR`: then 3 s of load on each server under `perf record` (every thread, JS frames
@@ -59,6 +62,10 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   nolimits: () => ({ ...LIMITED, rate_limits: { enabled: false } }),
   nometrics: () => ({ ...LIMITED, metrics: { enabled: false } }),
   noplugins: (dir) => ({ ...LIMITED, plugins: { dir } }),
+  // one plugin that does nothing but its setup (which runs in the plugins' AsyncLocalStorage),
+  // in JavaScript (no TypeScript loader) and in TypeScript (tsx's loader registered to load it)
+  'plugin-js': () => ({ ...LIMITED, plugins: { dir: join(ONE_PLUGIN, 'js') } }),
+  'plugin-ts': () => ({ ...LIMITED, plugins: { dir: join(ONE_PLUGIN, 'ts') } }),
   // no plugins, one AsyncLocalStorage run before start (READ_FEATURES_ALS_IMPORT: a module that runs one)
   'noplugins-als': (dir) => ({ ...LIMITED, plugins: { dir } }),
   // `bare`'s process with node:http's handler in place of pinbot's listener (read-swap-listener.mjs)
@@ -75,6 +82,19 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
     plugins: { dir },
   }),
 };
+/**
+ * The folders of `plugin-js` and `plugin-ts` (inside the checkout: the plugin imports
+ * `pinbot/plugin` as a project's does). Internal.
+ */
+const ONE_PLUGIN = join(REPO, 'bench/.cache/read-features-plugins');
+const NOOP_PLUGIN = `import { definePlugin } from 'pinbot/plugin';
+export default definePlugin({ name: 'noop', version: '1.0.0', pinbot: '^0.1.0', setup() {} });
+`;
+for (const ext of ['js', 'ts']) {
+  mkdirSync(join(ONE_PLUGIN, ext), { recursive: true });
+  writeFileSync(join(ONE_PLUGIN, ext, `noop.${ext === 'js' ? 'mjs' : 'ts'}`), NOOP_PLUGIN);
+}
+
 /** What `bare-swap` loads into its server: node:http's handler instead of pinbot's listener. */
 const SWAP = join(REPO, 'bench/tools/read-swap-listener.mjs');
 /** With --perf, the servers name their JS frames for perf (/tmp/perf-PID.map). */

@@ -4,6 +4,7 @@ import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { presentedKey } from '../../src/api/edge/auth.js';
 import { ERRORS } from '../../src/api/errors.js';
 import { createKey, Keys, listKeys, revokeKey } from '../../src/domain/users/keys.js';
 import { createUser, Users } from '../../src/domain/users/users.js';
@@ -136,6 +137,26 @@ describe('authentication', () => {
       const res = await api.http[r.method](path);
       expect(res.status, `${r.method} ${path}`).toBe(401);
     }
+  });
+});
+
+describe('the presented key', () => {
+  const of = (headers: Record<string, string>) => presentedKey({ headers } as never);
+  it('is the X-API-Key value as sent when nothing surrounds it, trimmed as String.prototype.trim when something does', () => {
+    const key = `pinbot_${'A'.repeat(32)}`;
+    expect(of({ 'x-api-key': key })).toBe(key);
+    for (const around of [' ', '\t', '\u00a0', '\ufeff', '\u2003', '\u3000', '\n'])
+      for (const k of [`${around}${key}`, `${key}${around}`, `${around}${key}${around}`])
+        expect(of({ 'x-api-key': k })).toBe(k.trim());
+    // nothing but whitespace: an empty key, refused as none (no fall back to Authorization)
+    expect(of({ 'x-api-key': ' \u00a0 ', authorization: `Bearer ${key}` })).toBe('');
+    expect(of({ 'x-api-key': 'x' })).toBe('x');
+  });
+  it('falls back to Authorization: Bearer when X-API-Key is missing or empty', () => {
+    expect(of({ 'x-api-key': '', authorization: 'Bearer abc' })).toBe('abc');
+    expect(of({ authorization: 'bearer  abc ' })).toBe('abc');
+    expect(of({ authorization: 'Basic abc' })).toBeUndefined();
+    expect(of({})).toBeUndefined();
   });
 });
 

@@ -5,10 +5,18 @@ import type { Clock } from '../../clock/clock.js';
 import type { Call, Gate, Next, Step } from './call.js';
 import { ApiError } from '../errors.js';
 
+/** Whether a string starts and ends with a printable ASCII character (no whitespace for `trim` to take). Internal. */
+function untrimmed(s: string): boolean {
+  const first = s.charCodeAt(0);
+  const last = s.charCodeAt(s.length - 1);
+  return first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f;
+}
+
 /** The key presented by `X-API-Key` or `Authorization: Bearer`. Internal. */
 export function presentedKey(req: IncomingMessage): string | undefined {
   const header = req.headers['x-api-key'];
-  if (typeof header === 'string' && header) return header.trim();
+  // node's parser has already taken the spaces around a value: `trim` only when one is left
+  if (typeof header === 'string' && header) return untrimmed(header) ? header : header.trim();
   const auth = req.headers.authorization;
   const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
   return m ? m[1] : undefined;
@@ -104,7 +112,8 @@ export function authGate(
     // the key's pending use, kept with the connection until a flush takes it
     let use = entry.use;
     if (use === undefined || use.flushed) use = entry.use = usage.use(found.key.id);
-    use.at = clock.now();
+    // the general limit counts the call at this time too (Call.authAt: one clock read a request)
+    use.at = call.authAt = clock.now();
     call.user = found.user;
     // its writes are made with this key: the cause of their commits
     call.keyId = found.key.id;

@@ -51,9 +51,10 @@ export class ClockRateStore implements Store {
   /**
    * Counts a hit and returns the key's window itself (read it at once: the next hit changes
    * it) — what api/edge/window-limiter.ts reads per request, without a Date or an object.
+   * `now`: the clock's time, when the caller read it a moment ago in the same turn (the general
+   * limit: the time auth read); else the clock is read.
    */
-  hit(key: string): Window {
-    const now = this.clock.now();
+  hit(key: string, now: number = this.clock.now()): Window {
     this.lastNow = now;
     let e = this.hits.get(key);
     if (!e || e.resetAt <= now) {

@@ -12,12 +12,25 @@ const WRITE_HEAD = ServerResponse.prototype.writeHead as (
 const STOPPING = Symbol('pinbot.stopping');
 
 /**
+ * Whether any server of the process has begun to stop: until one has, a head is written without
+ * looking for its server (three loads and a symbol's per answer). Internal.
+ */
+let anyStopping = false;
+
+/**
  * Every answer `server` writes a head for from now on says `Connection: close` — those in
  * flight, those pipelined behind them and any that arrives before the listener closes — so no
  * client reuses a connection of a server that is stopping (`serve`'s graceful stop).
  */
 export function closeAfterAnswers(server: object): void {
   (server as { [STOPPING]?: boolean })[STOPPING] = true;
+  anyStopping = true;
+}
+
+/** Whether the server of a response's connection is stopping (closeAfterAnswers). Internal. */
+function stopping(res: ServerResponse): boolean {
+  const server = (res.req?.socket as { server?: { [STOPPING]?: boolean } } | undefined)?.server;
+  return server?.[STOPPING] === true;
 }
 
 /**
@@ -59,8 +72,7 @@ export class EdgeResponse extends ServerResponse {
   // (statusCode, [reason], [headers]) named, not `...args`: no array and no `apply` per answer
   override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
     if (this.edgeHead !== undefined && !this.headersSent) this.flushEdgeHead();
-    const server = (this.req?.socket as { server?: { [STOPPING]?: boolean } } | undefined)?.server;
-    if (server?.[STOPPING] === true && !this.headersSent) {
+    if (anyStopping && stopping(this) && !this.headersSent) {
       // a list given to writeHead goes out as it is (a map would merge a name that comes twice)
       const list = Array.isArray(reason) ? reason : Array.isArray(headers) ? headers : undefined;
       if (list === undefined) super.setHeader('Connection', 'close');

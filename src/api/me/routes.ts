@@ -15,7 +15,8 @@ function meAnswer(user: User): RouteResult {
   let answer = answers.get(user);
   if (answer === undefined) {
     const body = Object.freeze(publicUser(user));
-    answer = Object.freeze({ status: 200, body, json: JSON.stringify(body) });
+    const json = JSON.stringify(body);
+    answer = Object.freeze({ status: 200, body, json, jsonLength: String(Buffer.byteLength(json)) });
     if (Object.isFrozen(user)) answers.set(user, answer);
   }
   return answer;
