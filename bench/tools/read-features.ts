@@ -11,6 +11,7 @@
 // resolve) — an A/B of two builds in one run. Variant `bare-swap`: `bare`'s process with bare
 // node:http's handler in place of pinbot's listener (read-swap-listener.mjs): against `node`, what
 // the process costs a read apart from the listener; against `bare`, what the listener costs.
+// Variants `only-NAME`: `serve` with one of the repository's plugins (plugins/NAME.ts and plugins/lib).
 // Variants `plugin-js` and `plugin-ts`: `serve` with one plugin that does nothing but its setup,
 // written in JavaScript and in TypeScript (tsx's loader then registered): what loading a plugin
 // costs a read, apart from what the repository's plugins do.
@@ -19,7 +20,7 @@
 // `--perf DIR`: then 3 s of load on each server under `perf record` (every thread, JS frames
 // named), its top symbols by self time into DIR/NAME.txt.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
@@ -54,6 +55,11 @@ const LIMITED = {
   log: { level: 'info' },
 };
 
+/** The repository's plugins (plugins/*.ts but their tests). Internal. */
+const REPO_PLUGINS = readdirSync(join(REPO, 'plugins'))
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+  .map((f) => f.slice(0, -3));
+
 /** The pinbot variants: what each changes against `serve`. */
 const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   serve: () => LIMITED,
@@ -66,6 +72,10 @@ const PINBOT: Record<string, (noPlugins: string) => Record<string, unknown>> = {
   // in JavaScript (no TypeScript loader) and in TypeScript (tsx's loader registered to load it)
   'plugin-js': () => ({ ...LIMITED, plugins: { dir: join(ONE_PLUGIN, 'js') } }),
   'plugin-ts': () => ({ ...LIMITED, plugins: { dir: join(ONE_PLUGIN, 'ts') } }),
+  // one of the repository's plugins alone (with plugins/lib): which of them costs a read
+  ...Object.fromEntries(
+    REPO_PLUGINS.map((p) => [`only-${p}`, () => ({ ...LIMITED, plugins: { dir: join(ONE_PLUGIN, p) } })]),
+  ),
   // no plugins, one AsyncLocalStorage run before start (READ_FEATURES_ALS_IMPORT: a module that runs one)
   'noplugins-als': (dir) => ({ ...LIMITED, plugins: { dir } }),
   // `bare`'s process with node:http's handler in place of pinbot's listener (read-swap-listener.mjs)
@@ -90,6 +100,11 @@ const ONE_PLUGIN = join(REPO, 'bench/.cache/read-features-plugins');
 const NOOP_PLUGIN = `import { definePlugin } from 'pinbot/plugin';
 export default definePlugin({ name: 'noop', version: '1.0.0', pinbot: '^0.1.0', setup() {} });
 `;
+for (const p of REPO_PLUGINS) {
+  mkdirSync(join(ONE_PLUGIN, p), { recursive: true });
+  cpSync(join(REPO, 'plugins', `${p}.ts`), join(ONE_PLUGIN, p, `${p}.ts`));
+  cpSync(join(REPO, 'plugins/lib'), join(ONE_PLUGIN, p, 'lib'), { recursive: true });
+}
 for (const ext of ['js', 'ts']) {
   mkdirSync(join(ONE_PLUGIN, ext), { recursive: true });
   writeFileSync(join(ONE_PLUGIN, ext, `noop.${ext === 'js' ? 'mjs' : 'ts'}`), NOOP_PLUGIN);
