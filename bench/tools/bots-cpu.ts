@@ -11,8 +11,10 @@
 //            deciding, tracing, ending — no step
 //   logs     to 10 bots whose rule logs the text: a step without write-ahead or request
 //   bots     to the 10 echo bots (as the bench): the round ends when every echo is committed
+//   reply    the echo bots' users write to the people through clients as a bot's (no runtime)
 //   poll     a quiet bot's `GET /api/v1/messages` alone, one after the other (CPU per request)
-//   bots-notrace, bots-nobudget   `bots` with a part stubbed (STUBS below), for bisecting
+//   bots-notrace, bots-nobudget   `bots` with a part stubbed (STUBS below), for bisecting;
+//            bots-prof: `bots` with V8's CPU profiler on (what --cpu-prof costs the server)
 //   before-people, before-bots, …  the same against an earlier build's server (--before DIR:
 //            that build's dist/, on a copy of the same data, in this process)
 // A round's figure is the process's CPU (`process.cpuUsage`, every thread) per message, from the
@@ -26,6 +28,7 @@ import { createHook } from 'node:async_hooks';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Session } from 'node:inspector';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -40,6 +43,7 @@ import type * as CollectionsModule from '../../src/domain/messaging/collections.
 import type * as RecordsModule from '../../src/runtime/state/bot-records.js';
 import type * as TracesModule from '../../src/runtime/state/traces.js';
 import type * as BudgetModule from '../../src/client/rate-budget.js';
+import type * as ClientModule from '../../src/client/client.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -224,7 +228,23 @@ async function polls(b: Build): Promise<Out> {
 const { TraceLog } = (await import(`${from}/runtime/state/traces.js`)) as typeof TracesModule;
 const { createRateBudget } = (await import(`${from}/client/rate-budget.js`)) as typeof BudgetModule;
 const budgetProto = Object.getPrototypeOf(createRateBudget()) as { run: (r: unknown, fn: () => unknown) => unknown };
+const inspector = new Session();
+inspector.connect();
+const post = (method: string, params?: object) =>
+  new Promise<void>((ok, no) => inspector.post(method, params, (err) => (err ? no(err) : ok())));
 const STUBS: Record<string, () => () => void> = {
+  // not a stub: V8's CPU profiler on for the round (as the bench's server runs, --cpu-prof)
+  prof: () => {
+    void post('Profiler.enable').then(() => post('Profiler.start'));
+    return () => void post('Profiler.stop');
+  },
+  // the same sampling every 10 ms instead of every 1 ms (node's --cpu-prof-interval 10000)
+  prof10: () => {
+    void post('Profiler.enable')
+      .then(() => post('Profiler.setSamplingInterval', { interval: 10_000 }))
+      .then(() => post('Profiler.start'));
+    return () => void post('Profiler.stop').then(() => post('Profiler.setSamplingInterval', { interval: 1000 }));
+  },
   // a trace kept in memory only (no file line: no JSON, no write)
   notrace: () => {
     const add = TraceLog.prototype.add;
@@ -242,6 +262,43 @@ const STUBS: Record<string, () => () => void> = {
   },
 };
 
+const { createClient } = (await import(`${from}/client/client.js`)) as typeof ClientModule;
+const replyClients = new Map<Build, ReturnType<typeof createClient>[]>();
+/**
+ * `reply`: the echo bots' users write to the people through clients as the bots have them (the
+ * typed client, its rate budget, the in-process transport of the server's bots; an
+ * Idempotency-Key each), no runtime: what the client adds to a write over a person's.
+ */
+async function replies(b: Build): Promise<Out> {
+  let clients = replyClients.get(b);
+  if (!clients) {
+    const transport = b.server.inProcess!;
+    clients = bots.map((u) => createClient({ baseUrl: b.server.url, apiKey: u.key, transport }));
+    replyClients.set(b, clients);
+  }
+  const m0 = b.messages();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const sends: Promise<unknown>[] = [];
+  for (let k = 0; k < perRound; k++) {
+    const wait = t0 + (k * 1000) / rate - performance.now();
+    if (wait > 2) await sleep(wait);
+    const i = seq++;
+    const content = `r${i}`;
+    sends.push(
+      clients[i % BOTS]!.messages.send(
+        { recipient_pin: people[i % PEOPLE]!.pin, content },
+        { idempotencyKey: `rp-${i}` },
+      ),
+    );
+  }
+  await Promise.all(sends);
+  await b.server.store.durable();
+  const c = process.cpuUsage(c0);
+  if (b.messages() - m0 !== perRound) throw new Error(`reply: ${b.messages() - m0} of ${perRound} written`);
+  return { cpuUs: (c.user + c.system) / perRound, gcUs: 0, lines: 0, bytes: 0, requests: 1, promises: 0 };
+}
+
 /** One round of a variant: `perRound` messages paced at `rate`/s; CPU until the last is answered. */
 async function round(variant: string): Promise<Out> {
   const stub = STUBS[variant.replace(/^bots-/, '')];
@@ -256,6 +313,7 @@ async function round(variant: string): Promise<Out> {
 async function roundOf(variant: string): Promise<Out> {
   const b = variant.startsWith('before-') ? builds.before! : builds.main!;
   if (variant.endsWith('poll')) return polls(b);
+  if (variant.endsWith('reply')) return replies(b);
   const toBots = variant.endsWith('bots');
   const toLogs = variant.endsWith('logs');
   const toQuiet = variant.endsWith('quiet') || toLogs;
@@ -342,7 +400,8 @@ for (let r = 0; r < rounds; r++) {
   const order = r % 2 ? [...names].reverse() : names;
   for (const v of order) all[v]!.push(await round(v));
   process.stderr.write(
-    `round ${r + 1}: ${names.map((v) => `${v} ${all[v]!.at(-1)!.cpuUs.toFixed(0)}`).join(', ')} µs/msg\n`,
+    `round ${r + 1}: ${names.map((v) => `${v} ${all[v]!.at(-1)!.cpuUs.toFixed(0)} (GC ${all[v]!.at(-1)!.gcUs.toFixed(0)})`).join(', ')} µs/msg; ` +
+      `heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB\n`,
   );
 }
 const line = (v: string) => {
