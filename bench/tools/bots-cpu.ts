@@ -1,9 +1,10 @@
 // What one answered bot event costs the server's CPU, part by part, in one process and without
 // sockets: a server built as `serve` builds it (startServer, file store on /dev/shm, rate limits
 // on as the bots-throughput bench: the people at 150 messages a minute, the bots' users with
-// limits of their own, the request log at info to /dev/null, metrics on) running 30 bots; 980
-// people send keyed `POST /api/v1/messages/send` through an in-process transport of their own
-// (the server's listener, as the bots' requests: no HTTP parsing, no socket), paced at `--rate`
+// limits of their own, the request log at info to /dev/null, metrics on, no plugins) running 30
+// bots; 980 people send keyed `POST /api/v1/messages/send` through an in-process transport of
+// their own (the server's listener, as the bots' requests: no HTTP parsing, no socket), paced at
+// `--rate`
 // a second (2200: the bench's load, which the server cannot keep up with, so every poll and
 // group commit carries many events, as in the bench). Variants, alternated round by round:
 //   people   the people write to one another (no bot is concerned): a person's write alone
@@ -12,7 +13,7 @@
 //   logs     to 10 bots whose rule logs the text: a step without write-ahead or request
 //   bots     to the 10 echo bots (as the bench): the round ends when every echo is committed
 //   reply    the echo bots' users write to the people through clients as a bot's (no runtime)
-//   poll     a quiet bot's `GET /api/v1/messages` alone, one after the other (CPU per request)
+//   poll     a quiet bot's `GET /api/v1/messages` finding nothing, alone, one after the other
 //   bots-notrace, bots-nobudget   `bots` with a part stubbed (STUBS below), for bisecting;
 //            bots-prof: `bots` with V8's CPU profiler on (what --cpu-prof costs the server)
 //   before-people, before-bots, …  the same against an earlier build's server (--before DIR:
@@ -25,7 +26,8 @@
 //   node bin/run-ts.js bench/tools/bots-cpu.ts [--rounds 7] [--n 2000] [--rate 2200]
 //     [--only people,quiet,logs,bots] [--before bench/.cache/ab/before] [--promises] [--src]
 import { createHook } from 'node:async_hooks';
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Session } from 'node:inspector';
@@ -62,7 +64,8 @@ const rounds = Number(opts.rounds);
 const perRound = Number(opts.n);
 const rate = Number(opts.rate);
 
-const ds = await dataset<UsersMeta>('users', { users: 3 * BOTS + PEOPLE }, (m) => process.stderr.write(`${m}\n`));
+const say = (m: string) => process.stderr.write(`${m}\n`);
+const ds = await dataset<UsersMeta>('users', { users: 3 * BOTS + PEOPLE }, say);
 const root = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'bots-cpu-'));
 const devNull = openSync('/dev/null', 'w');
 const bots = ds.meta.users.slice(0, BOTS);
@@ -72,9 +75,10 @@ const quiet = ds.meta.users.slice(BOTS, 2 * BOTS);
 // bots whose one rule logs the text (a step without write-ahead or request)
 const loggers = ds.meta.users.slice(2 * BOTS, 3 * BOTS);
 const people = ds.meta.users.slice(3 * BOTS);
-const LOG_RULE = '  - id: echo\n    on: message.received\n    do:\n      - log: "echo {{ event.content }}"\n';
-const QUIET_RULE =
-  '  - id: echo\n    on: message.received\n    if: { content: never }\n    do:\n      - reply: "echo {{ event.content }}"\n';
+const RULE_HEAD = '  - id: echo\n    on: message.received\n';
+const LOG_RULE = `${RULE_HEAD}    do:\n      - log: "echo {{ event.content }}"\n`;
+const REPLY = '    do:\n      - reply: "echo {{ event.content }}"\n';
+const QUIET_RULE = `${RULE_HEAD}    if: { content: never }\n${REPLY}`;
 
 type Server = Awaited<ReturnType<typeof ServerModule.startServer>>;
 interface Build {
@@ -84,13 +88,16 @@ interface Build {
   messages: () => number;
 }
 
-/** A server of the build under `at` (its dist/, or src/) on a copy of the data set, with its bots. */
+/** A server of the build under `at` (its dist/, or src/) on a copy of the data set, with bots. */
 async function build(name: string, at: string): Promise<Build> {
   const { startServer } = (await import(`${at}/server.js`)) as typeof ServerModule;
   const { configFrom } = (await import(`${at}/config/load.js`)) as typeof LoadModule;
   const { createLogger } = (await import(`${at}/log.js`)) as typeof LogModule;
-  const { inProcessTransport } = (await import(`${at}/api/in-process.js`)) as typeof InProcessModule;
-  const { Messages } = (await import(`${at}/domain/messaging/collections.js`)) as typeof CollectionsModule;
+  const inProcess = (await import(`${at}/api/in-process.js`)) as typeof InProcessModule;
+  const collectionsAt = `${at}/domain/messaging/collections.js`;
+  const collections = (await import(collectionsAt)) as typeof CollectionsModule;
+  const { inProcessTransport } = inProcess;
+  const { Messages } = collections;
   const dir = join(root, name);
   const dataDir = join(dir, 'data');
   const botsDir = join(dir, 'bots');
@@ -149,7 +156,10 @@ let lastQuiet = { bot: '', content: '' };
 /** Whether the quiet bots handled the round: their inboxes empty and the last message traced. */
 async function quietDone(b: Build): Promise<boolean> {
   if (inboxOf.get(b.server)!() > 0) return false;
-  const { traces } = (await b.server.command!('bots.trace', { name: lastQuiet.bot, limit: 1000 })) as {
+  const { traces } = (await b.server.command!('bots.trace', {
+    name: lastQuiet.bot,
+    limit: 1000,
+  })) as {
     traces: Array<{ event: { summary: string } }>;
   };
   return traces.some((t) => t.event.summary.includes(`"${lastQuiet.content}"`));
@@ -159,9 +169,8 @@ const from = opts.src ? '../../src' : '../../dist';
 const builds: Record<string, Build> = { main: await build('main', from) };
 if (opts.before) builds.before = await build('before', resolve(opts.before, 'dist'));
 
-const names = (opts.only ?? (opts.before ? 'people,bots,before-people,before-bots' : 'people,quiet,logs,bots')).split(
-  ',',
-);
+const defaults = opts.before ? 'people,bots,before-people,before-bots' : 'people,quiet,logs,bots';
+const names = (opts.only ?? defaults).split(',');
 let seq = 0;
 
 /** GC pause time (ms) since the last call. */
@@ -199,26 +208,20 @@ interface Out {
 }
 
 /**
- * `poll`: what a bot's poll costs the server, apart: `GET /api/v1/messages` as a quiet bot, from
- * where its newest 3 messages start (a poll that finds 3), one after the other, CPU per request.
+ * `poll`: what a bot's poll costs the server, apart: `GET /api/v1/messages` as a quiet bot (990
+ * conversations) that finds nothing new, one after the other, CPU per request.
  */
 async function polls(b: Build): Promise<Out> {
-  const bot = quiet[0]!;
-  const mine = [...b.server.store.read.col(Msgs!).all()].filter((m) =>
-    (m as { content: string }).content.startsWith('m'),
-  );
-  const since = (mine.at(-4) as { timestamp: number } | undefined)?.timestamp ?? 0;
-  const url = `${b.server.url}/api/v1/messages?since=${since}&limit=200`;
+  const url = `${b.server.url}/api/v1/messages?since=${Date.now()}&limit=200`;
+  const headers = { 'X-API-Key': quiet[0]!.key };
   const n = Math.min(perRound, 2000);
   const c0 = process.cpuUsage();
-  let found = 0;
   for (let k = 0; k < n; k++) {
-    const r = await b.send({ url, method: 'GET', headers: { 'X-API-Key': bot.key }, timeoutMs: 60_000 });
+    const r = await b.send({ url, method: 'GET', headers, timeoutMs: 60_000 });
     if (r.status !== 200) throw new Error(`GET /messages answered ${r.status}: ${r.text}`);
-    if (k === 0) found = (JSON.parse(r.text) as { messages: unknown[] }).messages.length;
   }
   const c = process.cpuUsage(c0);
-  return { cpuUs: (c.user + c.system) / n, gcUs: 0, lines: 0, bytes: 0, requests: found, promises: 0 };
+  return { cpuUs: (c.user + c.system) / n, gcUs: 0, lines: 0, bytes: 0, requests: 1, promises: 0 };
 }
 
 /**
@@ -227,7 +230,9 @@ async function polls(b: Build): Promise<Out> {
  */
 const { TraceLog } = (await import(`${from}/runtime/state/traces.js`)) as typeof TracesModule;
 const { createRateBudget } = (await import(`${from}/client/rate-budget.js`)) as typeof BudgetModule;
-const budgetProto = Object.getPrototypeOf(createRateBudget()) as { run: (r: unknown, fn: () => unknown) => unknown };
+const budgetProto = Object.getPrototypeOf(createRateBudget()) as {
+  run: (r: unknown, fn: () => unknown) => unknown;
+};
 const inspector = new Session();
 inspector.connect();
 const post = (method: string, params?: object) =>
@@ -243,7 +248,8 @@ const STUBS: Record<string, () => () => void> = {
     void post('Profiler.enable')
       .then(() => post('Profiler.setSamplingInterval', { interval: 10_000 }))
       .then(() => post('Profiler.start'));
-    return () => void post('Profiler.stop').then(() => post('Profiler.setSamplingInterval', { interval: 1000 }));
+    const back = () => post('Profiler.setSamplingInterval', { interval: 1000 });
+    return () => void post('Profiler.stop').then(back);
   },
   // a trace kept in memory only (no file line: no JSON, no write)
   notrace: () => {
@@ -295,11 +301,19 @@ async function replies(b: Build): Promise<Out> {
   await Promise.all(sends);
   await b.server.store.durable();
   const c = process.cpuUsage(c0);
-  if (b.messages() - m0 !== perRound) throw new Error(`reply: ${b.messages() - m0} of ${perRound} written`);
-  return { cpuUs: (c.user + c.system) / perRound, gcUs: 0, lines: 0, bytes: 0, requests: 1, promises: 0 };
+  const written = b.messages() - m0;
+  if (written !== perRound) throw new Error(`reply: ${written} of ${perRound} written`);
+  return {
+    cpuUs: (c.user + c.system) / perRound,
+    gcUs: 0,
+    lines: 0,
+    bytes: 0,
+    requests: 1,
+    promises: 0,
+  };
 }
 
-/** One round of a variant: `perRound` messages paced at `rate`/s; CPU until the last is answered. */
+/** One round of a variant: `perRound` messages at `rate`/s; CPU until the last is answered. */
 async function round(variant: string): Promise<Out> {
   const stub = STUBS[variant.replace(/^bots-/, '')];
   const undo = stub?.();
@@ -308,6 +322,31 @@ async function round(variant: string): Promise<Out> {
   } finally {
     undo?.();
   }
+}
+
+/** A round whose echoes did not all come within a minute: what the bots traced, who is missing. */
+async function stalled(b: Build, variant: string, got: number, want: number): Promise<never> {
+  const seen = new Map<string, number>();
+  for (let i = 0; i < BOTS; i++) {
+    const args = { name: `echo-${i}`, limit: 1000 };
+    const { traces } = (await b.server.command!('bots.trace', args)) as {
+      traces: Array<{ outcome: string; reason?: string }>;
+    };
+    for (const { outcome, reason } of traces) {
+      const k = `${outcome}/${reason}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    }
+  }
+  type Row = { sender_id: string; content: string };
+  const all = [...b.server.store.read.col(Msgs!).all()] as Row[];
+  const botIds = new Set(bots.map((x) => x.id));
+  const fromBots = all.filter((m) => botIds.has(m.sender_id));
+  const replied = new Set(fromBots.map((m) => m.content.slice(5)));
+  const asked = all.filter((m) => !botIds.has(m.sender_id) && /^m\d+$/.test(m.content));
+  const missing = asked.filter((m) => !replied.has(m.content));
+  process.stderr.write(`missing: ${missing.map((m) => m.content).join(' ')}\n`);
+  process.stderr.write(`${JSON.stringify(await b.server.command!('bots.status'))}\n`);
+  throw new Error(`${variant}: ${got} of ${want} messages after 60 s; ${[...seen]}`);
 }
 
 async function roundOf(variant: string): Promise<Out> {
@@ -336,13 +375,21 @@ async function roundOf(variant: string): Promise<Out> {
       : toQuiet
         ? silent[Math.floor(i / PEOPLE) % BOTS]!
         : people[(i + 1) % PEOPLE]!;
-    if (toQuiet) lastQuiet = { bot: `${toLogs ? 'logs' : 'quiet'}-${Math.floor(i / PEOPLE) % BOTS}`, content: `m${i}` };
+    if (toQuiet)
+      lastQuiet = {
+        bot: `${toLogs ? 'logs' : 'quiet'}-${Math.floor(i / PEOPLE) % BOTS}`,
+        content: `m${i}`,
+      };
     sends.push(
       b
         .send({
           url: `${b.server.url}/api/v1/messages/send`,
           method: 'POST',
-          headers: { 'X-API-Key': person.key, 'Content-Type': 'application/json', 'Idempotency-Key': `bc-${i}` },
+          headers: {
+            'X-API-Key': person.key,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': `bc-${i}`,
+          },
           body: JSON.stringify({ recipient_pin: to.pin, content: `m${i}` }),
           timeoutMs: 60_000,
         })
@@ -355,28 +402,7 @@ async function roundOf(variant: string): Promise<Out> {
   const want = m0 + perRound * (toBots ? 2 : 1);
   // the quiet bots write no message: the round ends when their inboxes are empty again
   for (let spins = 0; b.messages() < want || (toQuiet && !(await quietDone(b))); spins++) {
-    if (spins > 60_000) {
-      const seen = new Map<string, number>();
-      for (let i = 0; i < BOTS; i++) {
-        const { traces } = (await b.server.command!('bots.trace', { name: `echo-${i}`, limit: 1000 })) as {
-          traces: Array<{ outcome: string; reason?: string }>;
-        };
-        for (const t of traces) seen.set(`${t.outcome}/${t.reason}`, (seen.get(`${t.outcome}/${t.reason}`) ?? 0) + 1);
-      }
-      const all = [...b.server.store.read.col(Msgs!).all()] as Array<{
-        sender_id: string;
-        content: string;
-        conversation_id: string;
-      }>;
-      const botIds = new Set(bots.map((x) => x.id));
-      const replied = new Set(all.filter((m) => botIds.has(m.sender_id)).map((m) => m.content.slice(5)));
-      const missing = all.filter(
-        (m) => !botIds.has(m.sender_id) && /^m\d+$/.test(m.content) && !replied.has(m.content),
-      );
-      process.stderr.write(`missing: ${missing.map((m) => m.content).join(' ')}\n`);
-      process.stderr.write(`${JSON.stringify(await b.server.command!('bots.status'))}\n`);
-      throw new Error(`${variant}: ${b.messages() - m0} of ${want - m0} messages after 60 s; ${[...seen]}`);
-    }
+    if (spins > 60_000) return stalled(b, variant, b.messages() - m0, want - m0);
     await sleep(toQuiet ? 5 : 1);
   }
   await b.server.store.durable();
@@ -394,23 +420,26 @@ async function roundOf(variant: string): Promise<Out> {
 
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const all: Record<string, Out[]> = Object.fromEntries(names.map((n) => [n, []]));
+const list = (xs: number[], d = 0) => xs.map((x) => x.toFixed(d)).join(' ');
 // warm-up: one round each, not counted
 for (const v of names) await round(v);
 for (let r = 0; r < rounds; r++) {
   const order = r % 2 ? [...names].reverse() : names;
   for (const v of order) all[v]!.push(await round(v));
-  process.stderr.write(
-    `round ${r + 1}: ${names.map((v) => `${v} ${all[v]!.at(-1)!.cpuUs.toFixed(0)} (GC ${all[v]!.at(-1)!.gcUs.toFixed(0)})`).join(', ')} µs/msg; ` +
-      `heap ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB\n`,
-  );
+  const last = (v: string) => all[v]!.at(-1)!;
+  const each = names.map((v) => `${v} ${last(v).cpuUs.toFixed(0)} (GC ${last(v).gcUs.toFixed(0)})`);
+  const heap = (process.memoryUsage().heapUsed / 1e6).toFixed(0);
+  process.stderr.write(`round ${r + 1}: ${each.join(', ')} µs/msg; heap ${heap} MB\n`);
 }
 const line = (v: string) => {
   const o = all[v]!;
   const m = (f: (x: Out) => number, d = 0) => med(o.map(f)).toFixed(d);
+  const promised = opts.promises ? `, promises ${m((x) => x.promises, 1)}` : '';
   return (
-    `${v.padEnd(14)} CPU ${m((x) => x.cpuUs).padStart(5)} µs/msg (${o.map((x) => x.cpuUs.toFixed(0)).join(' ')}), ` +
+    `${v.padEnd(14)} CPU ${m((x) => x.cpuUs).padStart(5)} µs/msg ` +
+    `(${list(o.map((x) => x.cpuUs))}), ` +
     `GC ${m((x) => x.gcUs)} µs, journal ${m((x) => x.lines, 2)} lines ${m((x) => x.bytes)} B, ` +
-    `bots' requests ${m((x) => x.requests, 2)}${opts.promises ? `, promises ${m((x) => x.promises, 1)}` : ''}`
+    `bots' requests ${m((x) => x.requests, 2)}${promised}`
   );
 };
 console.log(`${perRound} messages a round at ${rate}/s, ${rounds} rounds, medians:`);
@@ -418,13 +447,12 @@ for (const v of names) console.log(line(v));
 for (const pre of ['', 'before-']) {
   if (!all[`${pre}bots`] || !all[`${pre}people`]) continue;
   const d = all[`${pre}bots`]!.map((x, i) => x.cpuUs - all[`${pre}people`]![i]!.cpuUs);
-  console.log(
-    `${pre}bots − ${pre}people: ${med(d).toFixed(0)} µs per answered event (${d.map((x) => x.toFixed(0)).join(' ')})`,
-  );
+  const what = `${pre}bots − ${pre}people`;
+  console.log(`${what}: ${med(d).toFixed(0)} µs per answered event (${list(d)})`);
 }
 if (all.bots && all['before-bots']) {
   const q = all.bots.map((x, i) => x.cpuUs / all['before-bots']![i]!.cpuUs);
-  console.log(`bots ÷ before-bots: ${med(q).toFixed(3)} (${q.map((x) => x.toFixed(2)).join(' ')})`);
+  console.log(`bots ÷ before-bots: ${med(q).toFixed(3)} (${list(q, 2)})`);
 }
 for (const b of Object.values(builds)) await b.server.close();
 if (!process.env.BOTS_CPU_KEEP) rmSync(root, { recursive: true, force: true });
