@@ -201,7 +201,7 @@ function cpuShares(profileDirs: string[]): string {
 
 /**
  * V8's sampling interval (µs) of the server's profile, which only gives the CPU shares by area.
- * Every 10 ms: sampling every 1 ms (node's default) cost the server ~20–28% more CPU an answered
+ * Every 10 ms: sampling every 1 ms (node's default) cost the server 21–28% more CPU an answered
  * event (bench/tools/bots-cpu.ts, variants bots-prof and bots-prof10 alternated), and so as much
  * of the answered events a second it measures; every 10 ms costs nothing measurable and still
  * takes ~100 samples a second of load. `BENCH_BOTS_PROF_INTERVAL` sets another (1000: as before).
