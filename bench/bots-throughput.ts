@@ -199,13 +199,23 @@ function cpuShares(profileDirs: string[]): string {
     .join(', ');
 }
 
+/**
+ * V8's sampling interval (µs) of the server's profile, which only gives the CPU shares by area.
+ * Every 10 ms: sampling every 1 ms (node's default) cost the server 21–28% more CPU an answered
+ * event (bench/tools/bots-cpu.ts, variants bots-prof and bots-prof10 alternated), and so as much
+ * of the answered events a second it measures; every 10 ms costs nothing measurable and still
+ * takes ~100 samples a second of load. `BENCH_BOTS_PROF_INTERVAL` sets another (1000: as before).
+ */
+const PROF_INTERVAL_US = Number(process.env.BENCH_BOTS_PROF_INTERVAL ?? 10_000);
+
 /** Where a server writes its profile (kept under BENCH_CPU_PROF), and the node flags that make it. Internal. */
 function profileOf(name: string, runDir: string): { dir: string; flags: string[] } {
   const kept = process.env.BENCH_CPU_PROF;
   const dir = kept ? join(kept, name) : join(runDir, `profile-${name}`);
   mkdirSync(dir, { recursive: true });
-  // spawnServer adds the profile flags itself under BENCH_CPU_PROF
-  return { dir, flags: kept ? [] : ['--cpu-prof', '--cpu-prof-dir', dir] };
+  // spawnServer adds the profile flags itself under BENCH_CPU_PROF (node's 1 ms: a profile to read)
+  const flags = ['--cpu-prof', '--cpu-prof-dir', dir, `--cpu-prof-interval=${PROF_INTERVAL_US}`];
+  return { dir, flags: kept ? [] : flags };
 }
 
 /** The config of the servers: rate limits on, the bots' users with limits of their own. Internal. */
