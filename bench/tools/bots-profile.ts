@@ -4,19 +4,8 @@
 // (program) stay apart. Samples before the first with FUNCTION on the stack are left out.
 //   node bin/run-ts.js bench/tools/bots-profile.ts FILE.cpuprofile [TOP] [--from round]
 //     [--detail runtime/state/traces] (that group's samples by the function that ran)
-import { readFileSync } from 'node:fs';
 import { exitQuietlyOnClosedPipe } from '../../src/cli/quiet-pipe.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { readProfile } from './cpu-profile.js';
 
 exitQuietlyOnClosedPipe();
 const argv = process.argv.slice(2);
@@ -30,10 +19,7 @@ if (!file) {
   console.error('usage: bots-profile.ts FILE.cpuprofile [TOP] [--from FUNCTION]');
   process.exit(2);
 }
-const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map<number, number>();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const { profile: p, byId, parent, onStack } = readProfile(file);
 const ours = /\/(dist|src)\/(.*)$/;
 /** The group of a node: its nearest frame of ours (file), else its own kind. */
 const memo = new Map<number, string>();
@@ -55,11 +41,6 @@ function group(id: number): string {
   g ??= '(node, no frame of ours)';
   memo.set(id, g);
   return g;
-}
-function onStack(id: number, name: string): boolean {
-  for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-    if (byId.get(at)!.callFrame.functionName === name) return true;
-  return false;
 }
 const t = new Map<string, number>();
 let started = from === undefined;

@@ -13,7 +13,6 @@
 //     node --expose-gc --min-semi-space-size=256 --max-semi-space-size=256 bin/run-ts.js bench/tools/edge-micro.ts --alloc)
 // Variants: serve (the server's listener), node (node-read's handler), node-edge (the same on
 // EdgeResponse), and the `serve` listener with one part stubbed (see STUBS below), for bisecting.
-import { EventEmitter } from 'node:events';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +31,7 @@ import type * as CallModule from '../../src/api/edge/call.js';
 import type * as LogRequestModule from '../../src/api/edge/request-log.js';
 import type * as AuthModule from '../../src/api/edge/auth.js';
 import type * as KeysModule from '../../src/domain/users/keys.js';
+import { StandInSocket, youngGrowth } from './stand-in-socket.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -58,39 +58,11 @@ const rounds = Number(opts.rounds);
 const perRound = Number(opts.n);
 const CONNECTIONS = 50;
 
-/** A socket as node's response uses it: writes are counted and their callbacks called later. */
-class StandIn extends EventEmitter {
-  writable = true;
-  destroyed = false;
-  readable = true;
-  _httpMessage: unknown = null;
-  _writableState = { corked: 0 };
-  bytes = 0;
-  readonly callbacks: Array<() => void> = [];
-  constructor(readonly server: unknown) {
-    super();
-  }
-  cork() {
-    this._writableState.corked++;
-  }
-  uncork() {
-    if (this._writableState.corked > 0) this._writableState.corked--;
-  }
-  write(data: string | Buffer, _enc?: unknown, cb?: () => void) {
-    this.bytes += data.length;
-    if (typeof cb === 'function') this.callbacks.push(cb);
-    return true;
-  }
-  setTimeout() {
-    return this;
-  }
-}
-
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 type ResponseClass = new (req: IncomingMessage) => ServerResponse;
 
 /** One request on `socket`, as node's server makes and ends it (http_server.js parserOnIncoming, resOnFinish). */
-function oneRequest(socket: StandIn, key: string, listener: Listener, Res: ResponseClass): void {
+function oneRequest(socket: StandInSocket, key: string, listener: Listener, Res: ResponseClass): void {
   const req = new IncomingMessage(socket as never);
   req.method = 'GET';
   req.url = '/api/v1/me';
@@ -118,7 +90,7 @@ function oneRequest(socket: StandIn, key: string, listener: Listener, Res: Respo
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `n` requests over the sockets, a round of one request per socket at a time; CPU µs per request. */
-async function drive(n: number, sockets: StandIn[], keys: string[], listener: Listener, Res: ResponseClass) {
+async function drive(n: number, sockets: StandInSocket[], keys: string[], listener: Listener, Res: ResponseClass) {
   const before = process.cpuUsage();
   const t0 = performance.now();
   for (let done = 0; done < n; done += sockets.length) {
@@ -260,12 +232,12 @@ const VARIANTS: Record<string, { listener: Listener; Res: ResponseClass }> = {
 };
 const names = opts.only ? opts.only.split(',') : ['node', 'front', 'front-auth', 'bare', 'limits', 'serve'];
 const sockets = Object.fromEntries(
-  names.map((v) => [v, keys.map(() => new StandIn(v === 'before' ? beforeServer!.http : server.http))]),
+  names.map((v) => [v, keys.map(() => new StandInSocket(v === 'before' ? beforeServer!.http : server.http))]),
 );
 
 // a check: the answers are what they should be
 {
-  const s = new StandIn(server.http);
+  const s = new StandInSocket(server.http);
   const chunks: string[] = [];
   s.write = (data: string | Buffer, _e?: unknown, cb?: () => void) => {
     chunks.push(String(data));
@@ -299,19 +271,9 @@ for (const v of names) {
 // --alloc: the young generation's growth over 20,000 requests, after a full collection (a round
 // in which a scavenge ran shows as negative or tiny and is left out)
 if (opts.alloc) {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('--alloc needs node --expose-gc --min-semi-space-size=256 --max-semi-space-size=256');
-  const { getHeapSpaceStatistics } = await import('node:v8');
-  const young = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
   for (const v of names) {
-    const per: number[] = [];
-    for (let r = 0; r < 5; r++) {
-      gc();
-      const at = young();
-      await drive(20_000, sockets[v]!, keys, VARIANTS[v]!.listener, VARIANTS[v]!.Res);
-      const grown = (young() - at) / 20_000;
-      if (grown > 100) per.push(grown);
-    }
+    const drives = (n: number) => drive(n, sockets[v]!, keys, VARIANTS[v]!.listener, VARIANTS[v]!.Res);
+    const per = await youngGrowth(20_000, drives);
     console.log(
       `${v.padEnd(12)} allocates ${per.length ? median(per).toFixed(0) : '?'} bytes/req (rounds ${per.map((x) => x.toFixed(0)).join(' ')})`,
     );

@@ -2,19 +2,8 @@
 // the most self time. node bin/run-ts.js bench/tools/profile-summary.ts FILE [TOP] [--from FUNCTION]
 // --from FUNCTION leaves out the samples before the first one with FUNCTION on its stack (e.g.
 // `--from parserOnHeadersComplete`: start-up left out, only the server under load).
-import { readFileSync } from 'node:fs';
 import { exitQuietlyOnClosedPipe } from '../../src/cli/quiet-pipe.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { type ProfileNode, readProfile } from './cpu-profile.js';
 
 // `… | head` closes the pipe early: end quietly, as the pinbot CLI does
 exitQuietlyOnClosedPipe();
@@ -28,16 +17,7 @@ if (!file || (fromAt >= 0 && !from)) {
   console.error('usage: profile-summary.ts FILE.cpuprofile [TOP] [--from FUNCTION]');
   process.exit(2);
 }
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const parent = new Map<number, number>();
-for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-/** Whether a function named `name` is on the stack of node `id`. Internal. */
-function onStack(id: number, name: string): boolean {
-  for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-    if (byId.get(at)!.callFrame.functionName === name) return true;
-  return false;
-}
+const { profile, byId, parent, onStack } = readProfile(file);
 const first = from === undefined ? 0 : profile.samples.findIndex((id) => onStack(id, from));
 if (first < 0) {
   console.error(`no sample has ${from} on its stack`);

@@ -20,7 +20,7 @@
 // `--perf DIR`: then 3 s of load on each server under `perf record` (every thread, JS frames
 // named), its top symbols by self time into DIR/NAME.txt.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
@@ -29,6 +29,7 @@ import { copyStore, dataset } from '../harness/dataset.js';
 import { freshDist } from '../harness/fresh-dist.js';
 import { loadProblem, runLoad, stopLoad, type LoadResult } from '../harness/load.js';
 import { REPO, runDir } from '../harness/paths.js';
+import { syscallsUnder } from '../harness/strace.js';
 import { settle } from '../harness/rounds.js';
 import { spawnServer, type ServerProcess } from '../harness/server-process.js';
 import { getAs } from '../read.js';
@@ -191,25 +192,8 @@ async function start(name: string, tmp: string, meta: string, noPlugins: string)
 /** Syscalls per request of `server` under a load of `seconds` (strace -f -c on all threads). */
 async function syscalls(server: ServerProcess, requests: ReturnType<typeof getAs>, seconds: number) {
   const out = join(REPO, 'bench/.cache', `strace-${server.name}.txt`);
-  const st = spawn('strace', ['-f', '-c', '-o', out, '-p', String(server.pid)], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 500));
-  const r = await runLoad({ url: server.url, connections, durationS: seconds, requests });
-  st.kill('SIGINT');
-  await new Promise((r) => st.once('exit', r));
-  const text = readFileSync(out, 'utf8');
-  rmSync(out, { force: true });
-  const rows = text
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => f.length >= 5 && /^\d/.test(f[0]!) && f.at(-1) !== 'total')
-    .map((f) => ({ name: f.at(-1)!, calls: Number(f[3]) }))
-    .sort((x, y) => y.calls - x.calls);
-  const sum = rows.reduce((s, x) => s + x.calls, 0);
-  const per = (n: number) => (n / r.total).toFixed(2);
-  return `${per(sum)} syscalls/req (${rows
-    .slice(0, 8)
-    .map((x) => `${x.name} ${per(x.calls)}`)
-    .join(', ')}) over ${r.total} requests`;
+  const load = () => runLoad({ url: server.url, connections, durationS: seconds, requests });
+  return syscallsUnder(server.pid, out, load, { per: 'a request', of: 'requests' }, 8);
 }
 
 /**

@@ -1,24 +1,4 @@
-// Issue 33 item 2: the durable write over HTTP, one build against another and Fastify, with the
-// server CPU split by thread.
-// node bin/run-ts.js bench/tools/write-ab.ts [--other DIR] [--rounds N] [--duration S] [--plain] [--strace]
-//
-// Starts, each on its own copy of the write bench's store (200 users, 1k messages) and pinned to
-// the server CPU as the bench does: `pinbot serve` of this checkout, `pinbot serve` of the
-// checkout `--other DIR` (a build of main beside it: `git archive main | tar -x -C DIR`, its
-// `dist/` built, `node_modules` linked), and Fastify 5 + the same group-commit fsync
-// (bench/baselines/fastify-write.ts). The pinbot servers run as `serve` does in the write bench
-// (rate limits on, request log, metrics) and every write carries an Idempotency-Key of its own
-// (`--plain`: rate limits off and no key). They are loaded in turn, A B C A B C …, 50
-// connections for `--duration` s each, after a warm-up; around each run every thread's CPU time
-// (user and system apart) is read from /proc/PID/task/*/stat, so the figure per write is split
-// into the main thread, libuv's pool (the fdatasync calls, the request log's async writes to
-// stdout), V8's workers (the collector's concurrent marking and sweeping) and the rest. Prints
-// per round, then the medians: CPU µs per write by thread group, and each pinbot's CPU and
-// throughput against Fastify's of the same round. `--strace`: then each server's syscalls per
-// write under 2 s of load (`strace -f -c`, every thread; strace slows the server, so only the
-// counts mean anything).
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { MessagesMeta } from '../data/messages.js';
@@ -30,6 +10,7 @@ import { probe, startPinbot } from '../harness/pinbot-server.js';
 import { settle } from '../harness/rounds.js';
 import { spawnServer, type ServerProcess } from '../harness/server-process.js';
 import { UNIQUE_ID } from '../harness/load-spec.js';
+import { syscallsUnder } from '../harness/strace.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,25 +54,8 @@ function threads(pid: number): Map<string, { user: number; sys: number; faults: 
 
 /** Syscalls per write of a server under `seconds` of load, by name (strace -f -c on every thread). Internal. */
 async function syscalls(pid: number, url: string, requests: LoadRequest[], out: string, seconds: number) {
-  const st = spawn('strace', ['-f', '-c', '-o', out, '-p', String(pid)], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 500));
-  const r = await runLoad({ url, connections: 50, durationS: seconds, requests });
-  st.kill('SIGINT');
-  await new Promise((r) => st.once('exit', r));
-  const text = readFileSync(out, 'utf8');
-  rmSync(out, { force: true });
-  const rows = text
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => f.length >= 5 && /^\d/.test(f[0]!) && f.at(-1) !== 'total')
-    .map((f) => ({ name: f.at(-1)!, calls: Number(f[3]) }))
-    .sort((x, y) => y.calls - x.calls);
-  const per = (n: number) => (n / r.total).toFixed(2);
-  const sum = rows.reduce((t, x) => t + x.calls, 0);
-  return `${per(sum)} syscalls a write (${rows
-    .slice(0, 10)
-    .map((x) => `${x.name} ${per(x.calls)}`)
-    .join(', ')}) over ${r.total} writes`;
+  const load = () => runLoad({ url, connections: 50, durationS: seconds, requests });
+  return syscallsUnder(pid, out, load, { per: 'a write', of: 'writes' }, 10);
 }
 
 const AS_SERVE = {

@@ -28,7 +28,6 @@
 // (that app with that part off), node (a node:http
 // handler doing what Fastify's baseline does: body, JSON.parse, the key in a Map, a 200-byte line
 // through the baselines' group commit on the same file system, the answer), before.
-import { EventEmitter } from 'node:events';
 import { createHook } from 'node:async_hooks';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,6 +43,7 @@ import type * as LoadModule from '../../src/config/load.js';
 import type * as LogModule from '../../src/log.js';
 import type * as ServerModule from '../../src/server.js';
 import type * as AppModule from '../../src/api/app.js';
+import { StandInSocket, youngGrowth } from './stand-in-socket.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -71,46 +71,12 @@ const rounds = Number(opts.rounds);
 const perRound = Number(opts.n);
 const CONNECTIONS = Number(opts.connections);
 
-/** A socket as node's response uses it: writes are counted, their callbacks called on the next tick (as a write a socket took at once). */
-class StandIn extends EventEmitter {
-  writable = true;
-  destroyed = false;
-  readable = true;
-  _httpMessage: unknown = null;
-  _writableState = { corked: 0 };
-  bytes = 0;
-  constructor(readonly server: unknown) {
-    super();
-  }
-  cork() {
-    this._writableState.corked++;
-  }
-  uncork() {
-    if (this._writableState.corked > 0) this._writableState.corked--;
-  }
-  write(data: string | Buffer, _enc?: unknown, cb?: () => void) {
-    this.bytes += data.length;
-    if (typeof cb === 'function') process.nextTick(cb);
-    return true;
-  }
-  setTimeout() {
-    return this;
-  }
-  // what IncomingMessage asks of its socket while its body is read
-  resume() {
-    return this;
-  }
-  pause() {
-    return this;
-  }
-}
-
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 type ResponseClass = new (req: IncomingMessage) => ServerResponse;
 interface Seat {
   path: string;
   key: string;
-  socket: StandIn;
+  socket: StandInSocket;
 }
 
 const BODY = Buffer.from(MESSAGE_BODY);
@@ -325,7 +291,7 @@ const seatsFor = (socketServer: unknown): Seat[] =>
   Array.from({ length: Math.min(CONNECTIONS, ds.meta.direct.length) }, (_, i) => ({
     path: `/api/v1/conversations/${ds.meta.direct[i]}/messages`,
     key: ds.meta.users[2 * i]!.key,
-    socket: new StandIn(socketServer),
+    socket: new StandInSocket(socketServer, 'next-tick'),
   }));
 const Edge = EdgeResponse as unknown as ResponseClass;
 const serveListener = server.http.listeners('request')[0] as Listener;
@@ -431,19 +397,8 @@ if (opts.count) {
 // --alloc: the young generation's growth over 5,000 writes after a full collection (a round in
 // which a scavenge ran shows as negative or tiny and is left out)
 if (opts.alloc) {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('--alloc needs node --expose-gc --min-semi-space-size=256 --max-semi-space-size=256');
-  const { getHeapSpaceStatistics } = await import('node:v8');
-  const young = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')!.space_used_size;
   for (const v of names) {
-    const per: number[] = [];
-    for (let r = 0; r < 5; r++) {
-      gc();
-      const at = young();
-      await drive(5000, variants[v]!);
-      const grown = (young() - at) / 5000;
-      if (grown > 100) per.push(grown);
-    }
+    const per = await youngGrowth(5000, (n) => drive(n, variants[v]!));
     out(
       `${v.padEnd(10)} allocates ${per.length ? median(per).toFixed(0) : '?'} bytes a write (rounds ${per.map((x) => x.toFixed(0)).join(' ')})`,
     );
