@@ -15,6 +15,11 @@ import { spawnServer } from './harness/server-process.js';
 /** The anchor (issue 33): Fastify 5 with the same group-commit journal. */
 const FASTIFY_MIN = 0.8;
 
+/** The reported baseline doing a keyed write's work on Fastify (fastify-write-contract.ts). */
+const CONTRACT = 'fastify 5 + fsync doing the contract’s write (keyed)';
+const CONTRACT_TS = 'bench/baselines/fastify-write-contract.ts';
+const CONTRACT_SHORT = 'fastify doing the contract’s write';
+
 /** pinbot as `serve` runs it: rate limits on (limits no load reaches), the request log, metrics. */
 const AS_SERVE = {
   rate_limits: {
@@ -109,11 +114,29 @@ async function aloneUs(url: string, path: string, headers: Record<string, string
   return median(times);
 }
 
+/**
+ * Throws unless a POST repeated with its Idempotency-Key is answered with the first answer's
+ * bytes (and `Idempotent-Replayed: true`). Internal.
+ */
+async function replays(name: string, url: string, r: LoadRequest): Promise<void> {
+  const headers = { ...r.headers, 'Idempotency-Key': `replay-${name}` };
+  const send = async () => {
+    const res = await fetch(url + r.path, { method: 'POST', headers, body: MESSAGE_BODY });
+    const replayed = res.headers.get('idempotent-replayed');
+    return { status: res.status, text: await res.text(), replayed };
+  };
+  const [a, b] = [await send(), await send()];
+  if (a.status !== 201 || b.status !== 201 || a.text !== b.text || b.replayed !== 'true') {
+    const first = `${a.status} ${a.text}`;
+    throw new Error(`${name}: a repeated key answered ${b.status} ${b.text}, first ${first}`);
+  }
+}
+
 type Floor = ReturnType<typeof fdatasyncFloor>;
 
 /** The bench's rows from its runs, the fdatasync floor and the lone writes. Internal. */
 function figures(
-  runs: Record<'fastify' | 'bare' | 'pinbot' | 'plain', LoadResult[]>,
+  runs: Record<'fastify' | 'contract' | 'bare' | 'pinbot' | 'plain', LoadResult[]>,
   floor: Floor,
   alone: { pinbot: number; fastify: number },
   perSync: number | undefined,
@@ -157,6 +180,23 @@ function figures(
       runs: runs.bare,
     }),
     throughputFigure('write', 'baseline: fastify 5 + fsync', runs.fastify),
+    // reported: what of the gap is the contract's work (API.md) and what is pinbot's
+    withCpuRatio(
+      throughputFigure('write', `write as serve ÷ ${CONTRACT_SHORT}`, runs.pinbot, {
+        name: CONTRACT,
+        runs: runs.contract,
+      }),
+      runs.pinbot,
+      runs.contract,
+    ),
+    withCpuRatio(
+      throughputFigure('write', `baseline: ${CONTRACT}`, runs.contract, {
+        name: 'fastify 5 + fsync',
+        runs: runs.fastify,
+      }),
+      runs.contract,
+      runs.fastify,
+    ),
     throughputFigure('write', 'baseline: bare express + fsync', runs.bare, {
       name: 'fastify 5 + fsync',
       runs: runs.fastify,
@@ -196,6 +236,10 @@ export default defineBench({
       name: 'fastify-write',
       args: ['bin/run-ts.js', 'bench/baselines/fastify-write.ts', meta, join(tmp.dir, 'fastify.log')],
     });
+    const contract = await spawnServer({
+      name: 'fastify-write-contract',
+      args: ['bin/run-ts.js', CONTRACT_TS, meta, join(tmp.dir, 'contract.log')],
+    });
     try {
       const requests = postMessages(ds.meta, ctx.connections);
       const keyed = withIdempotencyKeys(requests);
@@ -204,6 +248,7 @@ export default defineBench({
         ['pinbot', pinbot.url, keyed[0]!],
         ['pinbot-plain', plain.url, first],
         ['fastify', fastify.url, first],
+        ['fastify-contract', contract.url, keyed[0]!],
         ['express', bare.url, first],
       ] as const) {
         const headers = { ...r.headers, 'Idempotency-Key': `probe-${name}` };
@@ -211,10 +256,17 @@ export default defineBench({
         if (p.status !== 201)
           throw new Error(`${name}: POST ${first.path} answered ${p.status} ${JSON.stringify(p.body)}`);
       }
+      // the keyed servers answer a repeated key with the first answer's bytes, as API.md asks
+      for (const [name, url] of [
+        ['pinbot', pinbot.url],
+        ['fastify-contract', contract.url],
+      ] as const)
+        await replays(name, url, keyed[0]!);
       ctx.progress(`write: ${requests.length} connections, ${ctx.rounds} rounds of ${ctx.durationS} s`);
       const runs = await interleave(
         {
           fastify: { url: fastify.url, server: fastify, requests },
+          contract: { url: contract.url, server: contract, requests: keyed },
           bare: { url: bare.url, server: bare, requests },
           pinbot: { url: pinbot.url, server: pinbot, requests: keyed },
           plain: { url: plain.url, server: plain, requests },
@@ -229,7 +281,8 @@ export default defineBench({
       };
       return figures(runs, floor, alone, perSync);
     } finally {
-      await Promise.all([pinbot.stop(), plain.stop(), bare.stop(), fastify.stop()]);
+      const servers = [pinbot, plain, bare, fastify, contract];
+      await Promise.all(servers.map((s) => s.stop()));
       tmp.cleanup();
     }
   },
