@@ -268,6 +268,21 @@ const STUBS: Record<string, () => () => void> = {
   },
 };
 
+/**
+ * Sends a round's `perRound` messages at `rate` a second, the i-th (counted on over rounds) by
+ * `send(i)`, and waits for every answer. Internal.
+ */
+async function paced(send: (i: number) => Promise<unknown>): Promise<void> {
+  const t0 = performance.now();
+  const sends: Promise<unknown>[] = [];
+  for (let k = 0; k < perRound; k++) {
+    const wait = t0 + (k * 1000) / rate - performance.now();
+    if (wait > 2) await sleep(wait);
+    sends.push(send(seq++));
+  }
+  await Promise.all(sends);
+}
+
 const { createClient } = (await import(`${from}/client/client.js`)) as typeof ClientModule;
 const replyClients = new Map<Build, ReturnType<typeof createClient>[]>();
 /**
@@ -284,21 +299,12 @@ async function replies(b: Build): Promise<Out> {
   }
   const m0 = b.messages();
   const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const sends: Promise<unknown>[] = [];
-  for (let k = 0; k < perRound; k++) {
-    const wait = t0 + (k * 1000) / rate - performance.now();
-    if (wait > 2) await sleep(wait);
-    const i = seq++;
-    const content = `r${i}`;
-    sends.push(
-      clients[i % BOTS]!.messages.send(
-        { recipient_pin: people[i % PEOPLE]!.pin, content },
-        { idempotencyKey: `rp-${i}` },
-      ),
-    );
-  }
-  await Promise.all(sends);
+  await paced((i) =>
+    clients[i % BOTS]!.messages.send(
+      { recipient_pin: people[i % PEOPLE]!.pin, content: `r${i}` },
+      { idempotencyKey: `rp-${i}` },
+    ),
+  );
   await b.server.store.durable();
   const c = process.cpuUsage(c0);
   const written = b.messages() - m0;
@@ -363,12 +369,7 @@ async function roundOf(variant: string): Promise<Out> {
   const p0 = promises;
   gcMs = 0;
   const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const sends: Promise<unknown>[] = [];
-  for (let k = 0; k < perRound; k++) {
-    const wait = t0 + (k * 1000) / rate - performance.now();
-    if (wait > 2) await sleep(wait);
-    const i = seq++;
+  await paced((i) => {
     const person = people[i % PEOPLE]!;
     const to = toBots
       ? bots[Math.floor(i / PEOPLE) % BOTS]!
@@ -380,25 +381,22 @@ async function roundOf(variant: string): Promise<Out> {
         bot: `${toLogs ? 'logs' : 'quiet'}-${Math.floor(i / PEOPLE) % BOTS}`,
         content: `m${i}`,
       };
-    sends.push(
-      b
-        .send({
-          url: `${b.server.url}/api/v1/messages/send`,
-          method: 'POST',
-          headers: {
-            'X-API-Key': person.key,
-            'Content-Type': 'application/json',
-            'Idempotency-Key': `bc-${i}`,
-          },
-          body: JSON.stringify({ recipient_pin: to.pin, content: `m${i}` }),
-          timeoutMs: 60_000,
-        })
-        .then((r) => {
-          if (r.status !== 201) throw new Error(`send answered ${r.status}: ${r.text}`);
-        }),
-    );
-  }
-  await Promise.all(sends);
+    return b
+      .send({
+        url: `${b.server.url}/api/v1/messages/send`,
+        method: 'POST',
+        headers: {
+          'X-API-Key': person.key,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': `bc-${i}`,
+        },
+        body: JSON.stringify({ recipient_pin: to.pin, content: `m${i}` }),
+        timeoutMs: 60_000,
+      })
+      .then((r) => {
+        if (r.status !== 201) throw new Error(`send answered ${r.status}: ${r.text}`);
+      });
+  });
   const want = m0 + perRound * (toBots ? 2 : 1);
   // the quiet bots write no message: the round ends when their inboxes are empty again
   for (let spins = 0; b.messages() < want || (toQuiet && !(await quietDone(b))); spins++) {

@@ -244,13 +244,10 @@ function reader(route: RouteDef, deps: PipelineDeps) {
 function untaggedReader(route: RouteDef, store: Store) {
   return (call: Call, ctx: RouteContext): Promise<void> | void => {
     const r = route.handler(ctx as never);
-    const json = r.json;
-    const text = json ?? JSON.stringify(r.body);
-    // the length of a text the route made is the route's too (/me: made once per user record)
-    const length = json === undefined ? undefined : r.jsonLength;
+    const text = r.json ?? JSON.stringify(r.body);
     // no response shows state a crash could still take back (Store.durable)
-    if (store.isDurable?.()) return call.sendJson(r.status, text, length);
-    return store.durable().then(() => call.sendJson(r.status, text, length));
+    if (store.isDurable?.()) return call.sendJson(r.status, text);
+    return store.durable().then(() => call.sendJson(r.status, text));
   };
 }
 

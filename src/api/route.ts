@@ -33,8 +33,6 @@ export interface RouteResult {
    * same text for the same record makes it once: `/me`); the pipeline then sends it as it is.
    */
   json?: string;
-  /** `json`'s length in bytes as text (its `Content-Length`), when the route made it with `json`. */
-  jsonLength?: string;
 }
 
 interface RouteBase {

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/domain/users/keys.js';
 import { meRoutes } from '../../src/api/me/routes.js';
 import { testApi, type TestApi } from '../helpers/api.js';
-import { onPostgres } from '../helpers/pg-db.js';
 import { Notes, testRoutes } from '../helpers/test-routes.js';
 
 // Windows of an hour: the counts below cannot be reset by the wall clock during the test.
@@ -55,24 +54,6 @@ describe('rate limits', () => {
     expect(refused.headers['ratelimit']).toBe('"general"; r=0; t=1800');
     expect(refused.headers['retry-after']).toBe('1800');
   });
-
-  // (on PostgreSQL the counts live in the database, a store that is asked, not counted in place)
-  it.skipIf(onPostgres)(
-    'a read counts against general at the time its key was checked: one clock read for both',
-    async () => {
-      const dave = await api.user('Dave');
-      await api.http.get('/api/v1/me').set(dave.headers).expect(200);
-      const reads = vi.spyOn(api.clock, 'now');
-      try {
-        const res = await api.http.get('/api/v1/me').set(dave.headers).expect(200);
-        expect(res.headers['ratelimit']).toBe('"general"; r=3; t=3600');
-        // the virtual clock's Date field, then the key's check, whose time the window counts at
-        expect(reads).toHaveBeenCalledTimes(2);
-      } finally {
-        reads.mockRestore();
-      }
-    },
-  );
 
   it('users are counted apart; all keys of one user share one budget', async () => {
     const bob = await api.user('Bob');

@@ -112,8 +112,7 @@ export function authGate(
     // the key's pending use, kept with the connection until a flush takes it
     let use = entry.use;
     if (use === undefined || use.flushed) use = entry.use = usage.use(found.key.id);
-    // the general limit counts the call at this time too (Call.authAt: one clock read a request)
-    use.at = call.authAt = clock.now();
+    use.at = clock.now();
     call.user = found.user;
     // its writes are made with this key: the cause of their commits
     call.keyId = found.key.id;

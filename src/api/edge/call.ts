@@ -75,12 +75,6 @@ export class Call implements EdgeCall {
   user: User | undefined = undefined;
   /** The id of the key: the cause of the call's writes (`store.transaction(fn, { cause })`). */
   keyId: string | undefined = undefined;
-  /**
-   * The server clock's time when its key was checked (api/edge/auth.ts), NaN before: the general
-   * limit, which counts the call right after, in the same turn, counts it at this time (one clock
-   * read a request, not two: `Date.now` is a call into V8's runtime, ~0.3 µs of a read under load).
-   */
-  authAt = Number.NaN;
   /** How many rate-limit buckets counted the call (the first sets the `RateLimit` fields, the others add theirs). */
   buckets = 0;
   /** Its log line is counted and summed up, not written (a flood the anonymous limit refuses). */
@@ -158,15 +152,14 @@ export class Call implements EdgeCall {
   /**
    * Answers `status` with a JSON body that is already a string (util/http.ts `sendJson`): on
    * pinbot's server, the edge's fields, `Content-Type` and `Content-Length` in one `writeHead`.
-   * `length`: the body's length in bytes as text, when the caller has it made (/me's answer).
    */
-  sendJson(status: number, body: string, length?: string): void {
+  sendJson(status: number, body: string): void {
     const h = this.kept();
     // a field set on the response itself (the kept ones with it): node's map, as sendJson does
     if (h === undefined) return sendJson(this.res, status, body);
     const res = this.res as EdgeResponse;
     res.edgeHead = undefined;
-    h.push('Content-Type', JSON_TYPE, 'Content-Length', length ?? String(Buffer.byteLength(body)));
+    h.push('Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
     res.writeHead(status, h);
     res.end(body);
   }

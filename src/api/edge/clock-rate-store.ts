@@ -23,10 +23,8 @@ export interface Window {
 export class ClockRateStore implements Store {
   readonly localKeys = true;
   private windowMs = 60_000;
-  private readonly hits = new Map<
-    string,
-    { totalHits: number; resetAt: number; policy: string; policyLimit: number }
-  >();
+  /** The windows by client (a Window whose count the store changes). */
+  private readonly hits = new Map<string, { -readonly [K in keyof Window]: Window[K] }>();
   private sweepAt = 1024;
   /** The clock's time at the last `hit` (what the window limiter measures the reset from). */
   lastNow = 0;
@@ -51,10 +49,9 @@ export class ClockRateStore implements Store {
   /**
    * Counts a hit and returns the key's window itself (read it at once: the next hit changes
    * it) — what api/edge/window-limiter.ts reads per request, without a Date or an object.
-   * `now`: the clock's time, when the caller read it a moment ago in the same turn (the general
-   * limit: the time auth read); else the clock is read.
    */
-  hit(key: string, now: number = this.clock.now()): Window {
+  hit(key: string): Window {
+    const now = this.clock.now();
     this.lastNow = now;
     let e = this.hits.get(key);
     if (!e || e.resetAt <= now) {

@@ -79,8 +79,6 @@ export function createLimiters(
       store,
       clock,
       passOnStoreError: shared !== undefined,
-      // /api/v1 counts `general` right after auth (api/app.ts): at the time auth read
-      afterAuth: name === 'general',
       onStoreError: (err) => onStoreError?.(err, name),
       refuse: (call, next, used, resetAt) => {
         const reset = resetAt ?? clock.now() + windowMs;

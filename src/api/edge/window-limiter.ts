@@ -17,11 +17,6 @@ export interface WindowLimiterOptions {
   clock: Clock;
   /** A store that fails lets requests through (it is shared; the store behind the API refuses them anyway). */
   passOnStoreError: boolean;
-  /**
-   * The call is counted right after auth passed it, in the same turn (the `general` bucket): a
-   * window in memory counts it at the time auth read (`Call.authAt`), not at a second clock read.
-   */
-  afterAuth?: boolean;
   onStoreError?: (err: unknown) => void;
   /**
    * Answers a request over the limit: `used` is the window's count with this request, `resetAt`
@@ -137,9 +132,7 @@ export function windowLimiter(o: WindowLimiterOptions): Step & { gate: Gate } {
   const gate: Gate = (call, end) => {
     const key = o.key(call);
     if (local) {
-      const at = call.authAt;
-      // NaN when auth did not read the clock (a call no key vouched for): the store reads it
-      const hit = o.afterAuth === true && at === at ? local.hit(key, at) : local.hit(key);
+      const hit = local.hit(key);
       // the time it was counted at is the time the reset is measured from (one clock read)
       return counted(call, end, key, hit.totalHits, hit.resetAt, local.lastNow, hit);
     }

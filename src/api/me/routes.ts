@@ -15,8 +15,7 @@ function meAnswer(user: User): RouteResult {
   let answer = answers.get(user);
   if (answer === undefined) {
     const body = Object.freeze(publicUser(user));
-    const json = JSON.stringify(body);
-    answer = Object.freeze({ status: 200, body, json, jsonLength: String(Buffer.byteLength(json)) });
+    answer = Object.freeze({ status: 200, body, json: JSON.stringify(body) });
     if (Object.isFrozen(user)) answers.set(user, answer);
   }
   return answer;

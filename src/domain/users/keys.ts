@@ -69,10 +69,6 @@ export class KeyUse {
 export class KeyUsage {
   private readonly pending = new Map<string, KeyUse>();
 
-  touch(keyId: string, at: number): void {
-    this.use(keyId).at = at;
-  }
-
   /** The pending use of a key (made when it has none): set its `at` while it is not `flushed`. */
   use(keyId: string): KeyUse {
     let use = this.pending.get(keyId);

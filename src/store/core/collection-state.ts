@@ -55,25 +55,26 @@ export function freezeMembers<T>(value: T): T {
  */
 export function frozenCopy<T extends StoredRecord>(record: T, patch?: object): T {
   const out: Record<string, unknown> = {};
-  let nested = false;
-  for (const k in record) {
-    if (!Object.hasOwn(record, k)) continue;
-    const v = record[k];
-    if (v && typeof v === 'object') nested = true;
-    setOwnField(out, k, v);
-  }
+  let nested = copyFields(out, record);
   if (patch) {
-    for (const k in patch) {
-      if (!Object.hasOwn(patch, k)) continue;
-      const v = (patch as Record<string, unknown>)[k];
-      if (v && typeof v === 'object') nested = true;
-      setOwnField(out, k, v);
-    }
+    nested = copyFields(out, patch) || nested;
     out.id = record.id;
   }
   Object.freeze(out);
   if (nested) freezeMembers(out);
   return out as T;
+}
+
+/** Copies the own enumerable fields of `from` into `out`; true when one holds an object. Internal. */
+function copyFields(out: Record<string, unknown>, from: object): boolean {
+  let nested = false;
+  for (const k in from) {
+    if (!Object.hasOwn(from, k)) continue;
+    const v = (from as Record<string, unknown>)[k];
+    if (v && typeof v === 'object') nested = true;
+    setOwnField(out, k, v);
+  }
+  return nested;
 }
 
 export { lowerBound };
